@@ -1,0 +1,140 @@
+# gpmdb build.  `make` builds the library, the programs and the tests;
+# `make GPU=0` builds without CUDA.  `make test` runs every test that needs
+# no GPU (plain and under ASan+UBSan), `make test-gpu` the GPU suites, and
+# `make bench` the benchmarks.  See README.md.
+
+CC ?= cc
+BUILD := build
+
+# CUDA: used when nvcc is on PATH or in /usr/local/cuda/bin, unless GPU=0.
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(GPU),0)
+  NVCC :=
+endif
+ifneq ($(NVCC),)
+  GPU := 1
+  CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+else
+  GPU := 0
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC -fopenmp -Iinclude $(WARN) -MMD -MP
+CFLAGS ?= -O2
+SANFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDLIBS := -lpmem -lz -lm -lpthread -fopenmp
+
+ifeq ($(GPU),1)
+  CFLAGS_BASE += -DGPMDB_GPU=1
+  NVFLAGS := -std=c++17 -O3 -Iinclude -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+endif
+
+# Library sources: every .c of the layers; the lemon grammar when present.
+LIB_SRC := $(wildcard storage/*.c sql/*.c engine/*.c)
+GRAMMAR := $(wildcard sql/*.y)
+GEN_SRC := $(patsubst sql/%.y,$(BUILD)/gen/%.c,$(GRAMMAR))
+CU_SRC := $(if $(filter 1,$(GPU)),$(wildcard gpu/*.cu))
+
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC) $(GEN_SRC:$(BUILD)/%=%)) \
+           $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
+ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(LIB_SRC) $(GEN_SRC:$(BUILD)/%=%)) \
+            $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
+
+# Programs: name -> main source.
+PROGS := $(BUILD)/gpmdb_check $(BUILD)/bench_append
+$(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
+$(BUILD)/bench_append_SRC := tpc/bench_append.c
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
+ASAN_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/asan/%,$(UNIT_SRC))
+CRASH_SRC := $(wildcard tests/crash/crash_*.c)
+CRASH_BIN := $(patsubst tests/crash/%.c,$(BUILD)/tests/crash/%,$(CRASH_SRC))
+GPU_TEST_SRC := $(if $(filter 1,$(GPU)),$(wildcard tests/gpu/test_*.c))
+GPU_TEST_BIN := $(patsubst tests/gpu/%.c,$(BUILD)/tests/gpu/%,$(GPU_TEST_SRC))
+
+.PHONY: all lib tests test test-gpu bench clean format
+all: lib $(PROGS) tests
+lib: $(BUILD)/libgpmdb.a $(BUILD)/libgpmdb.so
+tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN)
+
+$(BUILD)/libgpmdb.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libgpmdb.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/asan/libgpmdb.a: $(ASAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -c $< -o $@
+
+# Generated parser: lemon writes parse.c/parse.h into build/gen.  The
+# generated file is compiled from there with the same flags.
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -Isql -I$(BUILD)/gen $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+$(BUILD)/asan/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -Isql -I$(BUILD)/gen $(SANFLAGS) -Wno-unused-parameter -c $< -o $@
+$(BUILD)/gen/%.c $(BUILD)/gen/%.h: sql/%.y
+	@mkdir -p $(@D)
+	lemon -q -d$(BUILD)/gen $<
+# Sources that include the generated token header need it first.
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard sql/*.c)) \
+$(patsubst %.c,$(BUILD)/asan/%.o,$(wildcard sql/*.c)): $(GEN_SRC:.c=.h)
+CFLAGS_BASE += -I$(BUILD)/gen
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+.SECONDEXPANSION:
+$(PROGS): $$($$@_SRC) $(BUILD)/libgpmdb.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/asan/%: tests/unit/%.c $(BUILD)/asan/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -Itests -o $@ $< $(BUILD)/asan/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/crash/%: tests/crash/%.c $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/gpu/%: tests/gpu/%.c $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+
+# ASan: leaks are errors; libgomp's thread pool is not a leak.
+test: all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN)
+
+test-gpu: all
+	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
+	tests/run.sh $(GPU_TEST_BIN)
+
+bench: all
+	tpc/run_bench.sh
+
+format:
+	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
+	  gpu/*.cu gpu/*.h shell/*.c tests/*.h tests/*/*.c tpc/*.c)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

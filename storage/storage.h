@@ -1,0 +1,289 @@
+/*
+ * storage.h - the storage engine's interface to the layers above it.
+ *
+ * A database is one pool file mapped with libpmem.  Tables are columnar:
+ * a chain of tablets, each column of a tablet one 256-byte aligned array
+ * with a NULL bitmap, a deleted-row bitmap per tablet and a string heap per
+ * tablet.  Every change is made inside a storage transaction and is undone
+ * by recovery unless that transaction committed:
+ *   - catalog, allocator and row-count changes go through the metadata log
+ *     (mlog: a conventional undo log appended by the one writer);
+ *   - in-place updates and deletes of row data are undo-logged with HCL
+ *     (hcl.h), the format the GPU writes too.
+ *
+ * Threading: a stg_pool is used by one thread at a time.  One process may
+ * open a pool for writing; others get GPMDB_BUSY ("database is locked").
+ *
+ * Pointers returned into the pool (tablet views) stay valid until the next
+ * call that can grow the pool: stg_append, stg_update, stg_table_create,
+ * stg_object_create, stg_begin/commit/rollback.  Offsets never move.
+ *
+ * Every function returns a GPMDB_* result code; on failure the message is
+ * in stg_errmsg(pool).
+ */
+#ifndef GPMDB_STORAGE_H
+#define GPMDB_STORAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/gpmdb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stg_pool stg_pool;
+
+/* ---- Durability ------------------------------------------------------- */
+
+typedef enum {
+	STG_DUR_AUTO = 0, /* detect: pmem on PM (DAX) or tmpfs, msync elsewhere */
+	STG_DUR_PMEM = 1, /* cache-line flush + fence (pmem_persist) */
+	STG_DUR_MSYNC = 2, /* pmem_msync of dirty ranges */
+	STG_DUR_OFF = 3 /* no flushing at all: bulk loads, raw speed */
+} stg_durability;
+
+const char *stg_durability_name(stg_durability d); /* "pmem", "msync", "off" */
+int stg_durability_parse(const char *s, stg_durability *out); /* incl. "auto" */
+
+/* ---- Open / close ----------------------------------------------------- */
+
+typedef struct {
+	bool create; /* create the file when it does not exist */
+	bool readonly; /* open for reading: no recovery written, no lock taken */
+	stg_durability durability; /* AUTO detects */
+	uint64_t initial_size; /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
+	uint64_t max_size; /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
+} stg_open_opts;
+
+#define STG_DEFAULT_INITIAL_SIZE (8ull << 20) /* 8 MiB */
+#define STG_DEFAULT_MAX_SIZE (64ull << 30) /* 64 GiB */
+
+/*
+ * Opens (or creates) the pool at path and runs recovery when the previous
+ * writer crashed.  On failure *out is NULL, errmsg holds the reason, and
+ * an existing file is left byte-for-byte unchanged.
+ */
+int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
+	     char *errmsg, size_t errmsg_len);
+int stg_close(stg_pool *p);
+
+const char *stg_errmsg(const stg_pool *p);
+int stg_errcode(const stg_pool *p);
+stg_durability stg_pool_durability(const stg_pool *p);
+bool stg_pool_readonly(const stg_pool *p);
+
+/* ---- Transactions ----------------------------------------------------- */
+
+/* All modifying calls need an active transaction (GPMDB_MISUSE otherwise). */
+int stg_begin(stg_pool *p);
+int stg_commit(stg_pool *p);
+int stg_rollback(stg_pool *p);
+bool stg_in_txn(const stg_pool *p);
+
+/* A savepoint marks a position inside the transaction; rolling back to it
+ * undoes only what came after (statement-level rollback). */
+typedef struct {
+	uint64_t mlog_pos;
+	uint64_t seq;
+} stg_mark;
+int stg_savepoint(stg_pool *p, stg_mark *m);
+int stg_rollback_to(stg_pool *p, const stg_mark *m);
+
+/* ---- Types ------------------------------------------------------------ */
+
+typedef enum {
+	STG_T_INT = 1, /* int32_t */
+	STG_T_BIGINT = 2, /* int64_t (also INTEGER) */
+	STG_T_FLOAT = 3, /* float */
+	STG_T_DOUBLE = 4, /* double (REAL, DOUBLE) */
+	STG_T_DECIMAL = 5, /* int64_t scaled by 10^scale, precision <= 18 */
+	STG_T_DATE = 6, /* int32_t days since 1970-01-01 */
+	STG_T_BOOLEAN = 7, /* uint8_t 0 or 1 */
+	STG_T_TEXT = 8 /* stg_strref into the tablet's string heap */
+} stg_type;
+
+size_t stg_type_width(stg_type t); /* bytes per value in a column array */
+const char *stg_type_name(stg_type t);
+
+/* A string value inside a tablet: offset into that tablet's heap, length. */
+typedef struct {
+	uint32_t off;
+	uint32_t len;
+} stg_strref;
+
+/* Text passed to stg_append / stg_update. */
+typedef struct {
+	const char *ptr;
+	uint32_t len;
+} stg_text;
+
+/* ---- Catalog ---------------------------------------------------------- */
+
+#define STG_NAME_MAX 128 /* bytes of a name, NUL included */
+#define STG_MAX_COLUMNS 1000
+
+#define STG_COL_NOTNULL 0x01
+#define STG_COL_PRIMARY_KEY 0x02
+#define STG_COL_UNIQUE 0x04
+#define STG_COL_HAS_DEFAULT 0x08
+
+typedef struct {
+	const char *name;
+	stg_type type;
+	uint32_t flags; /* STG_COL_* */
+	uint8_t precision, scale; /* DECIMAL(p,s) */
+	uint32_t length; /* VARCHAR(n) / CHAR(n): n; 0 = unbounded */
+	const char *decl_type; /* as written, e.g. "VARCHAR(25)"; NULL = derived */
+	const char *default_sql; /* DEFAULT expression as SQL text, or NULL */
+} stg_column_def;
+
+typedef enum { STG_OBJ_TABLE = 1, STG_OBJ_VIEW = 2, STG_OBJ_INDEX = 3 } stg_objkind;
+
+/* Creates a table; sql is the CREATE statement kept for .schema. */
+int stg_table_create(stg_pool *p, const char *name, const stg_column_def *cols,
+		     int ncols, const char *sql, uint32_t *table_id);
+/* Drops a table and every index on it; its space is freed at commit. */
+int stg_table_drop(stg_pool *p, uint32_t table_id);
+/* Case-insensitive lookup; GPMDB_NOTFOUND when absent (no message set). */
+int stg_table_find(stg_pool *p, const char *name, uint32_t *table_id);
+
+/* Views and indexes: a name, the table they belong to and their SQL. */
+int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
+		      const char *tbl_name, const char *sql);
+int stg_object_drop(stg_pool *p, stg_objkind kind, const char *name);
+
+/* Catalog listing, in creation order.  Strings are copies owned by the
+ * caller's stg_object array, freed with stg_objects_free. */
+typedef struct {
+	stg_objkind kind;
+	char name[STG_NAME_MAX];
+	char tbl_name[STG_NAME_MAX];
+	char *sql;
+	uint32_t table_id; /* tables only */
+} stg_object;
+int stg_objects_list(stg_pool *p, stg_object **out, int *n);
+void stg_objects_free(stg_object *objs, int n);
+
+/* A table's schema, a malloc'd copy (free with stg_schema_free). */
+typedef struct {
+	char name[STG_NAME_MAX];
+	stg_type type;
+	uint32_t flags;
+	uint8_t precision, scale;
+	uint32_t length;
+	char decl_type[64];
+	char *default_sql; /* NULL when none */
+} stg_column_info;
+
+typedef struct {
+	uint32_t table_id;
+	char name[STG_NAME_MAX];
+	int ncols;
+	stg_column_info *cols;
+} stg_schema;
+int stg_table_schema(stg_pool *p, uint32_t table_id, stg_schema **out);
+void stg_schema_free(stg_schema *s);
+
+/* ---- Row data --------------------------------------------------------- */
+
+/* Bitmaps are arrays of uint32_t words, bit (row % 32) of word (row / 32),
+ * least significant bit first; a set bit means NULL (or deleted). */
+
+/* One column of a batch: nrows values of the column's width (stg_text for
+ * TEXT), and an optional NULL bitmap (NULL pointer: no NULLs). */
+typedef struct {
+	const void *values;
+	const uint32_t *nulls;
+} stg_col_batch;
+
+/* Number of rows in the table, deleted ones included (row ids run from 0
+ * to stg_row_count - 1).  Inside a transaction it counts its own appends. */
+uint64_t stg_row_count(stg_pool *p, uint32_t table_id);
+/* Rows marked deleted. */
+uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id);
+
+/*
+ * Appends nrows rows; cols has one entry per column of the table, in
+ * order.  Fails whole (nothing visible) with GPMDB_CONSTRAINT naming the
+ * first offending row when a NOT NULL column gets a NULL, with GPMDB_FULL
+ * ("database or disk is full") when the pool cannot grow.  The rows
+ * become durable and visible to others when the transaction commits.
+ */
+int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+	       uint64_t nrows);
+
+/*
+ * Sets ncols columns (cols[i]) of n rows (rowids) to new values
+ * (vals[i].values holds n values of column cols[i]).  Old values are
+ * undo-logged with HCL, as the GPU writer does, before they are
+ * overwritten.  Each row id may appear at most once.
+ */
+int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
+	       const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
+
+/* Marks n rows deleted (HCL undo-logged).  Deleting a deleted row is a no-op. */
+int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
+	       uint64_t n);
+
+/* Zero-copy view of one tablet, for scans. */
+typedef struct {
+	uint64_t first_row; /* row id of the tablet's first row */
+	uint32_t nrows; /* rows in use (inside the table's row count) */
+	uint32_t capacity;
+	int ncols;
+	const void *const *data; /* data[c]: column c's array */
+	const uint32_t *const *nulls; /* nulls[c]: column c's NULL bitmap */
+	const uint32_t *deleted; /* deleted-row bitmap */
+	const char *heap; /* string heap: stg_strref.off is relative to it */
+} stg_tablet_view;
+
+int stg_tablet_count(stg_pool *p, uint32_t table_id, uint32_t *n);
+/* view's arrays point into storage owned by the pool (see header note). */
+int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
+		   stg_tablet_view *view);
+
+/* Copies n values of one column starting at first_row into out (width of
+ * the type; TEXT gives stg_text pointing into the pool) and, if nulls is
+ * not NULL, a NULL bitmap of n bits starting at bit 0. */
+int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
+	     uint64_t n, void *out, uint32_t *nulls);
+
+/* ---- Integrity and statistics ---------------------------------------- */
+
+/* Checks superblock, catalog, extents (none leaked, none used twice), row
+ * counts and bitmaps.  *report (malloc'd, may be NULL) lists every problem,
+ * one per line, or "ok".  Returns GPMDB_OK or GPMDB_CORRUPT. */
+int stg_check(stg_pool *p, char **report);
+
+typedef struct {
+	uint64_t pool_size; /* bytes mapped */
+	uint64_t max_size;
+	uint64_t used_bytes; /* allocated extents */
+	uint64_t bytes_persisted; /* since open: bytes flushed */
+	uint64_t last_txn_bytes_persisted;
+	double recovery_ms; /* time spent in recovery at open */
+	uint64_t recovered_entries; /* undo entries applied at open */
+	stg_durability durability;
+	bool is_pmem; /* libpmem says the mapping is real PM */
+} stg_stats;
+int stg_get_stats(stg_pool *p, stg_stats *out);
+
+/* Base address and length of the mapping, for GPU registration. */
+void *stg_pool_base(stg_pool *p, uint64_t *len);
+
+/* ---- Crash injection (tests) ----------------------------------------- */
+
+/*
+ * GPMDB_CRASH_AT="point:n[,point:n...]" kills the process with SIGKILL the
+ * n-th time (1-based) the named point is reached.  Points are listed in
+ * docs/ARCHITECTURE.md.  A no-op when the variable is unset.
+ */
+void stg_crash_point(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPMDB_STORAGE_H */
