@@ -42,10 +42,16 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC) $(GEN_SRC:$(BUILD)/%=%)) \
 ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(LIB_SRC) $(GEN_SRC:$(BUILD)/%=%)) \
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
 
-# Programs: name -> main source.
-PROGS := $(BUILD)/gpmdb_check $(BUILD)/bench_append
+# Programs: name -> main source (and libraries besides libgpmdb.a).
+PROGS := $(BUILD)/gpmdb_check $(BUILD)/bench_append $(BUILD)/tpchgen
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
+$(BUILD)/tpchgen_SRC := tpc/tpch/tpchgen_main.c
+$(BUILD)/tpchgen_LIBS := $(BUILD)/libtpch.a
+
+# TPC-H generator and .tbl reader/writer (tpc/tpch): a small library of
+# their own, linked into tpchgen and test_tpchgen.
+TPCH_SRC := tpc/tpch/tpchgen.c tpc/tpch/tbl.c tpc/tpch/tpch_pool.c
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
@@ -74,6 +80,12 @@ $(BUILD)/libgpmdb.so: $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
 
 $(BUILD)/asan/libgpmdb.a: $(ASAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libtpch.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(TPCH_SRC))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/asan/libtpch.a: $(patsubst %.c,$(BUILD)/asan/%.o,$(TPCH_SRC))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/obj/%.o: %.c
@@ -105,8 +117,8 @@ $(BUILD)/obj/%.o: %.cu
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
 .SECONDEXPANSION:
-$(PROGS): $$($$@_SRC) $(BUILD)/libgpmdb.a
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+$(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $($@_LIBS) $(BUILD)/libgpmdb.a $(LDLIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libgpmdb.a
 	@mkdir -p $(@D)
@@ -115,6 +127,15 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libgpmdb.a
 $(BUILD)/tests/asan/%: tests/unit/%.c $(BUILD)/asan/libgpmdb.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -Itests -o $@ $< $(BUILD)/asan/libgpmdb.a $(LDLIBS)
+
+# test_tpchgen links the TPC-H library too.
+$(BUILD)/tests/unit/test_tpchgen: tests/unit/test_tpchgen.c $(BUILD)/libtpch.a $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libtpch.a $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/asan/test_tpchgen: tests/unit/test_tpchgen.c $(BUILD)/asan/libtpch.a $(BUILD)/asan/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -Itests -o $@ $< $(BUILD)/asan/libtpch.a $(BUILD)/asan/libgpmdb.a $(LDLIBS)
 
 $(BUILD)/tests/crash/%: tests/crash/%.c $(BUILD)/libgpmdb.a
 	@mkdir -p $(@D)
@@ -149,7 +170,7 @@ bench: all
 
 format:
 	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
-	  gpu/*.cu gpu/*.h shell/*.c tests/*.h tests/*/*.[ch] tpc/*.c)
+	  gpu/*.cu gpu/*.h shell/*.c tests/*.h tests/*/*.[ch] tpc/*.c tpc/tpch/*.[ch])
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,525 @@
+/*
+ * tbl.c - reading and writing dbgen's .tbl files (see tbl.h).
+ */
+#include <errno.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "tbl.h"
+
+/* ---- Reader ----------------------------------------------------------- */
+
+#define READ_CHUNK (1u << 20)
+
+struct tbl_reader {
+	gzFile gz;
+	char *path;
+	int ncols;
+	const stg_column_def *defs;
+	uint64_t line;
+	bool eof;
+	/* Bytes read and not yet parsed: buf[pos, end). */
+	char *buf;
+	size_t pos, end, cap;
+	char err[512];
+};
+
+int tbl_open(const char *path, int ncols, const stg_column_def *defs,
+	     tbl_reader **out, char *err, size_t errlen)
+{
+	tbl_reader *r;
+
+	*out = NULL;
+	if (ncols < 1 || ncols > TPCH_MAX_COLS) {
+		snprintf(err, errlen, "%s: %d columns (1 to %d)", path, ncols,
+			 TPCH_MAX_COLS);
+		return GPMDB_RANGE;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->path = strdup(path)) || !(r->buf = malloc(READ_CHUNK))) {
+		if (r) {
+			free(r->path);
+			free(r);
+		}
+		snprintf(err, errlen, "%s: out of memory", path);
+		return GPMDB_NOMEM;
+	}
+	r->cap = READ_CHUNK;
+	r->gz = gzopen(path, "rb");
+	if (!r->gz) {
+		snprintf(err, errlen, "%s: %s", path,
+			 errno ? strerror(errno) : "cannot open");
+		tbl_close(r);
+		return GPMDB_CANTOPEN;
+	}
+	gzbuffer(r->gz, 256 * 1024);
+	r->ncols = ncols;
+	r->defs = defs;
+	*out = r;
+	return GPMDB_OK;
+}
+
+void tbl_close(tbl_reader *r)
+{
+	if (!r)
+		return;
+	if (r->gz)
+		gzclose(r->gz);
+	free(r->buf);
+	free(r->path);
+	free(r);
+}
+
+const char *tbl_errmsg(const tbl_reader *r)
+{
+	return r->err;
+}
+
+uint64_t tbl_line(const tbl_reader *r)
+{
+	return r->line;
+}
+
+static int rd_error(tbl_reader *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->err, sizeof(r->err), "%s:%llu: ", r->path,
+			 (unsigned long long)r->line);
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The next line (without its newline) as [*s, *e), or false at the end.
+ * The line stays valid until the next call. */
+static int next_line(tbl_reader *r, char **s, char **e, bool *got)
+{
+	*got = false;
+	for (;;) {
+		char *nl = memchr(r->buf + r->pos, '\n', r->end - r->pos);
+		if (nl || (r->eof && r->pos < r->end)) {
+			*s = r->buf + r->pos;
+			*e = nl ? nl : r->buf + r->end;
+			r->pos = nl ? (size_t)(nl - r->buf) + 1 : r->end;
+			r->line++;
+			*got = true;
+			return GPMDB_OK;
+		}
+		if (r->eof)
+			return GPMDB_OK;
+		/* Keep the partial line, make room, read more. */
+		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+		r->end -= r->pos;
+		r->pos = 0;
+		if (r->cap - r->end < READ_CHUNK / 2) {
+			char *p = realloc(r->buf, r->cap * 2);
+			if (!p)
+				return rd_error(r, GPMDB_NOMEM,
+						"out of memory");
+			r->buf = p;
+			r->cap *= 2;
+		}
+		int n =
+		    gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end));
+		if (n < 0) {
+			int zerr;
+			const char *msg = gzerror(r->gz, &zerr);
+			r->line++;
+			return rd_error(r, GPMDB_IOERR, "read error: %s",
+					zerr == Z_ERRNO ? strerror(errno)
+							: msg);
+		}
+		if (n == 0)
+			r->eof = true;
+		r->end += (size_t)n;
+	}
+}
+
+static const int64_t pow10_tab[19] = {1,
+				      10,
+				      100,
+				      1000,
+				      10000,
+				      100000,
+				      1000000,
+				      10000000,
+				      100000000,
+				      1000000000,
+				      10000000000ll,
+				      100000000000ll,
+				      1000000000000ll,
+				      10000000000000ll,
+				      100000000000000ll,
+				      1000000000000000ll,
+				      10000000000000000ll,
+				      100000000000000000ll,
+				      1000000000000000000ll};
+
+/* [-]digits into *v; false on anything else or on overflow of int64. */
+static bool parse_int(const char *s, const char *e, int64_t *v)
+{
+	bool neg = s < e && *s == '-';
+	uint64_t x = 0;
+
+	s += neg;
+	if (s == e)
+		return false;
+	for (; s < e; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	if (x > (uint64_t)INT64_MAX + neg)
+		return false;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return true;
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int dm[12] = {31, 28, 31, 30, 31, 30,
+				   31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return m == 2 && leap ? 29 : dm[m - 1];
+}
+
+static bool digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		*v = *v * 10 + s[i] - '0';
+	}
+	return true;
+}
+
+/* Parses one field into row j of column c; an error names the field. */
+static int parse_field(tbl_reader *r, tpch_batch *b, int c, uint64_t j,
+		       const char *s, const char *e)
+{
+	const stg_column_def *d = &r->defs[c];
+	int len = (int)(e - s);
+	int64_t v;
+
+#define FERR(...) rd_error(r, GPMDB_MISMATCH, "field %d (%s): " __VA_ARGS__)
+
+	switch (d->type) {
+	case STG_T_INT:
+		if (!parse_int(s, e, &v))
+			return FERR("bad integer '%.*s'", c + 1, d->name, len,
+				    s);
+		if (v < INT32_MIN || v > INT32_MAX)
+			return FERR("%.*s out of range for INTEGER", c + 1,
+				    d->name, len, s);
+		((int32_t *)b->cols[c])[j] = (int32_t)v;
+		return GPMDB_OK;
+	case STG_T_BIGINT:
+		if (!parse_int(s, e, &v))
+			return FERR("bad integer '%.*s'", c + 1, d->name, len,
+				    s);
+		((int64_t *)b->cols[c])[j] = v;
+		return GPMDB_OK;
+	case STG_T_DECIMAL: {
+		const char *dot = memchr(s, '.', len);
+		const char *ie = dot ? dot : e;
+		int scale = d->scale, prec = d->precision ? d->precision : 18;
+		int64_t ip = 0, fp = 0;
+		int nfrac = dot ? (int)(e - dot - 1) : 0;
+		bool neg = s < ie && *s == '-';
+		/* "-.5" and "5." are not numbers; ".5" neither, for dbgen. */
+		if (!parse_int(s, ie, &ip) || (dot && nfrac == 0) ||
+		    (dot && !parse_int(dot + 1, e, &fp)) ||
+		    (dot && (dot[1] == '-')))
+			return FERR("bad number '%.*s'", c + 1, d->name, len,
+				    s);
+		if (nfrac > scale)
+			return FERR("'%.*s' has more than %d decimals", c + 1,
+				    d->name, len, s, scale);
+		if (ip > pow10_tab[prec - scale] - 1 ||
+		    ip < -(pow10_tab[prec - scale] - 1))
+			return FERR("%.*s out of range for DECIMAL(%d,%d)",
+				    c + 1, d->name, len, s, prec, scale);
+		fp *= pow10_tab[scale - nfrac];
+		v = (ip < 0 ? -ip : ip) * pow10_tab[scale] + fp;
+		((int64_t *)b->cols[c])[j] = neg ? -v : v;
+		return GPMDB_OK;
+	}
+	case STG_T_DATE: {
+		int y, m, dd;
+		if (len != 10 || s[4] != '-' || s[7] != '-' ||
+		    !digits(s, 4, &y) || !digits(s + 5, 2, &m) ||
+		    !digits(s + 8, 2, &dd) || m < 1 || m > 12 || dd < 1 ||
+		    dd > days_in_month(y, m))
+			return FERR("bad date '%.*s' (want YYYY-MM-DD)", c + 1,
+				    d->name, len, s);
+		((int32_t *)b->cols[c])[j] = tpch_date_from_ymd(y, m, dd);
+		return GPMDB_OK;
+	}
+	case STG_T_TEXT: {
+		if (d->length && (uint32_t)len > d->length)
+			return FERR("%d bytes, longer than %s", c + 1, d->name,
+				    len,
+				    d->decl_type ? d->decl_type : "declared");
+		char *p = tpch_batch_strdup(b, s, (size_t)len);
+		if (!p)
+			return rd_error(r, GPMDB_NOMEM, "out of memory");
+		((stg_text *)b->cols[c])[j] = (stg_text){p, (uint32_t)len};
+		return GPMDB_OK;
+	}
+	case STG_T_DOUBLE:
+	case STG_T_FLOAT: {
+		char tmp[64], *end;
+		if (len == 0 || len >= (int)sizeof(tmp))
+			return FERR("bad number '%.*s'", c + 1, d->name, len,
+				    s);
+		memcpy(tmp, s, len);
+		tmp[len] = 0;
+		double x = strtod(tmp, &end);
+		if (*end)
+			return FERR("bad number '%.*s'", c + 1, d->name, len,
+				    s);
+		if (d->type == STG_T_FLOAT)
+			((float *)b->cols[c])[j] = (float)x;
+		else
+			((double *)b->cols[c])[j] = x;
+		return GPMDB_OK;
+	}
+	case STG_T_BOOLEAN:
+		if (len == 1 && (*s == '0' || *s == '1')) {
+			((uint8_t *)b->cols[c])[j] = *s == '1';
+			return GPMDB_OK;
+		}
+		return FERR("bad boolean '%.*s'", c + 1, d->name, len, s);
+	}
+#undef FERR
+	return rd_error(r, GPMDB_MISMATCH, "field %d (%s): unknown type %d",
+			c + 1, d->name, (int)d->type);
+}
+
+/* Splits a line into fields and parses them into row j. */
+static int parse_line(tbl_reader *r, tpch_batch *b, uint64_t j, char *s,
+		      char *e)
+{
+	if (e > s && e[-1] == '\r')
+		e--;
+	/* dbgen ends every line with '|'; accept lines without it too. */
+	if (e > s && e[-1] == '|')
+		e--;
+	/* Count first, so that a missing field is reported as such rather
+	 * than as a bad value in the field after it. */
+	int n = 1;
+	for (char *q = s; (q = memchr(q, '|', (size_t)(e - q))); q++)
+		n++;
+	if (n != r->ncols)
+		return rd_error(r, GPMDB_MISMATCH, "%d field%s, expected %d", n,
+				n == 1 ? "" : "s", r->ncols);
+	char *f = s;
+	for (int c = 0; c < n; c++) {
+		char *bar = c + 1 < n ? memchr(f, '|', (size_t)(e - f)) : e;
+		int rc = parse_field(r, b, c, j, f, bar);
+		if (rc)
+			return rc;
+		f = bar + 1;
+	}
+	return GPMDB_OK;
+}
+
+int tbl_read(tbl_reader *r, tpch_batch *b, uint64_t max)
+{
+	int rc;
+
+	if (b->ncols != r->ncols)
+		return rd_error(r, GPMDB_MISUSE, "batch has %d columns, not %d",
+				b->ncols, r->ncols);
+	tpch_batch_clear(b);
+	if ((rc = tpch_batch_reserve(b, max)) != GPMDB_OK)
+		return rd_error(r, rc, "out of memory");
+	while (b->nrows < max) {
+		char *s, *e;
+		bool got;
+		if ((rc = next_line(r, &s, &e, &got)) != GPMDB_OK)
+			return rc;
+		if (!got)
+			break;
+		if ((rc = parse_line(r, b, b->nrows, s, e)) != GPMDB_OK)
+			return rc;
+		b->nrows++;
+	}
+	return GPMDB_OK;
+}
+
+/* ---- Writer ----------------------------------------------------------- */
+
+/* Digits of x (< 10^20) right to left ending at p; returns the start. */
+static char *utoa_rev(char *p, uint64_t x)
+{
+	do {
+		*--p = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	return p;
+}
+
+static char *put_int(char *p, int64_t v)
+{
+	char tmp[24], *q = utoa_rev(tmp + sizeof(tmp),
+				    v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+	if (v < 0)
+		*p++ = '-';
+	size_t n = (size_t)(tmp + sizeof(tmp) - q);
+	memcpy(p, q, n);
+	return p + n;
+}
+
+static char *put_decimal(char *p, int64_t v, int scale)
+{
+	uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	uint64_t div = (uint64_t)pow10_tab[scale];
+	if (v < 0)
+		*p++ = '-';
+	p = put_int(p, (int64_t)(a / div));
+	if (scale) {
+		uint64_t f = a % div;
+		*p++ = '.';
+		for (int i = scale - 1; i >= 0; i--) {
+			p[i] = (char)('0' + f % 10);
+			f /= 10;
+		}
+		p += scale;
+	}
+	return p;
+}
+
+static char *put_date(char *p, int32_t days)
+{
+	int y, m, d;
+	tpch_date_to_ymd(days, &y, &m, &d);
+	if (y < 0 || y > 9999)
+		return put_int(p, days); /* out of YYYY: never from TPC-H */
+	p[0] = (char)('0' + y / 1000);
+	p[1] = (char)('0' + y / 100 % 10);
+	p[2] = (char)('0' + y / 10 % 10);
+	p[3] = (char)('0' + y % 10);
+	p[4] = '-';
+	p[5] = (char)('0' + m / 10);
+	p[6] = (char)('0' + m % 10);
+	p[7] = '-';
+	p[8] = (char)('0' + d / 10);
+	p[9] = (char)('0' + d % 10);
+	return p + 10;
+}
+
+int tbl_format(const tpch_batch *b, uint64_t lo, uint64_t hi, char **out,
+	       size_t *len, size_t *cap)
+{
+	for (uint64_t j = lo; j < hi; j++) {
+		/* Room for the row: 32 bytes per non-text field is plenty. */
+		size_t need = 1;
+		for (int c = 0; c < b->ncols; c++)
+			need += b->defs[c].type == STG_T_TEXT
+				    ? ((stg_text *)b->cols[c])[j].len + 1
+				    : 33;
+		if (*cap - *len < need) {
+			size_t ncap = *cap ? *cap : 1 << 16;
+			while (ncap - *len < need)
+				ncap *= 2;
+			char *np = realloc(*out, ncap);
+			if (!np)
+				return GPMDB_NOMEM;
+			*out = np;
+			*cap = ncap;
+		}
+		char *p = *out + *len;
+		for (int c = 0; c < b->ncols; c++) {
+			const stg_column_def *d = &b->defs[c];
+			switch (d->type) {
+			case STG_T_INT:
+				p = put_int(p, ((int32_t *)b->cols[c])[j]);
+				break;
+			case STG_T_BIGINT:
+				p = put_int(p, ((int64_t *)b->cols[c])[j]);
+				break;
+			case STG_T_DECIMAL:
+				p = put_decimal(p, ((int64_t *)b->cols[c])[j],
+						d->scale);
+				break;
+			case STG_T_DATE:
+				p = put_date(p, ((int32_t *)b->cols[c])[j]);
+				break;
+			case STG_T_TEXT: {
+				stg_text t = ((stg_text *)b->cols[c])[j];
+				memcpy(p, t.ptr, t.len);
+				p += t.len;
+				break;
+			}
+			case STG_T_DOUBLE:
+				p += snprintf(p, 32, "%.17g",
+					      ((double *)b->cols[c])[j]);
+				break;
+			case STG_T_FLOAT:
+				p += snprintf(p, 32, "%.9g",
+					      (double)((float *)b->cols[c])[j]);
+				break;
+			case STG_T_BOOLEAN:
+				*p++ = ((uint8_t *)b->cols[c])[j] ? '1' : '0';
+				break;
+			}
+			*p++ = '|';
+		}
+		*p++ = '\n';
+		*len = (size_t)(p - *out);
+	}
+	return GPMDB_OK;
+}
+
+/* Rows formatted per thread and round: buffers stay small and warm. */
+#define WRITE_ROWS 16384
+
+int tbl_write(FILE *f, const tpch_batch *b, int nthreads)
+{
+	if (nthreads <= 0)
+		nthreads = omp_get_max_threads();
+
+	struct part {
+		char *buf;
+		size_t len, cap;
+		int rc;
+	} *parts = calloc((size_t)nthreads, sizeof(*parts));
+	if (!parts)
+		return GPMDB_NOMEM;
+	int rc = GPMDB_OK;
+	uint64_t round = (uint64_t)nthreads * WRITE_ROWS;
+	for (uint64_t base = 0; base < b->nrows && rc == GPMDB_OK;
+	     base += round) {
+#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
+		for (int t = 0; t < nthreads; t++) {
+			uint64_t lo = base + (uint64_t)t * WRITE_ROWS;
+			uint64_t hi = lo + WRITE_ROWS;
+			if (hi > b->nrows)
+				hi = b->nrows;
+			parts[t].len = 0;
+			parts[t].rc =
+			    lo < hi ? tbl_format(b, lo, hi, &parts[t].buf,
+						 &parts[t].len, &parts[t].cap)
+				    : GPMDB_OK;
+		}
+		for (int t = 0; t < nthreads && rc == GPMDB_OK; t++) {
+			rc = parts[t].rc;
+			if (rc == GPMDB_OK && parts[t].len &&
+			    fwrite(parts[t].buf, 1, parts[t].len, f) !=
+				parts[t].len)
+				rc = GPMDB_IOERR;
+		}
+	}
+	for (int t = 0; t < nthreads; t++)
+		free(parts[t].buf);
+	free(parts);
+	return rc;
+}

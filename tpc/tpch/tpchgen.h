@@ -1,0 +1,225 @@
+/*
+ * tpchgen.h - a TPC-H data generator written from the specification
+ * (TPC-H 2.x, clause 4.2), producing column batches in gpmdb's storage
+ * types, and the column batch shared with the .tbl reader (tbl.h).
+ *
+ * Every value is a pure function of (table, column, row, scale factor):
+ * a counter-based random number generator is keyed by those, so any row
+ * range can be generated on its own, in any order, on any number of
+ * threads, and the output is the same.  See docs/tpch.md.
+ *
+ * Column types follow schema.sql with gpmdb's storage types: INTEGER ->
+ * STG_T_INT (int32), except o_orderkey and l_orderkey -> STG_T_BIGINT
+ * (they pass 2^31 above SF 357); DECIMAL(15,2) -> STG_T_DECIMAL (int64
+ * cents); DATE -> STG_T_DATE (int32 days since 1970-01-01); CHAR/VARCHAR
+ * -> STG_T_TEXT (stg_text).
+ */
+#ifndef GPMDB_TPCHGEN_H
+#define GPMDB_TPCHGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../storage/storage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+	TPCH_REGION = 0,
+	TPCH_NATION,
+	TPCH_PART,
+	TPCH_SUPPLIER,
+	TPCH_PARTSUPP,
+	TPCH_CUSTOMER,
+	TPCH_ORDERS,
+	TPCH_LINEITEM,
+	TPCH_NTABLES
+} tpch_table;
+
+/* Column numbers, in schema.sql order. */
+enum { TPCH_R_REGIONKEY, TPCH_R_NAME, TPCH_R_COMMENT };
+enum { TPCH_N_NATIONKEY, TPCH_N_NAME, TPCH_N_REGIONKEY, TPCH_N_COMMENT };
+enum {
+	TPCH_P_PARTKEY,
+	TPCH_P_NAME,
+	TPCH_P_MFGR,
+	TPCH_P_BRAND,
+	TPCH_P_TYPE,
+	TPCH_P_SIZE,
+	TPCH_P_CONTAINER,
+	TPCH_P_RETAILPRICE,
+	TPCH_P_COMMENT
+};
+enum {
+	TPCH_S_SUPPKEY,
+	TPCH_S_NAME,
+	TPCH_S_ADDRESS,
+	TPCH_S_NATIONKEY,
+	TPCH_S_PHONE,
+	TPCH_S_ACCTBAL,
+	TPCH_S_COMMENT
+};
+enum {
+	TPCH_PS_PARTKEY,
+	TPCH_PS_SUPPKEY,
+	TPCH_PS_AVAILQTY,
+	TPCH_PS_SUPPLYCOST,
+	TPCH_PS_COMMENT
+};
+enum {
+	TPCH_C_CUSTKEY,
+	TPCH_C_NAME,
+	TPCH_C_ADDRESS,
+	TPCH_C_NATIONKEY,
+	TPCH_C_PHONE,
+	TPCH_C_ACCTBAL,
+	TPCH_C_MKTSEGMENT,
+	TPCH_C_COMMENT
+};
+enum {
+	TPCH_O_ORDERKEY,
+	TPCH_O_CUSTKEY,
+	TPCH_O_ORDERSTATUS,
+	TPCH_O_TOTALPRICE,
+	TPCH_O_ORDERDATE,
+	TPCH_O_ORDERPRIORITY,
+	TPCH_O_CLERK,
+	TPCH_O_SHIPPRIORITY,
+	TPCH_O_COMMENT
+};
+enum {
+	TPCH_L_ORDERKEY,
+	TPCH_L_PARTKEY,
+	TPCH_L_SUPPKEY,
+	TPCH_L_LINENUMBER,
+	TPCH_L_QUANTITY,
+	TPCH_L_EXTENDEDPRICE,
+	TPCH_L_DISCOUNT,
+	TPCH_L_TAX,
+	TPCH_L_RETURNFLAG,
+	TPCH_L_LINESTATUS,
+	TPCH_L_SHIPDATE,
+	TPCH_L_COMMITDATE,
+	TPCH_L_RECEIPTDATE,
+	TPCH_L_SHIPINSTRUCT,
+	TPCH_L_SHIPMODE,
+	TPCH_L_COMMENT
+};
+
+#define TPCH_MAX_COLS 16
+#define TPCH_SF_MAX   10000.0 /* keys other than orderkey stay below 2^31 */
+
+/* Dates of clause 4.2.2.12, as days since 1970-01-01. */
+#define TPCH_STARTDATE	 8035  /* 1992-01-01 */
+#define TPCH_CURRENTDATE 9298  /* 1995-06-17 */
+#define TPCH_ENDDATE	 10591 /* 1998-12-31 */
+
+/* ---- Schema ----------------------------------------------------------- */
+
+const char *tpch_table_name(tpch_table t); /* "lineitem" */
+int tpch_table_find(const char *name);	   /* case-insensitive; -1 if none */
+int tpch_table_ncols(tpch_table t);
+const stg_column_def *tpch_table_columns(tpch_table t);
+const char *tpch_table_sql(tpch_table t); /* CREATE TABLE ... */
+
+/* ---- Column batches --------------------------------------------------- */
+
+typedef struct tpch_block tpch_block;
+
+/*
+ * nrows rows of ncols columns: cols[c] is an array of cap values of the
+ * column's storage width (stg_text for TEXT).  TEXT values point into
+ * memory owned by the batch (kept until tpch_batch_clear/free) or into
+ * the generator's static tables and text pool (kept until exit).
+ */
+typedef struct {
+	int ncols;
+	const stg_column_def *defs; /* not owned */
+	uint64_t nrows, cap;
+	void *cols[TPCH_MAX_COLS];
+	/* Generator: a fixed text slot per row, so threads never share. */
+	char *slots;
+	size_t slot_size;
+	uint64_t slot_cap;
+	/* Reader: an arena of blocks that never move. */
+	tpch_block *blocks;
+} tpch_batch;
+
+int tpch_batch_init(tpch_batch *b, int ncols, const stg_column_def *defs,
+		    uint64_t cap);
+int tpch_batch_init_table(tpch_batch *b, tpch_table t, uint64_t cap);
+/* Grows the column arrays to hold cap rows, keeping the rows present. */
+int tpch_batch_reserve(tpch_batch *b, uint64_t cap);
+/* Empties the batch; TEXT values handed out before become invalid. */
+void tpch_batch_clear(tpch_batch *b);
+void tpch_batch_free(tpch_batch *b);
+/* Copies n bytes into the batch's arena; NULL when out of memory. */
+char *tpch_batch_strdup(tpch_batch *b, const char *s, size_t n);
+/* Bytes per value of a column of type t in a batch. */
+size_t tpch_type_width(stg_type t);
+/* Fills out[0..ncols) for stg_append (no NULLs). */
+void tpch_batch_stg(const tpch_batch *b, stg_col_batch *out);
+
+/* ---- Generation ------------------------------------------------------- */
+
+/* GPMDB_OK when sf is a scale factor the generator supports (0, 10000]. */
+int tpch_sf_check(double sf, char *err, size_t errlen);
+
+/*
+ * Generation units of table t: its row count, except for lineitem, which
+ * is generated by order: its units are the orders (1 to 7 rows each).
+ */
+uint64_t tpch_units(tpch_table t, double sf);
+
+/* Exact row count; lineitem's is counted (cheap: one draw per order). */
+uint64_t tpch_row_count(tpch_table t, double sf, int nthreads);
+
+/*
+ * Generates units [lo, hi) of table t into b (initialized for t's
+ * columns), replacing its contents.  nthreads <= 0: OpenMP's default.
+ * Returns GPMDB_OK, GPMDB_NOMEM, or GPMDB_RANGE for a bad range.
+ */
+int tpch_generate(tpch_table t, double sf, uint64_t lo, uint64_t hi,
+		  int nthreads, tpch_batch *b);
+
+/* ---- Helpers shared with the reader, writer and tests ----------------- */
+
+/* Days since 1970-01-01 of a civil date, and back. */
+int32_t tpch_date_from_ymd(int y, int m, int d);
+void tpch_date_to_ymd(int32_t days, int *y, int *m, int *d);
+
+/* o_orderkey of the i-th order (0-based): only the first 8 keys of every
+ * 32 are used, counting as dbgen does (1..7, 32..39, 64..71, ...), so that
+ * SF 1's last key is 6,000,000. */
+static inline int64_t tpch_orderkey(uint64_t i)
+{
+	uint64_t n = i + 1;
+	return (int64_t)((n >> 3) << 5 | (n & 7));
+}
+
+/* p_retailprice in cents, from the part key (clause 4.2.3). */
+static inline int64_t tpch_retailprice(int64_t partkey)
+{
+	return 90000 + (partkey / 10) % 20001 + 100 * (partkey % 1000);
+}
+
+/* The supplier key of the i-th (0..3) supplier of a part. */
+static inline int64_t tpch_partsupp_suppkey(int64_t partkey, int i,
+					    int64_t nsupp)
+{
+	return (partkey + i * (nsupp / 4 + (partkey - 1) / nsupp)) % nsupp + 1;
+}
+
+/* o_totalprice's term for one line, in cents: extendedprice * (1 - discount)
+ * * (1 + tax), truncated to cents after each factor, as dbgen does. */
+static inline int64_t tpch_line_charge(int64_t ext, int64_t disc, int64_t tax)
+{
+	return ext * (100 - disc) / 100 * (100 + tax) / 100;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPMDB_TPCHGEN_H */
