@@ -72,14 +72,13 @@ static uint64_t checked_segment_bytes(const hcl_geom *g)
 
 	if (g->nblocks == 0 || g->entries_per_thread == 0)
 		return 0;
-	if (g->threads_per_block == 0 ||
-	    g->threads_per_block % HCL_WARP != 0 ||
+	if (g->threads_per_block == 0 || g->threads_per_block % HCL_WARP != 0 ||
 	    g->threads_per_block > HCL_MAX_TPB)
 		return 0;
 	t = hcl_threads(g); /* < 2^42: cannot overflow */
 	per_entry_bytes = 4ull * HCL_ENTRY_WORDS * t;
-	if (g->entries_per_thread > (UINT64_MAX - hcl_entries_offset(g)) /
-					    per_entry_bytes)
+	if (g->entries_per_thread >
+	    (UINT64_MAX - hcl_entries_offset(g)) / per_entry_bytes)
 		return 0;
 	return hcl_segment_bytes(g);
 }
@@ -164,8 +163,7 @@ uint32_t hcl_get_tail(const void *seg, const hcl_geom *g, uint64_t thread)
 	return tails_of((void *)seg)[hcl_tail_index(g, b, w, l)];
 }
 
-int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn,
-		void *ctx)
+int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn, void *ctx)
 {
 	hcl_header h;
 	const uint32_t *tails, *ent;
@@ -196,7 +194,7 @@ int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn,
 		thread_coords(&h.geom, t, &b, &w, &l);
 		for (e = tails[hcl_tail_index(&h.geom, b, w, l)]; e-- > 0;) {
 			const uint32_t *w0 =
-				ent + hcl_word_index(&h.geom, b, w, l, e, 0);
+			    ent + hcl_word_index(&h.geom, b, w, l, e, 0);
 			uint32_t k;
 
 			for (k = 0; k < HCL_ENTRY_WORDS; k++)

@@ -1,0 +1,202 @@
+/*
+ * alloc.c - the extent allocator: a bitmap of fixed-size chunks.
+ *
+ * Bit i (LSB first within byte i / 8) set means chunk i, at data_off +
+ * i * chunk_size, is in use.  The bitmap covers max_size, so growing the
+ * pool only moves root.pool_size.  Allocation is first fit starting at a
+ * hint (the end of the last allocation) and wraps once; bitmap bytes
+ * change only after an UNDO entry for them, so a rollback or a crash
+ * gives back what the transaction allocated.  Frees are deferred to commit
+ * (FREE entries, applied by mlog.c), so freed space is never reused by
+ * the transaction that freed it.
+ *
+ * When nothing fits the pool grows: to twice its size or to what the
+ * request needs (counting free chunks at the end), capped at max_size.
+ * Should the doubled size not fit on the disk, the exact size is tried.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+static uint8_t *bitmap(const stg_pool *p)
+{
+	return (uint8_t *)pool_at(p, p->sb.bitmap_off);
+}
+
+bool alloc_bit(const stg_pool *p, uint64_t chunk)
+{
+	return (bitmap(p)[chunk >> 3] >> (chunk & 7)) & 1u;
+}
+
+static uint64_t limit_chunks(const stg_pool *p)
+{
+	return (pool_root(p)->pool_size - p->sb.data_off) / p->sb.chunk_size;
+}
+
+int alloc_open(stg_pool *p)
+{
+	const uint8_t *b = bitmap(p);
+	uint64_t i, n = 0, full = p->sb.nchunks / 8;
+
+	for (i = 0; i < full; i++)
+		n += (uint64_t)__builtin_popcount(b[i]);
+	for (i = full * 8; i < p->sb.nchunks; i++)
+		n += alloc_bit(p, i);
+	p->used_chunks = n;
+	return GPMDB_OK;
+}
+
+uint64_t alloc_round(const stg_pool *p, uint64_t bytes)
+{
+	uint64_t c = p->sb.chunk_size;
+
+	if (bytes == 0)
+		bytes = 1;
+	return (bytes + c - 1) / c * c;
+}
+
+/* First run of n free chunks in [from, to); UINT64_MAX if none. */
+static uint64_t find_run(const stg_pool *p, uint64_t n, uint64_t from,
+			 uint64_t to)
+{
+	const uint8_t *b = bitmap(p);
+	uint64_t i = from, run = 0;
+
+	while (i < to) {
+		if (run == 0 && (i & 7) == 0 && i + 8 <= to &&
+		    b[i >> 3] == 0xff) {
+			i += 8;
+			continue;
+		}
+		if (alloc_bit(p, i)) {
+			run = 0;
+		} else if (++run == n) {
+			return i + 1 - n;
+		}
+		i++;
+	}
+	return UINT64_MAX;
+}
+
+static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
+{
+	uint64_t limit = limit_chunks(p), tail = 0, need, target, size;
+	int rc;
+
+	while (tail < limit && !alloc_bit(p, limit - 1 - tail) && tail < n)
+		tail++;
+	need = n - tail;
+	if (need > p->sb.nchunks - limit)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %s reached its "
+				"maximum size of %llu bytes",
+				p->path, (unsigned long long)p->sb.max_size);
+	target = limit * 2 > limit + need ? limit * 2 : limit + need;
+	if (target > p->sb.nchunks)
+		target = p->sb.nchunks;
+	size = p->sb.data_off + target * p->sb.chunk_size;
+	rc = pool_extend(p, size);
+	if (rc == GPMDB_FULL && target > limit + need) {
+		target = limit + need;
+		size = p->sb.data_off + target * p->sb.chunk_size;
+		rc = pool_extend(p, size);
+	}
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = mlog_set_u64(p, p->sb.root_off + offsetof(stg_root, pool_size),
+			  size);
+	if (rc != GPMDB_OK)
+		return rc;
+	*start = limit - tail;
+	return GPMDB_OK;
+}
+
+static void set_bit(uint8_t *b, uint64_t i, bool on)
+{
+	if (on)
+		b[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		b[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+}
+
+static void set_bits(uint8_t *b, uint64_t s, uint64_t n, bool on)
+{
+	uint64_t i = s, e = s + n;
+
+	for (; i < e && (i & 7); i++)
+		set_bit(b, i, on);
+	if (e - i >= 8) {
+		memset(b + (i >> 3), on ? 0xff : 0, (e - i) >> 3);
+		i += (e - i) & ~7ull;
+	}
+	for (; i < e; i++)
+		set_bit(b, i, on);
+}
+
+int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
+		 uint64_t *ext_bytes)
+{
+	uint64_t c = p->sb.chunk_size, n, limit, s, b0, b1;
+	int rc;
+
+	if (bytes > p->sb.max_size)
+		return pool_err(
+		    p, GPMDB_FULL,
+		    "database or disk is full: %llu bytes requested "
+		    "from %s (maximum size %llu)",
+		    (unsigned long long)bytes, p->path,
+		    (unsigned long long)p->sb.max_size);
+	n = alloc_round(p, bytes) / c;
+	limit = limit_chunks(p);
+	if (p->alloc_hint > limit)
+		p->alloc_hint = 0;
+	s = find_run(p, n, p->alloc_hint, limit);
+	if (s == UINT64_MAX && p->alloc_hint)
+		s = find_run(p, n, 0, limit);
+	if (s == UINT64_MAX) {
+		rc = grow_for(p, n, &s);
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	b0 = s >> 3;
+	b1 = (s + n - 1) >> 3;
+	rc = mlog_undo(p, p->sb.bitmap_off + b0, b1 - b0 + 1);
+	if (rc != GPMDB_OK)
+		return rc;
+	set_bits(bitmap(p), s, n, true);
+	pool_persist(p, bitmap(p) + b0, b1 - b0 + 1);
+	stg_crash_point("alloc.extent");
+	p->used_chunks += n;
+	p->alloc_hint = s + n;
+	*off = p->sb.data_off + s * c;
+	if (ext_bytes)
+		*ext_bytes = n * c;
+	return GPMDB_OK;
+}
+
+int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes)
+{
+	stg_log_extent e = {off, alloc_round(p, bytes)};
+
+	return mlog_append(p, STG_LOG_FREE, &e, sizeof(e), NULL);
+}
+
+void alloc_free_now(stg_pool *p, uint64_t off, uint64_t bytes)
+{
+	uint64_t c = p->sb.chunk_size, s = (off - p->sb.data_off) / c;
+	uint64_t n = alloc_round(p, bytes) / c, i, was = 0, b0, b1;
+
+	if (n == 0 || s + n > p->sb.nchunks)
+		return;
+	for (i = s; i < s + n; i++)
+		was += alloc_bit(p, i);
+	set_bits(bitmap(p), s, n, false);
+	b0 = s >> 3;
+	b1 = (s + n - 1) >> 3;
+	pool_persist(p, bitmap(p) + b0, b1 - b0 + 1);
+	p->used_chunks -= was;
+	if (s < p->alloc_hint)
+		p->alloc_hint = s;
+}

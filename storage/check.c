@@ -1,0 +1,521 @@
+/*
+ * check.c - stg_check: a read-only consistency check of a pool.
+ *
+ * It re-validates the superblock and the root block, checks that the log
+ * is empty outside a transaction, walks the catalog, every table's tablet
+ * directory, tablets and heaps, and claims each extent's chunks for its
+ * owner in a DRAM map, reporting extents outside the pool, extents used
+ * twice, extents in use but not allocated, and allocated chunks nothing
+ * uses (leaks).  Extents that an active transaction will free at commit
+ * (FREE entries) and its HCL segments count as used.  Per table: row
+ * count within the tablets' capacity, deleted bits (below the row count)
+ * adding up to the deleted count, strings inside their heap.
+ *
+ * NULL bits past the row count are not checked: an append that was rolled
+ * back leaves them behind, and nothing reads them.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+#define MAX_LINES 200
+
+typedef struct {
+	stg_pool *p;
+	char *buf;
+	size_t len, cap;
+	int nprob;
+	uint32_t *owner; /* per chunk below the pool size: 0 = nobody */
+	uint64_t nown;
+	char **names;
+	size_t nnames, capn;
+	bool oom;
+} chk;
+
+static void report(chk *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void report(chk *c, const char *fmt, ...)
+{
+	va_list ap;
+	char line[512];
+	size_t n;
+
+	c->nprob++;
+	if (c->nprob > MAX_LINES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (c->nprob == 1)
+		pool_err(c->p, GPMDB_CORRUPT,
+			 "database disk image is "
+			 "malformed: %s",
+			 line);
+	n = strlen(line);
+	if (c->len + n + 2 > c->cap) {
+		size_t ncap = (c->cap + n + 2) * 2;
+		char *nb = realloc(c->buf, ncap);
+
+		if (nb == NULL) {
+			c->oom = true;
+			return;
+		}
+		c->buf = nb;
+		c->cap = ncap;
+	}
+	memcpy(c->buf + c->len, line, n);
+	c->len += n;
+	c->buf[c->len++] = '\n';
+	c->buf[c->len] = '\0';
+}
+
+static uint32_t owner_new(chk *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static uint32_t owner_new(chk *c, const char *fmt, ...)
+{
+	va_list ap;
+	char name[256];
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (c->nnames == c->capn) {
+		size_t ncap = c->capn ? c->capn * 2 : 64;
+		char **nn = realloc(c->names, ncap * sizeof(*nn));
+
+		if (nn == NULL) {
+			c->oom = true;
+			return 0;
+		}
+		c->names = nn;
+		c->capn = ncap;
+	}
+	c->names[c->nnames] = strdup(name);
+	if (c->names[c->nnames] == NULL) {
+		c->oom = true;
+		return 0;
+	}
+	return (uint32_t)++c->nnames;
+}
+
+/* Claims the chunks of [off, off + bytes) for owner id; false when the
+ * extent is unusable (outside the pool). */
+static bool claim(chk *c, uint64_t off, uint64_t bytes, uint32_t id,
+		  bool quiet_overlap)
+{
+	stg_pool *p = c->p;
+	uint64_t cs = p->sb.chunk_size, s, n, i;
+	bool reported = false;
+
+	if (id == 0)
+		return false;
+	if (!pool_range_ok(p, off, bytes) || (off - p->sb.data_off) % cs) {
+		report(c,
+		       "%s: extent at 0x%llx (%llu bytes) is outside the "
+		       "pool or misaligned",
+		       c->names[id - 1], (unsigned long long)off,
+		       (unsigned long long)bytes);
+		return false;
+	}
+	s = (off - p->sb.data_off) / cs;
+	n = alloc_round(p, bytes) / cs;
+	for (i = s; i < s + n && i < c->nown; i++) {
+		uint32_t o = c->owner[i];
+
+		if (o == 0 || o == id) {
+			c->owner[i] = id;
+		} else if (!quiet_overlap && !reported) {
+			report(c, "%s: extent at 0x%llx overlaps %s",
+			       c->names[id - 1], (unsigned long long)off,
+			       c->names[o - 1]);
+			reported = true;
+		}
+	}
+	return true;
+}
+
+static bool nul_terminated(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+static void check_superblock(chk *c)
+{
+	stg_pool *p = c->p;
+	const stg_superblock *sb = pool_at(p, 0);
+	stg_root *r = pool_root(p);
+
+	if (memcmp(sb->magic, STG_SB_MAGIC, 8) != 0)
+		report(c, "superblock: bad magic");
+	if (sb->version != STG_FORMAT_VERSION)
+		report(c, "superblock: format version %u", sb->version);
+	if ((uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF) != sb->crc)
+		report(c, "superblock: checksum mismatch");
+	if (memcmp(sb, &p->sb, sizeof(*sb)) != 0)
+		report(c, "superblock: changed since the pool was opened");
+	if (r->magic != STG_ROOT_MAGIC)
+		report(c, "root block: bad magic");
+	if (r->pool_size < p->sb.data_off || r->pool_size > p->sb.max_size ||
+	    r->pool_size > p->map_len ||
+	    (r->pool_size - p->sb.data_off) % p->sb.chunk_size)
+		report(c, "root block: pool size %llu out of range",
+		       (unsigned long long)r->pool_size);
+	if (r->next_table_id == 0)
+		report(c, "root block: next table id is 0");
+}
+
+static void check_log(chk *c)
+{
+	stg_pool *p = c->p;
+	uint64_t *offs = NULL;
+	size_t n = 0, i;
+	uint32_t hcl_id;
+
+	if (mlog_scan(p, &offs, &n) != GPMDB_OK) {
+		c->oom = true;
+		return;
+	}
+	if (!p->in_txn && n)
+		report(c, "metadata log: %zu entries outside a transaction", n);
+	if (p->in_txn && n != p->nents)
+		report(c, "metadata log: %zu entries on the pool, %zu expected",
+		       n, p->nents);
+	hcl_id = owner_new(c, "HCL segment of the active transaction");
+	for (i = 0; i < n; i++) {
+		stg_log_rec *r = mlog_rec(p, offs[i]);
+		stg_log_hcl h;
+
+		if (r->type != STG_LOG_HCL_BATCH || r->len != sizeof(h))
+			continue;
+		memcpy(&h, r + 1, sizeof(h));
+		claim(c, h.seg_off, h.seg_size, hcl_id, true);
+	}
+	free(offs);
+}
+
+/* Extents the active transaction frees at commit: used until then.  Done
+ * last, so that they never count as overlaps. */
+static void check_pending_frees(chk *c)
+{
+	stg_pool *p = c->p;
+	uint64_t *offs = NULL;
+	size_t n = 0, i;
+	uint32_t id;
+
+	if (!p->in_txn || mlog_scan(p, &offs, &n) != GPMDB_OK)
+		return;
+	id = owner_new(c, "extent freed at commit");
+	for (i = 0; i < n; i++) {
+		stg_log_rec *r = mlog_rec(p, offs[i]);
+		stg_log_extent e;
+
+		if (r->type != STG_LOG_FREE || r->len != sizeof(e))
+			continue;
+		memcpy(&e, r + 1, sizeof(e));
+		claim(c, e.off, e.len, id, true);
+	}
+	free(offs);
+}
+
+static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
+			 uint64_t *deleted)
+{
+	stg_pool *p = c->p;
+	stg_tablet_hdr *h = tab_hdr(p, off);
+	stg_cat_column *cc = cat_cols(e);
+	uint64_t *cm, size, del_rel, nrows = 0, r;
+	uint32_t id, col;
+
+	id = owner_new(c, "table %s: tablet %llu", e->name,
+		       (unsigned long long)idx);
+	if (!claim(c, off, sizeof(*h), id, false))
+		return;
+	if (h->magic != STG_TABLET_MAGIC || h->ncols != e->ncols ||
+	    h->index != idx || h->table_id != e->table_id ||
+	    h->capacity != tab_capacity(idx) ||
+	    h->first_row != tab_first_row(idx)) {
+		report(c, "table %s: tablet %llu: bad header", e->name,
+		       (unsigned long long)idx);
+		return;
+	}
+	size = tab_layout(cc, e->ncols, h->capacity, NULL, &del_rel);
+	if (h->extent_size < size || h->deleted_rel != del_rel) {
+		report(c,
+		       "table %s: tablet %llu: extent too small for its "
+		       "layout",
+		       e->name, (unsigned long long)idx);
+		return;
+	}
+	claim(c, off, h->extent_size, id, false);
+	cm = malloc(16ull * e->ncols);
+	if (cm == NULL) {
+		c->oom = true;
+		return;
+	}
+	tab_layout(cc, e->ncols, h->capacity, cm, NULL);
+	if (memcmp(cm, tab_colmap(h), 16ull * e->ncols) != 0)
+		report(c, "table %s: tablet %llu: column map damaged", e->name,
+		       (unsigned long long)idx);
+	free(cm);
+	if (h->heap_off) {
+		uint32_t hid = owner_new(c, "table %s: tablet %llu heap",
+					 e->name, (unsigned long long)idx);
+
+		claim(c, h->heap_off, h->heap_size, hid, false);
+		if (h->heap_used > h->heap_size)
+			report(c,
+			       "table %s: tablet %llu: heap used %llu > "
+			       "size %llu",
+			       e->name, (unsigned long long)idx,
+			       (unsigned long long)h->heap_used,
+			       (unsigned long long)h->heap_size);
+	}
+	if (e->row_count > h->first_row)
+		nrows = e->row_count - h->first_row;
+	if (nrows > h->capacity)
+		nrows = h->capacity;
+	for (r = 0; r < nrows; r++)
+		*deleted +=
+		    bit_get((uint32_t *)((char *)h + h->deleted_rel), r);
+	for (col = 0; col < e->ncols; col++) {
+		const stg_strref *sr;
+		const uint32_t *nb;
+
+		if (cc[col].type != STG_T_TEXT)
+			continue;
+		sr = (const stg_strref *)((char *)h + tab_colmap(h)[2 * col]);
+		nb = (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
+		for (r = 0; r < nrows; r++) {
+			if (bit_get(nb, r) || sr[r].len == 0)
+				continue;
+			if ((uint64_t)sr[r].off + sr[r].len > h->heap_used) {
+				report(c,
+				       "table %s: tablet %llu: column %s "
+				       "row %llu: string outside the heap",
+				       e->name, (unsigned long long)idx,
+				       cc[col].name,
+				       (unsigned long long)(h->first_row + r));
+				break;
+			}
+		}
+	}
+}
+
+static void check_table(chk *c, stg_cat_entry *e)
+{
+	stg_pool *p = c->p;
+	stg_tdir *d;
+	uint64_t i, capsum = 0, deleted = 0;
+	uint32_t id;
+
+	if (e->ncols < 1 || e->ncols > STG_MAX_COLUMNS ||
+	    sizeof(*e) + (uint64_t)e->ncols * sizeof(stg_cat_column) >
+		e->extent_size) {
+		report(c, "table %s: %u columns", e->name, e->ncols);
+		return;
+	}
+	for (i = 0; i < e->ncols; i++) {
+		stg_cat_column *col = &cat_cols(e)[i];
+
+		if (!nul_terminated(col->name, sizeof(col->name)) ||
+		    col->type < STG_T_INT || col->type > STG_T_TEXT) {
+			report(c, "table %s: column %llu damaged", e->name,
+			       (unsigned long long)i);
+			return;
+		}
+	}
+	if (e->tdir == 0) {
+		if (e->row_count)
+			report(c, "table %s: %llu rows but no tablets", e->name,
+			       (unsigned long long)e->row_count);
+		return;
+	}
+	id = owner_new(c, "table %s: tablet directory", e->name);
+	if (!claim(c, e->tdir, sizeof(stg_tdir), id, false))
+		return;
+	d = tab_dir(p, e->tdir);
+	if (d->magic != STG_TDIR_MAGIC || d->count > d->capacity ||
+	    sizeof(*d) + 8 * d->capacity > d->extent_size) {
+		report(c, "table %s: tablet directory damaged", e->name);
+		return;
+	}
+	claim(c, e->tdir, d->extent_size, id, false);
+	for (i = 0; i < d->count; i++) {
+		capsum += tab_capacity(i);
+		check_tablet(c, e, i, tab_dir_slots(d)[i], &deleted);
+	}
+	if (e->row_count > capsum)
+		report(c,
+		       "table %s: row count %llu exceeds the capacity %llu "
+		       "of its tablets",
+		       e->name, (unsigned long long)e->row_count,
+		       (unsigned long long)capsum);
+	if (deleted != e->deleted_count)
+		report(c,
+		       "table %s: %llu rows marked deleted, deleted count "
+		       "says %llu",
+		       e->name, (unsigned long long)deleted,
+		       (unsigned long long)e->deleted_count);
+}
+
+static void check_catalog(chk *c)
+{
+	stg_pool *p = c->p;
+	stg_root *r = pool_root(p);
+	uint64_t off = r->cat_head, last = 0, steps = 0;
+
+	while (off) {
+		stg_cat_entry *e;
+		uint32_t id;
+
+		if (++steps > c->nown + 1) {
+			report(c, "catalog: the list loops");
+			return;
+		}
+		if (!pool_range_ok(p, off, sizeof(*e))) {
+			report(c, "catalog: entry at 0x%llx outside the pool",
+			       (unsigned long long)off);
+			return;
+		}
+		e = cat_entry(p, off);
+		if (e->magic != STG_CAT_MAGIC) {
+			report(c, "catalog: entry at 0x%llx has a bad magic",
+			       (unsigned long long)off);
+			return;
+		}
+		if (!nul_terminated(e->name, sizeof(e->name)) ||
+		    !nul_terminated(e->tbl_name, sizeof(e->tbl_name)) ||
+		    e->kind < STG_OBJ_TABLE || e->kind > STG_OBJ_INDEX ||
+		    e->sql_rel + e->sql_len > e->extent_size) {
+			report(c, "catalog: entry at 0x%llx is damaged",
+			       (unsigned long long)off);
+			return;
+		}
+		id = owner_new(c, "%s %s",
+			       e->kind == STG_OBJ_TABLE	 ? "table"
+			       : e->kind == STG_OBJ_VIEW ? "view"
+							 : "index",
+			       e->name);
+		claim(c, off, e->extent_size, id, false);
+		if (e->kind == STG_OBJ_TABLE) {
+			if (e->table_id == 0 || e->table_id >= r->next_table_id)
+				report(c, "table %s: id %u out of range",
+				       e->name, e->table_id);
+			check_table(c, e);
+		}
+		last = off;
+		off = e->next;
+	}
+	if (r->cat_tail != last)
+		report(c, "catalog: tail 0x%llx is not the last entry 0x%llx",
+		       (unsigned long long)r->cat_tail,
+		       (unsigned long long)last);
+}
+
+static void check_bitmap(chk *c)
+{
+	stg_pool *p = c->p;
+	uint64_t i, cs = p->sb.chunk_size;
+
+	for (i = 0; i < c->nown;) {
+		bool set = alloc_bit(p, i);
+		uint64_t j = i + 1;
+
+		if (set && c->owner[i] == 0) {
+			while (j < c->nown && alloc_bit(p, j) && !c->owner[j])
+				j++;
+			report(c,
+			       "leaked extent at 0x%llx (%llu chunks): "
+			       "allocated but used by nothing",
+			       (unsigned long long)(p->sb.data_off + i * cs),
+			       (unsigned long long)(j - i));
+		} else if (!set && c->owner[i]) {
+			uint32_t o = c->owner[i];
+
+			while (j < c->nown && !alloc_bit(p, j) &&
+			       c->owner[j] == o)
+				j++;
+			report(c,
+			       "%s: extent at 0x%llx is in use but not "
+			       "marked allocated",
+			       c->names[o - 1],
+			       (unsigned long long)(p->sb.data_off + i * cs));
+		}
+		i = j;
+	}
+	for (i = c->nown; i < p->sb.nchunks; i++) {
+		if (alloc_bit(p, i)) {
+			report(c,
+			       "chunk %llu beyond the pool size is marked "
+			       "allocated",
+			       (unsigned long long)i);
+			break;
+		}
+	}
+}
+
+int stg_check(stg_pool *p, char **out)
+{
+	chk c;
+	size_t i;
+	uint64_t ps;
+
+	if (out)
+		*out = NULL;
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	memset(&c, 0, sizeof(c));
+	c.p = p;
+	check_superblock(&c);
+	ps = pool_root(p)->pool_size;
+	if (ps > p->map_len)
+		ps = p->map_len;
+	c.nown =
+	    ps > p->sb.data_off ? (ps - p->sb.data_off) / p->sb.chunk_size : 0;
+	c.owner = calloc(c.nown ? c.nown : 1, sizeof(*c.owner));
+	if (c.owner == NULL)
+		c.oom = true;
+	if (c.nprob == 0 && !c.oom) {
+		check_log(&c);
+		check_catalog(&c);
+		check_pending_frees(&c);
+		check_bitmap(&c);
+	}
+	if (c.nprob > MAX_LINES) {
+		char more[64];
+
+		snprintf(more, sizeof(more), "... and %d more problems",
+			 c.nprob - MAX_LINES);
+		c.nprob = MAX_LINES; /* let report() append this line */
+		report(&c, "%s", more);
+	}
+	for (i = 0; i < c.nnames; i++)
+		free(c.names[i]);
+	free(c.names);
+	free(c.owner);
+	if (c.oom) {
+		free(c.buf);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	if (c.nprob == 0) {
+		free(c.buf);
+		if (out)
+			*out = strdup("ok");
+		return GPMDB_OK;
+	}
+	if (out)
+		*out = c.buf;
+	else
+		free(c.buf);
+	return GPMDB_CORRUPT;
+}

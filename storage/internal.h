@@ -1,0 +1,203 @@
+/*
+ * internal.h - the storage engine's private state and its modules'
+ * internal functions (pool_, mlog_, alloc_, cat_, tab_).
+ *
+ * Code that can allocate (and so grow and remap the pool) keeps offsets
+ * across the call and turns them into pointers afterwards with pool_at().
+ */
+#ifndef GPMDB_STORAGE_INTERNAL_H
+#define GPMDB_STORAGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hcl.h"
+#include "layout.h"
+#include "storage.h"
+
+typedef struct tab_vslot tab_vslot;
+
+/* An undo target already logged since the last savepoint. */
+typedef struct {
+	uint64_t off;
+	uint64_t len;
+} mlog_key;
+
+struct stg_pool {
+	char *path;
+	int fd;
+	bool readonly;
+	bool private_map; /* readonly: MAP_PRIVATE copy, recovery in memory */
+	bool broken;	  /* a remap failed: nothing is mapped any more */
+	bool io_failed;	  /* a persist failed: the next commit fails */
+	char *base;
+	size_t map_len;
+	bool is_pmem;
+	stg_durability dur;
+	stg_superblock sb; /* a copy; the superblock never changes */
+
+	int errcode;
+	char errmsg[1024];
+
+	/* Transaction and metadata log state. */
+	bool in_txn;
+	uint64_t log_gen;
+	uint64_t log_tail;     /* pool offset of the next entry */
+	uint64_t log_last_seq; /* seq of the chain's last entry, 0 = empty */
+	uint64_t log_next_seq; /* never reused within a generation */
+	uint64_t *ents;	       /* pool offsets of the chain's entries */
+	size_t nents, cap_ents;
+	mlog_key *dd; /* open-addressing set of logged targets */
+	size_t dd_n, dd_cap;
+
+	/* Allocator. */
+	uint64_t alloc_hint; /* chunk to start the next search at */
+	uint64_t used_chunks;
+
+	/* Statistics. */
+	uint64_t bytes_persisted;
+	uint64_t txn_bytes_persisted;
+	double recovery_ms;
+	uint64_t recovered_entries;
+
+	/* Tablet view arrays handed out by stg_tablet_get, by (table, idx). */
+	tab_vslot **vslots;
+	size_t vcap;
+};
+
+/* ---- pool.c ------------------------------------------------------------- */
+
+static inline void *pool_at(const stg_pool *p, uint64_t off)
+{
+	return p->base + off;
+}
+
+static inline uint64_t pool_off(const stg_pool *p, const void *addr)
+{
+	return (uint64_t)((const char *)addr - p->base);
+}
+
+static inline stg_root *pool_root(const stg_pool *p)
+{
+	return (stg_root *)pool_at(p, p->sb.root_off);
+}
+
+/* Sets the pool's error (rc and a printf-style message); returns rc. */
+int pool_err(stg_pool *p, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Clears the error state at the start of an API call. */
+void pool_clear_err(stg_pool *p);
+
+/* Makes [addr, addr + len) durable as the durability mode says, and
+ * counts the bytes. */
+void pool_persist(stg_pool *p, const void *addr, size_t len);
+/* Flush without the final fence (PMEM) / msync (MSYNC); thread-safe,
+ * counts nothing.  pool_drain completes earlier flushes. */
+void pool_flush(stg_pool *p, const void *addr, size_t len);
+void pool_drain(stg_pool *p);
+void pool_count_persisted(stg_pool *p, uint64_t bytes);
+/* Bulk copy into the pool (PMEM: non-temporal, no drain). */
+void pool_memcpy_nodrain(stg_pool *p, void *dst, const void *src, size_t n);
+
+/* Extends the file and the mapping to new_size (not the root's size). */
+int pool_extend(stg_pool *p, uint64_t new_size);
+
+/* Checks the calling state of a modifying API call. */
+int pool_check_writable(stg_pool *p);
+
+/* True when [off, off + len) lies inside the allocator's range. */
+bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len);
+
+/* ---- mlog.c ------------------------------------------------------------- */
+
+/* Opens the log: recovers (undo, or finish a commit) when it is not
+ * empty; the crash points of recovery are live there. */
+int mlog_open(stg_pool *p, bool *recovered);
+/* Appends an UNDO entry holding the current bytes of [off, off + len),
+ * unless that target was logged since the last savepoint. */
+int mlog_undo(stg_pool *p, uint64_t off, uint64_t len);
+/* mlog_undo, then copy src over the target and persist it. */
+int mlog_write(stg_pool *p, uint64_t off, const void *src, uint64_t len);
+int mlog_set_u64(stg_pool *p, uint64_t off, uint64_t v);
+int mlog_append(stg_pool *p, uint32_t type, const void *payload, uint32_t len,
+		uint64_t *seq);
+int mlog_commit(stg_pool *p);
+int mlog_rollback(stg_pool *p);
+int mlog_rollback_to(stg_pool *p, const stg_mark *m);
+void mlog_mark(stg_pool *p, stg_mark *m);
+/* Pool offsets of the chain's entries in order, from the log itself. */
+int mlog_scan(stg_pool *p, uint64_t **offs, size_t *n);
+static inline stg_log_rec *mlog_rec(stg_pool *p, uint64_t off)
+{
+	return (stg_log_rec *)pool_at(p, off);
+}
+
+/* ---- alloc.c ------------------------------------------------------------ */
+
+int alloc_open(stg_pool *p);
+uint64_t alloc_round(const stg_pool *p, uint64_t bytes);
+/* Allocates at least bytes (whole chunks; *ext_bytes gets the size),
+ * growing the pool when needed.  The allocation is undo-logged. */
+int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
+		 uint64_t *ext_bytes);
+/* Frees an extent when the transaction commits. */
+int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes);
+/* Clears the bits now (commit and recovery only: not undo-logged). */
+void alloc_free_now(stg_pool *p, uint64_t off, uint64_t bytes);
+bool alloc_bit(const stg_pool *p, uint64_t chunk);
+
+/* ---- catalog.c ---------------------------------------------------------- */
+
+static inline stg_cat_entry *cat_entry(const stg_pool *p, uint64_t off)
+{
+	return (stg_cat_entry *)pool_at(p, off);
+}
+
+static inline stg_cat_column *cat_cols(stg_cat_entry *e)
+{
+	return (stg_cat_column *)(e + 1);
+}
+
+/* Finds a table by id (GPMDB_NOTFOUND with a message when absent). */
+int cat_find_table(stg_pool *p, uint32_t table_id, uint64_t *off);
+
+/* ---- tablet.c ----------------------------------------------------------- */
+
+uint64_t tab_capacity(uint64_t idx);
+uint64_t tab_first_row(uint64_t idx);
+uint64_t tab_index_of(uint64_t row);
+/* Bytes of a tablet extent for the table's columns and a capacity. */
+uint64_t tab_layout(const stg_cat_column *cols, uint32_t ncols, uint64_t cap,
+		    uint64_t *colmap, uint64_t *deleted_rel);
+static inline stg_tdir *tab_dir(const stg_pool *p, uint64_t off)
+{
+	return (stg_tdir *)pool_at(p, off);
+}
+static inline uint64_t *tab_dir_slots(stg_tdir *d)
+{
+	return (uint64_t *)(d + 1);
+}
+static inline stg_tablet_hdr *tab_hdr(const stg_pool *p, uint64_t off)
+{
+	return (stg_tablet_hdr *)pool_at(p, off);
+}
+static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
+{
+	return (uint64_t *)(h + 1);
+}
+/* Undo of one HCL segment (rollback and recovery). */
+int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
+		 bool in_recovery);
+void tab_views_free(stg_pool *p);
+/* Frees (deferred) every extent of a table: tablets, heaps, directory. */
+int tab_free_all(stg_pool *p, uint64_t cat_off);
+
+/* ---- bits --------------------------------------------------------------- */
+
+static inline bool bit_get(const uint32_t *w, uint64_t i)
+{
+	return (w[i >> 5] >> (i & 31)) & 1u;
+}
+
+#endif /* GPMDB_STORAGE_INTERNAL_H */

@@ -1,0 +1,224 @@
+/*
+ * layout.h - the on-pool structures of a gpmdb pool file.
+ *
+ * Plain C with fixed-width fields and offsets (from the start of the pool
+ * unless a comment says otherwise), never pointers, so that the host code
+ * and the CUDA kernels read the same bytes.  Little-endian only.
+ *
+ * File layout:
+ *   [0, 4096)                superblock, written once at creation
+ *   [root_off, +4096)        root block (mutable, undo-logged)
+ *   [log_off, +log_size)     metadata log (mlog.c)
+ *   [bitmap_off, +bm_size)   allocator bitmap, one bit per chunk
+ *   [data_off, pool_size)    chunks handed out as extents (alloc.c)
+ *
+ * Chunk size: the smallest power of two >= 4 KiB that keeps the bitmap
+ * at <= 1M chunks (128 KiB) for the pool's max_size.  The default 64 GiB
+ * limit gives 64 KiB chunks; small test pools get 4 KiB chunks.  A fixed
+ * bitmap covering max_size means growing never moves allocator state.
+ */
+#ifndef GPMDB_LAYOUT_H
+#define GPMDB_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STG_SB_MAGIC	   "GPMDBPL1"
+#define STG_FORMAT_VERSION 1u
+#define STG_SB_SIZE	   4096u
+#define STG_SB_CRC_OFF	   4092u
+#define STG_ROOT_SIZE	   4096u
+#define STG_MIN_CHUNK	   4096ull
+#define STG_MAX_CHUNKS	   (1ull << 20)
+
+/* ---- Superblock (immutable) ------------------------------------------- */
+
+typedef struct {
+	char magic[8];	  /* "GPMDBPL1" */
+	uint32_t version; /* STG_FORMAT_VERSION */
+	uint32_t sb_size; /* 4096 */
+	uint8_t uuid[16];
+	uint64_t ctime;	     /* creation, seconds since the epoch */
+	uint64_t max_size;   /* the pool never grows past this */
+	uint64_t chunk_size; /* allocation unit, a power of two */
+	uint64_t root_off;
+	uint64_t root_size;
+	uint64_t log_off;
+	uint64_t log_size;
+	uint64_t bitmap_off;
+	uint64_t bitmap_size;
+	uint64_t data_off; /* chunk 0; chunk-aligned */
+	uint64_t nchunks;  /* chunks the bitmap covers (up to max_size) */
+	uint64_t initial_size;
+	uint8_t pad[STG_SB_CRC_OFF - 128];
+	uint32_t crc; /* zlib crc32 of bytes [0, 4092) */
+} stg_superblock;
+
+_Static_assert(sizeof(stg_superblock) == STG_SB_SIZE, "superblock size");
+_Static_assert(offsetof(stg_superblock, version) == 8, "version at 8");
+_Static_assert(offsetof(stg_superblock, sb_size) == 12, "sb size at 12");
+_Static_assert(offsetof(stg_superblock, uuid) == 16, "uuid at 16");
+_Static_assert(offsetof(stg_superblock, ctime) == 32, "ctime at 32");
+_Static_assert(offsetof(stg_superblock, initial_size) == 120, "initial 120");
+_Static_assert(offsetof(stg_superblock, crc) == STG_SB_CRC_OFF, "crc");
+
+/* ---- Root block (changes only through undo-logged writes) -------------- */
+
+#define STG_ROOT_MAGIC 0x31544f524c504d47ull /* "GMPLROT1" */
+
+typedef struct {
+	uint64_t magic;
+	uint64_t pool_size; /* bytes the allocator may hand out up to */
+	uint64_t cat_head;  /* first catalog entry, 0 = none */
+	uint64_t cat_tail;  /* last catalog entry (creation order) */
+	uint64_t next_obj_seq;
+	uint32_t next_table_id;
+	uint32_t pad0;
+	uint8_t pad[STG_ROOT_SIZE - 48];
+} stg_root;
+
+_Static_assert(sizeof(stg_root) == STG_ROOT_SIZE, "root size");
+_Static_assert(offsetof(stg_root, next_table_id) == 40, "root fields");
+
+/* ---- Metadata log ------------------------------------------------------ */
+
+#define STG_LOG_MAGIC	 0x31474f4c42444d47ull /* "GMDBLOG1" */
+#define STG_LOG_HDR_SIZE 64u
+
+typedef struct {
+	uint64_t magic;
+	uint64_t gen; /* entries of other generations are dead */
+	uint8_t pad[STG_LOG_HDR_SIZE - 16];
+} stg_log_hdr;
+
+enum {
+	STG_LOG_UNDO = 1,      /* stg_log_undo + old bytes */
+	STG_LOG_HCL_BATCH = 2, /* stg_log_hcl */
+	STG_LOG_FREE = 3,      /* stg_log_extent: free at commit */
+	STG_LOG_COMMIT = 4     /* no payload: the commit point */
+};
+
+/* Entry header; the payload follows, entries start 8-byte aligned.  An
+ * entry belongs to the chain when gen matches the log header, prev_seq is
+ * the seq of the entry before it (0 for the first) and the crc (of the
+ * header with crc = 0, then the payload) matches.  seq never repeats
+ * within a generation, so an entry left beyond a savepoint rollback can
+ * never link onto the new chain. */
+typedef struct {
+	uint32_t type;
+	uint32_t len; /* payload bytes */
+	uint64_t gen;
+	uint64_t seq;
+	uint64_t prev_seq;
+	uint32_t crc;
+	uint32_t pad;
+} stg_log_rec;
+
+_Static_assert(sizeof(stg_log_rec) == 40, "log record header");
+
+typedef struct {
+	uint64_t off;
+	uint64_t len;
+} stg_log_undo;
+
+typedef struct {
+	uint64_t off;
+	uint64_t len;
+} stg_log_extent;
+
+typedef struct {
+	uint64_t seg_off;
+	uint64_t seg_size;
+	uint32_t table_id;
+	uint32_t pad;
+} stg_log_hcl;
+
+/* ---- Catalog ------------------------------------------------------------ */
+
+#define STG_CAT_MAGIC 0x45544143u /* "CATE" */
+#define STG_CAT_NAME  128u
+
+/* One object (table, view, index) in its own extent.  Entries form a
+ * singly linked list in creation order (root.cat_head .. cat_tail).
+ * Offsets named *_rel are from the entry's start. */
+typedef struct {
+	uint32_t magic;
+	uint32_t kind; /* stg_objkind */
+	uint64_t next;
+	uint64_t extent_size;
+	uint64_t obj_seq;
+	uint32_t table_id; /* tables only */
+	uint32_t ncols;
+	uint64_t sql_rel;
+	uint64_t sql_len;
+	uint64_t row_count;	/* committed rows (tables) */
+	uint64_t deleted_count; /* rows marked deleted */
+	uint64_t tdir;		/* tablet directory extent, 0 = none */
+	char name[STG_CAT_NAME];
+	char tbl_name[STG_CAT_NAME];
+	uint8_t pad[48];
+} stg_cat_entry;
+
+_Static_assert(sizeof(stg_cat_entry) == 384, "catalog entry header");
+_Static_assert(offsetof(stg_cat_entry, row_count) == 56, "row count");
+_Static_assert(offsetof(stg_cat_entry, name) == 80, "name");
+
+typedef struct {
+	char name[STG_CAT_NAME];
+	char decl_type[64];
+	uint32_t type;
+	uint32_t flags;
+	uint32_t length;
+	uint8_t precision;
+	uint8_t scale;
+	uint8_t pad0[2];
+	uint64_t default_rel; /* 0 = no default */
+	uint64_t default_len;
+} stg_cat_column;
+
+_Static_assert(sizeof(stg_cat_column) == 224, "catalog column");
+
+/* Tablet directory: the offsets of a table's tablets, in order. */
+#define STG_TDIR_MAGIC 0x52494454u /* "TDIR" */
+
+typedef struct {
+	uint32_t magic;
+	uint32_t table_id;
+	uint64_t extent_size;
+	uint64_t capacity; /* slots */
+	uint64_t count;	   /* tablets allocated (some may be empty) */
+			   /* uint64_t tablets[capacity] follows */
+} stg_tdir;
+
+_Static_assert(sizeof(stg_tdir) == 32, "tablet directory header");
+
+/* ---- Tablets ------------------------------------------------------------ */
+
+#define STG_TABLET_MAGIC    0x544c4254u /* "TBLT" */
+#define STG_TABLET_ALIGN    256u
+#define STG_TABLET_MAX_ROWS (1u << 20)
+#define STG_TABLET_MIN_ROWS 1024u
+
+/* A tablet's extent: this header, then uint64_t colmap[2 * ncols] (data
+ * offset and NULL-bitmap offset of each column, from the tablet's start),
+ * then 256-aligned arrays.  Rows in use are not stored here: they follow
+ * from the table's row count.  The string heap is a separate extent. */
+typedef struct {
+	uint32_t magic;
+	uint32_t ncols;
+	uint32_t table_id;
+	uint32_t index;
+	uint64_t extent_size;
+	uint64_t first_row;
+	uint64_t capacity;
+	uint64_t heap_off;  /* heap extent, 0 = none yet */
+	uint64_t heap_size; /* bytes in the heap extent */
+	uint64_t heap_used; /* bytes handed out (undo-logged) */
+	uint64_t deleted_rel;
+	uint8_t pad[128 - 72];
+} stg_tablet_hdr;
+
+_Static_assert(sizeof(stg_tablet_hdr) == 128, "tablet header");
+_Static_assert(offsetof(stg_tablet_hdr, heap_used) == 56, "heap_used");
+
+#endif /* GPMDB_LAYOUT_H */

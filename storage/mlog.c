@@ -1,0 +1,584 @@
+/*
+ * mlog.c - the metadata log (an undo log) and transactions.
+ *
+ * Every change to the root block, the catalog, tablet headers and
+ * directories, the allocator bitmap and row counts is preceded by an UNDO
+ * entry holding the old bytes, persisted before the target changes.  An
+ * UPDATE or DELETE batch is preceded by an HCL_BATCH entry naming its HCL
+ * segment (whose entries hold the old row data).  Frees wait for commit as
+ * FREE entries, so space freed by a transaction is never reused before it
+ * commits and a rollback has nothing to give back.
+ *
+ * Commit: (all data already persisted by the operations) append and
+ * persist a COMMIT entry - the commit point - apply the FREE entries, then
+ * truncate the log by bumping its generation.  Recovery (on open) walks
+ * the chain of the current generation: with a COMMIT it redoes the frees
+ * (idempotent), else it undoes every entry newest first; then truncates.
+ * Both are idempotent, so a crash during recovery is recovered again.
+ *
+ * The chain: an entry counts when its gen matches the header, its
+ * prev_seq is the previous entry's seq and its crc matches.  seq never
+ * repeats within a generation, so after a savepoint rollback (which
+ * invalidates the entry at the mark) no stale entry beyond the new tail
+ * can link onto the chain.
+ *
+ * Each target is logged once per savepoint interval (a DRAM set of the
+ * (offset, length) pairs logged since the last savepoint): the first
+ * before-image is the one undo needs, and it keeps a transaction of many
+ * small INSERTs from filling the log with row-count images.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+#define REC_BYTES ((uint64_t)sizeof(stg_log_rec))
+
+static uint64_t align8(uint64_t x)
+{
+	return (x + 7) & ~7ull;
+}
+
+static stg_log_hdr *log_hdr(stg_pool *p)
+{
+	return (stg_log_hdr *)pool_at(p, p->sb.log_off);
+}
+
+static uint64_t log_start(const stg_pool *p)
+{
+	return p->sb.log_off + STG_LOG_HDR_SIZE;
+}
+
+static uint64_t log_end(const stg_pool *p)
+{
+	return p->sb.log_off + p->sb.log_size;
+}
+
+static uint32_t rec_crc(const stg_log_rec *r)
+{
+	stg_log_rec h = *r;
+	uLong c;
+
+	h.crc = 0;
+	c = crc32(0L, (const Bytef *)&h, sizeof(h));
+	return (uint32_t)crc32(c, (const Bytef *)(r + 1), r->len);
+}
+
+/* ---- Dedup set -------------------------------------------------------- */
+
+static void dd_clear(stg_pool *p)
+{
+	if (p->dd_n)
+		memset(p->dd, 0, p->dd_cap * sizeof(*p->dd));
+	p->dd_n = 0;
+}
+
+static size_t dd_hash(uint64_t off, uint64_t len, size_t cap)
+{
+	uint64_t h =
+	    (off * 0x9e3779b97f4a7c15ull) ^ (len * 0xc2b2ae3d27d4eb4full);
+
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static bool dd_has(const stg_pool *p, uint64_t off, uint64_t len)
+{
+	size_t i;
+
+	if (p->dd_cap == 0)
+		return false;
+	for (i = dd_hash(off, len, p->dd_cap); p->dd[i].off;
+	     i = (i + 1) & (p->dd_cap - 1))
+		if (p->dd[i].off == off && p->dd[i].len == len)
+			return true;
+	return false;
+}
+
+/* Failure to remember only costs log space, so it is not an error. */
+static void dd_add(stg_pool *p, uint64_t off, uint64_t len)
+{
+	size_t i;
+
+	if (p->dd_n * 2 >= p->dd_cap) {
+		size_t ncap = p->dd_cap ? p->dd_cap * 2 : 256, j;
+		mlog_key *nd = calloc(ncap, sizeof(*nd));
+
+		if (nd == NULL)
+			return;
+		for (j = 0; j < p->dd_cap; j++) {
+			if (!p->dd[j].off)
+				continue;
+			for (i = dd_hash(p->dd[j].off, p->dd[j].len, ncap);
+			     nd[i].off; i = (i + 1) & (ncap - 1))
+				;
+			nd[i] = p->dd[j];
+		}
+		free(p->dd);
+		p->dd = nd;
+		p->dd_cap = ncap;
+	}
+	for (i = dd_hash(off, len, p->dd_cap); p->dd[i].off;
+	     i = (i + 1) & (p->dd_cap - 1))
+		;
+	p->dd[i].off = off;
+	p->dd[i].len = len;
+	p->dd_n++;
+}
+
+/* ---- Scanning ----------------------------------------------------------- */
+
+int mlog_scan(stg_pool *p, uint64_t **offs, size_t *n)
+{
+	uint64_t pos = log_start(p), end = log_end(p), prev = 0, gen;
+	uint64_t *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	gen = log_hdr(p)->gen;
+	while (pos + REC_BYTES <= end) {
+		stg_log_rec *r = mlog_rec(p, pos);
+
+		if (r->gen != gen || r->prev_seq != prev || r->seq <= prev ||
+		    r->type < STG_LOG_UNDO || r->type > STG_LOG_COMMIT ||
+		    r->len > end - pos - REC_BYTES || rec_crc(r) != r->crc)
+			break;
+		if (nv == cap) {
+			uint64_t *nvp;
+
+			cap = cap ? cap * 2 : 64;
+			nvp = realloc(v, cap * sizeof(*v));
+			if (nvp == NULL) {
+				free(v);
+				return pool_err(p, GPMDB_NOMEM,
+						"out of memory");
+			}
+			v = nvp;
+		}
+		v[nv++] = pos;
+		prev = r->seq;
+		pos += align8(REC_BYTES + r->len);
+	}
+	*offs = v;
+	*n = nv;
+	return GPMDB_OK;
+}
+
+/* ---- Appending ---------------------------------------------------------- */
+
+static int ents_push(stg_pool *p, uint64_t off)
+{
+	if (p->nents == p->cap_ents) {
+		size_t ncap = p->cap_ents ? p->cap_ents * 2 : 64;
+		uint64_t *ne = realloc(p->ents, ncap * sizeof(*ne));
+
+		if (ne == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		p->ents = ne;
+		p->cap_ents = ncap;
+	}
+	p->ents[p->nents++] = off;
+	return GPMDB_OK;
+}
+
+/* Reserves room for an entry of len payload bytes; the header is filled
+ * by finish_rec once the payload is in place. */
+static int reserve_rec(stg_pool *p, uint32_t type, uint64_t len,
+		       stg_log_rec **out)
+{
+	uint64_t need = align8(REC_BYTES + len);
+	/* A COMMIT entry must always fit, or nothing could ever commit. */
+	uint64_t keep = type == STG_LOG_COMMIT ? 0 : REC_BYTES;
+
+	if (p->nents == p->cap_ents && ents_push(p, 0) == GPMDB_OK)
+		p->nents--; /* grow now: finish_rec must not fail */
+	if (p->nents == p->cap_ents)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if (len > UINT32_MAX || p->log_tail + need + keep > log_end(p))
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: the metadata log "
+				"(%llu bytes) cannot hold this transaction; "
+				"commit more often",
+				(unsigned long long)p->sb.log_size);
+	*out = mlog_rec(p, p->log_tail);
+	(*out)->len = (uint32_t)len;
+	return GPMDB_OK;
+}
+
+static void finish_rec(stg_pool *p, stg_log_rec *r, uint32_t type,
+		       uint64_t *seq)
+{
+	uint64_t off = pool_off(p, r);
+
+	r->type = type;
+	r->gen = p->log_gen;
+	r->seq = p->log_next_seq++;
+	r->prev_seq = p->log_last_seq;
+	r->pad = 0;
+	r->crc = rec_crc(r);
+	stg_crash_point("mlog.entry");
+	pool_persist(p, r, REC_BYTES + r->len);
+	stg_crash_point("mlog.persisted");
+	p->log_last_seq = r->seq;
+	p->log_tail += align8(REC_BYTES + r->len);
+	p->ents[p->nents++] = off;
+	if (seq)
+		*seq = r->seq;
+}
+
+int mlog_append(stg_pool *p, uint32_t type, const void *payload, uint32_t len,
+		uint64_t *seq)
+{
+	stg_log_rec *r;
+	int rc = reserve_rec(p, type, len, &r);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	if (len)
+		memcpy(r + 1, payload, len);
+	finish_rec(p, r, type, seq);
+	return GPMDB_OK;
+}
+
+int mlog_undo(stg_pool *p, uint64_t off, uint64_t len)
+{
+	stg_log_undo u = {off, len};
+	stg_log_rec *r;
+	int rc;
+
+	if (len == 0 || dd_has(p, off, len))
+		return GPMDB_OK;
+	if (off < p->sb.root_off || off + len > p->map_len)
+		return pool_err(p, GPMDB_INTERNAL,
+				"undo target 0x%llx+%llu outside the pool",
+				(unsigned long long)off,
+				(unsigned long long)len);
+	rc = reserve_rec(p, STG_LOG_UNDO, sizeof(u) + len, &r);
+	if (rc != GPMDB_OK)
+		return rc;
+	memcpy(r + 1, &u, sizeof(u));
+	memcpy((char *)(r + 1) + sizeof(u), pool_at(p, off), len);
+	finish_rec(p, r, STG_LOG_UNDO, NULL);
+	dd_add(p, off, len);
+	return GPMDB_OK;
+}
+
+int mlog_write(stg_pool *p, uint64_t off, const void *src, uint64_t len)
+{
+	int rc = mlog_undo(p, off, len);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	memmove(pool_at(p, off), src, len);
+	pool_persist(p, pool_at(p, off), len);
+	return GPMDB_OK;
+}
+
+int mlog_set_u64(stg_pool *p, uint64_t off, uint64_t v)
+{
+	return mlog_write(p, off, &v, sizeof(v));
+}
+
+/* ---- Undo, truncation, recovery -------------------------------------- */
+
+/*
+ * Undoes entries [from, to) of offs: first every UNDO entry, newest
+ * first, which brings the metadata back to its state at entry from (each
+ * target's oldest image in the range wins); then the HCL batches, newest
+ * first, against that metadata.  Two passes because a target is logged
+ * once per savepoint interval, so the metadata a batch saw may only come
+ * back with an older entry.  Rows an HCL entry names that no longer exist
+ * then (appended or created after from) need no undo.
+ */
+static int undo_range(stg_pool *p, const uint64_t *offs, size_t from, size_t to,
+		      bool recovery)
+{
+	size_t i;
+	int rc;
+
+	for (i = to; i-- > from;) {
+		stg_log_rec *r = mlog_rec(p, offs[i]);
+		stg_log_undo u;
+
+		if (r->type != STG_LOG_UNDO)
+			continue;
+		if (r->len < sizeof(u))
+			return pool_err(p, GPMDB_CORRUPT,
+					"metadata log entry %llu is malformed",
+					(unsigned long long)r->seq);
+		memcpy(&u, r + 1, sizeof(u));
+		if (u.len != r->len - sizeof(u) || u.off < p->sb.root_off ||
+		    u.off > p->map_len || u.len > p->map_len - u.off)
+			return pool_err(p, GPMDB_CORRUPT,
+					"metadata log entry %llu targets "
+					"0x%llx+%llu outside the pool",
+					(unsigned long long)r->seq,
+					(unsigned long long)u.off,
+					(unsigned long long)u.len);
+		memcpy(pool_at(p, u.off), (char *)(r + 1) + sizeof(u), u.len);
+		pool_persist(p, pool_at(p, u.off), u.len);
+		if (recovery) {
+			p->recovered_entries++;
+			stg_crash_point("recovery.undo");
+		}
+	}
+	for (i = to; i-- > from;) {
+		stg_log_rec *r = mlog_rec(p, offs[i]);
+		stg_log_hcl h;
+
+		if (r->type != STG_LOG_HCL_BATCH)
+			continue;
+		if (r->len != sizeof(h))
+			return pool_err(p, GPMDB_CORRUPT,
+					"metadata log entry %llu is malformed",
+					(unsigned long long)r->seq);
+		memcpy(&h, r + 1, sizeof(h));
+		rc = tab_hcl_undo(p, &h, r->seq, recovery);
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+/* Applies the FREE entries of a committed transaction (idempotent). */
+static int apply_frees(stg_pool *p, const uint64_t *offs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		stg_log_rec *r = mlog_rec(p, offs[i]);
+		stg_log_extent e;
+
+		if (r->type != STG_LOG_FREE)
+			continue;
+		if (r->len != sizeof(e))
+			return pool_err(p, GPMDB_CORRUPT,
+					"metadata log entry %llu is malformed",
+					(unsigned long long)r->seq);
+		memcpy(&e, r + 1, sizeof(e));
+		if (!pool_range_ok(p, e.off, e.len))
+			return pool_err(p, GPMDB_CORRUPT,
+					"metadata log frees 0x%llx+%llu "
+					"outside the pool",
+					(unsigned long long)e.off,
+					(unsigned long long)e.len);
+		alloc_free_now(p, e.off, e.len);
+	}
+	return GPMDB_OK;
+}
+
+/* Empties the log: entries of the old generation are dead at once. */
+static void truncate_log(stg_pool *p)
+{
+	stg_log_hdr *h = log_hdr(p);
+
+	h->gen = p->log_gen + 1;
+	pool_persist(p, &h->gen, sizeof(h->gen));
+	p->log_gen = h->gen;
+	p->log_tail = log_start(p);
+	p->log_last_seq = 0;
+	p->log_next_seq = 1;
+	p->nents = 0;
+	dd_clear(p);
+}
+
+int mlog_open(stg_pool *p, bool *recovered)
+{
+	stg_log_hdr *h = log_hdr(p);
+	uint64_t *offs = NULL;
+	size_t n = 0;
+	bool committed = false;
+	size_t i;
+	int rc;
+
+	*recovered = false;
+	if (h->magic != STG_LOG_MAGIC || h->gen == 0)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: "
+				"metadata log header is damaged",
+				p->path);
+	p->log_gen = h->gen;
+	p->log_tail = log_start(p);
+	p->log_last_seq = 0;
+	p->log_next_seq = 1;
+	rc = mlog_scan(p, &offs, &n);
+	if (rc != GPMDB_OK || n == 0) {
+		free(offs);
+		return rc;
+	}
+	*recovered = true;
+	for (i = 0; i < n; i++)
+		if (mlog_rec(p, offs[i])->type == STG_LOG_COMMIT)
+			committed = true;
+	if (committed)
+		rc = apply_frees(p, offs, n);
+	else
+		rc = undo_range(p, offs, 0, n, true);
+	free(offs);
+	if (rc != GPMDB_OK)
+		return rc;
+	truncate_log(p);
+	return GPMDB_OK;
+}
+
+/* ---- Transactions -------------------------------------------------------- */
+
+int stg_begin(stg_pool *p)
+{
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (p->readonly)
+		return pool_err(p, GPMDB_READONLY,
+				"attempt to write a readonly database: %s",
+				p->path);
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	if (p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"cannot start a transaction within a "
+				"transaction");
+	p->in_txn = true;
+	p->txn_bytes_persisted = 0;
+	p->io_failed = false;
+	dd_clear(p);
+	return GPMDB_OK;
+}
+
+bool stg_in_txn(const stg_pool *p)
+{
+	return p && p->in_txn;
+}
+
+static int finish_undo(stg_pool *p)
+{
+	p->alloc_hint = 0;
+	return alloc_open(p); /* the bitmap went back: recount */
+}
+
+int stg_rollback(stg_pool *p)
+{
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"cannot rollback - no transaction is active");
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	rc = undo_range(p, p->ents, 0, p->nents, false);
+	if (rc != GPMDB_OK)
+		return rc;
+	truncate_log(p);
+	p->in_txn = false;
+	return finish_undo(p);
+}
+
+int stg_commit(stg_pool *p)
+{
+	uint64_t *offs;
+	size_t n;
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"cannot commit - no transaction is active");
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	if (p->io_failed) {
+		char msg[sizeof(p->errmsg)];
+
+		snprintf(msg, sizeof(msg),
+			 "disk I/O error: flushing %s failed; the transaction "
+			 "was rolled back",
+			 p->path);
+		stg_rollback(p);
+		return pool_err(p, GPMDB_IOERR, "%s", msg);
+	}
+	stg_crash_point("commit.begin");
+	if (p->nents == 0) {
+		p->in_txn = false;
+		return GPMDB_OK;
+	}
+	/* Every operation persisted its data before logging its metadata
+	 * change, so the commit record is the only thing left. */
+	rc = mlog_append(p, STG_LOG_COMMIT, NULL, 0, NULL);
+	if (rc != GPMDB_OK)
+		return rc;
+	stg_crash_point("commit.record");
+	offs = p->ents;
+	n = p->nents;
+	rc = apply_frees(p, offs, n);
+	if (rc != GPMDB_OK)
+		return rc;
+	stg_crash_point("commit.free");
+	truncate_log(p);
+	p->in_txn = false;
+	return GPMDB_OK;
+}
+
+void mlog_mark(stg_pool *p, stg_mark *m)
+{
+	m->mlog_pos = p->log_tail;
+	m->seq = p->log_last_seq;
+}
+
+int stg_savepoint(stg_pool *p, stg_mark *m)
+{
+	if (p == NULL || m == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"savepoint outside a transaction");
+	mlog_mark(p, m);
+	/* Targets changed from here on need their before-image again. */
+	dd_clear(p);
+	return GPMDB_OK;
+}
+
+int stg_rollback_to(stg_pool *p, const stg_mark *m)
+{
+	size_t i;
+	int rc;
+
+	if (p == NULL || m == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"rollback to a savepoint outside a "
+				"transaction");
+	for (i = 0; i < p->nents && p->ents[i] < m->mlog_pos; i++)
+		;
+	if ((i < p->nents && p->ents[i] != m->mlog_pos) ||
+	    (i == p->nents && m->mlog_pos != p->log_tail) ||
+	    (i == 0 ? m->seq != 0 : mlog_rec(p, p->ents[i - 1])->seq != m->seq))
+		return pool_err(p, GPMDB_MISUSE,
+				"no such savepoint in this transaction");
+	rc = undo_range(p, p->ents, i, p->nents, false);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (i < p->nents) {
+		/* The entry at the mark would link onto the shortened
+		 * chain (its prev_seq is the mark's seq): kill it. */
+		stg_log_rec *r = mlog_rec(p, m->mlog_pos);
+
+		r->gen = 0;
+		pool_persist(p, &r->gen, sizeof(r->gen));
+	}
+	p->nents = i;
+	p->log_tail = m->mlog_pos;
+	p->log_last_seq = m->seq;
+	dd_clear(p);
+	return finish_undo(p);
+}

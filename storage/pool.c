@@ -1,0 +1,833 @@
+/*
+ * pool.c - opening, creating and closing pool files; durability; the
+ * writer lock; growing the file; persist helpers; statistics; crash points.
+ *
+ * Opening validates everything it reads (superblock magic, version,
+ * checksum, region table, root block, file size) with pread before the
+ * file is mapped or anything is written, so a rejected file is never
+ * modified.  Only a path that does not exist is created (O_EXCL): an empty
+ * or foreign file is an error even with create set.
+ *
+ * Writers hold flock(LOCK_EX) on their descriptor for the pool's lifetime;
+ * readers take no lock and map the file MAP_PRIVATE, so that recovering an
+ * interrupted transaction for their own view never touches the file.
+ *
+ * Durability AUTO means PMEM when libpmem says the mapping is real PM or
+ * the file lives on tmpfs (stores survive a process crash once they leave
+ * the CPU caches), else MSYNC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+#define PAGE_BYTES 4096ull
+
+/* ---- Errors ---------------------------------------------------------------
+ */
+
+int pool_err(stg_pool *p, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	va_end(ap);
+	p->errcode = rc;
+	return rc;
+}
+
+void pool_clear_err(stg_pool *p)
+{
+	p->errcode = GPMDB_OK;
+	p->errmsg[0] = '\0';
+}
+
+const char *stg_errmsg(const stg_pool *p)
+{
+	if (p == NULL)
+		return "out of memory";
+	return p->errmsg[0] ? p->errmsg : gpmdb_errstr(p->errcode);
+}
+
+int stg_errcode(const stg_pool *p)
+{
+	return p ? p->errcode : GPMDB_NOMEM;
+}
+
+/* ---- Types and names -------------------------------------------------- */
+
+const char *stg_durability_name(stg_durability d)
+{
+	switch (d) {
+	case STG_DUR_AUTO:
+		return "auto";
+	case STG_DUR_PMEM:
+		return "pmem";
+	case STG_DUR_MSYNC:
+		return "msync";
+	case STG_DUR_OFF:
+		return "off";
+	}
+	return "unknown";
+}
+
+int stg_durability_parse(const char *s, stg_durability *out)
+{
+	static const stg_durability all[] = {STG_DUR_AUTO, STG_DUR_PMEM,
+					     STG_DUR_MSYNC, STG_DUR_OFF};
+	size_t i;
+
+	if (s == NULL || out == NULL)
+		return GPMDB_MISUSE;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcasecmp(s, stg_durability_name(all[i])) == 0) {
+			*out = all[i];
+			return GPMDB_OK;
+		}
+	}
+	return GPMDB_ERROR;
+}
+
+size_t stg_type_width(stg_type t)
+{
+	switch (t) {
+	case STG_T_BOOLEAN:
+		return 1;
+	case STG_T_INT:
+	case STG_T_FLOAT:
+	case STG_T_DATE:
+		return 4;
+	case STG_T_BIGINT:
+	case STG_T_DOUBLE:
+	case STG_T_DECIMAL:
+	case STG_T_TEXT:
+		return 8;
+	}
+	return 0;
+}
+
+const char *stg_type_name(stg_type t)
+{
+	switch (t) {
+	case STG_T_INT:
+		return "INT";
+	case STG_T_BIGINT:
+		return "BIGINT";
+	case STG_T_FLOAT:
+		return "FLOAT";
+	case STG_T_DOUBLE:
+		return "DOUBLE";
+	case STG_T_DECIMAL:
+		return "DECIMAL";
+	case STG_T_DATE:
+		return "DATE";
+	case STG_T_BOOLEAN:
+		return "BOOLEAN";
+	case STG_T_TEXT:
+		return "TEXT";
+	}
+	return "UNKNOWN";
+}
+
+/* ---- Persisting -----------------------------------------------------------
+ */
+
+void pool_flush(stg_pool *p, const void *addr, size_t len)
+{
+	uintptr_t a, e;
+
+	if (len == 0 || p->private_map)
+		return;
+	switch (p->dur) {
+	case STG_DUR_PMEM:
+		pmem_flush(addr, len);
+		break;
+	case STG_DUR_MSYNC:
+		/* msync wants a page-aligned start. */
+		a = (uintptr_t)addr & ~(uintptr_t)(PAGE_BYTES - 1);
+		e = (uintptr_t)addr + len;
+		if (pmem_msync((void *)a, e - a) != 0)
+			__atomic_store_n(&p->io_failed, true, __ATOMIC_RELAXED);
+		break;
+	default:
+		break;
+	}
+}
+
+void pool_drain(stg_pool *p)
+{
+	if (p->dur == STG_DUR_PMEM && !p->private_map)
+		pmem_drain();
+}
+
+void pool_count_persisted(stg_pool *p, uint64_t bytes)
+{
+	if (p->dur == STG_DUR_OFF || p->private_map)
+		return;
+	p->bytes_persisted += bytes;
+	p->txn_bytes_persisted += bytes;
+}
+
+void pool_persist(stg_pool *p, const void *addr, size_t len)
+{
+	if (len == 0)
+		return;
+	pool_flush(p, addr, len);
+	pool_drain(p);
+	pool_count_persisted(p, len);
+}
+
+void pool_memcpy_nodrain(stg_pool *p, void *dst, const void *src, size_t n)
+{
+	if (p->dur == STG_DUR_PMEM && !p->private_map)
+		pmem_memcpy_nodrain(dst, src, n);
+	else
+		memcpy(dst, src, n);
+}
+
+bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len)
+{
+	uint64_t end = pool_root(p)->pool_size;
+
+	if (end > p->map_len)
+		end = p->map_len;
+	return off >= p->sb.data_off && off <= end && len <= end - off;
+}
+
+int pool_check_writable(stg_pool *p)
+{
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (p->readonly)
+		return pool_err(p, GPMDB_READONLY,
+				"attempt to write a readonly database: %s",
+				p->path);
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR,
+				"pool %s is no longer mapped after a failed "
+				"remap; reopen it",
+				p->path);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"storage call outside a transaction");
+	return GPMDB_OK;
+}
+
+/* ---- Growing --------------------------------------------------------------
+ */
+
+int pool_extend(stg_pool *p, uint64_t new_size)
+{
+	size_t len = 0;
+	int is_pmem = 0, err;
+	void *base;
+
+	err = posix_fallocate(p->fd, 0, (off_t)new_size);
+	if (err == ENOSPC || err == EFBIG)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: cannot grow %s to "
+				"%llu bytes",
+				p->path, (unsigned long long)new_size);
+	if (err != 0)
+		return pool_err(p, GPMDB_IOERR,
+				"cannot grow %s to %llu bytes: %s", p->path,
+				(unsigned long long)new_size, strerror(err));
+	stg_crash_point("grow.extend");
+	if (new_size <= p->map_len)
+		return GPMDB_OK;
+	if (pmem_unmap(p->base, p->map_len) != 0) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot unmap %s: %s", p->path,
+				strerror(err));
+	}
+	p->base = NULL;
+	base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
+	if (base == NULL || len < new_size) {
+		if (base)
+			pmem_unmap(base, len);
+		p->broken = true;
+		p->map_len = 0;
+		return pool_err(p, GPMDB_IOERR, "cannot remap %s: %s", p->path,
+				pmem_errormsg());
+	}
+	p->base = base;
+	p->map_len = len;
+	p->is_pmem = is_pmem != 0;
+	stg_crash_point("grow.remap");
+	return GPMDB_OK;
+}
+
+/* ---- Opening --------------------------------------------------------------
+ */
+
+static uint32_t sb_crc(const stg_superblock *sb)
+{
+	return (uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF);
+}
+
+static int read_full(int fd, void *buf, size_t n, off_t off, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r =
+		    pread(fd, (char *)buf + done, n - done, off + (off_t)done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n, off_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pwrite(fd, (const char *)buf + done, n - done,
+				   off + (off_t)done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* Checks the region table of a superblock whose crc matched. */
+static bool sb_sane(const stg_superblock *sb)
+{
+	if (sb->sb_size != STG_SB_SIZE || !is_pow2(sb->chunk_size) ||
+	    sb->chunk_size < STG_MIN_CHUNK || sb->chunk_size > (1ull << 30))
+		return false;
+	if (sb->root_off != STG_SB_SIZE || sb->root_size != STG_ROOT_SIZE)
+		return false;
+	if (sb->log_off != sb->root_off + sb->root_size ||
+	    sb->log_size < 4096 || sb->log_size > (1ull << 32))
+		return false;
+	if (sb->bitmap_off != sb->log_off + sb->log_size ||
+	    sb->bitmap_size * 8 < sb->nchunks || sb->bitmap_size > (1u << 24))
+		return false;
+	if (sb->data_off < sb->bitmap_off + sb->bitmap_size ||
+	    sb->data_off % sb->chunk_size != 0)
+		return false;
+	if (sb->max_size < sb->data_off ||
+	    sb->nchunks != (sb->max_size - sb->data_off) / sb->chunk_size)
+		return false;
+	return true;
+}
+
+/* Validates an existing file through fd; nothing is written. */
+static int validate_file(stg_pool *p, int fd)
+{
+	struct stat st;
+	stg_root root;
+	size_t got;
+	int err;
+
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open database file: %s: %s", p->path,
+				strerror(err));
+	}
+	if (S_ISDIR(st.st_mode))
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open database file: %s: Is a "
+				"directory",
+				p->path);
+	if (!S_ISREG(st.st_mode))
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open database file: %s: not a "
+				"regular file",
+				p->path);
+	if (st.st_size < (off_t)STG_SB_SIZE)
+		return pool_err(p, GPMDB_NOTADB,
+				"file is not a gpmdb database: %s (%lld bytes, "
+				"too small)",
+				p->path, (long long)st.st_size);
+	if (read_full(fd, &p->sb, sizeof(p->sb), 0, &got) != 0 ||
+	    got != sizeof(p->sb)) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot read %s: %s", p->path,
+				strerror(err));
+	}
+	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0)
+		return pool_err(p, GPMDB_NOTADB,
+				"file is not a gpmdb database: %s (bad magic)",
+				p->path);
+	if (p->sb.version != STG_FORMAT_VERSION)
+		return pool_err(p, GPMDB_NOTADB,
+				"file is not a gpmdb database this build can "
+				"read: %s: format version %u is not supported "
+				"(this build reads version %u)",
+				p->path, p->sb.version, STG_FORMAT_VERSION);
+	if (sb_crc(&p->sb) != p->sb.crc)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: "
+				"superblock checksum mismatch",
+				p->path);
+	if (!sb_sane(&p->sb))
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: "
+				"superblock region table out of range",
+				p->path);
+	if ((uint64_t)st.st_size < p->sb.data_off)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: pool file "
+				"is truncated: %s: %lld bytes, expected at "
+				"least %llu",
+				p->path, (long long)st.st_size,
+				(unsigned long long)p->sb.data_off);
+	if (read_full(fd, &root, sizeof(root), (off_t)p->sb.root_off, &got) !=
+		0 ||
+	    got != sizeof(root)) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot read %s: %s", p->path,
+				strerror(err));
+	}
+	if (root.magic != STG_ROOT_MAGIC || root.pool_size < p->sb.data_off ||
+	    root.pool_size > p->sb.max_size ||
+	    (root.pool_size - p->sb.data_off) % p->sb.chunk_size != 0)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: root "
+				"block is damaged",
+				p->path);
+	if ((uint64_t)st.st_size < root.pool_size)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: pool file "
+				"is truncated: %s: %lld bytes, expected %llu",
+				p->path, (long long)st.st_size,
+				(unsigned long long)root.pool_size);
+	return GPMDB_OK;
+}
+
+static uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+static void fill_uuid(uint8_t uuid[16])
+{
+	ssize_t n = getrandom(uuid, 16, GRND_NONBLOCK);
+
+	if (n != 16) {
+		/* Not worth failing creation over: time and pid still make
+		 * pools distinguishable. */
+		uint64_t t = (uint64_t)time(NULL), pid = (uint64_t)getpid();
+
+		memcpy(uuid, &t, 8);
+		memcpy(uuid + 8, &pid, 8);
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* version 4 */
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+}
+
+/* Lays out and writes a new pool through fd (created by us). */
+static int create_file(stg_pool *p, int fd, const stg_open_opts *o)
+{
+	uint64_t max = o->max_size ? o->max_size : STG_DEFAULT_MAX_SIZE;
+	uint64_t init =
+	    o->initial_size ? o->initial_size : STG_DEFAULT_INITIAL_SIZE;
+	uint64_t chunk = STG_MIN_CHUNK, log, bm, data_off, min_init;
+	stg_superblock *sb = &p->sb;
+	stg_root *root;
+	stg_log_hdr lh;
+	int err;
+
+	if (max < init)
+		max = init;
+	while (max / chunk > STG_MAX_CHUNKS)
+		chunk *= 2;
+	/* The log holds one transaction's metadata undo (about 64 bytes per
+	 * statement of a long transaction); a quarter of the initial size
+	 * keeps small pools small. */
+	log = round_up(init / 4, 4096);
+	if (log < (256u << 10))
+		log = 256u << 10;
+	if (log > (64u << 20))
+		log = 64u << 20;
+	bm = round_up((max / chunk + 7) / 8, 4096);
+	data_off = round_up(STG_SB_SIZE + STG_ROOT_SIZE + log + bm, chunk);
+	min_init = data_off + 8 * chunk;
+	if (init < min_init)
+		init = min_init;
+	init = data_off + round_up(init - data_off, chunk);
+	if (max < init)
+		max = init;
+
+	memset(sb, 0, sizeof(*sb));
+	memcpy(sb->magic, STG_SB_MAGIC, 8);
+	sb->version = STG_FORMAT_VERSION;
+	sb->sb_size = STG_SB_SIZE;
+	fill_uuid(sb->uuid);
+	sb->ctime = (uint64_t)time(NULL);
+	sb->chunk_size = chunk;
+	sb->root_off = STG_SB_SIZE;
+	sb->root_size = STG_ROOT_SIZE;
+	sb->log_off = sb->root_off + sb->root_size;
+	sb->log_size = log;
+	sb->bitmap_off = sb->log_off + log;
+	sb->bitmap_size = bm;
+	sb->data_off = data_off;
+	sb->nchunks = (max - data_off) / chunk;
+	sb->max_size = max;
+	sb->initial_size = init;
+	sb->crc = sb_crc(sb);
+
+	err = posix_fallocate(fd, 0, (off_t)init);
+	if (err == ENOSPC || err == EFBIG)
+		return pool_err(
+		    p, GPMDB_FULL,
+		    "database or disk is full: cannot allocate %llu "
+		    "bytes for %s",
+		    (unsigned long long)init, p->path);
+	if (err != 0)
+		return pool_err(
+		    p, GPMDB_IOERR, "cannot allocate %llu bytes for %s: %s",
+		    (unsigned long long)init, p->path, strerror(err));
+	/* The file is zero-filled: an all-clear bitmap already. */
+	root = calloc(1, sizeof(*root));
+	if (root == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	root->magic = STG_ROOT_MAGIC;
+	root->pool_size = init;
+	root->next_obj_seq = 1;
+	root->next_table_id = 1;
+	memset(&lh, 0, sizeof(lh));
+	lh.magic = STG_LOG_MAGIC;
+	lh.gen = 1;
+	if (write_full(fd, root, sizeof(*root), (off_t)sb->root_off) != 0 ||
+	    write_full(fd, &lh, sizeof(lh), (off_t)sb->log_off) != 0 ||
+	    fdatasync(fd) != 0 ||
+	    /* The superblock last: a file without one is not a pool. */
+	    write_full(fd, sb, sizeof(*sb), 0) != 0 || fdatasync(fd) != 0) {
+		err = errno;
+		free(root);
+		return pool_err(p, err == ENOSPC ? GPMDB_FULL : GPMDB_IOERR,
+				"cannot write %s: %s", p->path, strerror(err));
+	}
+	free(root);
+	return GPMDB_OK;
+}
+
+static bool on_tmpfs(int fd)
+{
+	struct statfs fs;
+
+	return fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+}
+
+static int map_file(stg_pool *p)
+{
+	struct stat st;
+	size_t len = 0;
+	int is_pmem = 0, err;
+	void *base;
+
+	if (p->readonly) {
+		if (fstat(p->fd, &st) != 0) {
+			err = errno;
+			return pool_err(p, GPMDB_IOERR, "cannot stat %s: %s",
+					p->path, strerror(err));
+		}
+		/* Private: recovery of a crashed writer's transaction for
+		 * this reader's view stays in memory. */
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE, p->fd, 0);
+		if (base == MAP_FAILED) {
+			err = errno;
+			return pool_err(p, GPMDB_IOERR, "cannot map %s: %s",
+					p->path, strerror(err));
+		}
+		p->base = base;
+		p->map_len = (size_t)st.st_size;
+		p->private_map = true;
+		p->is_pmem = false;
+		return GPMDB_OK;
+	}
+	base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
+	if (base == NULL)
+		return pool_err(p, GPMDB_IOERR, "cannot map %s: %s", p->path,
+				pmem_errormsg());
+	p->base = base;
+	p->map_len = len;
+	p->is_pmem = is_pmem != 0;
+	if (len < pool_root(p)->pool_size)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: pool file "
+				"is truncated: %s: %zu bytes mapped, expected "
+				"%llu",
+				p->path, len,
+				(unsigned long long)pool_root(p)->pool_size);
+	return GPMDB_OK;
+}
+
+static void pool_free(stg_pool *p)
+{
+	if (p == NULL)
+		return;
+	tab_views_free(p);
+	if (p->base) {
+		if (p->private_map)
+			munmap(p->base, p->map_len);
+		else
+			pmem_unmap(p->base, p->map_len);
+	}
+	if (p->fd >= 0)
+		close(p->fd); /* drops the flock */
+	free(p->ents);
+	free(p->dd);
+	free(p->path);
+	free(p);
+}
+
+static int open_fd(stg_pool *p, const stg_open_opts *o, bool *created)
+{
+	int flags = (o->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd, err;
+
+	*created = false;
+	fd = open(p->path, flags);
+	if (fd < 0 && errno == ENOENT && o->create && !o->readonly) {
+		fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			*created = true;
+	}
+	if (fd < 0) {
+		err = errno;
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open database file: %s: %s", p->path,
+				strerror(err));
+	}
+	p->fd = fd;
+	return GPMDB_OK;
+}
+
+static int take_lock(stg_pool *p)
+{
+	int err;
+
+	if (flock(p->fd, LOCK_EX | LOCK_NB) == 0)
+		return GPMDB_OK;
+	err = errno;
+	if (err == EWOULDBLOCK)
+		return pool_err(p, GPMDB_BUSY, "database is locked: %s",
+				p->path);
+	return pool_err(p, GPMDB_IOERR, "cannot lock %s: %s", p->path,
+			strerror(err));
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
+	     char *errmsg, size_t errmsg_len)
+{
+	stg_open_opts o = {0};
+	stg_pool *p;
+	bool created = false, recovered = false;
+	double t0;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (errmsg && errmsg_len)
+		errmsg[0] = '\0';
+	if (path == NULL || out == NULL) {
+		if (errmsg && errmsg_len)
+			snprintf(errmsg, errmsg_len,
+				 "stg_open: path and out are required");
+		return GPMDB_MISUSE;
+	}
+	if (opts)
+		o = *opts;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL || (p->path = strdup(path)) == NULL) {
+		free(p);
+		if (errmsg && errmsg_len)
+			snprintf(errmsg, errmsg_len, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	p->fd = -1;
+	p->readonly = o.readonly;
+
+	rc = open_fd(p, &o, &created);
+	if (rc == GPMDB_OK && !o.readonly)
+		rc = take_lock(p);
+	if (rc == GPMDB_OK)
+		rc = created ? create_file(p, p->fd, &o)
+			     : validate_file(p, p->fd);
+	if (rc == GPMDB_OK)
+		rc = map_file(p);
+	if (rc == GPMDB_OK) {
+		p->dur = o.durability;
+		if (p->dur == STG_DUR_AUTO)
+			p->dur = p->is_pmem || on_tmpfs(p->fd) ? STG_DUR_PMEM
+							       : STG_DUR_MSYNC;
+		t0 = now_ms();
+		rc = mlog_open(p, &recovered);
+		if (recovered)
+			p->recovery_ms = now_ms() - t0;
+	}
+	if (rc == GPMDB_OK)
+		rc = alloc_open(p);
+	if (rc != GPMDB_OK) {
+		if (errmsg && errmsg_len)
+			snprintf(errmsg, errmsg_len, "%s", stg_errmsg(p));
+		if (created)
+			unlink(p->path); /* ours, never complete */
+		pool_free(p);
+		return rc;
+	}
+	p->bytes_persisted = 0;
+	p->txn_bytes_persisted = 0;
+	pool_clear_err(p);
+	*out = p;
+	return GPMDB_OK;
+}
+
+int stg_close(stg_pool *p)
+{
+	int rc = GPMDB_OK;
+
+	if (p == NULL)
+		return GPMDB_OK;
+	if (p->in_txn && !p->broken)
+		rc = stg_rollback(p); /* like SQLite: close rolls back */
+	pool_free(p);
+	return rc;
+}
+
+stg_durability stg_pool_durability(const stg_pool *p)
+{
+	return p->dur;
+}
+
+bool stg_pool_readonly(const stg_pool *p)
+{
+	return p->readonly;
+}
+
+int stg_get_stats(stg_pool *p, stg_stats *out)
+{
+	if (p == NULL || out == NULL)
+		return GPMDB_MISUSE;
+	memset(out, 0, sizeof(*out));
+	out->pool_size = p->broken ? 0 : pool_root(p)->pool_size;
+	out->max_size = p->sb.max_size;
+	out->used_bytes = p->used_chunks * p->sb.chunk_size;
+	out->bytes_persisted = p->bytes_persisted;
+	out->last_txn_bytes_persisted = p->txn_bytes_persisted;
+	out->recovery_ms = p->recovery_ms;
+	out->recovered_entries = p->recovered_entries;
+	out->durability = p->dur;
+	out->is_pmem = p->is_pmem;
+	return GPMDB_OK;
+}
+
+void *stg_pool_base(stg_pool *p, uint64_t *len)
+{
+	if (len)
+		*len = p->map_len;
+	return p->base;
+}
+
+/* ---- Crash points ---------------------------------------------------------
+ */
+
+#define CP_MAX 32
+
+/* The variable is read again whenever it changes, so that a test can set
+ * it in a forked child after the parent has reached crash points. */
+static struct {
+	char name[64];
+	long target;
+	long hits;
+} cp_tab[CP_MAX];
+static int cp_n;
+static char cp_env[1024];
+
+static void cp_parse(const char *env)
+{
+	char buf[sizeof(cp_env)], *save = NULL, *tok;
+
+	snprintf(cp_env, sizeof(cp_env), "%s", env);
+	snprintf(buf, sizeof(buf), "%s", env);
+	cp_n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok && cp_n < CP_MAX;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':');
+		long n = 1;
+
+		if (colon) {
+			*colon = '\0';
+			n = strtol(colon + 1, NULL, 10);
+		}
+		snprintf(cp_tab[cp_n].name, sizeof(cp_tab[cp_n].name), "%s",
+			 tok);
+		cp_tab[cp_n].target = n > 0 ? n : 1;
+		cp_tab[cp_n].hits = 0;
+		cp_n++;
+	}
+}
+
+void stg_crash_point(const char *name)
+{
+	const char *env = getenv("GPMDB_CRASH_AT");
+	int i;
+
+	if (env == NULL)
+		env = "";
+	if (strcmp(env, cp_env) != 0)
+		cp_parse(env);
+	for (i = 0; i < cp_n; i++) {
+		if (strcmp(cp_tab[i].name, name) != 0)
+			continue;
+		if (__atomic_add_fetch(&cp_tab[i].hits, 1, __ATOMIC_RELAXED) ==
+		    cp_tab[i].target)
+			raise(SIGKILL);
+	}
+}

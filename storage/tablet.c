@@ -1,0 +1,1303 @@
+/*
+ * tablet.c - row data: tablets, appends, reads, in-place updates and
+ * deletes, tablet views.
+ *
+ * Tablet i of a table holds min(1024 << i, 1M) rows, so small tables stay
+ * small and large ones use 1M-row tablets; tablet i's first row follows
+ * from i alone.  A tablet is one extent: header, column map, then each
+ * column's array, each column's NULL bitmap and the deleted-row bitmap,
+ * all 256-byte aligned.  Strings live in a per-tablet heap extent that is
+ * replaced by a bigger copy when full (pointer change undo-logged, old
+ * heap freed at commit).
+ *
+ * Rows in use are not stored per tablet: they follow from the table's row
+ * count.  An append writes the new rows (values, NULL bits, cleared
+ * deleted bits, heap strings) past the count, persists them, then changes
+ * heap_used and the row count through the metadata log, so a crash before
+ * that leaves the rows invisible.  Bits past the row count are garbage
+ * and never read.
+ *
+ * UPDATE and DELETE log old values with HCL (hcl.h), in three phases like
+ * a GPU batch with kernel-scope persist barriers: every thread (row i of
+ * the batch is thread i) writes its entries, all entries are persisted;
+ * all tails are set and persisted; then the new data is written in place
+ * and persisted.  Entries never share words (HCL's slots), NULL and
+ * deleted bits of different rows may share a word and are set with
+ * atomic operations.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+#define FIRST_BIG_ROW (1024ull * 1023) /* first row of tablet 10 */
+#define PAR_MIN_ROWS  8192	       /* below this, one thread */
+#define COPY_PIECE    (4u << 20)       /* bytes of one copy task */
+
+/* ---- Geometry -------------------------------------------------------------
+ */
+
+uint64_t tab_capacity(uint64_t idx)
+{
+	return idx >= 10 ? STG_TABLET_MAX_ROWS
+			 : (uint64_t)STG_TABLET_MIN_ROWS << idx;
+}
+
+uint64_t tab_first_row(uint64_t idx)
+{
+	if (idx <= 10)
+		return 1024ull * ((1ull << idx) - 1);
+	return FIRST_BIG_ROW + (idx - 10) * STG_TABLET_MAX_ROWS;
+}
+
+uint64_t tab_index_of(uint64_t row)
+{
+	uint64_t i = 0;
+
+	if (row >= FIRST_BIG_ROW)
+		return 10 + (row - FIRST_BIG_ROW) / STG_TABLET_MAX_ROWS;
+	while (tab_first_row(i + 1) <= row)
+		i++;
+	return i;
+}
+
+static uint64_t al256(uint64_t x)
+{
+	return (x + STG_TABLET_ALIGN - 1) & ~(uint64_t)(STG_TABLET_ALIGN - 1);
+}
+
+uint64_t tab_layout(const stg_cat_column *cols, uint32_t ncols, uint64_t cap,
+		    uint64_t *colmap, uint64_t *deleted_rel)
+{
+	uint64_t pos = al256(sizeof(stg_tablet_hdr) + 16ull * ncols);
+	uint32_t c;
+
+	for (c = 0; c < ncols; c++) {
+		if (colmap)
+			colmap[2 * c] = pos;
+		pos = al256(pos + stg_type_width((stg_type)cols[c].type) * cap);
+	}
+	for (c = 0; c < ncols; c++) {
+		if (colmap)
+			colmap[2 * c + 1] = pos;
+		pos = al256(pos + cap / 8);
+	}
+	if (deleted_rel)
+		*deleted_rel = pos;
+	return al256(pos + cap / 8);
+}
+
+/* ---- Bits ------------------------------------------------------------------
+ */
+
+static uint32_t get_bits(const uint32_t *s, uint64_t pos, unsigned n)
+{
+	uint64_t w = pos >> 5;
+	unsigned sh = (unsigned)(pos & 31);
+	uint64_t v = s[w] >> sh;
+
+	if (sh + n > 32)
+		v |= (uint64_t)s[w + 1] << (32 - sh);
+	return n == 32 ? (uint32_t)v : (uint32_t)v & ((1u << n) - 1);
+}
+
+/* Copies n bits from s (from bit spos) to d (from bit dpos); s NULL means
+ * zeros. */
+static void bits_copy(uint32_t *d, uint64_t dpos, const uint32_t *s,
+		      uint64_t spos, uint64_t n)
+{
+	while (n) {
+		unsigned dsh = (unsigned)(dpos & 31);
+		unsigned take = 32 - dsh < n ? 32 - dsh : (unsigned)n;
+		uint32_t mask = (take == 32 ? ~0u : (1u << take) - 1) << dsh;
+		uint32_t v = s ? get_bits(s, spos, take) : 0;
+
+		if (take == 32 && s == NULL) {
+			uint64_t words = n / 32;
+
+			memset(&d[dpos >> 5], 0, words * 4);
+			dpos += words * 32;
+			n -= words * 32;
+			continue;
+		}
+		d[dpos >> 5] = (d[dpos >> 5] & ~mask) | ((v << dsh) & mask);
+		dpos += take;
+		spos += take;
+		n -= take;
+	}
+}
+
+static bool any_bit(const uint32_t *s, uint64_t n, uint64_t *first)
+{
+	uint64_t w, nw = (n + 31) / 32;
+
+	for (w = 0; w < nw; w++) {
+		uint32_t v = s[w];
+
+		if (w == nw - 1 && (n & 31))
+			v &= (1u << (n & 31)) - 1;
+		if (v) {
+			*first = w * 32 + (uint64_t)__builtin_ctz(v);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void bit_set_atomic(uint32_t *w, uint64_t i, bool on)
+{
+	uint32_t m = 1u << (i & 31);
+
+	if (on)
+		__atomic_fetch_or(&w[i >> 5], m, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&w[i >> 5], ~m, __ATOMIC_RELAXED);
+}
+
+/* ---- Table and tablet access ---------------------------------------- */
+
+static int find_table(stg_pool *p, uint32_t tid, uint64_t *off)
+{
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	return cat_find_table(p, tid, off);
+}
+
+/* Tablet idx of a table, or NULL when it does not exist (or is bad). */
+static stg_tablet_hdr *tablet_at(stg_pool *p, stg_cat_entry *e, uint64_t idx)
+{
+	stg_tdir *d;
+	uint64_t off;
+
+	if (e->tdir == 0 || !pool_range_ok(p, e->tdir, sizeof(stg_tdir)))
+		return NULL;
+	d = tab_dir(p, e->tdir);
+	if (idx >= d->count || idx >= d->capacity)
+		return NULL;
+	off = tab_dir_slots(d)[idx];
+	if (!pool_range_ok(p, off, sizeof(stg_tablet_hdr)))
+		return NULL;
+	return tab_hdr(p, off);
+}
+
+static void *col_data(stg_tablet_hdr *h, uint32_t c)
+{
+	return (char *)h + tab_colmap(h)[2 * c];
+}
+
+static uint32_t *col_nulls(stg_tablet_hdr *h, uint32_t c)
+{
+	return (uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+}
+
+static uint32_t *deleted_bits(stg_tablet_hdr *h)
+{
+	return (uint32_t *)((char *)h + h->deleted_rel);
+}
+
+/* Makes the directory of the table at cat_off hold tablets covering rows
+ * [0, rows).  Allocates, so pointers die. */
+static int ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
+{
+	uint64_t need = rows ? tab_index_of(rows - 1) + 1 : 0;
+	uint64_t doff, ext, toff, size, cnt;
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_tdir *d;
+	int rc;
+
+	if (need == 0)
+		return GPMDB_OK;
+	if (e->tdir == 0 || tab_dir(p, e->tdir)->capacity < need) {
+		uint64_t old = e->tdir, cap = need < 64 ? 64 : need * 2;
+
+		rc = alloc_extent(p, sizeof(stg_tdir) + 8 * cap, &doff, &ext);
+		if (rc != GPMDB_OK)
+			return rc;
+		e = cat_entry(p, cat_off);
+		d = tab_dir(p, doff);
+		memset(d, 0, sizeof(*d));
+		d->magic = STG_TDIR_MAGIC;
+		d->table_id = e->table_id;
+		d->extent_size = ext;
+		d->capacity = (ext - sizeof(stg_tdir)) / 8;
+		if (old) {
+			stg_tdir *od = tab_dir(p, old);
+
+			d->count = od->count;
+			memcpy(tab_dir_slots(d), tab_dir_slots(od),
+			       od->count * 8);
+		}
+		pool_persist(p, d, sizeof(*d) + d->count * 8);
+		rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, tdir),
+				  doff);
+		if (rc == GPMDB_OK && old)
+			rc = alloc_free_deferred(p, old,
+						 tab_dir(p, old)->extent_size);
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	for (;;) {
+		stg_tablet_hdr *h;
+		uint64_t *slots;
+
+		e = cat_entry(p, cat_off);
+		cnt = tab_dir(p, e->tdir)->count;
+		if (cnt >= need)
+			break;
+		size = tab_layout(cat_cols(e), e->ncols, tab_capacity(cnt),
+				  NULL, NULL);
+		rc = alloc_extent(p, size, &toff, &ext);
+		if (rc != GPMDB_OK)
+			return rc;
+		e = cat_entry(p, cat_off);
+		h = tab_hdr(p, toff);
+		memset(h, 0, sizeof(*h));
+		h->magic = STG_TABLET_MAGIC;
+		h->ncols = e->ncols;
+		h->table_id = e->table_id;
+		h->index = (uint32_t)cnt;
+		h->extent_size = ext;
+		h->first_row = tab_first_row(cnt);
+		h->capacity = tab_capacity(cnt);
+		tab_layout(cat_cols(e), e->ncols, h->capacity, tab_colmap(h),
+			   &h->deleted_rel);
+		pool_persist(p, h, sizeof(*h) + 16ull * e->ncols);
+		/* A slot past the count means nothing: no undo needed. */
+		d = tab_dir(p, e->tdir);
+		slots = tab_dir_slots(d);
+		slots[cnt] = toff;
+		pool_persist(p, &slots[cnt], 8);
+		rc = mlog_set_u64(p, e->tdir + offsetof(stg_tdir, count),
+				  cnt + 1);
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+/* Makes the heap of the tablet at toff hold need more bytes. */
+static int ensure_heap(stg_pool *p, uint64_t toff, uint64_t need)
+{
+	stg_tablet_hdr *h = tab_hdr(p, toff);
+	uint64_t want, size, noff, ext, old, old_size, used;
+	uint64_t pair[2];
+	int rc;
+
+	if (h->heap_used + need <= h->heap_size)
+		return GPMDB_OK;
+	if (h->heap_used + need > UINT32_MAX)
+		return pool_err(p, GPMDB_TOOBIG,
+				"string or blob too big: the string heap of "
+				"tablet %u of a table would exceed 4 GiB",
+				h->index);
+	want = h->heap_used + need;
+	size = h->heap_size * 2 > want ? h->heap_size * 2 : want;
+	if (size > UINT32_MAX)
+		size = UINT32_MAX;
+	rc = alloc_extent(p, size, &noff, &ext);
+	if (rc != GPMDB_OK)
+		return rc;
+	h = tab_hdr(p, toff);
+	old = h->heap_off;
+	old_size = h->heap_size;
+	used = h->heap_used;
+	if (used) {
+		pool_memcpy_nodrain(p, pool_at(p, noff), pool_at(p, old), used);
+		pool_flush(p, pool_at(p, noff), used);
+		pool_drain(p);
+		pool_count_persisted(p, used);
+	}
+	pair[0] = noff;
+	pair[1] = ext;
+	rc = mlog_write(p, toff + offsetof(stg_tablet_hdr, heap_off), pair,
+			sizeof(pair));
+	if (rc == GPMDB_OK && old)
+		rc = alloc_free_deferred(p, old, old_size);
+	return rc;
+}
+
+int tab_free_all(stg_pool *p, uint64_t cat_off)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_tdir *d;
+	uint64_t i;
+	int rc;
+
+	if (e->tdir == 0)
+		return GPMDB_OK;
+	if (!pool_range_ok(p, e->tdir, sizeof(stg_tdir)))
+		return pool_err(p, GPMDB_CORRUPT,
+				"table %s: tablet directory outside the pool",
+				e->name);
+	d = tab_dir(p, e->tdir);
+	for (i = 0; i < d->count; i++) {
+		stg_tablet_hdr *h = tablet_at(p, e, i);
+
+		if (h == NULL)
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: tablet %llu is damaged",
+					e->name, (unsigned long long)i);
+		if (h->heap_off) {
+			rc = alloc_free_deferred(p, h->heap_off, h->heap_size);
+			if (rc != GPMDB_OK)
+				return rc;
+		}
+		rc = alloc_free_deferred(p, pool_off(p, h), h->extent_size);
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	return alloc_free_deferred(p, e->tdir, d->extent_size);
+}
+
+/* ---- Counts ------------------------------------------------------------ */
+
+uint64_t stg_row_count(stg_pool *p, uint32_t table_id)
+{
+	uint64_t off;
+
+	if (p == NULL || find_table(p, table_id, &off) != GPMDB_OK)
+		return 0;
+	return cat_entry(p, off)->row_count;
+}
+
+uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id)
+{
+	uint64_t off;
+
+	if (p == NULL || find_table(p, table_id, &off) != GPMDB_OK)
+		return 0;
+	return cat_entry(p, off)->deleted_count;
+}
+
+/* ---- Append ------------------------------------------------------------ */
+
+typedef struct {
+	stg_tablet_hdr *h;
+	uint64_t b0, b1;    /* batch rows [b0, b1) */
+	uint64_t local0;    /* tablet row of batch row b0 */
+	uint64_t heap_base; /* heap offset where this segment's strings go */
+	uint64_t heap_need;
+} app_seg;
+
+typedef struct {
+	uint32_t seg;
+	int col;	  /* -1: deleted bits */
+	int kind;	  /* 0: values, 1: NULL bits, 2: TEXT, 3: deleted */
+	uint64_t r0, r1;  /* batch rows */
+	uint64_t heap_at; /* TEXT: where this column's strings start */
+} app_task;
+
+static uint64_t text_bytes(const stg_col_batch *cb, uint64_t r0, uint64_t r1)
+{
+	const stg_text *t = cb->values;
+	uint64_t r, n = 0;
+
+	for (r = r0; r < r1; r++)
+		if (!(cb->nulls && bit_get(cb->nulls, r)))
+			n += t[r].len;
+	return n;
+}
+
+static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
+			 const stg_cat_column *cc, const stg_col_batch *cols)
+{
+	stg_tablet_hdr *h = sg->h;
+	uint64_t lr = sg->local0 + (t->r0 - sg->b0), n = t->r1 - t->r0;
+
+	switch (t->kind) {
+	case 0: {
+		size_t w = stg_type_width((stg_type)cc[t->col].type);
+		char *dst = (char *)col_data(h, (uint32_t)t->col) + lr * w;
+
+		pool_memcpy_nodrain(
+		    p, dst, (const char *)cols[t->col].values + t->r0 * w,
+		    n * w);
+		if (p->dur == STG_DUR_MSYNC)
+			pool_flush(p, dst, n * w);
+		return n * w;
+	}
+	case 1: {
+		uint32_t *nb = col_nulls(h, (uint32_t)t->col);
+
+		bits_copy(nb, lr, cols[t->col].nulls, t->r0, n);
+		pool_flush(p, &nb[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		return n / 8;
+	}
+	case 2: {
+		const stg_text *src = cols[t->col].values;
+		const uint32_t *sn = cols[t->col].nulls;
+		stg_strref *dst = (stg_strref *)col_data(h, (uint32_t)t->col);
+		char *heap = pool_at(p, h->heap_off);
+		uint64_t at = t->heap_at, r;
+		uint32_t *nb = col_nulls(h, (uint32_t)t->col);
+
+		for (r = t->r0; r < t->r1; r++) {
+			stg_strref *d = &dst[lr + (r - t->r0)];
+
+			if (sn && bit_get(sn, r)) {
+				d->off = 0;
+				d->len = 0;
+				continue;
+			}
+			if (src[r].len)
+				memcpy(heap + at, src[r].ptr, src[r].len);
+			d->off = (uint32_t)at;
+			d->len = src[r].len;
+			at += src[r].len;
+		}
+		pool_flush(p, heap + t->heap_at, at - t->heap_at);
+		pool_flush(p, &dst[lr], n * sizeof(stg_strref));
+		bits_copy(nb, lr, sn, t->r0, n);
+		pool_flush(p, &nb[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		return (at - t->heap_at) + n * sizeof(stg_strref) + n / 8;
+	}
+	default: {
+		uint32_t *db = deleted_bits(h);
+
+		bits_copy(db, lr, NULL, 0, n);
+		pool_flush(p, &db[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		return n / 8;
+	}
+	}
+}
+
+static int check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
+			  const uint32_t *nulls, uint64_t n, const char *what)
+{
+	stg_cat_column *cc = cat_cols(e);
+	uint64_t first;
+
+	if (!(cc[c].flags & STG_COL_NOTNULL) || nulls == NULL ||
+	    !any_bit(nulls, n, &first))
+		return GPMDB_OK;
+	return pool_err(p, GPMDB_CONSTRAINT,
+			"NOT NULL constraint failed: %s.%s (%s %llu)", e->name,
+			cc[c].name, what, (unsigned long long)first + 1);
+}
+
+int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+	       uint64_t nrows)
+{
+	uint64_t cat_off, start, end, nseg, s, i, total = 0;
+	app_seg *segs = NULL;
+	app_task *tasks = NULL;
+	size_t ntask = 0, captask;
+	stg_cat_entry *e;
+	stg_cat_column *cc;
+	uint32_t ncols, c;
+	bool has_text = false;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (nrows == 0)
+		return GPMDB_OK;
+	if (cols == NULL)
+		return pool_err(p, GPMDB_MISUSE, "stg_append: no columns");
+	e = cat_entry(p, cat_off);
+	ncols = e->ncols;
+	cc = cat_cols(e);
+	for (c = 0; c < ncols; c++) {
+		if (cols[c].values == NULL)
+			return pool_err(p, GPMDB_MISUSE,
+					"stg_append: column %s has no values",
+					cc[c].name);
+		rc = check_not_null(p, e, c, cols[c].nulls, nrows, "row");
+		if (rc != GPMDB_OK)
+			return rc;
+		if (cc[c].type == STG_T_TEXT)
+			has_text = true;
+	}
+	start = e->row_count;
+	end = start + nrows;
+	if (end < start || end > (1ull << 48))
+		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
+				e->name);
+
+	rc = ensure_tablets(p, cat_off, end);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, cat_off); /* the pool may have moved */
+	cc = cat_cols(e);
+	nseg = tab_index_of(end - 1) - tab_index_of(start) + 1;
+	segs = calloc(nseg, sizeof(*segs));
+	if (segs == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	for (s = 0; s < nseg; s++) {
+		uint64_t ti = tab_index_of(start) + s;
+		uint64_t f = tab_first_row(ti), cap = tab_capacity(ti);
+		uint64_t r0 = start > f ? start : f;
+		uint64_t r1 = end < f + cap ? end : f + cap;
+
+		segs[s].b0 = r0 - start;
+		segs[s].b1 = r1 - start;
+		segs[s].local0 = r0 - f;
+		if (has_text) {
+			for (c = 0; c < ncols; c++)
+				if (cc[c].type == STG_T_TEXT)
+					segs[s].heap_need += text_bytes(
+					    &cols[c], segs[s].b0, segs[s].b1);
+		}
+	}
+	/* Every allocation before any pointer is kept. */
+	for (s = 0; has_text && s < nseg; s++) {
+		uint64_t ti = tab_index_of(start) + s;
+		stg_tablet_hdr *h = tablet_at(p, cat_entry(p, cat_off), ti);
+
+		if (h == NULL) {
+			rc = pool_err(p, GPMDB_CORRUPT, "tablet %llu missing",
+				      (unsigned long long)ti);
+			goto out;
+		}
+		if (segs[s].heap_need) {
+			rc = ensure_heap(p, pool_off(p, h), segs[s].heap_need);
+			if (rc != GPMDB_OK)
+				goto out;
+		}
+	}
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
+	captask = nseg * (2 * (size_t)ncols + 1) + 16;
+	for (s = 0; s < nseg; s++) {
+		segs[s].h = tablet_at(p, e, tab_index_of(start) + s);
+		if (segs[s].h == NULL) {
+			rc = pool_err(p, GPMDB_CORRUPT, "tablet missing");
+			goto out;
+		}
+		segs[s].heap_base = segs[s].h->heap_used;
+		for (c = 0; c < ncols; c++) {
+			uint64_t w = stg_type_width((stg_type)cc[c].type);
+
+			if (cc[c].type != STG_T_TEXT)
+				captask +=
+				    (segs[s].b1 - segs[s].b0) * w / COPY_PIECE;
+		}
+	}
+	tasks = calloc(captask, sizeof(*tasks));
+	if (tasks == NULL) {
+		rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (s = 0; s < nseg; s++) {
+		uint64_t heap_at = segs[s].heap_base;
+
+		for (c = 0; c < ncols; c++) {
+			uint64_t w = stg_type_width((stg_type)cc[c].type);
+			uint64_t piece = COPY_PIECE / w, r;
+			app_task t = {(uint32_t)s, (int)c, 0, 0, 0, 0};
+
+			if (cc[c].type == STG_T_TEXT) {
+				t.kind = 2;
+				t.r0 = segs[s].b0;
+				t.r1 = segs[s].b1;
+				t.heap_at = heap_at;
+				heap_at += text_bytes(&cols[c], t.r0, t.r1);
+				tasks[ntask++] = t;
+				continue;
+			}
+			for (r = segs[s].b0; r < segs[s].b1; r += piece) {
+				t.r0 = r;
+				t.r1 = r + piece < segs[s].b1 ? r + piece
+							      : segs[s].b1;
+				tasks[ntask++] = t;
+			}
+			t.kind = 1;
+			t.r0 = segs[s].b0;
+			t.r1 = segs[s].b1;
+			tasks[ntask++] = t;
+		}
+		tasks[ntask++] =
+		    (app_task){(uint32_t)s, -1, 3, segs[s].b0, segs[s].b1, 0};
+	}
+
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : total) if (nrows >= PAR_MIN_ROWS)
+	for (i = 0; i < ntask; i++)
+		total += run_task(p, &tasks[i], &segs[tasks[i].seg], cc, cols);
+	pool_drain(p);
+	pool_count_persisted(p, total);
+	stg_crash_point("append.data");
+
+	for (s = 0; has_text && s < nseg; s++) {
+		stg_tablet_hdr *h = segs[s].h;
+
+		if (segs[s].heap_need == 0)
+			continue;
+		rc = mlog_set_u64(
+		    p, pool_off(p, h) + offsetof(stg_tablet_hdr, heap_used),
+		    segs[s].heap_base + segs[s].heap_need);
+		if (rc != GPMDB_OK)
+			goto out;
+	}
+	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, row_count), end);
+	if (rc == GPMDB_OK)
+		stg_crash_point("append.count");
+out:
+	free(tasks);
+	free(segs);
+	return rc;
+}
+
+/* ---- Read ---------------------------------------------------------------- */
+
+int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
+	     uint64_t n, void *out, uint32_t *nulls)
+{
+	uint64_t cat_off, r, done = 0;
+	stg_cat_entry *e;
+	stg_cat_column *cc;
+	size_t w;
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	rc = find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, cat_off);
+	if (col >= e->ncols)
+		return pool_err(p, GPMDB_RANGE, "table %s has no column %u",
+				e->name, col);
+	if (first_row > e->row_count || n > e->row_count - first_row)
+		return pool_err(p, GPMDB_RANGE,
+				"table %s: rows %llu..%llu past its %llu rows",
+				e->name, (unsigned long long)first_row,
+				(unsigned long long)(first_row + n),
+				(unsigned long long)e->row_count);
+	if (n == 0)
+		return GPMDB_OK;
+	if (out == NULL)
+		return pool_err(p, GPMDB_MISUSE, "stg_read: no output buffer");
+	cc = cat_cols(e);
+	w = stg_type_width((stg_type)cc[col].type);
+	if (nulls)
+		memset(nulls, 0, (n + 31) / 32 * 4);
+	while (done < n) {
+		uint64_t row = first_row + done, ti = tab_index_of(row);
+		uint64_t lr = row - tab_first_row(ti);
+		uint64_t k = tab_capacity(ti) - lr;
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+		const uint32_t *nb;
+
+		if (k > n - done)
+			k = n - done;
+		if (h == NULL)
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: tablet %llu missing",
+					e->name, (unsigned long long)ti);
+		nb = col_nulls(h, col);
+		if (cc[col].type == STG_T_TEXT) {
+			const stg_strref *sr = col_data(h, col);
+			const char *heap =
+			    h->heap_off ? (const char *)pool_at(p, h->heap_off)
+					: "";
+			stg_text *t = (stg_text *)out + done;
+
+			for (r = 0; r < k; r++) {
+				bool isnull = bit_get(nb, lr + r);
+
+				t[r].ptr =
+				    isnull ? NULL : heap + sr[lr + r].off;
+				t[r].len = isnull ? 0 : sr[lr + r].len;
+			}
+		} else {
+			memcpy((char *)out + done * w,
+			       (const char *)col_data(h, col) + lr * w, k * w);
+		}
+		if (nulls)
+			bits_copy(nulls, done, nb, lr, k);
+		done += k;
+	}
+	return GPMDB_OK;
+}
+
+/* ---- Views -------------------------------------------------------------- */
+
+#define VSLOTS 256
+
+struct tab_vslot {
+	uint32_t table_id;
+	uint32_t idx;
+	int ncols;
+	const void **data;
+	const uint32_t **nulls;
+	tab_vslot *next;
+};
+
+void tab_views_free(stg_pool *p)
+{
+	size_t i;
+
+	for (i = 0; p->vslots && i < p->vcap; i++) {
+		tab_vslot *v = p->vslots[i], *nx;
+
+		for (; v; v = nx) {
+			nx = v->next;
+			free(v->data);
+			free(v->nulls);
+			free(v);
+		}
+	}
+	free(p->vslots);
+	p->vslots = NULL;
+	p->vcap = 0;
+}
+
+static tab_vslot *vslot_get(stg_pool *p, uint32_t tid, uint32_t idx, int ncols)
+{
+	size_t b;
+	tab_vslot *v;
+
+	if (p->vslots == NULL) {
+		p->vslots = calloc(VSLOTS, sizeof(*p->vslots));
+		if (p->vslots == NULL)
+			return NULL;
+		p->vcap = VSLOTS;
+	}
+	b = (tid * 2654435761u + idx) % p->vcap;
+	for (v = p->vslots[b]; v; v = v->next)
+		if (v->table_id == tid && v->idx == idx && v->ncols == ncols)
+			return v;
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	v->data = calloc((size_t)ncols, sizeof(*v->data));
+	v->nulls = calloc((size_t)ncols, sizeof(*v->nulls));
+	if (v->data == NULL || v->nulls == NULL) {
+		free(v->data);
+		free(v->nulls);
+		free(v);
+		return NULL;
+	}
+	v->table_id = tid;
+	v->idx = idx;
+	v->ncols = ncols;
+	v->next = p->vslots[b];
+	p->vslots[b] = v;
+	return v;
+}
+
+int stg_tablet_count(stg_pool *p, uint32_t table_id, uint32_t *n)
+{
+	uint64_t cat_off, rc_rows;
+	int rc;
+
+	if (p == NULL || n == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	rc = find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc_rows = cat_entry(p, cat_off)->row_count;
+	*n = rc_rows ? (uint32_t)(tab_index_of(rc_rows - 1) + 1) : 0;
+	return GPMDB_OK;
+}
+
+int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
+		   stg_tablet_view *view)
+{
+	uint64_t cat_off, rows;
+	stg_cat_entry *e;
+	stg_tablet_hdr *h;
+	tab_vslot *v;
+	uint32_t c, cnt;
+	int rc;
+
+	if (p == NULL || view == NULL)
+		return GPMDB_MISUSE;
+	rc = stg_tablet_count(p, table_id, &cnt);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (idx >= cnt)
+		return pool_err(p, GPMDB_RANGE,
+				"tablet %u of table %u does not exist (%u "
+				"tablets)",
+				idx, table_id, cnt);
+	cat_find_table(p, table_id, &cat_off);
+	e = cat_entry(p, cat_off);
+	h = tablet_at(p, e, idx);
+	if (h == NULL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"table %s: tablet %u is damaged", e->name, idx);
+	v = vslot_get(p, table_id, idx, (int)e->ncols);
+	if (v == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	for (c = 0; c < e->ncols; c++) {
+		v->data[c] = col_data(h, c);
+		v->nulls[c] = col_nulls(h, c);
+	}
+	rows = e->row_count - h->first_row;
+	view->first_row = h->first_row;
+	view->nrows = (uint32_t)(rows < h->capacity ? rows : h->capacity);
+	view->capacity = (uint32_t)h->capacity;
+	view->ncols = (int)e->ncols;
+	view->data = v->data;
+	view->nulls = v->nulls;
+	view->deleted = deleted_bits(h);
+	view->heap = h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL;
+	return GPMDB_OK;
+}
+
+/* ---- HCL batches: update, delete, undo ------------------------------- */
+
+typedef struct {
+	stg_pool *p;
+	uint64_t cat_off;
+	bool recovery;
+	int rc;
+} undo_ctx;
+
+static int hcl_visit(void *vctx, const hcl_entry *en)
+{
+	undo_ctx *u = vctx;
+	stg_pool *p = u->p;
+	stg_cat_entry *e = cat_entry(p, u->cat_off);
+	uint64_t ti = tab_index_of(en->row), lr;
+	stg_tablet_hdr *h;
+
+	if (en->row >= e->row_count)
+		return 0; /* appended after the point we roll back to */
+	h = tablet_at(p, e, ti);
+	if (h == NULL || (en->kind == HCL_K_VALUE && en->col >= e->ncols) ||
+	    (en->kind != HCL_K_VALUE && en->kind != HCL_K_DELETE)) {
+		u->rc = pool_err(p, GPMDB_CORRUPT,
+				 "HCL entry for table %s row %llu is damaged",
+				 e->name, (unsigned long long)en->row);
+		return u->rc;
+	}
+	lr = en->row - h->first_row;
+	if (en->kind == HCL_K_VALUE) {
+		size_t w = stg_type_width((stg_type)cat_cols(e)[en->col].type);
+		char *dst = (char *)col_data(h, en->col) + lr * w;
+		uint32_t *nb = col_nulls(h, en->col);
+
+		memcpy(dst, &en->old_value, w); /* little-endian low bytes */
+		bit_set_atomic(nb, lr, en->old_null != 0);
+		pool_persist(p, dst, w);
+		pool_persist(p, &nb[lr >> 5], 4);
+	} else {
+		uint32_t *db = deleted_bits(h);
+
+		bit_set_atomic(db, lr, false);
+		pool_persist(p, &db[lr >> 5], 4);
+	}
+	if (u->recovery) {
+		p->recovered_entries++;
+		stg_crash_point("recovery.hcl");
+	}
+	return 0;
+}
+
+static uint64_t batch_id(uint64_t gen, uint64_t seq)
+{
+	return (gen << 32) | (seq & 0xffffffffu);
+}
+
+int tab_hcl_undo(stg_pool *p, const stg_log_hcl *lh, uint64_t batch_seq,
+		 bool in_recovery)
+{
+	undo_ctx u = {p, 0, in_recovery, GPMDB_OK};
+	hcl_header hh;
+	void *seg;
+	int rc;
+
+	/* Against the mapping: the first undo pass may have shrunk the
+	 * root's pool size below a segment allocated after growing. */
+	if (lh->seg_off < p->sb.data_off || lh->seg_off > p->map_len ||
+	    lh->seg_size > p->map_len - lh->seg_off)
+		return pool_err(p, GPMDB_CORRUPT,
+				"HCL segment 0x%llx+%llu outside the pool",
+				(unsigned long long)lh->seg_off,
+				(unsigned long long)lh->seg_size);
+	seg = pool_at(p, lh->seg_off);
+	/* No valid header of this batch: the writer stopped before its
+	 * first entry, so there is nothing to undo. */
+	if (hcl_header_check(seg, lh->seg_size) != GPMDB_OK)
+		return GPMDB_OK;
+	memcpy(&hh, seg, sizeof(hh));
+	if (hh.batch_seq != batch_id(p->log_gen, batch_seq) ||
+	    hh.table_id != lh->table_id)
+		return GPMDB_OK;
+	/* A table created after the point we roll back to is gone now,
+	 * and its rows need no undo. */
+	if (cat_find_table(p, lh->table_id, &u.cat_off) != GPMDB_OK) {
+		pool_clear_err(p);
+		return GPMDB_OK;
+	}
+	rc = hcl_foreach(seg, lh->seg_size, hcl_visit, &u);
+	if (u.rc != GPMDB_OK)
+		return u.rc;
+	if (rc != GPMDB_OK)
+		return pool_err(p, GPMDB_CORRUPT,
+				"HCL segment at 0x%llx is damaged",
+				(unsigned long long)lh->seg_off);
+	return GPMDB_OK;
+}
+
+/* Allocates and starts an HCL segment: log entry, deferred free, zeroed
+ * tails, header.  *seg_off and *g describe it. */
+static int hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
+		     hcl_geom *g, uint64_t *seg_off)
+{
+	stg_log_hcl lh;
+	uint64_t size, ext, seq;
+	char *seg;
+	int rc;
+
+	*g = hcl_geom_for(n, epp);
+	size = hcl_segment_bytes(g);
+	rc = alloc_extent(p, size, seg_off, &ext);
+	if (rc != GPMDB_OK)
+		return rc;
+	memset(&lh, 0, sizeof(lh));
+	lh.seg_off = *seg_off;
+	lh.seg_size = size;
+	lh.table_id = table_id;
+	rc = mlog_append(p, STG_LOG_HCL_BATCH, &lh, sizeof(lh), &seq);
+	if (rc == GPMDB_OK)
+		rc = alloc_free_deferred(p, *seg_off, ext);
+	if (rc != GPMDB_OK)
+		return rc;
+	seg = pool_at(p, *seg_off);
+	/* Tails first: the header makes them count. */
+	memset(seg + hcl_tails_offset(), 0, 4 * hcl_threads(g));
+	pool_persist(p, seg + hcl_tails_offset(), 4 * hcl_threads(g));
+	hcl_header_init(seg, g, table_id, batch_id(p->log_gen, seq));
+	pool_persist(p, seg, sizeof(hcl_header));
+	return GPMDB_OK;
+}
+
+/* Persists the entry words of threads [0, n) of a segment. */
+static void hcl_persist_entries(stg_pool *p, char *seg, const hcl_geom *g,
+				uint64_t n)
+{
+	uint64_t warps = (n + HCL_WARP - 1) / HCL_WARP;
+	uint64_t bytes =
+	    warps * g->entries_per_thread * HCL_ENTRY_WORDS * HCL_LINE_BYTES;
+
+	pool_persist(p, seg + hcl_entries_offset(g), bytes);
+}
+
+/* After in-place writes: PMEM flushed per value; MSYNC syncs the touched
+ * tablets whole (msync writes only dirty pages). */
+static void sync_tablets(stg_pool *p, stg_cat_entry *e, const uint64_t *rowids,
+			 uint64_t n)
+{
+	uint64_t i, last = UINT64_MAX;
+
+	if (p->dur != STG_DUR_MSYNC)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h;
+
+		if (ti == last)
+			continue;
+		last = ti;
+		h = tablet_at(p, e, ti);
+		pool_flush(p, h, h->extent_size);
+	}
+}
+
+int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
+	       const uint64_t *rowids, uint64_t n, const stg_col_batch *vals)
+{
+	uint64_t cat_off, i, seg_off, rows, ntab, total = 0;
+	uint64_t *need = NULL, *at = NULL;
+	stg_strref *refs = NULL;
+	stg_cat_entry *e;
+	stg_cat_column *cc;
+	hcl_geom g;
+	char *seg;
+	int rc, j, ntext = 0;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (n == 0)
+		return GPMDB_OK;
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
+	rows = e->row_count;
+	if (ncols < 1 || ncols > (int)e->ncols || cols == NULL ||
+	    vals == NULL || rowids == NULL)
+		return pool_err(p, GPMDB_MISUSE, "stg_update: bad arguments");
+	for (j = 0; j < ncols; j++) {
+		int k;
+
+		if (cols[j] >= e->ncols || vals[j].values == NULL)
+			return pool_err(p, GPMDB_MISUSE,
+					"stg_update: bad column %u", cols[j]);
+		for (k = 0; k < j; k++)
+			if (cols[k] == cols[j])
+				return pool_err(p, GPMDB_MISUSE,
+						"stg_update: column %u twice",
+						cols[j]);
+		rc = check_not_null(p, e, cols[j], vals[j].nulls, n,
+				    "updated row");
+		if (rc != GPMDB_OK)
+			return rc;
+		if (cc[cols[j]].type == STG_T_TEXT)
+			ntext++;
+	}
+	for (i = 0; i < n; i++)
+		if (rowids[i] >= rows)
+			return pool_err(p, GPMDB_RANGE,
+					"table %s: row %llu does not exist "
+					"(%llu rows)",
+					e->name, (unsigned long long)rowids[i],
+					(unsigned long long)rows);
+	ntab = tab_index_of(rows - 1) + 1;
+
+	/* New strings go to the heaps of their rows' tablets. */
+	if (ntext) {
+		need = calloc(ntab, sizeof(*need));
+		at = calloc(ntab, sizeof(*at));
+		refs = calloc(n * (uint64_t)ntext, sizeof(*refs));
+		if (need == NULL || at == NULL || refs == NULL) {
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		for (j = 0; j < ncols; j++) {
+			const stg_text *t = vals[j].values;
+
+			if (cc[cols[j]].type != STG_T_TEXT)
+				continue;
+			for (i = 0; i < n; i++)
+				if (!(vals[j].nulls &&
+				      bit_get(vals[j].nulls, i)))
+					need[tab_index_of(rowids[i])] +=
+					    t[i].len;
+		}
+		for (i = 0; i < ntab; i++) {
+			stg_tablet_hdr *h;
+
+			if (need[i] == 0)
+				continue;
+			h = tablet_at(p, cat_entry(p, cat_off), i);
+			if (h == NULL) {
+				rc = pool_err(p, GPMDB_CORRUPT,
+					      "tablet %llu missing",
+					      (unsigned long long)i);
+				goto out;
+			}
+			rc = ensure_heap(p, pool_off(p, h), need[i]);
+			if (rc != GPMDB_OK)
+				goto out;
+		}
+	}
+	rc = hcl_begin(p, table_id, n, (uint32_t)ncols, &g, &seg_off);
+	if (rc != GPMDB_OK)
+		goto out;
+	/* No allocation from here on: pointers stay valid. */
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
+	seg = pool_at(p, seg_off);
+	if (ntext) {
+		int tj = 0;
+
+		for (i = 0; i < ntab; i++) {
+			stg_tablet_hdr *h = tablet_at(p, e, i);
+
+			at[i] = h->heap_used;
+		}
+		for (j = 0; j < ncols; j++) {
+			const stg_text *t = vals[j].values;
+
+			if (cc[cols[j]].type != STG_T_TEXT)
+				continue;
+			for (i = 0; i < n; i++) {
+				uint64_t ti = tab_index_of(rowids[i]);
+				stg_tablet_hdr *h = tablet_at(p, e, ti);
+				stg_strref *r = &refs[i * ntext + tj];
+
+				if (vals[j].nulls && bit_get(vals[j].nulls, i))
+					continue;
+				memcpy((char *)pool_at(p, h->heap_off) + at[ti],
+				       t[i].ptr, t[i].len);
+				r->off = (uint32_t)at[ti];
+				r->len = t[i].len;
+				at[ti] += t[i].len;
+			}
+			tj++;
+		}
+		for (i = 0; i < ntab; i++) {
+			stg_tablet_hdr *h = tablet_at(p, e, i);
+
+			if (need[i] == 0)
+				continue;
+			pool_persist(
+			    p, (char *)pool_at(p, h->heap_off) + h->heap_used,
+			    need[i]);
+			rc = mlog_set_u64(
+			    p,
+			    pool_off(p, h) +
+				offsetof(stg_tablet_hdr, heap_used),
+			    at[i]);
+			if (rc != GPMDB_OK)
+				goto out;
+		}
+	}
+
+	/* Phase 1: every row's undo entries. */
+#pragma omp parallel for if (n >= PAR_MIN_ROWS)
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+		uint64_t lr = rowids[i] - h->first_row;
+		uint32_t k;
+
+		for (k = 0; k < (uint32_t)ncols; k++) {
+			uint32_t c = cols[k];
+			size_t w = stg_type_width((stg_type)cc[c].type);
+			hcl_entry en = {HCL_K_VALUE, c, rowids[i], 0, 0};
+
+			memcpy(&en.old_value, (char *)col_data(h, c) + lr * w,
+			       w);
+			en.old_null = bit_get(col_nulls(h, c), lr);
+			hcl_cpu_put(seg, &g, i, k, &en);
+		}
+	}
+	hcl_persist_entries(p, seg, &g, n);
+	stg_crash_point("hcl.entry");
+	/* Phase 2: tails. */
+	for (i = 0; i < n; i++)
+		hcl_cpu_set_tail(seg, &g, i, (uint32_t)ncols);
+	pool_persist(p, seg + hcl_tails_offset(), 4 * n);
+	stg_crash_point("hcl.tail");
+	/* Phase 3: the new values in place. */
+#pragma omp parallel for reduction(+ : total) if (n >= PAR_MIN_ROWS)
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+		uint64_t lr = rowids[i] - h->first_row;
+		int k, tj = 0;
+
+		for (k = 0; k < ncols; k++) {
+			uint32_t c = cols[k];
+			size_t w = stg_type_width((stg_type)cc[c].type);
+			char *dst = (char *)col_data(h, c) + lr * w;
+			uint32_t *nb = col_nulls(h, c);
+			bool isnull =
+			    vals[k].nulls && bit_get(vals[k].nulls, i);
+
+			if (cc[c].type == STG_T_TEXT) {
+				stg_strref r = refs[i * ntext + tj++];
+
+				memcpy(dst, &r, sizeof(r));
+			} else if (isnull) {
+				memset(dst, 0, w);
+			} else {
+				memcpy(dst,
+				       (const char *)vals[k].values + i * w, w);
+			}
+			bit_set_atomic(nb, lr, isnull);
+			if (p->dur == STG_DUR_PMEM) {
+				pool_flush(p, dst, w);
+				pool_flush(p, &nb[lr >> 5], 4);
+			}
+			total += w + 4;
+		}
+	}
+	sync_tablets(p, e, rowids, n);
+	pool_drain(p);
+	pool_count_persisted(p, total);
+	stg_crash_point("update.data");
+out:
+	free(need);
+	free(at);
+	free(refs);
+	return rc;
+}
+
+int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
+	       uint64_t n)
+{
+	uint64_t cat_off, i, seg_off, rows, added = 0;
+	stg_cat_entry *e;
+	hcl_geom g;
+	char *seg;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (n == 0)
+		return GPMDB_OK;
+	if (rowids == NULL)
+		return pool_err(p, GPMDB_MISUSE, "stg_delete: no row ids");
+	e = cat_entry(p, cat_off);
+	rows = e->row_count;
+	for (i = 0; i < n; i++)
+		if (rowids[i] >= rows)
+			return pool_err(p, GPMDB_RANGE,
+					"table %s: row %llu does not exist "
+					"(%llu rows)",
+					e->name, (unsigned long long)rowids[i],
+					(unsigned long long)rows);
+	rc = hcl_begin(p, table_id, n, 1, &g, &seg_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, cat_off);
+	seg = pool_at(p, seg_off);
+
+	/* Phase 1: an entry for each row not deleted yet. */
+#pragma omp parallel for if (n >= PAR_MIN_ROWS)
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+		hcl_entry en = {HCL_K_DELETE, 0, rowids[i], 0, 0};
+
+		if (!bit_get(deleted_bits(h), rowids[i] - h->first_row))
+			hcl_cpu_put(seg, &g, i, 0, &en);
+	}
+	hcl_persist_entries(p, seg, &g, n);
+	stg_crash_point("hcl.entry");
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+
+		if (!bit_get(deleted_bits(h), rowids[i] - h->first_row))
+			hcl_cpu_set_tail(seg, &g, i, 1);
+	}
+	pool_persist(p, seg + hcl_tails_offset(), 4 * n);
+	stg_crash_point("hcl.tail");
+	/* Phase 3: set the bits; count the ones that were clear. */
+#pragma omp parallel for reduction(+ : added) if (n >= PAR_MIN_ROWS)
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+		uint64_t lr = rowids[i] - h->first_row;
+		uint32_t *db = deleted_bits(h);
+		uint32_t m = 1u << (lr & 31);
+
+		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) & m))
+			added++;
+		if (p->dur == STG_DUR_PMEM)
+			pool_flush(p, &db[lr >> 5], 4);
+	}
+	sync_tablets(p, e, rowids, n);
+	pool_drain(p);
+	pool_count_persisted(p, 4 * n);
+	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, deleted_count),
+			  e->deleted_count + added);
+	if (rc == GPMDB_OK)
+		stg_crash_point("delete.data");
+	return rc;
+}

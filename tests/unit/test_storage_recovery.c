@@ -1,0 +1,220 @@
+/*
+ * test_storage_recovery.c - a writer dies (in a forked child) with a
+ * transaction open or at a crash point; reopening must give the last
+ * committed state, pass stg_check, and do so again when recovery itself
+ * is interrupted.  A reader of a pool that needs recovery sees the
+ * committed state without changing the file.
+ */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "test_storage_util.h"
+
+static const char *g_path;
+
+/* Base state: table t (tid 1) with 3000 committed rows, table u (tid 2)
+ * with 10, an index on t. */
+static void make_base(const char *path)
+{
+	stg_pool *p = tu_open(path);
+
+	if (!p)
+		return;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK(tu_table(p, "t") == 1);
+	CHECK(tu_table(p, "u") == 2);
+	CHECK_RC(tu_append(p, 1, 0, 3000), GPMDB_OK);
+	CHECK_RC(tu_append(p, 2, 0, 10), GPMDB_OK);
+	CHECK_RC(stg_object_create(p, STG_OBJ_INDEX, "ti", "t", "CREATE..."),
+		 GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	stg_close(p);
+}
+
+static void check_base(const char *path, bool ro)
+{
+	stg_pool *p = tu_open_ex(path, false, ro, 0, 0);
+	uint32_t tid;
+	stg_object *o;
+	int n;
+
+	if (!p)
+		return;
+	CHECK_RC(stg_table_find(p, "t", &tid), GPMDB_OK);
+	CHECK(tid == 1);
+	CHECK(tu_verify(p, 1, 3000) == 0);
+	CHECK(stg_deleted_count(p, 1) == 0);
+	CHECK(tu_verify(p, 2, 10) == 0);
+	CHECK_RC(stg_table_find(p, "x", &tid), GPMDB_NOTFOUND);
+	CHECK_RC(stg_objects_list(p, &o, &n), GPMDB_OK);
+	CHECK(n == 3);
+	stg_objects_free(o, n);
+	TU_CHECK_OK(p);
+	stg_close(p);
+}
+
+/* Everything a transaction can do, then death without commit. */
+static void work_child(void *arg)
+{
+	const char *crash = arg;
+	stg_pool *p = tu_open_ex(g_path, false, false, 0, 0);
+	uint64_t rows[4] = {0, 1, 1500, 2999};
+	uint32_t cols[2] = {1, 2}, tid;
+	int32_t nv[4] = {9, 8, 7, 6};
+	stg_text ns[4] = {{"a", 1}, {"bb", 2}, {"ccc", 3}, {"dddd", 4}};
+	stg_col_batch vb[2] = {{nv, NULL}, {ns, NULL}};
+	stg_mark m;
+
+	if (crash)
+		setenv("GPMDB_CRASH_AT", crash, 1);
+	if (!p)
+		_exit(3);
+	stg_begin(p);
+	tu_append(p, 1, 3000, 5000);
+	stg_savepoint(p, &m);
+	stg_update(p, 1, 2, cols, rows, 4, vb);
+	stg_delete(p, 1, rows + 1, 2);
+	tid = tu_table(p, "x");
+	tu_append(p, tid, 0, 100);
+	stg_table_drop(p, 2);
+	stg_object_drop(p, STG_OBJ_INDEX, "ti");
+	tu_append(p, 1, 8000, 60000); /* grows the pool */
+	if (crash)
+		stg_commit(p); /* the crash point must come first */
+	_exit(0);	       /* no commit: recovery rolls back */
+}
+
+static void test_uncommitted(void)
+{
+	int mode;
+
+	for (mode = 0; mode < 2; mode++) {
+		stg_stats st;
+		stg_pool *p;
+		tu_snap s;
+		int status;
+
+		g_path = tu_path("unc", mode);
+		make_base(g_path);
+		status = tu_child(work_child, NULL);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		/* A reader recovers privately: the file stays as it is. */
+		tu_snap_take(g_path, &s);
+		check_base(g_path, true);
+		CHECK(tu_snap_same(g_path, &s));
+		free(s.data);
+		check_base(g_path, false);
+		p = tu_open_ex(g_path, false, false, 0, 0);
+		if (p) {
+			stg_get_stats(p, &st);
+			CHECK(st.recovered_entries == 0); /* already clean */
+			stg_close(p);
+		}
+		unlink(g_path);
+	}
+}
+
+static void test_recovery_stats(void)
+{
+	stg_pool *p;
+	stg_stats st;
+
+	g_path = tu_path("stats", 0);
+	make_base(g_path);
+	tu_child(work_child, NULL);
+	p = tu_open_ex(g_path, false, false, 0, 0);
+	if (!p)
+		return;
+	stg_get_stats(p, &st);
+	CHECK(st.recovered_entries > 10);
+	CHECK(st.recovery_ms >= 0);
+	stg_close(p);
+	check_base(g_path, false);
+	unlink(g_path);
+}
+
+/* Killed at crash points inside the transaction and the commit. */
+static void test_crash_points(void)
+{
+	static const char *const pts[] = {
+	    "mlog.entry:7",   "mlog.persisted:20", "alloc.extent:3",
+	    "grow.extend:1",  "grow.remap:1",	   "catalog.write:1",
+	    "append.data:2",  "append.count:1",	   "hcl.entry:1",
+	    "hcl.tail:2",     "update.data:1",	   "delete.data:1",
+	    "commit.begin:1", "commit.record:1",   "commit.free:1"};
+	size_t i;
+
+	for (i = 0; i < sizeof(pts) / sizeof(pts[0]); i++) {
+		int status;
+		bool after;
+
+		g_path = tu_path("cp", i % 5 == 1); /* msync is slow */
+		make_base(g_path);
+		status = tu_child(work_child, (void *)pts[i]);
+		CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		       "%s: child status %x", pts[i], status);
+		after = strncmp(pts[i], "commit.record", 13) == 0 ||
+			strncmp(pts[i], "commit.free", 11) == 0;
+		if (!after) {
+			check_base(g_path, true);
+			check_base(g_path, false);
+		} else {
+			stg_pool *p = tu_open_ex(g_path, false, false, 0, 0);
+			uint32_t tid;
+
+			if (p) {
+				CHECK(stg_row_count(p, 1) == 68000);
+				CHECK(stg_deleted_count(p, 1) == 2);
+				CHECK_RC(stg_table_find(p, "u", &tid),
+					 GPMDB_NOTFOUND);
+				CHECK_RC(stg_table_find(p, "x", &tid),
+					 GPMDB_OK);
+				TU_CHECK_OK(p);
+				stg_close(p);
+			}
+		}
+		unlink(g_path);
+	}
+}
+
+static void open_child(void *arg)
+{
+	stg_pool *p;
+
+	setenv("GPMDB_CRASH_AT", (const char *)arg, 1);
+	p = tu_open_ex(g_path, false, false, 0, 0);
+	(void)p;
+	_exit(0);
+}
+
+/* Recovery killed part way, then run again: same result. */
+static void test_recovery_idempotent(void)
+{
+	static const char *const pts[] = {"recovery.undo:1", "recovery.undo:9",
+					  "recovery.hcl:1", "recovery.hcl:3"};
+	size_t i;
+
+	for (i = 0; i < sizeof(pts) / sizeof(pts[0]); i++) {
+		int status;
+
+		g_path = tu_path("idem", i == 1);
+		make_base(g_path);
+		tu_child(work_child, NULL);
+		status = tu_child(open_child, (void *)pts[i]);
+		CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		       "%s: status %x", pts[i], status);
+		check_base(g_path, true);
+		check_base(g_path, false);
+		unlink(g_path);
+	}
+}
+
+int main(void)
+{
+	TEST_RUN(test_uncommitted);
+	TEST_RUN(test_recovery_stats);
+	TEST_RUN(test_crash_points);
+	TEST_RUN(test_recovery_idempotent);
+	tu_cleanup();
+	TEST_MAIN_END();
+}
