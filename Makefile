@@ -22,7 +22,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-in
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC -fopenmp -Iinclude $(WARN) -MMD -MP
 CFLAGS ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-LDLIBS := -lpmem -lz -lm -lpthread -fopenmp
+LDLIBS := -lpmem -lz -lm -lpthread -lsqlite3 -fopenmp
 
 ifeq ($(GPU),1)
   CFLAGS_BASE += -DGPMDB_HAVE_GPU=1
