@@ -9,11 +9,23 @@ BUILD := build
 # CUDA: used when nvcc is on PATH or in /usr/local/cuda/bin, unless GPU=0.
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 ifeq ($(GPU),0)
-  NVCC :=
+  override NVCC :=
+endif
+# nvcc may be a symlink (/usr/local/bin/nvcc -> /usr/local/cuda-X/bin/nvcc),
+# so the toolkit is found from its real path, and the static runtime is
+# looked for where toolkits and Debian's packages put it.
+ifneq ($(NVCC),)
+  CUDA_DIRS := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC))) $(CUDA_HOME)
+  CUDART := $(firstword $(wildcard $(foreach d,$(CUDA_DIRS),$(d)/lib64/libcudart_static.a \
+              $(d)/lib/libcudart_static.a $(d)/targets/*/lib/libcudart_static.a) \
+              /usr/lib/x86_64-linux-gnu/libcudart_static.a))
+  ifeq ($(CUDART),)
+    $(warning nvcc found ($(NVCC)) but no libcudart_static.a under $(CUDA_DIRS): building WITHOUT the GPU backend, as with GPU=0)
+    override NVCC :=
+  endif
 endif
 ifneq ($(NVCC),)
   GPU := 1
-  CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 else
   GPU := 0
 endif
@@ -26,13 +38,13 @@ LDLIBS := -lpmem -lz -lm -lpthread -lsqlite3 -fopenmp
 
 ifeq ($(GPU),1)
   CFLAGS_BASE += -DGPMDB_HAVE_GPU=1
-  NVFLAGS := -std=c++17 -O3 -Iinclude -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+  NVFLAGS := -std=c++17 -O3 -Iinclude -Xcompiler -fPIC,-Wall,-Wextra,-Werror -MMD -MP \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  LDLIBS += $(CUDART) -ldl -lrt -lstdc++
 endif
 
 # Library sources: every .c of the layers; the lemon grammar when present.
-LIB_SRC := $(wildcard storage/*.c sql/*.c engine/*.c)
+LIB_SRC := $(wildcard storage/*.c sql/*.c engine/*.c gpu/*.c)
 GRAMMAR := $(wildcard sql/*.y)
 GEN_SRC := $(patsubst sql/%.y,$(BUILD)/gen/%.c,$(GRAMMAR))
 CU_SRC := $(if $(filter 1,$(GPU)),$(wildcard gpu/*.cu))
@@ -65,12 +77,13 @@ GPU_TEST_BIN := $(patsubst tests/gpu/%.c,$(BUILD)/tests/gpu/%,$(GPU_TEST_SRC))
 # tests the runner itself; gpmdb_slt needs the engine behind gpmdb.h.
 SLT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,tests/slt/slt.c tests/slt/md5.c)
 SLT_BIN := $(BUILD)/sqlite_slt
-# SLT_BIN += $(BUILD)/gpmdb_slt    # once the engine implements gpmdb.h
+SLT_BIN += $(BUILD)/gpmdb_slt
 
 .PHONY: all lib tests test test-gpu test-slt bench clean format
-all: lib $(PROGS) tests
+all: lib $(PROGS) $(BUILD)/gpmdb tests
 lib: $(BUILD)/libgpmdb.a $(BUILD)/libgpmdb.so
-tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN)
+tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN) \
+       $(BUILD)/tests/shell/gpmdb_sqlite
 
 $(BUILD)/libgpmdb.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -151,10 +164,22 @@ $(BUILD)/sqlite_slt: $(SLT_OBJ) $(BUILD)/obj/tests/slt/driver_sqlite.o
 $(BUILD)/gpmdb_slt: $(SLT_OBJ) $(BUILD)/obj/tests/slt/driver_gpmdb.o $(BUILD)/libgpmdb.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The shell (shell/shell*.c, docs/shell.md): build/gpmdb on the engine, and
+# build/tests/shell/gpmdb_sqlite, the same objects on a libsqlite3 test
+# double of gpmdb.h, which the golden and interactive tests run.
+SHELL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard shell/shell*.c))
+SHELL_LIBS := -ledit -lsqlite3
+$(BUILD)/gpmdb: $(SHELL_OBJ) $(BUILD)/libgpmdb.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $^ $(SHELL_LIBS) $(LDLIBS)
+$(BUILD)/tests/shell/gpmdb_sqlite: $(SHELL_OBJ) $(BUILD)/obj/tests/shell/gpmdb_on_sqlite.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $^ $(SHELL_LIBS)
+
 # ASan: leaks are errors; libgomp's thread pool is not a leak.
 test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) tests/slt/check_runner.sh
+	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) tests/slt/check_runner.sh \
+	  tests/shell/check_shell.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
@@ -170,7 +195,7 @@ bench: all
 
 format:
 	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
-	  gpu/*.cu gpu/*.h shell/*.c tests/*.h tests/*/*.[ch] tpc/*.c tpc/tpch/*.[ch])
+	  gpu/*.cu gpu/*.[ch] shell/*.[ch] tests/*.h tests/*/*.[ch] tpc/*.c tpc/tpch/*.[ch])
 
 clean:
 	rm -rf $(BUILD)
