@@ -1,0 +1,215 @@
+/*
+ * db.c - connections: open/close, the error state, gpmdb_exec.
+ */
+#include "engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Default per-query memory limit: big enough for the benchmarks, small
+ * enough to fail with a message before the machine swaps. */
+#define DEFAULT_MEM_LIMIT (16ull << 30)
+
+int db_err(gpmdb *db, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!db)
+		return rc;
+	/* the first error of a statement names the problem */
+	if (db->errcode)
+		return db->errcode;
+	db->errcode = rc;
+	va_start(ap, fmt);
+	vsnprintf(db->errmsg, sizeof(db->errmsg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_err_stg(gpmdb *db)
+{
+	int rc = stg_errcode(db->pool);
+
+	if (rc == GPMDB_OK)
+		rc = GPMDB_ERROR;
+	return db_err(db, rc, "%s", stg_errmsg(db->pool));
+}
+
+void db_clear(gpmdb *db)
+{
+	if (db) {
+		db->errcode = GPMDB_OK;
+		db->errmsg[0] = 0;
+	}
+}
+
+int gpmdb_open_v2(const char *path, gpmdb **out, int flags,
+		  const gpmdb_options *opts)
+{
+	gpmdb *db = calloc(1, sizeof(*db));
+	stg_open_opts so = {0};
+	char msg[512] = "";
+	int rc;
+
+	if (!out)
+		return GPMDB_MISUSE;
+	*out = db;
+	if (!db)
+		return GPMDB_NOMEM;
+	db->mem_limit = DEFAULT_MEM_LIMIT;
+	if (!path)
+		return db_err(db, GPMDB_MISUSE, "no database path given");
+	snprintf(db->path, sizeof(db->path), "%s", path);
+	so.readonly = (flags & GPMDB_OPEN_READONLY) != 0;
+	so.create = (flags & GPMDB_OPEN_CREATE) != 0 && !so.readonly;
+	if (so.readonly && (flags & GPMDB_OPEN_READWRITE))
+		return db_err(db, GPMDB_MISUSE,
+			      "GPMDB_OPEN_READONLY and GPMDB_OPEN_READWRITE "
+			      "together");
+	if (opts && opts->durability &&
+	    stg_durability_parse(opts->durability, &so.durability))
+		return db_err(db, GPMDB_MISUSE,
+			      "unknown durability \"%s\" (expected auto, pmem, "
+			      "msync or off)",
+			      opts->durability);
+	if (opts && opts->backend) {
+		if (!strcasecmp(opts->backend, "auto") ||
+		    !strcasecmp(opts->backend, "cpu"))
+			db->backend = !strcasecmp(opts->backend, "cpu");
+		else if (!strcasecmp(opts->backend, "gpu"))
+			return db_err(db, GPMDB_UNSUPPORTED,
+				      "the GPU backend is not available in "
+				      "this build");
+		else
+			return db_err(db, GPMDB_MISUSE,
+				      "unknown backend \"%s\" (expected auto, "
+				      "cpu or gpu)",
+				      opts->backend);
+	}
+	if (opts)
+		so.max_size = opts->max_size;
+	rc = stg_open(path, &so, &db->pool, msg, sizeof(msg));
+	if (rc)
+		return db_err(db, rc, "%s", msg[0] ? msg : gpmdb_errstr(rc));
+	return GPMDB_OK;
+}
+
+int gpmdb_close(gpmdb *db)
+{
+	int rc = GPMDB_OK;
+
+	if (!db)
+		return GPMDB_OK;
+	if (db->pool) {
+		if (stg_in_txn(db->pool))
+			stg_rollback(db->pool);
+		rc = stg_close(db->pool);
+	}
+	for (int i = 0; i < db->nscratch; i++)
+		vm_scratch_free(&db->scratch[i]);
+	free(db);
+	return rc;
+}
+
+int gpmdb_errcode(gpmdb *db)
+{
+	return db ? db->errcode : GPMDB_NOMEM;
+}
+
+const char *gpmdb_errmsg(gpmdb *db)
+{
+	if (!db)
+		return "out of memory";
+	if (!db->errcode)
+		return "not an error";
+	return db->errmsg[0] ? db->errmsg : gpmdb_errstr(db->errcode);
+}
+
+long long gpmdb_changes(gpmdb *db)
+{
+	return db ? db->changes : 0;
+}
+
+void gpmdb_free(void *p)
+{
+	free(p);
+}
+
+static char *text_of(gpmdb_stmt *st, int i)
+{
+	const unsigned char *t = gpmdb_column_text(st, i);
+
+	return (char *)t;
+}
+
+int gpmdb_exec(gpmdb *db, const char *sql, gpmdb_callback cb, void *arg,
+	       char **errmsg)
+{
+	const char *tail = sql;
+	int rc = GPMDB_OK;
+
+	if (errmsg)
+		*errmsg = NULL;
+	if (!db)
+		return GPMDB_MISUSE;
+	if (!sql)
+		return GPMDB_OK;
+	while (tail && *tail) {
+		gpmdb_stmt *st = NULL;
+		rc = gpmdb_prepare(db, tail, -1, &st, &tail);
+		if (rc)
+			break;
+		if (!st)
+			break;
+		int nc = gpmdb_column_count(st);
+		char **vals =
+		    cb ? calloc((size_t)nc * 2 + 1, sizeof(char *)) : NULL;
+		if (cb && !vals) {
+			gpmdb_finalize(st);
+			rc = db_err(db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		while ((rc = gpmdb_step(st)) == GPMDB_ROW) {
+			if (!cb)
+				continue;
+			for (int i = 0; i < nc; i++) {
+				vals[i] = text_of(st, i);
+				vals[nc + i] = (char *)gpmdb_column_name(st, i);
+			}
+			if (cb(arg, nc, vals, vals + nc)) {
+				free(vals);
+				gpmdb_finalize(st);
+				db_clear(db);
+				rc = db_err(db, GPMDB_ABORT,
+					    "query aborted by the callback");
+				goto out;
+			}
+		}
+		free(vals);
+		if (rc == GPMDB_DONE) {
+			rc = GPMDB_OK;
+			gpmdb_finalize(st);
+		} else {
+			/* keep the step's message past finalize */
+			int code = db->errcode ? db->errcode : rc;
+			char msg[sizeof(db->errmsg)];
+			snprintf(msg, sizeof(msg), "%s", gpmdb_errmsg(db));
+			gpmdb_finalize(st);
+			db_clear(db);
+			db_err(db, code, "%s", msg);
+			rc = code;
+			break;
+		}
+	}
+out:
+	if (rc && errmsg) {
+		const char *m = gpmdb_errmsg(db);
+		*errmsg = malloc(strlen(m) + 1);
+		if (*errmsg)
+			strcpy(*errmsg, m);
+	}
+	return rc;
+}

@@ -1,0 +1,432 @@
+/*
+ * engine.h - internals of the SQL engine shared by its modules.
+ *
+ *   db.c       connections, error state, gpmdb_exec
+ *   stmt.c     statements: prepare, bind, step, columns
+ *   bind.c     name resolution and static types of expressions
+ *   plan.c     SELECT -> physical operator tree (plan nodes), EXPLAIN
+ *   compile.c  bound expressions -> bytecode programs (bytecode.h)
+ *   rel.c      materialised relations (column batches), scalar values
+ *   exec.c     the CPU operators over relations
+ *   dml.c      CREATE/DROP, INSERT, UPDATE, DELETE
+ *   pragma.c   PRAGMA
+ *
+ * Types: every expression has a static type (etype): a bytecode register
+ * type (BC_T_*) plus DECIMAL precision/scale and an affinity that only
+ * steers SQLite's comparison rules (a column compared with text).
+ */
+#ifndef GPMDB_ENGINE_H
+#define GPMDB_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/gpmdb.h"
+#include "../sql/ast.h"
+#include "../sql/parser.h"
+#include "../storage/storage.h"
+#include "bytecode.h"
+#include "vector.h"
+#include "vm.h"
+
+/* ---- types and scalar values ---- */
+
+enum { AFF_NONE = 0, AFF_NUM, AFF_TEXT };
+/* Pseudo type of an INTERVAL literal (only an operand of date +/-). */
+#define ET_INTERVAL 15
+
+typedef struct etype {
+	uint8_t t; /* BC_T_* or ET_INTERVAL */
+	uint8_t prec, scale, aff;
+} etype;
+
+static inline etype et_make(int t)
+{
+	etype e = {(uint8_t)t, 0, 0, AFF_NONE};
+	return e;
+}
+/* Packed into ast_expr.rtype (0 = unresolved). */
+static inline int et_pack(etype e)
+{
+	return 1 + e.t + (e.prec << 8) + (e.scale << 16) + (e.aff << 24);
+}
+static inline etype et_unpack(int v)
+{
+	etype e;
+	v -= 1;
+	e.t = v & 255;
+	e.prec = (v >> 8) & 255;
+	e.scale = (v >> 16) & 255;
+	e.aff = (v >> 24) & 255;
+	return e;
+}
+static inline bool et_numeric(int t)
+{
+	return t == BC_T_INT || t == BC_T_REAL || t == BC_T_DEC ||
+	       t == BC_T_BOOL;
+}
+/* The common type of two (CASE branches, UNION columns). */
+etype et_unify(etype a, etype b);
+const char *et_name(etype e);
+
+typedef struct sval {
+	uint8_t t; /* BC_T_*; BC_T_NULL = NULL */
+	uint8_t scale;
+	union {
+		int64_t i; /* INT, DEC, DATE, BOOL */
+		double r;
+		vec_str s;
+	} u;
+} sval;
+
+/* ---- relations: materialised column batches ---- */
+
+typedef struct exec_ctx exec_ctx;
+
+typedef struct rcol {
+	etype ty;
+	void *data; /* i64 (INT, DEC, NULL), double, i32 (DATE), u8, vec_str */
+	uint8_t *nulls; /* one byte a row, 1 = NULL */
+} rcol;
+
+typedef struct rel {
+	int ncols;
+	uint64_t nrows, cap;
+	rcol *cols;
+	vec_arena strs; /* text values owned by the relation */
+	size_t bytes;	/* accounted against the query's memory limit */
+	exec_ctx *x;
+} rel;
+
+size_t rel_width(int t);
+rel *rel_new(exec_ctx *x, int ncols, const etype *types);
+void rel_free(rel *r);
+/* Room for n more rows. */
+int rel_reserve(rel *r, uint64_t n);
+/* Copies a string into the relation's arena. */
+int rel_str(rel *r, const char *p, uint32_t len, vec_str *out);
+/* Appends row i of src (all columns, same types) / row i of vec v to c. */
+int rel_copy_row(rel *dst, const rel *src, uint64_t i);
+void rel_get(const rel *r, int c, uint64_t i, sval *v);
+int rel_set(rel *r, int c, uint64_t i, const sval *v);
+/* A vec over rows [start, start+n) of column c. */
+void rel_vec(const rel *r, int c, uint64_t start, vec *v);
+/* Appends n values of vec v (converted to column c's type) at row nrows+k;
+ * the caller bumps nrows. */
+int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n);
+
+/* SQLite's ordering of two values of the same static type; NULL first. */
+int sval_cmp(const sval *a, const sval *b);
+/* Converts v to type t: mode 0 = CAST rules, 1 = column affinity on
+ * INSERT (fails on text that is not a number). */
+int sval_convert(exec_ctx *x, sval *v, etype t, int mode, rel *arena);
+/* Text of a value into buf (>= 48 bytes) unless it is TEXT. */
+const char *sval_text(const sval *v, char *buf, uint32_t *len);
+
+/* ---- plan ---- */
+
+enum pn_kind {
+	PN_SCAN,
+	PN_ONE, /* one row, no columns: SELECT without FROM */
+	PN_VALUES,
+	PN_FILTER,
+	PN_PROJECT,
+	PN_JOIN,
+	PN_AGG,
+	PN_SORT,
+	PN_DISTINCT,
+	PN_LIMIT,
+	PN_SETOP,
+	PN_CONVERT, /* column types changed (UNION of different types) */
+};
+
+enum { JOIN_INNER, JOIN_LEFT, JOIN_CROSS };
+enum {
+	AGG_COUNT_STAR,
+	AGG_COUNT,
+	AGG_SUM,
+	AGG_AVG,
+	AGG_MIN,
+	AGG_MAX,
+	AGG_TOTAL,
+	AGG_GROUP_CONCAT,
+	AGG_ANY
+};
+
+/* Column references: g is a column's id in its query's FROM layout. */
+#define G_ROWID (-2)
+
+typedef struct cexpr cexpr;
+
+typedef struct aggdef {
+	int fn;
+	bool distinct;
+	ast_expr *arg; /* NULL for count(*) */
+	ast_expr *sep; /* group_concat separator; NULL for ',' */
+	etype res;
+} aggdef;
+
+typedef struct pnode pnode;
+struct pnode {
+	int kind;
+	pnode *l, *r;
+	int ncols; /* output columns (first nvis are the visible ones) */
+	int nvis;
+	etype *ty;
+	int *g;		    /* per output column: FROM id or -1 */
+	const char **names; /* per output column */
+	double est;	    /* estimated rows */
+
+	/* SCAN */
+	uint32_t table_id;
+	const char *tname;
+	int ntcols; /* table columns */
+	int *stype; /* their storage types */
+	bool rowid; /* last column is the row id */
+	/* FILTER, JOIN residual */
+	ast_expr *pred;
+	bool post; /* expressions use the aggregate output (post_col) */
+	/* PROJECT, VALUES (one row list per row) */
+	int nexprs;
+	ast_expr **exprs;
+	int nrows;
+	ast_expr_list **rows;
+	/* JOIN */
+	int jtype, nkeys;
+	ast_expr **lkeys, **rkeys;
+	/* AGG */
+	int ngroup, naggs;
+	ast_expr **group;
+	aggdef *aggs;
+	/* SORT */
+	int nsort;
+	int *sort_col;
+	bool *desc;
+	bool *nulls_first;
+	/* LIMIT */
+	ast_expr *limit, *offset;
+	/* SETOP */
+	int op; /* ast_compound_op */
+
+	/* runtime: compiled expressions, allocated on first execution */
+	cexpr **cx;
+	int ncx;
+};
+
+/* Per expression node (ast_expr.bind). */
+typedef struct einfo {
+	int post_col; /* >= 0: after aggregation, input column post_col */
+	pnode *sub;   /* SUBQUERY, EXISTS, IN_SELECT */
+	bool correlated;
+	/* uncorrelated subquery result, valid when gen == the statement's */
+	uint64_t gen;
+	sval val;
+	sval *set;
+	uint64_t nset;
+	bool set_null;
+	rel *hold; /* owns the set's text */
+} einfo;
+
+/* ---- connection and statement ---- */
+
+struct gpmdb {
+	stg_pool *pool;
+	int errcode;
+	char errmsg[1024];
+	long long changes;
+	bool explicit_txn; /* BEGIN ... COMMIT */
+	int backend;	   /* 0 auto, 1 cpu, 2 gpu */
+	uint64_t mem_limit;
+	char path[4096];
+	/* VM scratch per cx_eval nesting level, kept for the connection's
+	 * life: growing one costs more than most queries */
+	vm_scratch scratch[64];
+	int nscratch;
+};
+
+/* Evaluation frame of an outer query row, for correlated subqueries. */
+typedef struct frame {
+	const pnode *node; /* layout of r (node->g) */
+	const rel *r;
+	uint64_t row;
+	bool post;
+} frame;
+
+#define MAX_FRAMES 256
+
+struct exec_ctx {
+	gpmdb *db;
+	gpmdb_stmt *st;
+	uint64_t gen;
+	size_t mem, mem_limit;
+	frame frames[MAX_FRAMES];
+	int nframes;
+	int depth; /* nesting of cx_eval: each level has its VM scratch */
+};
+
+struct gpmdb_stmt {
+	gpmdb *db;
+	char *sql; /* this statement's text (NUL-terminated copy) */
+	parse_result pr;
+	/* extra parses (views, repeated CTEs) kept alive with the plan */
+	parse_result **extra;
+	int nextra, extra_cap;
+	int nparams;
+	sval *params;
+	char **param_text;
+	bool params_changed;
+	bool planned;
+	pnode *plan; /* SELECT */
+	int ncols;
+	const char **names;
+	etype *types;
+	/* compiled expressions to free */
+	cexpr **cxs;
+	int ncxs, cxs_cap;
+	/* running */
+	int state; /* 0 ready, 1 rows, 2 done */
+	exec_ctx x;
+	rel *res;
+	uint64_t cur;
+	char **coltext; /* text of the current row's values */
+	uint64_t gen;
+	rel **holds; /* subquery results kept for one execution */
+	int nholds, holds_cap;
+	void **owned; /* malloc'd blocks of the plan (compiled-expr arrays) */
+	int nowned, owned_cap;
+	ast_arena parena; /* plan nodes and binder info */
+	bool parena_init;
+	char *explain; /* EXPLAIN text: one row per line */
+};
+
+/* ---- errors ---- */
+
+int db_err(gpmdb *db, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int db_err_stg(gpmdb *db);
+void db_clear(gpmdb *db);
+
+/* ---- binder and planner ---- */
+
+typedef struct scope scope;
+
+typedef struct bctx {
+	gpmdb_stmt *st;
+	gpmdb *db;
+	ast_arena *a;
+	const char *sql; /* text of the parse being bound (for names) */
+	int depth;
+	ast_with *with[64]; /* CTEs in scope, innermost last */
+	const char *with_sql[64];
+	int nwith;
+	int view_depth;
+} bctx;
+
+int plan_stmt_select(gpmdb_stmt *st);
+/* Plans a SELECT; up is the scope of the enclosing query for correlated
+ * subqueries (NULL for none). */
+pnode *plan_select(bctx *b, ast_select *s, scope *up);
+/* Binds an expression in scope sc (aggregates allowed when agg_ok). */
+int bind_expr(bctx *b, scope *sc, ast_expr *e, bool agg_ok);
+etype expr_type(const ast_expr *e);
+einfo *einfo_get(bctx *b, ast_expr *e);
+bool expr_equal(const ast_expr *a, const ast_expr *b);
+bool expr_is_agg_call(const ast_expr *e, int *fn);
+/* A table's columns as scope entries. */
+etype stg_to_etype(const stg_column_info *c);
+pnode *plan_dml(bctx *b, uint32_t tid, const char *tname, ast_expr *where,
+		ast_expr **exprs, int n);
+pnode *plan_table_scan(bctx *b, uint32_t tid, bool rowid);
+int explain_plan(gpmdb_stmt *st, pnode *root, const char *head);
+
+/* scope internals used by plan.c and bind.c */
+typedef struct scol {
+	const char *name;
+	const char *tab;
+	etype ty;
+	bool hidden; /* right column of USING/NATURAL */
+	int g;
+} scol;
+
+typedef struct ssrc {
+	const char *name;
+	int first, n;
+	pnode *node;
+	bool left; /* joined with LEFT JOIN */
+	ast_expr *on;
+	ast_name_list *using_cols;
+	bool natural;
+	int jtype;
+} ssrc;
+
+struct scope {
+	scope *up;
+	int ncols, cap;
+	scol *cols;
+	int nsrc, srccap;
+	ssrc *src;
+	/* aggregate query state */
+	bool has_agg;
+	/* level-0 columns used by inner correlated subqueries */
+	int *orefs;
+	int norefs, orefcap;
+};
+
+/* ---- compiler and evaluation ---- */
+
+enum { IN_COL, IN_OUTER, IN_SUBQ, IN_EXPR };
+
+typedef struct cinput {
+	int kind;
+	int col;     /* IN_COL: column of the input relation; IN_OUTER: g */
+	int level;   /* IN_OUTER */
+	ast_expr *e; /* IN_SUBQ */
+	cexpr *lhs;  /* IN_SUBQ of IN_SELECT: the left operand */
+	rel *hold;   /* IN_SUBQ, IN_EXPR: this batch's values */
+	rel *lhold;  /* IN_SUBQ of IN_SELECT: the left operand's values */
+	etype ty;
+} cinput;
+
+struct cexpr {
+	bc_program *prog;
+	int ninputs;
+	cinput in[BC_MAX_INPUTS];
+	etype ty;
+	vm_scratch scratch;
+	const pnode *node; /* input layout */
+	bool post;
+};
+
+/* Compiles e against node's output layout (post: aggregate output). */
+int cx_compile(exec_ctx *x, ast_expr *e, const pnode *node, bool post,
+	       cexpr **out);
+void cx_free(cexpr *c);
+/* Evaluates over rows [start, start+n) of in; *out valid until the next
+ * evaluation of c. */
+int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
+	    vec *out);
+
+/* ---- executor ---- */
+
+int exec_node(exec_ctx *x, pnode *n, rel **out);
+int exec_mem(exec_ctx *x, size_t add);
+/* Runs a subquery for the current frame. */
+/* Fills hold (one column) with the values of subquery e for n rows; the
+ * outer row frame is x->frames[x->nframes] (row = the first row). */
+int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
+		  rel *hold);
+int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold);
+
+/* ---- statements ---- */
+
+int dml_exec(gpmdb_stmt *st, ast_stmt *s);
+int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
+int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
+int stmt_add_hold(gpmdb_stmt *st, rel *r);
+int stmt_own(gpmdb_stmt *st, void *p);
+int pragma_columns(ast_stmt *s, const char ***names);
+parse_result *stmt_parse_extra(gpmdb_stmt *st, const char *sql);
+int stmt_run_select(gpmdb_stmt *st, rel **out);
+
+#endif /* GPMDB_ENGINE_H */

@@ -1,0 +1,1709 @@
+/*
+ * exec.c - the CPU operators.  Each plan node produces a materialised
+ * relation from its children's; expressions run batch by batch
+ * (VEC_BATCH rows) through the bytecode interpreter.  Every allocation
+ * is counted against the query's memory limit.
+ */
+#include "engine.h"
+#include "value.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static int node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
+		   const pnode *in, cexpr **out)
+{
+	int rc;
+
+	if (!n->cx) {
+		int cnt =
+		    n->nexprs + n->ngroup + 2 * n->naggs + n->nkeys * 2 + 4;
+		n->cx = calloc((size_t)cnt, sizeof(cexpr *));
+		if (!n->cx || stmt_own(x->st, n->cx)) {
+			free(n->cx);
+			n->cx = NULL;
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+		n->ncx = cnt;
+	}
+	if (!n->cx[i]) {
+		if ((rc = cx_compile(x, e, in, post, &n->cx[i])))
+			return rc;
+		if (stmt_add_cx(x->st, n->cx[i])) {
+			cx_free(n->cx[i]);
+			n->cx[i] = NULL;
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+	}
+	*out = n->cx[i];
+	return GPMDB_OK;
+}
+
+static rel *rel_like(exec_ctx *x, const pnode *n)
+{
+	return rel_new(x, n->ncols, n->ty);
+}
+
+/* dst gets rows idx[0..m) of src (same column types). */
+static int rel_gather(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
+{
+	int rc;
+
+	if ((rc = rel_reserve(dst, m)))
+		return rc;
+	for (int c = 0; c < dst->ncols; c++) {
+		const rcol *s = &src->cols[c];
+		rcol *d = &dst->cols[c];
+		size_t w = rel_width(d->ty.t);
+		for (uint64_t k = 0; k < m; k++) {
+			uint64_t i = idx[k], o = dst->nrows + k;
+			d->nulls[o] = s->nulls[i];
+			if (d->ty.t == BC_T_TEXT && !s->nulls[i]) {
+				vec_str v = ((vec_str *)s->data)[i];
+				if ((rc = rel_str(dst, v.ptr, v.len,
+						  &((vec_str *)d->data)[o])))
+					return rc;
+			} else {
+				memcpy((char *)d->data + o * w,
+				       (char *)s->data + i * w, w);
+			}
+		}
+	}
+	dst->nrows += m;
+	return GPMDB_OK;
+}
+
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t hash_val(const rcol *c, uint64_t i)
+{
+	if (c->nulls[i] || c->ty.t == BC_T_NULL)
+		return 0x12345;
+	switch (c->ty.t) {
+	case BC_T_BOOL:
+		return ((uint8_t *)c->data)[i] + 1;
+	case BC_T_DATE:
+		return (uint64_t)((int32_t *)c->data)[i] * 31 + 7;
+	case BC_T_REAL: {
+		double d = ((double *)c->data)[i];
+		uint64_t u;
+		if (d == 0)
+			d = 0; /* -0.0 */
+		memcpy(&u, &d, 8);
+		return u;
+	}
+	case BC_T_TEXT: {
+		vec_str s = ((vec_str *)c->data)[i];
+		uint64_t h = 1469598103934665603ull;
+		for (uint32_t k = 0; k < s.len; k++)
+			h = (h ^ (uint8_t)s.ptr[k]) * 1099511628211ull;
+		return h;
+	}
+	default:
+		return (uint64_t)((int64_t *)c->data)[i];
+	}
+}
+
+static uint64_t hash_row(const rel *r, int ncols, uint64_t i)
+{
+	uint64_t h = 0;
+
+	for (int c = 0; c < ncols; c++)
+		h = hash_mix(h, hash_val(&r->cols[c], i));
+	return h;
+}
+
+/* Row equality, NULLs equal (GROUP BY, DISTINCT, set operations). */
+static bool rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j,
+		    int ncols)
+{
+	sval x, y;
+
+	for (int c = 0; c < ncols; c++) {
+		rel_get(a, c, i, &x);
+		rel_get(b, c, j, &y);
+		if (sval_cmp(&x, &y))
+			return false;
+	}
+	return true;
+}
+
+/* A chained hash table over row numbers. */
+typedef struct htab {
+	int64_t *head;
+	int64_t *next;
+	uint64_t *hash;
+	uint64_t nb, n, cap;
+} htab;
+
+static int ht_init(exec_ctx *x, htab *h, uint64_t expect)
+{
+	memset(h, 0, sizeof(*h));
+	h->nb = 64;
+	while (h->nb < expect * 2)
+		h->nb *= 2;
+	h->head = malloc(h->nb * sizeof(int64_t));
+	if (!h->head)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	memset(h->head, 0xff, h->nb * sizeof(int64_t));
+	return exec_mem(x, h->nb * 8);
+}
+
+static void ht_free(exec_ctx *x, htab *h)
+{
+	if (x && x->mem >= (h->nb + h->cap * 2) * 8)
+		x->mem -= (h->nb + h->cap * 2) * 8;
+	free(h->head);
+	free(h->next);
+	free(h->hash);
+}
+
+static int ht_add(exec_ctx *x, htab *h, uint64_t hash)
+{
+	int rc;
+
+	if (h->n == h->cap) {
+		uint64_t cap = h->cap ? h->cap * 2 : 256;
+		int64_t *nx = realloc(h->next, cap * sizeof(int64_t));
+		uint64_t *hs = nx ? realloc(h->hash, cap * 8) : NULL;
+		if (nx)
+			h->next = nx;
+		if (!nx || !hs)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		h->hash = hs;
+		if ((rc = exec_mem(x, (cap - h->cap) * 16)))
+			return rc;
+		h->cap = cap;
+	}
+	if (h->n >= h->nb) { /* grow the buckets and rechain */
+		uint64_t nb = h->nb * 4;
+		int64_t *hd = malloc(nb * sizeof(int64_t));
+		if (!hd)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		memset(hd, 0xff, nb * sizeof(int64_t));
+		for (uint64_t k = 0; k < h->n; k++) {
+			uint64_t bkt = h->hash[k] & (nb - 1);
+			h->next[k] = hd[bkt];
+			hd[bkt] = (int64_t)k;
+		}
+		free(h->head);
+		h->head = hd;
+		if ((rc = exec_mem(x, (nb - h->nb) * 8)))
+			return rc;
+		h->nb = nb;
+	}
+	uint64_t bkt = hash & (h->nb - 1);
+	h->hash[h->n] = hash;
+	h->next[h->n] = h->head[bkt];
+	h->head[bkt] = (int64_t)h->n;
+	h->n++;
+	return GPMDB_OK;
+}
+
+static int64_t ht_first(const htab *h, uint64_t hash)
+{
+	return h->head[hash & (h->nb - 1)];
+}
+
+/* ---- scan ---- */
+
+/* Copies the live rows of every tablet; text is copied out of the pool,
+ * whose mapping may move when it grows. */
+static int exec_scan(exec_ctx *x, pnode *n, rel **out)
+{
+	stg_pool *p = x->db->pool;
+	uint32_t nt, *keep = NULL;
+	rel *r;
+	int rc = GPMDB_OK;
+
+	if (stg_tablet_count(p, n->table_id, &nt))
+		return db_err_stg(x->db);
+	if (!(r = rel_like(x, n)))
+		return x->db->errcode;
+	for (uint32_t t = 0; t < nt && !rc; t++) {
+		stg_tablet_view v;
+		uint64_t base = r->nrows, m = 0;
+
+		if (stg_tablet_get(p, n->table_id, t, &v)) {
+			rc = db_err_stg(x->db);
+			break;
+		}
+		if ((rc = rel_reserve(r, v.nrows)))
+			break;
+		free(keep);
+		keep = malloc(sizeof(uint32_t) * (v.nrows + 1));
+		if (!keep) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (uint32_t i = 0; i < v.nrows; i++)
+			if (!v.deleted || !(v.deleted[i / 32] >> (i % 32) & 1))
+				keep[m++] = i;
+		for (int c = 0; c < n->ntcols && !rc; c++) {
+			rcol *d = &r->cols[c];
+			const char *src = v.data[c];
+			const uint32_t *nl = v.nulls ? v.nulls[c] : NULL;
+			for (uint64_t k = 0; k < m; k++) {
+				uint32_t i = keep[k];
+				uint64_t o = base + k;
+				if (nl && (nl[i / 32] >> (i % 32) & 1)) {
+					d->nulls[o] = 1;
+					memset((char *)d->data +
+						   o * rel_width(d->ty.t),
+					       0, rel_width(d->ty.t));
+					continue;
+				}
+				d->nulls[o] = 0;
+				switch (n->stype[c]) {
+				case STG_T_INT:
+					((int64_t *)d->data)[o] =
+					    ((const int32_t *)src)[i];
+					break;
+				case STG_T_BIGINT:
+				case STG_T_DECIMAL:
+					((int64_t *)d->data)[o] =
+					    ((const int64_t *)src)[i];
+					break;
+				case STG_T_FLOAT:
+					((double *)d->data)[o] =
+					    ((const float *)src)[i];
+					break;
+				case STG_T_DOUBLE:
+					((double *)d->data)[o] =
+					    ((const double *)src)[i];
+					break;
+				case STG_T_DATE:
+					((int32_t *)d->data)[o] =
+					    ((const int32_t *)src)[i];
+					break;
+				case STG_T_BOOLEAN:
+					((uint8_t *)d->data)[o] =
+					    ((const uint8_t *)src)[i];
+					break;
+				case STG_T_TEXT: {
+					stg_strref s =
+					    ((const stg_strref *)src)[i];
+					rc = rel_str(r, v.heap + s.off, s.len,
+						     &((vec_str *)d->data)[o]);
+					break;
+				}
+				}
+				if (rc)
+					break;
+			}
+		}
+		if (n->rowid)
+			for (uint64_t k = 0; k < m; k++) {
+				rcol *d = &r->cols[n->ntcols];
+				d->nulls[base + k] = 0;
+				((int64_t *)d->data)[base + k] =
+				    (int64_t)(v.first_row + keep[k]);
+			}
+		r->nrows += m;
+	}
+	free(keep);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ---- filter ---- */
+
+static int filter_rows(exec_ctx *x, cexpr *c, const rel *in, uint32_t **idx,
+		       uint64_t *m)
+{
+	uint32_t *sel = malloc(sizeof(uint32_t) * (in->nrows + 1));
+	uint64_t k = 0;
+	int rc;
+
+	if (!sel)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+		uint32_t n =
+		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+							 : VEC_BATCH);
+		vec v;
+		if ((rc = cx_eval(x, c, in, s, n, &v))) {
+			free(sel);
+			return rc;
+		}
+		if (v.type == VEC_NULL)
+			continue;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t j = v.sel ? v.sel[i] : i;
+			bool t;
+			if (v.nulls && v.nulls[j])
+				continue;
+			switch (v.type) {
+			case BC_COL_BOOL:
+				t = v.v.u8[j];
+				break;
+			case BC_COL_INT64:
+				t = v.v.i64[j] != 0;
+				break;
+			case BC_COL_DOUBLE:
+				t = v.v.f64[j] != 0;
+				break;
+			default:
+				t = false;
+			}
+			if (t)
+				sel[k++] = (uint32_t)(s + i);
+		}
+	}
+	*idx = sel;
+	*m = k;
+	return GPMDB_OK;
+}
+
+static int exec_filter(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in, *r;
+	cexpr *c;
+	uint32_t *idx = NULL;
+	uint64_t m = 0;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	if ((rc = node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
+	    (rc = filter_rows(x, c, in, &idx, &m))) {
+		rel_free(in);
+		return rc;
+	}
+	if (m == in->nrows) {
+		free(idx);
+		*out = in;
+		return GPMDB_OK;
+	}
+	r = rel_like(x, n);
+	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
+	free(idx);
+	rel_free(in);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ---- project ---- */
+
+/* The input column a plain reference reads, or -1. */
+static int plain_col(const pnode *n, const ast_expr *e, bool post)
+{
+	const einfo *in = e->bind;
+
+	if (post)
+		return in && in->post_col >= 0 &&
+			       n->l->ty[in->post_col].t == expr_type(e).t
+			   ? in->post_col
+			   : -1;
+	if (e->kind != AST_E_COLUMN || e->rel != 0)
+		return -1;
+	for (int k = 0; k < n->l->ncols; k++)
+		if (n->l->g[k] == e->col)
+			return k;
+	return -1;
+}
+
+static int exec_project(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in, *r;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	r = rel_like(x, n);
+	if (!r || (rc = rel_reserve(r, in->nrows)))
+		goto fail;
+	for (int i = 0; i < n->nexprs; i++) {
+		ast_expr *e = n->exprs[i];
+		int pc = plain_col(n, e, n->post);
+		rcol *d = &r->cols[i];
+
+		if (pc >= 0 && in->cols[pc].ty.t == d->ty.t &&
+		    in->cols[pc].ty.scale == d->ty.scale) {
+			const rcol *s = &in->cols[pc];
+			if (!in->nrows)
+				continue;
+			size_t w = rel_width(d->ty.t);
+			memcpy(d->data, s->data, in->nrows * w);
+			memcpy(d->nulls, s->nulls, in->nrows);
+			if (d->ty.t == BC_T_TEXT)
+				for (uint64_t k = 0; k < in->nrows; k++) {
+					vec_str *v = &((vec_str *)d->data)[k];
+					if (!d->nulls[k] &&
+					    (rc =
+						 rel_str(r, v->ptr, v->len, v)))
+						goto fail;
+				}
+			continue;
+		}
+		cexpr *c;
+		if ((rc = node_cx(x, n, i, e, n->post, n->l, &c)))
+			goto fail;
+		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+			uint32_t m =
+			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+								 : VEC_BATCH);
+			vec v;
+			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
+			    (rc = rel_put_vec(r, i, s, &v, m)))
+				goto fail;
+		}
+	}
+	r->nrows = in->nrows;
+	rel_free(in);
+	*out = r;
+	return GPMDB_OK;
+fail:
+	rel_free(in);
+	rel_free(r);
+	return rc ? rc : x->db->errcode;
+}
+
+/* ---- values ---- */
+
+static bool literal_sval(const ast_expr *e, sval *v)
+{
+	memset(v, 0, sizeof(*v));
+	switch (e->kind) {
+	case AST_E_INT:
+		v->t = BC_T_INT;
+		v->u.i = e->ival;
+		return true;
+	case AST_E_REAL:
+		v->t = BC_T_REAL;
+		v->u.r = e->rval;
+		return true;
+	case AST_E_STRING:
+		v->t = BC_T_TEXT;
+		v->u.s.ptr = e->str;
+		v->u.s.len = (uint32_t)e->slen;
+		return true;
+	case AST_E_NULL:
+		v->t = BC_T_NULL;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
+{
+	static const pnode none = {.kind = PN_ONE};
+	rel *one;
+	cexpr *c;
+	vec out;
+	int rc;
+
+	if (literal_sval(e, v)) {
+		if (v->t == BC_T_TEXT && hold)
+			return rel_str(hold, v->u.s.ptr, v->u.s.len, &v->u.s);
+		return GPMDB_OK;
+	}
+	if (!(one = rel_new(x, 0, NULL)))
+		return x->db->errcode;
+	one->nrows = 1;
+	if ((rc = cx_compile(x, e, &none, false, &c))) {
+		rel_free(one);
+		return rc;
+	}
+	rc = cx_eval(x, c, one, 0, 1, &out);
+	if (!rc) {
+		etype t = c->ty;
+		rel *tmp = rel_new(x, 1, &t);
+		if (!tmp || rel_reserve(tmp, 1) ||
+		    (rc = rel_put_vec(tmp, 0, 0, &out, 1))) {
+			rc = rc ? rc : x->db->errcode;
+		} else {
+			rel_get(tmp, 0, 0, v);
+			if (v->t == BC_T_TEXT && hold)
+				rc = rel_str(hold, v->u.s.ptr, v->u.s.len,
+					     &v->u.s);
+			else if (v->t == BC_T_TEXT)
+				rc = db_err(x->db, GPMDB_INTERNAL,
+					    "text value without storage");
+		}
+		rel_free(tmp);
+	}
+	cx_free(c);
+	rel_free(one);
+	return rc;
+}
+
+static int exec_values(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *r = rel_like(x, n);
+	int rc;
+
+	if (!r || (rc = rel_reserve(r, (uint64_t)n->nrows)))
+		goto fail;
+	for (int i = 0; i < n->nrows; i++) {
+		for (int c = 0; c < n->ncols; c++) {
+			sval v;
+			if ((rc = exec_scalar(x, n->rows[i]->v[c], &v, r)) ||
+			    (rc = sval_convert(x, &v, n->ty[c], 0, r)) ||
+			    (rc = rel_set(r, c, (uint64_t)i, &v)))
+				goto fail;
+		}
+	}
+	r->nrows = (uint64_t)n->nrows;
+	*out = r;
+	return GPMDB_OK;
+fail:
+	rel_free(r);
+	return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+}
+
+/* ---- join ---- */
+
+typedef struct keyset {
+	rel *k; /* evaluated keys, one column per key */
+} keyset;
+
+static int eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
+		     const pnode *side, const rel *in, rel **out)
+{
+	etype ty[64];
+	rel *k;
+	int rc;
+
+	for (int i = 0; i < n->nkeys; i++)
+		ty[i] = expr_type(keys[i]);
+	if (!(k = rel_new(x, n->nkeys, ty)))
+		return x->db->errcode;
+	if ((rc = rel_reserve(k, in->nrows)))
+		goto fail;
+	for (int i = 0; i < n->nkeys; i++) {
+		cexpr *c;
+		if ((rc = node_cx(x, n, base + i, keys[i], false, side, &c)))
+			goto fail;
+		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+			uint32_t m =
+			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+								 : VEC_BATCH);
+			vec v;
+			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
+			    (rc = rel_put_vec(k, i, s, &v, m)))
+				goto fail;
+		}
+	}
+	k->nrows = in->nrows;
+	*out = k;
+	return GPMDB_OK;
+fail:
+	rel_free(k);
+	return rc;
+}
+
+static bool key_has_null(const rel *k, uint64_t i)
+{
+	for (int c = 0; c < k->ncols; c++)
+		if (k->cols[c].nulls[i])
+			return true;
+	return false;
+}
+
+/* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out. */
+static int join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
+		     const int64_t *ri, uint64_t m)
+{
+	int rc;
+
+	if ((rc = rel_reserve(out, m)))
+		return rc;
+	for (int c = 0; c < out->ncols; c++) {
+		bool right = c >= l->ncols;
+		const rel *src = right ? r : l;
+		const rcol *s = &src->cols[right ? c - l->ncols : c];
+		rcol *d = &out->cols[c];
+		size_t w = rel_width(d->ty.t);
+		for (uint64_t k = 0; k < m; k++) {
+			int64_t i = right ? ri[k] : li[k];
+			uint64_t o = out->nrows + k;
+			if (i < 0 || s->nulls[i]) {
+				d->nulls[o] = 1;
+				memset((char *)d->data + o * w, 0, w);
+				continue;
+			}
+			d->nulls[o] = 0;
+			memcpy((char *)d->data + o * w,
+			       (char *)s->data + (uint64_t)i * w, w);
+			if (d->ty.t == BC_T_TEXT) {
+				vec_str *v = &((vec_str *)d->data)[o];
+				if ((rc = rel_str(out, v->ptr, v->len, v)))
+					return rc;
+			}
+		}
+	}
+	out->nrows += m;
+	return GPMDB_OK;
+}
+
+typedef struct jstate {
+	exec_ctx *x;
+	pnode *n;
+	rel *l, *r, *out, *chunk;
+	cexpr *pred;
+	int64_t li[VEC_BATCH], ri[VEC_BATCH];
+	uint32_t m;
+	uint8_t *matched; /* LEFT JOIN: left rows with a match */
+} jstate;
+
+/* Flushes buffered pairs: the residual filters them into out. */
+static int join_flush(jstate *j)
+{
+	int rc;
+
+	if (!j->m)
+		return GPMDB_OK;
+	if (!j->pred) {
+		if (j->matched)
+			for (uint32_t k = 0; k < j->m; k++)
+				j->matched[j->li[k]] = 1;
+		rc = join_emit(j->out, j->l, j->r, j->li, j->ri, j->m);
+		j->m = 0;
+		return rc;
+	}
+	j->chunk->nrows = 0;
+	vec_arena_reset(&j->chunk->strs);
+	if ((rc = join_emit(j->chunk, j->l, j->r, j->li, j->ri, j->m)))
+		return rc;
+	vec v;
+	if ((rc = cx_eval(j->x, j->pred, j->chunk, 0, j->m, &v)))
+		return rc;
+	int64_t li[VEC_BATCH], ri[VEC_BATCH];
+	uint32_t k2 = 0;
+	for (uint32_t k = 0; k < j->m; k++) {
+		if (v.type == VEC_NULL || (v.nulls && v.nulls[k]) || !v.v.u8[k])
+			continue;
+		li[k2] = j->li[k];
+		ri[k2++] = j->ri[k];
+		if (j->matched)
+			j->matched[j->li[k]] = 1;
+	}
+	j->m = 0;
+	return join_emit(j->out, j->l, j->r, li, ri, k2);
+}
+
+static int join_pair(jstate *j, int64_t li, int64_t ri)
+{
+	j->li[j->m] = li;
+	j->ri[j->m++] = ri;
+	return j->m == VEC_BATCH ? join_flush(j) : GPMDB_OK;
+}
+
+static int exec_join(exec_ctx *x, pnode *n, rel **out)
+{
+	jstate j = {0};
+	rel *lk = NULL, *rk = NULL;
+	htab h = {0};
+	int rc;
+
+	j.x = x;
+	j.n = n;
+	if ((rc = exec_node(x, n->l, &j.l)))
+		return rc;
+	if ((rc = exec_node(x, n->r, &j.r)))
+		goto done;
+	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, n))) {
+		rc = x->db->errcode;
+		goto done;
+	}
+	if (n->pred &&
+	    (rc = node_cx(x, n, 2 * n->nkeys, n->pred, false, n, &j.pred)))
+		goto done;
+	if (n->jtype == JOIN_LEFT) {
+		j.matched = calloc(j.l->nrows + 1, 1);
+		if (!j.matched) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto done;
+		}
+	}
+	if (n->nkeys) {
+		if ((rc = eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
+		    (rc =
+			 eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)) ||
+		    (rc = ht_init(x, &h, j.r->nrows)))
+			goto done;
+		for (uint64_t i = 0; i < rk->nrows; i++)
+			if ((rc = ht_add(x, &h,
+					 key_has_null(rk, i)
+					     ? 0
+					     : hash_row(rk, rk->ncols, i))))
+				goto done;
+		for (uint64_t i = 0; i < lk->nrows; i++) {
+			if (key_has_null(lk, i))
+				continue;
+			uint64_t hv = hash_row(lk, lk->ncols, i);
+			/* chains run newest first; collect to keep the
+			 * right side's order */
+			for (int64_t e = ht_first(&h, hv); e >= 0;
+			     e = h.next[e]) {
+				if (h.hash[e] != hv ||
+				    key_has_null(rk, (uint64_t)e) ||
+				    !rows_eq(lk, i, rk, (uint64_t)e, lk->ncols))
+					continue;
+				if ((rc = join_pair(&j, (int64_t)i, e)))
+					goto done;
+			}
+		}
+	} else {
+		for (uint64_t i = 0; i < j.l->nrows; i++)
+			for (uint64_t k = 0; k < j.r->nrows; k++)
+				if ((rc =
+					 join_pair(&j, (int64_t)i, (int64_t)k)))
+					goto done;
+	}
+	if ((rc = join_flush(&j)))
+		goto done;
+	if (j.matched)
+		for (uint64_t i = 0; i < j.l->nrows; i++)
+			if (!j.matched[i] &&
+			    (rc = join_emit(j.out, j.l, j.r,
+					    (int64_t[]){(int64_t)i},
+					    (int64_t[]){-1}, 1)))
+				goto done;
+	*out = j.out;
+	j.out = NULL;
+done:
+	if (n->nkeys)
+		ht_free(x, &h);
+	rel_free(lk);
+	rel_free(rk);
+	free(j.matched);
+	rel_free(j.chunk);
+	rel_free(j.out);
+	rel_free(j.l);
+	rel_free(j.r);
+	return rc;
+}
+
+/* ---- aggregate ---- */
+
+typedef struct aggst {
+	int64_t cnt;
+	int64_t i;
+	long double r;
+	sval v;
+	bool has;
+	char *gc;
+	size_t gclen, gccap;
+} aggst;
+
+static int agg_step(exec_ctx *x, const aggdef *a, aggst *s, const sval *v,
+		    const sval *sep)
+{
+	int64_t t;
+
+	if (a->fn == AGG_COUNT_STAR) {
+		s->cnt++;
+		return GPMDB_OK;
+	}
+	if (v->t == BC_T_NULL) {
+		if (a->fn == AGG_ANY && !s->has) {
+			s->v = *v;
+			s->has = true;
+		}
+		return GPMDB_OK;
+	}
+	s->cnt++;
+	switch (a->fn) {
+	case AGG_COUNT:
+		break;
+	case AGG_SUM:
+		if (a->res.t == BC_T_INT || a->res.t == BC_T_DEC) {
+			int64_t add = v->u.i;
+			if (a->res.t == BC_T_DEC && v->t == BC_T_DEC &&
+			    v->scale != a->res.scale)
+				val_dec_rescale(add, v->scale, a->res.scale,
+						&add);
+			if (__builtin_add_overflow(s->i, add, &t))
+				return db_err(x->db, GPMDB_ERROR,
+					      "integer overflow");
+			s->i = t;
+		} else {
+			s->r += v->t == BC_T_REAL ? v->u.r
+				: v->t == BC_T_DEC
+				    ? val_dec_to_real(v->u.i, v->scale)
+				: v->t == BC_T_TEXT
+				    ? val_text_to_real(v->u.s.ptr, v->u.s.len)
+				    : (double)v->u.i;
+		}
+		break;
+	case AGG_AVG:
+	case AGG_TOTAL:
+		s->r += v->t == BC_T_REAL  ? v->u.r
+			: v->t == BC_T_DEC ? val_dec_to_real(v->u.i, v->scale)
+			: v->t == BC_T_TEXT
+			    ? val_text_to_real(v->u.s.ptr, v->u.s.len)
+			    : (long double)v->u.i;
+		break;
+	case AGG_MIN:
+		if (!s->has || sval_cmp(v, &s->v) < 0)
+			s->v = *v;
+		s->has = true;
+		break;
+	case AGG_MAX:
+		if (!s->has || sval_cmp(v, &s->v) > 0)
+			s->v = *v;
+		s->has = true;
+		break;
+	case AGG_ANY:
+		if (!s->has || s->v.t == BC_T_NULL)
+			s->v = *v;
+		s->has = true;
+		break;
+	case AGG_GROUP_CONCAT: {
+		char buf[64], sbuf[64];
+		uint32_t len, slen = 1;
+		const char *p = sval_text(v, buf, &len);
+		const char *sp = ",";
+		if (sep)
+			sp = sep->t == BC_T_NULL ? ""
+						 : sval_text(sep, sbuf, &slen);
+		if (sep && sep->t == BC_T_NULL)
+			slen = 0;
+		size_t need = s->gclen + len + slen + 1;
+		if (need > s->gccap) {
+			size_t cap = s->gccap ? s->gccap * 2 : 64;
+			while (cap < need)
+				cap *= 2;
+			char *np = realloc(s->gc, cap);
+			if (!np)
+				return db_err(x->db, GPMDB_NOMEM,
+					      "out of memory");
+			int rc = exec_mem(x, cap - s->gccap);
+			s->gc = np;
+			s->gccap = cap;
+			if (rc)
+				return rc;
+		}
+		if (s->has) {
+			memcpy(s->gc + s->gclen, sp, slen);
+			s->gclen += slen;
+		}
+		memcpy(s->gc + s->gclen, p, len);
+		s->gclen += len;
+		s->has = true;
+		break;
+	}
+	}
+	return GPMDB_OK;
+}
+
+static int agg_final(exec_ctx *x, const aggdef *a, aggst *s, rel *r, int c,
+		     uint64_t row)
+{
+	sval v;
+
+	memset(&v, 0, sizeof(v));
+	v.t = BC_T_NULL;
+	switch (a->fn) {
+	case AGG_COUNT_STAR:
+	case AGG_COUNT:
+		v.t = BC_T_INT;
+		v.u.i = s->cnt;
+		break;
+	case AGG_SUM:
+		if (!s->cnt)
+			break;
+		v.t = a->res.t;
+		v.scale = a->res.scale;
+		if (v.t == BC_T_REAL)
+			v.u.r = (double)s->r;
+		else
+			v.u.i = s->i;
+		break;
+	case AGG_AVG:
+		if (!s->cnt)
+			break;
+		v.t = BC_T_REAL;
+		v.u.r = (double)(s->r / s->cnt);
+		break;
+	case AGG_TOTAL:
+		v.t = BC_T_REAL;
+		v.u.r = (double)s->r;
+		break;
+	case AGG_GROUP_CONCAT:
+		if (!s->has)
+			break;
+		v.t = BC_T_TEXT;
+		v.u.s.ptr = s->gc;
+		v.u.s.len = (uint32_t)s->gclen;
+		break;
+	default:
+		if (s->has)
+			v = s->v;
+	}
+	if (v.t != BC_T_NULL &&
+	    (v.t != a->res.t || (v.t == BC_T_DEC && v.scale != a->res.scale))) {
+		int rc = sval_convert(x, &v, a->res, 0, r);
+		if (rc)
+			return rc;
+	}
+	return rel_set(r, c, row, &v);
+}
+
+static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
+		    rel *dst, int c)
+{
+	cexpr *cx;
+	int rc;
+
+	if ((rc = node_cx(x, n, slot, e, false, n->l, &cx)))
+		return rc;
+	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+		uint32_t m =
+		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+							 : VEC_BATCH);
+		vec v;
+		if ((rc = cx_eval(x, cx, in, s, m, &v)) ||
+		    (rc = rel_put_vec(dst, c, s, &v, m)))
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+static int exec_agg(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in = NULL, *keys = NULL, *args = NULL, *r = NULL;
+	etype aty[256];
+	int na = n->naggs, ng = n->ngroup, rc;
+	uint64_t ngroups = 0, *gid = NULL;
+	aggst *st = NULL;
+	htab h = {0};
+	bool hh = false;
+
+	if (na > 120)
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "more than 120 aggregates in one query are not "
+			      "supported yet");
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	/* group keys and aggregate arguments of every input row */
+	if (!(keys = rel_new(x, ng, n->ty)) ||
+	    (rc = rel_reserve(keys, in->nrows)))
+		goto fail;
+	for (int k = 0; k < ng; k++)
+		if ((rc = eval_col(x, n, k, n->group[k], in, keys, k)))
+			goto fail;
+	keys->nrows = in->nrows;
+	for (int a = 0; a < na; a++) {
+		aty[2 * a] = n->aggs[a].arg ? expr_type(n->aggs[a].arg)
+					    : et_make(BC_T_INT);
+		aty[2 * a + 1] = n->aggs[a].sep ? expr_type(n->aggs[a].sep)
+						: et_make(BC_T_NULL);
+	}
+	if (!(args = rel_new(x, 2 * na, aty)) ||
+	    (rc = rel_reserve(args, in->nrows)))
+		goto fail;
+	for (int a = 0; a < na; a++) {
+		if (n->aggs[a].arg &&
+		    (rc = eval_col(x, n, ng + a, n->aggs[a].arg, in, args,
+				   2 * a)))
+			goto fail;
+		if (n->aggs[a].sep &&
+		    (rc = eval_col(x, n, ng + na + a, n->aggs[a].sep, in, args,
+				   2 * a + 1)))
+			goto fail;
+	}
+	args->nrows = in->nrows;
+	/* group ids */
+	gid = malloc(sizeof(uint64_t) * (in->nrows + 1));
+	if (!gid) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (!(r = rel_like(x, n)))
+		goto fail;
+	if (ng) {
+		if ((rc = ht_init(x, &h, 64)))
+			goto fail;
+		hh = true;
+		for (uint64_t i = 0; i < in->nrows; i++) {
+			uint64_t hv = hash_row(keys, ng, i);
+			int64_t e;
+			for (e = ht_first(&h, hv); e >= 0; e = h.next[e])
+				if (h.hash[e] == hv &&
+				    rows_eq(r, (uint64_t)e, keys, i, ng))
+					break;
+			if (e < 0) {
+				e = (int64_t)ngroups++;
+				if ((rc = ht_add(x, &h, hv)) ||
+				    (rc = rel_reserve(r, 1)))
+					goto fail;
+				for (int k = 0; k < ng; k++) {
+					sval v;
+					rel_get(keys, k, i, &v);
+					if ((rc = rel_set(r, k, (uint64_t)e,
+							  &v)))
+						goto fail;
+				}
+				r->nrows++;
+			}
+			gid[i] = (uint64_t)e;
+		}
+	} else {
+		ngroups = 1;
+		memset(gid, 0, sizeof(uint64_t) * (in->nrows + 1));
+		if ((rc = rel_reserve(r, 1)))
+			goto fail;
+		r->nrows = 1;
+	}
+	st = calloc(ngroups * (size_t)(na ? na : 1), sizeof(aggst));
+	if (!st) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = exec_mem(x, ngroups * (size_t)na * sizeof(aggst))))
+		goto fail;
+	for (int a = 0; a < na; a++) {
+		const aggdef *ad = &n->aggs[a];
+		htab dh = {0};
+		rel *seen = NULL;
+		if (ad->distinct) {
+			etype dt[2] = {et_make(BC_T_INT), aty[2 * a]};
+			if ((rc = ht_init(x, &dh, 64)))
+				goto fail;
+			if (!(seen = rel_new(x, 2, dt))) {
+				ht_free(x, &dh);
+				goto fail;
+			}
+		}
+		for (uint64_t i = 0; i < in->nrows; i++) {
+			sval v, sep, *sp = NULL;
+			if (ad->arg)
+				rel_get(args, 2 * a, i, &v);
+			else
+				v.t = BC_T_INT;
+			if (ad->sep) {
+				rel_get(args, 2 * a + 1, i, &sep);
+				sp = &sep;
+			}
+			if (ad->distinct && v.t != BC_T_NULL) {
+				sval g = {.t = BC_T_INT,
+					  .u.i = (int64_t)gid[i]};
+				uint64_t hv = hash_mix(
+				    gid[i], hash_val(&args->cols[2 * a], i));
+				int64_t e;
+				for (e = ht_first(&dh, hv); e >= 0;
+				     e = dh.next[e]) {
+					sval a0, a1;
+					rel_get(seen, 0, (uint64_t)e, &a0);
+					rel_get(seen, 1, (uint64_t)e, &a1);
+					if (dh.hash[e] == hv &&
+					    !sval_cmp(&a0, &g) &&
+					    !sval_cmp(&a1, &v))
+						break;
+				}
+				if (e >= 0)
+					continue;
+				if ((rc = ht_add(x, &dh, hv)) ||
+				    (rc = rel_reserve(seen, 1)) ||
+				    (rc = rel_set(seen, 0, seen->nrows, &g)) ||
+				    (rc = rel_set(seen, 1, seen->nrows, &v))) {
+					ht_free(x, &dh);
+					rel_free(seen);
+					goto fail;
+				}
+				seen->nrows++;
+			}
+			if ((rc = agg_step(x, ad, &st[gid[i] * (size_t)na + a],
+					   &v, sp))) {
+				if (ad->distinct) {
+					ht_free(x, &dh);
+					rel_free(seen);
+				}
+				goto fail;
+			}
+		}
+		if (ad->distinct) {
+			ht_free(x, &dh);
+			rel_free(seen);
+		}
+	}
+	for (uint64_t g = 0; g < ngroups; g++)
+		for (int a = 0; a < na; a++)
+			if ((rc = agg_final(x, &n->aggs[a],
+					    &st[g * (size_t)na + a], r, ng + a,
+					    g)))
+				goto fail;
+	*out = r;
+	r = NULL;
+	rc = GPMDB_OK;
+fail:
+	if (!rc && !*out)
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+	if (st) {
+		for (uint64_t g = 0; g < ngroups * (size_t)na; g++)
+			free(st[g].gc);
+		free(st);
+	}
+	if (hh)
+		ht_free(x, &h);
+	free(gid);
+	rel_free(r);
+	rel_free(args);
+	rel_free(keys);
+	rel_free(in);
+	return rc;
+}
+
+/* ---- sort, distinct, limit, set operations ---- */
+
+typedef struct sortctx {
+	const rel *r;
+	const pnode *n;
+} sortctx;
+
+static int sort_cmp(const void *a, const void *b, void *arg)
+{
+	const sortctx *s = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	for (int k = 0; k < s->n->nsort; k++) {
+		sval x, y;
+		int c = s->n->sort_col[k], d;
+		rel_get(s->r, c, i, &x);
+		rel_get(s->r, c, j, &y);
+		if (x.t == BC_T_NULL || y.t == BC_T_NULL) {
+			if (x.t == y.t)
+				continue;
+			d = x.t == BC_T_NULL ? -1 : 1;
+			if (!s->n->nulls_first[k])
+				d = -d;
+			return d;
+		}
+		d = sval_cmp(&x, &y);
+		if (d)
+			return s->n->desc[k] ? -d : d;
+	}
+	return i < j ? -1 : i > j; /* stable */
+}
+
+static int exec_sort(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in, *r;
+	uint32_t *idx;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
+	if (!idx) {
+		rel_free(in);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < in->nrows; i++)
+		idx[i] = (uint32_t)i;
+	sortctx sc = {in, n};
+	qsort_r(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+	r = rel_like(x, n);
+	rc = r ? rel_gather(r, in, idx, in->nrows) : x->db->errcode;
+	free(idx);
+	rel_free(in);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* Keeps the first of equal rows (over the first ncols columns) of in;
+ * with probe: only rows found (want = true) / not found in probe. */
+static int dedup(exec_ctx *x, rel *in, int ncols, const rel *probe, bool want,
+		 const pnode *n, rel **out)
+{
+	htab h, ph;
+	rel *r = rel_like(x, n);
+	uint32_t *keep = malloc(sizeof(uint32_t) * (in->nrows + 1));
+	uint32_t *first = malloc(sizeof(uint32_t) * (in->nrows + 1));
+	uint64_t m = 0;
+	int rc;
+
+	if (!r || !keep || !first) {
+		free(keep);
+		free(first);
+		rel_free(r);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	if ((rc = ht_init(x, &h, in->nrows)))
+		goto out;
+	if (probe) {
+		if ((rc = ht_init(x, &ph, probe->nrows))) {
+			ht_free(x, &h);
+			goto out;
+		}
+		for (uint64_t i = 0; i < probe->nrows; i++)
+			if ((rc = ht_add(x, &ph, hash_row(probe, ncols, i))))
+				goto done;
+	}
+	for (uint64_t i = 0; i < in->nrows; i++) {
+		uint64_t hv = hash_row(in, ncols, i);
+		int64_t e;
+		for (e = ht_first(&h, hv); e >= 0; e = h.next[e])
+			if (h.hash[e] == hv &&
+			    rows_eq(in, first[e], in, i, ncols))
+				break;
+		if (e >= 0)
+			continue;
+		first[h.n] = (uint32_t)i;
+		if ((rc = ht_add(x, &h, hv)))
+			goto done;
+		if (probe) {
+			bool found = false;
+			for (e = ht_first(&ph, hv); e >= 0 && !found;
+			     e = ph.next[e])
+				if (ph.hash[e] == hv &&
+				    rows_eq(probe, (uint64_t)e, in, i, ncols))
+					found = true;
+			if (found != want)
+				continue;
+		}
+		keep[m++] = (uint32_t)i;
+	}
+	rc = rel_gather(r, in, keep, m);
+done:
+	ht_free(x, &h);
+	if (probe)
+		ht_free(x, &ph);
+out:
+	free(keep);
+	free(first);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+static int exec_distinct(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	rc = dedup(x, in, n->nvis, NULL, false, n, out);
+	rel_free(in);
+	return rc;
+}
+
+static int limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
+{
+	sval s;
+	int rc;
+
+	if ((rc = exec_scalar(x, e, &s, NULL)))
+		return rc;
+	if (s.t == BC_T_REAL)
+		s.u.i = (int64_t)s.u.r;
+	else if (s.t != BC_T_INT && s.t != BC_T_BOOL && s.t != BC_T_DEC)
+		return db_err(x->db, GPMDB_MISMATCH,
+			      "datatype mismatch: "
+			      "LIMIT and OFFSET take "
+			      "integers");
+	*v = s.u.i;
+	return GPMDB_OK;
+}
+
+static int exec_limit(exec_ctx *x, pnode *n, rel **out)
+{
+	int64_t lim = -1, off = 0;
+	rel *in, *r;
+	int rc;
+
+	if ((rc = limit_value(x, n->limit, &lim)) ||
+	    (n->offset && (rc = limit_value(x, n->offset, &off))))
+		return rc;
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	if (off < 0)
+		off = 0;
+	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
+	uint64_t cnt = in->nrows - from;
+	if (lim >= 0 && (uint64_t)lim < cnt)
+		cnt = (uint64_t)lim;
+	if (from == 0 && cnt == in->nrows) {
+		*out = in;
+		return GPMDB_OK;
+	}
+	uint32_t *idx = malloc(sizeof(uint32_t) * (cnt + 1));
+	r = rel_like(x, n);
+	if (!idx || !r) {
+		free(idx);
+		rel_free(r);
+		rel_free(in);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < cnt; i++)
+		idx[i] = (uint32_t)(from + i);
+	rc = rel_gather(r, in, idx, cnt);
+	free(idx);
+	rel_free(in);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+static int exec_convert(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *in, *r;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	r = rel_like(x, n);
+	if (!r || (rc = rel_reserve(r, in->nrows)))
+		goto fail;
+	for (int c = 0; c < n->ncols; c++)
+		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+			uint32_t m =
+			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+								 : VEC_BATCH);
+			vec v;
+			rel_vec(in, c, s, &v);
+			if (in->cols[c].ty.t == BC_T_NULL) {
+				v.type = VEC_NULL;
+				v.count = m;
+			}
+			if ((rc = rel_put_vec(r, c, s, &v, m)))
+				goto fail;
+		}
+	r->nrows = in->nrows;
+	rel_free(in);
+	*out = r;
+	return GPMDB_OK;
+fail:
+	rel_free(in);
+	rel_free(r);
+	return rc ? rc : x->db->errcode;
+}
+
+static int exec_setop(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *l, *r, *u;
+	int rc;
+
+	if ((rc = exec_node(x, n->l, &l)))
+		return rc;
+	if ((rc = exec_node(x, n->r, &r))) {
+		rel_free(l);
+		return rc;
+	}
+	switch (n->op) {
+	case AST_UNION_ALL:
+	case AST_UNION:
+		u = rel_like(x, n);
+		rc = u ? rel_reserve(u, r->nrows) : x->db->errcode;
+		for (uint64_t i = 0; !rc && i < l->nrows; i++)
+			rc = rel_copy_row(u, l, i);
+		for (uint64_t i = 0; !rc && i < r->nrows; i++)
+			rc = rel_copy_row(u, r, i);
+		if (!rc && n->op == AST_UNION) {
+			rc = dedup(x, u, n->ncols, NULL, false, n, out);
+			rel_free(u);
+		} else if (!rc) {
+			*out = u;
+		} else {
+			rel_free(u);
+		}
+		break;
+	default:
+		rc = dedup(x, l, n->ncols, r, n->op == AST_INTERSECT, n, out);
+	}
+	rel_free(l);
+	rel_free(r);
+	return rc;
+}
+
+int exec_node(exec_ctx *x, pnode *n, rel **out)
+{
+	*out = NULL;
+	switch (n->kind) {
+	case PN_SCAN:
+		return exec_scan(x, n, out);
+	case PN_ONE: {
+		rel *r = rel_new(x, 0, NULL);
+		if (!r)
+			return x->db->errcode;
+		r->nrows = 1;
+		*out = r;
+		return GPMDB_OK;
+	}
+	case PN_VALUES:
+		return exec_values(x, n, out);
+	case PN_FILTER:
+		return exec_filter(x, n, out);
+	case PN_PROJECT:
+		return exec_project(x, n, out);
+	case PN_JOIN:
+		return exec_join(x, n, out);
+	case PN_AGG:
+		return exec_agg(x, n, out);
+	case PN_SORT:
+		return exec_sort(x, n, out);
+	case PN_DISTINCT:
+		return exec_distinct(x, n, out);
+	case PN_LIMIT:
+		return exec_limit(x, n, out);
+	case PN_SETOP:
+		return exec_setop(x, n, out);
+	case PN_CONVERT:
+		return exec_convert(x, n, out);
+	}
+	return db_err(x->db, GPMDB_INTERNAL, "unknown plan node %d", n->kind);
+}
+
+/* ---- subqueries ---- */
+
+static int set_cmp(const void *a, const void *b, void *arg)
+{
+	const rel *r = arg;
+	sval x, y;
+
+	rel_get(r, 0, *(const uint32_t *)a, &x);
+	rel_get(r, 0, *(const uint32_t *)b, &y);
+	return sval_cmp(&x, &y);
+}
+
+/* Sorts the subquery result's first column, NULLs dropped, into a new
+ * relation; *has_null says whether there were any. */
+static int make_set(exec_ctx *x, rel *r, rel **set, bool *has_null)
+{
+	uint32_t *idx = malloc(sizeof(uint32_t) * (r->nrows + 1));
+	uint64_t m = 0;
+	rel *s;
+	int rc;
+
+	*has_null = false;
+	if (!idx)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < r->nrows; i++) {
+		if (r->cols[0].nulls[i] || r->cols[0].ty.t == BC_T_NULL)
+			*has_null = true;
+		else
+			idx[m++] = (uint32_t)i;
+	}
+	qsort_r(idx, m, sizeof(uint32_t), set_cmp, r);
+	s = rel_new(x, 1, &r->cols[0].ty);
+	if (!s) {
+		free(idx);
+		return x->db->errcode;
+	}
+	/* only the first column matters */
+	rel tmp = *r;
+	tmp.ncols = 1;
+	rc = rel_gather(s, &tmp, idx, m);
+	free(idx);
+	if (rc) {
+		rel_free(s);
+		return rc;
+	}
+	*set = s;
+	return GPMDB_OK;
+}
+
+static int set_probe(const rel *set, bool has_null, const sval *v, etype lty,
+		     sval *res)
+{
+	uint64_t lo = 0, hi = set->nrows;
+	sval key = *v, y;
+
+	res->t = BC_T_BOOL;
+	if (set->nrows == 0 && !has_null) {
+		res->u.i = 0;
+		return 0;
+	}
+	if (v->t == BC_T_NULL) {
+		res->t = BC_T_NULL;
+		return 0;
+	}
+	/* a numeric column meets numeric-looking text: compare numbers */
+	if (set->cols[0].ty.t == BC_T_TEXT && lty.aff == AFF_NUM &&
+	    key.t != BC_T_TEXT) {
+		/* handled by the caller's conversion; fall through */
+	}
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		rel_get(set, 0, mid, &y);
+		int d = sval_cmp(&y, &key);
+		if (d == 0) {
+			res->u.i = 1;
+			return 0;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (has_null)
+		res->t = BC_T_NULL;
+	else
+		res->u.i = 0;
+	return 0;
+}
+
+static void vec_sval(const vec *v, uint32_t i, sval *s)
+{
+	uint32_t k = v->sel ? v->sel[i] : i;
+
+	memset(s, 0, sizeof(*s));
+	if (v->type == VEC_NULL || (v->nulls && v->nulls[k])) {
+		s->t = BC_T_NULL;
+		return;
+	}
+	s->scale = v->scale;
+	switch (v->type) {
+	case BC_COL_INT64:
+		s->t = BC_T_INT;
+		s->u.i = v->v.i64[k];
+		break;
+	case BC_COL_DEC:
+		s->t = BC_T_DEC;
+		s->u.i = v->v.i64[k];
+		break;
+	case BC_COL_DOUBLE:
+		s->t = BC_T_REAL;
+		s->u.r = v->v.f64[k];
+		break;
+	case BC_COL_DATE:
+		s->t = BC_T_DATE;
+		s->u.i = v->v.i32[k];
+		break;
+	case BC_COL_BOOL:
+		s->t = BC_T_BOOL;
+		s->u.i = v->v.u8[k];
+		break;
+	case BC_COL_TEXT:
+		s->t = BC_T_TEXT;
+		s->u.s = v->v.str[k];
+		break;
+	default:
+		s->t = BC_T_NULL;
+	}
+}
+
+/* One subquery result for a row: r is the subquery's output. */
+static int sub_value(exec_ctx *x, ast_expr *e, rel *r, rel *set, bool has_null,
+		     const vec *lhs, uint32_t i, rel *hold)
+{
+	sval v;
+
+	memset(&v, 0, sizeof(v));
+	switch (e->kind) {
+	case AST_E_EXISTS:
+		v.t = BC_T_BOOL;
+		v.u.i = r->nrows > 0;
+		break;
+	case AST_E_SUBQUERY:
+		if (r->nrows)
+			rel_get(r, 0, 0, &v);
+		else
+			v.t = BC_T_NULL;
+		break;
+	default: {
+		sval l;
+		vec_sval(lhs, i, &l);
+		if (l.t == BC_T_TEXT && set->cols[0].ty.t != BC_T_TEXT &&
+		    set->cols[0].ty.t != BC_T_NULL &&
+		    expr_type(e->l).aff == AFF_NONE) {
+			/* no conversion: text never equals a number */
+		}
+		set_probe(set, has_null, &l, expr_type(e->l), &v);
+	}
+	}
+	if (v.t != BC_T_NULL && v.t != hold->cols[0].ty.t) {
+		int rc = sval_convert(x, &v, hold->cols[0].ty, 0, hold);
+		if (rc)
+			return rc;
+	}
+	return rel_set(hold, 0, i, &v);
+}
+
+int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
+		  rel *hold)
+{
+	einfo *in = e->bind;
+	frame *f = &x->frames[x->nframes];
+	uint64_t base = f->row;
+	rel *r = NULL, *set = NULL;
+	bool has_null = false;
+	int rc;
+
+	hold->nrows = 0;
+	vec_arena_reset(&hold->strs);
+	if ((rc = rel_reserve(hold, n)))
+		return rc;
+	if (!in->correlated) {
+		if (in->gen != x->gen || !in->hold) {
+			x->nframes++;
+			rc = exec_node(x, in->sub, &r);
+			x->nframes--;
+			if (rc)
+				return rc;
+			if (e->kind == AST_E_IN_SELECT) {
+				rc = make_set(x, r, &set, &has_null);
+				rel_free(r);
+				if (rc)
+					return rc;
+				r = set;
+			}
+			if ((rc = stmt_add_hold(x->st, r))) {
+				rel_free(r);
+				return rc;
+			}
+			in->hold = r;
+			in->set_null = has_null;
+			in->gen = x->gen;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if ((rc = sub_value(x, e, in->hold, in->hold,
+					    in->set_null, lhs, i, hold)))
+				return rc;
+		hold->nrows = n;
+		return GPMDB_OK;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		f->row = base + i;
+		x->nframes++;
+		rc = exec_node(x, in->sub, &r);
+		x->nframes--;
+		if (rc)
+			return rc;
+		if (e->kind == AST_E_IN_SELECT) {
+			rc = make_set(x, r, &set, &has_null);
+			rel_free(r);
+			r = set;
+			if (rc)
+				return rc;
+		}
+		rc = sub_value(x, e, r, r, has_null, lhs, i, hold);
+		rel_free(r);
+		if (rc)
+			return rc;
+	}
+	f->row = base;
+	hold->nrows = n;
+	return GPMDB_OK;
+}
