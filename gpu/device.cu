@@ -1,0 +1,306 @@
+/*
+ * device.cu - the CUDA context of gpmdb (gpu.h): device 0, a capability
+ * check, one non-blocking stream, a stream-ordered memory pool, device
+ * facts for .stats.  Every CUDA call is checked (GPU_TRY) and becomes a
+ * gpmdb error naming the call.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpmdb.h"
+
+#include "gpu_internal.h"
+
+static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gpu_state; /* 0: not tried, 1: tried (gpu_rc says how) */
+static int gpu_rc;    /* GPMDB_OK or why not */
+static char gpu_msg[512];
+static cudaStream_t gpu_strm;
+static cudaMemPool_t gpu_pool;
+static gpu_info gpu_facts;
+
+static int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+extern "C" int gpu_cuda_fail(cudaError_t e, const char *call, char *err,
+			     size_t errlen)
+{
+	int n = (int)strcspn(call, "(");
+
+	/* Clears the error if it is not sticky, so the next call is not
+	 * blamed for it. */
+	(void)cudaGetLastError();
+	return gpu_say(err, errlen,
+		       e == cudaErrorMemoryAllocation ? GPMDB_NOMEM : GPMDB_GPU,
+		       "%.*s: %s (%s)", n, call, cudaGetErrorString(e),
+		       cudaGetErrorName(e));
+}
+
+extern "C" cudaStream_t gpu_stream(void)
+{
+	return gpu_strm;
+}
+
+/* The facts that do not change; mem_free and the pool's are refreshed by
+ * gpu_get_info. */
+static int gpu_read_facts(gpu_info *f, char *err, size_t errlen)
+{
+	cudaDeviceProp prop;
+	size_t fr, tot;
+
+	memset(f, 0, sizeof(*f));
+	GPU_TRY(cudaGetDeviceProperties(&prop, 0));
+	snprintf(f->name, sizeof(f->name), "%s", prop.name);
+	f->device = 0;
+	f->cc_major = prop.major;
+	f->cc_minor = prop.minor;
+	f->sm_count = prop.multiProcessorCount;
+	GPU_TRY(cudaDeviceGetAttribute(&f->mem_clock_khz,
+				       cudaDevAttrMemoryClockRate, 0));
+	GPU_TRY(cudaDeviceGetAttribute(&f->mem_bus_bits,
+				       cudaDevAttrGlobalMemoryBusWidth, 0));
+	/* Double data rate: two transfers per clock. */
+	f->bandwidth_gbs =
+	    2.0 * f->mem_clock_khz * 1e3 * (f->mem_bus_bits / 8) / 1e9;
+	GPU_TRY(cudaMemGetInfo(&fr, &tot));
+	f->mem_free = fr;
+	f->mem_total = tot;
+	GPU_TRY(cudaDriverGetVersion(&f->driver_version));
+	GPU_TRY(cudaRuntimeGetVersion(&f->runtime_version));
+	return GPMDB_OK;
+}
+
+static int gpu_make_pool(char *err, size_t errlen)
+{
+	cudaMemPoolProps props;
+	/* Keep freed memory in the pool across synchronisations: that is
+	 * what makes an allocation per query cheap.  gpu_shutdown gives it
+	 * back. */
+	uint64_t keep = UINT64_MAX;
+
+	memset(&props, 0, sizeof(props));
+	props.allocType = cudaMemAllocationTypePinned;
+	props.handleTypes = cudaMemHandleTypeNone;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.location.id = 0;
+	GPU_TRY(cudaMemPoolCreate(&gpu_pool, &props));
+	GPU_TRY(cudaMemPoolSetAttribute(
+	    gpu_pool, cudaMemPoolAttrReleaseThreshold, &keep));
+	return GPMDB_OK;
+}
+
+static void gpu_teardown(void)
+{
+	if (gpu_strm) {
+		(void)cudaStreamSynchronize(gpu_strm);
+		(void)cudaStreamDestroy(gpu_strm);
+	}
+	if (gpu_pool)
+		(void)cudaMemPoolDestroy(gpu_pool);
+	gpu_strm = NULL;
+	gpu_pool = NULL;
+	(void)cudaGetLastError();
+}
+
+static int gpu_setup(char *err, size_t errlen)
+{
+	int n = 0, pools = 0, rc;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "no CUDA GPU found (cudaGetDeviceCount: %s); "
+			       "using the CPU backend",
+			       cudaGetErrorString(e));
+	}
+	if (n == 0)
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "no CUDA GPU found (cudaGetDeviceCount: 0 "
+			       "devices); using the CPU backend");
+	if ((rc = gpu_read_facts(&gpu_facts, err, errlen)))
+		return rc;
+	if (gpu_facts.cc_major * 10 + gpu_facts.cc_minor < GPU_MIN_CC)
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "GPU 0 (%s) has compute capability %d.%d, "
+			       "gpmdb needs %d.%d or newer; using the CPU "
+			       "backend",
+			       gpu_facts.name, gpu_facts.cc_major,
+			       gpu_facts.cc_minor, GPU_MIN_CC / 10,
+			       GPU_MIN_CC % 10);
+	GPU_TRY(cudaSetDevice(0));
+	GPU_TRY(
+	    cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0));
+	if (!pools)
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "GPU 0 (%s) has no stream-ordered memory pools "
+			       "(cudaDevAttrMemoryPoolsSupported = 0); using "
+			       "the CPU backend",
+			       gpu_facts.name);
+	/* The kernels are built for some architectures only (Makefile):
+	 * ask the runtime whether this one can load them. */
+	e = gvm_probe_kernel();
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		return gpu_say(
+		    err, errlen, GPMDB_UNSUPPORTED,
+		    "GPU 0 (%s, sm_%d%d) cannot run gpmdb's kernels "
+		    "(cudaFuncGetAttributes: %s); rebuild with its "
+		    "-gencode in the Makefile; using the CPU backend",
+		    gpu_facts.name, gpu_facts.cc_major, gpu_facts.cc_minor,
+		    cudaGetErrorString(e));
+	}
+	GPU_TRY(cudaStreamCreateWithFlags(&gpu_strm, cudaStreamNonBlocking));
+	return gpu_make_pool(err, errlen);
+}
+
+extern "C" int gpu_init(char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&gpu_lock);
+	if (!gpu_state) {
+		gpu_rc = gpu_setup(gpu_msg, sizeof(gpu_msg));
+		if (gpu_rc)
+			gpu_teardown();
+		gpu_state = 1;
+	}
+	rc = gpu_rc;
+	if (rc && err && errlen)
+		snprintf(err, errlen, "%s", gpu_msg);
+	pthread_mutex_unlock(&gpu_lock);
+	return rc;
+}
+
+extern "C" int gpu_available(void)
+{
+	return gpu_init(NULL, 0) == GPMDB_OK;
+}
+
+extern "C" void gpu_shutdown(void)
+{
+	pthread_mutex_lock(&gpu_lock);
+	if (gpu_state)
+		gpu_teardown();
+	gpu_state = 0;
+	gpu_rc = 0;
+	gpu_msg[0] = 0;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+extern "C" int gpu_get_info(gpu_info *info, char *err, size_t errlen)
+{
+	size_t fr, tot;
+	uint64_t v;
+	int rc = gpu_init(err, errlen);
+
+	memset(info, 0, sizeof(*info));
+	if (rc)
+		return rc;
+	*info = gpu_facts;
+	GPU_TRY(cudaMemGetInfo(&fr, &tot));
+	info->mem_free = fr;
+	info->mem_total = tot;
+	GPU_TRY(cudaMemPoolGetAttribute(gpu_pool,
+					cudaMemPoolAttrReservedMemCurrent, &v));
+	info->pool_reserved = v;
+	GPU_TRY(cudaMemPoolGetAttribute(gpu_pool, cudaMemPoolAttrUsedMemCurrent,
+					&v));
+	info->pool_used = v;
+	return GPMDB_OK;
+}
+
+extern "C" void gpu_describe(char *buf, size_t len)
+{
+	gpu_info f;
+
+	if (gpu_get_info(&f, buf, len))
+		return;
+	snprintf(buf, len,
+		 "%s, sm_%d%d, %d SMs, %.1f/%.1f GiB free, %.0f GB/s peak, "
+		 "pool %.1f MiB",
+		 f.name, f.cc_major, f.cc_minor, f.sm_count,
+		 f.mem_free / 1073741824.0, f.mem_total / 1073741824.0,
+		 f.bandwidth_gbs, f.pool_reserved / 1048576.0);
+}
+
+extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	*dptr = NULL;
+	if (rc || n == 0)
+		return rc;
+	GPU_TRY(cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm));
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_free(void *dptr, char *err, size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || !dptr)
+		return rc;
+	GPU_TRY(cudaFreeAsync(dptr, gpu_strm));
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_upload(void *dst, const void *src, size_t n, char *err,
+			  size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	/* From pageable memory the call returns once src has been staged,
+	 * so the caller may reuse src at once. */
+	GPU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, gpu_strm));
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_download(void *dst, const void *src, size_t n, char *err,
+			    size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	GPU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, gpu_strm));
+	GPU_TRY(cudaStreamSynchronize(gpu_strm));
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_memset(void *dst, int byte, size_t n, char *err,
+			  size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	GPU_TRY(cudaMemsetAsync(dst, byte, n, gpu_strm));
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_sync(char *err, size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc)
+		return rc;
+	GPU_TRY(cudaStreamSynchronize(gpu_strm));
+	return GPMDB_OK;
+}

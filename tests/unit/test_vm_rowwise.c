@@ -1,0 +1,230 @@
+/*
+ * test_vm_rowwise.c - the GPU's row interpreter (gpu/gvm_row.h) run on the
+ * host by gvm_run_host, checked against vm_run: the same code the kernel
+ * runs, so semantic differences show up here without a GPU.  Also the
+ * planner's view (gpu_vm_supports), register slots, and the order of
+ * errors across batches.  VD_SCALE=n multiplies the random work.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#include "gpu/vmdiff.h"
+
+static int host_run(const bc_program *p, vd_data *d, gpu_col *out, char *err,
+		    size_t errlen)
+{
+	return gvm_run_host(p, d->col, VD_NCOLS, d->n, d->heap, d->nheap, out,
+			    err, errlen);
+}
+
+static const vd_backend host_backend = {"host", NULL, NULL, host_run,
+					gvm_host_free_outputs};
+
+static int scale(void)
+{
+	const char *s = getenv("VD_SCALE");
+	int n = s ? atoi(s) : 1;
+	return n > 0 ? n : 1;
+}
+
+/* Every op the GPU leaves to the CPU is refused by name. */
+static void test_unsupported(void)
+{
+	static const int ops[] = {BC_CONCAT, BC_UPPER, BC_LOWER,  BC_REPLACE,
+				  BC_I2T,    BC_R2T,   BC_D2T,	  BC_DT2T,
+				  BC_T2R,    BC_R2D,   BC_ROUND_R};
+	char why[256];
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		bc_program p;
+		int t, r, i, x;
+		bc_init(&p);
+		bc_input(&p, BC_COL_TEXT, 0, 0);
+		bc_input(&p, BC_COL_INT64, 0, 0);
+		bc_input(&p, BC_COL_DOUBLE, 0, 0);
+		bc_input(&p, BC_COL_DEC, 18, 2);
+		bc_input(&p, BC_COL_DATE, 0, 0);
+		t = bc_emit_load(&p, 0);
+		i = bc_emit_load(&p, 1);
+		x = bc_emit_load(&p, 2);
+		switch (ops[k]) {
+		case BC_CONCAT:
+			r = bc_emit_op(&p, ops[k], t, t, -1);
+			break;
+		case BC_REPLACE:
+			r = bc_emit_op(&p, ops[k], t, t, t);
+			break;
+		case BC_I2T:
+			r = bc_emit_op(&p, ops[k], i, -1, -1);
+			break;
+		case BC_R2T:
+		case BC_ROUND_R:
+			r = bc_emit_op(&p, ops[k], x, -1, -1);
+			break;
+		case BC_D2T:
+			r = bc_emit_op(&p, ops[k], bc_emit_load(&p, 3), -1, -1);
+			break;
+		case BC_DT2T:
+			r = bc_emit_op(&p, ops[k], bc_emit_load(&p, 4), -1, -1);
+			break;
+		case BC_R2D:
+			r = bc_emit_to_dec(&p, ops[k], x, 18, 2);
+			break;
+		default:
+			r = bc_emit_op(&p, ops[k], t, -1, -1);
+		}
+		bc_emit_output(&p, r);
+		CHECKF(!p.err, "%s: %s", bc_ops[ops[k]].name, p.errmsg);
+		CHECK(gpu_vm_supports(&p, why, sizeof(why)) == 0);
+		CHECKF(strstr(why, bc_ops[ops[k]].name) &&
+			   strstr(why, "runs on the CPU"),
+		       "why: %s", why);
+		CHECK(gvm_op_unsupported(ops[k]) != NULL);
+	}
+	/* And the rest are supported. */
+	for (int op = 0; op < BC_NOPS; op++) {
+		int listed = 0;
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+			listed |= ops[k] == op;
+		CHECKF(listed == (gvm_op_unsupported(op) != NULL), "op %s",
+		       bc_ops[op].name);
+	}
+}
+
+/* Live ranges, not register numbers, bound what a thread holds. */
+static void test_slots(void)
+{
+	bc_program p;
+	char why[256];
+	int r, regs[70];
+
+	/* 70 values alive at once: too many. */
+	bc_init(&p);
+	bc_input(&p, BC_COL_INT64, 0, 0);
+	for (int k = 0; k < 70; k++)
+		regs[k] = bc_emit_load(&p, 0);
+	r = regs[0];
+	for (int k = 1; k < 70; k++)
+		r = bc_emit_op(&p, BC_ADD_I, r, regs[k], -1);
+	bc_emit_output(&p, r);
+	CHECK(!p.err);
+	CHECK(gpu_vm_supports(&p, why, sizeof(why)) == 0);
+	CHECKF(strstr(why, "live registers"), "why: %s", why);
+
+	/* 250 registers in a chain: two alive at a time. */
+	bc_init(&p);
+	bc_input(&p, BC_COL_INT64, 0, 0);
+	r = bc_emit_load(&p, 0);
+	for (int k = 0; k < 124; k++)
+		r = bc_emit_op(&p, BC_ADD_I, r, bc_emit_int(&p, k), -1);
+	bc_emit_output(&p, r);
+	CHECKF(!p.err, "%s", p.errmsg);
+	CHECKF(p.nregs > 240, "%u registers", p.nregs);
+	CHECKF(gpu_vm_supports(&p, why, sizeof(why)) == 1, "why: %s", why);
+	{
+		int64_t x[3] = {1, 2, INT64_MAX - 10};
+		gpu_col in = {x, NULL, NULL, BC_COL_INT64, 0, 0, 0, 0};
+		gpu_col out[1];
+		char err[128];
+		int rc =
+		    gvm_run_host(&p, &in, 1, 2, NULL, 0, out, err, sizeof(err));
+		CHECKF(rc == 0, "%s", err);
+		if (!rc) {
+			/* 1 + (0 + 1 + ... + 123) */
+			CHECK(((int64_t *)out[0].data)[0] == 1 + 123 * 124 / 2);
+			CHECK(((int64_t *)out[0].data)[1] == 2 + 123 * 124 / 2);
+			gvm_host_free_outputs(&p, out);
+		}
+		rc =
+		    gvm_run_host(&p, &in, 1, 3, NULL, 0, out, err, sizeof(err));
+		CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"),
+		       "%d %s", rc, err);
+	}
+}
+
+/*
+ * vm_run works batch by batch: an error in batch 0 at a late instruction
+ * wins over one in batch 1 at an early instruction.  gvm's error key
+ * must say the same.
+ */
+static void test_error_order(void)
+{
+	enum { N = 2 * VEC_BATCH + 5 };
+	static int64_t x[N];
+	static gpu_str s[N];
+	static char heap[] = "2020-01-012020-02-30";
+	gpu_col in[2] = {{x, NULL, NULL, BC_COL_INT64, 0, 0, 0, 0},
+			 {s, NULL, NULL, BC_COL_TEXT, 0, 0, 0, 0}};
+	bc_program p;
+	gpu_col out[2];
+	char err[128];
+	int a, t, rc;
+
+	for (int i = 0; i < N; i++) {
+		x[i] = i;
+		s[i].off = 0;
+		s[i].len = 10;
+	}
+	x[VEC_BATCH + 7] = INT64_MAX; /* batch 1, first op */
+	s[100].off = 10;	      /* batch 0, second op */
+	bc_init(&p);
+	bc_input(&p, BC_COL_INT64, 0, 0);
+	bc_input(&p, BC_COL_TEXT, 0, 0);
+	a = bc_emit_load(&p, 0);
+	t = bc_emit_load(&p, 1);
+	bc_emit_output(&p, bc_emit_op(&p, BC_ADD_I, a, bc_emit_int(&p, 1), -1));
+	bc_emit_output(&p, bc_emit_op(&p, BC_T2DT, t, -1, -1));
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+			  sizeof(err));
+	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "invalid date: '2020-02-30'"),
+	       "%d %s", rc, err);
+	/* Without batch 0's error, batch 1's shows. */
+	s[100].off = 0;
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+			  sizeof(err));
+	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"), "%d %s",
+	       rc, err);
+	/* Inputs of the wrong type: vm_run's words. */
+	in[0].type = BC_COL_DOUBLE;
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+			  sizeof(err));
+	CHECKF(rc == GPMDB_MISUSE &&
+		   !strcmp(err, "input 0 has type 4, program wants 2"),
+	       "%d %s", rc, err);
+}
+
+static void test_differential(void)
+{
+	vd_stats st;
+	unsigned untested = 0;
+
+	vd_differential(&host_backend, 12, 2600, 70 * scale(), &st);
+	printf("# host: %u programs (%u ok, %u SQL errors, %u mismatches), "
+	       "%u rows\n",
+	       st.programs, st.ok, st.errors, st.failed, st.rows);
+	CHECK(st.failed == 0);
+	CHECKF(st.programs > 500, "%u programs", st.programs);
+	CHECKF(st.ok > st.programs / 4, "only %u of %u without error", st.ok,
+	       st.programs);
+	for (int k = 0; k < vd_nops; k++)
+		if (!st.forced[vd_ops[k]]) {
+			fprintf(stderr, "op %s never tested\n",
+				bc_ops[vd_ops[k]].name);
+			untested++;
+		}
+	CHECK(untested == 0);
+}
+
+int main(void)
+{
+	vm_scratch_init(&vd_scratch);
+	TEST_RUN(test_unsupported);
+	TEST_RUN(test_slots);
+	TEST_RUN(test_error_order);
+	TEST_RUN(test_differential);
+	vm_scratch_free(&vd_scratch);
+	TEST_MAIN_END();
+}
