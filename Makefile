@@ -179,7 +179,7 @@ $(BUILD)/tests/shell/gpmdb_sqlite: $(SHELL_OBJ) $(BUILD)/obj/tests/shell/gpmdb_o
 test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) tests/slt/check_runner.sh \
-	  tests/shell/check_shell.sh
+	  tests/slt/check_corpus.sh tests/shell/check_shell.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
