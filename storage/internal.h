@@ -18,11 +18,28 @@
 
 typedef struct tab_vslot tab_vslot;
 
-/* An undo target already logged since the last savepoint. */
+/* An undo target (pool offset and length). */
 typedef struct {
 	uint64_t off;
 	uint64_t len;
 } mlog_key;
+
+/* An open-addressing set of undo targets. */
+typedef struct {
+	mlog_key *k;
+	size_t n, cap;
+} mlog_set;
+
+/* A DRAM before-image of a target taken for statement-level rollback:
+ * the target was logged earlier in the transaction, so the log holds its
+ * transaction-start image, not its image at the savepoint.  ent is the
+ * number of log entries when it was taken (its place in time). */
+typedef struct {
+	uint64_t off;
+	uint64_t len;
+	size_t ent;
+	unsigned char *img;
+} mlog_spimg;
 
 struct stg_pool {
 	char *path;
@@ -48,8 +65,13 @@ struct stg_pool {
 	uint64_t log_next_seq; /* never reused within a generation */
 	uint64_t *ents;	       /* pool offsets of the chain's entries */
 	size_t nents, cap_ents;
-	mlog_key *dd; /* open-addressing set of logged targets */
-	size_t dd_n, dd_cap;
+	mlog_set dd; /* targets logged in this transaction */
+	/* Savepoints: DRAM images of targets changed since the savepoint
+	 * that dd already held, and the set of those taken since it. */
+	bool sp_active;
+	mlog_spimg *spi;
+	size_t spi_n, spi_cap;
+	mlog_set spd;
 
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
@@ -126,6 +148,8 @@ int mlog_commit(stg_pool *p);
 int mlog_rollback(stg_pool *p);
 int mlog_rollback_to(stg_pool *p, const stg_mark *m);
 void mlog_mark(stg_pool *p, stg_mark *m);
+/* Drops the savepoint images (transaction end). */
+void mlog_sp_reset(stg_pool *p);
 /* Pool offsets of the chain's entries in order, from the log itself. */
 int mlog_scan(stg_pool *p, uint64_t **offs, size_t *n);
 static inline stg_log_rec *mlog_rec(stg_pool *p, uint64_t off)

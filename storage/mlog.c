@@ -22,10 +22,13 @@
  * invalidates the entry at the mark) no stale entry beyond the new tail
  * can link onto the chain.
  *
- * Each target is logged once per savepoint interval (a DRAM set of the
- * (offset, length) pairs logged since the last savepoint): the first
- * before-image is the one undo needs, and it keeps a transaction of many
- * small INSERTs from filling the log with row-count images.
+ * Each target is logged once per transaction (a DRAM set of the
+ * (offset, length) pairs logged): the first before-image is the one a
+ * crash needs.  Statement-level rollback (savepoints) needs the image at
+ * the savepoint instead: a target logged before the savepoint gets a DRAM
+ * copy when it first changes after it (sp_save), and rolling back merges
+ * those copies with the log's entries newest first.  So a transaction of
+ * many small INSERTs does not fill the log with row-count images.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,16 +70,16 @@ static uint32_t rec_crc(const stg_log_rec *r)
 	return (uint32_t)crc32(c, (const Bytef *)(r + 1), r->len);
 }
 
-/* ---- Dedup set -------------------------------------------------------- */
+/* ---- Target sets ------------------------------------------------------ */
 
-static void dd_clear(stg_pool *p)
+static void set_clear(mlog_set *s)
 {
-	if (p->dd_n)
-		memset(p->dd, 0, p->dd_cap * sizeof(*p->dd));
-	p->dd_n = 0;
+	if (s->n)
+		memset(s->k, 0, s->cap * sizeof(*s->k));
+	s->n = 0;
 }
 
-static size_t dd_hash(uint64_t off, uint64_t len, size_t cap)
+static size_t set_hash(uint64_t off, uint64_t len, size_t cap)
 {
 	uint64_t h =
 	    (off * 0x9e3779b97f4a7c15ull) ^ (len * 0xc2b2ae3d27d4eb4full);
@@ -84,48 +87,112 @@ static size_t dd_hash(uint64_t off, uint64_t len, size_t cap)
 	return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-static bool dd_has(const stg_pool *p, uint64_t off, uint64_t len)
+static bool set_has(const mlog_set *s, uint64_t off, uint64_t len)
 {
 	size_t i;
 
-	if (p->dd_cap == 0)
+	if (s->cap == 0)
 		return false;
-	for (i = dd_hash(off, len, p->dd_cap); p->dd[i].off;
-	     i = (i + 1) & (p->dd_cap - 1))
-		if (p->dd[i].off == off && p->dd[i].len == len)
+	for (i = set_hash(off, len, s->cap); s->k[i].off;
+	     i = (i + 1) & (s->cap - 1))
+		if (s->k[i].off == off && s->k[i].len == len)
 			return true;
 	return false;
 }
 
-/* Failure to remember only costs log space, so it is not an error. */
-static void dd_add(stg_pool *p, uint64_t off, uint64_t len)
+static bool set_add(mlog_set *s, uint64_t off, uint64_t len)
 {
 	size_t i;
 
-	if (p->dd_n * 2 >= p->dd_cap) {
-		size_t ncap = p->dd_cap ? p->dd_cap * 2 : 256, j;
-		mlog_key *nd = calloc(ncap, sizeof(*nd));
+	if (s->n * 2 >= s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256, j;
+		mlog_key *nk = calloc(ncap, sizeof(*nk));
 
-		if (nd == NULL)
-			return;
-		for (j = 0; j < p->dd_cap; j++) {
-			if (!p->dd[j].off)
+		if (nk == NULL)
+			return false;
+		for (j = 0; j < s->cap; j++) {
+			if (!s->k[j].off)
 				continue;
-			for (i = dd_hash(p->dd[j].off, p->dd[j].len, ncap);
-			     nd[i].off; i = (i + 1) & (ncap - 1))
+			for (i = set_hash(s->k[j].off, s->k[j].len, ncap);
+			     nk[i].off; i = (i + 1) & (ncap - 1))
 				;
-			nd[i] = p->dd[j];
+			nk[i] = s->k[j];
 		}
-		free(p->dd);
-		p->dd = nd;
-		p->dd_cap = ncap;
+		free(s->k);
+		s->k = nk;
+		s->cap = ncap;
 	}
-	for (i = dd_hash(off, len, p->dd_cap); p->dd[i].off;
-	     i = (i + 1) & (p->dd_cap - 1))
+	for (i = set_hash(off, len, s->cap); s->k[i].off;
+	     i = (i + 1) & (s->cap - 1))
 		;
-	p->dd[i].off = off;
-	p->dd[i].len = len;
-	p->dd_n++;
+	s->k[i].off = off;
+	s->k[i].len = len;
+	s->n++;
+	return true;
+}
+
+/* The log set: failure to remember only costs log space. */
+static void dd_clear(stg_pool *p)
+{
+	set_clear(&p->dd);
+}
+
+static bool dd_has(const stg_pool *p, uint64_t off, uint64_t len)
+{
+	return set_has(&p->dd, off, len);
+}
+
+static void dd_add(stg_pool *p, uint64_t off, uint64_t len)
+{
+	(void)set_add(&p->dd, off, len);
+}
+
+void mlog_sp_reset(stg_pool *p)
+{
+	for (size_t i = 0; i < p->spi_n; i++)
+		free(p->spi[i].img);
+	p->spi_n = 0;
+	p->sp_active = false;
+	set_clear(&p->spd);
+}
+
+/*
+ * A target the log already holds (from earlier in the transaction) is
+ * about to change after a savepoint: keep its current bytes in DRAM so
+ * that a rollback to the savepoint can restore them.  A crash needs only
+ * the log's older image, so statement-level rollback costs no log space
+ * and a transaction of many statements is bounded by memory, not by the
+ * log's size.
+ */
+static int sp_save(stg_pool *p, uint64_t off, uint64_t len)
+{
+	mlog_spimg *im;
+
+	if (!p->sp_active || set_has(&p->spd, off, len))
+		return GPMDB_OK;
+	if (p->spi_n == p->spi_cap) {
+		size_t ncap = p->spi_cap ? p->spi_cap * 2 : 64;
+		mlog_spimg *n = realloc(p->spi, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return pool_err(p, GPMDB_NOMEM,
+					"out of memory for a savepoint image");
+		p->spi = n;
+		p->spi_cap = ncap;
+	}
+	im = &p->spi[p->spi_n];
+	im->img = malloc(len);
+	if (im->img == NULL || !set_add(&p->spd, off, len)) {
+		free(im->img);
+		return pool_err(p, GPMDB_NOMEM,
+				"out of memory for a savepoint image");
+	}
+	im->off = off;
+	im->len = len;
+	im->ent = p->nents;
+	memcpy(im->img, pool_at(p, off), len);
+	p->spi_n++;
+	return GPMDB_OK;
 }
 
 /* ---- Scanning ----------------------------------------------------------- */
@@ -247,8 +314,10 @@ int mlog_undo(stg_pool *p, uint64_t off, uint64_t len)
 	stg_log_rec *r;
 	int rc;
 
-	if (len == 0 || dd_has(p, off, len))
+	if (len == 0)
 		return GPMDB_OK;
+	if (dd_has(p, off, len))
+		return sp_save(p, off, len);
 	if (off < p->sb.root_off || off + len > p->map_len)
 		return pool_err(p, GPMDB_INTERNAL,
 				"undo target 0x%llx+%llu outside the pool",
@@ -261,6 +330,10 @@ int mlog_undo(stg_pool *p, uint64_t off, uint64_t len)
 	memcpy((char *)(r + 1) + sizeof(u), pool_at(p, off), len);
 	finish_rec(p, r, STG_LOG_UNDO, NULL);
 	dd_add(p, off, len);
+	/* The entry is this target's image at the savepoint: no DRAM
+	 * image is needed until the next savepoint. */
+	if (p->sp_active)
+		(void)set_add(&p->spd, off, len);
 	return GPMDB_OK;
 }
 
@@ -287,20 +360,30 @@ int mlog_set_u64(stg_pool *p, uint64_t off, uint64_t v)
  * first, which brings the metadata back to its state at entry from (each
  * target's oldest image in the range wins); then the HCL batches, newest
  * first, against that metadata.  Two passes because a target is logged
- * once per savepoint interval, so the metadata a batch saw may only come
- * back with an older entry.  Rows an HCL entry names that no longer exist
+ * once per transaction, so the metadata a batch saw may only come back
+ * with an older entry.  DRAM savepoint images after nimg (taken when the
+ * log held the entries before their ent) join the first pass in time
+ * order.  Rows an HCL entry names that no longer exist
  * then (appended or created after from) need no undo.
  */
 static int undo_range(stg_pool *p, const uint64_t *offs, size_t from, size_t to,
-		      bool recovery)
+		      bool recovery, size_t nimg)
 {
-	size_t i;
+	size_t i, d = p->spi_n;
 	int rc;
 
 	for (i = to; i-- > from;) {
 		stg_log_rec *r = mlog_rec(p, offs[i]);
 		stg_log_undo u;
 
+		/* DRAM savepoint images taken after entry i, newest first
+		 * with the log's, so that each target ends at its oldest
+		 * image after the mark. */
+		for (; d > nimg && p->spi[d - 1].ent > i; d--) {
+			mlog_spimg *im = &p->spi[d - 1];
+			memcpy(pool_at(p, im->off), im->img, im->len);
+			pool_persist(p, pool_at(p, im->off), im->len);
+		}
 		if (r->type != STG_LOG_UNDO)
 			continue;
 		if (r->len < sizeof(u))
@@ -322,6 +405,11 @@ static int undo_range(stg_pool *p, const uint64_t *offs, size_t from, size_t to,
 			p->recovered_entries++;
 			stg_crash_point("recovery.undo");
 		}
+	}
+	for (; d > nimg; d--) {
+		mlog_spimg *im = &p->spi[d - 1];
+		memcpy(pool_at(p, im->off), im->img, im->len);
+		pool_persist(p, pool_at(p, im->off), im->len);
 	}
 	for (i = to; i-- > from;) {
 		stg_log_rec *r = mlog_rec(p, offs[i]);
@@ -414,7 +502,7 @@ int mlog_open(stg_pool *p, bool *recovered)
 	if (committed)
 		rc = apply_frees(p, offs, n);
 	else
-		rc = undo_range(p, offs, 0, n, true);
+		rc = undo_range(p, offs, 0, n, true, p->spi_n);
 	free(offs);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -444,6 +532,7 @@ int stg_begin(stg_pool *p)
 	p->txn_bytes_persisted = 0;
 	p->io_failed = false;
 	dd_clear(p);
+	mlog_sp_reset(p);
 	return GPMDB_OK;
 }
 
@@ -471,11 +560,12 @@ int stg_rollback(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
-	rc = undo_range(p, p->ents, 0, p->nents, false);
+	rc = undo_range(p, p->ents, 0, p->nents, false, p->spi_n);
 	if (rc != GPMDB_OK)
 		return rc;
 	truncate_log(p);
 	p->in_txn = false;
+	mlog_sp_reset(p);
 	return finish_undo(p);
 }
 
@@ -507,6 +597,7 @@ int stg_commit(stg_pool *p)
 	stg_crash_point("commit.begin");
 	if (p->nents == 0) {
 		p->in_txn = false;
+		mlog_sp_reset(p);
 		return GPMDB_OK;
 	}
 	/* Every operation persisted its data before logging its metadata
@@ -523,6 +614,7 @@ int stg_commit(stg_pool *p)
 	stg_crash_point("commit.free");
 	truncate_log(p);
 	p->in_txn = false;
+	mlog_sp_reset(p);
 	return GPMDB_OK;
 }
 
@@ -541,8 +633,11 @@ int stg_savepoint(stg_pool *p, stg_mark *m)
 		return pool_err(p, GPMDB_MISUSE,
 				"savepoint outside a transaction");
 	mlog_mark(p, m);
-	/* Targets changed from here on need their before-image again. */
-	dd_clear(p);
+	/* Targets changed from here on need their image at this point:
+	 * in the log for those not logged yet, in DRAM for the others. */
+	m->nimg = p->spi_n;
+	set_clear(&p->spd);
+	p->sp_active = true;
 	return GPMDB_OK;
 }
 
@@ -565,7 +660,7 @@ int stg_rollback_to(stg_pool *p, const stg_mark *m)
 	    (i == 0 ? m->seq != 0 : mlog_rec(p, p->ents[i - 1])->seq != m->seq))
 		return pool_err(p, GPMDB_MISUSE,
 				"no such savepoint in this transaction");
-	rc = undo_range(p, p->ents, i, p->nents, false);
+	rc = undo_range(p, p->ents, i, p->nents, false, m->nimg);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (i < p->nents) {
@@ -579,6 +674,13 @@ int stg_rollback_to(stg_pool *p, const stg_mark *m)
 	p->nents = i;
 	p->log_tail = m->mlog_pos;
 	p->log_last_seq = m->seq;
+	/* Targets first logged after the mark lost their entries: forget
+	 * them all (re-logging one costs only log space).  Images after the
+	 * mark are spent; a further statement takes images again. */
 	dd_clear(p);
+	for (size_t k = m->nimg; k < p->spi_n; k++)
+		free(p->spi[k].img);
+	p->spi_n = m->nimg;
+	set_clear(&p->spd);
 	return finish_undo(p);
 }

@@ -614,7 +614,10 @@ static void pool_free(stg_pool *p)
 	if (p->fd >= 0)
 		close(p->fd); /* drops the flock */
 	free(p->ents);
-	free(p->dd);
+	mlog_sp_reset(p);
+	free(p->dd.k);
+	free(p->spd.k);
+	free(p->spi);
 	free(p->path);
 	free(p);
 }

@@ -88,6 +88,7 @@ bool stg_in_txn(const stg_pool *p);
 typedef struct {
 	uint64_t mlog_pos;
 	uint64_t seq;
+	size_t nimg; /* DRAM savepoint images taken before the mark */
 } stg_mark;
 int stg_savepoint(stg_pool *p, stg_mark *m);
 int stg_rollback_to(stg_pool *p, const stg_mark *m);
@@ -204,6 +205,9 @@ typedef struct {
 uint64_t stg_row_count(stg_pool *p, uint32_t table_id);
 /* Rows marked deleted. */
 uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id);
+/* Bytes of the pool the table holds: its catalog entry, tablet directory,
+ * tablets and string heaps (allocated extents, not only rows in use). */
+int stg_table_bytes(stg_pool *p, uint32_t table_id, uint64_t *bytes);
 
 /*
  * Appends nrows rows; cols has one entry per column of the table, in

@@ -372,6 +372,40 @@ uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id)
 	return cat_entry(p, off)->deleted_count;
 }
 
+int stg_table_bytes(stg_pool *p, uint32_t table_id, uint64_t *bytes)
+{
+	stg_cat_entry *e;
+	stg_tdir *d;
+	uint64_t off, n;
+	int rc;
+
+	*bytes = 0;
+	if ((rc = find_table(p, table_id, &off)) != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, off);
+	n = e->extent_size;
+	if (e->tdir) {
+		if (!pool_range_ok(p, e->tdir, sizeof(stg_tdir)))
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: tablet directory outside "
+					"the pool",
+					e->name);
+		d = tab_dir(p, e->tdir);
+		n += d->extent_size;
+		for (uint64_t i = 0; i < d->count; i++) {
+			stg_tablet_hdr *h = tablet_at(p, e, i);
+			if (h == NULL)
+				return pool_err(p, GPMDB_CORRUPT,
+						"table %s: tablet %llu is "
+						"damaged",
+						e->name, (unsigned long long)i);
+			n += h->extent_size + (h->heap_off ? h->heap_size : 0);
+		}
+	}
+	*bytes = n;
+	return GPMDB_OK;
+}
+
 /* ---- Append ------------------------------------------------------------ */
 
 typedef struct {

@@ -71,13 +71,26 @@ static void work_child(void *arg)
 		_exit(3);
 	stg_begin(p);
 	tu_append(p, 1, 3000, 5000);
+	/* A savepoint before each statement, as the engine takes them: the
+	 * targets they change again were logged once, at their first
+	 * change, and recovery must still find the transaction-start
+	 * images. */
 	stg_savepoint(p, &m);
 	stg_update(p, 1, 2, cols, rows, 4, vb);
+	stg_savepoint(p, &m);
 	stg_delete(p, 1, rows + 1, 2);
+	stg_savepoint(p, &m);
 	tid = tu_table(p, "x");
+	stg_savepoint(p, &m);
 	tu_append(p, tid, 0, 100);
+	stg_savepoint(p, &m);
+	tu_append(p, 1, 8000, 10);
+	stg_rollback_to(p, &m);
+	stg_savepoint(p, &m);
 	stg_table_drop(p, 2);
+	stg_savepoint(p, &m);
 	stg_object_drop(p, STG_OBJ_INDEX, "ti");
+	stg_savepoint(p, &m);
 	tu_append(p, 1, 8000, 60000); /* grows the pool */
 	if (crash)
 		stg_commit(p); /* the crash point must come first */

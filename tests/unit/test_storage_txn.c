@@ -182,8 +182,11 @@ static void test_savepoints(void)
 	unlink(path);
 }
 
-/* Thousands of single-row statements in one transaction, each behind a
- * savepoint as the engine does: the log must not fill up. */
+/* 100k single-row statements in one transaction, each behind a
+ * savepoint as the engine does, some rolled back (across tablet
+ * boundaries too): the log must not fill up (a target is logged once per
+ * transaction, savepoint images live in DRAM) and each rollback must
+ * restore the state at its savepoint. */
 static void test_long_txn(void)
 {
 	const char *path = tu_path("long", 0);
@@ -196,10 +199,18 @@ static void test_long_txn(void)
 		return;
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	tid = tu_table(p, "t");
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < 100000; i++) {
 		int rc;
 
 		CHECK_RC(stg_savepoint(p, &m), GPMDB_OK);
+		if (i % 997 == 0 || i % 1024 == 1023) {
+			/* a failing statement: two rows, then undone */
+			rc = tu_append(p, tid, (uint64_t)i, 2);
+			CHECK_RC(rc, GPMDB_OK);
+			CHECK_RC(stg_rollback_to(p, &m), GPMDB_OK);
+			CHECK(stg_row_count(p, tid) == (uint64_t)i);
+			CHECK_RC(stg_savepoint(p, &m), GPMDB_OK);
+		}
 		rc = tu_append(p, tid, (uint64_t)i, 1);
 		if (rc != GPMDB_OK) {
 			CHECKF(0, "row %d: %s", i, stg_errmsg(p));
@@ -207,7 +218,7 @@ static void test_long_txn(void)
 		}
 	}
 	CHECK_RC(stg_commit(p), GPMDB_OK);
-	CHECK(tu_verify(p, tid, 5000) == 0);
+	CHECK(tu_verify(p, tid, 100000) == 0);
 	TU_CHECK_OK(p);
 	stg_close(p);
 	unlink(path);
