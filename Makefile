@@ -55,15 +55,38 @@ ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(LIB_SRC) $(GEN_SRC:$(BUILD)/%=%))
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
 
 # Programs: name -> main source (and libraries besides libgpmdb.a).
-PROGS := $(BUILD)/gpmdb_check $(BUILD)/bench_append $(BUILD)/tpchgen
+PROGS := $(BUILD)/gpmdb_check $(BUILD)/bench_append $(BUILD)/tpchgen $(BUILD)/bench_sql
+PROGS += $(BUILD)/bench_tpch
+# bench_gpu: the GPU benchmark (docs/gpu.md "Benchmark"); built in both
+# builds (GPU=0: it says there is no GPU), DuckDB by dlopen as bench_sql.
+PROGS += $(BUILD)/bench_gpu
+$(BUILD)/bench_gpu_SRC := tpc/bench_gpu.c
+$(BUILD)/bench_gpu_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_gpu: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
+# bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).
+$(BUILD)/bench_sql_SRC := tpc/bench_sql.c
+$(BUILD)/bench_sql_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_sql: LDLIBS += -ldl
 $(BUILD)/tpchgen_SRC := tpc/tpch/tpchgen_main.c
 $(BUILD)/tpchgen_LIBS := $(BUILD)/libtpch.a
+# bench_tpch: the TPC-H benchmark (tpc/tpch/run_bench_tpch.sh, docs/benchmarks.md).
+$(BUILD)/bench_tpch_SRC := tpc/tpch/bench_tpch.c
+$(BUILD)/bench_tpch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/libtpch.a
+$(BUILD)/bench_tpch: LDLIBS += -ldl
 
-# TPC-H generator and .tbl reader/writer (tpc/tpch): a small library of
-# their own, linked into tpchgen and test_tpchgen.
-TPCH_SRC := tpc/tpch/tpchgen.c tpc/tpch/tbl.c tpc/tpch/tpch_pool.c
+# TPC-H generator, .tbl reader/writer and the queries' dialect, runners
+# and comparison (tpc/tpch): a small library of their own, linked into
+# tpchgen, bench_tpch, test_tpchgen and test_tpch_queries.
+TPCH_SRC := tpc/tpch/tpchgen.c tpc/tpch/tbl.c tpc/tpch/tpch_pool.c tpc/tpch/tpch_query.c
+
+# examples/*.c: small programs on the public API, run by `make test`
+# (tests/examples/check_examples.sh).
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
@@ -79,11 +102,18 @@ SLT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,tests/slt/slt.c tests/slt/md5.c)
 SLT_BIN := $(BUILD)/sqlite_slt
 SLT_BIN += $(BUILD)/gpmdb_slt
 
+# Differential test against SQLite (tests/diff): random tables and queries.
+DIFF_BIN := $(BUILD)/tests/diff/test_diff_sqlite
+
+# The 22 TPC-H queries on SF 0.01 against SQLite (tests/tpch, docs/tpch.md),
+# plain and under ASan+UBSan.
+TPCHQ_BIN := $(BUILD)/tests/tpch/test_tpch_queries $(BUILD)/tests/tpch/test_tpch_queries_asan
+
 .PHONY: all lib tests test test-gpu test-slt bench clean format
-all: lib $(PROGS) $(BUILD)/gpmdb tests
+all: lib $(PROGS) $(BUILD)/gpmdb tests $(EXAMPLE_BIN)
 lib: $(BUILD)/libgpmdb.a $(BUILD)/libgpmdb.so
-tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN) \
-       $(BUILD)/tests/shell/gpmdb_sqlite
+tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN) $(DIFF_BIN) \
+       $(TPCHQ_BIN) $(BUILD)/tests/shell/gpmdb_sqlite
 
 $(BUILD)/libgpmdb.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -154,6 +184,18 @@ $(BUILD)/tests/crash/%: tests/crash/%.c $(BUILD)/libgpmdb.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
 
+$(BUILD)/tests/diff/%: tests/diff/%.c $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/tpch/test_tpch_queries: tests/tpch/test_tpch_queries.c $(BUILD)/libtpch.a $(BUILD)/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libtpch.a $(BUILD)/libgpmdb.a $(LDLIBS)
+
+$(BUILD)/tests/tpch/test_tpch_queries_asan: tests/tpch/test_tpch_queries.c $(BUILD)/asan/libtpch.a $(BUILD)/asan/libgpmdb.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -Itests -o $@ $< $(BUILD)/asan/libtpch.a $(BUILD)/asan/libgpmdb.a $(LDLIBS)
+
 $(BUILD)/tests/gpu/%: tests/gpu/%.c $(BUILD)/libgpmdb.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libgpmdb.a $(LDLIBS)
@@ -166,7 +208,7 @@ $(BUILD)/gpmdb_slt: $(SLT_OBJ) $(BUILD)/obj/tests/slt/driver_gpmdb.o $(BUILD)/li
 
 # The shell (shell/shell*.c, docs/shell.md): build/gpmdb on the engine, and
 # build/tests/shell/gpmdb_sqlite, the same objects on a libsqlite3 test
-# double of gpmdb.h, which the golden and interactive tests run.
+# double of gpmdb.h; the golden and interactive tests run both.
 SHELL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard shell/shell*.c))
 SHELL_LIBS := -ledit -lsqlite3
 $(BUILD)/gpmdb: $(SHELL_OBJ) $(BUILD)/libgpmdb.a
@@ -178,12 +220,16 @@ $(BUILD)/tests/shell/gpmdb_sqlite: $(SHELL_OBJ) $(BUILD)/obj/tests/shell/gpmdb_o
 # ASan: leaks are errors; libgomp's thread pool is not a leak.
 test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) tests/slt/check_runner.sh \
-	  tests/slt/check_corpus.sh tests/shell/check_shell.sh
+	  GPMDB_EXAMPLES=$(BUILD)/examples \
+	  GPMDB_SHELLS="$(BUILD)/gpmdb $(BUILD)/tests/shell/gpmdb_sqlite" \
+	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
+	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
 	tests/run.sh $(GPU_TEST_BIN)
+	GPMDB_TPCH_GPU=1 $(BUILD)/tests/tpch/test_tpch_queries
+	GPMDB_BACKEND=gpu tests/slt/run_slt.sh $(BUILD)/gpmdb_slt --known tests/slt/known_failures.txt
 
 # gpmdb over tests/sql and the sqllogictest corpus (../shared/sqllogictest
 # or GPMDB_SLT_DIR); the records listed in known_failures.txt may fail.
@@ -191,7 +237,13 @@ test-slt: $(BUILD)/gpmdb_slt
 	tests/slt/run_slt.sh $(BUILD)/gpmdb_slt --known tests/slt/known_failures.txt
 
 bench: all
-	tpc/run_bench.sh
+	BUILD=$(BUILD) tpc/run_bench.sh
+
+# TPC-H: `make bench-tpch SF=n` (default 1), docs/benchmarks.md.
+SF ?= 1
+.PHONY: bench-tpch
+bench-tpch: $(BUILD)/tpchgen $(BUILD)/bench_tpch
+	BUILD=$(BUILD) SF=$(SF) tpc/tpch/run_bench_tpch.sh
 
 format:
 	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
@@ -199,5 +251,33 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# libFuzzer targets (clang; not part of `make test` or CI): docs/testing.md.
+# `make fuzz-parse` / `make fuzz-sql` build $(BUILD)/fuzz/fuzz_{parse,sql}
+# and run it for FUZZ_TIME seconds (0: build only) on one core, starting
+# from the seeds of tests/fuzz/make_seeds.sh; findings go to $(BUILD)/fuzz.
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 600
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -MMD -MP -Iinclude -Isql -I$(BUILD)/gen $(WARN) \
+  -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_PARSE_OBJ := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(wildcard sql/*.c)) $(BUILD)/fuzz/obj/gen/parse.o
+FUZZ_SQL_OBJ := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC)) $(BUILD)/fuzz/obj/gen/parse.o
+$(BUILD)/fuzz/obj/%.o: %.c $(GEN_SRC:.c=.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c $< -o $@
+$(BUILD)/fuzz/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Wno-unused-parameter -c $< -o $@
+$(BUILD)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_PARSE_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^)
+$(BUILD)/fuzz/fuzz_sql: tests/fuzz/fuzz_sql.c $(FUZZ_SQL_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^) -lpmem -lz -lm -lpthread
+.PHONY: fuzz-parse fuzz-sql
+fuzz-parse fuzz-sql: fuzz-%: $(BUILD)/fuzz/fuzz_%
+	@if [ "$(FUZZ_TIME)" != 0 ]; then \
+	  tests/fuzz/make_seeds.sh $(BUILD)/fuzz/seed >/dev/null && mkdir -p $(BUILD)/fuzz/corpus-$* && \
+	  $< -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 -max_len=4096 \
+	    -dict=tests/fuzz/sql.dict -artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 \
+	    $(BUILD)/fuzz/corpus-$* $(BUILD)/fuzz/seed; fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

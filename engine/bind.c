@@ -111,6 +111,7 @@ static const fdef funcs[] = {
     {"ifnull", F_SCALAR, 2, 2, 0},
     {"nullif", F_SCALAR, 2, 2, 0},
     {"typeof", F_SCALAR, 1, 1, 0},
+    {"char", F_SCALAR, 0, 100, 0},
 };
 
 static const fdef *func_find(const char *name, int nargs, bool *known)

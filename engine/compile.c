@@ -606,6 +606,47 @@ static int arg(cc *c, ast_expr *e, int i, etype t)
 	return conv(c, cx(c, e->list->v[i]), t);
 }
 
+/*
+ * char(N, ...): the UTF-8 text of code points N...  Only integer literals
+ * (what .dump writes: char(10), char(13)) for now, folded into a constant;
+ * a computed code point needs a bytecode op, which the VMs lack yet.
+ */
+static int char_func(cc *c, ast_expr *e)
+{
+	int n = e->list ? e->list->n : 0;
+	char buf[4 * 100];
+	uint32_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		ast_expr *a = e->list->v[i];
+		int64_t cp;
+		if (a->kind != AST_E_INT) {
+			db_err(c->x->db, GPMDB_UNSUPPORTED,
+			       "char() of anything but integer literals is "
+			       "not supported yet");
+			return -1;
+		}
+		/* as SQLite: out-of-range code points become U+FFFD */
+		cp = a->ival < 0 || a->ival > 0x10ffff ? 0xfffd : a->ival;
+		if (cp < 0x80) {
+			buf[len++] = (char)cp;
+		} else if (cp < 0x800) {
+			buf[len++] = (char)(0xc0 | (cp >> 6));
+			buf[len++] = (char)(0x80 | (cp & 0x3f));
+		} else if (cp < 0x10000) {
+			buf[len++] = (char)(0xe0 | (cp >> 12));
+			buf[len++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			buf[len++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			buf[len++] = (char)(0xf0 | (cp >> 18));
+			buf[len++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+			buf[len++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			buf[len++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	return bc_emit_text(c->p, buf, len);
+}
+
 static int compile_func(cc *c, ast_expr *e)
 {
 	bc_program *p = c->p;
@@ -693,6 +734,8 @@ static int compile_func(cc *c, ast_expr *e)
 		return bc_emit_op(p, BC_SELECT, b, bc_emit_text(p, "null", 4),
 				  bc_emit_text(p, tn, (uint32_t)strlen(tn)));
 	}
+	if (!strcasecmp(nm, "char"))
+		return char_func(c, e);
 	if (!strcasecmp(nm, "min") || !strcasecmp(nm, "max")) {
 		int k = !strcasecmp(nm, "min") ? K_LT : K_GT, anynull;
 		r = arg(c, e, 0, t);
@@ -1165,6 +1208,25 @@ static int eval_inputs(exec_ctx *x, cexpr *c, const rel *in, uint64_t start,
 	return GPMDB_OK;
 }
 
+bool cx_pure(const cexpr *c)
+{
+	for (int k = 0; k < c->ninputs; k++)
+		if (c->in[k].kind != IN_COL)
+			return false;
+	return true;
+}
+
+int cx_eval_pure(const cexpr *c, const rel *in, uint64_t start, uint32_t n,
+		 vec *out, vm_scratch *s, char *err, size_t errlen)
+{
+	vec inputs[BC_MAX_INPUTS];
+
+	for (int k = 0; k < c->ninputs; k++)
+		rel_vec(in, c->in[k].col, start, &inputs[k]);
+	err[0] = 0;
+	return vm_run(c->prog, inputs, c->ninputs, n, out, s, err, errlen);
+}
+
 int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
 	    vec *out)
 {
@@ -1175,6 +1237,9 @@ int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
 	if (d >= 64)
 		return db_err(x->db, GPMDB_ERROR,
 			      "expressions nested too deep");
+	/* one batch of work: the place where Ctrl-C and progress are seen */
+	if ((rc = db_check_interrupt(x->db)))
+		return rc;
 	while (x->db->nscratch <= d)
 		vm_scratch_init(&x->db->scratch[x->db->nscratch++]);
 	x->depth++;

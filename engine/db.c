@@ -60,6 +60,7 @@ int gpmdb_open_v2(const char *path, gpmdb **out, int flags,
 	if (!db)
 		return GPMDB_NOMEM;
 	db->mem_limit = DEFAULT_MEM_LIMIT;
+	exec_gpu_open(db);
 	if (!path)
 		return db_err(db, GPMDB_MISUSE, "no database path given");
 	snprintf(db->path, sizeof(db->path), "%s", path);
@@ -80,9 +81,7 @@ int gpmdb_open_v2(const char *path, gpmdb **out, int flags,
 		    !strcasecmp(opts->backend, "cpu"))
 			db->backend = !strcasecmp(opts->backend, "cpu");
 		else if (!strcasecmp(opts->backend, "gpu"))
-			return db_err(db, GPMDB_UNSUPPORTED,
-				      "the GPU backend is not available in "
-				      "this build");
+			db->backend = 2; /* without a GPU: exec_gpu.c */
 		else
 			return db_err(db, GPMDB_MISUSE,
 				      "unknown backend \"%s\" (expected auto, "
@@ -108,10 +107,55 @@ int gpmdb_close(gpmdb *db)
 			stg_rollback(db->pool);
 		rc = stg_close(db->pool);
 	}
+	exec_gpu_close(db); /* its GPU column cache entries */
 	for (int i = 0; i < db->nscratch; i++)
 		vm_scratch_free(&db->scratch[i]);
+	for (int i = 0; i < db->npscratch; i++)
+		vm_scratch_free(&db->pscratch[i]);
+	free(db->pscratch);
 	free(db);
 	return rc;
+}
+
+vm_scratch *db_par_scratch(gpmdb *db, int n)
+{
+	if (db->npscratch < n) {
+		vm_scratch *p = realloc(db->pscratch, sizeof(*p) * (size_t)n);
+		if (!p)
+			return NULL;
+		db->pscratch = p;
+		while (db->npscratch < n)
+			vm_scratch_init(&db->pscratch[db->npscratch++]);
+	}
+	return db->pscratch;
+}
+
+void gpmdb_interrupt(gpmdb *db)
+{
+	if (db)
+		atomic_store(&db->interrupted, 1);
+}
+
+void gpmdb_progress_handler(gpmdb *db, int n, int (*cb)(void *), void *arg)
+{
+	if (!db)
+		return;
+	db->progress = n > 0 ? cb : NULL;
+	db->progress_arg = arg;
+	db->progress_n = n > 0 ? n : 0;
+	db->progress_count = 0;
+}
+
+int db_check_interrupt(gpmdb *db)
+{
+	if (db->progress && ++db->progress_count >= db->progress_n) {
+		db->progress_count = 0;
+		if (db->progress(db->progress_arg))
+			atomic_store(&db->interrupted, 1);
+	}
+	if (atomic_load(&db->interrupted))
+		return db_err(db, GPMDB_INTERRUPT, "interrupted");
+	return GPMDB_OK;
 }
 
 int gpmdb_errcode(gpmdb *db)

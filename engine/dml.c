@@ -1088,9 +1088,33 @@ static int drop_object(gpmdb_stmt *st, ast_stmt *s, stg_objkind want)
 	return GPMDB_OK;
 }
 
+int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s)
+{
+	bool skip;
+
+	switch (s->kind) {
+	case AST_STMT_CREATE_TABLE:
+		return name_free(st->db, s->name, STG_OBJ_TABLE, s->if_exists,
+				 &skip);
+	case AST_STMT_CREATE_VIEW:
+		return name_free(st->db, s->name, STG_OBJ_VIEW, s->if_exists,
+				 &skip);
+	case AST_STMT_CREATE_INDEX:
+		return name_free(st->db, s->name, STG_OBJ_INDEX, s->if_exists,
+				 &skip);
+	default:
+		return GPMDB_OK;
+	}
+}
+
 int dml_exec(gpmdb_stmt *st, ast_stmt *s)
 {
 	st->db->changes = 0;
+	/* array-bound parameters: one batch for all parameter rows */
+	if (batch_active(st) &&
+	    (s->kind == AST_STMT_INSERT || s->kind == AST_STMT_UPDATE ||
+	     s->kind == AST_STMT_DELETE))
+		return batch_exec(st, s);
 	switch (s->kind) {
 	case AST_STMT_INSERT:
 		return do_insert(st, s);
@@ -1113,4 +1137,28 @@ int dml_exec(gpmdb_stmt *st, ast_stmt *s)
 	default:
 		return db_err(st->db, GPMDB_INTERNAL, "not a write statement");
 	}
+}
+
+/* ---- services for the batch API (batch.c) ---- */
+
+int dml_unique_keys(gpmdb *db, const stg_schema *sch, dml_key **keys, int *nk)
+{
+	ukey *k = NULL;
+	int rc = load_keys(db, sch, &k, nk);
+
+	_Static_assert(sizeof(ukey) == sizeof(dml_key), "ukey is dml_key");
+	*keys = (dml_key *)k;
+	return rc;
+}
+
+int dml_find_table(gpmdb *db, const char *name, uint32_t *tid,
+		   stg_schema **sch)
+{
+	return find_table(db, name, tid, sch);
+}
+
+int dml_default_value(gpmdb_stmt *st, const stg_column_info *c, sval *v,
+		      rel *hold)
+{
+	return default_value(st, c, v, hold);
 }

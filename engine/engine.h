@@ -18,6 +18,7 @@
 #ifndef GPMDB_ENGINE_H
 #define GPMDB_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +113,8 @@ void rel_get(const rel *r, int c, uint64_t i, sval *v);
 int rel_set(rel *r, int c, uint64_t i, const sval *v);
 /* A vec over rows [start, start+n) of column c. */
 void rel_vec(const rel *r, int c, uint64_t start, vec *v);
+/* The vec type (BC_COL_*) that holds values of etype t. */
+int rel_vec_type(int t);
 /* Appends n values of vec v (converted to column c's type) at row nrows+k;
  * the caller bumps nrows. */
 int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n);
@@ -212,6 +215,12 @@ struct pnode {
 	/* runtime: compiled expressions, allocated on first execution */
 	cexpr **cx;
 	int ncx;
+	/* EXPLAIN: backend chosen by exec_gpu_annotate and why */
+	int8_t xg_mode;
+	const char *xg_why;
+	/* runtime of a FILTER over a SCAN run by a correlated subquery: the
+	 * scan and a hash on its key, kept for one execution (exec.c) */
+	struct corr_cache *corr;
 };
 
 /* Per expression node (ast_expr.bind). */
@@ -243,6 +252,30 @@ struct gpmdb {
 	 * life: growing one costs more than most queries */
 	vm_scratch scratch[64];
 	int nscratch;
+	/* GPU backend (exec_gpu.c): PRAGMA gpu_strict, gpu_threshold, the
+	 * column cache's owner id, gpu_stats counters */
+	bool gpu_strict;
+	uint64_t gpu_threshold;
+	uint64_t gpu_owner;
+	struct {
+		uint64_t gpu_ops, cpu_fallbacks, bytes_uploaded,
+		    bytes_downloaded, cache_hits, cache_misses;
+	} gstat;
+	/* one scratch per OpenMP thread for parallel evaluation */
+	vm_scratch *pscratch;
+	int npscratch;
+	/* PRAGMA last_rows: rows returned or changed by the last statement
+	 * that was not a PRAGMA (so that .stats reports the user's) */
+	long long last_rows;
+	/* gpmdb_interrupt: set from any thread or a signal handler, read by
+	 * the executor between batches (db_check_interrupt) */
+	atomic_int interrupted;
+	/* gpmdb_progress_handler: progress(progress_arg) every progress_n
+	 * units of work (batches of up to VEC_BATCH rows) */
+	int (*progress)(void *);
+	void *progress_arg;
+	int progress_n;
+	int progress_count;
 };
 
 /* Evaluation frame of an outer query row, for correlated subqueries. */
@@ -263,6 +296,7 @@ struct exec_ctx {
 	frame frames[MAX_FRAMES];
 	int nframes;
 	int depth; /* nesting of cx_eval: each level has its VM scratch */
+	int corr;  /* nesting of correlated subqueries run once per row */
 };
 
 struct gpmdb_stmt {
@@ -298,6 +332,8 @@ struct gpmdb_stmt {
 	ast_arena parena; /* plan nodes and binder info */
 	bool parena_init;
 	char *explain; /* EXPLAIN text: one row per line */
+	struct stmt_batch *batch; /* array bindings, result-column caches
+				   * (batch.c); NULL when never used */
 };
 
 /* ---- errors ---- */
@@ -306,6 +342,14 @@ int db_err(gpmdb *db, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int db_err_stg(gpmdb *db);
 void db_clear(gpmdb *db);
+/* Called by the executor between batches and operators: GPMDB_INTERRUPT
+ * ("interrupted") after gpmdb_interrupt or when the progress handler asks
+ * to stop, else GPMDB_OK.  Not from inside OpenMP parallel regions. */
+int db_check_interrupt(gpmdb *db);
+/* The name of a catalog view (sqlite_schema, sqlite_master,
+ * gpmdb_schema): *sql gets (malloc'd) a CREATE VIEW listing the catalog;
+ * GPMDB_NOTFOUND for other names. */
+int pragma_schema_view(gpmdb *db, const char *name, char **sql);
 
 /* ---- binder and planner ---- */
 
@@ -406,6 +450,16 @@ void cx_free(cexpr *c);
  * evaluation of c. */
 int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
 	    vec *out);
+/* True when c reads only columns of its input relation (no subquery, outer
+ * row or nested program): its batches may then be evaluated by several
+ * threads at once with cx_eval_pure, each with its own scratch. */
+bool cx_pure(const cexpr *c);
+/* Thread-safe evaluation of a pure c; vm_run's codes, message in err. */
+int cx_eval_pure(const cexpr *c, const rel *in, uint64_t start, uint32_t n,
+		 vec *out, vm_scratch *s, char *err, size_t errlen);
+/* Per-thread VM scratch areas for parallel evaluation (n of them, kept by
+ * the connection); NULL when out of memory. */
+vm_scratch *db_par_scratch(gpmdb *db, int n);
 
 /* ---- executor ---- */
 
@@ -420,7 +474,29 @@ int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold);
 
 /* ---- statements ---- */
 
+/* exec_gpu.c: the GPU backend.  exec_gpu_node runs n on the GPU when
+ * the backend choice says so: GPMDB_OK (*out set), an error, or -1 "run
+ * it on the CPU". */
+int exec_gpu_node(exec_ctx *x, pnode *n, rel **out);
+/* exec_gpu_ops.c: ORDER BY n on the GPU keeping its first keep rows
+ * (top-N under LIMIT): as exec_gpu_node, -1 means "on the CPU". */
+int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+void exec_gpu_annotate(gpmdb_stmt *st, pnode *root);
+const char *exec_gpu_explain(const pnode *n, char *buf, size_t len);
+bool exec_gpu_is_pragma(const char *name);
+int exec_gpu_pragma_columns(ast_stmt *s, const char ***names);
+int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out);
+int exec_gpu_set_backend(gpmdb *db, const char *v);
+void exec_gpu_open(gpmdb *db);
+void exec_gpu_close(gpmdb *db);
+/* After a writing statement or a transaction's end: the GPU column
+ * cache's entries become stale.  Returns rc. */
+int exec_gpu_after_write(int rc);
+
 int dml_exec(gpmdb_stmt *st, ast_stmt *s);
+/* What SQLite reports at prepare rather than step: CREATE of a name that
+ * is taken ("table t already exists"); checked again when it runs. */
+int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s);
 int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
 int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
 int stmt_add_hold(gpmdb_stmt *st, rel *r);
@@ -428,5 +504,39 @@ int stmt_own(gpmdb_stmt *st, void *p);
 int pragma_columns(ast_stmt *s, const char ***names);
 parse_result *stmt_parse_extra(gpmdb_stmt *st, const char *sql);
 int stmt_run_select(gpmdb_stmt *st, rel **out);
+/* Drops the plan and plans again (the row-wise batch path needs a fresh
+ * plan arena per parameter row). */
+int stmt_replan(gpmdb_stmt *st);
+
+/* ---- batch API (batch.c): array binding, columnar results ---- */
+
+typedef struct stmt_batch stmt_batch;
+/* True when arrays are bound and the statement is not running row-wise. */
+bool batch_active(gpmdb_stmt *st);
+/* Before a statement runs: MISUSE for arrays on other than INSERT, UPDATE,
+ * DELETE, or arrays of different lengths. */
+int batch_check(gpmdb_stmt *st, ast_stmt *s);
+/* Runs an INSERT/UPDATE/DELETE once for all parameter rows (dml_exec
+ * calls it inside the statement's transaction or savepoint). */
+int batch_exec(gpmdb_stmt *st, ast_stmt *s);
+/* Parameter i (1-based) got a scalar: its array binding ends. */
+void batch_unbind(gpmdb_stmt *st, int i);
+void batch_result_free(gpmdb_stmt *st);
+void batch_stmt_free(gpmdb_stmt *st);
+
+/* dml.c services for batch.c */
+typedef struct dml_key {
+	int n;
+	int cols[32];
+} dml_key;
+/* Every set of columns that must be unique (PRIMARY KEY, UNIQUE, unique
+ * indexes); *keys malloc'd. */
+int dml_unique_keys(gpmdb *db, const stg_schema *sch, dml_key **keys, int *nk);
+/* Table by name (views and missing tables get SQLite's messages). */
+int dml_find_table(gpmdb *db, const char *name, uint32_t *tid,
+		   stg_schema **sch);
+/* A column's DEFAULT value (NULL when none); text lives in hold. */
+int dml_default_value(gpmdb_stmt *st, const stg_column_info *c, sval *v,
+		      rel *hold);
 
 #endif /* GPMDB_ENGINE_H */

@@ -8,6 +8,7 @@
 #include "value.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,8 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 		stg_tablet_view v;
 		uint64_t base = r->nrows, m = 0;
 
+		if ((rc = db_check_interrupt(x->db)))
+			break;
 		if (stg_tablet_get(p, n->table_id, t, &v)) {
 			rc = db_err_stg(x->db);
 			break;
@@ -320,15 +323,149 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 
 /* ---- filter ---- */
 
+/* Appends to dst the row numbers s + i of the n rows of v that are true;
+ * returns how many. */
+static uint32_t filter_true(const vec *v, uint32_t n, uint64_t s,
+			    uint32_t *dst)
+{
+	uint32_t k = 0;
+
+	if (v->type == VEC_NULL)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = v->sel ? v->sel[i] : i;
+		bool t;
+		if (v->nulls && v->nulls[j])
+			continue;
+		switch (v->type) {
+		case BC_COL_BOOL:
+			t = v->v.u8[j];
+			break;
+		case BC_COL_INT64:
+			t = v->v.i64[j] != 0;
+			break;
+		case BC_COL_DOUBLE:
+			t = v->v.f64[j] != 0;
+			break;
+		default:
+			t = false;
+		}
+		if (t)
+			dst[k++] = (uint32_t)(s + i);
+	}
+	return k;
+}
+
+/* Inputs smaller than this many batches are evaluated on one thread: a
+ * parallel region costs more than a few batches. */
+#define PAR_MIN_BATCHES 8
+
+/* Runs fn(x, c, in, batch, arg) over the batches of in on all threads with
+ * one VM scratch each.  The error reported is that of the first failing
+ * batch, as a serial run would report it. */
+typedef int (*par_batch_fn)(exec_ctx *x, uint64_t b, const vec *v,
+			    uint32_t n, void *arg, char *err, size_t errlen);
+
+static int par_batches(exec_ctx *x, const cexpr *c, const rel *in,
+		       par_batch_fn fn, void *arg)
+{
+	uint64_t nb = (in->nrows + VEC_BATCH - 1) / VEC_BATCH;
+	int nt = omp_get_max_threads();
+	vm_scratch *scr = db_par_scratch(x->db, nt);
+	uint64_t bad = UINT64_MAX; /* first failing batch */
+	int bad_rc = GPMDB_OK;
+	char bad_msg[256] = "";
+
+	if (!scr)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+#pragma omp parallel num_threads(nt)
+	{
+		vm_scratch *sc = &scr[omp_get_thread_num()];
+		char err[256];
+#pragma omp for schedule(dynamic, 4)
+		for (uint64_t b = 0; b < nb; b++) {
+			uint64_t s = b * VEC_BATCH, seen;
+			uint32_t n = (uint32_t)(in->nrows - s < VEC_BATCH
+							? in->nrows - s
+							: VEC_BATCH);
+			vec v;
+			int rc;
+#pragma omp atomic read
+			seen = bad;
+			if (b > seen)
+				continue;
+			rc = cx_eval_pure(c, in, s, n, &v, sc, err,
+					  sizeof(err));
+			if (!rc)
+				rc = fn(x, b, &v, n, arg, err, sizeof(err));
+			if (rc) {
+#pragma omp critical(par_batches_err)
+				if (b < bad) {
+					bad = b;
+					bad_rc = rc;
+					snprintf(bad_msg, sizeof(bad_msg), "%s",
+						 err);
+				}
+			}
+		}
+	}
+	if (bad == UINT64_MAX)
+		return GPMDB_OK;
+	if (bad_rc == GPMDB_MISUSE)
+		bad_rc = GPMDB_INTERNAL;
+	return db_err(x->db, bad_rc, "%s",
+		      bad_msg[0] ? bad_msg : "expression failed");
+}
+
+typedef struct filter_par {
+	uint32_t *sel;
+	uint32_t *cnt; /* matches per batch, at sel + batch * VEC_BATCH */
+} filter_par;
+
+static int filter_batch(exec_ctx *x, uint64_t b, const vec *v, uint32_t n,
+			void *arg, char *err, size_t errlen)
+{
+	filter_par *fp = arg;
+	uint64_t s = b * VEC_BATCH;
+
+	(void)x;
+	(void)err;
+	(void)errlen;
+	fp->cnt[b] = filter_true(v, n, s, fp->sel + s);
+	return GPMDB_OK;
+}
+
 static int filter_rows(exec_ctx *x, cexpr *c, const rel *in, uint32_t **idx,
 		       uint64_t *m)
 {
 	uint32_t *sel = malloc(sizeof(uint32_t) * (in->nrows + 1));
-	uint64_t k = 0;
+	uint64_t k = 0, nb = (in->nrows + VEC_BATCH - 1) / VEC_BATCH;
 	int rc;
 
 	if (!sel)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (nb >= PAR_MIN_BATCHES && omp_get_max_threads() > 1 &&
+	    cx_pure(c)) {
+		filter_par fp = {sel, calloc(nb, sizeof(uint32_t))};
+		if (!fp.cnt) {
+			free(sel);
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+		rc = par_batches(x, c, in, filter_batch, &fp);
+		for (uint64_t b = 0; !rc && b < nb; b++) {
+			memmove(sel + k, sel + b * VEC_BATCH,
+				sizeof(uint32_t) * fp.cnt[b]);
+			k += fp.cnt[b];
+		}
+		free(fp.cnt);
+		if (rc) {
+			free(sel);
+			return rc;
+		}
+		*idx = sel;
+		*m = k;
+		return GPMDB_OK;
+	}
 	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
 		uint32_t n =
 		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
@@ -338,32 +475,203 @@ static int filter_rows(exec_ctx *x, cexpr *c, const rel *in, uint32_t **idx,
 			free(sel);
 			return rc;
 		}
-		if (v.type == VEC_NULL)
-			continue;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t j = v.sel ? v.sel[i] : i;
-			bool t;
-			if (v.nulls && v.nulls[j])
-				continue;
-			switch (v.type) {
-			case BC_COL_BOOL:
-				t = v.v.u8[j];
-				break;
-			case BC_COL_INT64:
-				t = v.v.i64[j] != 0;
-				break;
-			case BC_COL_DOUBLE:
-				t = v.v.f64[j] != 0;
-				break;
-			default:
-				t = false;
-			}
-			if (t)
-				sel[k++] = (uint32_t)(s + i);
-		}
+		k += filter_true(&v, n, s, sel + k);
 	}
 	*idx = sel;
 	*m = k;
+	return GPMDB_OK;
+}
+
+/*
+ * A correlated subquery runs its plan once per outer row.  A FILTER over
+ * a table SCAN in it keeps the scan for the whole execution of the
+ * statement (the table cannot change while a statement reads it), and
+ * when its predicate has a conjunct inner_column = outer_column (both
+ * INTEGER), a hash of the scan on that column: each run then filters
+ * only the rows whose key equals the outer value, instead of copying
+ * and filtering the whole table (TPC-H Q4, Q21: EXISTS on lineitem per
+ * order).  The full predicate still decides, so the hash only has to
+ * find every row where the equality can be true.
+ */
+typedef struct corr_cache {
+	uint64_t gen;	/* the execution the scan and hash belong to */
+	rel *scan;	/* held (stmt_add_hold) */
+	int64_t *heads; /* nb buckets, then one link per scan row; -1 ends */
+	uint64_t nb;
+	int key;	 /* scan column of the key */
+	ast_expr *outer; /* the outer column; NULL: no key, scan only */
+} corr_cache;
+
+/* The inner = outer INTEGER equality among the AND-ed terms of e. */
+static ast_expr *corr_key(const pnode *scan, ast_expr *e, int *col)
+{
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_AND) {
+		ast_expr *o = corr_key(scan, e->l, col);
+		return o ? o : corr_key(scan, e->r, col);
+	}
+	if (e->kind != AST_E_BINARY || e->op != AST_OP_EQ)
+		return NULL;
+	for (int side = 0; side < 2; side++) {
+		ast_expr *in = side ? e->r : e->l, *o = side ? e->l : e->r;
+		if (in->kind != AST_E_COLUMN || in->rel != 0 ||
+		    o->kind != AST_E_COLUMN || o->rel <= 0 ||
+		    expr_type(in).t != BC_T_INT || expr_type(o).t != BC_T_INT)
+			continue;
+		for (int k = 0; k < scan->ncols; k++)
+			if (scan->g[k] == in->col &&
+			    scan->ty[k].t == BC_T_INT) {
+				*col = k;
+				return o;
+			}
+	}
+	return NULL;
+}
+
+/* The outer row's value of o, found as compile.c's frame_vec finds it
+ * for the predicate; false when it cannot be found there. */
+static bool corr_outer(exec_ctx *x, const ast_expr *o, sval *v)
+{
+	const frame *f;
+
+	if (o->rel > x->nframes)
+		return false;
+	f = &x->frames[x->nframes - o->rel];
+	for (int k = 0; k < f->node->ncols; k++)
+		if (f->node->g[k] == o->col) {
+			rel_get(f->r, k, f->row, v);
+			return true;
+		}
+	return false;
+}
+
+static uint64_t corr_bucket(int64_t v, uint64_t nb)
+{
+	uint64_t h = hash_mix(0, (uint64_t)v);
+	return (h ^ (h >> 31)) & (nb - 1);
+}
+
+static int corr_build(exec_ctx *x, pnode *n, corr_cache *cc)
+{
+	rel *scan, *h;
+	etype ti = et_make(BC_T_INT);
+	int rc;
+
+	cc->scan = NULL;
+	cc->heads = NULL;
+	if ((rc = exec_node(x, n->l, &scan)))
+		return rc;
+	if ((rc = stmt_add_hold(x->st, scan))) {
+		rel_free(scan);
+		return rc;
+	}
+	cc->scan = scan;
+	cc->gen = x->gen;
+	if (!cc->outer)
+		return GPMDB_OK;
+	for (cc->nb = 16; cc->nb < scan->nrows; cc->nb *= 2)
+		;
+	if (!(h = rel_new(x, 1, &ti)))
+		return x->db->errcode;
+	if ((rc = stmt_add_hold(x->st, h))) {
+		rel_free(h);
+		return rc;
+	}
+	if ((rc = rel_reserve(h, cc->nb + scan->nrows)))
+		return rc;
+	h->nrows = cc->nb + scan->nrows;
+	cc->heads = h->cols[0].data;
+	for (uint64_t b = 0; b < cc->nb; b++)
+		cc->heads[b] = -1;
+	/* linked from the last row up, so each chain is in scan order */
+	const rcol *k = &scan->cols[cc->key];
+	int64_t *next = cc->heads + cc->nb;
+	for (uint64_t i = scan->nrows; i-- > 0;) {
+		next[i] = -1;
+		if (k->nulls[i])
+			continue;
+		uint64_t b = corr_bucket(((int64_t *)k->data)[i], cc->nb);
+		next[i] = cc->heads[b];
+		cc->heads[b] = (int64_t)i;
+	}
+	return GPMDB_OK;
+}
+
+static int filter_corr(exec_ctx *x, pnode *n, rel **out)
+{
+	corr_cache *cc = n->corr;
+	rel *in, *cand = NULL, *r;
+	cexpr *c;
+	uint32_t *idx = NULL;
+	uint64_t m = 0;
+	sval v;
+	int rc;
+
+	if (!cc) {
+		cc = calloc(1, sizeof(*cc));
+		if (!cc || stmt_own(x->st, cc)) {
+			free(cc);
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+		cc->outer = corr_key(n->l, n->pred, &cc->key);
+		n->corr = cc;
+	}
+	if ((cc->gen != x->gen || !cc->scan) && (rc = corr_build(x, n, cc)))
+		return rc;
+	in = cc->scan;
+	if (cc->heads && corr_outer(x, cc->outer, &v)) {
+		/* the rows whose key equals the outer value */
+		const rcol *k = &cc->scan->cols[cc->key];
+		const int64_t *next = cc->heads + cc->nb;
+		uint32_t *cidx = NULL;
+		uint64_t cm = 0, ccap = 0;
+		if (v.t == BC_T_INT)
+			for (int64_t i = cc->heads[corr_bucket(v.u.i, cc->nb)];
+			     i >= 0; i = next[i]) {
+				if (((int64_t *)k->data)[i] != v.u.i)
+					continue;
+				if (cm == ccap) {
+					ccap = ccap ? ccap * 2 : 16;
+					uint32_t *ni = realloc(
+					    cidx, sizeof(uint32_t) * ccap);
+					if (!ni) {
+						free(cidx);
+						return db_err(x->db,
+							      GPMDB_NOMEM,
+							      "out of memory");
+					}
+					cidx = ni;
+				}
+				cidx[cm++] = (uint32_t)i;
+			}
+		cand = rel_like(x, n->l);
+		rc = cand ? rel_gather(cand, cc->scan, cidx, cm)
+			  : x->db->errcode;
+		free(cidx);
+		if (rc) {
+			rel_free(cand);
+			return rc;
+		}
+		in = cand;
+	}
+	if ((rc = node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
+	    (rc = filter_rows(x, c, in, &idx, &m))) {
+		rel_free(cand);
+		return rc;
+	}
+	if (cand && m == cand->nrows) {
+		free(idx);
+		*out = cand;
+		return GPMDB_OK;
+	}
+	r = rel_like(x, n);
+	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
+	free(idx);
+	rel_free(cand);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
 	return GPMDB_OK;
 }
 
@@ -375,6 +683,8 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 	uint64_t m = 0;
 	int rc;
 
+	if (x->corr && n->l->kind == PN_SCAN && !n->post)
+		return filter_corr(x, n, out);
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
 	if ((rc = node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
@@ -419,6 +729,33 @@ static int plain_col(const pnode *n, const ast_expr *e, bool post)
 	return -1;
 }
 
+typedef struct project_par {
+	rel *r;
+	int col;
+} project_par;
+
+/* Stores one batch of a projection.  Non-TEXT output columns only: the
+ * common case copies arrays into the batch's own rows; a conversion
+ * (which may set the connection's error) is serialised. */
+static int project_batch(exec_ctx *x, uint64_t b, const vec *v, uint32_t n,
+			 void *arg, char *err, size_t errlen)
+{
+	project_par *pp = arg;
+	const rcol *d = &pp->r->cols[pp->col];
+	int rc;
+
+	if (v->type == rel_vec_type(d->ty.t) && !v->sel &&
+	    (v->type != BC_COL_DEC || v->scale == d->ty.scale))
+		return rel_put_vec(pp->r, pp->col, b * VEC_BATCH, v, n);
+#pragma omp critical(project_batch_convert)
+	{
+		rc = rel_put_vec(pp->r, pp->col, b * VEC_BATCH, v, n);
+		if (rc)
+			snprintf(err, errlen, "%s", x->db->errmsg);
+	}
+	return rc;
+}
+
 static int exec_project(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in, *r;
@@ -455,6 +792,14 @@ static int exec_project(exec_ctx *x, pnode *n, rel **out)
 		cexpr *c;
 		if ((rc = node_cx(x, n, i, e, n->post, n->l, &c)))
 			goto fail;
+		if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
+		    omp_get_max_threads() > 1 && cx_pure(c) &&
+		    d->ty.t != BC_T_TEXT) {
+			project_par pp = {r, i};
+			if ((rc = par_batches(x, c, in, project_batch, &pp)))
+				goto fail;
+			continue;
+		}
 		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
 			uint32_t m =
 			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
@@ -502,6 +847,26 @@ static bool literal_sval(const ast_expr *e, sval *v)
 	}
 }
 
+/* A parameter's value as compile.c's param() compiles it (INT, REAL,
+ * TEXT, else NULL): INSERT ... VALUES (?, ...) then costs no program per
+ * value (loading TPC-H through prepared INSERTs spent most of its time
+ * compiling one-value programs). */
+static bool param_sval(const exec_ctx *x, const ast_expr *e, sval *v)
+{
+	const gpmdb_stmt *st = x->st;
+
+	if (e->kind != AST_E_PARAM)
+		return false;
+	memset(v, 0, sizeof(*v));
+	v->t = BC_T_NULL;
+	if (st && e->ival >= 1 && e->ival <= st->nparams) {
+		const sval *p = &st->params[e->ival - 1];
+		if (p->t == BC_T_INT || p->t == BC_T_REAL || p->t == BC_T_TEXT)
+			*v = *p;
+	}
+	return true;
+}
+
 int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
 {
 	static const pnode none = {.kind = PN_ONE};
@@ -510,7 +875,7 @@ int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
 	vec out;
 	int rc;
 
-	if (literal_sval(e, v)) {
+	if (literal_sval(e, v) || param_sval(x, e, v)) {
 		if (v->t == BC_T_TEXT && hold)
 			return rel_str(hold, v->u.s.ptr, v->u.s.len, &v->u.s);
 		return GPMDB_OK;
@@ -671,6 +1036,9 @@ static int join_flush(jstate *j)
 
 	if (!j->m)
 		return GPMDB_OK;
+	/* a batch of pairs: a cross join may make billions of them */
+	if ((rc = db_check_interrupt(j->x->db)))
+		return rc;
 	if (!j->pred) {
 		if (j->matched)
 			for (uint32_t k = 0; k < j->m; k++)
@@ -687,14 +1055,15 @@ static int join_flush(jstate *j)
 	if ((rc = cx_eval(j->x, j->pred, j->chunk, 0, j->m, &v)))
 		return rc;
 	int64_t li[VEC_BATCH], ri[VEC_BATCH];
-	uint32_t k2 = 0;
-	for (uint32_t k = 0; k < j->m; k++) {
-		if (v.type == VEC_NULL || (v.nulls && v.nulls[k]) || !v.v.u8[k])
-			continue;
-		li[k2] = j->li[k];
-		ri[k2++] = j->ri[k];
+	uint32_t sel[VEC_BATCH];
+	/* filter_true reads every result type: a residual such as `AND 1`
+	 * or `AND -12.0` is an INT or REAL vector, not BOOL. */
+	uint32_t k2 = filter_true(&v, j->m, 0, sel);
+	for (uint32_t k = 0; k < k2; k++) {
+		li[k] = j->li[sel[k]];
+		ri[k] = j->ri[sel[k]];
 		if (j->matched)
-			j->matched[j->li[k]] = 1;
+			j->matched[li[k]] = 1;
 	}
 	j->m = 0;
 	return join_emit(j->out, j->l, j->r, li, ri, k2);
@@ -1196,12 +1565,136 @@ static int sort_cmp(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j; /* stable */
 }
 
-static int exec_sort(exec_ctx *x, pnode *n, rel **out)
+/* One sort key of an INT, DEC or REAL column as an unsigned number in the
+ * wanted order (NULLs by rank), with its row: sort_cmp's order compared
+ * without rel_get and sval_cmp, which took most of a sort's time. */
+typedef struct sortkey {
+	uint64_t key;
+	uint32_t rank; /* 0 NULLs first, 1 values, 2 NULLs last */
+	uint32_t row;
+} sortkey;
+
+static int sortkey_cmp(const void *a, const void *b)
+{
+	const sortkey *p = a, *q = b;
+
+	if (p->rank != q->rank)
+		return p->rank < q->rank ? -1 : 1;
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	return p->row < q->row ? -1 : p->row > q->row; /* stable */
+}
+
+static void sortkey_make(const rcol *c, const pnode *n, uint64_t i,
+			 sortkey *k)
+{
+	uint64_t u;
+
+	k->row = (uint32_t)i;
+	if (c->nulls[i]) {
+		k->rank = n->nulls_first[0] ? 0 : 2;
+		k->key = 0;
+		return;
+	}
+	if (c->ty.t == BC_T_REAL) {
+		/* IEEE order as unsigned: flip negatives, set the sign of
+		 * positives; -0.0 is 0.0 as sval_cmp has it. */
+		double d = ((const double *)c->data)[i];
+		if (d == 0)
+			d = 0;
+		memcpy(&u, &d, sizeof(u));
+		u = u >> 63 ? ~u : u | 1ull << 63;
+	} else {
+		/* DEC: one column has one scale. */
+		u = (uint64_t)((const int64_t *)c->data)[i] ^ 1ull << 63;
+	}
+	k->rank = 1;
+	k->key = n->desc[0] ? ~u : u;
+}
+
+/* Max-heap (by sortkey_cmp) of the keep smallest keys: sift h[i] down. */
+static void sortkey_sift(sortkey *h, uint64_t m, uint64_t i)
+{
+	for (;;) {
+		uint64_t l = 2 * i + 1, big = i;
+		if (l < m && sortkey_cmp(&h[l], &h[big]) > 0)
+			big = l;
+		if (l + 1 < m && sortkey_cmp(&h[l + 1], &h[big]) > 0)
+			big = l + 1;
+		if (big == i)
+			return;
+		sortkey t = h[i];
+		h[i] = h[big];
+		h[big] = t;
+		i = big;
+	}
+}
+
+/* The first min(keep, rows) rows of in in the order of n when n sorts by
+ * one numeric column: their row numbers into idx, the count into *m.
+ * False (nothing done) for other sorts or without memory, which then take
+ * the general path.  A small keep (LIMIT) keeps a heap of that many keys
+ * instead of sorting every row. */
+static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
+			    uint32_t *idx, uint64_t *m)
+{
+	const rcol *c;
+	sortkey *k;
+	uint64_t nk = 0;
+
+	if (n->nsort != 1)
+		return false;
+	c = &in->cols[n->sort_col[0]];
+	if (c->ty.t != BC_T_INT && c->ty.t != BC_T_DEC && c->ty.t != BC_T_REAL)
+		return false;
+	if (keep > in->nrows)
+		keep = in->nrows;
+	if (!(k = malloc(sizeof(sortkey) * (keep + 1))))
+		return false;
+	if (keep == in->nrows) {
+		for (uint64_t i = 0; i < in->nrows; i++)
+			sortkey_make(c, n, i, &k[i]);
+		nk = in->nrows;
+	} else if (keep > 0) {
+		for (uint64_t i = 0; i < in->nrows; i++) {
+			sortkey t;
+			sortkey_make(c, n, i, &t);
+			if (nk < keep) {
+				/* heap insert: sift up */
+				uint64_t j = nk++;
+				k[j] = t;
+				while (j && sortkey_cmp(&k[(j - 1) / 2], &k[j]) < 0) {
+					sortkey u = k[j];
+					k[j] = k[(j - 1) / 2];
+					k[(j - 1) / 2] = u;
+					j = (j - 1) / 2;
+				}
+			} else if (sortkey_cmp(&t, &k[0]) < 0) {
+				k[0] = t;
+				sortkey_sift(k, nk, 0);
+			}
+		}
+	}
+	qsort(k, nk, sizeof(sortkey), sortkey_cmp);
+	for (uint64_t i = 0; i < nk; i++)
+		idx[i] = k[i].row;
+	*m = nk;
+	free(k);
+	return true;
+}
+
+/* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
+ * UINT64_MAX: all). */
+static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	rel *in, *r;
 	uint32_t *idx;
+	uint64_t m;
 	int rc;
 
+	/* the GPU backend sorts when chosen (exec_gpu_ops.c); -1: here */
+	if (x->db->backend != 1 && (rc = exec_gpu_sort(x, n, keep, out)) != -1)
+		return rc;
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
 	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
@@ -1209,12 +1702,15 @@ static int exec_sort(exec_ctx *x, pnode *n, rel **out)
 		rel_free(in);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	for (uint64_t i = 0; i < in->nrows; i++)
-		idx[i] = (uint32_t)i;
-	sortctx sc = {in, n};
-	qsort_r(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+	if (!sort_one_number(in, n, keep, idx, &m)) {
+		for (uint64_t i = 0; i < in->nrows; i++)
+			idx[i] = (uint32_t)i;
+		sortctx sc = {in, n};
+		qsort_r(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+		m = keep < in->nrows ? keep : in->nrows;
+	}
 	r = rel_like(x, n);
-	rc = r ? rel_gather(r, in, idx, in->nrows) : x->db->errcode;
+	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
 	free(idx);
 	rel_free(in);
 	if (rc) {
@@ -1223,6 +1719,11 @@ static int exec_sort(exec_ctx *x, pnode *n, rel **out)
 	}
 	*out = r;
 	return GPMDB_OK;
+}
+
+static int exec_sort(exec_ctx *x, pnode *n, rel **out)
+{
+	return exec_sort_top(x, n, UINT64_MAX, out);
 }
 
 /* Keeps the first of equal rows (over the first ncols columns) of in;
@@ -1333,10 +1834,16 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	if ((rc = limit_value(x, n->limit, &lim)) ||
 	    (n->offset && (rc = limit_value(x, n->offset, &off))))
 		return rc;
-	if ((rc = exec_node(x, n->l, &in)))
-		return rc;
 	if (off < 0)
 		off = 0;
+	/* ORDER BY ... LIMIT: the sort keeps only the rows wanted. */
+	if (n->l->kind == PN_SORT && lim >= 0 &&
+	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
+		if ((rc = db_check_interrupt(x->db)) ||
+		    (rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &in)))
+			return rc;
+	} else if ((rc = exec_node(x, n->l, &in)))
+		return rc;
 	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
 	uint64_t cnt = in->nrows - from;
 	if (lim >= 0 && (uint64_t)lim < cnt)
@@ -1439,7 +1946,15 @@ static int exec_setop(exec_ctx *x, pnode *n, rel **out)
 
 int exec_node(exec_ctx *x, pnode *n, rel **out)
 {
+	int rc;
+
 	*out = NULL;
+	if ((rc = db_check_interrupt(x->db)))
+		return rc;
+	/* the GPU backend takes FILTER, PROJECT and AGG when chosen
+	 * (exec_gpu.c); -1 means run it here */
+	if (x->db->backend != 1 && (rc = exec_gpu_node(x, n, out)) != -1)
+		return rc;
 	switch (n->kind) {
 	case PN_SCAN:
 		return exec_scan(x, n, out);
@@ -1687,7 +2202,9 @@ int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 	for (uint32_t i = 0; i < n; i++) {
 		f->row = base + i;
 		x->nframes++;
+		x->corr++; /* filter_corr: keep scans across the rows */
 		rc = exec_node(x, in->sub, &r);
+		x->corr--;
 		x->nframes--;
 		if (rc)
 			return rc;

@@ -358,6 +358,24 @@ static int plan_from(bctx *b, scope *sc, ast_from *f, int jtype, ast_from *jf)
 				return b->db->errcode;
 			if (vcols && !aliases)
 				aliases = vcols;
+		} else if (rc == GPMDB_NOTFOUND &&
+			   (rc = pragma_schema_view(b->db, f->name, &sql)) !=
+			       GPMDB_NOTFOUND) {
+			/* sqlite_schema: a view of the catalog */
+			ast_name_list *vcols = NULL;
+			char *text = sql ? ast_strndup(b->a, sql, strlen(sql))
+					 : NULL;
+			free(sql);
+			if (rc)
+				return rc;
+			if (!text)
+				return db_err(b->db, GPMDB_NOMEM,
+					      "out of memory");
+			node = plan_view(b, f->name, text, &vcols);
+			if (!node)
+				return b->db->errcode;
+			if (!aliases)
+				aliases = vcols;
 		} else if (rc == GPMDB_NOTFOUND) {
 			return db_err(b->db, GPMDB_ERROR, "no such table: %s",
 				      f->name);
@@ -384,11 +402,85 @@ typedef struct conjv {
 	int n, cap;
 } conjv;
 
+static int conj_add(bctx *b, conjv *cv, ast_expr *e);
+
+/* An expression that may be evaluated twice with no change in meaning:
+ * columns, literals and operators (no functions, which may be random(),
+ * no subqueries). */
+static bool conj_pure(const ast_expr *e)
+{
+	if (!e)
+		return true;
+	switch (e->kind) {
+	case AST_E_FUNC:
+	case AST_E_SUBQUERY:
+	case AST_E_EXISTS:
+	case AST_E_IN_SELECT:
+	case AST_E_STAR:
+		return false;
+	default:
+		break;
+	}
+	if (!conj_pure(e->l) || !conj_pure(e->r) || !conj_pure(e->x))
+		return false;
+	if (e->list)
+		for (int i = 0; i < e->list->n; i++)
+			if (!conj_pure(e->list->v[i]))
+				return false;
+	return true;
+}
+
+/* Is c one of the AND-ed terms of e? */
+static bool and_has(const ast_expr *e, const ast_expr *c)
+{
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_AND)
+		return and_has(e->l, c) || and_has(e->r, c);
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_EQ &&
+	    c->kind == AST_E_BINARY && c->op == AST_OP_EQ &&
+	    expr_equal(e->l, c->r) && expr_equal(e->r, c->l))
+		return true; /* a = b and b = a */
+	return expr_equal(e, c);
+}
+
+/* Is c an AND-ed term of every OR-ed term of e? */
+static bool or_all_have(const ast_expr *e, const ast_expr *c)
+{
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_OR)
+		return or_all_have(e->l, c) && or_all_have(e->r, c);
+	return and_has(e, c);
+}
+
+/* (A AND x) OR (A AND y): A is also added as a conjunct of its own (the
+ * OR stays), so that it can be a join key or filter one source early.
+ * TPC-H Q19 repeats its join equality in each OR-ed term; without this
+ * it is a cross join.  d walks the terms of the first OR-ed term. */
+static int or_factor(bctx *b, conjv *cv, const ast_expr *orx, ast_expr *d)
+{
+	if (d->kind == AST_E_BINARY && d->op == AST_OP_AND) {
+		int rc = or_factor(b, cv, orx, d->l);
+		return rc ? rc : or_factor(b, cv, orx, d->r);
+	}
+	if (!conj_pure(d) || !or_all_have(orx, d))
+		return 0;
+	for (int k = 0; k < cv->n; k++)
+		if (expr_equal(cv->v[k].e, d))
+			return 0;
+	return conj_add(b, cv, d);
+}
+
 static int conj_add(bctx *b, conjv *cv, ast_expr *e)
 {
 	if (e->kind == AST_E_BINARY && e->op == AST_OP_AND) {
 		int rc = conj_add(b, cv, e->l);
 		return rc ? rc : conj_add(b, cv, e->r);
+	}
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_OR) {
+		ast_expr *first = e;
+		int rc;
+		while (first->kind == AST_E_BINARY && first->op == AST_OP_OR)
+			first = first->l;
+		if ((rc = or_factor(b, cv, e, first)))
+			return rc;
 	}
 	if (cv->n == cv->cap) {
 		int cap = cv->cap ? cv->cap * 2 : 16;
@@ -1403,6 +1495,7 @@ typedef struct sbuf {
 	char *p;
 	size_t n, cap;
 	bool fail;
+	bool backends; /* EXPLAIN: each node's backend (exec_gpu_annotate) */
 } sbuf;
 
 static void sb_printf(sbuf *s, const char *fmt, ...)
@@ -1543,7 +1636,12 @@ static void explain_node(sbuf *s, const pnode *n, int depth)
 		sb_printf(s, "CONVERT");
 		break;
 	}
-	sb_printf(s, " (backend=cpu)\n");
+	if (s->backends) {
+		char bb[512];
+		sb_printf(s, " (%s)\n", exec_gpu_explain(n, bb, sizeof(bb)));
+	} else {
+		sb_printf(s, " (backend=cpu)\n");
+	}
 	if (n->l)
 		explain_node(s, n->l, depth + 1);
 	if (n->r)
@@ -1556,8 +1654,11 @@ int explain_plan(gpmdb_stmt *st, pnode *root, const char *head)
 
 	if (head)
 		sb_printf(&s, "%s (backend=cpu)\n", head);
-	if (root)
+	if (root) {
+		exec_gpu_annotate(st, root);
+		s.backends = true;
 		explain_node(&s, root, head ? 1 : 0);
+	}
 	if (s.fail) {
 		free(s.p);
 		return db_err(st->db, GPMDB_NOMEM, "out of memory");

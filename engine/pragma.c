@@ -1,9 +1,12 @@
 /*
- * pragma.c - PRAGMA backend, durability, table_info, integrity_check,
- * memory_limit.  Unknown pragmas are errors (SQLite ignores them; a typo
- * should not pass silently).
+ * pragma.c - PRAGMA durability, table_info, table_list, index_list,
+ * table_bytes, integrity_check, memory_limit, pool_size, pool_used, gpu,
+ * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys
+ * (backend and gpu_*: exec_gpu.c); and the catalog view sqlite_schema.  Unknown pragmas are
+ * errors (SQLite ignores them; a typo should not pass silently).
  */
 #include "engine.h"
+#include "../gpu/gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +17,29 @@ static const char *one_col[] = {"value"};
 static const char *ti_cols[] = {"cid",	   "name",	 "type",
 				"notnull", "dflt_value", "pk"};
 static const char *ic_cols[] = {"integrity_check"};
+/* table_list and index_list: SQLite's columns (less table_list's wr and
+ * strict, which have no meaning here) */
+static const char *tl_cols[] = {"schema", "name", "type", "ncol"};
+static const char *il_cols[] = {"seq", "name", "unique", "origin",
+				"partial"};
 
 int pragma_columns(ast_stmt *s, const char ***names)
 {
+	int gc = exec_gpu_pragma_columns(s, names); /* backend, gpu_* */
+
+	if (gc >= 0)
+		return gc;
 	if (!strcasecmp(s->name, "table_info")) {
 		*names = ti_cols;
 		return 6;
+	}
+	if (!strcasecmp(s->name, "table_list")) {
+		*names = tl_cols;
+		return 4;
+	}
+	if (!strcasecmp(s->name, "index_list")) {
+		*names = il_cols;
+		return 5;
 	}
 	if (!strcasecmp(s->name, "integrity_check")) {
 		*names = ic_cols;
@@ -59,6 +79,11 @@ static sval integer(int64_t i)
 	return v;
 }
 
+static bool o_is(const stg_object *o, stg_objkind k, const char *name)
+{
+	return o->kind == k && !strcasecmp(o->name, name);
+}
+
 /* The pragma's value as text (a name, string or number). */
 static const char *pvalue(ast_stmt *s, char *buf, size_t len)
 {
@@ -86,6 +111,282 @@ static const char *pvalue(ast_stmt *s, char *buf, size_t len)
 	return buf;
 }
 
+/* Pragmas whose value is one integer, read-only. */
+static bool is_int_pragma(const char *name)
+{
+	static const char *const names[] = {
+	    "pool_size", "pool_used",	 "gpu_memory",
+	    "hbm_cache", "last_rows", "last_bytes_persisted"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* PRAGMA hbm_cache: bytes of table columns held in the GPU's HBM column
+ * cache, the cache_bytes row of PRAGMA gpu_stats (read there, under the
+ * lock that serialises GPU calls); 0 without a GPU. */
+static int hbm_cache(gpmdb_stmt *st, ast_stmt *s, rel **out)
+{
+	ast_stmt alias = *s;
+	etype t = et_make(BC_T_INT);
+	rel *stats = NULL, *r;
+	int rc;
+
+	alias.name = "gpu_stats";
+	if ((rc = exec_gpu_pragma(st, &alias, NULL, &stats)))
+		return rc;
+	for (uint64_t i = 0; stats && i < stats->nrows; i++) {
+		sval n, x;
+		rel_get(stats, 0, i, &n);
+		rel_get(stats, 1, i, &x);
+		if (n.t != BC_T_TEXT || n.u.s.len != 11 ||
+		    memcmp(n.u.s.ptr, "cache_bytes", 11))
+			continue;
+		if (!(r = rel_new(NULL, 1, &t))) {
+			rc = db_err(st->db, GPMDB_NOMEM, "out of memory");
+		} else if ((rc = put_row(st->db, r, &x))) {
+			rel_free(r);
+		} else {
+			*out = r;
+		}
+		rel_free(stats);
+		return rc;
+	}
+	rel_free(stats);
+	return db_err(st->db, GPMDB_INTERNAL,
+		      "PRAGMA gpu_stats has no cache_bytes row");
+}
+
+/* The statistics pragmas: pool_size, pool_used, gpu_memory,
+ * last_rows, last_bytes_persisted. */
+static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
+{
+	stg_stats ss;
+	sval x;
+
+	if (v)
+		return db_err(db, GPMDB_ERROR, "PRAGMA %s is read-only",
+			      s->name);
+	if (stg_get_stats(db->pool, &ss))
+		return db_err_stg(db);
+	if (!strcasecmp(s->name, "pool_size")) {
+		x = integer((int64_t)ss.pool_size);
+	} else if (!strcasecmp(s->name, "pool_used")) {
+		x = integer((int64_t)ss.used_bytes);
+	} else if (!strcasecmp(s->name, "last_rows")) {
+		x = integer(db->last_rows);
+	} else if (!strcasecmp(s->name, "last_bytes_persisted")) {
+		x = integer((int64_t)ss.last_txn_bytes_persisted);
+	} else {
+		/* gpu_memory: device memory in bytes, 0 without a usable GPU
+		 * (PRAGMA gpu says why) */
+		gpu_info gi;
+		char err[256];
+		if (gpu_get_info(&gi, err, sizeof(err)) != GPMDB_OK)
+			memset(&gi, 0, sizeof(gi));
+		x = integer((int64_t)gi.mem_total);
+	}
+	return put_row(db, r, &x);
+}
+
+/* SELECT * FROM "name", prepared on db (the caller finalizes). */
+static gpmdb_stmt *prepare_all(gpmdb *db, const char *name)
+{
+	char *q = malloc(strlen(name) * 2 + 32), *o;
+	gpmdb_stmt *st = NULL;
+
+	if (!q) {
+		db_err(db, GPMDB_NOMEM, "out of memory");
+		return NULL;
+	}
+	o = q + sprintf(q, "SELECT * FROM \"");
+	for (const char *p = name; *p; p++) {
+		if (*p == '"')
+			*o++ = '"';
+		*o++ = *p;
+	}
+	strcpy(o, "\"");
+	if (gpmdb_prepare(db, q, -1, &st, NULL) != GPMDB_OK) {
+		gpmdb_finalize(st);
+		st = NULL;
+	}
+	free(q);
+	return st;
+}
+
+/* PRAGMA table_info of a view, as SQLite answers it: its result columns
+ * with their static types; else "no such table". */
+static int view_info(gpmdb *db, rel *r, const char *name)
+{
+	stg_object *objs;
+	int n, found = 0, rc = GPMDB_OK;
+	gpmdb_stmt *st;
+
+	if (stg_objects_list(db->pool, &objs, &n))
+		return db_err_stg(db);
+	for (int i = 0; i < n; i++)
+		found |= o_is(&objs[i], STG_OBJ_VIEW, name);
+	stg_objects_free(objs, n);
+	if (!found)
+		return db_err(db, GPMDB_ERROR, "no such table: %s", name);
+	/* a view that no longer compiles says why (no such table: ...) */
+	if (!(st = prepare_all(db, name)))
+		return db->errcode ? db->errcode : GPMDB_ERROR;
+	for (int i = 0; i < st->ncols && !rc; i++) {
+		sval row[6] = {integer(i),
+			       text(st->names[i]),
+			       text(st->types ? et_name(st->types[i]) : ""),
+			       integer(0),
+			       (sval){.t = BC_T_NULL},
+			       integer(0)};
+		rc = put_row(db, r, row);
+	}
+	gpmdb_finalize(st);
+	return rc;
+}
+
+/* Number of result columns of a view, or -1 (error cleared) when it no
+ * longer compiles (a table it reads was dropped). */
+static int view_ncols(gpmdb *db, const char *name)
+{
+	gpmdb_stmt *st = prepare_all(db, name);
+	int n = st ? gpmdb_column_count(st) : -1;
+
+	gpmdb_finalize(st);
+	db_clear(db);
+	return n;
+}
+
+/* PRAGMA table_list: tables and views of main, in creation order. */
+static int table_list(gpmdb *db, rel *r)
+{
+	stg_object *objs;
+	int n, rc = GPMDB_OK;
+
+	if (stg_objects_list(db->pool, &objs, &n))
+		return db_err_stg(db);
+	for (int i = 0; i < n && !rc; i++) {
+		stg_object *o = &objs[i];
+		stg_schema *sch;
+		int nc;
+		if (o->kind == STG_OBJ_TABLE) {
+			if (stg_table_schema(db->pool, o->table_id, &sch)) {
+				rc = db_err_stg(db);
+				break;
+			}
+			nc = sch->ncols;
+			stg_schema_free(sch);
+		} else if (o->kind == STG_OBJ_VIEW) {
+			nc = view_ncols(db, o->name);
+		} else {
+			continue;
+		}
+		sval row[4] = {text("main"), text(o->name),
+			       text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
+			       nc < 0 ? (sval){.t = BC_T_NULL} : integer(nc)};
+		rc = put_row(db, r, row);
+	}
+	stg_objects_free(objs, n);
+	return rc;
+}
+
+/* PRAGMA index_list(t): the CREATE INDEX indexes of table t (a view has
+ * none).  PRIMARY KEY and UNIQUE constraints are checked without index
+ * objects, so there are no automatic indexes to list. */
+static int index_list(gpmdb *db, rel *r, const char *table)
+{
+	stg_object *objs;
+	int n, rc = GPMDB_OK, seq = 0, found = 0;
+
+	if (!table)
+		return db_err(db, GPMDB_ERROR,
+			      "PRAGMA index_list needs a table name");
+	if (stg_objects_list(db->pool, &objs, &n))
+		return db_err_stg(db);
+	for (int i = 0; i < n; i++)
+		if (o_is(&objs[i], STG_OBJ_TABLE, table) ||
+		    o_is(&objs[i], STG_OBJ_VIEW, table))
+			found = 1;
+	if (!found)
+		rc = db_err(db, GPMDB_ERROR, "no such table: %s", table);
+	for (int i = 0; i < n && !rc; i++) {
+		stg_object *o = &objs[i];
+		if (o->kind != STG_OBJ_INDEX || strcasecmp(o->tbl_name, table))
+			continue;
+		bool uniq = o->sql && !strncasecmp(o->sql, "CREATE UNIQUE", 13);
+		sval row[5] = {integer(seq++), text(o->name), integer(uniq),
+			       text("c"), integer(0)};
+		rc = put_row(db, r, row);
+	}
+	stg_objects_free(objs, n);
+	return rc;
+}
+
+/* Appends s as an SQL string literal. */
+static int put_literal(FILE *f, const char *s)
+{
+	if (!s)
+		return fputs("NULL", f) < 0;
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	return fputc('\'', f) < 0;
+}
+
+/* sqlite_schema as a view over the catalog's listing (type, name,
+ * tbl_name, sql), rebuilt at each use as views are, in creation order. */
+int pragma_schema_view(gpmdb *db, const char *name, char **sql)
+{
+	stg_object *objs;
+	int n, bad = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	*sql = NULL;
+	if (strcasecmp(name, "sqlite_schema") &&
+	    strcasecmp(name, "sqlite_master") &&
+	    strcasecmp(name, "gpmdb_schema"))
+		return GPMDB_NOTFOUND;
+	if (stg_objects_list(db->pool, &objs, &n))
+		return db_err_stg(db);
+	if (!(f = open_memstream(&buf, &len))) {
+		stg_objects_free(objs, n);
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	}
+	fputs("CREATE VIEW sqlite_schema(type, name, tbl_name, sql) AS ", f);
+	if (n == 0)
+		fputs("SELECT '', '', '', '' WHERE 0", f);
+	else
+		fputs("VALUES ", f);
+	for (int i = 0; i < n; i++) {
+		stg_object *o = &objs[i];
+		const char *kind = o->kind == STG_OBJ_TABLE  ? "table"
+				   : o->kind == STG_OBJ_VIEW ? "view"
+							     : "index";
+		fprintf(f, "%s('%s', ", i ? ", " : "", kind);
+		bad |= put_literal(f, o->name);
+		fputs(", ", f);
+		bad |= put_literal(f, o->kind == STG_OBJ_INDEX ? o->tbl_name
+								: o->name);
+		fputs(", ", f);
+		bad |= put_literal(f, o->sql);
+		fputc(')', f);
+	}
+	bad |= fclose(f) != 0;
+	stg_objects_free(objs, n);
+	if (bad || !buf) {
+		free(buf);
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	}
+	*sql = buf;
+	return GPMDB_OK;
+}
+
 int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 {
 	gpmdb *db = st->db;
@@ -95,10 +396,28 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	rel *r = NULL;
 	int rc = GPMDB_OK, nc = st->ncols;
 
+	if (exec_gpu_is_pragma(s->name)) /* backend, gpu_*: exec_gpu.c */
+		return exec_gpu_pragma(st, s, v, out);
+	if (!strcasecmp(s->name, "gpu")) {
+		/* .stats's name for gpu_info: the device, or why there is
+		 * none (exec_gpu.c serialises GPU calls) */
+		ast_stmt alias = *s;
+		alias.name = "gpu_info";
+		return exec_gpu_pragma(st, &alias, v, out);
+	}
+	if (!strcasecmp(s->name, "hbm_cache") && !v)
+		return hbm_cache(st, s, out);
 	for (int i = 0; i < 6; i++)
 		tt[i] = et_make(BC_T_TEXT);
 	if (!strcasecmp(s->name, "table_info")) {
 		tt[0] = tt[3] = tt[5] = et_make(BC_T_INT);
+	} else if (!strcasecmp(s->name, "table_list")) {
+		tt[3] = et_make(BC_T_INT);
+	} else if (!strcasecmp(s->name, "index_list")) {
+		tt[0] = tt[2] = tt[4] = et_make(BC_T_INT);
+	} else if (is_int_pragma(s->name) ||
+		   !strcasecmp(s->name, "table_bytes")) {
+		tt[0] = et_make(BC_T_INT);
 	}
 	if (nc && !(r = rel_new(NULL, nc, tt)))
 		return db_err(db, GPMDB_NOMEM, "out of memory");
@@ -150,7 +469,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			rc = db_err(db, GPMDB_ERROR,
 				    "PRAGMA table_info needs a table name");
 		} else if (stg_table_find(db->pool, v, &tid)) {
-			rc = db_err(db, GPMDB_ERROR, "no such table: %s", v);
+			rc = view_info(db, r, v);
 		} else if (stg_table_schema(db->pool, tid, &sch)) {
 			rc = db_err_stg(db);
 		} else {
@@ -185,6 +504,42 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			p += n + (nl ? 1 : 0);
 		}
 		free(rep);
+	} else if (!strcasecmp(s->name, "table_list")) {
+		rc = table_list(db, r);
+	} else if (!strcasecmp(s->name, "index_list")) {
+		rc = index_list(db, r, v);
+	} else if (!strcasecmp(s->name, "table_bytes")) {
+		uint32_t tid;
+		uint64_t n;
+		if (!v) {
+			rc = db_err(db, GPMDB_ERROR,
+				    "PRAGMA table_bytes needs a table name");
+		} else if (stg_table_find(db->pool, v, &tid)) {
+			rc = db_err(db, GPMDB_ERROR, "no such table: %s", v);
+		} else if (stg_table_bytes(db->pool, tid, &n)) {
+			rc = db_err_stg(db);
+		} else {
+			sval x = integer((int64_t)n);
+			rc = put_row(db, r, &x);
+		}
+	} else if (is_int_pragma(s->name)) {
+		rc = read_only_pragma(db, s, v, r);
+	} else if (!strcasecmp(s->name, "foreign_keys")) {
+		/* .dump scripts (ours and sqlite3's) start with PRAGMA
+		 * foreign_keys=OFF; gpmdb has no foreign keys, so OFF is
+		 * what it always is, and ON cannot be honoured */
+		if (v && !s->pragma_call) {
+			if (strcasecmp(v, "off") && strcasecmp(v, "0") &&
+			    strcasecmp(v, "false") && strcasecmp(v, "no"))
+				rc = db_err(db, GPMDB_UNSUPPORTED,
+					    "foreign keys are not supported "
+					    "(PRAGMA foreign_keys can only be "
+					    "OFF)");
+		} else {
+			sval x = integer(0);
+			r->cols[0].ty = et_make(BC_T_INT);
+			rc = put_row(db, r, &x);
+		}
 	} else {
 		rc = db_err(db, GPMDB_UNSUPPORTED, "unknown pragma: %s",
 			    s->name);

@@ -258,6 +258,11 @@ static int vec_type_of(int t)
 	return VEC_NULL;
 }
 
+int rel_vec_type(int t)
+{
+	return vec_type_of(t);
+}
+
 void rel_vec(const rel *r, int c, uint64_t start, vec *v)
 {
 	const rcol *col = &r->cols[c];
@@ -431,6 +436,33 @@ const char *sval_text(const sval *v, char *buf, uint32_t *len)
 	return buf;
 }
 
+/* Whether a real, or the integer text s[0..len), is an int64: storing
+ * 1e20 or '99999999999999999999' in an integer column must fail rather
+ * than saturate to 9223372036854775807 (CAST saturates, as SQLite). */
+static bool rel_real_fits_i64(double d)
+{
+	return d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
+static bool rel_text_fits_i64(const char *s, uint32_t len)
+{
+	uint32_t i = 0;
+	bool neg = false;
+	uint64_t u = 0;
+
+	while (i < len && val_isspace(s[i]))
+		i++;
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	for (; i < len && val_isdigit(s[i]); i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (u > (UINT64_MAX - d) / 10)
+			return false;
+		u = u * 10 + d;
+	}
+	return u <= (uint64_t)VAL_I64_MAX + neg;
+}
+
 static int conv_fail(exec_ctx *x, const sval *v, etype t)
 {
 	char buf[64];
@@ -472,7 +504,8 @@ int sval_convert(exec_ctx *x, sval *v, etype t, int mode, rel *arena)
 			o.u.i = v->u.i;
 			break;
 		case BC_T_REAL:
-			if (mode == 1 && v->u.r != floor(v->u.r))
+			if (mode == 1 && (v->u.r != floor(v->u.r) ||
+					  !rel_real_fits_i64(v->u.r)))
 				return conv_fail(x, v, t);
 			o.u.i = val_real_to_i64(v->u.r);
 			break;
@@ -489,11 +522,14 @@ int sval_convert(exec_ctx *x, sval *v, etype t, int mode, rel *arena)
 				if (!isint) {
 					double d = val_text_to_real(v->u.s.ptr,
 								    v->u.s.len);
-					if (d != floor(d))
+					if (d != floor(d) ||
+					    !rel_real_fits_i64(d))
 						return conv_fail(x, v, t);
 					o.u.i = val_real_to_i64(d);
 					break;
 				}
+				if (!rel_text_fits_i64(v->u.s.ptr, v->u.s.len))
+					return conv_fail(x, v, t);
 			}
 			o.u.i = val_text_to_i64(v->u.s.ptr, v->u.s.len);
 			break;

@@ -85,6 +85,7 @@ static void free_result(gpmdb_stmt *st)
 			st->coltext[i] = NULL;
 		}
 	free_holds(st);
+	batch_result_free(st);
 	st->cur = 0;
 	st->state = 0;
 }
@@ -126,6 +127,8 @@ static int plan_now(gpmdb_stmt *st)
 	} else if (s->kind == AST_STMT_PRAGMA) {
 		st->ncols = pragma_columns(s, &st->names);
 	} else {
+		if ((rc = dml_prepare_check(st, s)))
+			return rc;
 		st->ncols = 0;
 	}
 	if (s->explain) {
@@ -139,6 +142,11 @@ static int plan_now(gpmdb_stmt *st)
 	st->planned = true;
 	st->params_changed = false;
 	return GPMDB_OK;
+}
+
+int stmt_replan(gpmdb_stmt *st)
+{
+	return plan_now(st);
 }
 
 int gpmdb_prepare(gpmdb *db, const char *sql, int nbyte, gpmdb_stmt **out,
@@ -221,6 +229,7 @@ int gpmdb_finalize(gpmdb_stmt *st)
 	free(st->param_text);
 	free(st->params);
 	free(st->explain);
+	batch_stmt_free(st);
 	free(st->sql);
 	parse_result_free(&st->pr);
 	free(st);
@@ -259,6 +268,7 @@ static sval *param_slot(gpmdb_stmt *st, int i, int *rc)
 	free(st->param_text[i - 1]);
 	st->param_text[i - 1] = NULL;
 	st->params_changed = true;
+	batch_unbind(st, i); /* a scalar replaces an array binding */
 	*rc = GPMDB_OK;
 	return &st->params[i - 1];
 }
@@ -390,7 +400,12 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 	if (stg_savepoint(db->pool, &mark))
 		return db_err_stg(db);
 	rc = dml_exec(st, s);
-	if (rc && stg_rollback_to(db->pool, &mark)) {
+	if (rc == GPMDB_INTERRUPT) {
+		/* as SQLite: an interrupted write ends the whole transaction,
+		 * the user meant to stop, not to go on without it */
+		stg_rollback(db->pool);
+		db->explicit_txn = false;
+	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		/* the statement could not be undone: give up the whole
 		 * transaction rather than leave half of it */
 		stg_rollback(db->pool);
@@ -483,6 +498,8 @@ static int start(gpmdb_stmt *st)
 	gpmdb *db = st->db;
 	int rc;
 
+	if ((rc = batch_check(st, s)))
+		return rc;
 	if (!st->planned || st->params_changed)
 		if ((rc = plan_now(st)))
 			return rc;
@@ -503,12 +520,13 @@ static int start(gpmdb_stmt *st)
 	case AST_STMT_BEGIN:
 	case AST_STMT_COMMIT:
 	case AST_STMT_ROLLBACK:
-		return run_txn(st, s);
+		/* the GPU column cache must not outlive a rollback */
+		return exec_gpu_after_write(run_txn(st, s));
 	case AST_STMT_PRAGMA:
 		return pragma_exec(st, s, &st->res);
 	default:
 		if (is_write(s->kind))
-			return run_write(st, s);
+			return exec_gpu_after_write(run_write(st, s));
 	}
 	return db_err(db, GPMDB_UNSUPPORTED, "%s is not supported yet",
 		      ast_stmt_kind_name(s->kind));
@@ -527,6 +545,9 @@ int gpmdb_step(gpmdb_stmt *st)
 			st->coltext[i] = NULL;
 		}
 	if (st->state == 0) {
+		/* an interrupt is for the statements running when it came */
+		atomic_store(&st->db->interrupted, 0);
+		st->db->progress_count = 0;
 		rc = start(st);
 		if (rc) {
 			free_holds(st);
@@ -540,6 +561,11 @@ int gpmdb_step(gpmdb_stmt *st)
 		free_holds(st);
 		st->state = 1;
 		st->cur = 0;
+		if (st->pr.stmt->kind != AST_STMT_PRAGMA)
+			st->db->last_rows =
+			    st->res ? (long long)st->res->nrows
+			    : is_write(st->pr.stmt->kind) ? st->db->changes
+							  : 0;
 	} else if (st->state == 1) {
 		st->cur++;
 	}

@@ -304,3 +304,64 @@ extern "C" int gpu_sync(char *err, size_t errlen)
 	GPU_TRY(cudaStreamSynchronize(gpu_strm));
 	return GPMDB_OK;
 }
+
+/* Times copies with events on gpmdb's stream; everything it allocated is
+ * released on every path (a failed call must not leak pool memory). */
+extern "C" int gpu_d2d_bandwidth(uint64_t bytes, int reps, double *gbs,
+				 char *err, size_t errlen)
+{
+	void *a = NULL, *b = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	cudaError_t ce = cudaSuccess;
+	const char *call = "";
+	float best = 0;
+	int rc = gpu_init(err, errlen);
+
+	*gbs = 0;
+	if (rc)
+		return rc;
+	if (bytes == 0 || reps < 1)
+		return gpu_say(err, errlen, GPMDB_MISUSE,
+			       "gpu_d2d_bandwidth: bytes and reps must be > 0");
+#define D2D_TRY(x)                                                             \
+	do {                                                                   \
+		if (ce == cudaSuccess && (ce = (x)) != cudaSuccess)            \
+			call = #x;                                             \
+	} while (0)
+	D2D_TRY(cudaMallocFromPoolAsync(&a, bytes, gpu_pool, gpu_strm));
+	D2D_TRY(cudaMallocFromPoolAsync(&b, bytes, gpu_pool, gpu_strm));
+	D2D_TRY(cudaEventCreate(&e0));
+	D2D_TRY(cudaEventCreate(&e1));
+	/* written first: pages exist, and the warm-up copy is untimed */
+	D2D_TRY(cudaMemsetAsync(a, 1, bytes, gpu_strm));
+	D2D_TRY(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice,
+				gpu_strm));
+	for (int r = 0; r < reps && ce == cudaSuccess; r++) {
+		float ms = 0;
+		D2D_TRY(cudaEventRecord(e0, gpu_strm));
+		D2D_TRY(cudaMemcpyAsync(r & 1 ? a : b, r & 1 ? b : a, bytes,
+					cudaMemcpyDeviceToDevice, gpu_strm));
+		D2D_TRY(cudaEventRecord(e1, gpu_strm));
+		D2D_TRY(cudaEventSynchronize(e1));
+		D2D_TRY(cudaEventElapsedTime(&ms, e0, e1));
+		if (ce == cudaSuccess && ms > 0 && (best == 0 || ms < best))
+			best = ms;
+	}
+#undef D2D_TRY
+	if (ce != cudaSuccess)
+		rc = gpu_cuda_fail(ce, call, err, errlen);
+	if (a)
+		(void)cudaFreeAsync(a, gpu_strm);
+	if (b)
+		(void)cudaFreeAsync(b, gpu_strm);
+	if (e0)
+		(void)cudaEventDestroy(e0);
+	if (e1)
+		(void)cudaEventDestroy(e1);
+	if (!rc && cudaStreamSynchronize(gpu_strm) != cudaSuccess)
+		rc = gpu_cuda_fail(cudaGetLastError(), "cudaStreamSynchronize",
+				   err, errlen);
+	if (!rc && best > 0)
+		*gbs = (double)bytes / (best * 1e-3) / 1e9;
+	return rc;
+}

@@ -80,6 +80,17 @@ int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen);
 /* Waits for everything queued on gpmdb's stream. */
 int gpu_sync(char *err, size_t errlen);
 
+/*
+ * The device-to-device copy bandwidth, the reference for what a query
+ * over cached columns can reach (tpc/bench_gpu.c): cudaMemcpyAsync of
+ * `bytes` between two pool buffers, best of `reps` timed copies after a
+ * warm-up one, in GB/s of bytes copied (each byte is read once and
+ * written once: the memory moves twice that).  The buffers go back to the
+ * pool.  GPMDB_NOMEM when they do not fit.
+ */
+int gpu_d2d_bandwidth(uint64_t bytes, int reps, double *gbs, char *err,
+		      size_t errlen);
+
 /* ---- the expression interpreter (gpu/vm_gpu.cu, gpu/gvm.c) ---------- */
 
 /* A TEXT value of a device column: bytes [off, off + len) of the batch's
@@ -128,6 +139,123 @@ int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin, uint32_t nrows,
 	       const char *text, uint64_t ntext, gpu_col *out, char *err,
 	       size_t errlen);
 void gpu_vm_free_outputs(const bc_program *p, gpu_col *out);
+
+/* ---- operators (gpu/ops.cu): compaction, downloads, aggregation ------ */
+
+/*
+ * Selection: of rows [0, n) whose value in pred (an output of gpu_vm_run:
+ * BOOL, INT64, DOUBLE or VEC_NULL) is true as the CPU filter tests it (not
+ * NULL, != 0), writes sel_in[i] (or i when sel_in is NULL) in row order
+ * into *idx (device, n + 1 elements; gpu_free it) and their number into
+ * *count.  CUB DeviceSelect::Flagged.
+ */
+int gpu_select(const gpu_col *pred, uint32_t n, const uint32_t *sel_in,
+	       uint32_t **idx, uint32_t *count, char *err, size_t errlen);
+
+/* Downloads k device ranges (src[i], len[i] bytes) into dst[i] with one
+ * transfer over the bus (device-to-device copies into one buffer first). */
+int gpu_download_many(int k, void *const *dst, const void *const *src,
+		      const size_t *len, char *err, size_t errlen);
+
+/* Aggregates gpu_group_agg computes; arg is a dense device column. */
+enum {
+	GPU_AGG_COUNT_STAR, /* rows */
+	GPU_AGG_COUNT,	    /* non-NULL values (any type) */
+	GPU_AGG_SUM_I,	    /* exact 128-bit sum of INT64/DEC/BOOL values;
+			       overflow set when a partial sum leaves int64 */
+	GPU_AGG_SUM_R,	    /* sum of DOUBLE values (order differs from the
+			       CPU's: not bit-identical) */
+	GPU_AGG_MIN_I,	    /* INT64, DEC, DATE, BOOL */
+	GPU_AGG_MAX_I,
+	GPU_AGG_MIN_R, /* DOUBLE; the first of equal values, as the CPU */
+	GPU_AGG_MAX_R
+};
+
+typedef struct gpu_agg {
+	int op;
+	gpu_col arg; /* unused for COUNT_STAR */
+} gpu_agg;
+
+/* Per group (host arrays, ngroups each): */
+typedef struct gpu_agg_res {
+	uint64_t *cnt;	  /* non-NULL values (COUNT_STAR: rows) */
+	uint64_t *sum_lo; /* SUM_I, COUNT, COUNT_STAR: the 128-bit sum */
+	int64_t *sum_hi;
+	int64_t *i64;	  /* MIN_I/MAX_I */
+	double *f64;	  /* SUM_R, MIN_R/MAX_R */
+	int overflow;	  /* SUM_I: some partial sum left int64 */
+} gpu_agg_res;
+
+typedef struct gpu_groups {
+	uint32_t ngroups;
+	int naggs;
+	uint32_t *first;   /* the group's first row (its order on the CPU) */
+	int64_t *key;	   /* the group's key (widened), when keyed */
+	uint8_t *key_null; /* the NULL group */
+	gpu_agg_res *res;  /* naggs */
+} gpu_groups;
+
+/*
+ * GROUP BY key (one dense INT64/DEC/DATE/BOOL device column; NULL: one
+ * group of all rows) over n rows with aggregates aggs[0..naggs): stable
+ * CUB radix sort of the keys (NULLs one group), group ids by a scan of
+ * the group heads, each aggregate by a segmented inclusive scan in row
+ * order.  Groups come in key order (NULL last) with their first row; the
+ * engine orders them by first row, the CPU's order.  n = 0 gives no
+ * groups.  Free with gpu_group_free.
+ */
+int gpu_group_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
+		  int naggs, gpu_groups *g, char *err, size_t errlen);
+void gpu_group_free(gpu_groups *g);
+
+/* ---- sort, distinct, join (gpu/relops.cu): row numbers in the CPU's
+ * order; the engine gathers the rows on the host ---------------------- */
+
+/* A sort key: a dense device column (INT64, DEC, INT32, DATE, BOOL,
+ * DOUBLE, FLOAT; VEC_NULL: all NULL) and its direction. */
+typedef struct gpu_sortcol {
+	gpu_col col;
+	uint8_t desc, nulls_first;
+} gpu_sortcol;
+
+/*
+ * ORDER BY: the first min(keep, n) row numbers of rows [0, n) in the
+ * order of keys[0..nkeys) into perm (host): exec.c's sort_cmp order (NULLs
+ * by nulls_first whatever the direction, -0.0 equal to 0.0, ties in row
+ * order).  Stable CUB radix sort passes, last key first.
+ */
+int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n, uint32_t keep,
+	     uint32_t *perm, char *err, size_t errlen);
+
+/*
+ * Rows [0, n) compared over cols (NULLs equal): the first row of each set
+ * of equal rows, in row order, into *rows (host, malloc'd; free it) and
+ * their count into *nrows.  Rows [nl, n) are a probe side: mode 0 keeps
+ * the first of every set (DISTINCT, UNION: nl = n); mode 1 only sets that
+ * hold a probe row (INTERSECT), mode 2 only those without (EXCEPT); only
+ * rows below nl are kept.  exec.c's dedup.
+ */
+int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
+		 int mode, uint32_t **rows, uint32_t *nrows, char *err,
+		 size_t errlen);
+
+/*
+ * Equi-join on nkeys keys (dense device columns, the same type on both
+ * sides; a NULL key matches nothing): the pairs (li[k], ri[k]) (host,
+ * malloc'd) in exec.c's order: left rows ascending, for each its matching
+ * right rows descending.  More than max_pairs pairs is GPMDB_UNSUPPORTED.
+ */
+int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
+	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
+	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
+
+/* Device-to-device copy on gpmdb's stream. */
+int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen);
+
+/* Adds base to the offset of n TEXT values (device), so that columns with
+ * different text buffers can share one buffer of a run. */
+int gpu_str_rebase(gpu_str *v, uint64_t n, uint32_t base, char *err,
+		   size_t errlen);
 
 #ifdef __cplusplus
 }

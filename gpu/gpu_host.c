@@ -89,6 +89,15 @@ int gpu_sync(char *err, size_t errlen)
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_d2d_bandwidth(uint64_t bytes, int reps, double *gbs, char *err,
+		      size_t errlen)
+{
+	(void)bytes;
+	(void)reps;
+	*gbs = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin, uint32_t nrows,
 	       const char *text, uint64_t ntext, gpu_col *out, char *err,
 	       size_t errlen)
@@ -107,6 +116,100 @@ void gpu_vm_free_outputs(const bc_program *p, gpu_col *out)
 {
 	(void)p;
 	(void)out;
+}
+
+int gpu_select(const gpu_col *pred, uint32_t n, const uint32_t *sel_in,
+	       uint32_t **idx, uint32_t *count, char *err, size_t errlen)
+{
+	(void)pred;
+	(void)n;
+	(void)sel_in;
+	*idx = NULL;
+	*count = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_download_many(int k, void *const *dst, const void *const *src,
+		      const size_t *len, char *err, size_t errlen)
+{
+	(void)k;
+	(void)dst;
+	(void)src;
+	(void)len;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_group_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
+		  int naggs, gpu_groups *g, char *err, size_t errlen)
+{
+	(void)key;
+	(void)n;
+	(void)aggs;
+	(void)naggs;
+	memset(g, 0, sizeof(*g));
+	return gpu_no_cuda(err, errlen);
+}
+
+void gpu_group_free(gpu_groups *g)
+{
+	(void)g;
+}
+
+int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen)
+{
+	(void)dst;
+	(void)src;
+	(void)n;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_str_rebase(gpu_str *v, uint64_t n, uint32_t base, char *err,
+		   size_t errlen)
+{
+	(void)v;
+	(void)n;
+	(void)base;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n, uint32_t keep,
+	     uint32_t *perm, char *err, size_t errlen)
+{
+	(void)keys;
+	(void)nkeys;
+	(void)n;
+	(void)keep;
+	(void)perm;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
+		 int mode, uint32_t **rows, uint32_t *nrows, char *err,
+		 size_t errlen)
+{
+	(void)cols;
+	(void)ncols;
+	(void)n;
+	(void)nl;
+	(void)mode;
+	*rows = NULL;
+	*nrows = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
+	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
+	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen)
+{
+	(void)lkeys;
+	(void)rkeys;
+	(void)nkeys;
+	(void)nl;
+	(void)nr;
+	(void)max_pairs;
+	*li = *ri = NULL;
+	*npairs = 0;
+	return gpu_no_cuda(err, errlen);
 }
 
 #else

@@ -10,6 +10,8 @@
 #ifndef GPMDB_H
 #define GPMDB_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -125,6 +127,131 @@ int gpmdb_column_bytes(gpmdb_stmt *s, int i);
 
 int gpmdb_reset(gpmdb_stmt *s);
 int gpmdb_finalize(gpmdb_stmt *s);
+
+/*
+ * Stops the statement running on db as soon as the executor next checks
+ * (between batches of rows and between operators): its gpmdb_step returns
+ * GPMDB_INTERRUPT with the message "interrupted", and a writing statement
+ * is rolled back (inside BEGIN ... COMMIT, the whole transaction is, as
+ * SQLite does).  Safe to call from another thread or a signal handler.
+ * A call while no statement runs is forgotten when the next one starts.
+ */
+void gpmdb_interrupt(gpmdb *db);
+
+/*
+ * Calls cb(arg) about every n units of work of a running statement (a
+ * unit is one batch of up to 2048 rows through an operator); a non-zero
+ * return interrupts the statement as gpmdb_interrupt does.  n <= 0 or cb
+ * NULL removes the handler.  cb runs on the thread that steps.
+ */
+void gpmdb_progress_handler(gpmdb *db, int n, int (*cb)(void *), void *arg);
+
+/*
+ * ---- Batch API: array binding, columnar append, columnar results ----
+ * (docs/engine.md, "Batch API"; examples/batch_insert.c)
+ *
+ * Arrays are described by an element type and, for NULLs, an optional
+ * array of NULL flags: ONE BYTE PER VALUE, nonzero = NULL (not a bitmap);
+ * a NULL flags pointer means no value is NULL.  Besides the flags, a NaN
+ * double and a NULL char pointer are NULL too (as gpmdb_bind_double and
+ * gpmdb_bind_text treat them).  Parameter and result rows are counted
+ * from 0: "parameter row 17" in a message is values[17].
+ */
+#define GPMDB_ARRAY_INT32 1  /* int32_t[n] */
+#define GPMDB_ARRAY_INT64 2  /* int64_t[n] */
+#define GPMDB_ARRAY_DOUBLE 3 /* double[n] */
+#define GPMDB_ARRAY_TEXT 4   /* const char *[n], NUL-terminated UTF-8 */
+
+/* One column as a contiguous array. */
+typedef struct gpmdb_column_array {
+	int type;		/* GPMDB_ARRAY_* */
+	const void *values;	/* n elements of the type */
+	const uint8_t *nulls;	/* n flags, nonzero = NULL; NULL = none */
+} gpmdb_column_array;
+
+/*
+ * Array binding: binds n values to parameter i (1-based).  After arrays
+ * are bound, ONE gpmdb_step runs a prepared INSERT, UPDATE or DELETE for
+ * all n parameter rows as one batch: one transaction (inside BEGIN ...
+ * COMMIT: part of it, behind a savepoint), all or nothing.  The step
+ * returns GPMDB_DONE, and gpmdb_changes gives the total for the batch.
+ *
+ * - Every array-bound parameter must have the same n; otherwise the step
+ *   fails with GPMDB_MISUSE ("array parameters have different lengths:
+ *   ...").  A parameter bound with a scalar (gpmdb_bind_int64 ...) or
+ *   left unbound (NULL) has that value in every parameter row.  Binding a
+ *   scalar to a parameter ends its array binding; gpmdb_clear_bindings
+ *   ends all.  n = 0 is an empty batch (nothing changes).
+ * - Arrays are NOT copied: values and nulls must stay valid and unchanged
+ *   until the last gpmdb_step that uses the binding has returned.
+ * - An error at parameter row k (NOT NULL, UNIQUE/PRIMARY KEY, datatype
+ *   mismatch) undoes the whole batch, and the message ends with
+ *   "(parameter row k)" for the lowest such k.
+ * - Values convert to column types as in an INSERT (SQLite's affinity
+ *   rules: text '12' into an INTEGER column is 12; 'abc' is a mismatch).
+ * - Array parameters are for INSERT, UPDATE and DELETE only; a SELECT (or
+ *   EXPLAIN) with arrays bound fails with GPMDB_MISUSE.
+ * - Fast paths (no parsing or planning per row, one pass over the table):
+ *   INSERT INTO t [(cols)] VALUES (...) whose values are parameters or
+ *   literals; UPDATE t SET c = ?|literal, ... WHERE k1 = ? [AND k2 = ? ...]
+ *   and DELETE FROM t WHERE k1 = ? [AND ...] (the parameter keys are
+ *   hashed, the table is read once).  Other statements (expressions over
+ *   parameters, INSERT ... SELECT, other WHERE clauses, an UPDATE that
+ *   sets a WHERE column) run once per parameter row in the same
+ *   transaction: the same result, at the speed of n statements.
+ * - Results are those of running the statement once per parameter row in
+ *   order: parameter rows of an UPDATE that repeat a key apply the last
+ *   row's values, and each counts in gpmdb_changes.
+ */
+int gpmdb_bind_array_int32(gpmdb_stmt *s, int i, const int32_t *values,
+			   int64_t n, const uint8_t *nulls);
+int gpmdb_bind_array_int64(gpmdb_stmt *s, int i, const int64_t *values,
+			   int64_t n, const uint8_t *nulls);
+int gpmdb_bind_array_double(gpmdb_stmt *s, int i, const double *values,
+			    int64_t n, const uint8_t *nulls);
+int gpmdb_bind_array_text(gpmdb_stmt *s, int i, const char *const *values,
+			  int64_t n, const uint8_t *nulls);
+/* Every parameter back to NULL, array bindings ended. */
+int gpmdb_clear_bindings(gpmdb_stmt *s);
+
+/*
+ * Columnar append: appends nrows rows to table, whole columns at a time
+ * (like DuckDB's Appender, without a call per value).  arrays[j] is the
+ * column named column_names[j] (case-insensitive); column_names NULL
+ * means ncols == the table's column count, in table order.  Columns left
+ * out get their DEFAULT (or NULL).  One transaction (inside BEGIN: part of
+ * it, behind a savepoint), all or nothing; gpmdb_changes gives nrows.
+ *
+ * Types are checked per column before anything is written, and a
+ * mismatch fails with GPMDB_MISMATCH naming the column ("column t.b is
+ * INTEGER, cannot append a TEXT array to it").  Accepted:
+ *   INTEGER/BIGINT/INT/BOOLEAN columns   INT32, INT64
+ *   REAL/DOUBLE/FLOAT/DECIMAL columns    INT32, INT64, DOUBLE
+ *   TEXT columns                         TEXT
+ *   DATE columns                         TEXT ('YYYY-MM-DD')
+ * Constraints (NOT NULL, PRIMARY KEY, UNIQUE) and per-value problems
+ * (a DECIMAL out of range, a bad date) fail with the message ending in
+ * "(row k)".  The arrays are read during the call only.
+ */
+int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
+			 const char *const *column_names,
+			 const gpmdb_column_array *arrays, int64_t nrows);
+
+/*
+ * Columnar results: result column i (0-based) of a SELECT as one array,
+ * after gpmdb_step returned GPMDB_ROW: *n values, from the current row to
+ * the last one (all rows right after the first step).  Types:
+ *   INTEGER, BOOLEAN         GPMDB_ARRAY_INT64
+ *   REAL, DECIMAL            GPMDB_ARRAY_DOUBLE
+ *   TEXT, DATE ('Y-M-D')     GPMDB_ARRAY_TEXT (char *; NULL entry = NULL)
+ *   a column of only NULLs   GPMDB_ARRAY_INT64, every flag set
+ * out->nulls is never NULL when *n > 0.  After GPMDB_DONE: *n = 0.
+ * Before the first step: GPMDB_MISUSE.  The arrays belong to the
+ * statement: valid until the next gpmdb_step, gpmdb_reset or
+ * gpmdb_finalize on it (do not free or modify them).
+ */
+int gpmdb_result_column(gpmdb_stmt *s, int i, gpmdb_column_array *out,
+			int64_t *n);
 
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
 long long gpmdb_changes(gpmdb *db);

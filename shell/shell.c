@@ -23,21 +23,14 @@
 
 volatile sig_atomic_t shell_interrupted;
 
-/*
- * gpmdb_interrupt is not in gpmdb.h yet.  A weak reference lets the shell
- * stop a running statement as soon as the engine defines it, and run
- * (checking Ctrl-C only between rows) until then.
- */
-void gpmdb_interrupt(gpmdb *db);
-#pragma weak gpmdb_interrupt
-
 static struct shell *the_shell; /* for the signal handler */
 
 static void on_sigint(int sig)
 {
 	(void)sig;
 	shell_interrupted = 1;
-	if (the_shell && the_shell->db && gpmdb_interrupt)
+	/* gpmdb_interrupt only sets an atomic flag: signal-safe */
+	if (the_shell && the_shell->db)
 		gpmdb_interrupt(the_shell->db);
 }
 
@@ -218,6 +211,16 @@ static void report_sql_error(struct shell *sh, int prepare, int startline,
 			    prepare ? "Parse" : "Runtime", startline, msg);
 }
 
+/* Progress handler: after a second, a busy bar until rows come. */
+static int stmt_progress(void *arg)
+{
+	struct shell *sh = arg;
+	double t = now_real() - sh->stmt_t0;
+	if (!sh->stmt_rows && t >= 1.0)
+		shell_progress_busy(sh, t);
+	return shell_interrupted != 0;
+}
+
 /*
  * Runs every statement of sql, stopping at the first error.  Returns 0, or
  * 1 after an error (already reported).
@@ -247,7 +250,15 @@ int shell_run_sql(struct shell *sh, const char *sql, int startline)
 			p = tail;
 			continue;
 		}
+		/* the progress bar (stderr, terminal only) for statements
+		 * that run longer than a second; the handler also sees a
+		 * Ctrl-C that came before the statement started */
+		sh->stmt_t0 = t0;
+		sh->stmt_rows = 0;
+		gpmdb_progress_handler(sh->db, 256, stmt_progress, sh);
 		rc = shell_output_stmt(sh, st);
+		gpmdb_progress_handler(sh->db, 0, NULL, NULL);
+		shell_progress_busy_end(sh);
 		if (rc != GPMDB_DONE) {
 			const char *msg = rc == GPMDB_INTERRUPT
 					      ? "interrupted"

@@ -63,6 +63,10 @@ struct shell {
 	int lineno;
 	int nerrors;
 	int quit;
+
+	double stmt_t0;	   /* when the running statement started */
+	long stmt_rows;	   /* rows it has output (the bar stops at the first) */
+	int progress_shown; /* the busy bar is on stderr */
 };
 
 /* Set by the SIGINT handler; statements check it between rows. */
@@ -106,5 +110,9 @@ void shell_edit_add_history(const char *line);
 void shell_edit_end(void);
 /* A progress bar on stderr when it is a terminal; done >= total ends it. */
 void shell_progress(const char *what, long long done, long long total);
+/* A bar without a total for a running statement (seconds so far), and its
+ * removal (a no-op when it is not shown). */
+void shell_progress_busy(struct shell *sh, double seconds);
+void shell_progress_busy_end(struct shell *sh);
 
 #endif /* GPMDB_SHELL_H */

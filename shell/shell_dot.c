@@ -178,6 +178,7 @@ struct list {
 	const char *col; /* the column to collect */
 	const char *like;
 	int tables; /* PRAGMA table_list: tables and views of main only */
+	int only_tables; /* ... and not the views */
 };
 
 static void list_add(struct list *l, const char *s)
@@ -211,7 +212,8 @@ static int collect_cb(void *arg, int ncol, char **vals, char **names)
 	    strcmp(vals[schema], "main"))
 		return 0;
 	if (l->tables && type >= 0 && vals[type] &&
-	    strcmp(vals[type], "table") && strcmp(vals[type], "view"))
+	    strcmp(vals[type], "table") &&
+	    (l->only_tables || strcmp(vals[type], "view")))
 		return 0;
 	if (l->like && !like(l->like, vals[name]))
 		return 0;
@@ -241,11 +243,20 @@ static char **list_done(struct list *l)
 	return l->v;
 }
 
-char **shell_catalog_tables(struct shell *sh, const char *pattern)
+static char **catalog_list(struct shell *sh, const char *pattern,
+			   int only_tables)
 {
-	struct list l = {.col = "name", .like = pattern, .tables = 1};
+	struct list l = {.col = "name",
+			 .like = pattern,
+			 .tables = 1,
+			 .only_tables = only_tables};
 	gpmdb_exec(sh->db, "PRAGMA table_list", collect_cb, &l, NULL);
 	return list_done(&l);
+}
+
+char **shell_catalog_tables(struct shell *sh, const char *pattern)
+{
+	return catalog_list(sh, pattern, 0);
 }
 
 char **shell_catalog_columns(struct shell *sh, const char *table)
@@ -302,10 +313,11 @@ static int schema_cb(void *arg, int ncol, char **vals, char **names)
 static int schema_query(struct shell *sh, struct schema_rows *s)
 {
 	memset(s, 0, sizeof(*s));
+	/* No ORDER BY rowid: gpmdb's sqlite_schema is a view (no rowid);
+	 * both it and SQLite's table list objects in creation order. */
 	return gpmdb_exec(sh->db,
 			  "SELECT type, name, tbl_name, sql FROM sqlite_schema "
-			  "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
-			  "ORDER BY rowid",
+			  "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'",
 			  schema_cb, s, NULL);
 }
 
@@ -587,7 +599,8 @@ static int dot_stats(struct shell *sh)
 				items[i].label, items[i].pragma);
 		free(v);
 	}
-	char **t = shell_catalog_tables(sh, NULL);
+	/* tables only: a view has no rows or bytes of its own */
+	char **t = catalog_list(sh, NULL, 1);
 	for (char **p = t; *p; p++) {
 		char *q = shell_quote_ident(*p), *sql, *rows = NULL, *bytes;
 		if (asprintf(&sql, "SELECT count(*) FROM %s", q) >= 0) {

@@ -295,3 +295,36 @@ void shell_progress(const char *what, long long done, long long total)
 		fputs("\r\033[K", stderr); /* leave the line clean */
 	fflush(stderr);
 }
+
+/* [   <=>      ] 3.2 s: a block sweeping left and right, redrawn at most
+ * ten times a second, for work whose size is unknown. */
+void shell_progress_busy(struct shell *sh, double seconds)
+{
+	static struct timespec last;
+	struct timespec now;
+	if (!isatty(STDERR_FILENO))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (sh->progress_shown && (now.tv_sec - last.tv_sec) * 1000000000L +
+					  (now.tv_nsec - last.tv_nsec) <
+				      100000000L)
+		return;
+	last = now;
+	int w = 40, step = (int)(seconds * 10) % (2 * (w - 3));
+	int pos = step < w - 3 ? step : 2 * (w - 3) - step;
+	fputs("\rrunning [", stderr);
+	for (int i = 0; i < w; i++)
+		fputc(i >= pos && i < pos + 3 ? "<=>"[i - pos] : ' ', stderr);
+	fprintf(stderr, "] %.1f s (Ctrl-C stops)", seconds);
+	fflush(stderr);
+	sh->progress_shown = 1;
+}
+
+void shell_progress_busy_end(struct shell *sh)
+{
+	if (!sh->progress_shown)
+		return;
+	fputs("\r\033[K", stderr); /* leave the line clean */
+	fflush(stderr);
+	sh->progress_shown = 0;
+}

@@ -642,6 +642,8 @@ int shell_output_stmt(struct shell *sh, gpmdb_stmt *st)
 			rc = GPMDB_INTERRUPT;
 			break;
 		}
+		if (!sh->stmt_rows++)
+			shell_progress_busy_end(sh); /* rows take the screen */
 		if (columnar) {
 			for (int i = 0; i < ncol; i++)
 				vals[i] = cell_text(sh, st, i);

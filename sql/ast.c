@@ -554,9 +554,35 @@ static void sb_names(sbuf *b, const ast_name_list *l)
 	sb_add(b, ")", 1);
 }
 
+/* Whether a type name reads back as the same words when written as it
+ * is: plain words, none a keyword.  A quoted word may hold spaces, commas
+ * or a keyword (`a "INTEGER, b" INT`), which written bare would read as
+ * other columns or a syntax error. */
+static bool sb_type_name_plain(const char *s)
+{
+	for (;;) {
+		size_t n = strcspn(s, " ");
+		if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+				return false;
+		if (lex_is_keyword(s, n))
+			return false;
+		if (s[n] == 0)
+			return true;
+		s += n + 1;
+	}
+}
+
 static void sb_type(sbuf *b, const ast_type *t)
 {
-	sb_puts(b, t->name);
+	/* Otherwise the whole name as one quoted word, which parse_type
+	 * reads back to the same name (it is upper case already). */
+	if (sb_type_name_plain(t->name))
+		sb_puts(b, t->name);
+	else
+		sb_ident(b, t->name);
 	if (t->nargs == 1)
 		sb_printf(b, "(%" PRId64 ")", t->p);
 	else if (t->nargs == 2)
@@ -699,7 +725,13 @@ static void sb_expr(sbuf *b, const ast_expr *e)
 	case AST_E_UNARY:
 		sb_add(b, "(", 1);
 		sb_puts(b, ast_op_name(e->op));
-		if (e->op == AST_OP_NOT)
+		/* A space after NOT, and between a minus and a negative
+		 * literal (- -9223372036854775808 is not folded): "--"
+		 * would start a comment. */
+		if (e->op == AST_OP_NOT ||
+		    (e->op == AST_OP_NEG &&
+		     ((e->l->kind == AST_E_INT && e->l->ival < 0) ||
+		      (e->l->kind == AST_E_REAL && signbit(e->l->rval)))))
 			sb_add(b, " ", 1);
 		sb_expr(b, e->l);
 		sb_add(b, ")", 1);

@@ -14,7 +14,7 @@
 %start_symbol input
 
 /* A bounded stack: nesting too deep is an error, not a C stack overflow. */
-%stack_size 1000
+%stack_size 8000
 %stack_overflow { parse_stack_overflow(ctx); }
 %syntax_error { parse_syntax_error(ctx, yymajor, TOKEN); }
 

@@ -1,21 +1,97 @@
 #!/usr/bin/env bash
 # tpc/run_bench.sh - runs the benchmarks and saves their tables under
-# tpc/results/, named after the machine, with a description of it.
-# Environment: BENCH_ROWS (default 50000000), BENCH_DIR (default /dev/shm).
+# tpc/results/, named after the machine, with a description of it
+# (docs/benchmarks.md).
+# Environment:
+#   BUILD           build folder holding the programs (default build)
+#   BENCH_ONLY      append | sql | gpu: run only that benchmark (default all)
+#   BENCH_ROWS      bench_append rows (default 50000000)
+#   BENCH_DIR       where pools go (default /dev/shm)
+#   BENCH_SQL_ROWS  bench_sql rows in fact (default 10000000)
+#   BENCH_SQL_REPS  bench_sql timed runs per query (default 3)
+#   BENCH_GPU_ROWS  bench_gpu rows in fact (default 100000000)
+#   BENCH_GPU_ARGS  more bench_gpu arguments (e.g. "--cap 20 --queries 1,2")
+#   BENCH_NOTE      a line added to the saved files' headers (e.g. "the
+#                   machine was shared with other jobs")
+#   BENCH_HOST      the name in the file names (default hostname -s)
+#   GPMDB_DUCKDB_LIB  libduckdb.so (default .peers/duckdb/libduckdb.so,
+#                   fetched by tpc/peers/fetch_duckdb.sh when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p tpc/results
+build=${BUILD:-build}
 host=${BENCH_HOST:-$(hostname -s)}
-out=tpc/results/append-$host.md
-{
-	echo "# Storage bulk append on $host"
-	echo
+only=${BENCH_ONLY:-}
+
+# The machine, for the header of every saved file.
+describe() {
 	echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) threads)"
 	echo "- memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-	echo "- command: build/bench_append --rows ${BENCH_ROWS:-50000000} --dir ${BENCH_DIR:-/dev/shm}"
+	echo "- load average when it started: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- command: $1"
+	if [ -n "${BENCH_NOTE:-}" ]; then
+		echo "- note: $BENCH_NOTE"
+	fi
 	echo
-	build/bench_append --rows "${BENCH_ROWS:-50000000}" --dir "${BENCH_DIR:-/dev/shm}"
-} | tee "$out.tmp"
-mv "$out.tmp" "$out"
-echo "saved $out"
+}
+
+# Runs a command into tpc/results/$1-$host.md; the file is saved even when
+# the command fails (a result mismatch is worth keeping), and its status
+# is returned.
+save() {
+	local name=$1 title=$2
+	shift 2
+	local out=tpc/results/$name-$host.md rc=0
+	{
+		echo "# $title on $host"
+		echo
+		describe "$*"
+		"$@" || echo $? >"$out.rc"
+	} | tee "$out.tmp"
+	mv "$out.tmp" "$out"
+	if [ -f "$out.rc" ]; then
+		rc=$(cat "$out.rc")
+		rm -f "$out.rc"
+		echo "FAILED (status $rc): $*" >&2
+	fi
+	echo "saved $out"
+	return "$rc"
+}
+
+status=0
+if [ -z "$only" ] || [ "$only" = append ]; then
+	save append "Storage bulk append" "$build/bench_append" \
+		--rows "${BENCH_ROWS:-50000000}" --dir "${BENCH_DIR:-/dev/shm}" ||
+		status=1
+fi
+if [ -z "$only" ] || [ "$only" = sql ]; then
+	# DuckDB is a peer, not a dependency: fetch it when missing; without
+	# it the table says "not installed".
+	if [ -z "${GPMDB_DUCKDB_LIB:-}" ] && [ ! -f .peers/duckdb/libduckdb.so ]; then
+		tpc/peers/fetch_duckdb.sh || echo "run_bench: DuckDB could not be fetched" >&2
+	fi
+	save sql "SQL queries: gpmdb CPU, SQLite, DuckDB" "$build/bench_sql" \
+		--rows "${BENCH_SQL_ROWS:-10000000}" --reps "${BENCH_SQL_REPS:-3}" \
+		--dir "${BENCH_DIR:-/dev/shm}" || status=1
+fi
+if [ -z "$only" ] || [ "$only" = gpu ]; then
+	# The GPU benchmark needs a GPU: without one (or in a GPU=0 build) it
+	# says why and is skipped.  Its file is named after the date and the
+	# GPU: tpc/results/gpu-<date>-<gpu>.md.
+	if [ ! -x "$build/bench_gpu" ]; then
+		echo "bench_gpu: skipped: $build/bench_gpu was not built"
+	elif ! gpu=$("$build/bench_gpu" --probe); then
+		echo "bench_gpu: skipped: no GPU ($gpu)"
+	else
+		if [ -z "${GPMDB_DUCKDB_LIB:-}" ] && [ ! -f .peers/duckdb/libduckdb.so ]; then
+			tpc/peers/fetch_duckdb.sh || echo "run_bench: DuckDB could not be fetched" >&2
+		fi
+		# shellcheck disable=SC2086 # BENCH_GPU_ARGS is a list of words
+		host="$(date -u +%Y-%m-%d)-$gpu" save gpu \
+			"GPU queries: gpmdb GPU, gpmdb CPU, DuckDB" \
+			"$build/bench_gpu" --rows "${BENCH_GPU_ROWS:-100000000}" \
+			--dir "${BENCH_DIR:-/dev/shm}" ${BENCH_GPU_ARGS:-} || status=1
+	fi
+fi
+exit $status

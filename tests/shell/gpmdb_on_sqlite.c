@@ -61,10 +61,15 @@ void gpmdb_free(void *p)
 	sqlite3_free(p);
 }
 
-void gpmdb_interrupt(gpmdb *db);
 void gpmdb_interrupt(gpmdb *db)
 {
 	sqlite3_interrupt(DB(db));
+}
+
+void gpmdb_progress_handler(gpmdb *db, int n, int (*cb)(void *), void *arg)
+{
+	/* SQLite counts VM instructions where gpmdb counts batches */
+	sqlite3_progress_handler(DB(db), n, cb, arg);
 }
 
 int gpmdb_prepare(gpmdb *db, const char *sql, int nbyte, gpmdb_stmt **stmt,

@@ -5,7 +5,9 @@
 # Starts SHELL in a private tmux server and checks: the prompt, the
 # continuation prompt, history recall with Up, tab completion of a keyword
 # and of a table name, Ctrl-C at the prompt (the line is dropped, the shell
-# lives), Ctrl-D exit, and the history file.  Every wait polls the screen
+# lives), the progress bar of a long statement, Ctrl-C during a statement
+# (it stops with "interrupted", a write's transaction is rolled back, the
+# shell lives), Ctrl-D exit, and the history file.  Every wait polls the screen
 # (capture-pane) with a timeout, so the test is as fast as the shell.
 # Prints "ok - " / "not ok - " per check and "# passed P failed F".
 set -u
@@ -102,6 +104,32 @@ check "completed statement runs" '^apple\|3$'
 keys 'select qt' Tab
 check "tab completes a column name" '^gpmdb> select qty ?$'
 keys C-u
+
+# A long statement: a nested-loop join of 100k x 100k rows whose filter
+# keeps nothing (little memory, minutes of work).  After a second the busy
+# bar shows; Ctrl-C stops the statement, not the shell.
+keys 'create table n(x int);' Enter
+keys 'insert into n values (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);' Enter
+keys 'create table big as select a.x*10000+b.x*1000+c.x*100+d.x*10+e.x as x from n a, n b, n c, n d, n e;' Enter
+keys 'select count(*) * 7 from big;' Enter
+wait_for '^700000$'
+keys 'select count(*) from big a, big b where a.x + b.x < 0;' Enter
+check "a statement running over a second shows the progress bar" 'running \[.*<=>.*\] [0-9.]+ s'
+keys C-c
+check "Ctrl-C stops a running statement" 'interrupted$'
+keys 'select count(*) * 3 from big;' Enter
+check "the shell runs a query after the interrupt" '^300000$'
+# An interrupted write inside BEGIN rolls the whole transaction back.
+keys 'begin;' Enter
+keys "insert into fruit values('pear', 5);" Enter
+keys "insert into fruit select 'slow', count(*) from big a, big b where a.x + b.x < 0;" Enter
+wait_for 'running \[' 5
+keys C-c
+wait_last '^gpmdb> ?$'
+keys 'commit;' Enter
+check "the interrupt ended the transaction" 'cannot commit - no transaction is active'
+keys 'select count(*) + 1000 from fruit;' Enter
+check "the interrupted transaction wrote nothing" '^1001$'
 keys C-d
 if wait_for 'Pane is dead' 5 || [ "$(tm display -p -t t '#{pane_dead}')" = 1 ]; then
 	echo "ok - Ctrl-D exits"

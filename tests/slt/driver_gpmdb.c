@@ -74,7 +74,8 @@ static int slt_gpmdb_open(const struct slt_options *opt, void **conn,
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/test.gpmdb", c->dir);
-	o.backend = opt->backend;
+	/* --backend, else GPMDB_BACKEND (the GPU runs of make test-gpu) */
+	o.backend = opt->backend ? opt->backend : getenv("GPMDB_BACKEND");
 	o.durability = opt->durability ? opt->durability : "off";
 	rc = gpmdb_open_v2(path, &c->db,
 			   GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o);

@@ -967,6 +967,52 @@ static void test_deep_nesting(void)
 	free(s);
 }
 
+/* Inputs libFuzzer found (tests/fuzz/fuzz_parse.c, docs/testing.md):
+ * each rendering must parse back to itself. */
+static void test_fuzz_regressions(void)
+{
+	/* A quoted type word holding a comma and a space was written bare,
+	 * so the rendering read as two columns. */
+	check_sql("CREATE TABLE e(id INTEGER, dept `INTEGER, pt `INTEGER, "
+		  "n TEXT)",
+		  "CREATE TABLE e (id INTEGER, dept \"INTEGER, PT  INTEGER\", "
+		  "n TEXT)");
+	check_sql("CREATE TABLE t (a \"select\")",
+		  "CREATE TABLE t (a \"SELECT\")");
+	check_sql("SELECT CAST(a AS \"extract\"(5))",
+		  "SELECT CAST(a AS \"EXTRACT\"(5))");
+	check_same("CREATE TABLE t (a DOUBLE PRECISION, b DECIMAL(10,2), c "
+		   "DATE)");
+	/* Minus before the one negative literal that is not folded was
+	 * written "--", which starts a comment. */
+	check_sql("SELECT - -9223372036854775808",
+		  "SELECT (- -9223372036854775808)");
+	check_sql("SELECT 1 - -9223372036854775808",
+		  "SELECT (1 - -9223372036854775808)");
+
+	/* A tree within the depth limit whose rendering (one pair of
+	 * parentheses per operator) overflowed the parser's stack: 600
+	 * unary pluses, and subqueries nested to the depth limit. */
+	char *s = repeat("SELECT ", "+", 600, "n", "", "");
+	parse_result r;
+	if (parse1(&r, s)) {
+		char *t = ast_to_sql(r.stmt);
+		check_sql_at(s, t, __LINE__);
+		free(t);
+	}
+	parse_result_free(&r);
+	free(s);
+	s = repeat("SELECT * FROM t WHERE ", "a IN (SELECT a FROM t WHERE ",
+		   499, "1", ")", "");
+	if (parse1(&r, s)) {
+		char *t = ast_to_sql(r.stmt);
+		check_sql_at(s, t, __LINE__);
+		free(t);
+	}
+	parse_result_free(&r);
+	free(s);
+}
+
 static void test_big_statement(void)
 {
 	/* About 1 MB: many rows and a long string. */
@@ -1299,6 +1345,7 @@ int main(void)
 	TEST_RUN(test_tail);
 	TEST_RUN(test_deep_nesting);
 	TEST_RUN(test_big_statement);
+	TEST_RUN(test_fuzz_regressions);
 	TEST_RUN(test_tpch);
 	TEST_RUN(test_slt_corpus);
 	TEST_MAIN_END();

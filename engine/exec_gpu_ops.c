@@ -1,0 +1,689 @@
+/*
+ * exec_gpu_ops.c - ORDER BY (and top-N under LIMIT), equi-joins (inner
+ * and LEFT), DISTINCT and UNION/INTERSECT/EXCEPT on the GPU (docs/gpu.md).
+ *
+ * Shape: the operator's inputs are computed first (on either backend) as
+ * host relations; the columns the operator compares (sort keys, join
+ * keys, DISTINCT columns) are uploaded; the GPU (gpu/relops.cu) returns row
+ * numbers in exactly the order the CPU operator (exec.c) produces them,
+ * and the rows are gathered on the host from the input relations, so the
+ * result is the CPU's row for row.  Join keys that are expressions are
+ * evaluated by the CPU interpreter with exec.c's programs (same slots),
+ * and a residual ON/WHERE condition runs over the pairs on the host in
+ * exec.c's batches of VEC_BATCH pairs, so row errors are the CPU's too.
+ *
+ * Choice: as for filters (exec_gpu.c), except that backend=auto looks at
+ * the planner's estimate of the input rows (the inputs are not scans).
+ * TEXT keys stay on the CPU (a wanted-but-cannot case: gpu_strict fails).
+ * A GPU failure (memory, CUDA) falls back to the CPU, which computes the
+ * inputs again, or fails under gpu_strict.
+ */
+#include "exec_gpu_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/gpu.h"
+
+#define XO_DECLINE (-1)
+
+bool exec_gpu_ops_kind(int kind)
+{
+	return kind == PN_SORT || kind == PN_JOIN || kind == PN_DISTINCT ||
+	       kind == PN_SETOP;
+}
+
+static const char *xo_name(const pnode *n)
+{
+	switch (n->kind) {
+	case PN_SORT:
+		return "SORT";
+	case PN_JOIN:
+		return "JOIN";
+	case PN_DISTINCT:
+		return "DISTINCT";
+	default:
+		return "SET OPERATION";
+	}
+}
+
+/* Types the GPU compares as exec.c does (sval_cmp of one static type). */
+static bool xo_type_ok(int t, bool null_ok)
+{
+	return t == BC_T_INT || t == BC_T_DEC || t == BC_T_DATE ||
+	       t == BC_T_BOOL || t == BC_T_REAL || (null_ok && t == BC_T_NULL);
+}
+
+static double xo_est(const pnode *n)
+{
+	switch (n->kind) {
+	case PN_JOIN:
+		return n->l->est > n->r->est ? n->l->est : n->r->est;
+	case PN_SETOP:
+		return n->l->est + n->r->est;
+	default:
+		return n->l->est;
+	}
+}
+
+/* The static part of the choice: 1 or 0 and why. */
+static int xo_supported(const pnode *n, char *why, size_t len)
+{
+	switch (n->kind) {
+	case PN_SORT:
+		for (int k = 0; k < n->nsort; k++) {
+			etype t = n->l->ty[n->sort_col[k]];
+			if (!xo_type_ok(t.t, true)) {
+				snprintf(why, len,
+					 "ORDER BY a %s key (sorted on the "
+					 "CPU)",
+					 et_name(t));
+				return 0;
+			}
+		}
+		return 1;
+	case PN_JOIN:
+		for (int k = 0; k < n->nkeys; k++) {
+			etype a = expr_type(n->lkeys[k]),
+			      b = expr_type(n->rkeys[k]);
+			if (a.t != b.t ||
+			    (a.t == BC_T_DEC && a.scale != b.scale)) {
+				snprintf(why, len, "join key of types %s and %s",
+					 et_name(a), et_name(b));
+				return 0;
+			}
+			if (!xo_type_ok(a.t, false)) {
+				snprintf(why, len, "join key of type %s",
+					 et_name(a));
+				return 0;
+			}
+		}
+		return 1;
+	default: {
+		int nc = n->kind == PN_DISTINCT ? n->nvis : n->ncols;
+		for (int c = 0; c < nc; c++)
+			if (!xo_type_ok(n->ty[c].t, true)) {
+				snprintf(why, len, "%s over a %s column",
+					 xo_name(n), et_name(n->ty[c]));
+				return 0;
+			}
+		return 1;
+	}
+	}
+}
+
+int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len)
+{
+	gpmdb *db = x->db;
+	char gerr[300];
+
+	why[0] = 0;
+	if (db->backend == 1)
+		return XG_CPU;
+	if (n->kind == PN_JOIN && (n->jtype == JOIN_CROSS || !n->nkeys)) {
+		snprintf(why, len, "no GPU version of a join without an "
+				   "equality key yet");
+		return XG_NO_OP;
+	}
+	if (n->kind == PN_SETOP && n->op == AST_UNION_ALL) {
+		snprintf(why, len, "UNION ALL only concatenates (on the host)");
+		return XG_NO_OP;
+	}
+	if (db->backend == 0 && xo_est(n) < (double)db->gpu_threshold) {
+		snprintf(why, len,
+			 "input estimated at %.0f rows < gpu threshold %llu",
+			 xo_est(n), (unsigned long long)db->gpu_threshold);
+		return XG_CPU;
+	}
+	if (gpu_init(gerr, sizeof(gerr))) {
+		snprintf(why, len, "no GPU: %s", gerr);
+		return db->backend == 2 ? XG_WANTED_CPU : XG_CPU;
+	}
+	return xo_supported(n, why, len) ? XG_GPU : XG_WANTED_CPU;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static int xo_gerr(exec_ctx *x, int rc, const char *op, const char *msg)
+{
+	/* "GPU ..." errors fall back to the CPU (exec_gpu_node's rule) */
+	return db_err(x->db, rc, "GPU %s: %s", op, msg);
+}
+
+/* Device buffers of one operator. */
+typedef struct xo_dev {
+	void *p[512];
+	int n;
+} xo_dev;
+
+static void xo_dev_free(xo_dev *d)
+{
+	for (int i = 0; i < d->n; i++)
+		gpu_free(d->p[i], NULL, 0);
+	d->n = 0;
+}
+
+static int xo_coltype(int t)
+{
+	switch (t) {
+	case BC_T_BOOL:
+		return BC_COL_BOOL;
+	case BC_T_INT:
+		return BC_COL_INT64;
+	case BC_T_REAL:
+		return BC_COL_DOUBLE;
+	case BC_T_DEC:
+		return BC_COL_DEC;
+	case BC_T_DATE:
+		return BC_COL_DATE;
+	}
+	return VEC_NULL;
+}
+
+/* Uploads column c of a (and, when b, of b after it) as one dense device
+ * column. */
+static int xo_upload(exec_ctx *x, xo_dev *d, const rel *a, const rel *b,
+		     int c, gpu_col *g)
+{
+	const rcol *ca = &a->cols[c], *cb = b ? &b->cols[c] : NULL;
+	uint64_t na = a->nrows, nb = b ? b->nrows : 0, n = na + nb;
+	size_t w = rel_width(ca->ty.t);
+	char err[300];
+	char *p;
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	g->type = (uint8_t)xo_coltype(ca->ty.t);
+	g->scale = ca->ty.scale;
+	if (g->type == VEC_NULL || !n)
+		return GPMDB_OK;
+	if (d->n == 512)
+		return db_err(x->db, GPMDB_NOMEM, "too many GPU buffers");
+	if ((rc = gpu_alloc((void **)&p, w * n + n, err, sizeof(err))))
+		return xo_gerr(x, rc, "upload", err);
+	d->p[d->n++] = p;
+	if ((rc = gpu_upload(p, ca->data, w * na, err, sizeof(err))) ||
+	    (rc = gpu_upload(p + w * n, ca->nulls, na, err, sizeof(err))) ||
+	    (nb && ((rc = gpu_upload(p + w * na, cb->data, w * nb, err,
+				     sizeof(err))) ||
+		    (rc = gpu_upload(p + w * n + na, cb->nulls, nb, err,
+				     sizeof(err))))))
+		return xo_gerr(x, rc, "upload", err);
+	g->data = p;
+	g->nulls = (uint8_t *)p + w * n;
+	x->db->gstat.bytes_uploaded += (w + 1) * n;
+	return GPMDB_OK;
+}
+
+/* dst gets rows idx[0..m) (row k < na of a, else row k - na of b), as
+ * exec.c's rel_gather (text copied into dst's arena). */
+static int xo_gather(rel *dst, const rel *a, const rel *b, uint64_t na,
+		     const uint32_t *idx, uint64_t m)
+{
+	int rc;
+
+	if ((rc = rel_reserve(dst, m)))
+		return rc;
+	for (int c = 0; c < dst->ncols; c++) {
+		rcol *d = &dst->cols[c];
+		size_t w = rel_width(d->ty.t);
+		for (uint64_t k = 0; k < m; k++) {
+			uint64_t i = idx[k], o = dst->nrows + k;
+			const rcol *s = &a->cols[c];
+			if (i >= na) {
+				s = &b->cols[c];
+				i -= na;
+			}
+			d->nulls[o] = s->nulls[i];
+			if (d->ty.t == BC_T_TEXT && !s->nulls[i]) {
+				vec_str v = ((vec_str *)s->data)[i];
+				if ((rc = rel_str(dst, v.ptr, v.len,
+						  &((vec_str *)d->data)[o])))
+					return rc;
+			} else {
+				memcpy((char *)d->data + o * w,
+				       (char *)s->data + i * w, w);
+			}
+		}
+	}
+	dst->nrows += m;
+	return GPMDB_OK;
+}
+
+/* exec.c's node_cx: the same slots, so programs are shared. */
+static int xo_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, const pnode *in,
+		 cexpr **out)
+{
+	int rc;
+
+	if (!n->cx) {
+		int cnt =
+		    n->nexprs + n->ngroup + 2 * n->naggs + n->nkeys * 2 + 4;
+		n->cx = calloc((size_t)cnt, sizeof(cexpr *));
+		if (!n->cx || stmt_own(x->st, n->cx)) {
+			free(n->cx);
+			n->cx = NULL;
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+		n->ncx = cnt;
+	}
+	if (!n->cx[i]) {
+		if ((rc = cx_compile(x, e, in, false, &n->cx[i])))
+			return rc;
+		if (stmt_add_cx(x->st, n->cx[i])) {
+			cx_free(n->cx[i]);
+			n->cx[i] = NULL;
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		}
+	}
+	*out = n->cx[i];
+	return GPMDB_OK;
+}
+
+/* ---- sort ------------------------------------------------------------- */
+
+static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep,
+		       rel **out)
+{
+	gpu_sortcol keys[256];
+	xo_dev d = {{0}, 0};
+	uint32_t *perm = NULL;
+	rel *r = NULL;
+	char err[300];
+	int rc = GPMDB_OK;
+
+	if (in->nrows > UINT32_MAX)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, "sort",
+			       "more than 2^32 rows");
+	if (n->nsort > 256)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, "sort",
+			       "more than 256 keys");
+	if (keep > in->nrows)
+		keep = in->nrows;
+	if (!(perm = malloc(4 * keep + 4)))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	exec_gpu_lock();
+	for (int k = 0; k < n->nsort && !rc; k++) {
+		rc = xo_upload(x, &d, in, NULL, n->sort_col[k], &keys[k].col);
+		keys[k].desc = n->desc[k];
+		keys[k].nulls_first = n->nulls_first[k];
+	}
+	if (!rc && (rc = gpu_sort(keys, n->nsort, (uint32_t)in->nrows,
+				  (uint32_t)keep, perm, err, sizeof(err))))
+		rc = xo_gerr(x, rc, "sort", err);
+	xo_dev_free(&d);
+	exec_gpu_unlock();
+	if (!rc) {
+		x->db->gstat.bytes_downloaded += 4 * keep;
+		if (!(r = rel_new(x, n->ncols, n->ty)))
+			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		else
+			rc = xo_gather(r, in, NULL, in->nrows, perm, keep);
+	}
+	free(perm);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ---- DISTINCT and set operations -------------------------------------- */
+
+static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
+			rel **out)
+{
+	int nc = n->kind == PN_DISTINCT ? n->nvis : n->ncols;
+	gpu_sortcol cols[256];
+	xo_dev d = {{0}, 0};
+	uint32_t *rows = NULL, nrows = 0;
+	/* UNION: b's rows are candidates too; INTERSECT/EXCEPT: a probe */
+	bool concat = b && mode == 0;
+	uint64_t n_all = a->nrows + (b ? b->nrows : 0);
+	rel *r = NULL;
+	char err[300];
+	int rc = GPMDB_OK;
+
+	if (n_all > UINT32_MAX / 2)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, xo_name(n),
+			       "more than 2^31 rows");
+	if (nc > 256)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, xo_name(n),
+			       "more than 256 columns");
+	exec_gpu_lock();
+	for (int c = 0; c < nc && !rc; c++) {
+		rc = xo_upload(x, &d, a, b, c, &cols[c].col);
+		cols[c].desc = 0;
+		cols[c].nulls_first = 1;
+	}
+	if (!rc &&
+	    (rc = gpu_distinct(cols, nc, (uint32_t)n_all,
+			       concat || !b ? (uint32_t)n_all
+					    : (uint32_t)a->nrows,
+			       mode, &rows, &nrows, err, sizeof(err))))
+		rc = xo_gerr(x, rc, xo_name(n), err);
+	xo_dev_free(&d);
+	exec_gpu_unlock();
+	if (!rc) {
+		x->db->gstat.bytes_downloaded += 4 * (uint64_t)nrows;
+		if (!(r = rel_new(x, n->ncols, n->ty)))
+			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		else
+			rc = xo_gather(r, a, b, a->nrows, rows, nrows);
+	}
+	free(rows);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ---- join ------------------------------------------------------------- */
+
+/* exec.c's eval_keys: one column per key, slots base.. of n. */
+static int xo_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
+		   const pnode *side, const rel *in, rel **out)
+{
+	etype ty[64];
+	rel *k;
+	int rc;
+
+	if (n->nkeys > 64)
+		return db_err(x->db, GPMDB_UNSUPPORTED, "GPU join: more than "
+							"64 keys");
+	for (int i = 0; i < n->nkeys; i++)
+		ty[i] = expr_type(keys[i]);
+	if (!(k = rel_new(x, n->nkeys, ty)))
+		return x->db->errcode;
+	if ((rc = rel_reserve(k, in->nrows)))
+		goto fail;
+	for (int i = 0; i < n->nkeys; i++) {
+		cexpr *c;
+		if ((rc = xo_cx(x, n, base + i, keys[i], side, &c)))
+			goto fail;
+		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+			uint32_t m =
+			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+								 : VEC_BATCH);
+			vec v;
+			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
+			    (rc = rel_put_vec(k, i, s, &v, m)))
+				goto fail;
+		}
+	}
+	k->nrows = in->nrows;
+	*out = k;
+	return GPMDB_OK;
+fail:
+	rel_free(k);
+	return rc;
+}
+
+/* exec.c's join_emit: pairs (li[k], ri[k]), ri < 0 a NULL right side. */
+static int xo_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
+		   const int64_t *ri, uint64_t m)
+{
+	int rc;
+
+	if ((rc = rel_reserve(out, m)))
+		return rc;
+	for (int c = 0; c < out->ncols; c++) {
+		bool right = c >= l->ncols;
+		const rel *src = right ? r : l;
+		const rcol *s = &src->cols[right ? c - l->ncols : c];
+		rcol *d = &out->cols[c];
+		size_t w = rel_width(d->ty.t);
+		for (uint64_t k = 0; k < m; k++) {
+			int64_t i = right ? ri[k] : li[k];
+			uint64_t o = out->nrows + k;
+			if (i < 0 || s->nulls[i]) {
+				d->nulls[o] = 1;
+				memset((char *)d->data + o * w, 0, w);
+				continue;
+			}
+			d->nulls[o] = 0;
+			memcpy((char *)d->data + o * w,
+			       (char *)s->data + (uint64_t)i * w, w);
+			if (d->ty.t == BC_T_TEXT) {
+				vec_str *v = &((vec_str *)d->data)[o];
+				if ((rc = rel_str(out, v->ptr, v->len, v)))
+					return rc;
+			}
+		}
+	}
+	out->nrows += m;
+	return GPMDB_OK;
+}
+
+/* exec.c's filter_true: rows of v that are true (not NULL, != 0). */
+static uint32_t xo_true(const vec *v, uint32_t n, uint32_t *dst)
+{
+	uint32_t k = 0;
+
+	if (v->type == VEC_NULL)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = v->sel ? v->sel[i] : i;
+		bool t;
+		if (v->nulls && v->nulls[j])
+			continue;
+		switch (v->type) {
+		case BC_COL_BOOL:
+			t = v->v.u8[j];
+			break;
+		case BC_COL_INT64:
+			t = v->v.i64[j] != 0;
+			break;
+		case BC_COL_DOUBLE:
+			t = v->v.f64[j] != 0;
+			break;
+		default:
+			t = false;
+		}
+		if (t)
+			dst[k++] = i;
+	}
+	return k;
+}
+
+/* The pairs into out: with a residual, in exec.c's batches of VEC_BATCH
+ * pairs (the same rows evaluated in the same batches: the same errors). */
+static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
+		       const uint32_t *pli, const uint32_t *pri, uint64_t np,
+		       uint8_t *matched, rel *out)
+{
+	int64_t li[VEC_BATCH], ri[VEC_BATCH], fl[VEC_BATCH], fr[VEC_BATCH];
+	uint32_t sel[VEC_BATCH];
+	cexpr *pred = NULL;
+	rel *chunk = NULL;
+	int rc = GPMDB_OK;
+
+	if (n->pred) {
+		if ((rc = xo_cx(x, n, 2 * n->nkeys, n->pred, n, &pred)))
+			return rc;
+		if (!(chunk = rel_new(x, n->ncols, n->ty)))
+			return x->db->errcode;
+	}
+	for (uint64_t s = 0; s < np && !rc; s += VEC_BATCH) {
+		uint32_t m = (uint32_t)(np - s < VEC_BATCH ? np - s : VEC_BATCH);
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		for (uint32_t k = 0; k < m; k++) {
+			li[k] = pli[s + k];
+			ri[k] = pri[s + k];
+		}
+		if (!pred) {
+			for (uint32_t k = 0; matched && k < m; k++)
+				matched[li[k]] = 1;
+			rc = xo_emit(out, l, r, li, ri, m);
+			continue;
+		}
+		chunk->nrows = 0;
+		vec_arena_reset(&chunk->strs);
+		vec v;
+		if ((rc = xo_emit(chunk, l, r, li, ri, m)) ||
+		    (rc = cx_eval(x, pred, chunk, 0, m, &v)))
+			break;
+		uint32_t k2 = xo_true(&v, m, sel);
+		for (uint32_t k = 0; k < k2; k++) {
+			fl[k] = li[sel[k]];
+			fr[k] = ri[sel[k]];
+			if (matched)
+				matched[fl[k]] = 1;
+		}
+		rc = xo_emit(out, l, r, fl, fr, k2);
+	}
+	rel_free(chunk);
+	return rc;
+}
+
+static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
+{
+	gpu_col lc[64], rc_[64];
+	xo_dev d = {{0}, 0};
+	rel *lk = NULL, *rk = NULL, *o = NULL;
+	uint32_t *li = NULL, *ri = NULL;
+	uint64_t np = 0;
+	uint8_t *matched = NULL;
+	char err[300];
+	int rc;
+
+	/* keys as exec_join evaluates them: left, then right */
+	if ((rc = xo_keys(x, n, 0, n->lkeys, n->l, l, &lk)) ||
+	    (rc = xo_keys(x, n, n->nkeys, n->rkeys, n->r, r, &rk)))
+		goto out;
+	if (l->nrows > UINT32_MAX / 2 || r->nrows > UINT32_MAX / 2) {
+		rc = xo_gerr(x, GPMDB_UNSUPPORTED, "join",
+			     "an input of more than 2^31 rows");
+		goto out;
+	}
+	exec_gpu_lock();
+	for (int k = 0; k < n->nkeys && !rc; k++)
+		if (!(rc = xo_upload(x, &d, lk, NULL, k, &lc[k])))
+			rc = xo_upload(x, &d, rk, NULL, k, &rc_[k]);
+	/* pairs come back as two uint32 arrays */
+	if (!rc && (rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
+				  (uint32_t)r->nrows, 1ull << 31, &li, &ri, &np,
+				  err, sizeof(err))))
+		rc = xo_gerr(x, rc, "join", err);
+	xo_dev_free(&d);
+	exec_gpu_unlock();
+	if (rc)
+		goto out;
+	x->db->gstat.bytes_downloaded += 8 * np;
+	if (n->jtype == JOIN_LEFT && !(matched = calloc(l->nrows + 1, 1))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!(o = rel_new(x, n->ncols, n->ty))) {
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		goto out;
+	}
+	if ((rc = xo_join_out(x, n, l, r, li, ri, np, matched, o)))
+		goto out;
+	/* LEFT JOIN: the left rows without a match, after the pairs */
+	for (uint64_t i = 0; matched && i < l->nrows && !rc; i++)
+		if (!matched[i])
+			rc = xo_emit(o, l, r, (int64_t[]){(int64_t)i},
+				     (int64_t[]){-1}, 1);
+	if (!rc) {
+		*out = o;
+		o = NULL;
+	}
+out:
+	free(li);
+	free(ri);
+	free(matched);
+	rel_free(o);
+	rel_free(lk);
+	rel_free(rk);
+	return rc;
+}
+
+/* ---- running ---------------------------------------------------------- */
+
+/* After a GPU attempt: the result, or -1 (CPU) / an error per
+ * gpu_strict, as exec_gpu_node. */
+static int xo_finish(exec_ctx *x, pnode *n, int rc, const char *why0)
+{
+	gpmdb *db = x->db;
+	char why[400];
+
+	if (!why0) {
+		if (!rc) {
+			db->gstat.gpu_ops++;
+			return GPMDB_OK;
+		}
+		if (rc == GPMDB_ERROR || rc == GPMDB_INTERRUPT ||
+		    strncmp(db->errmsg, "GPU ", 4))
+			return rc;
+		snprintf(why, sizeof(why), "%s", db->errmsg + 4);
+		db_clear(db);
+	} else {
+		snprintf(why, sizeof(why), "%s", why0);
+	}
+	if (db->gpu_strict)
+		return db_err(db, GPMDB_UNSUPPORTED,
+			      "gpu_strict: %s cannot run on the GPU: %s",
+			      xo_name(n), why);
+	db->gstat.cpu_fallbacks++;
+	return XO_DECLINE;
+}
+
+int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+{
+	char why[400];
+	rel *in;
+	int d, rc;
+
+	if (x->db->backend == 1)
+		return XO_DECLINE;
+	d = exec_gpu_ops_decide(x, n, why, sizeof(why));
+	if (d == XG_CPU || d == XG_NO_OP)
+		return XO_DECLINE;
+	if (d == XG_WANTED_CPU)
+		return xo_finish(x, n, 0, why);
+	if ((rc = exec_node(x, n->l, &in)))
+		return rc;
+	rc = xo_sort_run(x, n, in, keep, out);
+	rel_free(in);
+	return xo_finish(x, n, rc, NULL);
+}
+
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out)
+{
+	char why[400];
+	rel *l = NULL, *r = NULL;
+	int d, rc;
+
+	if (x->db->backend == 1 || n->kind == PN_SORT)
+		return XO_DECLINE;
+	d = exec_gpu_ops_decide(x, n, why, sizeof(why));
+	if (d == XG_CPU || d == XG_NO_OP)
+		return XO_DECLINE;
+	if (d == XG_WANTED_CPU)
+		return xo_finish(x, n, 0, why);
+	if ((rc = exec_node(x, n->l, &l)))
+		return rc;
+	if (n->r && (rc = exec_node(x, n->r, &r))) {
+		rel_free(l);
+		return rc;
+	}
+	if (n->kind == PN_JOIN)
+		rc = xo_join_run(x, n, l, r, out);
+	else if (n->kind == PN_DISTINCT)
+		rc = xo_dedup_run(x, n, l, NULL, 0, out);
+	else
+		rc = xo_dedup_run(x, n, l, r,
+				  n->op == AST_UNION	   ? 0
+				  : n->op == AST_INTERSECT ? 1
+							   : 2,
+				  out);
+	rel_free(l);
+	rel_free(r);
+	return xo_finish(x, n, rc, NULL);
+}

@@ -1,0 +1,26 @@
+/*
+ * exec_gpu_ops.h - between exec_gpu.c (backend choice, filter, project,
+ * aggregate) and exec_gpu_ops.c (sort and top-N, join, DISTINCT, set
+ * operations on the GPU).
+ */
+#ifndef GPMDB_EXEC_GPU_OPS_H
+#define GPMDB_EXEC_GPU_OPS_H
+
+#include "engine.h"
+
+/* The backend of an operator (exec_gpu.c xg_decide). */
+enum { XG_CPU, XG_GPU, XG_WANTED_CPU, XG_NO_OP };
+
+/* True for the kinds exec_gpu_ops.c decides and runs: SORT, JOIN,
+ * DISTINCT, SETOP. */
+bool exec_gpu_ops_kind(int kind);
+/* XG_* for such a node, the reason of a CPU choice in why. */
+int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
+/* Runs a JOIN, DISTINCT or SETOP node as exec_gpu_node does: GPMDB_OK,
+ * an error, or -1 "run it on the CPU". */
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out);
+/* exec_gpu.c's lock around GPU work (one stream, one program slot). */
+void exec_gpu_lock(void);
+void exec_gpu_unlock(void);
+
+#endif /* GPMDB_EXEC_GPU_OPS_H */

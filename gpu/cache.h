@@ -1,0 +1,86 @@
+/*
+ * cache.h - the HBM column cache (gpu/cache.c, docs/gpu.md).
+ *
+ * A table column is loaded into device memory on first use, as one array
+ * of the table's live rows (deleted rows left out, tablets concatenated in
+ * row order), in the form gpu_vm_run reads: the storage type's values
+ * (INT32, INT64, FLOAT, DOUBLE, DEC, DATE, BOOL; TEXT as gpu_str into the
+ * column's own text buffer, which holds the used part of each tablet's
+ * string heap), one NULL byte per row (none when the column has no NULL).
+ *
+ * Coherence: an entry is keyed by (owner, table, column, version) and
+ * also records the table's row and deleted counts and the pool's
+ * persisted-bytes counter when it was loaded; a lookup that finds any of
+ * them changed is a miss and frees the stale entry.  The engine bumps the
+ * version after every writing statement and transaction end
+ * (gcache_bump), so the cache never serves data older than the last write.
+ * owner is the connection's id; closing it drops its entries.
+ *
+ * Eviction: least recently used first, when an allocation fails or the
+ * cache would pass its limit (default half the GPU's memory, PRAGMA
+ * gpu_cache_limit).  Entries used by the running query (since the last
+ * gcache_begin) are never evicted.
+ *
+ * Like the rest of gpu/, not thread-safe: the engine serialises GPU work.
+ */
+#ifndef GPMDB_GPU_CACHE_H
+#define GPMDB_GPU_CACHE_H
+
+#include <stdint.h>
+
+#include "../storage/storage.h"
+#include "gpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The row id pseudo column. */
+#define GCACHE_ROWID (-1)
+
+/* Where device text offsets of a column came from: text bytes
+ * [dev_off, ...) of the buffer are host bytes host + (off - dev_off). */
+typedef struct gcache_seg {
+	uint64_t dev_off;
+	const char *host;
+} gcache_seg;
+
+typedef struct gcache_colref {
+	gpu_col col;	       /* device data and NULL bytes; type BC_COL_* */
+	uint64_t nrows;	       /* live rows */
+	const char *text;      /* TEXT: the column's device text buffer */
+	uint64_t ntext;
+	const gcache_seg *seg; /* TEXT: one per tablet, by dev_off */
+	uint32_t nseg;
+	int hit; /* 1 when it came from the cache */
+} gcache_colref;
+
+typedef struct gcache_stats {
+	uint64_t entries, bytes, limit;
+	uint64_t hits, misses, uploaded, evictions, stale;
+} gcache_stats;
+
+/* A new query: pins what it uses until the next call. */
+void gcache_begin(void);
+/* Column col (or GCACHE_ROWID) of table table_id; stype is its storage
+ * type (stg_type).  The reference stays valid until the next
+ * gcache_begin. */
+int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		  int stype, gcache_colref *out, char *err, size_t errlen);
+/* After every write: older entries become stale. */
+void gcache_bump(void);
+/* A new owner id (one per connection). */
+uint64_t gcache_new_owner(void);
+void gcache_drop_owner(uint64_t owner);
+/* 0 = the default (half the GPU's memory). */
+void gcache_set_limit(uint64_t bytes);
+uint64_t gcache_get_limit(void);
+void gcache_get_stats(gcache_stats *s);
+/* Frees every entry (gpu_shutdown, tests). */
+void gcache_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPMDB_GPU_CACHE_H */

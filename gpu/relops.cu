@@ -1,0 +1,658 @@
+/*
+ * relops.cu - GPU ORDER BY / top-N, DISTINCT and set operations, and the
+ * equi-join (gpu.h), each giving row numbers in exactly the CPU's order
+ * (engine/exec.c), so that the engine gathers the same rows on the host.
+ *
+ * Sorting: every key becomes an unsigned integer in the wanted order (the
+ * CPU's sortkey_make mapping: -0.0 is 0.0, DESC inverts the bits) and a
+ * NULL rank; a permutation (row ids, initially in row order) is sorted by
+ * stable CUB radix passes from the last key to the first, each key by its
+ * value then by its NULL rank.  Stable LSD passes make ties keep row
+ * order: the CPU's sort is stable (qsort with the row as last key).
+ *
+ * DISTINCT / UNION / INTERSECT / EXCEPT: the same sort over all columns,
+ * run heads where a column differs from the previous row; the head of a
+ * run is its first row (stable), which is the row the CPU's hash dedup
+ * keeps; kept rows come back in row order (CUB select).
+ *
+ * Join: the right side's rows with no NULL key are sorted by key (runs of
+ * equal keys, right rows ascending inside a run); an open-addressing hash
+ * table in device memory maps a key to its run; each left row probes it;
+ * an exclusive scan of the match counts places every left row's pairs;
+ * pairs are written left row by left row, right rows in descending order:
+ * the order in which the CPU's chained hash table (newest first) finds
+ * them.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "gpmdb.h"
+
+#include "gpu_internal.h"
+
+#include "../engine/vector.h" /* VEC_NULL */
+
+#define RO_BLOCK 256
+
+static unsigned ro_grid(uint64_t n)
+{
+	return (unsigned)((n + RO_BLOCK - 1) / RO_BLOCK);
+}
+
+/* Device allocations of one call, freed together. */
+typedef struct ro_mem {
+	void *p[48];
+	int n;
+} ro_mem;
+
+static int ro_alloc(ro_mem *m, void **out, size_t bytes, char *err,
+		    size_t errlen)
+{
+	int rc;
+
+	*out = NULL;
+	if (m->n == 48) {
+		snprintf(err, errlen, "gpu relops: too many buffers");
+		return GPMDB_INTERNAL;
+	}
+	/* never 0 bytes: CUB reads a NULL temp pointer as a size query */
+	if ((rc = gpu_alloc(out, bytes ? bytes : 16, err, errlen)))
+		return rc;
+	m->p[m->n++] = *out;
+	return GPMDB_OK;
+}
+
+static void ro_release(ro_mem *m)
+{
+	for (int i = m->n - 1; i >= 0; i--)
+		gpu_free(m->p[i], NULL, 0);
+	m->n = 0;
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+__device__ static bool ro_null(const gpu_col &c, uint32_t i)
+{
+	return c.type == VEC_NULL || (c.nulls && c.nulls[i]);
+}
+
+/* The value of row i as an unsigned number in ascending order (exec.c
+ * sortkey_make; sval_cmp for INT/BOOL/DATE/DEC of one scale). */
+__device__ static uint64_t ro_ukey(const gpu_col &c, uint32_t i)
+{
+	double d;
+	uint64_t u;
+
+	switch (c.type) {
+	case BC_COL_INT64:
+	case BC_COL_DEC:
+		return (uint64_t)((const int64_t *)c.data)[i] ^ (1ull << 63);
+	case BC_COL_INT32:
+	case BC_COL_DATE:
+		return (uint64_t)(int64_t)((const int32_t *)c.data)[i] ^
+		       (1ull << 63);
+	case BC_COL_BOOL:
+		return ((const uint8_t *)c.data)[i];
+	case BC_COL_DOUBLE:
+		d = ((const double *)c.data)[i];
+		break;
+	case BC_COL_FLOAT:
+		d = (double)((const float *)c.data)[i];
+		break;
+	default:
+		return 0;
+	}
+	if (d == 0)
+		d = 0; /* -0.0 sorts and compares as 0.0 */
+	u = (uint64_t)__double_as_longlong(d);
+	return u >> 63 ? ~u : u | 1ull << 63;
+}
+
+/* Pass 1 of a key: ukey[i] = key of row perm[i] (DESC: inverted). */
+__global__ void ro_keys(gpu_col c, const uint32_t *perm, uint32_t n,
+			int desc, uint64_t *ukey)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	uint32_t r = perm[i];
+	uint64_t u = ro_null(c, r) ? 0 : ro_ukey(c, r);
+	ukey[i] = desc ? ~u : u;
+}
+
+/* Pass 2 of a key: rank[i] of row perm[i]: 0 NULLs first, 1 values, 2
+ * NULLs last. */
+__global__ void ro_ranks(gpu_col c, const uint32_t *perm, uint32_t n,
+			 int nulls_first, uint8_t *rank)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	rank[i] = ro_null(c, perm[i]) ? (nulls_first ? 0 : 2) : 1;
+}
+
+__global__ void ro_iota(uint32_t *v, uint32_t n)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		v[i] = i;
+}
+
+/*
+ * Sorts perm (m row ids, in perm.Current()) stably by keys[0..nk) (the
+ * first key most significant).  tmp/tbytes: CUB temporary storage sized by
+ * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8 scratch.
+ */
+static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
+		   cub::DoubleBuffer<uint32_t> &perm, uint64_t *uk,
+		   uint8_t *rk, void *tmp, size_t tbytes, char *err,
+		   size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+
+	for (int k = nk - 1; k >= 0; k--) {
+		const gpu_sortcol *c = &keys[k];
+		int bits = c->col.type == BC_COL_BOOL ? 1 : 64;
+		size_t tb = tbytes;
+		if (c->col.type != VEC_NULL) {
+			cub::DoubleBuffer<uint64_t> kb(uk, uk + m);
+			ro_keys<<<ro_grid(m), RO_BLOCK, 0, s>>>(
+			    c->col, perm.Current(), m, c->desc, uk);
+			GPU_TRY(cudaGetLastError());
+			/* BOOL DESC: ~u is 0xff..fe / 0xff..ff: the low bit
+			 * still orders them */
+			GPU_TRY(cub::DeviceRadixSort::SortPairs(
+			    tmp, tb, kb, perm, (int)m, 0, bits, s));
+		}
+		if (c->col.type == VEC_NULL || c->col.nulls) {
+			cub::DoubleBuffer<uint8_t> rb(rk, rk + m);
+			tb = tbytes;
+			ro_ranks<<<ro_grid(m), RO_BLOCK, 0, s>>>(
+			    c->col, perm.Current(), m, c->nulls_first, rk);
+			GPU_TRY(cudaGetLastError());
+			GPU_TRY(cub::DeviceRadixSort::SortPairs(
+			    tmp, tb, rb, perm, (int)m, 0, 2, s));
+		}
+	}
+	return GPMDB_OK;
+}
+
+/* Temporary storage for ro_sort over m rows (the larger of the two key
+ * widths). */
+static int ro_sort_tmp(uint32_t m, size_t *bytes, char *err, size_t errlen)
+{
+	size_t a = 0, b = 0;
+	cub::DoubleBuffer<uint64_t> kb(NULL, NULL);
+	cub::DoubleBuffer<uint8_t> rb(NULL, NULL);
+	cub::DoubleBuffer<uint32_t> pb(NULL, NULL);
+
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(NULL, a, kb, pb, (int)m, 0, 64,
+						gpu_stream()));
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(NULL, b, rb, pb, (int)m, 0, 2,
+						gpu_stream()));
+	*bytes = a > b ? a : b;
+	return GPMDB_OK;
+}
+
+/* Sets up a permutation of m entries (initially 0..m-1 unless init) and
+ * the scratch ro_sort needs, and sorts it. */
+static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk,
+		     uint32_t m, const uint32_t *init, uint32_t **out,
+		     char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint32_t *p;
+	uint64_t *uk;
+	uint8_t *rk;
+	void *tmp;
+	size_t tb = 0;
+	int rc;
+
+	if ((rc = ro_alloc(mem, (void **)&p, 8 * (size_t)m, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&uk, 16 * (size_t)m, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&rk, 2 * (size_t)m, err, errlen)) ||
+	    (rc = ro_sort_tmp(m, &tb, err, errlen)) ||
+	    (rc = ro_alloc(mem, &tmp, tb, err, errlen)))
+		return rc;
+	if (init) {
+		GPU_TRY(cudaMemcpyAsync(p, init, 4 * (size_t)m,
+					cudaMemcpyDeviceToDevice, s));
+	} else {
+		ro_iota<<<ro_grid(m), RO_BLOCK, 0, s>>>(p, m);
+		GPU_TRY(cudaGetLastError());
+	}
+	cub::DoubleBuffer<uint32_t> perm(p, p + m);
+	if ((rc = ro_sort(keys, nk, m, perm, uk, rk, tmp, tb, err, errlen)))
+		return rc;
+	*out = perm.Current();
+	return GPMDB_OK;
+}
+
+static int ro_check_n(uint64_t n, char *err, size_t errlen)
+{
+	/* CUB takes an int count */
+	if (n > (uint64_t)INT_MAX / 2) {
+		snprintf(err, errlen, "%llu rows (at most %d per GPU sort)",
+			 (unsigned long long)n, INT_MAX / 2);
+		return GPMDB_UNSUPPORTED;
+	}
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n,
+			uint32_t keep, uint32_t *perm, char *err,
+			size_t errlen)
+{
+	ro_mem m = {{0}, 0};
+	uint32_t *p;
+	int rc;
+
+	if (keep > n)
+		keep = n;
+	if (!n || !keep)
+		return GPMDB_OK;
+	if ((rc = ro_check_n(n, err, errlen)))
+		return rc;
+	if (!(rc = ro_sorted(&m, keys, nkeys, n, NULL, &p, err, errlen)))
+		rc = gpu_download(perm, p, 4 * (size_t)keep, err, errlen);
+	ro_release(&m);
+	return rc;
+}
+
+/* ---- DISTINCT and set operations -------------------------------------- */
+
+/* diff[i] |= row perm[i] differs from row perm[i-1] in column c (NULLs
+ * equal each other, as the CPU's rows_eq). */
+__global__ void ro_diff(gpu_col c, const uint32_t *perm, uint32_t n,
+			uint32_t *diff)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	if (i == 0) {
+		diff[0] = 1;
+		return;
+	}
+	uint32_t a = perm[i], b = perm[i - 1];
+	bool na = ro_null(c, a), nb = ro_null(c, b);
+	if (na != nb || (!na && ro_ukey(c, a) != ro_ukey(c, b)))
+		diff[i] = 1;
+}
+
+/* At the last element of each run: does the run hold a probe row (row id
+ * >= nl)?  Left rows come first in a run (stable sort, lower ids). */
+__global__ void ro_run_probe(const uint32_t *perm, const uint32_t *diff,
+			     const uint32_t *run, uint32_t n, uint32_t nl,
+			     uint8_t *has_probe)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	if (i == n - 1 || diff[i + 1])
+		has_probe[run[i] - 1] = perm[i] >= nl;
+}
+
+/* keep[row] for the first row of each run: mode 0 every run, 1 runs with
+ * a probe row, 2 runs without; only left rows. */
+__global__ void ro_keep(const uint32_t *perm, const uint32_t *diff,
+			const uint32_t *run, const uint8_t *has_probe,
+			uint32_t n, uint32_t nl, int mode, uint8_t *keep)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n || !diff[i])
+		return;
+	uint32_t r = perm[i];
+	if (r >= nl)
+		return;
+	if (mode == 0 || (has_probe[run[i] - 1] != 0) == (mode == 1))
+		keep[r] = 1;
+}
+
+extern "C" int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n,
+			    uint32_t nl, int mode, uint32_t **rows,
+			    uint32_t *nrows, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem m = {{0}, 0};
+	uint32_t *p, *diff, *run, *out, *cnt;
+	uint8_t *keep, *hp;
+	void *tmp;
+	size_t tb = 0, tb2 = 0;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if (!n || !nl)
+		return GPMDB_OK;
+	if ((rc = ro_check_n(n, err, errlen)))
+		return rc;
+	if ((rc = ro_sorted(&m, cols, ncols, n, NULL, &p, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&diff, 4 * (size_t)n, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&run, 4 * (size_t)n, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&keep, n, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&hp, n, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&out, 4 * (size_t)n, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&cnt, 4, err, errlen)))
+		goto out;
+#define RO_TRY(call)                                                           \
+	do {                                                                   \
+		cudaError_t e_ = (call);                                       \
+		if (e_ != cudaSuccess) {                                       \
+			rc = gpu_cuda_fail(e_, #call, err, errlen);            \
+			goto out;                                              \
+		}                                                              \
+	} while (0)
+	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)n, s));
+	RO_TRY(cudaMemsetAsync(keep, 0, n, s));
+	for (int c = 0; c < ncols; c++) {
+		ro_diff<<<ro_grid(n), RO_BLOCK, 0, s>>>(cols[c].col, p, n, diff);
+		RO_TRY(cudaGetLastError());
+	}
+	{
+		thrust::counting_iterator<uint32_t> it(0);
+		RO_TRY(cub::DeviceScan::InclusiveSum(NULL, tb, diff, run,
+						     (int)n, s));
+		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb2, it, keep, out, cnt,
+						  (int)n, s));
+		if ((rc = ro_alloc(&m, &tmp, tb > tb2 ? tb : tb2, err, errlen)))
+			goto out;
+		RO_TRY(cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)n,
+						     s));
+		if (mode) {
+			ro_run_probe<<<ro_grid(n), RO_BLOCK, 0, s>>>(
+			    p, diff, run, n, nl, hp);
+			RO_TRY(cudaGetLastError());
+		}
+		ro_keep<<<ro_grid(n), RO_BLOCK, 0, s>>>(p, diff, run, hp, n, nl,
+							mode, keep);
+		RO_TRY(cudaGetLastError());
+		tb2 = tb > tb2 ? tb : tb2;
+		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb2, it, keep, out, cnt,
+						  (int)n, s));
+	}
+	if ((rc = gpu_download(nrows, cnt, 4, err, errlen)))
+		goto out;
+	if (!(*rows = (uint32_t *)malloc(4 * (size_t)*nrows + 4))) {
+		snprintf(err, errlen, "out of memory");
+		rc = GPMDB_NOMEM;
+		goto out;
+	}
+	if ((rc = gpu_download(*rows, out, 4 * (size_t)*nrows, err, errlen))) {
+		free(*rows);
+		*rows = NULL;
+	}
+out:
+	if (rc)
+		*nrows = 0;
+	ro_release(&m);
+	return rc;
+}
+
+/* ---- join ------------------------------------------------------------- */
+
+/* valid[i]: right row i has no NULL key. */
+__global__ void ro_valid(const gpu_col *keys, int nk, uint32_t n,
+			 uint8_t *valid)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	uint8_t v = 1;
+	for (int k = 0; k < nk; k++)
+		if (ro_null(keys[k], i))
+			v = 0;
+	valid[i] = v;
+}
+
+__device__ static uint64_t ro_hash(const gpu_col *keys, int nk, uint32_t i)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int k = 0; k < nk; k++) {
+		h ^= ro_ukey(keys[k], i) + 0x9e3779b97f4a7c15ull + (h << 6) +
+		     (h >> 2);
+		h *= 0xff51afd7ed558ccdull;
+	}
+	return h ^ (h >> 29);
+}
+
+/* Run heads of the sorted right rows: start[run] = position. */
+__global__ void ro_runs(const uint32_t *diff, const uint32_t *run,
+			uint32_t n, uint32_t *start)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n && diff[i])
+		start[run[i] - 1] = i;
+}
+
+/* Inserts each run (by its first row's key) into the table: slot = run
+ * + 1, 0 empty. */
+__global__ void ro_build(const gpu_col *rkeys, int nk, const uint32_t *perm,
+			 const uint32_t *start, uint32_t nruns, uint32_t *slot,
+			 uint64_t mask)
+{
+	uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r >= nruns)
+		return;
+	uint64_t h = ro_hash(rkeys, nk, perm[start[r]]) & mask;
+	while (atomicCAS(&slot[h], 0u, r + 1) != 0)
+		h = (h + 1) & mask;
+}
+
+/* Probes left row i: cnt[i] matches starting at sorted position pos[i]. */
+__global__ void ro_probe(const gpu_col *lkeys, const gpu_col *rkeys, int nk,
+			 uint32_t nl, const uint32_t *perm,
+			 const uint32_t *start, uint32_t nruns, uint32_t nsort,
+			 const uint32_t *slot, uint64_t mask, uint64_t *cnt,
+			 uint32_t *pos)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= nl)
+		return;
+	cnt[i] = 0;
+	for (int k = 0; k < nk; k++)
+		if (ro_null(lkeys[k], i))
+			return;
+	uint64_t h = ro_hash(lkeys, nk, i) & mask;
+	for (;;) {
+		uint32_t s = slot[h];
+		if (!s)
+			return;
+		uint32_t r = s - 1, row = perm[start[r]];
+		bool eq = true;
+		for (int k = 0; k < nk && eq; k++)
+			eq = ro_ukey(lkeys[k], i) == ro_ukey(rkeys[k], row);
+		if (eq) {
+			uint32_t end = r + 1 < nruns ? start[r + 1] : nsort;
+			cnt[i] = end - start[r];
+			pos[i] = start[r];
+			return;
+		}
+		h = (h + 1) & mask;
+	}
+}
+
+/* Left row i's pairs at off[i]: right rows of its run, last first. */
+__global__ void ro_emit(const uint64_t *cnt, const uint64_t *off,
+			const uint32_t *pos, const uint32_t *perm, uint32_t nl,
+			uint32_t *li, uint32_t *ri)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= nl)
+		return;
+	uint64_t c = cnt[i], o = off[i];
+	for (uint64_t k = 0; k < c; k++) {
+		li[o + k] = i;
+		ri[o + k] = perm[pos[i] + (uint32_t)(c - 1 - k)];
+	}
+}
+
+extern "C" int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
+			uint32_t nl, uint32_t nr, uint64_t max_pairs,
+			uint32_t **li, uint32_t **ri, uint64_t *npairs,
+			char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem m = {{0}, 0};
+	gpu_col *dk;
+	uint8_t *valid;
+	uint32_t *rv, *nv, nvalid = 0, nruns = 0, *p, *diff, *run, *start,
+			    *slot, *pos, *dli, *dri;
+	uint64_t *cnt, *off, total = 0, hs, last[2];
+	gpu_sortcol sk[32];
+	void *tmp;
+	size_t tb = 0, tb2 = 0;
+	int rc;
+
+	*li = *ri = NULL;
+	*npairs = 0;
+	if (nkeys < 1 || nkeys > 32) {
+		snprintf(err, errlen, "%d join keys (1 to 32 on the GPU)",
+			 nkeys);
+		return GPMDB_UNSUPPORTED;
+	}
+	if (!nl || !nr)
+		return GPMDB_OK;
+	if ((rc = ro_check_n(nr, err, errlen)) ||
+	    (rc = ro_check_n(nl, err, errlen)))
+		return rc;
+	if ((rc = ro_alloc(&m, (void **)&dk, sizeof(gpu_col) * 2 * nkeys, err,
+			   errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&valid, nr, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&rv, 4 * (size_t)nr, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&nv, 4, err, errlen)))
+		goto out;
+	RO_TRY(cudaMemcpyAsync(dk, lkeys, sizeof(gpu_col) * nkeys,
+			       cudaMemcpyHostToDevice, s));
+	RO_TRY(cudaMemcpyAsync(dk + nkeys, rkeys, sizeof(gpu_col) * nkeys,
+			       cudaMemcpyHostToDevice, s));
+	/* the right rows with a key (a NULL key matches nothing) */
+	ro_valid<<<ro_grid(nr), RO_BLOCK, 0, s>>>(dk + nkeys, nkeys, nr, valid);
+	RO_TRY(cudaGetLastError());
+	{
+		thrust::counting_iterator<uint32_t> it(0);
+		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, valid, rv, nv,
+						  (int)nr, s));
+		if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
+			goto out;
+		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, valid, rv, nv,
+						  (int)nr, s));
+	}
+	if ((rc = gpu_download(&nvalid, nv, 4, err, errlen)))
+		goto out;
+	if (!nvalid)
+		goto out;
+	for (int k = 0; k < nkeys; k++) {
+		sk[k].col = rkeys[k];
+		sk[k].desc = 0;
+		sk[k].nulls_first = 1;
+	}
+	if ((rc = ro_sorted(&m, sk, nkeys, nvalid, rv, &p, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&diff, 4 * (size_t)nvalid, err,
+			   errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&run, 4 * (size_t)nvalid, err,
+			   errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&start, 4 * (size_t)nvalid, err,
+			   errlen)))
+		goto out;
+	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)nvalid, s));
+	for (int k = 0; k < nkeys; k++) {
+		ro_diff<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(rkeys[k], p, nvalid,
+							     diff);
+		RO_TRY(cudaGetLastError());
+	}
+	tb = 0;
+	RO_TRY(cub::DeviceScan::InclusiveSum(NULL, tb, diff, run, (int)nvalid,
+					     s));
+	if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
+		goto out;
+	RO_TRY(cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)nvalid,
+					     s));
+	if ((rc = gpu_download(&nruns, run + nvalid - 1, 4, err, errlen)))
+		goto out;
+	ro_runs<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(diff, run, nvalid, start);
+	RO_TRY(cudaGetLastError());
+	/* the table: a power of two, at least twice the distinct keys */
+	for (hs = 1024; hs < 2 * (uint64_t)nruns; hs *= 2)
+		;
+	if ((rc = ro_alloc(&m, (void **)&slot, 4 * hs, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&cnt, 8 * (size_t)nl, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&off, 8 * (size_t)nl, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&pos, 4 * (size_t)nl, err, errlen)))
+		goto out;
+	RO_TRY(cudaMemsetAsync(slot, 0, 4 * hs, s));
+	ro_build<<<ro_grid(nruns), RO_BLOCK, 0, s>>>(dk + nkeys, nkeys, p,
+						     start, nruns, slot, hs - 1);
+	RO_TRY(cudaGetLastError());
+	ro_probe<<<ro_grid(nl), RO_BLOCK, 0, s>>>(dk, dk + nkeys, nkeys, nl, p,
+						  start, nruns, nvalid, slot,
+						  hs - 1, cnt, pos);
+	RO_TRY(cudaGetLastError());
+	tb2 = 0;
+	RO_TRY(cub::DeviceScan::ExclusiveSum(NULL, tb2, cnt, off, (int)nl, s));
+	if ((rc = ro_alloc(&m, &tmp, tb2, err, errlen)))
+		goto out;
+	RO_TRY(cub::DeviceScan::ExclusiveSum(tmp, tb2, cnt, off, (int)nl, s));
+	RO_TRY(cudaMemcpyAsync(&last[0], off + nl - 1, 8,
+			       cudaMemcpyDeviceToHost, s));
+	RO_TRY(cudaMemcpyAsync(&last[1], cnt + nl - 1, 8,
+			       cudaMemcpyDeviceToHost, s));
+	RO_TRY(cudaStreamSynchronize(s));
+	total = last[0] + last[1];
+	if (total > max_pairs) {
+		snprintf(err, errlen,
+			 "the join makes %llu pairs (at most %llu on the GPU)",
+			 (unsigned long long)total,
+			 (unsigned long long)max_pairs);
+		rc = GPMDB_UNSUPPORTED;
+		goto out;
+	}
+	if (!total)
+		goto out;
+	if ((rc = ro_alloc(&m, (void **)&dli, 4 * total, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&dri, 4 * total, err, errlen)))
+		goto out;
+	ro_emit<<<ro_grid(nl), RO_BLOCK, 0, s>>>(cnt, off, pos, p, nl, dli,
+						 dri);
+	RO_TRY(cudaGetLastError());
+	*li = (uint32_t *)malloc(4 * total);
+	*ri = (uint32_t *)malloc(4 * total);
+	if (!*li || !*ri) {
+		snprintf(err, errlen, "out of memory");
+		rc = GPMDB_NOMEM;
+		goto out;
+	}
+	{
+		void *dst[2] = {*li, *ri};
+		const void *src[2] = {dli, dri};
+		size_t len[2] = {4 * total, 4 * total};
+		if ((rc = gpu_download_many(2, dst, src, len, err, errlen)))
+			goto out;
+	}
+	*npairs = total;
+out:
+	if (rc) {
+		free(*li);
+		free(*ri);
+		*li = *ri = NULL;
+		*npairs = 0;
+	}
+	ro_release(&m);
+	return rc;
+}
