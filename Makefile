@@ -93,7 +93,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 ASAN_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/asan/%,$(UNIT_SRC))
 CRASH_SRC := $(wildcard tests/crash/crash_*.c)
 CRASH_BIN := $(patsubst tests/crash/%.c,$(BUILD)/tests/crash/%,$(CRASH_SRC))
-GPU_TEST_SRC := $(if $(filter 1,$(GPU)),$(wildcard tests/gpu/test_*.c))
+GPU_TEST_SRC := $(if $(filter 1,$(GPU)),$(wildcard tests/gpu/test_*.c tests/gpu/crash_*.c))
 GPU_TEST_BIN := $(patsubst tests/gpu/%.c,$(BUILD)/tests/gpu/%,$(GPU_TEST_SRC))
 
 # sqllogictest runners (tests/slt): one core, a driver each.  sqlite_slt
@@ -109,7 +109,13 @@ DIFF_BIN := $(BUILD)/tests/diff/test_diff_sqlite
 # plain and under ASan+UBSan.
 TPCHQ_BIN := $(BUILD)/tests/tpch/test_tpch_queries $(BUILD)/tests/tpch/test_tpch_queries_asan
 
-.PHONY: all lib tests test test-gpu test-slt bench clean format
+.PHONY: all lib tests test test-gpu test-slt bench clean format demo
+# The README's quick start: the shell on a TPC-H SF 0.01 sample database
+# (DEMO_DB, made on first use).
+DEMO_DB ?= tpch.db
+demo: lib $(BUILD)/gpmdb $(BUILD)/tpchgen
+	@[ -e $(DEMO_DB) ] || $(BUILD)/tpchgen -s 0.01 --pool $(DEMO_DB)
+	$(BUILD)/gpmdb $(DEMO_DB)
 all: lib $(PROGS) $(BUILD)/gpmdb tests $(EXAMPLE_BIN)
 lib: $(BUILD)/libgpmdb.a $(BUILD)/libgpmdb.so
 tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN) $(DIFF_BIN) \
@@ -150,6 +156,7 @@ $(BUILD)/asan/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/gen/%.c $(BUILD)/gen/%.h: sql/%.y
 	@mkdir -p $(@D)
 	lemon -q -d$(BUILD)/gen $<
+	@touch $(BUILD)/gen/$*.h # lemon leaves an unchanged header as it was
 # Sources that include the generated token header need it first.
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard sql/*.c)) \
 $(patsubst %.c,$(BUILD)/asan/%.o,$(wildcard sql/*.c)): $(GEN_SRC:.c=.h)

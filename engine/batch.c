@@ -32,6 +32,7 @@
  * execution, reset or finalize.
  */
 #include "engine.h"
+#include "batch_gpu.h"
 #include "value.h"
 
 #include <math.h>
@@ -1066,10 +1067,8 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		b[c].values = cols[c].values;
 		b[c].nulls = cols[c].nulls;
 	}
-	if (nrows > 0 && stg_append(db->pool, tid, b, (uint64_t)nrows)) {
-		rc = db_err_stg(db);
-		goto out;
-	}
+	if (nrows > 0 && (rc = bgpu_append(db, tid, b, (uint64_t)nrows)))
+		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = nrows;
 	rc = GPMDB_OK;
 out:
@@ -1397,10 +1396,8 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	exec_init(st);
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
 		goto out;
-	if (m.n && stg_delete(db->pool, tid, m.rowid, m.n)) {
-		rc = db_err_stg(db);
-		goto out;
-	}
+	if (m.n && (rc = bgpu_delete(db, tid, m.rowid, m.n)))
+		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = (long long)m.n;
 out:
 	free(m.rowid);
@@ -1531,9 +1528,9 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 					set_null(nl, (int64_t)i);
 			}
 		}
-		if (!rc && stg_update(db->pool, tid, nset, ucols, m.rowid, m.n,
-				      vals))
-			rc = db_err_stg(db);
+		if (!rc) /* backend=gpu: batch_gpu.c */
+			rc = bgpu_update(db, tid, nset, ucols, m.rowid, m.n,
+					 vals);
 		if (rc)
 			goto out;
 	}

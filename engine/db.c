@@ -2,6 +2,7 @@
  * db.c - connections: open/close, the error state, gpmdb_exec.
  */
 #include "engine.h"
+#include "batch_gpu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +91,7 @@ int gpmdb_open_v2(const char *path, gpmdb **out, int flags,
 	}
 	if (opts)
 		so.max_size = opts->max_size;
+	bgpu_before_open(db); /* GPU recovery hook */
 	rc = stg_open(path, &so, &db->pool, msg, sizeof(msg));
 	if (rc)
 		return db_err(db, rc, "%s", msg[0] ? msg : gpmdb_errstr(rc));
@@ -105,6 +107,7 @@ int gpmdb_close(gpmdb *db)
 	if (db->pool) {
 		if (stg_in_txn(db->pool))
 			stg_rollback(db->pool);
+		bgpu_before_close(db); /* the CUDA registration */
 		rc = stg_close(db->pool);
 	}
 	exec_gpu_close(db); /* its GPU column cache entries */

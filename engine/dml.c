@@ -11,6 +11,7 @@
  * failure half way is undone too.
  */
 #include "engine.h"
+#include "batch_gpu.h"
 #include "value.h"
 
 #include <stdio.h>
@@ -523,8 +524,8 @@ static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		if (!any)
 			free(nl);
 	}
-	if (!rc && stg_append(db->pool, tid, b, n))
-		rc = db_err_stg(db);
+	if (!rc) /* backend=gpu: batch_gpu.c */
+		rc = bgpu_append(db, tid, b, n);
 	for (int c = 0; c < sch->ncols; c++) {
 		free((void *)b[c].values);
 		free((void *)b[c].nulls);
@@ -912,9 +913,8 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 			vals[j].values = v;
 			vals[j].nulls = nl;
 		}
-		if (!rc &&
-		    stg_update(db->pool, tid, n, cols, rowids, r->nrows, vals))
-			rc = db_err_stg(db);
+		if (!rc) /* backend=gpu: batch_gpu.c */
+			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows, vals);
 	}
 	if (!rc)
 		db->changes = (long long)r->nrows;
@@ -964,10 +964,8 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 		}
 		for (uint64_t i = 0; i < r->nrows; i++)
 			rowids[i] = (uint64_t)((int64_t *)r->cols[0].data)[i];
-		if (stg_delete(db->pool, tid, rowids, r->nrows)) {
-			rc = db_err_stg(db);
-			goto out;
-		}
+		if ((rc = bgpu_delete(db, tid, rowids, r->nrows)))
+			goto out; /* backend=gpu: batch_gpu.c */
 	}
 	db->changes = (long long)r->nrows;
 out:

@@ -96,6 +96,7 @@ typedef struct rel {
 	uint64_t nrows, cap;
 	rcol *cols;
 	vec_arena strs; /* text values owned by the relation */
+	vec_chunk *adopted; /* text chunks taken over from others (rel_adopt) */
 	size_t bytes;	/* accounted against the query's memory limit */
 	exec_ctx *x;
 } rel;
@@ -105,6 +106,9 @@ rel *rel_new(exec_ctx *x, int ncols, const etype *types);
 void rel_free(rel *r);
 /* Room for n more rows. */
 int rel_reserve(rel *r, uint64_t n);
+/* dst takes over src's text (its arena and what it adopted), so that
+ * dst's values may point at src's text after src is freed. */
+void rel_adopt(rel *dst, rel *src);
 /* Copies a string into the relation's arena. */
 int rel_str(rel *r, const char *p, uint32_t len, vec_str *out);
 /* Appends row i of src (all columns, same types) / row i of vec v to c. */
@@ -187,6 +191,9 @@ struct pnode {
 	int ntcols; /* table columns */
 	int *stype; /* their storage types */
 	bool rowid; /* last column is the row id */
+	/* the table column of each output column (ntcols: the row id) once
+	 * plan_prune dropped columns nobody reads; NULL: column i is i */
+	int *tcol;
 	/* FILTER, JOIN residual */
 	ast_expr *pred;
 	bool post; /* expressions use the aggregate output (post_col) */
@@ -261,6 +268,11 @@ struct gpmdb {
 		uint64_t gpu_ops, cpu_fallbacks, bytes_uploaded,
 		    bytes_downloaded, cache_hits, cache_misses;
 	} gstat;
+	/* GPU writes (batch_gpu.c): PRAGMA gpu_persist (0 auto, 1 kernel,
+	 * 2 cap), gpu_persist_scope (GPU_SCOPE_*), the registered range */
+	int gpu_persist, gpu_scope;
+	void *gpu_reg_base;
+	uint64_t gpu_reg_len;
 	/* one scratch per OpenMP thread for parallel evaluation */
 	vm_scratch *pscratch;
 	int npscratch;

@@ -216,12 +216,131 @@ static int64_t ht_first(const htab *h, uint64_t hash)
 
 /* ---- scan ---- */
 
-/* Copies the live rows of every tablet; text is copied out of the pool,
- * whose mapping may move when it grows. */
+/* One tablet's part of a scan: its view, its live rows (keep == NULL:
+ * rows 0..m-1, none deleted) and where they go in the output. */
+typedef struct scan_part {
+	stg_tablet_view v;
+	uint32_t *keep;
+	uint64_t m, base;
+} scan_part;
+
+/* Copies column c (table column tc) of one tablet's live rows into d at
+ * part->base: one loop per storage type, memcpy when the widths agree
+ * and no row is deleted.  Not TEXT. */
+static void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
+{
+	const stg_tablet_view *v = &sp->v;
+	const uint32_t *keep = sp->keep;
+	const uint32_t *nl;
+	const char *src;
+	uint64_t o = sp->base, m = sp->m;
+	size_t w = rel_width(d->ty.t);
+
+	if (tc >= n->ntcols) { /* the row id */
+		for (uint64_t k = 0; k < m; k++) {
+			((int64_t *)d->data)[o + k] =
+			    (int64_t)(v->first_row + (keep ? keep[k] : k));
+			d->nulls[o + k] = 0;
+		}
+		return;
+	}
+	src = v->data[tc];
+	nl = v->nulls ? v->nulls[tc] : NULL;
+#define SCAN_LOOP(T, S)                                                       \
+	do {                                                                  \
+		T *dd = (T *)d->data + o;                                     \
+		const S *ss = (const S *)src;                                 \
+		if (keep)                                                     \
+			for (uint64_t k = 0; k < m; k++)                      \
+				dd[k] = (T)ss[keep[k]];                       \
+		else                                                          \
+			for (uint64_t k = 0; k < m; k++)                      \
+				dd[k] = (T)ss[k];                             \
+	} while (0)
+	switch (n->stype[tc]) {
+	case STG_T_INT:
+		SCAN_LOOP(int64_t, int32_t);
+		break;
+	case STG_T_FLOAT:
+		SCAN_LOOP(double, float);
+		break;
+	case STG_T_BIGINT:
+	case STG_T_DECIMAL:
+	case STG_T_DOUBLE:
+	case STG_T_DATE:
+	case STG_T_BOOLEAN:
+		/* same width in storage and in the relation */
+		if (!keep) {
+			memcpy((char *)d->data + o * w, src, m * w);
+			break;
+		}
+		for (uint64_t k = 0; k < m; k++)
+			memcpy((char *)d->data + (o + k) * w,
+			       src + (uint64_t)keep[k] * w, w);
+		break;
+	}
+#undef SCAN_LOOP
+	if (!nl) {
+		memset(d->nulls + o, 0, m);
+		return;
+	}
+	for (uint64_t k = 0; k < m; k++) {
+		uint32_t i = keep ? keep[k] : (uint32_t)k;
+		uint8_t isnull = nl[i / 32] >> (i % 32) & 1;
+		d->nulls[o + k] = isnull;
+		if (isnull) /* NULL rows hold 0, as rel_set leaves them */
+			memset((char *)d->data + (o + k) * w, 0, w);
+	}
+}
+
+/* TEXT column c of one tablet: every live value copied into one block of
+ * the relation's arena (the pool's mapping may move when it grows, and
+ * the result outlives the scan). */
+static int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
+{
+	const stg_tablet_view *v = &sp->v;
+	const stg_strref *src = v->data[tc];
+	const uint32_t *nl = v->nulls ? v->nulls[tc] : NULL;
+	uint64_t total = 0;
+	char *p;
+
+	for (uint64_t k = 0; k < sp->m; k++) {
+		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
+		if (!nl || !(nl[i / 32] >> (i % 32) & 1))
+			total += src[i].len;
+	}
+	p = vec_arena_alloc(&r->strs, total ? total : 1);
+	if (!p)
+		return db_err(r->x->db, GPMDB_NOMEM, "out of memory");
+	r->bytes += total;
+	for (uint64_t k = 0; k < sp->m; k++) {
+		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
+		vec_str *o = &((vec_str *)d->data)[sp->base + k];
+		if (nl && (nl[i / 32] >> (i % 32) & 1)) {
+			d->nulls[sp->base + k] = 1;
+			o->ptr = NULL;
+			o->len = 0;
+			continue;
+		}
+		d->nulls[sp->base + k] = 0;
+		memcpy(p, v->heap + src[i].off, src[i].len);
+		o->ptr = p;
+		o->len = src[i].len;
+		p += src[i].len;
+	}
+	return exec_mem(r->x, total);
+}
+
+/* Scans the live rows of every tablet, only the columns of n's layout
+ * (plan_prune): the tablets are listed first, so that the relation is
+ * allocated once, then the numeric columns are copied by all threads
+ * (one tablet column each), text on this one. */
 static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 {
 	stg_pool *p = x->db->pool;
-	uint32_t nt, *keep = NULL;
+	uint32_t nt;
+	scan_part *parts = NULL;
+	uint64_t total = 0;
 	rel *r;
 	int rc = GPMDB_OK;
 
@@ -229,90 +348,67 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 		return db_err_stg(x->db);
 	if (!(r = rel_like(x, n)))
 		return x->db->errcode;
+	parts = calloc((size_t)nt + 1, sizeof(scan_part));
+	if (!parts) {
+		rel_free(r);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
 	for (uint32_t t = 0; t < nt && !rc; t++) {
-		stg_tablet_view v;
-		uint64_t base = r->nrows, m = 0;
+		scan_part *sp = &parts[t];
+		stg_tablet_view *v = &sp->v;
+		bool del = false;
 
 		if ((rc = db_check_interrupt(x->db)))
 			break;
-		if (stg_tablet_get(p, n->table_id, t, &v)) {
+		if (stg_tablet_get(p, n->table_id, t, v)) {
 			rc = db_err_stg(x->db);
 			break;
 		}
-		if ((rc = rel_reserve(r, v.nrows)))
-			break;
-		free(keep);
-		keep = malloc(sizeof(uint32_t) * (v.nrows + 1));
-		if (!keep) {
-			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		for (uint32_t i = 0; i < v.nrows; i++)
-			if (!v.deleted || !(v.deleted[i / 32] >> (i % 32) & 1))
-				keep[m++] = i;
-		for (int c = 0; c < n->ntcols && !rc; c++) {
-			rcol *d = &r->cols[c];
-			const char *src = v.data[c];
-			const uint32_t *nl = v.nulls ? v.nulls[c] : NULL;
-			for (uint64_t k = 0; k < m; k++) {
-				uint32_t i = keep[k];
-				uint64_t o = base + k;
-				if (nl && (nl[i / 32] >> (i % 32) & 1)) {
-					d->nulls[o] = 1;
-					memset((char *)d->data +
-						   o * rel_width(d->ty.t),
-					       0, rel_width(d->ty.t));
-					continue;
-				}
-				d->nulls[o] = 0;
-				switch (n->stype[c]) {
-				case STG_T_INT:
-					((int64_t *)d->data)[o] =
-					    ((const int32_t *)src)[i];
-					break;
-				case STG_T_BIGINT:
-				case STG_T_DECIMAL:
-					((int64_t *)d->data)[o] =
-					    ((const int64_t *)src)[i];
-					break;
-				case STG_T_FLOAT:
-					((double *)d->data)[o] =
-					    ((const float *)src)[i];
-					break;
-				case STG_T_DOUBLE:
-					((double *)d->data)[o] =
-					    ((const double *)src)[i];
-					break;
-				case STG_T_DATE:
-					((int32_t *)d->data)[o] =
-					    ((const int32_t *)src)[i];
-					break;
-				case STG_T_BOOLEAN:
-					((uint8_t *)d->data)[o] =
-					    ((const uint8_t *)src)[i];
-					break;
-				case STG_T_TEXT: {
-					stg_strref s =
-					    ((const stg_strref *)src)[i];
-					rc = rel_str(r, v.heap + s.off, s.len,
-						     &((vec_str *)d->data)[o]);
-					break;
-				}
-				}
-				if (rc)
-					break;
+		for (uint32_t i = 0; v->deleted && i < (v->nrows + 31) / 32;
+		     i++)
+			if (v->deleted[i])
+				del = true;
+		sp->base = total;
+		sp->m = v->nrows;
+		if (del) {
+			sp->keep = malloc(sizeof(uint32_t) * (v->nrows + 1));
+			if (!sp->keep) {
+				rc = db_err(x->db, GPMDB_NOMEM,
+					    "out of memory");
+				break;
 			}
+			sp->m = 0;
+			for (uint32_t i = 0; i < v->nrows; i++)
+				if (!(v->deleted[i / 32] >> (i % 32) & 1))
+					sp->keep[sp->m++] = i;
 		}
-		if (n->rowid)
-			for (uint64_t k = 0; k < m; k++) {
-				rcol *d = &r->cols[n->ntcols];
-				d->nulls[base + k] = 0;
-				((int64_t *)d->data)[base + k] =
-				    (int64_t)(v.first_row + keep[k]);
-			}
-		r->nrows += m;
+		total += sp->m;
 	}
-	free(keep);
+	if (!rc)
+		rc = rel_reserve(r, total);
+	/* text columns: the relation's arena is not shared between threads */
+	for (uint32_t t = 0; t < nt && !rc; t++)
+		for (int c = 0; c < n->ncols && !rc; c++) {
+			int tc = n->tcol ? n->tcol[c] : c;
+			if (tc < n->ntcols && n->stype[tc] == STG_T_TEXT)
+				rc = scan_fill_text(r, &parts[t], tc,
+						    &r->cols[c]);
+		}
+	if (!rc) {
+		int64_t items = (int64_t)nt * n->ncols;
+#pragma omp parallel for schedule(dynamic, 1) if (total >= 65536 && items > 1)
+		for (int64_t it = 0; it < items; it++) {
+			int c = (int)(it % n->ncols);
+			int tc = n->tcol ? n->tcol[c] : c;
+			if (tc < n->ntcols && n->stype[tc] == STG_T_TEXT)
+				continue;
+			scan_fill(n, &parts[it / n->ncols], tc, &r->cols[c]);
+		}
+		r->nrows = total;
+	}
+	for (uint32_t t = 0; t < nt; t++)
+		free(parts[t].keep);
+	free(parts);
 	if (rc) {
 		rel_free(r);
 		return rc;
@@ -936,6 +1032,8 @@ fail:
 
 /* ---- join ---- */
 
+static bool keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j);
+
 typedef struct keyset {
 	rel *k; /* evaluated keys, one column per key */
 } keyset;
@@ -983,7 +1081,9 @@ static bool key_has_null(const rel *k, uint64_t i)
 	return false;
 }
 
-/* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out. */
+/* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out.  Values are
+ * copied by width; text is referenced, not copied: exec_join makes the
+ * output adopt the inputs' text (rel_adopt). */
 static int join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
 		     const int64_t *ri, uint64_t m)
 {
@@ -995,25 +1095,38 @@ static int join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
 		bool right = c >= l->ncols;
 		const rel *src = right ? r : l;
 		const rcol *s = &src->cols[right ? c - l->ncols : c];
+		const int64_t *ix = right ? ri : li;
 		rcol *d = &out->cols[c];
-		size_t w = rel_width(d->ty.t);
-		for (uint64_t k = 0; k < m; k++) {
-			int64_t i = right ? ri[k] : li[k];
-			uint64_t o = out->nrows + k;
-			if (i < 0 || s->nulls[i]) {
-				d->nulls[o] = 1;
-				memset((char *)d->data + o * w, 0, w);
-				continue;
-			}
-			d->nulls[o] = 0;
-			memcpy((char *)d->data + o * w,
-			       (char *)s->data + (uint64_t)i * w, w);
-			if (d->ty.t == BC_T_TEXT) {
-				vec_str *v = &((vec_str *)d->data)[o];
-				if ((rc = rel_str(out, v->ptr, v->len, v)))
-					return rc;
-			}
+		uint64_t o = out->nrows;
+#define JOIN_EMIT(T)                                                          \
+	do {                                                                  \
+		T *dd = (T *)d->data + o;                                     \
+		const T *ss = (const T *)s->data;                             \
+		for (uint64_t k = 0; k < m; k++) {                            \
+			int64_t i = ix[k];                                    \
+			if (i < 0 || s->nulls[i]) {                           \
+				d->nulls[o + k] = 1;                          \
+				memset(&dd[k], 0, sizeof(T));                 \
+				continue;                                     \
+			}                                                     \
+			d->nulls[o + k] = 0;                                  \
+			dd[k] = ss[i];                                        \
+		}                                                             \
+	} while (0)
+		switch (d->ty.t) {
+		case BC_T_BOOL:
+			JOIN_EMIT(uint8_t);
+			break;
+		case BC_T_DATE:
+			JOIN_EMIT(int32_t);
+			break;
+		case BC_T_TEXT:
+			JOIN_EMIT(vec_str);
+			break;
+		default:
+			JOIN_EMIT(int64_t);
 		}
+#undef JOIN_EMIT
 	}
 	out->nrows += m;
 	return GPMDB_OK;
@@ -1172,6 +1285,7 @@ typedef struct aggst {
 	bool has;
 	char *gc;
 	size_t gclen, gccap;
+	int64_t plo, phi; /* agg_par: least and greatest prefix of an INT sum */
 } aggst;
 
 static int agg_step(exec_ctx *x, const aggdef *a, aggst *s, const sval *v,
@@ -1336,6 +1450,14 @@ static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
 
 	if ((rc = node_cx(x, n, slot, e, false, n->l, &cx)))
 		return rc;
+	/* as a projection: batches on all threads when it reads only its
+	 * input and stores no text */
+	if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
+	    omp_get_max_threads() > 1 && cx_pure(cx) &&
+	    dst->cols[c].ty.t != BC_T_TEXT) {
+		project_par pp = {dst, c};
+		return par_batches(x, cx, in, project_batch, &pp);
+	}
 	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
 		uint32_t m =
 		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
@@ -1346,6 +1468,350 @@ static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
 			return rc;
 	}
 	return GPMDB_OK;
+}
+
+/* ---- parallel hash aggregate ---- */
+
+/* Inputs of fewer rows aggregate on one thread. */
+#define AGG_PAR_MIN_ROWS 65536
+#define AGG_DECLINE (-1)
+
+/* rows_eq over the key relation, numbers compared without svals (one
+ * column has one type and scale; REAL as sval_cmp compares). */
+static bool keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j)
+{
+	for (int c = 0; c < k->ncols; c++) {
+		const rcol *col = &k->cols[c], *col2 = &k2->cols[c];
+		bool ni = col->nulls[i] || col->ty.t == BC_T_NULL,
+		     nj = col2->nulls[j] || col2->ty.t == BC_T_NULL;
+		if (ni || nj) {
+			if (ni != nj)
+				return false;
+			continue;
+		}
+		switch (col->ty.t) {
+		case BC_T_BOOL:
+			if (((uint8_t *)col->data)[i] !=
+			    ((uint8_t *)col2->data)[j])
+				return false;
+			break;
+		case BC_T_DATE:
+			if (((int32_t *)col->data)[i] !=
+			    ((int32_t *)col2->data)[j])
+				return false;
+			break;
+		case BC_T_REAL: {
+			double a = ((double *)col->data)[i],
+			       b = ((double *)col2->data)[j];
+			if (a < b || a > b)
+				return false;
+			break;
+		}
+		case BC_T_TEXT: {
+			sval a, b;
+			rel_get(k, c, i, &a);
+			rel_get(k2, c, j, &b);
+			if (sval_cmp(&a, &b))
+				return false;
+			break;
+		}
+		default:
+			if (((int64_t *)col->data)[i] !=
+			    ((int64_t *)col2->data)[j])
+				return false;
+		}
+	}
+	return true;
+}
+
+/* One thread's groups over its rows [lo, hi): open addressing on the key
+ * hash, each group known by its first row (keys compared there). */
+typedef struct agg_local {
+	uint64_t lo, hi;
+	uint64_t n, cap, nslot;
+	uint64_t *hash, *frow;
+	int64_t *slot;
+	aggst *st;
+	int err; /* GPMDB_*: the work is given up (serial path or error) */
+} agg_local;
+
+static void agg_local_free(agg_local *l)
+{
+	free(l->hash);
+	free(l->frow);
+	free(l->slot);
+	free(l->st);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The group of row i (hash hv) in l, added when new; -1 out of memory. */
+static int64_t agg_local_group(agg_local *l, const rel *keys, int na,
+			       uint64_t hv, uint64_t i)
+{
+	uint64_t m = l->nslot - 1, s = (hv ^ hv >> 29) & m;
+	int64_t e;
+
+	while ((e = l->slot[s]) >= 0) {
+		if (l->hash[e] == hv && keys_eq(keys, l->frow[e], keys, i))
+			return e;
+		s = (s + 1) & m;
+	}
+	if (l->n == l->cap) {
+		uint64_t cap = l->cap * 2;
+		uint64_t *h = realloc(l->hash, cap * 8);
+		uint64_t *f = h ? realloc(l->frow, cap * 8) : NULL;
+		aggst *st = f ? realloc(l->st, cap * (size_t)na * sizeof(aggst))
+			      : NULL;
+		if (h)
+			l->hash = h;
+		if (f)
+			l->frow = f;
+		if (!st)
+			return -1;
+		l->st = st;
+		l->cap = cap;
+	}
+	if (2 * (l->n + 1) > l->nslot) { /* grow the slots and rehash */
+		uint64_t ns = l->nslot * 2;
+		int64_t *sl = malloc(ns * 8);
+		if (!sl)
+			return -1;
+		memset(sl, 0xff, ns * 8);
+		for (uint64_t g = 0; g < l->n; g++) {
+			uint64_t t = (l->hash[g] ^ l->hash[g] >> 29) & (ns - 1);
+			while (sl[t] >= 0)
+				t = (t + 1) & (ns - 1);
+			sl[t] = (int64_t)g;
+		}
+		free(l->slot);
+		l->slot = sl;
+		l->nslot = ns;
+		m = ns - 1;
+		s = (hv ^ hv >> 29) & m;
+		while (l->slot[s] >= 0)
+			s = (s + 1) & m;
+	}
+	e = (int64_t)l->n++;
+	l->hash[e] = hv;
+	l->frow[e] = i;
+	memset(&l->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
+	l->slot[s] = e;
+	return e;
+}
+
+static int agg_local_init(agg_local *l, int na)
+{
+	l->cap = 64;
+	l->nslot = 256;
+	l->hash = malloc(l->cap * 8);
+	l->frow = malloc(l->cap * 8);
+	l->st = malloc(l->cap * (size_t)na * sizeof(aggst) + 1);
+	l->slot = malloc(l->nslot * 8);
+	if (!l->hash || !l->frow || !l->st || !l->slot)
+		return GPMDB_NOMEM;
+	memset(l->slot, 0xff, l->nslot * 8);
+	return GPMDB_OK;
+}
+
+/* An INT or DECIMAL sum: s->i += v with the overflow check of agg_step,
+ * and the least/greatest prefix, so that the merge can tell whether the
+ * serial order would have overflowed on the way. */
+static bool agg_isum(const aggdef *a)
+{
+	return a->fn == AGG_SUM &&
+	       (a->res.t == BC_T_INT || a->res.t == BC_T_DEC);
+}
+
+static int agg_par_rows(exec_ctx *x, const pnode *n, const rel *keys,
+			const rel *args, agg_local *l)
+{
+	int na = n->naggs, ng = n->ngroup;
+
+	for (uint64_t i = l->lo; i < l->hi; i++) {
+		if (!(i & 4095) && atomic_load(&x->db->interrupted))
+			return GPMDB_INTERRUPT;
+		uint64_t hv = ng ? hash_row(keys, ng, i) : 0;
+		int64_t e = agg_local_group(l, keys, na, hv, i);
+		if (e < 0)
+			return GPMDB_NOMEM;
+		aggst *st = &l->st[(uint64_t)e * (size_t)na];
+		for (int a = 0; a < na; a++) {
+			const aggdef *ad = &n->aggs[a];
+			aggst *s = &st[a];
+			sval v;
+			if (ad->fn == AGG_COUNT_STAR) {
+				s->cnt++;
+				continue;
+			}
+			rel_get(args, 2 * a, i, &v);
+			if (agg_isum(ad) && v.t != BC_T_NULL) {
+				int64_t add = v.u.i, t;
+				if (ad->res.t == BC_T_DEC && v.t == BC_T_DEC &&
+				    v.scale != ad->res.scale)
+					val_dec_rescale(add, v.scale,
+							ad->res.scale, &add);
+				if (__builtin_add_overflow(s->i, add, &t))
+					return GPMDB_ERROR;
+				s->i = t;
+				s->cnt++;
+				if (t < s->plo)
+					s->plo = t;
+				if (t > s->phi)
+					s->phi = t;
+				continue;
+			}
+			/* no error here: INT sums are above, no group_concat */
+			agg_step(x, ad, s, &v, NULL);
+		}
+	}
+	return GPMDB_OK;
+}
+
+/* Adds the later partial state l into g (rows of g come first). */
+static bool agg_merge(const aggdef *a, aggst *g, const aggst *l)
+{
+	int64_t t;
+
+	switch (a->fn) {
+	case AGG_COUNT_STAR:
+	case AGG_COUNT:
+		g->cnt += l->cnt;
+		return true;
+	case AGG_SUM:
+		if (agg_isum(a)) {
+			if (__builtin_add_overflow(g->i, l->plo, &t) ||
+			    __builtin_add_overflow(g->i, l->phi, &t) ||
+			    __builtin_add_overflow(g->i, l->i, &t))
+				return false;
+			g->i = t;
+		} else {
+			g->r += l->r;
+		}
+		g->cnt += l->cnt;
+		return true;
+	case AGG_AVG:
+	case AGG_TOTAL:
+		g->r += l->r;
+		g->cnt += l->cnt;
+		return true;
+	case AGG_MIN:
+	case AGG_MAX:
+		if (l->has) {
+			int d = g->has ? sval_cmp(&l->v, &g->v) : 0;
+			if (!g->has || (a->fn == AGG_MIN ? d < 0 : d > 0))
+				g->v = l->v;
+			g->has = true;
+		}
+		g->cnt += l->cnt;
+		return true;
+	case AGG_ANY:
+		if (l->has && (!g->has || (g->v.t == BC_T_NULL &&
+					   l->v.t != BC_T_NULL)))
+			g->v = l->v;
+		g->has |= l->has;
+		g->cnt += l->cnt;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The hash aggregate on all threads: each aggregates a contiguous range
+ * of rows into groups of its own, then the partial groups are merged in
+ * thread order, so that groups come out in the order of their first row
+ * as on one thread.  INT sums check every prefix the serial order would
+ * have had (agg_merge); REAL sums add partial sums (long double).  Not
+ * for DISTINCT or group_concat.  AGG_DECLINE: use the serial path (also
+ * when a thread met an overflow, so that it reports it as before).
+ */
+static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
+		   rel *r)
+{
+	int na = n->naggs, ng = n->ngroup, nt = omp_get_max_threads();
+	uint64_t rows = keys->nrows;
+	agg_local *loc, gl = {0};
+	size_t bytes = 0;
+	int rc = GPMDB_OK;
+
+	if (rows < AGG_PAR_MIN_ROWS || nt < 2 || !na)
+		return AGG_DECLINE;
+	for (int a = 0; a < na; a++)
+		if (n->aggs[a].distinct || n->aggs[a].fn == AGG_GROUP_CONCAT)
+			return AGG_DECLINE;
+	if (!(loc = calloc((size_t)nt, sizeof(agg_local))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+#pragma omp parallel num_threads(nt)
+	{
+		int t = omp_get_thread_num(), tn = omp_get_num_threads();
+		agg_local *l = &loc[t];
+		l->lo = rows * (uint64_t)t / (uint64_t)tn;
+		l->hi = rows * (uint64_t)(t + 1) / (uint64_t)tn;
+		l->err = agg_local_init(l, na);
+		if (!l->err)
+			l->err = agg_par_rows(x, n, keys, args, l);
+	}
+	for (int t = 0; t < nt; t++) {
+		if (loc[t].err == GPMDB_NOMEM || loc[t].err == GPMDB_INTERRUPT)
+			rc = rc ? rc : loc[t].err;
+		else if (loc[t].err)
+			rc = rc ? rc : AGG_DECLINE;
+		bytes += loc[t].cap * ((size_t)na * sizeof(aggst) + 16) +
+			 loc[t].nslot * 8;
+	}
+	if (!rc && exec_mem(x, bytes)) {
+		/* over the memory limit: exec_mem's message */
+		x->mem -= bytes;
+		for (int t = 0; t < nt; t++)
+			agg_local_free(&loc[t]);
+		free(loc);
+		return x->db->errcode;
+	}
+	if (rc)
+		bytes = 0; /* not counted */
+	if (!rc && agg_local_init(&gl, na))
+		rc = GPMDB_NOMEM;
+	for (int t = 0; t < nt && !rc; t++) {
+		agg_local *l = &loc[t];
+		for (uint64_t e = 0; e < l->n && !rc; e++) {
+			int64_t g = agg_local_group(&gl, keys, na, l->hash[e],
+						    l->frow[e]);
+			if (g < 0) {
+				rc = GPMDB_NOMEM;
+				break;
+			}
+			for (int a = 0; a < na; a++)
+				if (!agg_merge(&n->aggs[a],
+					       &gl.st[(uint64_t)g * (size_t)na +
+						      a],
+					       &l->st[e * (size_t)na + a]))
+					rc = AGG_DECLINE;
+		}
+	}
+	for (int t = 0; t < nt; t++)
+		agg_local_free(&loc[t]);
+	free(loc);
+	if (x->mem >= bytes)
+		x->mem -= bytes;
+	if (!rc)
+		rc = rel_reserve(r, gl.n);
+	for (uint64_t g = 0; g < gl.n && !rc; g++) {
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(keys, k, gl.frow[g], &v);
+			rc = rel_set(r, k, g, &v);
+		}
+		for (int a = 0; a < na && !rc; a++)
+			rc = agg_final(x, &n->aggs[a], &gl.st[g * (size_t)na + a],
+				       r, ng + a, g);
+	}
+	if (!rc)
+		r->nrows = gl.n;
+	agg_local_free(&gl);
+	if (rc == GPMDB_NOMEM)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (rc == GPMDB_INTERRUPT)
+		return db_err(x->db, GPMDB_INTERRUPT, "interrupted");
+	return rc;
 }
 
 static int exec_agg(exec_ctx *x, pnode *n, rel **out)
@@ -1392,6 +1858,18 @@ static int exec_agg(exec_ctx *x, pnode *n, rel **out)
 			goto fail;
 	}
 	args->nrows = in->nrows;
+	if (!(r = rel_like(x, n)))
+		goto fail;
+	if ((rc = agg_par(x, n, keys, args, r)) != AGG_DECLINE) {
+		if (!rc) {
+			*out = r;
+			r = NULL;
+		}
+		goto fail;
+	}
+	rc = GPMDB_OK;
+	rel_free(r);
+	r = NULL;
 	/* group ids */
 	gid = malloc(sizeof(uint64_t) * (in->nrows + 1));
 	if (!gid) {

@@ -590,10 +590,12 @@ static int xg_load(xg_src *s, int c)
 	if (s->scan) {
 		pnode *sc = s->scan;
 		gcache_colref ref;
-		bool rid = c >= sc->ntcols;
+		/* the table column (plan_prune may have dropped some) */
+		int tc = sc->tcol ? sc->tcol[c] : c;
+		bool rid = tc >= sc->ntcols;
 		rc = gcache_column(x->db->pool, x->db->gpu_owner, sc->table_id,
-				   rid ? GCACHE_ROWID : c,
-				   rid ? 0 : sc->stype[c], &ref, err,
+				   rid ? GCACHE_ROWID : tc,
+				   rid ? 0 : sc->stype[tc], &ref, err,
 				   sizeof(err));
 		if (rc)
 			return xg_gerr(x, rc, "column cache", err);

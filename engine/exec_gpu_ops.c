@@ -89,7 +89,8 @@ static int xo_supported(const pnode *n, char *why, size_t len)
 			      b = expr_type(n->rkeys[k]);
 			if (a.t != b.t ||
 			    (a.t == BC_T_DEC && a.scale != b.scale)) {
-				snprintf(why, len, "join key of types %s and %s",
+				snprintf(why, len,
+					 "join key of types %s and %s",
 					 et_name(a), et_name(b));
 				return 0;
 			}
@@ -122,8 +123,9 @@ int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 	if (db->backend == 1)
 		return XG_CPU;
 	if (n->kind == PN_JOIN && (n->jtype == JOIN_CROSS || !n->nkeys)) {
-		snprintf(why, len, "no GPU version of a join without an "
-				   "equality key yet");
+		snprintf(why, len,
+			 "no GPU version of a join without an "
+			 "equality key yet");
 		return XG_NO_OP;
 	}
 	if (n->kind == PN_SETOP && n->op == AST_UNION_ALL) {
@@ -183,8 +185,8 @@ static int xo_coltype(int t)
 
 /* Uploads column c of a (and, when b, of b after it) as one dense device
  * column. */
-static int xo_upload(exec_ctx *x, xo_dev *d, const rel *a, const rel *b,
-		     int c, gpu_col *g)
+static int xo_upload(exec_ctx *x, xo_dev *d, const rel *a, const rel *b, int c,
+		     gpu_col *g)
 {
 	const rcol *ca = &a->cols[c], *cb = b ? &b->cols[c] : NULL;
 	uint64_t na = a->nrows, nb = b ? b->nrows : 0, n = na + nb;
@@ -283,8 +285,7 @@ static int xo_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, const pnode *in,
 
 /* ---- sort ------------------------------------------------------------- */
 
-static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep,
-		       rel **out)
+static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 {
 	gpu_sortcol keys[256];
 	xo_dev d = {{0}, 0};
@@ -358,11 +359,10 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 		cols[c].desc = 0;
 		cols[c].nulls_first = 1;
 	}
-	if (!rc &&
-	    (rc = gpu_distinct(cols, nc, (uint32_t)n_all,
-			       concat || !b ? (uint32_t)n_all
-					    : (uint32_t)a->nrows,
-			       mode, &rows, &nrows, err, sizeof(err))))
+	if (!rc && (rc = gpu_distinct(cols, nc, (uint32_t)n_all,
+				      concat || !b ? (uint32_t)n_all
+						   : (uint32_t)a->nrows,
+				      mode, &rows, &nrows, err, sizeof(err))))
 		rc = xo_gerr(x, rc, xo_name(n), err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
@@ -393,8 +393,9 @@ static int xo_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 	int rc;
 
 	if (n->nkeys > 64)
-		return db_err(x->db, GPMDB_UNSUPPORTED, "GPU join: more than "
-							"64 keys");
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "GPU join: more than "
+			      "64 keys");
 	for (int i = 0; i < n->nkeys; i++)
 		ty[i] = expr_type(keys[i]);
 	if (!(k = rel_new(x, n->nkeys, ty)))
@@ -509,7 +510,8 @@ static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
 			return x->db->errcode;
 	}
 	for (uint64_t s = 0; s < np && !rc; s += VEC_BATCH) {
-		uint32_t m = (uint32_t)(np - s < VEC_BATCH ? np - s : VEC_BATCH);
+		uint32_t m =
+		    (uint32_t)(np - s < VEC_BATCH ? np - s : VEC_BATCH);
 		if ((rc = db_check_interrupt(x->db)))
 			break;
 		for (uint32_t k = 0; k < m; k++) {

@@ -1378,6 +1378,200 @@ static pnode *plan_body(bctx *b, ast_select *s, scope *up, bool outer)
 	return n;
 }
 
+/* ---- column pruning ---- */
+
+/*
+ * After a SELECT is planned, each node learns which of its output columns
+ * its parent reads; a table scan then reads only those (tcol maps its
+ * output columns to table columns) and filters and joins above it carry
+ * only what is read: SELECT sum(v) FROM t WHERE k < 9 copies 2 columns,
+ * not every column of t.  Expressions find columns by FROM id (g), so a
+ * smaller layout needs no change to them.  PROJECT, AGG, VALUES and the
+ * nodes over a PROJECT keep all their columns (positions matter there).
+ * An expression with a correlated subquery keeps every column of its
+ * input: the subquery reads the outer row through that layout (frames).
+ * Runs again for a larger plan containing this one: pruning what is
+ * already pruned changes nothing.
+ */
+static void prune_all(uint8_t *need, int n)
+{
+	memset(need, 1, (size_t)(n > 0 ? n : 0));
+}
+
+/* Marks in need the columns of in's layout that e reads. */
+static void prune_refs(const ast_expr *e, const pnode *in, uint8_t *need)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case AST_E_COLUMN:
+		if (e->rel == 0) {
+			bool found = false;
+			for (int k = 0; k < in->ncols; k++)
+				if (in->g[k] == e->col) {
+					need[k] = 1;
+					found = true;
+				}
+			if (!found) /* compile reports it; keep everything */
+				prune_all(need, in->ncols);
+		}
+		return;
+	case AST_E_SUBQUERY:
+	case AST_E_EXISTS:
+	case AST_E_IN_SELECT: {
+		const einfo *inf = e->bind;
+		if (!inf || inf->correlated)
+			prune_all(need, in->ncols);
+		break;
+	}
+	default:
+		break;
+	}
+	prune_refs(e->l, in, need);
+	prune_refs(e->r, in, need);
+	prune_refs(e->x, in, need);
+	if (e->list)
+		for (int i = 0; i < e->list->n; i++)
+			prune_refs(e->list->v[i], in, need);
+}
+
+static int prune_node(bctx *b, pnode *n, const uint8_t *need);
+
+/* Child c of n gets a need array (all columns when all). */
+static uint8_t *prune_need(bctx *b, const pnode *c, bool all)
+{
+	uint8_t *nd = ast_alloc(b->a, (size_t)c->ncols + 1);
+
+	if (nd) {
+		memset(nd, 0, (size_t)c->ncols + 1);
+		if (all)
+			prune_all(nd, c->ncols);
+	}
+	return nd;
+}
+
+static int prune_scan(bctx *b, pnode *n, const uint8_t *need)
+{
+	int k = 0;
+	int *tc;
+
+	for (int i = 0; i < n->ncols; i++)
+		k += need[i] != 0;
+	if (k == n->ncols)
+		return GPMDB_OK;
+	tc = n->tcol ? n->tcol
+		     : ast_alloc(b->a, sizeof(int) * (size_t)(n->ncols + 1));
+	if (!tc)
+		return db_err(b->db, GPMDB_NOMEM, "out of memory");
+	k = 0;
+	for (int i = 0; i < n->ncols; i++) {
+		if (!need[i])
+			continue;
+		tc[k] = n->tcol ? n->tcol[i] : i;
+		n->ty[k] = n->ty[i];
+		n->g[k] = n->g[i];
+		n->names[k] = n->names[i];
+		k++;
+	}
+	n->tcol = tc;
+	n->ncols = n->nvis = k;
+	return GPMDB_OK;
+}
+
+static int prune_node(bctx *b, pnode *n, const uint8_t *need)
+{
+	uint8_t *ln = NULL, *rn = NULL;
+	int rc;
+
+	switch (n->kind) {
+	case PN_SCAN:
+		return prune_scan(b, n, need);
+	case PN_ONE:
+	case PN_VALUES:
+		return GPMDB_OK;
+	case PN_FILTER:
+		if (!(ln = prune_need(b, n->l, n->post)))
+			break;
+		if (!n->post) {
+			for (int i = 0; i < n->ncols && i < n->l->ncols; i++)
+				ln[i] |= need[i];
+			prune_refs(n->pred, n->l, ln);
+		}
+		if ((rc = prune_node(b, n->l, ln)))
+			return rc;
+		/* a filter passes its input's rows on: same layout */
+		n->ncols = n->l->ncols;
+		n->nvis = n->l->nvis;
+		pn_copy_layout(n, 0, n->l);
+		return GPMDB_OK;
+	case PN_JOIN: {
+		int lc = n->l->ncols;
+		uint8_t *jn = prune_need(b, n, false);
+		if (!jn || !(ln = prune_need(b, n->l, false)) ||
+		    !(rn = prune_need(b, n->r, false)))
+			break;
+		memcpy(jn, need, (size_t)n->ncols);
+		prune_refs(n->pred, n, jn);
+		for (int i = 0; i < n->ncols; i++)
+			if (jn[i]) {
+				if (i < lc)
+					ln[i] = 1;
+				else
+					rn[i - lc] = 1;
+			}
+		for (int i = 0; i < n->nkeys; i++) {
+			prune_refs(n->lkeys[i], n->l, ln);
+			prune_refs(n->rkeys[i], n->r, rn);
+		}
+		if ((rc = prune_node(b, n->l, ln)) ||
+		    (rc = prune_node(b, n->r, rn)))
+			return rc;
+		n->ncols = n->nvis = n->l->ncols + n->r->ncols;
+		pn_copy_layout(n, 0, n->l);
+		pn_copy_layout(n, n->l->ncols, n->r);
+		return GPMDB_OK;
+	}
+	case PN_PROJECT:
+		if (!(ln = prune_need(b, n->l, n->post)))
+			break;
+		if (!n->post)
+			for (int i = 0; i < n->nexprs; i++)
+				prune_refs(n->exprs[i], n->l, ln);
+		return prune_node(b, n->l, ln);
+	case PN_AGG:
+		if (!(ln = prune_need(b, n->l, false)))
+			break;
+		for (int i = 0; i < n->ngroup; i++)
+			prune_refs(n->group[i], n->l, ln);
+		for (int i = 0; i < n->naggs; i++) {
+			prune_refs(n->aggs[i].arg, n->l, ln);
+			prune_refs(n->aggs[i].sep, n->l, ln);
+		}
+		return prune_node(b, n->l, ln);
+	default: /* SORT, DISTINCT, LIMIT, SETOP, CONVERT: by position */
+		if (n->l && ((ln = prune_need(b, n->l, true)) == NULL ||
+			     (rc = prune_node(b, n->l, ln))))
+			return ln ? rc : db_err(b->db, GPMDB_NOMEM,
+						"out of memory");
+		if (n->r && ((rn = prune_need(b, n->r, true)) == NULL ||
+			     (rc = prune_node(b, n->r, rn))))
+			return rn ? rc : db_err(b->db, GPMDB_NOMEM,
+						"out of memory");
+		return GPMDB_OK;
+	}
+	return db_err(b->db, GPMDB_NOMEM, "out of memory");
+}
+
+/* Prunes the plan under root, whose every column is read. */
+static int plan_prune(bctx *b, pnode *root)
+{
+	uint8_t *need = prune_need(b, root, true);
+
+	if (!need)
+		return db_err(b->db, GPMDB_NOMEM, "out of memory");
+	return prune_node(b, root, need);
+}
+
 /* The first core of a compound (names and expressions for ORDER BY). */
 static ast_select *first_core(ast_select *s)
 {
@@ -1467,6 +1661,8 @@ pnode *plan_select(bctx *b, ast_select *s, scope *up)
 out:
 	b->nwith = nwith;
 	b->depth--;
+	if (n && plan_prune(b, n))
+		return NULL;
 	return n;
 }
 
@@ -1717,5 +1913,7 @@ pnode *plan_dml(bctx *b, uint32_t tid, const char *tname, ast_expr *where,
 		pj->ty[i + 1] = expr_type(exprs[i]);
 	}
 	free(sc->orefs);
+	if (plan_prune(b, pj))
+		return NULL;
 	return pj;
 }

@@ -6,6 +6,7 @@
  * errors (SQLite ignores them; a typo should not pass silently).
  */
 #include "engine.h"
+#include "batch_gpu.h"
 #include "../gpu/gpu.h"
 
 #include <stdio.h>
@@ -26,6 +27,9 @@ static const char *il_cols[] = {"seq", "name", "unique", "origin",
 int pragma_columns(ast_stmt *s, const char ***names)
 {
 	int gc = exec_gpu_pragma_columns(s, names); /* backend, gpu_* */
+
+	if (gc < 0) /* gpu_persist*, gpu_write_*, recovery_stats */
+		gc = bgpu_pragma_columns(s, names);
 
 	if (gc >= 0)
 		return gc;
@@ -398,6 +402,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 
 	if (exec_gpu_is_pragma(s->name)) /* backend, gpu_*: exec_gpu.c */
 		return exec_gpu_pragma(st, s, v, out);
+	if (bgpu_is_pragma(s->name)) /* GPU writes: batch_gpu.c */
+		return bgpu_pragma(st, s, v, out);
 	if (!strcasecmp(s->name, "gpu")) {
 		/* .stats's name for gpu_info: the device, or why there is
 		 * none (exec_gpu.c serialises GPU calls) */

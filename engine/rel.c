@@ -118,7 +118,37 @@ void rel_free(rel *r)
 		r->x->mem -= r->bytes;
 	free(r->cols);
 	vec_arena_free(&r->strs);
+	for (vec_chunk *c = r->adopted, *nx; c; c = nx) {
+		nx = c->next;
+		free(c);
+	}
 	free(r);
+}
+
+void rel_adopt(rel *dst, rel *src)
+{
+	vec_chunk *lists[2] = {src->strs.first, src->adopted};
+	size_t moved = 0;
+
+	for (int k = 0; k < 2; k++) {
+		vec_chunk *c = lists[k];
+		if (!c)
+			continue;
+		for (;; c = c->next) {
+			moved += c->used;
+			if (!c->next)
+				break;
+		}
+		c->next = dst->adopted;
+		dst->adopted = lists[k];
+	}
+	src->strs.first = src->strs.cur = NULL;
+	src->adopted = NULL;
+	/* the bytes stay counted, now by dst */
+	if (moved > src->bytes)
+		moved = src->bytes;
+	src->bytes -= moved;
+	dst->bytes += moved;
 }
 
 int rel_reserve(rel *r, uint64_t n)

@@ -114,8 +114,8 @@ __device__ static uint64_t ro_ukey(const gpu_col &c, uint32_t i)
 }
 
 /* Pass 1 of a key: ukey[i] = key of row perm[i] (DESC: inverted). */
-__global__ void ro_keys(gpu_col c, const uint32_t *perm, uint32_t n,
-			int desc, uint64_t *ukey)
+__global__ void ro_keys(gpu_col c, const uint32_t *perm, uint32_t n, int desc,
+			uint64_t *ukey)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -152,9 +152,8 @@ __global__ void ro_iota(uint32_t *v, uint32_t n)
  * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8 scratch.
  */
 static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
-		   cub::DoubleBuffer<uint32_t> &perm, uint64_t *uk,
-		   uint8_t *rk, void *tmp, size_t tbytes, char *err,
-		   size_t errlen)
+		   cub::DoubleBuffer<uint32_t> &perm, uint64_t *uk, uint8_t *rk,
+		   void *tmp, size_t tbytes, char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 
@@ -204,9 +203,9 @@ static int ro_sort_tmp(uint32_t m, size_t *bytes, char *err, size_t errlen)
 
 /* Sets up a permutation of m entries (initially 0..m-1 unless init) and
  * the scratch ro_sort needs, and sorts it. */
-static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk,
-		     uint32_t m, const uint32_t *init, uint32_t **out,
-		     char *err, size_t errlen)
+static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk, uint32_t m,
+		     const uint32_t *init, uint32_t **out, char *err,
+		     size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	uint32_t *p;
@@ -248,8 +247,7 @@ static int ro_check_n(uint64_t n, char *err, size_t errlen)
 }
 
 extern "C" int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n,
-			uint32_t keep, uint32_t *perm, char *err,
-			size_t errlen)
+			uint32_t keep, uint32_t *perm, char *err, size_t errlen)
 {
 	ro_mem m = {{0}, 0};
 	uint32_t *p;
@@ -356,7 +354,8 @@ extern "C" int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n,
 	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)n, s));
 	RO_TRY(cudaMemsetAsync(keep, 0, n, s));
 	for (int c = 0; c < ncols; c++) {
-		ro_diff<<<ro_grid(n), RO_BLOCK, 0, s>>>(cols[c].col, p, n, diff);
+		ro_diff<<<ro_grid(n), RO_BLOCK, 0, s>>>(cols[c].col, p, n,
+							diff);
 		RO_TRY(cudaGetLastError());
 	}
 	{
@@ -429,8 +428,8 @@ __device__ static uint64_t ro_hash(const gpu_col *keys, int nk, uint32_t i)
 }
 
 /* Run heads of the sorted right rows: start[run] = position. */
-__global__ void ro_runs(const uint32_t *diff, const uint32_t *run,
-			uint32_t n, uint32_t *start)
+__global__ void ro_runs(const uint32_t *diff, const uint32_t *run, uint32_t n,
+			uint32_t *start)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -513,7 +512,7 @@ extern "C" int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
 	gpu_col *dk;
 	uint8_t *valid;
 	uint32_t *rv, *nv, nvalid = 0, nruns = 0, *p, *diff, *run, *start,
-			    *slot, *pos, *dli, *dri;
+			   *slot, *pos, *dli, *dri;
 	uint64_t *cnt, *off, total = 0, hs, last[2];
 	gpu_sortcol sk[32];
 	void *tmp;
@@ -573,17 +572,17 @@ extern "C" int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
 		goto out;
 	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)nvalid, s));
 	for (int k = 0; k < nkeys; k++) {
-		ro_diff<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(rkeys[k], p, nvalid,
-							     diff);
+		ro_diff<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(rkeys[k], p,
+							     nvalid, diff);
 		RO_TRY(cudaGetLastError());
 	}
 	tb = 0;
-	RO_TRY(cub::DeviceScan::InclusiveSum(NULL, tb, diff, run, (int)nvalid,
-					     s));
+	RO_TRY(
+	    cub::DeviceScan::InclusiveSum(NULL, tb, diff, run, (int)nvalid, s));
 	if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
 		goto out;
-	RO_TRY(cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)nvalid,
-					     s));
+	RO_TRY(
+	    cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)nvalid, s));
 	if ((rc = gpu_download(&nruns, run + nvalid - 1, 4, err, errlen)))
 		goto out;
 	ro_runs<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(diff, run, nvalid, start);
@@ -597,8 +596,8 @@ extern "C" int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
 	    (rc = ro_alloc(&m, (void **)&pos, 4 * (size_t)nl, err, errlen)))
 		goto out;
 	RO_TRY(cudaMemsetAsync(slot, 0, 4 * hs, s));
-	ro_build<<<ro_grid(nruns), RO_BLOCK, 0, s>>>(dk + nkeys, nkeys, p,
-						     start, nruns, slot, hs - 1);
+	ro_build<<<ro_grid(nruns), RO_BLOCK, 0, s>>>(
+	    dk + nkeys, nkeys, p, start, nruns, slot, hs - 1);
 	RO_TRY(cudaGetLastError());
 	ro_probe<<<ro_grid(nl), RO_BLOCK, 0, s>>>(dk, dk + nkeys, nkeys, nl, p,
 						  start, nruns, nvalid, slot,

@@ -214,6 +214,17 @@ static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
 int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 		 bool in_recovery);
 void tab_views_free(stg_pool *p);
+/* Shared with hcl_gpu.c (the GPU write path's storage API). */
+int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
+int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
+		       const uint32_t *nulls, uint64_t n, const char *what);
+/* Allocates and starts an HCL segment for n threads of epp entries:
+ * HCL_BATCH log entry, deferred free, zeroed tails, header, persisted. */
+int tab_hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
+		  hcl_geom *g, uint64_t *seg_off);
+/* hcl_gpu.c: undo of a segment by the recovery hook (a GPU kernel);
+ * GPMDB_OK when it did it all, anything else means "do it on the CPU". */
+int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh);
 /* Frees (deferred) every extent of a table: tablets, heaps, directory. */
 int tab_free_all(stg_pool *p, uint64_t cat_off);
 

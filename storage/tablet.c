@@ -200,7 +200,7 @@ static uint32_t *deleted_bits(stg_tablet_hdr *h)
 
 /* Makes the directory of the table at cat_off hold tablets covering rows
  * [0, rows).  Allocates, so pointers die. */
-static int ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
+int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 {
 	uint64_t need = rows ? tab_index_of(rows - 1) + 1 : 0;
 	uint64_t doff, ext, toff, size, cnt;
@@ -501,8 +501,8 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 	}
 }
 
-static int check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
-			  const uint32_t *nulls, uint64_t n, const char *what)
+int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
+		       const uint32_t *nulls, uint64_t n, const char *what)
 {
 	stg_cat_column *cc = cat_cols(e);
 	uint64_t first;
@@ -546,7 +546,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 			return pool_err(p, GPMDB_MISUSE,
 					"stg_append: column %s has no values",
 					cc[c].name);
-		rc = check_not_null(p, e, c, cols[c].nulls, nrows, "row");
+		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
 		if (rc != GPMDB_OK)
 			return rc;
 		if (cc[c].type == STG_T_TEXT)
@@ -558,7 +558,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
 
-	rc = ensure_tablets(p, cat_off, end);
+	rc = tab_ensure_tablets(p, cat_off, end);
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, cat_off); /* the pool may have moved */
@@ -968,6 +968,10 @@ int tab_hcl_undo(stg_pool *p, const stg_log_hcl *lh, uint64_t batch_seq,
 		pool_clear_err(p);
 		return GPMDB_OK;
 	}
+	/* At open, a GPU recovery kernel may apply the segment (hcl_gpu.c);
+	 * whatever it cannot do, the CPU does below (undo is idempotent). */
+	if (in_recovery && tab_hcl_undo_gpu(p, u.cat_off, lh) == GPMDB_OK)
+		return GPMDB_OK;
 	rc = hcl_foreach(seg, lh->seg_size, hcl_visit, &u);
 	if (u.rc != GPMDB_OK)
 		return u.rc;
@@ -980,8 +984,8 @@ int tab_hcl_undo(stg_pool *p, const stg_log_hcl *lh, uint64_t batch_seq,
 
 /* Allocates and starts an HCL segment: log entry, deferred free, zeroed
  * tails, header.  *seg_off and *g describe it. */
-static int hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
-		     hcl_geom *g, uint64_t *seg_off)
+int tab_hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
+		  hcl_geom *g, uint64_t *seg_off)
 {
 	stg_log_hcl lh;
 	uint64_t size, ext, seq;
@@ -1080,7 +1084,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 				return pool_err(p, GPMDB_MISUSE,
 						"stg_update: column %u twice",
 						cols[j]);
-		rc = check_not_null(p, e, cols[j], vals[j].nulls, n,
+		rc = tab_check_not_null(p, e, cols[j], vals[j].nulls, n,
 				    "updated row");
 		if (rc != GPMDB_OK)
 			return rc;
@@ -1133,7 +1137,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 				goto out;
 		}
 	}
-	rc = hcl_begin(p, table_id, n, (uint32_t)ncols, &g, &seg_off);
+	rc = tab_hcl_begin(p, table_id, n, (uint32_t)ncols, &g, &seg_off);
 	if (rc != GPMDB_OK)
 		goto out;
 	/* No allocation from here on: pointers stay valid. */
@@ -1285,7 +1289,7 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 					"(%llu rows)",
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
-	rc = hcl_begin(p, table_id, n, 1, &g, &seg_off);
+	rc = tab_hcl_begin(p, table_id, n, 1, &g, &seg_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, cat_off);

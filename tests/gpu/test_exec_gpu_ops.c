@@ -14,8 +14,8 @@
 
 #include "harness.h"
 
-#include "gpu/xq.h"
 #include "../gpu/gpu.h"
+#include "gpu/xq.h"
 
 static gpmdb *db;
 static char path[256];
@@ -34,6 +34,7 @@ static void both(const char *sql)
 		nmis++;
 		CHECKF(0, "%s\n  cpu: %.300s\n  gpu: %.300s", sql, c, g);
 	}
+	CHECKF(strncmp(c, "ERROR", 5), "%s: %s", sql, c);
 	CHECKF(strncmp(g, "ERROR", 5), "%s: %s", sql, g);
 	free(c);
 	free(g);
@@ -62,14 +63,15 @@ static void setup(void)
 	/* doubling with variation: keys with many ties, NULLs every few
 	 * rows, negative values, -0.0 (from 0 * -1.0) */
 	for (long n = 3, r = 1; n < rows; n *= 2, r++) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO t SELECT i + %ld, CASE WHEN (i + %ld) %% "
-			 "11 = 0 THEN NULL ELSE (i * 7 + %ld) %% 1000 - 500 END, "
-			 "CASE WHEN i %% 13 = 5 THEN NULL ELSE ((i + %ld) %% 200 "
-			 "- 100) * -0.5 END, CASE WHEN i %% 17 = 3 THEN NULL "
-			 "ELSE ((i * 3) %% 500 - 250) * 1.25 END, dt + INTERVAL "
-			 "'%ld' DAY, NOT bo, s FROM t",
-			 n, n, r, r, r % 40);
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO t SELECT i + %ld, CASE WHEN (i + %ld) %% "
+		    "11 = 0 THEN NULL ELSE (i * 7 + %ld) %% 1000 - 500 END, "
+		    "CASE WHEN i %% 13 = 5 THEN NULL ELSE ((i + %ld) %% 200 "
+		    "- 100) * -0.5 END, CASE WHEN i %% 17 = 3 THEN NULL "
+		    "ELSE ((i * 3) %% 500 - 250) * 1.25 END, dt + INTERVAL "
+		    "'%ld' DAY, NOT bo, s FROM t",
+		    n, n, r, r, r % 40);
 		CHECK(!xq_exec(db, sql));
 	}
 	CHECK(!xq_exec(db, "DELETE FROM t WHERE i % 97 = 13"));
@@ -77,7 +79,7 @@ static void setup(void)
 	 * some NULL keys */
 	CHECK(!xq_exec(db, "INSERT INTO u SELECT k, i, d, dt, m, 'n' FROM t "
 			   "WHERE i < 4000"));
-	CHECK(!xq_exec(db, "INSERT INTO u SELECT k + 1, i + 5, d, dt, m, 'p' "
+	CHECK(!xq_exec(db, "INSERT INTO u SELECT k + 1, y + 5, d, dt, m, 'p' "
 			   "FROM u"));
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
 }

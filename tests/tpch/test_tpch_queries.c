@@ -467,8 +467,8 @@ static void tq_query_gpu(int q, const char *sql, const tpchq_res *cpu)
 			 rc ? "FAILED" : "passed");
 	}
 	printf("# q%d gpu: %ld rows, %lld GPU operators, %lld CPU fallbacks, "
-	       "EXPLAIN %d gpu / %d cpu, strict %s; cpu %.1f ms, gpu %.1f "
-	       "ms\n",
+	       "EXPLAIN %d gpu / %d cpu (-1: several statements), strict %s; "
+	       "cpu %.1f ms, gpu %.1f ms\n",
 	       q, gr->rows, gr->gpu_ops, gr->fallbacks, gr->plan_gpu,
 	       gr->plan_cpu, gr->strict, gr->cpu_ms, gr->gpu_ms);
 out:

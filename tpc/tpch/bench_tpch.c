@@ -63,8 +63,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "gpmdb.h"
 #include "../peers/duckdb_dl.h"
+#include "gpmdb.h"
 #include "tpch_pool.h"
 #include "tpch_query.h"
 
@@ -77,21 +77,21 @@ static const char *const bt_keys[E_N] = {"cpu", "gpu", "duckdb", "sqlite"};
 enum { ST_RUN, ST_NOT_RUN, ST_NOT_INSTALLED, ST_NO_GPU, ST_SF, ST_FAILED };
 
 typedef struct {
-	bool ok;	 /* the cold run and the warm runs succeeded */
-	bool ran;	 /* tried */
-	bool timeout;	 /* interrupted after --timeout */
+	bool ok;      /* the cold run and the warm runs succeeded */
+	bool ran;     /* tried */
+	bool timeout; /* interrupted after --timeout */
 	double cold_ms, warm_ms;
 	int nwarm;
 	char err[1024];
-	tpchq_res res;	 /* the last run's rows */
-	char gpu[160];	 /* GPU: fallbacks and CPU operators */
+	tpchq_res res; /* the last run's rows */
+	char gpu[160]; /* GPU: fallbacks and CPU operators */
 } bt_cell;
 
 typedef struct {
 	int state;
-	char why[1024];	 /* not installed / failed: the reason */
+	char why[1024]; /* not installed / failed: the reason */
 	double load_s;
-	char note[300];	 /* beside the load time */
+	char note[300]; /* beside the load time */
 	bt_cell q[TPCHQ_N + 1];
 } bt_engine;
 
@@ -163,8 +163,8 @@ static int gpm_load(bt_engine *e)
 		    stat(path, &sb) == 0)
 			bytes += (uint64_t)sb.st_size;
 	/* room for the larger scale factors (the pool grows up to this) */
-	oo.max_size = bytes * 3 > STG_DEFAULT_MAX_SIZE ? bytes * 3
-						       : STG_DEFAULT_MAX_SIZE;
+	oo.max_size =
+	    bytes * 3 > STG_DEFAULT_MAX_SIZE ? bytes * 3 : STG_DEFAULT_MAX_SIZE;
 	unlink(bt_pool);
 	double t0 = bt_now();
 	if (stg_open(bt_pool, &oo, &p, err, sizeof(err)) != GPMDB_OK) {
@@ -214,8 +214,7 @@ static int gpm_open(gpmdb **db, bool gpu, char *err, size_t len)
 	gpmdb_progress_handler(*db, 64, bt_progress, NULL);
 	if (gpu && gpmdb_exec(*db, "PRAGMA backend=gpu", NULL, NULL, NULL) !=
 		       GPMDB_OK) {
-		snprintf(err, len, "PRAGMA backend=gpu: %s",
-			 gpmdb_errmsg(*db));
+		snprintf(err, len, "PRAGMA backend=gpu: %s", gpmdb_errmsg(*db));
 		gpmdb_close(*db);
 		*db = NULL;
 		return -1;
@@ -345,15 +344,14 @@ static bool bt_is_select(const char *s)
 /* After the runs on the GPU backend: the cold run's CPU fallbacks and the
  * operators EXPLAIN puts on the CPU (no GPU version yet), e.g. "0
  * fallbacks; CPU: 3 JOIN, 1 SORT". */
-static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks,
-			   bt_cell *c)
+static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks, bt_cell *c)
 {
 	char *st[8];
 	int n = bt_split(bt_sql[q], st, 8);
 	bt_text t = {.len = 0};
-	static const char *kinds[] = {"JOIN",  "AGGREGATE", "SORT",
-				      "DISTINCT", "LIMIT",  "SET OPERATION",
-				      "FILTER", "PROJECT", "VALUES"};
+	static const char *kinds[] = {"JOIN",	  "AGGREGATE", "SORT",
+				      "DISTINCT", "LIMIT",     "SET OPERATION",
+				      "FILTER",	  "PROJECT",   "VALUES"};
 	int counts[9] = {0}, other = 0;
 
 	t.buf[0] = 0;
@@ -404,16 +402,16 @@ static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks,
 		line = end + 1;
 	}
 	size_t at = (size_t)snprintf(c->gpu, sizeof(c->gpu),
-				     fallbacks < 0 ? "? fallbacks"
+				     fallbacks < 0    ? "? fallbacks"
 				     : fallbacks == 0 ? "no fallback"
 						      : "**%lld fallbacks**",
 				     fallbacks);
 	bool any = false;
 	for (int k = 0; k < 9 && at < sizeof(c->gpu); k++)
 		if (counts[k]) {
-			at += (size_t)snprintf(c->gpu + at, sizeof(c->gpu) - at,
-					       "%s%d %s", any ? ", " : "; CPU: ",
-					       counts[k], kinds[k]);
+			at += (size_t)snprintf(
+			    c->gpu + at, sizeof(c->gpu) - at, "%s%d %s",
+			    any ? ", " : "; CPU: ", counts[k], kinds[k]);
 			any = true;
 		}
 	if (other && at < sizeof(c->gpu))
@@ -470,7 +468,8 @@ static int duck_load(bt_engine *e)
 		snprintf(e->note, sizeof(e->note),
 			 "database file %.0f MiB in %s, DuckDB %s, %d threads",
 			 (double)sb.st_size / 1048576.0, bt_opt.dir,
-			 bt_dl.library_version(), (int)sysconf(_SC_NPROCESSORS_ONLN));
+			 bt_dl.library_version(),
+			 (int)sysconf(_SC_NPROCESSORS_ONLN));
 	return 0;
 }
 
@@ -539,8 +538,7 @@ static int duck_run(duckdl_connection con, const char *sql, tpchq_res *r)
 							   : (double)v->i;
 					}
 					if (!v->text) {
-						snprintf(r->err,
-							 sizeof(r->err),
+						snprintf(r->err, sizeof(r->err),
 							 "out of memory");
 						rc = -1;
 						break;
@@ -819,7 +817,8 @@ static void bt_query(int e, int q)
 		gpm_gpu_report(c.g, q, fb0, cell);
 	bt_close(e, &c);
 	free(lite);
-	fprintf(stderr, "bench_tpch: %-9s q%-2d cold %9.1f ms  warm %9.1f ms%s%s\n",
+	fprintf(stderr,
+		"bench_tpch: %-9s q%-2d cold %9.1f ms  warm %9.1f ms%s%s\n",
 		bt_names[e], q, cell->cold_ms, cell->warm_ms,
 		rc ? "  FAILED: " : "", rc ? cell->err : "");
 }
@@ -926,8 +925,8 @@ static int bt_check(char check[][200], char **details)
 				qbad++;
 				snprintf(check[q] + strlen(check[q]),
 					 200 - strlen(check[q]),
-					 "%s**FAILED** %s", qbad > 1 ? "; " : "",
-					 bt_names[e]);
+					 "%s**FAILED** %s",
+					 qbad > 1 ? "; " : "", bt_names[e]);
 				char line[900];
 				int l = snprintf(line, sizeof(line),
 						 "**FAILED** q%d on %s: %s\n\n",
@@ -952,10 +951,10 @@ static int bt_check(char check[][200], char **details)
 					   &c->res, msg, sizeof(msg)))
 				continue;
 			qbad++;
-			snprintf(check[q] + strlen(check[q]),
-				 200 - strlen(check[q]),
-				 "%s**MISMATCH** %s vs %s", qbad > 1 ? "; " : "",
-				 bt_names[e], bt_names[ref]);
+			snprintf(
+			    check[q] + strlen(check[q]), 200 - strlen(check[q]),
+			    "%s**MISMATCH** %s vs %s", qbad > 1 ? "; " : "",
+			    bt_names[e], bt_names[ref]);
 			size_t l = strlen(msg) + 200;
 			if (dlen + l + 1 > dcap) {
 				dcap = (dcap + l + 1) * 2;
@@ -971,7 +970,10 @@ static int bt_check(char check[][200], char **details)
 			    q, bt_names[e], bt_names[ref], msg);
 		}
 		if (!qbad)
-			snprintf(check[q], 200, n > 1 ? "ok (%d engines)" : "%d engine, not compared", n);
+			snprintf(check[q], 200,
+				 n > 1 ? "ok (%d engines)"
+				       : "%d engine, not compared",
+				 n);
 		bad += qbad;
 	}
 	return bad;
@@ -982,7 +984,8 @@ static void bt_report(int *status)
 	char a[64], b[64], check[TPCHQ_N + 1][200], *details;
 	int bad = bt_check(check, &details);
 
-	printf("## Load\n\n| engine | seconds | notes |\n| --- | --- | --- |\n");
+	printf(
+	    "## Load\n\n| engine | seconds | notes |\n| --- | --- | --- |\n");
 	for (int e = 0; e < E_N; e++) {
 		if (e == E_GPU) {
 			printf("| %s | %s | %s |\n", bt_names[e],
@@ -1024,11 +1027,11 @@ static void bt_report(int *status)
 			bt_cell_text(e, q, true, b, sizeof(b));
 			printf(" %s | %s |", a, b);
 			if (e == E_GPU)
-				printf(" %s |",
-				       bt_eng[e].state != ST_RUN
-					   ? bt_state_text(e)
-				       : bt_eng[e].q[q].ok ? bt_eng[e].q[q].gpu
-							   : "-");
+				printf(" %s |", bt_eng[e].state != ST_RUN
+						    ? bt_state_text(e)
+						: bt_eng[e].q[q].ok
+						    ? bt_eng[e].q[q].gpu
+						    : "-");
 		}
 		printf(" %s |\n", check[q]);
 	}
@@ -1076,8 +1079,7 @@ static void bt_report(int *status)
 				printf("- %s / %s, warm, geometric mean of the "
 				       "per-query ratios over %d queries: "
 				       "%.2f (below 1: gpmdb is faster)\n",
-				       bt_names[e], bt_names[p], n,
-				       exp(s / n));
+				       bt_names[e], bt_names[p], n, exp(s / n));
 		}
 	}
 	printf("- threads: gpmdb up to %d (OpenMP), DuckDB %ld, SQLite 1\n",
@@ -1087,8 +1089,9 @@ static void bt_report(int *status)
 	       "counts exactly, ORDER BY order (tpc/tpch/tpch_query.c)\n\n");
 	if (bad) {
 		printf("%s", details ? details : "");
-		fprintf(stderr, "bench_tpch: %d MISMATCHES/FAILURES: see the "
-				"table\n",
+		fprintf(stderr,
+			"bench_tpch: %d MISMATCHES/FAILURES: see the "
+			"table\n",
 			bad);
 		*status = 1;
 	}
@@ -1244,8 +1247,8 @@ int main(int argc, char **argv)
 		if (bt_opt.only[q] && !(bt_sql[q] = tpchq_read_file(path)))
 			bt_die("cannot read %s: %s", path, strerror(errno));
 	}
-	snprintf(bt_pool, sizeof(bt_pool), "%s/bench_tpch_%ld.pool",
-		 bt_opt.dir, (long)getpid());
+	snprintf(bt_pool, sizeof(bt_pool), "%s/bench_tpch_%ld.pool", bt_opt.dir,
+		 (long)getpid());
 	snprintf(bt_duck, sizeof(bt_duck), "%s/bench_tpch_%ld.duckdb",
 		 bt_opt.dir, (long)getpid());
 	snprintf(bt_lite, sizeof(bt_lite), "%s/bench_tpch_%ld.sqlite",
@@ -1266,8 +1269,9 @@ int main(int argc, char **argv)
 					bt_eng[e].state = ST_FAILED;
 					if (e != E_CPU)
 						snprintf(bt_eng[e].why,
-						 sizeof(bt_eng[e].why), "%s",
-						 bt_eng[E_CPU].why);
+							 sizeof(bt_eng[e].why),
+							 "%s",
+							 bt_eng[E_CPU].why);
 				}
 			status = 1;
 		}
@@ -1277,8 +1281,7 @@ int main(int argc, char **argv)
 			bt_eng[E_GPU].state = ST_NO_GPU;
 		for (int e = E_CPU; e <= E_GPU; e++)
 			for (int q = 1; q <= TPCHQ_N; q++)
-				if (bt_eng[e].state == ST_RUN &&
-				    bt_opt.only[q])
+				if (bt_eng[e].state == ST_RUN && bt_opt.only[q])
 					bt_query(e, q);
 		unlink(bt_pool);
 	}

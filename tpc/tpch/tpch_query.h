@@ -52,10 +52,10 @@ typedef struct {
 typedef struct {
 	int ncols;
 	long nrows, cap;
-	tpchq_val *v;	/* row-major, nrows * ncols */
-	int nselects;	/* statements that returned columns (want 1) */
-	char err[512];	/* why running failed */
-	double ms;	/* prepare, steps and reading every value */
+	tpchq_val *v;  /* row-major, nrows * ncols */
+	int nselects;  /* statements that returned columns (want 1) */
+	char err[512]; /* why running failed */
+	double ms;     /* prepare, steps and reading every value */
 } tpchq_res;
 
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno

@@ -1,0 +1,616 @@
+/*
+ * batch_gpu.c - GPU INSERT/UPDATE/DELETE batches (docs/gpu.md "GPU
+ * writes").
+ *
+ * Under PRAGMA backend = gpu, the rows that batch.c and dml.c would hand
+ * to stg_append/stg_update/stg_delete are written by kernels straight
+ * into the pool mapping, registered with CUDA (gpu/persist.cu):
+ *   UPDATE/DELETE: storage allocates and logs an HCL segment
+ *     (stg_hcl_begin_gpu), the kernels write each row's undo entries,
+ *     tail and new value, each persisted before the next (gpu/dml.cu),
+ *     storage logs the deleted count (stg_hcl_end);
+ *   INSERT: storage checks NOT NULL and reserves the tablets
+ *     (stg_append_reserve), the kernels write the rows past the count,
+ *     storage logs the new count (stg_append_finish).
+ * The commit record is the transaction's, as on the CPU.  The HCL format
+ * is the CPU's, so recovery needs no GPU; when one is there it may do it
+ * (bgpu_recovery_hook).
+ *
+ * PRAGMA gpu_persist: auto (kernels in pmem mode, the CPU-assisted path
+ * in msync mode, where CUDA cannot register the file), kernel (kernels or
+ * an error), cap (the CPU-assisted path: the host applies the writes with
+ * the storage API).  What cannot run on the GPU (TEXT columns, no GPU,
+ * a mapping CUDA refuses) runs on the CPU, counted in gpu_write_stats and
+ * the connection's cpu_fallbacks, or fails under gpu_strict.
+ *
+ * GPU work of one connection is serialised here; the gpu_* layer has one
+ * stream (docs/gpu.md).
+ */
+#include "batch_gpu.h"
+
+#include "../gpu/gpu.h"
+#include "../gpu/gpu_dml.h"
+#include "../storage/stg_gpu.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
+
+/* Process-wide counters (PRAGMA gpu_write_stats). */
+static struct {
+	uint64_t gpu_batches, gpu_rows, gpu_bytes, cap_batches, fallbacks,
+	    registrations, unregister_errors;
+	double last_upload_ms, last_log_ms, last_data_ms, last_total_ms;
+	char last_fallback[512];
+	char last_op[16];
+} bg_stat;
+static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The CPU instead of the GPU: an error under gpu_strict, else counted. */
+static int bg_fallback(gpmdb *db, const char *op, const char *why)
+{
+	if (db->gpu_strict)
+		return db_err(db, GPMDB_UNSUPPORTED,
+			      "gpu_strict: %s cannot run on the GPU: %s", op,
+			      why);
+	db->gstat.cpu_fallbacks++;
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.fallbacks++;
+	snprintf(bg_stat.last_fallback, sizeof(bg_stat.last_fallback),
+		 "%s: %s", op, why);
+	pthread_mutex_unlock(&bg_lock);
+	return GPMDB_OK;
+}
+
+/* Makes the pool's current mapping the registered one: after the batch's
+ * allocations, which may have grown and remapped it. */
+static int bg_register(gpmdb *db, char *why, size_t wlen)
+{
+	uint64_t len = 0;
+	void *base = stg_pool_base(db->pool, &len);
+	char e2[512];
+	int rc;
+
+	if (db->gpu_reg_base == base && db->gpu_reg_len == len &&
+	    gpu_pm_is_registered(base, len))
+		return GPMDB_OK;
+	if (db->gpu_reg_base) {
+		/* the old range may be unmapped already: CUDA may refuse,
+		 * which only leaks its pins until the process ends */
+		if (gpu_pm_unregister(db->gpu_reg_base, e2, sizeof(e2)))
+			bg_stat.unregister_errors++;
+		db->gpu_reg_base = NULL;
+		db->gpu_reg_len = 0;
+	}
+	rc = gpu_pm_register(base, len, why, wlen);
+	if (rc != GPMDB_OK)
+		return rc;
+	db->gpu_reg_base = base;
+	db->gpu_reg_len = len;
+	bg_stat.registrations++;
+	return GPMDB_OK;
+}
+
+/*
+ * Which path: 1 kernels (the pool registered), 0 the CPU (counted when
+ * the GPU was wanted), -1 an error set on db.
+ */
+static int bg_choose(gpmdb *db, const char *op, bool has_text)
+{
+	char why[600];
+
+	if (db->backend != 2)
+		return 0;
+	if (db->gpu_persist == BG_CAP) {
+		pthread_mutex_lock(&bg_lock);
+		bg_stat.cap_batches++;
+		pthread_mutex_unlock(&bg_lock);
+		return 0;
+	}
+	if (has_text)
+		return bg_fallback(db, op,
+				   "TEXT columns are written by the CPU (no "
+				   "device string heap yet)")
+			   ? -1
+			   : 0;
+	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+		if (db->gpu_persist == BG_KERNEL) {
+			db_err(db, GPMDB_UNSUPPORTED,
+			       "PRAGMA gpu_persist = kernel: the pool is in "
+			       "msync mode (an ordinary file system), which "
+			       "CUDA cannot map for kernels to store into; "
+			       "use gpu_persist = cap or auto");
+			return -1;
+		}
+		/* auto: msync mode is what the CPU-assisted path is for */
+		pthread_mutex_lock(&bg_lock);
+		bg_stat.cap_batches++;
+		pthread_mutex_unlock(&bg_lock);
+		return 0;
+	}
+	if (gpu_init(why, sizeof(why)) != GPMDB_OK)
+		return bg_fallback(db, op, why) ? -1 : 0;
+	if (bg_register(db, why, sizeof(why)) != GPMDB_OK) {
+		if (db->gpu_persist == BG_KERNEL) {
+			db_err(db, GPMDB_UNSUPPORTED,
+			       "PRAGMA gpu_persist = kernel: %s", why);
+			return -1;
+		}
+		return bg_fallback(db, op, why) ? -1 : 0;
+	}
+	return 1;
+}
+
+static void bg_done(const char *op, uint64_t rows, const gpu_dml_timing *t)
+{
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.gpu_batches++;
+	bg_stat.gpu_rows += rows;
+	bg_stat.gpu_bytes += t->bytes;
+	bg_stat.last_upload_ms = t->upload_ms;
+	bg_stat.last_log_ms = t->log_ms;
+	bg_stat.last_data_ms = t->data_ms;
+	bg_stat.last_total_ms = t->total_ms;
+	snprintf(bg_stat.last_op, sizeof(bg_stat.last_op), "%s", op);
+	pthread_mutex_unlock(&bg_lock);
+}
+
+static void bg_glay(const stg_gpu_layout *l, gpu_tab_layout *g)
+{
+	g->tab = l->tab;
+	g->ntab = l->ntab;
+	g->stride = l->stride;
+	g->widths = l->widths;
+	g->ncols = l->ncols;
+}
+
+static bool bg_table_has_text(gpmdb *db, uint32_t tid, stg_schema **out)
+{
+	stg_schema *sch = NULL;
+	bool t = false;
+
+	*out = NULL;
+	if (stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
+		return false; /* the CPU path reports it */
+	for (int c = 0; c < sch->ncols; c++)
+		if (sch->cols[c].type == STG_T_TEXT)
+			t = true;
+	*out = sch;
+	return t;
+}
+
+static int bg_cpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
+			 uint64_t n)
+{
+	return stg_append(db->pool, tid, cols, n) ? db_err_stg(db) : GPMDB_OK;
+}
+
+int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
+		uint64_t nrows)
+{
+	stg_schema *sch = NULL;
+	stg_gpu_layout lay = {0};
+	gpu_tab_layout gl;
+	gpu_dml_timing t = {0};
+	const void **vals = NULL;
+	const uint32_t **nls = NULL;
+	uint64_t start = 0;
+	char err[600];
+	int want, rc;
+
+	if (db->backend != 2 || nrows == 0)
+		return bg_cpu_append(db, tid, cols, nrows);
+	want = bg_choose(db, "INSERT", bg_table_has_text(db, tid, &sch));
+	if (want <= 0 || !sch) {
+		stg_schema_free(sch);
+		return want < 0 ? db->errcode : bg_cpu_append(db, tid, cols,
+							      nrows);
+	}
+	vals = calloc((size_t)sch->ncols + 1, sizeof(*vals));
+	nls = calloc((size_t)sch->ncols + 1, sizeof(*nls));
+	if (!vals || !nls) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int c = 0; c < sch->ncols; c++) {
+		vals[c] = cols[c].values;
+		nls[c] = cols[c].nulls;
+	}
+	/* tablets first: reserving may grow and remap the pool */
+	if (stg_append_reserve(db->pool, tid, cols, nrows, &start) ||
+	    stg_gpu_layout_get(db->pool, tid, &lay)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	if (bg_register(db, err, sizeof(err))) {
+		rc = db_err(db, GPMDB_GPU, "%s", err);
+		goto out;
+	}
+	bg_glay(&lay, &gl);
+	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t,
+			err, sizeof(err));
+	if (rc) {
+		/* the rows past the count are invisible: the statement's
+		 * rollback leaves the table as it was */
+		rc = db_err(db, rc, "GPU INSERT: %s", err);
+		goto out;
+	}
+	if (stg_append_finish(db->pool, tid, start, nrows, t.bytes)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	bg_done("INSERT", nrows, &t);
+	rc = GPMDB_OK;
+out:
+	free(vals);
+	free(nls);
+	stg_gpu_layout_free(&lay);
+	stg_schema_free(sch);
+	return rc;
+}
+
+/* Checks of stg_update that the GPU path does itself, with its words. */
+static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
+			 const uint64_t *rowids, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (rowids[i] >= rows)
+			return db_err(db, GPMDB_RANGE,
+				      "table %s: row %llu does not exist "
+				      "(%llu rows)",
+				      sch->name, (unsigned long long)rowids[i],
+				      (unsigned long long)rows);
+	return GPMDB_OK;
+}
+
+int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
+		const uint64_t *rowids, uint64_t n, const stg_col_batch *vals)
+{
+	stg_schema *sch = NULL;
+	stg_gpu_layout lay = {0};
+	stg_hcl_seg seg;
+	gpu_tab_layout gl;
+	gpu_dml_timing t = {0};
+	const void *v[64];
+	const uint32_t *nl[64];
+	bool text = false;
+	char err[600];
+	int want, rc;
+
+	if (db->backend != 2 || n == 0)
+		goto cpu;
+	if (stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
+		goto cpu; /* the CPU path reports it */
+	for (int k = 0; k < ncols; k++) {
+		if (cols[k] >= (uint32_t)sch->ncols)
+			goto cpu;
+		if (sch->cols[cols[k]].type == STG_T_TEXT)
+			text = true;
+	}
+	if (ncols > 64) {
+		if ((rc = bg_fallback(db, "UPDATE", "more than 64 columns")))
+			goto out;
+		goto cpu;
+	}
+	want = bg_choose(db, "UPDATE", text);
+	if (want < 0) {
+		rc = db->errcode;
+		goto out;
+	}
+	if (want == 0)
+		goto cpu;
+	for (int k = 0; k < ncols; k++) {
+		const stg_column_info *ci = &sch->cols[cols[k]];
+
+		v[k] = vals[k].values;
+		nl[k] = vals[k].nulls;
+		if ((ci->flags & STG_COL_NOTNULL) && nl[k])
+			for (uint64_t i = 0; i < n; i++)
+				if ((nl[k][i >> 5] >> (i & 31)) & 1u) {
+					rc = db_err(db, GPMDB_CONSTRAINT,
+						    "NOT NULL constraint "
+						    "failed: %s.%s (updated "
+						    "row %llu)",
+						    sch->name, ci->name,
+						    (unsigned long long)i + 1);
+					goto out;
+				}
+	}
+	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
+				n)))
+		goto out;
+	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
+	    stg_hcl_begin_gpu(db->pool, tid, n, (uint32_t)ncols, &seg)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	/* after the segment's allocation: the mapping is final now */
+	if (bg_register(db, err, sizeof(err))) {
+		rc = db_err(db, GPMDB_GPU, "%s", err);
+		goto out;
+	}
+	bg_glay(&lay, &gl);
+	rc = gpu_hcl_update(db->gpu_reg_base, seg.seg_off, &seg.geom, &gl,
+			    rowids, n, ncols, cols, v, nl, db->gpu_scope, &t,
+			    err, sizeof(err));
+	if (rc) {
+		/* the statement's rollback undoes what the log holds */
+		rc = db_err(db, rc, "GPU UPDATE: %s", err);
+		goto out;
+	}
+	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	bg_done("UPDATE", n, &t);
+	rc = GPMDB_OK;
+out:
+	stg_gpu_layout_free(&lay);
+	stg_schema_free(sch);
+	return rc;
+cpu:
+	stg_schema_free(sch);
+	return stg_update(db->pool, tid, ncols, cols, rowids, n, vals)
+		   ? db_err_stg(db)
+		   : GPMDB_OK;
+}
+
+int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
+{
+	stg_schema *sch = NULL;
+	stg_gpu_layout lay = {0};
+	stg_hcl_seg seg;
+	gpu_tab_layout gl;
+	gpu_dml_timing t = {0};
+	uint64_t added = 0;
+	char err[600];
+	int want, rc;
+
+	if (db->backend != 2 || n == 0 ||
+	    stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
+		goto cpu;
+	want = bg_choose(db, "DELETE", false);
+	if (want < 0) {
+		rc = db->errcode;
+		goto out;
+	}
+	if (want == 0)
+		goto cpu;
+	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
+				n)))
+		goto out;
+	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
+	    stg_hcl_begin_gpu(db->pool, tid, n, 1, &seg)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	if (bg_register(db, err, sizeof(err))) {
+		rc = db_err(db, GPMDB_GPU, "%s", err);
+		goto out;
+	}
+	bg_glay(&lay, &gl);
+	rc = gpu_hcl_delete(db->gpu_reg_base, seg.seg_off, &seg.geom, &gl,
+			    rowids, n, db->gpu_scope, &added, &t, err,
+			    sizeof(err));
+	if (rc) {
+		rc = db_err(db, rc, "GPU DELETE: %s", err);
+		goto out;
+	}
+	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, true, added)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	bg_done("DELETE", n, &t);
+	rc = GPMDB_OK;
+out:
+	stg_gpu_layout_free(&lay);
+	stg_schema_free(sch);
+	return rc;
+cpu:
+	stg_schema_free(sch);
+	return stg_delete(db->pool, tid, rowids, n) ? db_err_stg(db)
+						    : GPMDB_OK;
+}
+
+/* ---- recovery, open, close ------------------------------------------ */
+
+static int bgpu_recovery_hook(const stg_hcl_undo_job *job, uint64_t *applied)
+{
+	gpu_tab_layout gl;
+	char err[600];
+
+	*applied = 0;
+	/* msync mode: CUDA cannot register the file; the CPU does it */
+	if (job->dur == STG_DUR_MSYNC || !gpu_available())
+		return GPMDB_UNSUPPORTED;
+	bg_glay(job->layout, &gl);
+	return gpu_hcl_recover(job->base, job->map_len, job->seg_off,
+			       job->seg_size, &gl, job->layout->row_count,
+			       applied, err, sizeof(err));
+}
+
+void bgpu_before_open(gpmdb *db)
+{
+	const char *e = getenv("GPMDB_GPU_RECOVERY");
+	bool on = db->backend == 2;
+
+	if (e && *e)
+		on = strcmp(e, "0") != 0;
+	stg_gpu_recovery_reset();
+	stg_set_hcl_undo_hook(on ? bgpu_recovery_hook : NULL);
+}
+
+void bgpu_before_close(gpmdb *db)
+{
+	char err[512];
+
+	if (db->gpu_reg_base &&
+	    gpu_pm_unregister(db->gpu_reg_base, err, sizeof(err)) != GPMDB_OK)
+		bg_stat.unregister_errors++;
+	db->gpu_reg_base = NULL;
+	db->gpu_reg_len = 0;
+}
+
+/* ---- pragmas -------------------------------------------------------- */
+
+static const char *bg_nv_cols[] = {"name", "value"};
+static const char *bg_one_col[] = {"value"};
+
+bool bgpu_is_pragma(const char *name)
+{
+	return !strcasecmp(name, "gpu_persist") ||
+	       !strcasecmp(name, "gpu_persist_scope") ||
+	       !strcasecmp(name, "gpu_write_stats") ||
+	       !strcasecmp(name, "gpu_write_fallback") ||
+	       !strcasecmp(name, "recovery_stats");
+}
+
+int bgpu_pragma_columns(ast_stmt *s, const char ***names)
+{
+	if (!bgpu_is_pragma(s->name))
+		return -1;
+	if (!strcasecmp(s->name, "gpu_write_stats") ||
+	    !strcasecmp(s->name, "recovery_stats")) {
+		*names = bg_nv_cols;
+		return 2;
+	}
+	if (s->pragma_value && !s->pragma_call) {
+		*names = NULL;
+		return 0;
+	}
+	*names = bg_one_col;
+	return 1;
+}
+
+static int bg_row(gpmdb *db, rel *r, const char *name, const char *text,
+		  double num)
+{
+	sval v[2];
+	int c = 0;
+
+	memset(v, 0, sizeof(v));
+	if (name) {
+		v[c].t = BC_T_TEXT;
+		v[c].u.s.ptr = name;
+		v[c++].u.s.len = (uint32_t)strlen(name);
+	}
+	if (text) {
+		v[c].t = BC_T_TEXT;
+		v[c].u.s.ptr = text;
+		v[c].u.s.len = (uint32_t)strlen(text);
+	} else {
+		v[c].t = BC_T_REAL;
+		v[c].u.r = num;
+	}
+	if (rel_reserve(r, 1))
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	for (int k = 0; k <= c; k++)
+		if (rel_set(r, k, r->nrows, &v[k]))
+			return db_err(db, GPMDB_NOMEM, "out of memory");
+	r->nrows++;
+	return GPMDB_OK;
+}
+
+int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
+{
+	static const char *pn[] = {"auto", "kernel", "cap"};
+	static const char *sn[] = {"thread", "block", "grid"};
+	gpmdb *db = st->db;
+	bool set = v && s->pragma_value && !s->pragma_call;
+	const char *nm = s->name;
+	etype tt[2] = {et_make(BC_T_TEXT), et_make(BC_T_TEXT)};
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	if (set) {
+		const char **names = !strcasecmp(nm, "gpu_persist") ? pn : sn;
+		int *dst = !strcasecmp(nm, "gpu_persist") ? &db->gpu_persist
+							  : &db->gpu_scope;
+
+		if (strcasecmp(nm, "gpu_persist") &&
+		    strcasecmp(nm, "gpu_persist_scope"))
+			return db_err(db, GPMDB_ERROR,
+				      "PRAGMA %s cannot be set", nm);
+		for (int i = 0; i < 3; i++)
+			if (!strcasecmp(v, names[i])) {
+				*dst = i;
+				return GPMDB_OK;
+			}
+		return db_err(db, GPMDB_ERROR, "%s is %s, %s or %s", nm,
+			      names[0], names[1], names[2]);
+	}
+	if (!strcasecmp(nm, "gpu_write_stats") ||
+	    !strcasecmp(nm, "recovery_stats")) {
+		tt[1] = et_make(BC_T_REAL);
+		if (!(r = rel_new(NULL, 2, tt)))
+			return db_err(db, GPMDB_NOMEM, "out of memory");
+	} else if (!(r = rel_new(NULL, 1, tt))) {
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	}
+	if (!strcasecmp(nm, "gpu_write_stats")) {
+		pthread_mutex_lock(&bg_lock);
+		const struct {
+			const char *n;
+			double v;
+		} rows[] = {
+		    {"gpu_batches", (double)bg_stat.gpu_batches},
+		    {"gpu_rows", (double)bg_stat.gpu_rows},
+		    {"gpu_bytes", (double)bg_stat.gpu_bytes},
+		    {"cap_batches", (double)bg_stat.cap_batches},
+		    {"cpu_fallbacks", (double)bg_stat.fallbacks},
+		    {"registrations", (double)bg_stat.registrations},
+		    {"unregister_errors", (double)bg_stat.unregister_errors},
+		    {"last_upload_ms", bg_stat.last_upload_ms},
+		    {"last_log_ms", bg_stat.last_log_ms},
+		    {"last_data_ms", bg_stat.last_data_ms},
+		    {"last_total_ms", bg_stat.last_total_ms},
+		};
+		pthread_mutex_unlock(&bg_lock);
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
+		     i++)
+			rc = bg_row(db, r, rows[i].n, NULL, rows[i].v);
+	} else if (!strcasecmp(nm, "gpu_write_fallback")) {
+		char fb[600];
+
+		pthread_mutex_lock(&bg_lock);
+		snprintf(fb, sizeof(fb), "%s", bg_stat.last_fallback);
+		pthread_mutex_unlock(&bg_lock);
+		rc = bg_row(db, r, NULL, fb, 0);
+	} else if (!strcasecmp(nm, "recovery_stats")) {
+		stg_stats ss;
+		stg_gpu_recovery_stats gs;
+
+		stg_get_stats(db->pool, &ss);
+		stg_gpu_recovery_last(&gs);
+		const struct {
+			const char *n;
+			double v;
+		} rows[] = {
+		    {"recovery_ms", ss.recovery_ms},
+		    {"recovered_entries", (double)ss.recovered_entries},
+		    {"gpu_segments", (double)gs.segments},
+		    {"gpu_entries", (double)gs.entries},
+		    {"gpu_ms", gs.ms},
+		    {"cpu_segments", (double)gs.cpu_segments},
+		};
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
+		     i++)
+			rc = bg_row(db, r, rows[i].n, NULL, rows[i].v);
+	} else {
+		rc = bg_row(db, r, NULL,
+			    !strcasecmp(nm, "gpu_persist")
+				? pn[db->gpu_persist]
+				: sn[db->gpu_scope],
+			    0);
+	}
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}

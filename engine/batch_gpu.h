@@ -1,0 +1,31 @@
+/*
+ * batch_gpu.h - the engine's GPU write path (batch_gpu.c): where the
+ * batch API and the DML executor hand rows to storage, these choose
+ * between GPU kernels storing into the pool (backend=gpu) and the CPU
+ * (stg_append / stg_update / stg_delete).  On failure the connection's
+ * error is set and returned.
+ */
+#ifndef GPMDB_BATCH_GPU_H
+#define GPMDB_BATCH_GPU_H
+
+#include "engine.h"
+
+int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
+		uint64_t nrows);
+int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
+		const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
+int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n);
+
+/* Before stg_open: the GPU recovery hook for this open (backend=gpu or
+ * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */
+void bgpu_before_open(gpmdb *db);
+/* Before stg_close: the pool's CUDA registration goes. */
+void bgpu_before_close(gpmdb *db);
+
+/* PRAGMA gpu_persist, gpu_persist_scope, gpu_write_stats,
+ * gpu_write_fallback (the last fallback's reason), recovery_stats */
+bool bgpu_is_pragma(const char *name);
+int bgpu_pragma_columns(ast_stmt *s, const char ***names);
+int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out);
+
+#endif /* GPMDB_BATCH_GPU_H */

@@ -1,0 +1,87 @@
+/*
+ * dml_host.c - gpu_dml.h in a build without CUDA (make GPU=0): every call
+ * says so, and the engine writes through the CPU path.  With CUDA,
+ * gpu/persist.cu and gpu/dml.cu give the real ones and this file is empty.
+ */
+#include <stdio.h>
+
+#include "gpmdb.h"
+
+#include "gpu_dml.h"
+
+#ifndef GPMDB_HAVE_GPU
+
+static int dml_no_cuda(char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "gpmdb was built without CUDA (make GPU=0)");
+	return GPMDB_UNSUPPORTED;
+}
+
+int gpu_pm_register(void *base, uint64_t len, char *err, size_t errlen)
+{
+	(void)base;
+	(void)len;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_pm_unregister(void *base, char *err, size_t errlen)
+{
+	(void)base;
+	(void)err;
+	(void)errlen;
+	return GPMDB_OK; /* nothing was registered */
+}
+
+int gpu_pm_is_registered(const void *base, uint64_t len)
+{
+	(void)base;
+	(void)len;
+	return 0;
+}
+
+int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		   const gpu_tab_layout *lay, const uint64_t *rowids,
+		   uint64_t n, int ncols, const uint32_t *cols,
+		   const void *const *vals, const uint32_t *const *nulls,
+		   int scope, gpu_dml_timing *t, char *err, size_t errlen)
+{
+	(void)pool, (void)seg_off, (void)geom, (void)lay, (void)rowids;
+	(void)n, (void)ncols, (void)cols, (void)vals, (void)nulls;
+	(void)scope, (void)t;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_hcl_delete(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		   const gpu_tab_layout *lay, const uint64_t *rowids,
+		   uint64_t n, int scope, uint64_t *added, gpu_dml_timing *t,
+		   char *err, size_t errlen)
+{
+	(void)pool, (void)seg_off, (void)geom, (void)lay, (void)rowids;
+	(void)n, (void)scope, (void)t;
+	*added = 0;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
+	       uint64_t n, const void *const *vals,
+	       const uint32_t *const *nulls, gpu_dml_timing *t, char *err,
+	       size_t errlen)
+{
+	(void)pool, (void)lay, (void)start, (void)n, (void)vals;
+	(void)nulls, (void)t;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
+		    uint64_t seg_size, const gpu_tab_layout *lay,
+		    uint64_t row_count, uint64_t *applied, char *err,
+		    size_t errlen)
+{
+	(void)pool, (void)map_len, (void)seg_off, (void)seg_size, (void)lay;
+	(void)row_count;
+	*applied = 0;
+	return dml_no_cuda(err, errlen);
+}
+
+#endif /* !GPMDB_HAVE_GPU */

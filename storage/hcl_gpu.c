@@ -1,0 +1,306 @@
+/*
+ * hcl_gpu.c - the storage side of GPU writes (stg_gpu.h): table layouts
+ * as offsets, HCL segments begun for a GPU grid, appends reserved and
+ * finished around a kernel, and the recovery hook through which a GPU
+ * kernel may undo an interrupted batch at open.
+ *
+ * Nothing here touches row data: the kernels do.  Everything that must
+ * be undone is logged here exactly as the CPU path logs it (the same
+ * HCL_BATCH entries, row counts and deleted counts through the metadata
+ * log), so the CPU recovery in mlog.c/tablet.c serves both.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+#include "stg_gpu.h"
+
+uint64_t stg_tab_index_of(uint64_t row)
+{
+	return tab_index_of(row);
+}
+
+uint64_t stg_tab_first_row(uint64_t idx)
+{
+	return tab_first_row(idx);
+}
+
+uint64_t stg_tab_capacity(uint64_t idx)
+{
+	return tab_capacity(idx);
+}
+
+/* The layout of the table at cat_off (no API checks: recovery uses it). */
+static int layout_build(stg_pool *p, uint64_t cat_off, stg_gpu_layout *out)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_cat_column *cc = cat_cols(e);
+	uint64_t i, cnt = 0;
+	uint32_t c;
+
+	memset(out, 0, sizeof(*out));
+	out->table_id = e->table_id;
+	out->ncols = e->ncols;
+	out->row_count = e->row_count;
+	out->stride = 2 * e->ncols + 1;
+	if (e->tdir) {
+		stg_tdir *d;
+
+		if (!pool_range_ok(p, e->tdir, sizeof(stg_tdir)))
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: tablet directory outside "
+					"the pool",
+					e->name);
+		d = tab_dir(p, e->tdir);
+		cnt = d->count < d->capacity ? d->count : d->capacity;
+	}
+	out->ntab = (uint32_t)cnt;
+	out->types = calloc(e->ncols + 1, sizeof(uint32_t));
+	out->widths = calloc(e->ncols + 1, sizeof(uint32_t));
+	out->tab = calloc(cnt * out->stride + 1, sizeof(uint64_t));
+	if (!out->types || !out->widths || !out->tab) {
+		stg_gpu_layout_free(out);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	for (c = 0; c < e->ncols; c++) {
+		out->types[c] = cc[c].type;
+		out->widths[c] = (uint32_t)stg_type_width((stg_type)cc[c].type);
+	}
+	for (i = 0; i < cnt; i++) {
+		uint64_t toff = tab_dir_slots(tab_dir(p, e->tdir))[i];
+		uint64_t *row = out->tab + i * out->stride;
+		stg_tablet_hdr *h;
+
+		if (!pool_range_ok(p, toff, sizeof(stg_tablet_hdr))) {
+			stg_gpu_layout_free(out);
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: tablet %llu is damaged",
+					e->name, (unsigned long long)i);
+		}
+		h = tab_hdr(p, toff);
+		for (c = 0; c < e->ncols; c++) {
+			row[2 * c] = toff + tab_colmap(h)[2 * c];
+			row[2 * c + 1] = toff + tab_colmap(h)[2 * c + 1];
+		}
+		row[2 * e->ncols] = toff + h->deleted_rel;
+	}
+	return GPMDB_OK;
+}
+
+int stg_gpu_layout_get(stg_pool *p, uint32_t table_id, stg_gpu_layout *out)
+{
+	uint64_t cat_off;
+	int rc;
+
+	if (p == NULL || out == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	rc = cat_find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	return layout_build(p, cat_off, out);
+}
+
+void stg_gpu_layout_free(stg_gpu_layout *l)
+{
+	if (l == NULL)
+		return;
+	free(l->types);
+	free(l->widths);
+	free(l->tab);
+	l->types = l->widths = NULL;
+	l->tab = NULL;
+}
+
+int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
+		      uint32_t epp, stg_hcl_seg *out)
+{
+	uint64_t cat_off;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = cat_find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (out == NULL || epp == 0 || nthreads == 0 ||
+	    nthreads > (uint64_t)UINT32_MAX * 256)
+		return pool_err(p, GPMDB_MISUSE,
+				"stg_hcl_begin_gpu: bad arguments");
+	rc = tab_hcl_begin(p, table_id, nthreads, epp, &out->geom,
+			   &out->seg_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	out->seg_size = hcl_segment_bytes(&out->geom);
+	return GPMDB_OK;
+}
+
+int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
+		uint64_t bytes, bool is_delete, uint64_t deleted_added)
+{
+	uint64_t cat_off;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = cat_find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (s == NULL)
+		return pool_err(p, GPMDB_MISUSE, "stg_hcl_end: no segment");
+	pool_count_persisted(p, bytes);
+	if (!is_delete) {
+		stg_crash_point("update.data");
+		return GPMDB_OK;
+	}
+	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, deleted_count),
+			  cat_entry(p, cat_off)->deleted_count + deleted_added);
+	if (rc == GPMDB_OK)
+		stg_crash_point("delete.data");
+	return rc;
+}
+
+int stg_append_reserve(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+		       uint64_t nrows, uint64_t *start)
+{
+	uint64_t cat_off, end;
+	stg_cat_entry *e;
+	uint32_t c;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = cat_find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	if (cols == NULL || start == NULL)
+		return pool_err(p, GPMDB_MISUSE,
+				"stg_append_reserve: bad arguments");
+	e = cat_entry(p, cat_off);
+	for (c = 0; c < e->ncols; c++) {
+		if (cat_cols(e)[c].type == STG_T_TEXT)
+			return pool_err(p, GPMDB_UNSUPPORTED,
+					"table %s: TEXT column %s is appended "
+					"by the CPU",
+					e->name, cat_cols(e)[c].name);
+		if (cols[c].values == NULL && nrows)
+			return pool_err(p, GPMDB_MISUSE,
+					"stg_append_reserve: column %s has no "
+					"values",
+					cat_cols(e)[c].name);
+		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
+		if (rc != GPMDB_OK)
+			return rc;
+	}
+	*start = e->row_count;
+	end = *start + nrows;
+	if (end < *start || end > (1ull << 48))
+		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
+				e->name);
+	return tab_ensure_tablets(p, cat_off, end);
+}
+
+int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
+		      uint64_t nrows, uint64_t bytes)
+{
+	uint64_t cat_off;
+	int rc;
+
+	rc = pool_check_writable(p);
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = cat_find_table(p, table_id, &cat_off);
+	if (rc != GPMDB_OK)
+		return rc;
+	/* The rows were written past this very count: anything else means
+	 * another append ran in between and they overlap. */
+	if (cat_entry(p, cat_off)->row_count != start)
+		return pool_err(p, GPMDB_MISUSE,
+				"stg_append_finish: the table has %llu rows, "
+				"the reserve started at %llu",
+				(unsigned long long)cat_entry(p, cat_off)
+				    ->row_count,
+				(unsigned long long)start);
+	pool_count_persisted(p, bytes);
+	stg_crash_point("append.data");
+	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, row_count),
+			  start + nrows);
+	if (rc == GPMDB_OK)
+		stg_crash_point("append.count");
+	return rc;
+}
+
+/* ---- recovery by a GPU -------------------------------------------------- */
+
+static _Thread_local stg_hcl_undo_hook undo_hook;
+static _Thread_local stg_gpu_recovery_stats rec_stats;
+
+void stg_set_hcl_undo_hook(stg_hcl_undo_hook fn)
+{
+	undo_hook = fn;
+}
+
+void stg_gpu_recovery_last(stg_gpu_recovery_stats *out)
+{
+	*out = rec_stats;
+}
+
+void stg_gpu_recovery_reset(void)
+{
+	memset(&rec_stats, 0, sizeof(rec_stats));
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh)
+{
+	stg_hcl_undo_job job;
+	stg_gpu_layout l;
+	uint64_t applied = 0;
+	double t0;
+	int rc;
+
+	/* A private (read-only) mapping is recovered in memory by the CPU:
+	 * registering a copy-on-write mapping with CUDA buys nothing. */
+	if (undo_hook == NULL || p->private_map || p->readonly) {
+		rec_stats.cpu_segments++;
+		return GPMDB_UNSUPPORTED;
+	}
+	if (layout_build(p, cat_off, &l) != GPMDB_OK) {
+		pool_clear_err(p);
+		rec_stats.cpu_segments++;
+		return GPMDB_UNSUPPORTED;
+	}
+	job.base = p->base;
+	job.map_len = p->map_len;
+	job.dur = p->dur;
+	job.seg_off = lh->seg_off;
+	job.seg_size = lh->seg_size;
+	job.layout = &l;
+	t0 = mono_ms();
+	rc = undo_hook(&job, &applied);
+	rec_stats.ms += mono_ms() - t0;
+	stg_gpu_layout_free(&l);
+	if (rc != GPMDB_OK) {
+		rec_stats.cpu_segments++;
+		return rc == GPMDB_OK ? GPMDB_ERROR : rc;
+	}
+	rec_stats.segments++;
+	rec_stats.entries += applied;
+	p->recovered_entries += applied;
+	return GPMDB_OK;
+}

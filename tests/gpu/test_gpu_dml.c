@@ -1,0 +1,388 @@
+/*
+ * test_gpu_dml.c - GPU INSERT/UPDATE/DELETE (engine/batch_gpu.c,
+ * gpu/dml.cu) against the CPU backend, the three persist scopes, the
+ * registration errors, and recovery of a batch killed just before its
+ * commit by the GPU kernel and by the CPU, timed.  Needs a GPU; pools on
+ * /dev/shm.  GPMDB_TEST_ROWS=n sets the table size (default 300000).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "../../gpu/gpu.h"
+#include "../../gpu/gpu_dml.h"
+#include "gpu/dml_util.h"
+
+static int64_t nrows = 300000;
+static char shm_cpu[256], shm_gpu[256];
+
+/* The same workload on db: inserts (array binding in two batches, a
+ * columnar append), keyed and predicate UPDATEs with NULLs, keyed and
+ * predicate DELETEs, a rolled-back UPDATE. */
+static int workload(gpmdb *db)
+{
+	int64_t n = nrows, m = n / 4, k1 = 1037;
+	int64_t *id = malloc(8 * n), *a = malloc(8 * n), *c = malloc(8 * n),
+		*e = malloc(8 * n), *uid = malloc(8 * m);
+	double *b = malloc(8 * n), *d = malloc(8 * n), *ub = malloc(8 * m);
+	uint8_t *an = calloc(n, 1), *bn = calloc(n, 1), *un = calloc(m, 1);
+	int rc = GPMDB_NOMEM;
+
+	if (!id || !a || !c || !e || !uid || !b || !d || !ub || !an || !bn ||
+	    !un)
+		goto out;
+	for (int64_t i = 0; i < n; i++) {
+		id[i] = i * 3 + 1;
+		a[i] = (i * 7919) % 1000 - 500;
+		c[i] = i % 3 == 0;
+		e[i] = i * 11;
+		b[i] = (double)((i * 31) % 1000) / 4.0;
+		d[i] = (double)(i % 100000) / 100.0;
+		an[i] = i % 7 == 0;
+		bn[i] = i % 13 == 0;
+	}
+	for (int64_t i = 0; i < m; i++) {
+		uid[i] = ((i * 2654435761ull) % (uint64_t)n) * 3 + 1;
+		ub[i] = (double)i / 8.0;
+		un[i] = i % 5 == 0;
+	}
+	/* unique keys for the keyed UPDATE: a permutation's prefix */
+	for (int64_t i = 0; i < m; i++)
+		uid[i] = ((i * 7) % n) * 3 + 1;
+	{
+		const int64_t *i64a[6] = {id, a, NULL, c, NULL, e};
+		const double *dba[6] = {NULL, NULL, b, NULL, d, NULL};
+		const uint8_t *nla[6] = {NULL, an, bn, NULL, bn, NULL};
+		const int64_t *i64b[6] = {id + k1, a + k1, NULL, c + k1, NULL,
+					  e + k1};
+		const double *dbb[6] = {NULL, NULL, b + k1, NULL, d + k1, NULL};
+		const uint8_t *nlb[6] = {NULL, an + k1, bn + k1, NULL,
+					 bn + k1, NULL};
+		const char *ins = "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)";
+
+		if ((rc = du_exec(db, "CREATE TABLE t (id BIGINT PRIMARY KEY, "
+				      "a INT, b DOUBLE, c BOOLEAN, "
+				      "d DECIMAL(12,2), e BIGINT NOT NULL)")) ||
+		    (rc = du_batch(db, ins, 6, i64a, dba, nla, k1)) ||
+		    (rc = du_batch(db, ins, 6, i64b, dbb, nlb, n - k1 - 5000)))
+			goto out;
+	}
+	{
+		/* the last 5000 rows by columnar append */
+		int64_t o = n - 5000;
+		gpmdb_column_array arr[6] = {
+		    {GPMDB_ARRAY_INT64, id + o, NULL},
+		    {GPMDB_ARRAY_INT64, a + o, an + o},
+		    {GPMDB_ARRAY_DOUBLE, b + o, bn + o},
+		    {GPMDB_ARRAY_INT64, c + o, NULL},
+		    {GPMDB_ARRAY_DOUBLE, d + o, NULL},
+		    {GPMDB_ARRAY_INT64, e + o, NULL}};
+
+		if ((rc = gpmdb_append_columns(db, "t", 6, NULL, arr, 5000))) {
+			fprintf(stderr, "append: %s\n", gpmdb_errmsg(db));
+			goto out;
+		}
+	}
+	{
+		const int64_t *i64[3] = {a, NULL, uid};
+		const double *dbl[3] = {NULL, ub, NULL};
+		const uint8_t *nl[3] = {un, un, NULL};
+
+		if ((rc = du_batch(db, "UPDATE t SET a = ?, b = ? WHERE id = ?",
+				   3, i64, dbl, nl, m)))
+			goto out;
+	}
+	if ((rc = du_exec(db, "UPDATE t SET e = e + 1 WHERE a % 3 = 0")) ||
+	    (rc = du_exec(db, "UPDATE t SET a = NULL, c = NOT c WHERE id % 11 = 0")) ||
+	    (rc = du_exec(db, "UPDATE t SET a = 5 WHERE a IS NULL AND id % 2 = 0")) ||
+	    (rc = du_exec(db, "BEGIN; UPDATE t SET e = 0, d = 1.5; ROLLBACK")))
+		goto out;
+	{
+		const int64_t *i64[1] = {uid + m / 2};
+
+		if ((rc = du_batch(db, "DELETE FROM t WHERE id = ?", 1, i64,
+				   NULL, NULL, m / 4)))
+			goto out;
+	}
+	rc = du_exec(db, "DELETE FROM t WHERE b < 10; "
+			 "UPDATE t SET b = b * 2 WHERE c");
+out:
+	free(id), free(a), free(c), free(e), free(uid), free(b), free(d);
+	free(ub), free(an), free(bn), free(un);
+	return rc;
+}
+
+static void t_equal_scope(const char *scope)
+{
+	gpmdb *cdb, *gdb;
+	uint64_t hc, hg, rc_, rg;
+	char sql[128];
+	double t0, tc, tg;
+
+	unlink(shm_cpu);
+	unlink(shm_gpu);
+	cdb = du_open(shm_cpu, "cpu", 1);
+	gdb = du_open(shm_gpu, "gpu", 1);
+	CHECK(cdb && gdb);
+	if (!cdb || !gdb)
+		return;
+	snprintf(sql, sizeof(sql), "PRAGMA gpu_persist_scope = %s", scope);
+	CHECK_RC(du_exec(gdb, sql), GPMDB_OK);
+	CHECK_RC(du_exec(gdb, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	double b0 = du_stat(gdb, "gpu_write_stats", "gpu_batches");
+	double f0 = du_stat(gdb, "gpu_write_stats", "cpu_fallbacks");
+	t0 = du_ms();
+	CHECK_RC(workload(cdb), GPMDB_OK);
+	tc = du_ms() - t0;
+	t0 = du_ms();
+	CHECK_RC(workload(gdb), GPMDB_OK);
+	tg = du_ms() - t0;
+	hc = du_hash(cdb, "SELECT * FROM t ORDER BY id", &rc_);
+	hg = du_hash(gdb, "SELECT * FROM t ORDER BY id", &rg);
+	CHECKF(hc == hg && rc_ == rg,
+	       "scope %s: cpu %llu rows %016llx, gpu %llu rows %016llx", scope,
+	       (unsigned long long)rc_, (unsigned long long)hc,
+	       (unsigned long long)rg, (unsigned long long)hg);
+	double nb = du_stat(gdb, "gpu_write_stats", "gpu_batches") - b0;
+	double nf = du_stat(gdb, "gpu_write_stats", "cpu_fallbacks") - f0;
+	/* 2 inserts, 1 append, 1 keyed + 3 predicate updates, the rolled
+	 * back one, 1 keyed + 1 predicate delete, 1 more update */
+	CHECKF(nb >= 10 && nf == 0, "gpu batches %.0f, fallbacks %.0f", nb,
+	       nf);
+	printf("# scope %s: %llu rows equal (%016llx); workload cpu %.0f ms, "
+	       "gpu %.0f ms; %.0f GPU batches, last: upload %.2f log %.2f "
+	       "data %.2f total %.2f ms\n",
+	       scope, (unsigned long long)rg, (unsigned long long)hg, tc, tg,
+	       nb, du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_log_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_data_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_total_ms"));
+	CHECK(du_hash(gdb, "PRAGMA integrity_check", &rg) ==
+	      du_hash(cdb, "PRAGMA integrity_check", &rc_));
+	gpmdb_close(cdb);
+	gpmdb_close(gdb);
+	/* reopened (CPU read), still equal */
+	gdb = du_open(shm_gpu, "cpu", 0);
+	CHECK(gdb && du_hash(gdb, "SELECT * FROM t ORDER BY id", &rg) == hc);
+	gpmdb_close(gdb);
+}
+
+static void t_equal_thread(void)
+{
+	t_equal_scope("thread");
+}
+static void t_equal_block(void)
+{
+	t_equal_scope("block");
+}
+static void t_equal_grid(void)
+{
+	t_equal_scope("grid");
+}
+
+/* TEXT tables: the CPU, counted; under gpu_strict an error. */
+static void t_text(void)
+{
+	gpmdb *db;
+
+	unlink(shm_gpu);
+	db = du_open(shm_gpu, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		return;
+	CHECK_RC(du_exec(db, "CREATE TABLE s (id INT, x TEXT)"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "INSERT INTO s VALUES (1, 'a'), (2, 'b')"),
+		 GPMDB_OK);
+	CHECK_RC(du_exec(db, "UPDATE s SET id = id + 1"), GPMDB_OK);
+	CHECK(du_num(db, "SELECT sum(id) FROM s") == 5);
+	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = on"), GPMDB_OK);
+	CHECK(gpmdb_exec(db, "UPDATE s SET x = 'c'", NULL, NULL, NULL) ==
+	      GPMDB_UNSUPPORTED);
+	printf("# strict: %s\n", gpmdb_errmsg(db));
+	CHECK(strstr(gpmdb_errmsg(db), "TEXT") != NULL);
+	gpmdb_close(db);
+}
+
+/* msync mode: CUDA refuses the mapping; kernel mode says so, auto uses
+ * the CPU-assisted path. */
+static void t_msync(void)
+{
+	const char *path = "gdml_msync.db";
+	gpmdb *db;
+	char err[600] = "";
+	int fd;
+
+	unlink(path);
+	db = du_open(path, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		return;
+	CHECK_RC(du_exec(db, "CREATE TABLE t (id BIGINT, v BIGINT)"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "INSERT INTO t VALUES (1, 2), (3, 4)"), GPMDB_OK);
+	double c0 = du_stat(db, "gpu_write_stats", "cap_batches");
+	CHECK_RC(du_exec(db, "UPDATE t SET v = v + 1"), GPMDB_OK);
+	CHECK(du_stat(db, "gpu_write_stats", "cap_batches") == c0 + 1);
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	CHECK(gpmdb_exec(db, "UPDATE t SET v = v + 1", NULL, NULL, NULL) ==
+	      GPMDB_UNSUPPORTED);
+	printf("# msync, kernel: %s\n", gpmdb_errmsg(db));
+	CHECK(du_num(db, "SELECT sum(v) FROM t") == 8);
+	gpmdb_close(db);
+	/* the driver's own answer for an ext4 file */
+	fd = open(path, O_RDWR);
+	if (fd >= 0) {
+		size_t len = 1 << 20;
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+		if (m != MAP_FAILED) {
+			int rc = gpu_pm_register(m, len, err, sizeof(err));
+			printf("# cudaHostRegister of %s: rc %d %s\n", path, rc,
+			       err);
+			if (rc == GPMDB_OK)
+				gpu_pm_unregister(m, err, sizeof(err));
+			munmap(m, len);
+		}
+		close(fd);
+	}
+	unlink(path);
+}
+
+/* A GPU batch killed at commit.begin, recovered by the GPU kernel or
+ * the CPU; restoration latency as a percentage of the operation. */
+static void crash_recover(const char *what, const char *sql, int gpu_rec)
+{
+	gpmdb *db;
+	uint64_t h0, h1, r0, r1;
+	double op_ms, t0, open_ms;
+	pid_t pid;
+	int st;
+
+	db = du_open(shm_gpu, "gpu", 0);
+	CHECK(db);
+	if (!db)
+		return;
+	h0 = du_hash(db, "SELECT * FROM t2", &r0);
+	/* the operation's time: the same statement, rolled back */
+	CHECK_RC(du_exec(db, "BEGIN"), GPMDB_OK);
+	t0 = du_ms();
+	CHECK_RC(du_exec(db, sql), GPMDB_OK);
+	op_ms = du_ms() - t0;
+	CHECK_RC(du_exec(db, "ROLLBACK"), GPMDB_OK);
+	gpmdb_close(db);
+	/* a fresh process: CUDA does not survive fork() */
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "test_gpu_dml", "child", shm_gpu, sql,
+		      (char *)NULL);
+		_exit(4);
+	}
+	waitpid(pid, &st, 0);
+	CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status %x",
+	       st);
+	setenv("GPMDB_GPU_RECOVERY", gpu_rec ? "1" : "0", 1);
+	t0 = du_ms();
+	db = du_open(shm_gpu, "gpu", 0);
+	open_ms = du_ms() - t0;
+	unsetenv("GPMDB_GPU_RECOVERY");
+	CHECK(db);
+	if (!db)
+		return;
+	double rms = du_stat(db, "recovery_stats", "recovery_ms");
+	double gseg = du_stat(db, "recovery_stats", "gpu_segments");
+	double gent = du_stat(db, "recovery_stats", "gpu_entries");
+	double gms = du_stat(db, "recovery_stats", "gpu_ms");
+	h1 = du_hash(db, "SELECT * FROM t2", &r1);
+	CHECKF(h0 == h1 && r0 == r1, "%s: before %016llx, after recovery %016llx",
+	       what, (unsigned long long)h0, (unsigned long long)h1);
+	CHECK(gpu_rec ? gseg == 1 : gseg == 0);
+	char ok[256];
+	CHECKF(!strcmp(du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
+		       "ok"),
+	       "integrity: %s", ok);
+	printf("# restoration latency, %s, %s recovery: %.2f ms (%.1f%% of the "
+	       "%.1f ms operation; open %.1f ms; gpu %.0f entries in %.2f ms)\n",
+	       what, gpu_rec ? "GPU" : "CPU", rms, 100.0 * rms / op_ms, op_ms,
+	       open_ms, gent, gms);
+	gpmdb_close(db);
+}
+
+static void t_recovery(void)
+{
+	gpmdb *db;
+	int64_t n = nrows * 4;
+	int64_t *id = malloc(8 * n), *v = malloc(8 * n);
+	uint8_t *nl = calloc(n, 1);
+
+	unlink(shm_gpu);
+	db = du_open(shm_gpu, "gpu", 1);
+	CHECK(db && id && v && nl);
+	if (!db || !id || !v || !nl)
+		goto out;
+	for (int64_t i = 0; i < n; i++) {
+		id[i] = i;
+		v[i] = i * 5;
+		nl[i] = i % 9 == 0;
+	}
+	{
+		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
+					     {GPMDB_ARRAY_INT64, v, nl},
+					     {GPMDB_ARRAY_INT64, v, NULL}};
+
+		CHECK_RC(du_exec(db, "CREATE TABLE t2 (id BIGINT, v BIGINT, "
+				     "a INT)"),
+			 GPMDB_OK);
+		CHECK_RC(gpmdb_append_columns(db, "t2", 3, NULL, arr, n),
+			 GPMDB_OK);
+	}
+	gpmdb_close(db);
+	crash_recover("UPDATE", "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 1);
+	crash_recover("UPDATE", "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 0);
+	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 1);
+	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 0);
+out:
+	free(id);
+	free(v);
+	free(nl);
+}
+
+int main(int argc, char **argv)
+{
+	char why[512];
+	const char *e = getenv("GPMDB_TEST_ROWS");
+
+	if (argc == 4 && !strcmp(argv[1], "child")) {
+		/* crash_recover's child: killed at commit.begin */
+		gpmdb *c = du_open(argv[2], "gpu", 0);
+
+		setenv("GPMDB_CRASH_AT", "commit.begin:1", 1);
+		if (c)
+			gpmdb_exec(c, argv[3], NULL, NULL, NULL);
+		return 3; /* not killed: the parent fails the test */
+	}
+	if (e)
+		nrows = atoll(e);
+	if (nrows < 20000)
+		nrows = 20000;
+	if (gpu_init(why, sizeof(why)) != GPMDB_OK) {
+		printf("# no GPU: %s\n# passed 0 failed 1\n", why);
+		return 1;
+	}
+	gpu_describe(why, sizeof(why));
+	printf("# device: %s\n", why);
+	snprintf(shm_cpu, sizeof(shm_cpu), "/dev/shm/gdml_cpu_%d.db", getpid());
+	snprintf(shm_gpu, sizeof(shm_gpu), "/dev/shm/gdml_gpu_%d.db", getpid());
+	TEST_RUN(t_equal_thread);
+	TEST_RUN(t_equal_block);
+	TEST_RUN(t_equal_grid);
+	TEST_RUN(t_text);
+	TEST_RUN(t_msync);
+	TEST_RUN(t_recovery);
+	unlink(shm_cpu);
+	unlink(shm_gpu);
+	TEST_MAIN_END();
+}
