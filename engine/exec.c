@@ -1189,11 +1189,136 @@ static int join_pair(jstate *j, int64_t li, int64_t ri)
 	return j->m == VEC_BATCH ? join_flush(j) : GPMDB_OK;
 }
 
+/* Left rows probed per parallel step: bounds the pairs held at once. */
+#define JOIN_PROBE_BLOCK (256u * 1024)
+
+/* The pairs one thread found for its left rows, in order. */
+typedef struct join_pairs {
+	int64_t *li, *ri;
+	uint64_t n, cap;
+	bool nomem;
+} join_pairs;
+
+static void join_pairs_add(join_pairs *p, int64_t li, int64_t ri)
+{
+	if (p->nomem)
+		return;
+	if (p->n == p->cap) {
+		uint64_t cap = p->cap ? p->cap * 2 : 4096;
+		int64_t *a = realloc(p->li, cap * 8);
+		int64_t *b = a ? realloc(p->ri, cap * 8) : NULL;
+		if (a)
+			p->li = a;
+		if (!b) {
+			p->nomem = true;
+			return;
+		}
+		p->ri = b;
+		p->cap = cap;
+	}
+	p->li[p->n] = li;
+	p->ri[p->n++] = ri;
+}
+
+/*
+ * Hash join on the keys lk (left) and rk (right): a chained table over
+ * the right rows, each chain newest first; the left rows are probed by
+ * all threads a block at a time, each thread a contiguous range, and the
+ * pairs are then emitted in left-row order (join_pair: residual, LEFT
+ * JOIN marks), as one thread would.  Rows with a NULL key match nothing.
+ */
+static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
+{
+	uint64_t nr = rk->nrows, nl = lk->nrows, nb = 64;
+	int64_t *head, *next;
+	uint64_t *hash;
+	int nt = omp_get_max_threads();
+	join_pairs *pp;
+	int rc;
+
+	while (nb < nr * 2)
+		nb *= 2;
+	head = malloc(nb * 8);
+	next = malloc(nr * 8 + 8);
+	hash = malloc(nr * 8 + 8);
+	pp = calloc((size_t)nt, sizeof(join_pairs));
+	if (!head || !next || !hash || !pp) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = exec_mem(x, (nb + 2 * nr) * 8)))
+		goto out;
+	memset(head, 0xff, nb * 8);
+#pragma omp parallel for schedule(static) if (nr >= 65536)
+	for (uint64_t i = 0; i < nr; i++)
+		hash[i] = key_has_null(rk, i) ? 0 : hash_row(rk, rk->ncols, i);
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t b = hash[i] & (nb - 1);
+		if (key_has_null(rk, i)) {
+			next[i] = -1;
+			continue;
+		}
+		next[i] = head[b];
+		head[b] = (int64_t)i;
+	}
+	for (uint64_t lo = 0; lo < nl && !rc; lo += JOIN_PROBE_BLOCK) {
+		uint64_t hi = nl - lo < JOIN_PROBE_BLOCK ? nl : lo + JOIN_PROBE_BLOCK;
+		bool stop = false;
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+#pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
+		{
+			int t = omp_get_thread_num(), tn = omp_get_num_threads();
+			join_pairs *p = &pp[t];
+			uint64_t a = lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
+			uint64_t z = lo + (hi - lo) * (uint64_t)(t + 1) /
+					      (uint64_t)tn;
+			p->n = 0;
+			for (uint64_t i = a; i < z && !p->nomem; i++) {
+				if (!(i & 4095) &&
+				    atomic_load(&x->db->interrupted))
+					break;
+				if (key_has_null(lk, i))
+					continue;
+				uint64_t hv = hash_row(lk, lk->ncols, i);
+				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
+				     e = next[e])
+					if (hash[e] == hv &&
+					    keys_eq(lk, i, rk, (uint64_t)e))
+						join_pairs_add(p, (int64_t)i,
+							       e);
+			}
+		}
+		for (int t = 0; t < nt; t++)
+			stop |= pp[t].nomem;
+		if (stop) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (int t = 0; t < nt && !rc; t++)
+			for (uint64_t k = 0; k < pp[t].n && !rc; k++)
+				rc = join_pair(j, pp[t].li[k], pp[t].ri[k]);
+	}
+	if (!rc)
+		rc = db_check_interrupt(x->db);
+	if (x->mem >= (nb + 2 * nr) * 8)
+		x->mem -= (nb + 2 * nr) * 8;
+out:
+	for (int t = 0; pp && t < nt; t++) {
+		free(pp[t].li);
+		free(pp[t].ri);
+	}
+	free(pp);
+	free(head);
+	free(next);
+	free(hash);
+	return rc;
+}
+
 static int exec_join(exec_ctx *x, pnode *n, rel **out)
 {
 	jstate j = {0};
 	rel *lk = NULL, *rk = NULL;
-	htab h = {0};
 	int rc;
 
 	j.x = x;
@@ -1220,30 +1345,8 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		if ((rc = eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
 		    (rc =
 			 eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)) ||
-		    (rc = ht_init(x, &h, j.r->nrows)))
+		    (rc = join_hash(x, &j, lk, rk)))
 			goto done;
-		for (uint64_t i = 0; i < rk->nrows; i++)
-			if ((rc = ht_add(x, &h,
-					 key_has_null(rk, i)
-					     ? 0
-					     : hash_row(rk, rk->ncols, i))))
-				goto done;
-		for (uint64_t i = 0; i < lk->nrows; i++) {
-			if (key_has_null(lk, i))
-				continue;
-			uint64_t hv = hash_row(lk, lk->ncols, i);
-			/* chains run newest first; collect to keep the
-			 * right side's order */
-			for (int64_t e = ht_first(&h, hv); e >= 0;
-			     e = h.next[e]) {
-				if (h.hash[e] != hv ||
-				    key_has_null(rk, (uint64_t)e) ||
-				    !rows_eq(lk, i, rk, (uint64_t)e, lk->ncols))
-					continue;
-				if ((rc = join_pair(&j, (int64_t)i, e)))
-					goto done;
-			}
-		}
 	} else {
 		for (uint64_t i = 0; i < j.l->nrows; i++)
 			for (uint64_t k = 0; k < j.r->nrows; k++)
@@ -1260,11 +1363,16 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 					    (int64_t[]){(int64_t)i},
 					    (int64_t[]){-1}, 1)))
 				goto done;
+	/* the output references the inputs' text (join_emit) */
+	for (int c = 0; c < j.out->ncols; c++)
+		if (j.out->cols[c].ty.t == BC_T_TEXT) {
+			rel_adopt(j.out, c < j.l->ncols ? j.l : j.r);
+			rel_adopt(j.out, c < j.l->ncols ? j.r : j.l);
+			break;
+		}
 	*out = j.out;
 	j.out = NULL;
 done:
-	if (n->nkeys)
-		ht_free(x, &h);
 	rel_free(lk);
 	rel_free(rk);
 	free(j.matched);

@@ -649,6 +649,9 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		return XO_DECLINE;
 	if (d == XG_WANTED_CPU)
 		return xo_finish(x, n, 0, why);
+	/* a projection of a scan below: its keys never leave the device */
+	if ((rc = exec_gpu_sort_dev(x, n, keep, out)) != XO_DECLINE)
+		return xo_finish(x, n, rc, NULL);
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
 	rc = xo_sort_run(x, n, in, keep, out);

@@ -19,6 +19,10 @@ int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 /* Runs a JOIN, DISTINCT or SETOP node as exec_gpu_node does: GPMDB_OK,
  * an error, or -1 "run it on the CPU". */
 int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out);
+/* SORT over a GPU PROJECT of a table scan, the projection kept on the
+ * device and only the first keep rows brought back (exec_gpu.c):
+ * GPMDB_OK, an error, or -1 "use the general path". */
+int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

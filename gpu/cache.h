@@ -58,6 +58,13 @@ typedef struct gcache_colref {
 typedef struct gcache_stats {
 	uint64_t entries, bytes, limit;
 	uint64_t hits, misses, uploaded, evictions, stale;
+	/* uploads: bytes DMA'd from the registered pool mapping, bytes
+	 * through pinned staging; time in loads (host side: queueing the
+	 * DMAs, packing); the pool's registration: 1 when registered, failed
+	 * attempts, time spent registering, the last failure's words */
+	uint64_t up_direct, up_staged, load_ns;
+	uint64_t reg_ok, reg_fail, reg_ns;
+	char reg_msg[200];
 } gcache_stats;
 
 /* A new query: pins what it uses until the next call. */
@@ -67,6 +74,9 @@ void gcache_begin(void);
  * gcache_begin. */
 int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		  int stype, gcache_colref *out, char *err, size_t errlen);
+/* The engine's attempt to register the pool mapping (ok, its time, the
+ * failure's message): gpu_stats reports it. */
+void gcache_note_register(int ok, uint64_t ns, const char *msg);
 /* After every write: older entries become stale. */
 void gcache_bump(void);
 /* A new owner id (one per connection). */

@@ -103,8 +103,29 @@ static int gpu_make_pool(char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
+/* Pinned staging buffers of gpu_upload_staged (double-buffered). */
+#define GPU_STAGE_BYTES (16u << 20)
+static char *gpu_stage[2];
+static cudaEvent_t gpu_stage_ev[2];
+static int gpu_stage_next;
+
+static void gpu_stage_free(void)
+{
+	for (int i = 0; i < 2; i++) {
+		if (gpu_stage_ev[i])
+			(void)cudaEventSynchronize(gpu_stage_ev[i]);
+		if (gpu_stage[i])
+			(void)cudaFreeHost(gpu_stage[i]);
+		if (gpu_stage_ev[i])
+			(void)cudaEventDestroy(gpu_stage_ev[i]);
+		gpu_stage[i] = NULL;
+		gpu_stage_ev[i] = NULL;
+	}
+}
+
 static void gpu_teardown(void)
 {
+	gpu_stage_free();
 	if (gpu_strm) {
 		(void)cudaStreamSynchronize(gpu_strm);
 		(void)cudaStreamDestroy(gpu_strm);
@@ -269,6 +290,45 @@ extern "C" int gpu_upload(void *dst, const void *src, size_t n, char *err,
 	/* From pageable memory the call returns once src has been staged,
 	 * so the caller may reuse src at once. */
 	GPU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, gpu_strm));
+	return GPMDB_OK;
+}
+
+/*
+ * Why: a cudaMemcpyAsync from pageable memory (the pool mapping when it
+ * cannot be registered, e.g. on ext4) goes through the driver's own
+ * small staging at a fraction of the bus's speed (about 1.3 GB/s was
+ * measured for the column cache).  Here the CPU copies chunks into one
+ * of two pinned buffers while the DMA of the other runs; an event per
+ * buffer says when it may be refilled.  Returns once src has been
+ * copied (the last DMA may still run), like gpu_upload.
+ */
+extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
+				 char *err, size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	for (int i = 0; i < 2; i++) {
+		if (!gpu_stage[i])
+			GPU_TRY(cudaHostAlloc((void **)&gpu_stage[i],
+					      GPU_STAGE_BYTES,
+					      cudaHostAllocDefault));
+		if (!gpu_stage_ev[i])
+			GPU_TRY(cudaEventCreateWithFlags(
+			    &gpu_stage_ev[i], cudaEventDisableTiming));
+	}
+	for (size_t off = 0; off < n; off += GPU_STAGE_BYTES) {
+		size_t c = n - off < GPU_STAGE_BYTES ? n - off : GPU_STAGE_BYTES;
+		int b = gpu_stage_next;
+		gpu_stage_next ^= 1;
+		/* the DMA that last read this buffer is done */
+		GPU_TRY(cudaEventSynchronize(gpu_stage_ev[b]));
+		memcpy(gpu_stage[b], (const char *)src + off, c);
+		GPU_TRY(cudaMemcpyAsync((char *)dst + off, gpu_stage[b], c,
+					cudaMemcpyHostToDevice, gpu_strm));
+		GPU_TRY(cudaEventRecord(gpu_stage_ev[b], gpu_strm));
+	}
 	return GPMDB_OK;
 }
 

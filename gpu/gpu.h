@@ -76,6 +76,11 @@ int gpu_free(void *dptr, char *err, size_t errlen);
 int gpu_upload(void *dst, const void *src, size_t n, char *err, size_t errlen);
 int gpu_download(void *dst, const void *src, size_t n, char *err,
 		 size_t errlen);
+/* An upload through two pinned staging buffers (CPU copy of one chunk
+ * while the DMA of the previous one runs): for pageable sources that
+ * cannot be registered.  Returns once src may be reused. */
+int gpu_upload_staged(void *dst, const void *src, size_t n, char *err,
+		      size_t errlen);
 int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen);
 /* Waits for everything queued on gpmdb's stream. */
 int gpu_sync(char *err, size_t errlen);
@@ -248,6 +253,13 @@ int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
 int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
 	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
 	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
+
+/* Rows idx[0..m) (device array) of the dense device column src into a
+ * new dense column *dst (type, scale as src; TEXT values still point
+ * into src's text buffer): one allocation at dst->data (gpu_free it;
+ * none for VEC_NULL). */
+int gpu_gather(const gpu_col *src, const uint32_t *idx, uint32_t m,
+	       gpu_col *dst, char *err, size_t errlen);
 
 /* Device-to-device copy on gpmdb's stream. */
 int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen);

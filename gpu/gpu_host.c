@@ -68,6 +68,15 @@ int gpu_upload(void *dst, const void *src, size_t n, char *err, size_t errlen)
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_upload_staged(void *dst, const void *src, size_t n, char *err,
+		      size_t errlen)
+{
+	(void)dst;
+	(void)src;
+	(void)n;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_download(void *dst, const void *src, size_t n, char *err, size_t errlen)
 {
 	(void)dst;
@@ -160,6 +169,17 @@ int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen)
 	(void)dst;
 	(void)src;
 	(void)n;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_gather(const gpu_col *src, const uint32_t *idx, uint32_t m,
+	       gpu_col *dst, char *err, size_t errlen)
+{
+	(void)idx;
+	(void)m;
+	*dst = *src;
+	dst->data = NULL;
+	dst->nulls = NULL;
 	return gpu_no_cuda(err, errlen);
 }
 

@@ -246,6 +246,99 @@ static int ro_check_n(uint64_t n, char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
+/* ---- top-N: sort only the candidates ----------------------------------
+ *
+ * Why: ORDER BY ... LIMIT n over 100M rows sorted every row (several
+ * radix passes of 100M keys) to keep 100.  Instead: the first key's order
+ * as one monotone 64-bit number (rank of NULLs in the top two bits, the
+ * value's top 62 bits: lossy but never out of order); a sorted sample of
+ * it gives a threshold; the rows at or below it (a set closed downwards
+ * in the sort order, all ties of the threshold included, in row order)
+ * are selected and only they are sorted by every key, stably: their first
+ * n rows are the first n of the whole sort.  Too few or too many
+ * candidates (heavy ties, an unlucky sample): the full sort runs. */
+
+#define RO_SAMPLE 65536u
+
+__device__ static uint64_t ro_comp(const gpu_sortcol &k, uint32_t r)
+{
+	bool nl = ro_null(k.col, r);
+	uint64_t rank = nl ? (k.nulls_first ? 0 : 2) : 1;
+	uint64_t u = nl ? 0 : ro_ukey(k.col, r);
+	if (k.desc && !nl)
+		u = ~u;
+	return rank << 62 | u >> 2;
+}
+
+__global__ void ro_sample(gpu_sortcol k, uint32_t n, uint32_t ns,
+			  uint64_t *out)
+{
+	uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (j < ns)
+		out[j] = ro_comp(k, (uint32_t)((uint64_t)j * n / ns));
+}
+
+struct ro_below {
+	gpu_sortcol k;
+	uint64_t thr;
+	__device__ bool operator()(const uint32_t &r) const
+	{
+		return ro_comp(k, r) <= thr;
+	}
+};
+
+/* *out: the first keep rows' ids (device) when the candidate path ran,
+ * NULL when the full sort must run. */
+static int ro_topn(ro_mem *m, const gpu_sortcol *keys, int nkeys, uint32_t n,
+		   uint32_t keep, uint32_t **out, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint32_t ns = n < RO_SAMPLE ? n : RO_SAMPLE, *cand, *cnt, nc = 0;
+	uint64_t *smp, *smp2, thr;
+	void *tmp;
+	size_t tb = 0, tb2 = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = ro_alloc(m, (void **)&smp, 16 * (size_t)ns, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&cand, 4 * (size_t)n + 4, err,
+			   errlen)) ||
+	    (rc = ro_alloc(m, (void **)&cnt, 4, err, errlen)))
+		return rc;
+	smp2 = smp + ns;
+	ro_sample<<<ro_grid(ns), RO_BLOCK, 0, s>>>(keys[0], n, ns, smp);
+	GPU_TRY(cudaGetLastError());
+	thrust::counting_iterator<uint32_t> it(0);
+	ro_below pred;
+	pred.k = keys[0];
+	pred.thr = 0;
+	GPU_TRY(cub::DeviceRadixSort::SortKeys(NULL, tb, smp, smp2, (int)ns, 0,
+					       64, s));
+	GPU_TRY(cub::DeviceSelect::If(NULL, tb2, it, cand, cnt, (int)n, pred,
+				      s));
+	if ((rc = ro_alloc(m, &tmp, tb > tb2 ? tb : tb2, err, errlen)))
+		return rc;
+	GPU_TRY(cub::DeviceRadixSort::SortKeys(tmp, tb, smp, smp2, (int)ns, 0,
+					       64, s));
+	/* the sample position whose rows should hold keep rows, with a
+	 * margin (the sample is a stride, not random) */
+	uint64_t pos = (uint64_t)keep * ns / n * 2 + 16;
+	if (pos >= ns)
+		return GPMDB_OK;
+	GPU_TRY(cudaMemcpyAsync(&thr, smp2 + pos, 8, cudaMemcpyDeviceToHost, s));
+	GPU_TRY(cudaStreamSynchronize(s));
+	pred.thr = thr;
+	tb2 = tb > tb2 ? tb : tb2;
+	GPU_TRY(cub::DeviceSelect::If(tmp, tb2, it, cand, cnt, (int)n, pred,
+				      s));
+	GPU_TRY(cudaMemcpyAsync(&nc, cnt, 4, cudaMemcpyDeviceToHost, s));
+	GPU_TRY(cudaStreamSynchronize(s));
+	if (nc < keep || nc > n / 4)
+		return GPMDB_OK;
+	return ro_sorted(m, keys, nkeys, nc, cand, out, err, errlen);
+}
+
 extern "C" int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n,
 			uint32_t keep, uint32_t *perm, char *err, size_t errlen)
 {
@@ -259,7 +352,16 @@ extern "C" int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n,
 		return GPMDB_OK;
 	if ((rc = ro_check_n(n, err, errlen)))
 		return rc;
-	if (!(rc = ro_sorted(&m, keys, nkeys, n, NULL, &p, err, errlen)))
+	p = NULL;
+	/* a small LIMIT over many rows: sort only the candidates */
+	if (keep <= n / 64 && n >= (1u << 16) &&
+	    (rc = ro_topn(&m, keys, nkeys, n, keep, &p, err, errlen))) {
+		ro_release(&m);
+		return rc;
+	}
+	if (!p)
+		rc = ro_sorted(&m, keys, nkeys, n, NULL, &p, err, errlen);
+	if (!rc)
 		rc = gpu_download(perm, p, 4 * (size_t)keep, err, errlen);
 	ro_release(&m);
 	return rc;

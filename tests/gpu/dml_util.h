@@ -13,7 +13,7 @@
 
 #include "gpmdb.h"
 
-static double du_ms(void)
+static __attribute__((unused)) double du_ms(void)
 {
 	struct timespec ts;
 
@@ -21,7 +21,7 @@ static double du_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static gpmdb *du_open(const char *path, const char *backend, int create)
+static __attribute__((unused)) gpmdb *du_open(const char *path, const char *backend, int create)
 {
 	gpmdb_options o;
 	gpmdb *db = NULL;
@@ -38,7 +38,7 @@ static gpmdb *du_open(const char *path, const char *backend, int create)
 	return db;
 }
 
-static int du_exec(gpmdb *db, const char *sql)
+static __attribute__((unused)) int du_exec(gpmdb *db, const char *sql)
 {
 	int rc = gpmdb_exec(db, sql, NULL, NULL, NULL);
 
@@ -48,7 +48,7 @@ static int du_exec(gpmdb *db, const char *sql)
 }
 
 /* The first column of the first row of a query as a double (-1 on error). */
-static double du_num(gpmdb *db, const char *sql)
+static __attribute__((unused)) double du_num(gpmdb *db, const char *sql)
 {
 	gpmdb_stmt *st = NULL;
 	double v = -1;
@@ -63,7 +63,7 @@ static double du_num(gpmdb *db, const char *sql)
 }
 
 /* The first column of the first row as text, into buf. */
-static const char *du_text(gpmdb *db, const char *sql, char *buf, size_t n)
+static __attribute__((unused)) const char *du_text(gpmdb *db, const char *sql, char *buf, size_t n)
 {
 	gpmdb_stmt *st = NULL;
 
@@ -76,7 +76,7 @@ static const char *du_text(gpmdb *db, const char *sql, char *buf, size_t n)
 }
 
 /* A value of a name/value pragma (gpu_write_stats, recovery_stats). */
-static double du_stat(gpmdb *db, const char *pragma, const char *name)
+static __attribute__((unused)) double du_stat(gpmdb *db, const char *pragma, const char *name)
 {
 	char sql[128];
 	gpmdb_stmt *st = NULL;
@@ -93,7 +93,7 @@ static double du_stat(gpmdb *db, const char *pragma, const char *name)
 }
 
 /* FNV-1a over the text of every column of every row of a query, in order. */
-static uint64_t du_hash(gpmdb *db, const char *sql, uint64_t *rows)
+static __attribute__((unused)) uint64_t du_hash(gpmdb *db, const char *sql, uint64_t *rows)
 {
 	gpmdb_stmt *st = NULL;
 	uint64_t h = 1469598103934665603ull;
@@ -124,7 +124,7 @@ static uint64_t du_hash(gpmdb *db, const char *sql, uint64_t *rows)
 }
 
 /* Runs a prepared statement once with the arrays bound (1-based params). */
-static int du_batch(gpmdb *db, const char *sql, int np, const int64_t *const *i64,
+static __attribute__((unused)) int du_batch(gpmdb *db, const char *sql, int np, const int64_t *const *i64,
 		    const double *const *dbl, const uint8_t *const *nulls,
 		    int64_t n)
 {
