@@ -63,6 +63,11 @@ PROGS += $(BUILD)/bench_gpu
 $(BUILD)/bench_gpu_SRC := tpc/bench_gpu.c
 $(BUILD)/bench_gpu_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
 $(BUILD)/bench_gpu: LDLIBS += -ldl
+# bench_batch: the batch INSERT/UPDATE benchmark (tpc/batch, docs/benchmarks.md).
+PROGS += $(BUILD)/bench_batch
+$(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c
+$(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_batch: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
 # bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).
@@ -229,8 +234,10 @@ test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  GPMDB_EXAMPLES=$(BUILD)/examples \
 	  GPMDB_SHELLS="$(BUILD)/gpmdb $(BUILD)/tests/shell/gpmdb_sqlite" \
+	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
-	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh
+	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
+	  tests/bench/check_bench_batch.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi

@@ -16,6 +16,10 @@
  * is the CPU's, so recovery needs no GPU; when one is there it may do it
  * (bgpu_recovery_hook).
  *
+ * PRAGMA gpu_log: hcl (default) or conventional (UPDATE entries appended
+ * to gpu_log_partitions locked log partitions, the benchmark's baseline;
+ * DELETE keeps HCL).  The segment format is HCL's either way.
+ *
  * PRAGMA gpu_persist: auto (kernels in pmem mode, the CPU-assisted path
  * in msync mode, where CUDA cannot register the file), kernel (kernels or
  * an error), cap (the CPU-assisted path: the host applies the writes with
@@ -39,11 +43,14 @@
 #include <strings.h>
 
 enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
+/* Conventional logging's default partition count: about one per SM of
+ * an H100 (132), as a distributed log has about one per worker. */
+#define BG_CONV_PARTS 128u
 
 /* Process-wide counters (PRAGMA gpu_write_stats). */
 static struct {
 	uint64_t gpu_batches, gpu_rows, gpu_bytes, cap_batches, fallbacks,
-	    registrations, unregister_errors;
+	    registrations, unregister_errors, conv_batches;
 	double last_upload_ms, last_log_ms, last_data_ms, last_total_ms;
 	char last_fallback[512];
 	char last_op[16];
@@ -279,6 +286,8 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	const uint32_t *nl[64];
 	bool text = false;
 	char err[600];
+	uint64_t epp;
+	uint32_t nparts;
 	int want, rc;
 
 	if (db->backend != 2 || n == 0)
@@ -323,8 +332,20 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
 				n)))
 		goto out;
+	/* conventional logging: partition p is HCL thread p of a segment
+	 * of nparts threads holding ceil(n / nparts) rows' entries each */
+	nparts = db->gpu_log_parts ? db->gpu_log_parts : BG_CONV_PARTS;
+	epp = db->gpu_log ? ((n + nparts - 1) / nparts) * (uint64_t)ncols
+			  : (uint64_t)ncols;
+	if (epp > UINT32_MAX) {
+		rc = db_err(db, GPMDB_TOOBIG,
+			    "GPU UPDATE: %llu log entries per partition",
+			    (unsigned long long)epp);
+		goto out;
+	}
 	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
-	    stg_hcl_begin_gpu(db->pool, tid, n, (uint32_t)ncols, &seg)) {
+	    stg_hcl_begin_gpu(db->pool, tid, db->gpu_log ? nparts : n,
+			      (uint32_t)epp, &seg)) {
 		rc = db_err_stg(db);
 		goto out;
 	}
@@ -334,9 +355,14 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	bg_glay(&lay, &gl);
-	rc = gpu_hcl_update(db->gpu_reg_base, seg.seg_off, &seg.geom, &gl,
-			    rowids, n, ncols, cols, v, nl, db->gpu_scope, &t,
-			    err, sizeof(err));
+	if (db->gpu_log)
+		rc = gpu_conv_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
+				     &gl, rowids, n, ncols, cols, v, nl, nparts,
+				     &t, err, sizeof(err));
+	else
+		rc = gpu_hcl_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
+				    &gl, rowids, n, ncols, cols, v, nl,
+				    db->gpu_scope, &t, err, sizeof(err));
 	if (rc) {
 		/* the statement's rollback undoes what the log holds */
 		rc = db_err(db, rc, "GPU UPDATE: %s", err);
@@ -347,6 +373,11 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	bg_done("UPDATE", n, &t);
+	if (db->gpu_log) {
+		pthread_mutex_lock(&bg_lock);
+		bg_stat.conv_batches++;
+		pthread_mutex_unlock(&bg_lock);
+	}
 	rc = GPMDB_OK;
 out:
 	stg_gpu_layout_free(&lay);
@@ -464,6 +495,8 @@ bool bgpu_is_pragma(const char *name)
 {
 	return !strcasecmp(name, "gpu_persist") ||
 	       !strcasecmp(name, "gpu_persist_scope") ||
+	       !strcasecmp(name, "gpu_log") ||
+	       !strcasecmp(name, "gpu_log_partitions") ||
 	       !strcasecmp(name, "gpu_write_stats") ||
 	       !strcasecmp(name, "gpu_write_fallback") ||
 	       !strcasecmp(name, "recovery_stats");
@@ -526,6 +559,26 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	rel *r = NULL;
 	int rc = GPMDB_OK;
 
+	if (set && !strcasecmp(nm, "gpu_log")) {
+		if (!strcasecmp(v, "hcl") || !strcasecmp(v, "conventional")) {
+			db->gpu_log = !strcasecmp(v, "conventional");
+			return GPMDB_OK;
+		}
+		return db_err(db, GPMDB_ERROR, "gpu_log is hcl or conventional");
+	}
+	if (set && !strcasecmp(nm, "gpu_log_partitions")) {
+		char *end = NULL;
+		unsigned long k = strtoul(v, &end, 10);
+
+		/* whole warps of partitions: 32 partitions share a line of
+		 * each entry word, as HCL's lanes do */
+		if (!end || *end || k < 32 || k > 1048576 || k % 32)
+			return db_err(db, GPMDB_ERROR,
+				      "gpu_log_partitions is a multiple of 32 "
+				      "from 32 to 1048576");
+		db->gpu_log_parts = (uint32_t)k;
+		return GPMDB_OK;
+	}
 	if (set) {
 		const char **names = !strcasecmp(nm, "gpu_persist") ? pn : sn;
 		int *dst = !strcasecmp(nm, "gpu_persist") ? &db->gpu_persist
@@ -564,6 +617,7 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cpu_fallbacks", (double)bg_stat.fallbacks},
 		    {"registrations", (double)bg_stat.registrations},
 		    {"unregister_errors", (double)bg_stat.unregister_errors},
+		    {"conv_batches", (double)bg_stat.conv_batches},
 		    {"last_upload_ms", bg_stat.last_upload_ms},
 		    {"last_log_ms", bg_stat.last_log_ms},
 		    {"last_data_ms", bg_stat.last_data_ms},
@@ -600,6 +654,16 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)
 			rc = bg_row(db, r, rows[i].n, NULL, rows[i].v);
+	} else if (!strcasecmp(nm, "gpu_log")) {
+		rc = bg_row(db, r, NULL, db->gpu_log ? "conventional" : "hcl",
+			    0);
+	} else if (!strcasecmp(nm, "gpu_log_partitions")) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%u",
+			 db->gpu_log_parts ? db->gpu_log_parts
+					   : BG_CONV_PARTS);
+		rc = bg_row(db, r, NULL, num, 0);
 	} else {
 		rc = bg_row(db, r, NULL,
 			    !strcasecmp(nm, "gpu_persist")

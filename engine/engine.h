@@ -271,6 +271,10 @@ struct gpmdb {
 	/* GPU writes (batch_gpu.c): PRAGMA gpu_persist (0 auto, 1 kernel,
 	 * 2 cap), gpu_persist_scope (GPU_SCOPE_*), the registered range */
 	int gpu_persist, gpu_scope;
+	/* PRAGMA gpu_log (0 hcl, 1 conventional) and gpu_log_partitions
+	 * (conventional logging's partitions; 0 = BG_CONV_PARTS) */
+	int gpu_log;
+	uint32_t gpu_log_parts;
 	void *gpu_reg_base;
 	uint64_t gpu_reg_len;
 	/* one scratch per OpenMP thread for parallel evaluation */

@@ -17,6 +17,10 @@
  * changed word once.  That kernel runs after the logging kernel finished,
  * so every bit change still follows its persisted entry.
  *
+ * Conventional logging (PRAGMA gpu_log = conventional, dml_k_conv) is
+ * the baseline: entries appended to locked log partitions, written in
+ * the same segment format.
+ *
  * No function here waits for anything but its own stream.
  */
 #include <stdio.h>
@@ -151,6 +155,27 @@ __device__ static inline uint32_t dml_nent(const dml_args &a,
 	return !dml_bit((const uint32_t *)(a.pool + tt[a.stride - 1]), lr);
 }
 
+/* Step 3 of thread i (row row, tablet offsets tt, row lr in it): the new
+ * values in place, bit changes as masks in HBM (stored by dml_k_bits). */
+__device__ static inline void dml_data(const dml_args &a, uint64_t i,
+				       uint64_t row, const uint64_t *tt,
+				       uint64_t lr)
+{
+	if (a.is_delete) {
+		atomicOr(&a.setm[row >> 5], 1u << (row & 31));
+		return;
+	}
+	for (uint32_t k = 0; k < a.ncols; k++) {
+		uint32_t c = a.cols[k], w = a.widths[k];
+		bool nul = a.nls[k] && dml_bit(a.nls[k], i);
+		uint64_t v = nul ? 0 : dml_load(a.vals[k] + i * w, w);
+		uint32_t *m = nul ? a.setm : a.clrm;
+
+		dml_store(a.pool + tt[2 * c] + lr * w, v, w);
+		atomicOr(&m[k * a.nwords + (row >> 5)], 1u << (row & 31));
+	}
+}
+
 __global__ void dml_k_hcl(dml_args a, int phases, int scope)
 {
 	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -207,22 +232,8 @@ __global__ void dml_k_hcl(dml_args a, int phases, int scope)
 		gpm_persist(scope);
 	}
 	if (phases & 4) {
-		if (act && a.is_delete) {
-			atomicOr(&a.setm[row >> 5], 1u << (row & 31));
-		} else if (act) {
-			for (uint32_t k = 0; k < a.ncols; k++) {
-				uint32_t c = a.cols[k], w = a.widths[k];
-				bool nul = a.nls[k] && dml_bit(a.nls[k], i);
-				uint64_t v =
-				    nul ? 0 : dml_load(a.vals[k] + i * w, w);
-				uint32_t *m = nul ? a.setm : a.clrm;
-
-				dml_store(a.pool + tt[2 * c] + lr * w, v, w);
-				/* bit changes in HBM, stored by dml_k_bits */
-				atomicOr(&m[k * a.nwords + (row >> 5)],
-					 1u << (row & 31));
-			}
-		}
+		if (act)
+			dml_data(a, i, row, tt, lr);
 		/* The values must be in the pool before the host's commit:
 		 * fence here, the kernel boundary and the host's sync do the
 		 * rest (grid scope). */
@@ -262,6 +273,69 @@ __global__ void dml_k_bits(char *pool, const uint64_t *tab, uint32_t stride,
 		*p = nw;
 	if (is_delete && added)
 		atomicAdd(added, (unsigned long long)__popc(s & ~old));
+	gpm_persist_thread(); /* before the host's commit (grid scope) */
+}
+
+/*
+ * Conventional logging (PRAGMA gpu_log = conventional): the baseline HCL
+ * is measured against, as classic distributed logging does it.  The undo
+ * log is nparts partitions; partition p is HCL thread p of the segment
+ * (so the format, and recovery, stay HCL's) and thread i of the batch
+ * appends to partition i % nparts:
+ *   1. claims ncols entries with an atomicAdd on the partition's claim
+ *      counter (HBM), writes them at the claimed position, persists;
+ *   2. waits until the partition's published tail reaches its position:
+ *      entries become valid in claim order, so the persisted tail stays
+ *      a sentinel (every entry below it is persisted).  This serial
+ *      hand-off per partition is the lock of a locked log partition;
+ *   3. stores and persists tail = position + ncols, publishes it;
+ *   4. stores its new values in place (dml_data), persists.
+ * Waiting cannot deadlock: a claimed position is held by a running
+ * thread, and the lowest unpublished one waits for nothing (Volta and
+ * later schedule diverged threads independently).
+ */
+__global__ void dml_k_conv(dml_args a, uint32_t nparts, uint32_t *claim,
+			   uint32_t *pub)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	char *seg = a.pool + a.seg_off;
+	uint32_t *ent = (uint32_t *)(seg + hcl_entries_offset(&a.g));
+	uint32_t *tails = (uint32_t *)(seg + hcl_tails_offset());
+	uint32_t p, b, w, l, e0;
+	uint64_t row, ti, lr;
+	const uint64_t *tt;
+
+	if (i >= a.n)
+		return;
+	p = (uint32_t)(i % nparts);
+	b = p / a.g.threads_per_block;
+	w = (p % a.g.threads_per_block) / HCL_WARP;
+	l = p % HCL_WARP;
+	row = a.rows[i];
+	ti = dml_tab_index(row);
+	tt = a.tab + ti * a.stride;
+	lr = row - dml_first_row(ti);
+	e0 = atomicAdd(&claim[p], a.ncols);
+	for (uint32_t k = 0; k < a.ncols; k++) {
+		uint32_t c = a.cols[k], wd = a.widths[k];
+		hcl_entry en;
+
+		en.kind = HCL_K_VALUE;
+		en.col = c;
+		en.row = row;
+		en.old_value = dml_load(a.pool + tt[2 * c] + lr * wd, wd);
+		en.old_null =
+		    dml_bit((const uint32_t *)(a.pool + tt[2 * c + 1]), lr);
+		dml_put_entry(ent, &a.g, b, w, l, e0 + k, &en);
+	}
+	gpm_persist_thread(); /* the entries before the tail covers them */
+	while (*(volatile uint32_t *)&pub[p] != e0)
+		__nanosleep(32);
+	__threadfence(); /* acquire: the previous tail store came first */
+	tails[hcl_tail_index(&a.g, b, w, l)] = e0 + a.ncols;
+	gpm_persist_thread(); /* the tail before the next one and the data */
+	atomicExch(&pub[p], e0 + a.ncols);
+	dml_data(a, i, row, tt, lr);
 	gpm_persist_thread(); /* before the host's commit (grid scope) */
 }
 
@@ -305,19 +379,42 @@ static unsigned dml_grid(uint64_t n)
 
 /* Launches the logging and data phases as the scope says and the bits
  * kernel after them. */
-static int dml_run(dml_args &a, int scope, unsigned long long *dadded,
-		   gpu_dml_timing *t, char *err, size_t errlen)
+static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
+		   unsigned long long *dadded, gpu_dml_timing *t, char *err,
+		   size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	unsigned nb = a.g.nblocks;
 	int nk = a.is_delete ? 1 : (int)a.ncols;
 	double t0 = dml_ms();
 
-	if (a.n > (uint64_t)nb * DML_TPB || a.g.threads_per_block != DML_TPB) {
+	if (nparts) {
+		/* conventional: nparts slots of ceil(n / nparts) rows each */
+		uint32_t *claim = NULL, *pub = NULL;
+		uint64_t per = (a.n + nparts - 1) / nparts;
+		int rc;
+
+		if (a.is_delete || nparts > hcl_threads(&a.g) ||
+		    per * a.ncols > a.g.entries_per_thread) {
+			snprintf(err, errlen,
+				 "log partitions do not fit the batch");
+			return GPMDB_MISUSE;
+		}
+		if ((rc = dml_alloc(m, (void **)&claim, 4ull * nparts, err,
+				    errlen)) ||
+		    (rc = dml_alloc(m, (void **)&pub, 4ull * nparts, err,
+				    errlen)) ||
+		    (rc = gpu_memset(claim, 0, 4ull * nparts, err, errlen)) ||
+		    (rc = gpu_memset(pub, 0, 4ull * nparts, err, errlen)))
+			return rc;
+		t0 = dml_ms();
+		dml_k_conv<<<dml_grid(a.n), DML_TPB, 0, s>>>(a, nparts, claim,
+							      pub);
+	} else if (a.n > (uint64_t)nb * DML_TPB ||
+		   a.g.threads_per_block != DML_TPB) {
 		snprintf(err, errlen, "HCL geometry does not fit the batch");
 		return GPMDB_MISUSE;
-	}
-	if (scope == GPU_SCOPE_GRID) {
+	} else if (scope == GPU_SCOPE_GRID) {
 		/* three kernels: all entries, then all tails, then data */
 		dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, 1, scope);
 		GPU_TRY(cudaGetLastError());
@@ -331,6 +428,12 @@ static int dml_run(dml_args &a, int scope, unsigned long long *dadded,
 		dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, 7, scope);
 	}
 	GPU_TRY(cudaGetLastError());
+	if (nparts) {
+		/* the log and the data are one kernel: its time is log_ms */
+		GPU_TRY(cudaStreamSynchronize(s));
+		t->log_ms = dml_ms() - t0;
+		t0 = dml_ms();
+	}
 	if (a.nwords) {
 		dim3 grid(dml_grid(a.nwords), (unsigned)nk);
 
@@ -382,12 +485,14 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 	return GPMDB_OK;
 }
 
-extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
-			      const hcl_geom *geom, const gpu_tab_layout *lay,
-			      const uint64_t *rowids, uint64_t n, int ncols,
-			      const uint32_t *cols, const void *const *vals,
-			      const uint32_t *const *nulls, int scope,
-			      gpu_dml_timing *t, char *err, size_t errlen)
+/* UPDATE with HCL (nparts 0, scope) or conventional logging into nparts
+ * partitions. */
+static int dml_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		      const gpu_tab_layout *lay, const uint64_t *rowids,
+		      uint64_t n, int ncols, const uint32_t *cols,
+		      const void *const *vals, const uint32_t *const *nulls,
+		      int scope, uint32_t nparts, gpu_dml_timing *t, char *err,
+		      size_t errlen)
 {
 	dml_mem m;
 
@@ -448,12 +553,39 @@ extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
 	t->upload_ms = dml_ms() - t0;
 	if (rc == GPMDB_OK) {
 		a.ncols = (uint32_t)ncols;
-		rc = dml_run(a, scope, NULL, t, err, errlen);
+		rc = dml_run(&m, a, scope, nparts, NULL, t, err, errlen);
 	}
 	dml_free_all(&m);
 	t->bytes += 4ull * HCL_ENTRY_WORDS * ncols * n + 4 * n;
 	t->total_ms = dml_ms() - t0;
 	return rc;
+}
+
+extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
+			      const hcl_geom *geom, const gpu_tab_layout *lay,
+			      const uint64_t *rowids, uint64_t n, int ncols,
+			      const uint32_t *cols, const void *const *vals,
+			      const uint32_t *const *nulls, int scope,
+			      gpu_dml_timing *t, char *err, size_t errlen)
+{
+	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
+			  vals, nulls, scope, 0, t, err, errlen);
+}
+
+extern "C" int gpu_conv_update(void *pool, uint64_t seg_off,
+			       const hcl_geom *geom, const gpu_tab_layout *lay,
+			       const uint64_t *rowids, uint64_t n, int ncols,
+			       const uint32_t *cols, const void *const *vals,
+			       const uint32_t *const *nulls, uint32_t nparts,
+			       gpu_dml_timing *t, char *err, size_t errlen)
+{
+	if (nparts == 0) {
+		snprintf(err, errlen, "conventional logging: no partitions");
+		return GPMDB_MISUSE;
+	}
+	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
+			  vals, nulls, GPU_SCOPE_THREAD, nparts, t, err,
+			  errlen);
 }
 
 extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
@@ -488,7 +620,7 @@ extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
 	t->upload_ms = dml_ms() - t0;
 	if (rc == GPMDB_OK) {
 		a.is_delete = 1;
-		rc = dml_run(a, scope, dadded, t, err, errlen);
+		rc = dml_run(&m, a, scope, 0, dadded, t, err, errlen);
 	}
 	if (rc == GPMDB_OK)
 		rc = gpu_download(&hadded, dadded, 8, err, errlen);

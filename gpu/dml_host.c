@@ -52,6 +52,27 @@ int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 	return dml_no_cuda(err, errlen);
 }
 
+int gpu_conv_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		    const gpu_tab_layout *lay, const uint64_t *rowids,
+		    uint64_t n, int ncols, const uint32_t *cols,
+		    const void *const *vals, const uint32_t *const *nulls,
+		    uint32_t nparts, gpu_dml_timing *t, char *err,
+		    size_t errlen)
+{
+	(void)pool, (void)seg_off, (void)geom, (void)lay, (void)rowids;
+	(void)n, (void)ncols, (void)cols, (void)vals, (void)nulls;
+	(void)nparts, (void)t;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_pcie_bandwidth(uint64_t bytes, int reps, double *h2d, double *d2h,
+		       char *err, size_t errlen)
+{
+	(void)bytes, (void)reps;
+	*h2d = *d2h = 0;
+	return dml_no_cuda(err, errlen);
+}
+
 int gpu_hcl_delete(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   const gpu_tab_layout *lay, const uint64_t *rowids,
 		   uint64_t n, int scope, uint64_t *added, gpu_dml_timing *t,

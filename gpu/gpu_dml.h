@@ -67,6 +67,21 @@ int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   uint64_t n, int ncols, const uint32_t *cols,
 		   const void *const *vals, const uint32_t *const *nulls,
 		   int scope, gpu_dml_timing *t, char *err, size_t errlen);
+/*
+ * UPDATE with conventional logging (PRAGMA gpu_log = conventional, the
+ * baseline of the batch benchmark): the same arguments, but thread i
+ * appends its entries to log partition i % nparts (HCL thread p of the
+ * segment is partition p: the geometry must have nparts threads or more
+ * with ceil(n / nparts) * ncols entries each), claiming its position with
+ * an atomicAdd and publishing the partition's tail in claim order
+ * (gpu/dml.cu).  The segment is a valid HCL segment: recovery is HCL's.
+ */
+int gpu_conv_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		    const gpu_tab_layout *lay, const uint64_t *rowids,
+		    uint64_t n, int ncols, const uint32_t *cols,
+		    const void *const *vals, const uint32_t *const *nulls,
+		    uint32_t nparts, gpu_dml_timing *t, char *err,
+		    size_t errlen);
 /* DELETE: the same with one HCL_K_DELETE entry for each row not yet
  * deleted; *added = rows whose deleted bit went from 0 to 1. */
 int gpu_hcl_delete(void *pool, uint64_t seg_off, const hcl_geom *geom,
@@ -81,6 +96,15 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	       uint64_t n, const void *const *vals,
 	       const uint32_t *const *nulls, gpu_dml_timing *t, char *err,
 	       size_t errlen);
+
+/*
+ * The PCIe limits of the batch benchmark (tpc/batch/bench_batch.c):
+ * cudaMemcpy of `bytes` from pinned host memory to the device (*h2d) and
+ * back (*d2h), best of `reps` after a warm-up, in GB/s.  The buffers are
+ * freed before it returns.
+ */
+int gpu_pcie_bandwidth(uint64_t bytes, int reps, double *h2d, double *d2h,
+		       char *err, size_t errlen);
 
 /*
  * Recovery: applies every entry of the HCL segment at seg_off (header

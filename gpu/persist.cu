@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gpu_dml.h"
 #include "gpu_internal.h"
@@ -136,4 +137,76 @@ extern "C" int gpu_pm_is_registered(const void *base, uint64_t len)
 	r = i >= 0 && pm_regs[i].len == len;
 	pthread_mutex_unlock(&pm_lock);
 	return r;
+}
+
+/* ---- PCIe copy limits (the batch benchmark) ------------------------- */
+
+extern "C" int gpu_pcie_bandwidth(uint64_t bytes, int reps, double *h2d,
+				  double *d2h, char *err, size_t errlen)
+{
+	void *h = NULL, *d = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	cudaError_t ce = cudaSuccess;
+	const char *call = "";
+	cudaStream_t s;
+	float best[2] = {0, 0};
+	int rc = gpu_init(err, errlen);
+
+	*h2d = *d2h = 0;
+	if (rc)
+		return rc;
+	if (bytes == 0 || reps < 1) {
+		snprintf(err, errlen,
+			 "gpu_pcie_bandwidth: bytes and reps must be > 0");
+		return GPMDB_MISUSE;
+	}
+	s = gpu_stream();
+#define PB_TRY(x)                                                              \
+	do {                                                                   \
+		if (ce == cudaSuccess && (ce = (x)) != cudaSuccess)            \
+			call = #x;                                             \
+	} while (0)
+	/* pinned host memory: what a DMA engine copies at full speed */
+	PB_TRY(cudaMallocHost(&h, bytes));
+	PB_TRY(cudaMalloc(&d, bytes));
+	PB_TRY(cudaEventCreate(&e0));
+	PB_TRY(cudaEventCreate(&e1));
+	if (ce == cudaSuccess)
+		memset(h, 1, bytes); /* pages exist before the timing */
+	/* r = -1: untimed warm-up of both directions */
+	for (int r = -1; r < reps && ce == cudaSuccess; r++) {
+		for (int dir = 0; dir < 2 && ce == cudaSuccess; dir++) {
+			float ms = 0;
+
+			PB_TRY(cudaEventRecord(e0, s));
+			PB_TRY(cudaMemcpyAsync(dir ? h : d, dir ? d : h, bytes,
+					       dir ? cudaMemcpyDeviceToHost
+						   : cudaMemcpyHostToDevice,
+					       s));
+			PB_TRY(cudaEventRecord(e1, s));
+			PB_TRY(cudaEventSynchronize(e1));
+			PB_TRY(cudaEventElapsedTime(&ms, e0, e1));
+			if (r >= 0 && ce == cudaSuccess && ms > 0 &&
+			    (best[dir] == 0 || ms < best[dir]))
+				best[dir] = ms;
+		}
+	}
+#undef PB_TRY
+	if (ce != cudaSuccess) {
+		(void)cudaGetLastError();
+		rc = gpu_cuda_fail(ce, call, err, errlen);
+	}
+	if (h)
+		(void)cudaFreeHost(h);
+	if (d)
+		(void)cudaFree(d);
+	if (e0)
+		(void)cudaEventDestroy(e0);
+	if (e1)
+		(void)cudaEventDestroy(e1);
+	if (!rc && best[0] > 0)
+		*h2d = (double)bytes / (best[0] * 1e-3) / 1e9;
+	if (!rc && best[1] > 0)
+		*d2h = (double)bytes / (best[1] * 1e-3) / 1e9;
+	return rc;
 }

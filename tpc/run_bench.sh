@@ -4,13 +4,15 @@
 # (docs/benchmarks.md).
 # Environment:
 #   BUILD           build folder holding the programs (default build)
-#   BENCH_ONLY      append | sql | gpu: run only that benchmark (default all)
+#   BENCH_ONLY      append | sql | gpu | batch: run only that benchmark (default all)
 #   BENCH_ROWS      bench_append rows (default 50000000)
 #   BENCH_DIR       where pools go (default /dev/shm)
 #   BENCH_SQL_ROWS  bench_sql rows in fact (default 10000000)
 #   BENCH_SQL_REPS  bench_sql timed runs per query (default 3)
 #   BENCH_GPU_ROWS  bench_gpu rows in fact (default 100000000)
 #   BENCH_GPU_ARGS  more bench_gpu arguments (e.g. "--cap 20 --queries 1,2")
+#   BENCH_BATCH_ROWS  bench_batch rows (default 50000000; tpc/batch)
+#   BENCH_BATCH_ARGS  more bench_batch arguments (e.g. "--sqlite-rows 1000000")
 #   BENCH_NOTE      a line added to the saved files' headers (e.g. "the
 #                   machine was shared with other jobs")
 #   BENCH_HOST      the name in the file names (default hostname -s)
@@ -93,5 +95,21 @@ if [ -z "$only" ] || [ "$only" = gpu ]; then
 			"$build/bench_gpu" --rows "${BENCH_GPU_ROWS:-100000000}" \
 			--dir "${BENCH_DIR:-/dev/shm}" ${BENCH_GPU_ARGS:-} || status=1
 	fi
+fi
+if [ -z "$only" ] || [ "$only" = batch ]; then
+	# The batch INSERT/UPDATE benchmark (tpc/batch/bench_batch.c): the
+	# GPU configurations need a GPU (without one they say so and the rest
+	# runs).  Files: tpc/results/<date>-<gpu or host>-batch.{md,png,dat}.
+	if [ -z "${GPMDB_DUCKDB_LIB:-}" ] && [ ! -f .peers/duckdb/libduckdb.so ]; then
+		tpc/peers/fetch_duckdb.sh || echo "run_bench: DuckDB could not be fetched" >&2
+	fi
+	gpu=$("$build/bench_batch" --probe) || gpu=$host
+	prefix="tpc/results/$(date -u +%Y-%m-%d)-$gpu-batch"
+	# shellcheck disable=SC2086 # BENCH_BATCH_ARGS is a list of words
+	"$build/bench_batch" --rows "${BENCH_BATCH_ROWS:-50000000}" \
+		--dir "${BENCH_DIR:-/dev/shm}" --out "$prefix" ${BENCH_BATCH_ARGS:-} ||
+		status=1
+	tpc/batch/plot_batch.sh "$prefix" || status=1
+	echo "saved $prefix.md"
 fi
 exit $status

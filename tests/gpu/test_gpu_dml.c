@@ -1,6 +1,7 @@
 /*
  * test_gpu_dml.c - GPU INSERT/UPDATE/DELETE (engine/batch_gpu.c,
- * gpu/dml.cu) against the CPU backend, the three persist scopes, the
+ * gpu/dml.cu) against the CPU backend, the three persist scopes and
+ * conventional logging (PRAGMA gpu_log), the
  * registration errors, and recovery of a batch killed just before its
  * commit by the GPU kernel and by the CPU, timed.  Needs a GPU; pools on
  * /dev/shm.  GPMDB_TEST_ROWS=n sets the table size (default 300000).
@@ -117,7 +118,9 @@ out:
 	return rc;
 }
 
-static void t_equal_scope(const char *scope)
+/* The workload on the CPU and on the GPU with one persist scope and one
+ * logging method (PRAGMA gpu_log; NULL: hcl), compared row by row. */
+static void t_equal_scope_log(const char *scope, const char *log)
 {
 	gpmdb *cdb, *gdb;
 	uint64_t hc, hg, rc_, rg;
@@ -134,7 +137,15 @@ static void t_equal_scope(const char *scope)
 	snprintf(sql, sizeof(sql), "PRAGMA gpu_persist_scope = %s", scope);
 	CHECK_RC(du_exec(gdb, sql), GPMDB_OK);
 	CHECK_RC(du_exec(gdb, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	if (log) {
+		snprintf(sql, sizeof(sql), "PRAGMA gpu_log = %s", log);
+		CHECK_RC(du_exec(gdb, sql), GPMDB_OK);
+		/* fewer partitions than rows of most batches: they share */
+		CHECK_RC(du_exec(gdb, "PRAGMA gpu_log_partitions = 64"),
+			 GPMDB_OK);
+	}
 	double b0 = du_stat(gdb, "gpu_write_stats", "gpu_batches");
+	double v0 = du_stat(gdb, "gpu_write_stats", "conv_batches");
 	double f0 = du_stat(gdb, "gpu_write_stats", "cpu_fallbacks");
 	t0 = du_ms();
 	CHECK_RC(workload(cdb), GPMDB_OK);
@@ -154,10 +165,14 @@ static void t_equal_scope(const char *scope)
 	 * back one, 1 keyed + 1 predicate delete, 1 more update */
 	CHECKF(nb >= 10 && nf == 0, "gpu batches %.0f, fallbacks %.0f", nb,
 	       nf);
-	printf("# scope %s: %llu rows equal (%016llx); workload cpu %.0f ms, "
+	/* 1 keyed + 4 predicate updates (the rolled-back one included) */
+	double nv = du_stat(gdb, "gpu_write_stats", "conv_batches") - v0;
+	CHECKF(log ? nv >= 5 : nv == 0, "conventional batches %.0f", nv);
+	printf("# log %s, scope %s: %llu rows equal (%016llx); workload cpu %.0f ms, "
 	       "gpu %.0f ms; %.0f GPU batches, last: upload %.2f log %.2f "
 	       "data %.2f total %.2f ms\n",
-	       scope, (unsigned long long)rg, (unsigned long long)hg, tc, tg,
+	       log ? log : "hcl", scope, (unsigned long long)rg,
+	       (unsigned long long)hg, tc, tg,
 	       nb, du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_log_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_data_ms"),
@@ -170,6 +185,17 @@ static void t_equal_scope(const char *scope)
 	gdb = du_open(shm_gpu, "cpu", 0);
 	CHECK(gdb && du_hash(gdb, "SELECT * FROM t ORDER BY id", &rg) == hc);
 	gpmdb_close(gdb);
+}
+
+static void t_equal_scope(const char *scope)
+{
+	t_equal_scope_log(scope, NULL);
+}
+
+/* Conventional logging (gpu_log = conventional): the same results. */
+static void t_equal_conv(void)
+{
+	t_equal_scope_log("thread", "conventional");
 }
 
 static void t_equal_thread(void)
@@ -254,7 +280,8 @@ static void t_msync(void)
 
 /* A GPU batch killed at commit.begin, recovered by the GPU kernel or
  * the CPU; restoration latency as a percentage of the operation. */
-static void crash_recover(const char *what, const char *sql, int gpu_rec)
+static void crash_recover_log(const char *what, const char *sql,
+			      int gpu_rec, const char *log)
 {
 	gpmdb *db;
 	uint64_t h0, h1, r0, r1;
@@ -278,7 +305,7 @@ static void crash_recover(const char *what, const char *sql, int gpu_rec)
 	pid = fork();
 	if (pid == 0) {
 		execl("/proc/self/exe", "test_gpu_dml", "child", shm_gpu, sql,
-		      (char *)NULL);
+		      log, (char *)NULL);
 		_exit(4);
 	}
 	waitpid(pid, &st, 0);
@@ -304,11 +331,18 @@ static void crash_recover(const char *what, const char *sql, int gpu_rec)
 	CHECKF(!strcmp(du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
 		       "ok"),
 	       "integrity: %s", ok);
-	printf("# restoration latency, %s, %s recovery: %.2f ms (%.1f%% of the "
-	       "%.1f ms operation; open %.1f ms; gpu %.0f entries in %.2f ms)\n",
-	       what, gpu_rec ? "GPU" : "CPU", rms, 100.0 * rms / op_ms, op_ms,
+	printf("# restoration latency, %s%s%s, %s recovery: %.2f ms (%.1f%% of "
+	       "the %.1f ms operation; open %.1f ms; gpu %.0f entries in %.2f "
+	       "ms)\n",
+	       what, log ? ", log " : "", log ? log : "",
+	       gpu_rec ? "GPU" : "CPU", rms, 100.0 * rms / op_ms, op_ms,
 	       open_ms, gent, gms);
 	gpmdb_close(db);
+}
+
+static void crash_recover(const char *what, const char *sql, int gpu_rec)
+{
+	crash_recover_log(what, sql, gpu_rec, NULL);
 }
 
 static void t_recovery(void)
@@ -344,6 +378,13 @@ static void t_recovery(void)
 	crash_recover("UPDATE", "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 0);
 	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 1);
 	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 0);
+	/* conventional logging's segment, recovered by both */
+	crash_recover_log("UPDATE",
+			  "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0",
+			  1, "conventional");
+	crash_recover_log("UPDATE",
+			  "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0",
+			  0, "conventional");
 out:
 	free(id);
 	free(v);
@@ -355,10 +396,17 @@ int main(int argc, char **argv)
 	char why[512];
 	const char *e = getenv("GPMDB_TEST_ROWS");
 
-	if (argc == 4 && !strcmp(argv[1], "child")) {
-		/* crash_recover's child: killed at commit.begin */
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "child")) {
+		/* crash_recover's child: killed at commit.begin, with
+		 * PRAGMA gpu_log = argv[4] when given */
 		gpmdb *c = du_open(argv[2], "gpu", 0);
+		char pr[64];
 
+		if (c && argc == 5) {
+			snprintf(pr, sizeof(pr), "PRAGMA gpu_log = %s", argv[4]);
+			if (du_exec(c, pr) != GPMDB_OK)
+				return 4;
+		}
 		setenv("GPMDB_CRASH_AT", "commit.begin:1", 1);
 		if (c)
 			gpmdb_exec(c, argv[3], NULL, NULL, NULL);
@@ -379,6 +427,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_equal_thread);
 	TEST_RUN(t_equal_block);
 	TEST_RUN(t_equal_grid);
+	TEST_RUN(t_equal_conv);
 	TEST_RUN(t_text);
 	TEST_RUN(t_msync);
 	TEST_RUN(t_recovery);

@@ -212,9 +212,11 @@ static int gpm_open(gpmdb **db, bool gpu, char *err, size_t len)
 		return -1;
 	}
 	gpmdb_progress_handler(*db, 64, bt_progress, NULL);
-	if (gpu && gpmdb_exec(*db, "PRAGMA backend=gpu", NULL, NULL, NULL) !=
-		       GPMDB_OK) {
-		snprintf(err, len, "PRAGMA backend=gpu: %s", gpmdb_errmsg(*db));
+	/* explicit: the default (auto) puts large scans on a GPU when the
+	 * machine has one, which would make "gpmdb CPU" partly GPU */
+	const char *pragma = gpu ? "PRAGMA backend=gpu" : "PRAGMA backend=cpu";
+	if (gpmdb_exec(*db, pragma, NULL, NULL, NULL) != GPMDB_OK) {
+		snprintf(err, len, "%s: %s", pragma, gpmdb_errmsg(*db));
 		gpmdb_close(*db);
 		*db = NULL;
 		return -1;
@@ -404,6 +406,7 @@ static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks, bt_cell *c)
 	size_t at = (size_t)snprintf(c->gpu, sizeof(c->gpu),
 				     fallbacks < 0    ? "? fallbacks"
 				     : fallbacks == 0 ? "no fallback"
+				     : fallbacks == 1 ? "**%lld fallback**"
 						      : "**%lld fallbacks**",
 				     fallbacks);
 	bool any = false;
@@ -924,13 +927,20 @@ static int bt_check(char check[][200], char **details)
 			if (!c->ok) {
 				qbad++;
 				snprintf(check[q] + strlen(check[q]),
-					 200 - strlen(check[q]),
-					 "%s**FAILED** %s",
-					 qbad > 1 ? "; " : "", bt_names[e]);
-				char line[900];
-				int l = snprintf(line, sizeof(line),
-						 "**FAILED** q%d on %s: %s\n\n",
-						 q, bt_names[e], c->err);
+					 200 - strlen(check[q]), "%s**%s** %s",
+					 qbad > 1 ? "; " : "",
+					 c->timeout ? "TIMEOUT" : "FAILED",
+					 bt_names[e]);
+				char line[1200];
+				int l =
+				    snprintf(line, sizeof(line),
+					     "**%s** q%d on %s: %s\n\n",
+					     c->timeout ? "TIMEOUT" : "FAILED",
+					     q, bt_names[e], c->err);
+				if (l < 0)
+					l = 0;
+				if ((size_t)l >= sizeof(line))
+					l = (int)sizeof(line) - 1;
 				if (dlen + (size_t)l + 1 > dcap) {
 					dcap = (dcap + (size_t)l + 1) * 2;
 					char *nd = realloc(*details, dcap);
