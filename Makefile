@@ -61,18 +61,18 @@ PROGS += $(BUILD)/bench_tpch
 # builds (GPU=0: it says there is no GPU), DuckDB by dlopen as bench_sql.
 PROGS += $(BUILD)/bench_gpu
 $(BUILD)/bench_gpu_SRC := tpc/bench_gpu.c
-$(BUILD)/bench_gpu_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_gpu_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_gpu: LDLIBS += -ldl
 # bench_batch: the batch INSERT/UPDATE benchmark (tpc/batch, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_batch
 $(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c
-$(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_batch: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
 # bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).
 $(BUILD)/bench_sql_SRC := tpc/bench_sql.c
-$(BUILD)/bench_sql_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o
+$(BUILD)/bench_sql_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_sql: LDLIBS += -ldl
 $(BUILD)/tpchgen_SRC := tpc/tpch/tpchgen_main.c
 $(BUILD)/tpchgen_LIBS := $(BUILD)/libtpch.a
@@ -115,13 +115,13 @@ DIFF_BIN := $(BUILD)/tests/diff/test_diff_sqlite
 TPCHQ_BIN := $(BUILD)/tests/tpch/test_tpch_queries $(BUILD)/tests/tpch/test_tpch_queries_asan
 
 .PHONY: all lib tests test test-gpu test-slt bench clean format demo
+all: lib $(PROGS) $(BUILD)/gpmdb tests $(EXAMPLE_BIN)
 # The README's quick start: the shell on a TPC-H SF 0.01 sample database
 # (DEMO_DB, made on first use).
 DEMO_DB ?= tpch.db
 demo: lib $(BUILD)/gpmdb $(BUILD)/tpchgen
 	@[ -e $(DEMO_DB) ] || $(BUILD)/tpchgen -s 0.01 --pool $(DEMO_DB)
 	$(BUILD)/gpmdb $(DEMO_DB)
-all: lib $(PROGS) $(BUILD)/gpmdb tests $(EXAMPLE_BIN)
 lib: $(BUILD)/libgpmdb.a $(BUILD)/libgpmdb.so
 tests: $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(GPU_TEST_BIN) $(SLT_BIN) $(DIFF_BIN) \
        $(TPCHQ_BIN) $(BUILD)/tests/shell/gpmdb_sqlite
@@ -241,9 +241,7 @@ test: all
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
-	tests/run.sh $(GPU_TEST_BIN)
-	GPMDB_TPCH_GPU=1 $(BUILD)/tests/tpch/test_tpch_queries
-	GPMDB_BACKEND=gpu tests/slt/run_slt.sh $(BUILD)/gpmdb_slt --known tests/slt/known_failures.txt
+	tests/gpu/run_gpu_suite.sh $(BUILD)
 
 # gpmdb over tests/sql and the sqllogictest corpus (../shared/sqllogictest
 # or GPMDB_SLT_DIR); the records listed in known_failures.txt may fail.

@@ -334,41 +334,6 @@ static void src_get(const bsrc *b, int64_t k, sval *v)
 	}
 }
 
-/* A literal of the statement as a constant source; false when e is not
- * a parameter-free literal. */
-static bool literal_value(const ast_expr *e, sval *v)
-{
-	memset(v, 0, sizeof(*v));
-	switch (e->kind) {
-	case AST_E_INT:
-		v->t = BC_T_INT;
-		v->u.i = e->ival;
-		return true;
-	case AST_E_REAL:
-		v->t = BC_T_REAL;
-		v->u.r = e->rval;
-		return true;
-	case AST_E_STRING:
-		v->t = BC_T_TEXT;
-		v->u.s.ptr = e->str;
-		v->u.s.len = (uint32_t)e->slen;
-		return true;
-	case AST_E_NULL:
-		v->t = BC_T_NULL;
-		return true;
-	case AST_E_BOOL:
-		v->t = BC_T_BOOL;
-		v->u.i = e->ival;
-		return true;
-	case AST_E_DATE:
-		v->t = BC_T_DATE;
-		v->u.i = e->ival;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The source of expression e: a parameter (array or broadcast scalar) or
  * a literal; false for anything else. */
 static bool expr_source(gpmdb_stmt *st, const ast_expr *e, bsrc *out)
@@ -386,7 +351,7 @@ static bool expr_source(gpmdb_stmt *st, const ast_expr *e, bsrc *out)
 		return true;
 	}
 	out->kind = BS_CONST;
-	return literal_value(e, &out->v);
+	return exec_literal(e, &out->v);
 }
 
 /* ---- conversion to the storage layout ---- */
@@ -1082,15 +1047,6 @@ out:
 	return rc;
 }
 
-static void exec_init(gpmdb_stmt *st)
-{
-	st->x.gen = ++st->gen;
-	st->x.mem = 0;
-	st->x.mem_limit = st->db->mem_limit;
-	st->x.nframes = 0;
-	st->x.depth = 0;
-}
-
 /* INSERT INTO t [(cols)] VALUES (params and literals): 1 = done (rc in
  * *rc), 0 = not this shape. */
 static int fast_insert(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
@@ -1129,7 +1085,7 @@ static int fast_insert(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		goto out;
 	}
 	srcs = calloc((size_t)sch->ncols + 1, sizeof(bsrc));
-	exec_init(st);
+	stmt_exec_init(st);
 	hold = rel_new(&st->x, 0, NULL);
 	if (!srcs || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
@@ -1393,7 +1349,7 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		stg_schema_free(sch);
 		return 0;
 	}
-	exec_init(st);
+	stmt_exec_init(st);
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
 		goto out;
 	if (m.n && (rc = bgpu_delete(db, tid, m.rowid, m.n)))
@@ -1446,7 +1402,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	for (int i = 0; i < nt; i++)
 		if (set[terms[i].col].kind != BS_NONE)
 			goto slow;
-	exec_init(st);
+	stmt_exec_init(st);
 	hold = rel_new(&st->x, 0, NULL);
 	pc = calloc((size_t)sch->ncols + 1, sizeof(ccol));
 	used = calloc((size_t)n + 1, 1);
@@ -1660,7 +1616,7 @@ static int append_defaults(gpmdb *db, const stg_schema *sch, bsrc *srcs,
 			*hold = rel_new(NULL, 0, NULL);
 			if (!*hold)
 				return db_err(db, GPMDB_NOMEM, "out of memory");
-			exec_init(*tmp);
+			stmt_exec_init(*tmp);
 		}
 		int rc = dml_default_value(*tmp, &sch->cols[c], &srcs[c].v,
 					   *hold);

@@ -458,15 +458,167 @@ static int cmp_kind(ast_op op)
 
 /* ---- arithmetic ---- */
 
+/*
+ * Exact folding of literal arithmetic.  A literal with a decimal point is a
+ * REAL (SQLite's rule), so `0.06 + 0.01` computed in binary is
+ * 0.06999999999999999, and `l_discount <= 0.06 + 0.01` (TPC-H Q6) would
+ * drop the DECIMAL rows equal to 0.07.  What the user wrote is decimal:
+ * +, - and * of such literals (and integers) are computed exactly as
+ * scaled integers and the result becomes the REAL nearest to the exact
+ * value, which is what the literal 0.07 gives.
+ */
+typedef struct {
+	int64_t v; /* value * 10^scale */
+	int scale;
+} cc_dec;
+
+static const int64_t cc_pow10[19] = {1,
+				     10,
+				     100,
+				     1000,
+				     10000,
+				     100000,
+				     1000000,
+				     10000000,
+				     100000000,
+				     1000000000,
+				     10000000000LL,
+				     100000000000LL,
+				     1000000000000LL,
+				     10000000000000LL,
+				     100000000000000LL,
+				     1000000000000000LL,
+				     10000000000000000LL,
+				     100000000000000000LL,
+				     1000000000000000000LL};
+
+/* A REAL literal as the decimal the user most likely wrote: the shortest
+ * text that reads back as the same double (at most 15 digits, so that the
+ * value is what was typed). */
+static bool dec_of_real(double r, cc_dec *d)
+{
+	char buf[64], *q;
+	int64_t v = 0;
+	int scale = 0;
+	bool neg, frac = false;
+
+	for (int prec = 1; prec <= 15; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, r);
+		if (strtod(buf, NULL) == r)
+			goto found;
+	}
+	return false;
+found:
+	if (strchr(buf, 'e') || strchr(buf, 'n') || strchr(buf, 'i'))
+		return false; /* exponent, nan, inf: not plain decimal text */
+	q = buf;
+	neg = *q == '-';
+	if (neg)
+		q++;
+	for (; *q; q++) {
+		if (*q == '.') {
+			frac = true;
+			continue;
+		}
+		if (v > (INT64_MAX - 9) / 10 || scale >= 18)
+			return false;
+		v = v * 10 + (*q - '0');
+		if (frac)
+			scale++;
+	}
+	d->v = neg ? -v : v;
+	d->scale = scale;
+	return true;
+}
+
+static bool dec_rescale(cc_dec *d, int scale)
+{
+	int64_t m;
+
+	if (scale > 18 || scale < d->scale)
+		return false;
+	m = cc_pow10[scale - d->scale];
+	if (__builtin_mul_overflow(d->v, m, &d->v))
+		return false;
+	d->scale = scale;
+	return true;
+}
+
+/* e as an exact decimal when it is made only of numeric literals, unary
+ * minus, +, - and *, with at least one REAL literal somewhere (integer
+ * arithmetic keeps its own rules). */
+static bool exact_lit(const ast_expr *e, cc_dec *d, bool *has_real)
+{
+	cc_dec a, b;
+
+	switch (e->kind) {
+	case AST_E_INT:
+		d->v = e->ival;
+		d->scale = 0;
+		return true;
+	case AST_E_REAL:
+		*has_real = true;
+		return dec_of_real(e->rval, d);
+	case AST_E_UNARY:
+		if (e->op != AST_OP_NEG || !exact_lit(e->l, d, has_real) ||
+		    d->v == INT64_MIN)
+			return false;
+		d->v = -d->v;
+		return true;
+	case AST_E_BINARY:
+		if (e->op != AST_OP_ADD && e->op != AST_OP_SUB &&
+		    e->op != AST_OP_MUL)
+			return false;
+		if (!exact_lit(e->l, &a, has_real) ||
+		    !exact_lit(e->r, &b, has_real))
+			return false;
+		if (e->op == AST_OP_MUL) {
+			if (a.scale + b.scale > 18 ||
+			    __builtin_mul_overflow(a.v, b.v, &d->v))
+				return false;
+			d->scale = a.scale + b.scale;
+			return true;
+		}
+		{
+			int sc = a.scale > b.scale ? a.scale : b.scale;
+			if (!dec_rescale(&a, sc) || !dec_rescale(&b, sc))
+				return false;
+			if (e->op == AST_OP_ADD
+				? __builtin_add_overflow(a.v, b.v, &d->v)
+				: __builtin_sub_overflow(a.v, b.v, &d->v))
+				return false;
+			d->scale = sc;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The REAL nearest to an exact decimal (strtod rounds correctly). */
+static double dec_to_real(const cc_dec *d)
+{
+	char buf[64];
+	uint64_t u = d->v < 0 ? -(uint64_t)d->v : (uint64_t)d->v;
+
+	snprintf(buf, sizeof(buf), "%s%llue-%d", d->v < 0 ? "-" : "",
+		 (unsigned long long)u, d->scale);
+	return strtod(buf, NULL);
+}
+
 static int arith(cc *c, ast_expr *e)
 {
 	bc_program *p = c->p;
 	etype t = expr_type(e);
 	ast_expr *le = e->l, *re = e->r;
 	int a, b, op;
+	cc_dec exact;
+	bool has_real = false;
 
 	if (t.t == BC_T_NULL)
 		return bc_emit_null(p, BC_T_NULL, 0);
+	if (t.t == BC_T_REAL && exact_lit(e, &exact, &has_real) && has_real)
+		return cc_real(c, dec_to_real(&exact));
 	if (t.t == BC_T_DATE ||
 	    (t.t == BC_T_INT && expr_type(le).t == BC_T_DATE)) {
 		/* date +/- days or interval, date - date */

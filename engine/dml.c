@@ -19,26 +19,6 @@
 #include <string.h>
 #include <strings.h>
 
-static bctx dml_bctx(gpmdb_stmt *st)
-{
-	bctx b = {0};
-
-	b.st = st;
-	b.db = st->db;
-	b.a = &st->parena;
-	b.sql = st->sql;
-	return b;
-}
-
-static void exec_init(gpmdb_stmt *st)
-{
-	st->x.gen = ++st->gen;
-	st->x.mem = 0;
-	st->x.mem_limit = st->db->mem_limit;
-	st->x.nframes = 0;
-	st->x.depth = 0;
-}
-
 /* ---- catalog helpers ---- */
 
 static int object_exists(gpmdb *db, const char *name, stg_objkind *kind)
@@ -169,7 +149,7 @@ static int create_table(gpmdb_stmt *st, ast_stmt *s)
 	if (skip)
 		return GPMDB_OK;
 	if (s->select) { /* CREATE TABLE AS SELECT */
-		bctx b = dml_bctx(st);
+		bctx b = plan_bctx(st);
 		src = plan_select(&b, s->select, NULL);
 		if (!src)
 			return db->errcode;
@@ -260,7 +240,7 @@ static int create_table(gpmdb_stmt *st, ast_stmt *s)
 	if (src) {
 		stg_schema *sch;
 		rel *r;
-		exec_init(st);
+		stmt_exec_init(st);
 		if ((rc = exec_node(&st->x, src, &r)))
 			goto out;
 		if (stg_table_schema(db->pool, tid, &sch)) {
@@ -445,7 +425,7 @@ static int check_keys(gpmdb *db, const rel *r, const ukey *keys, int nk,
 /* The table as it is now (with row ids in the last column). */
 static int read_table(gpmdb_stmt *st, uint32_t tid, rel **out)
 {
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 	pnode *scan = plan_table_scan(&b, tid, true);
 
 	if (!scan)
@@ -554,7 +534,7 @@ static int default_value(gpmdb_stmt *st, const stg_column_info *c, sval *v,
 	char *sql;
 	parse_result *pr;
 	scope empty = {0};
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 
 	memset(v, 0, sizeof(*v));
 	v->t = BC_T_NULL;
@@ -659,7 +639,7 @@ static int find_table(gpmdb *db, const char *name, uint32_t *tid,
 static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 	stg_schema *sch;
 	uint32_t tid;
 	int *map = NULL, rc, nsrc;
@@ -687,7 +667,7 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 			}
 			map[c] = k;
 		}
-	exec_init(st);
+	stmt_exec_init(st);
 	if (s->default_values || !s->select) {
 		for (int c = 0; c < sch->ncols; c++)
 			map[c] = -1;
@@ -729,7 +709,7 @@ out:
 static int do_update(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 	stg_schema *sch;
 	uint32_t tid, *cols = NULL;
 	ast_expr **exprs = NULL;
@@ -769,7 +749,7 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 		rc = db->errcode;
 		goto out;
 	}
-	exec_init(st);
+	stmt_exec_init(st);
 	if ((rc = exec_node(&st->x, node, &r)))
 		goto out;
 	for (int j = 0; j < n; j++) {
@@ -938,7 +918,7 @@ out:
 static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 	stg_schema *sch;
 	uint32_t tid;
 	rel *r = NULL;
@@ -953,7 +933,7 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 		rc = db->errcode;
 		goto out;
 	}
-	exec_init(st);
+	stmt_exec_init(st);
 	if ((rc = exec_node(&st->x, node, &r)))
 		goto out;
 	if (r->nrows) {
@@ -980,7 +960,7 @@ out:
 static int create_view(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
-	bctx b = dml_bctx(st);
+	bctx b = plan_bctx(st);
 	bool skip;
 	int rc;
 	pnode *n;
@@ -1036,7 +1016,7 @@ static int create_index(gpmdb_stmt *st, ast_stmt *s)
 	}
 	if (s->unique) {
 		rel *all;
-		exec_init(st);
+		stmt_exec_init(st);
 		if ((rc = read_table(st, tid, &all)))
 			goto out;
 		rc = check_keys(db, all, &key, 1, sch);

@@ -117,6 +117,8 @@ void rel_get(const rel *r, int c, uint64_t i, sval *v);
 int rel_set(rel *r, int c, uint64_t i, const sval *v);
 /* A vec over rows [start, start+n) of column c. */
 void rel_vec(const rel *r, int c, uint64_t start, vec *v);
+/* Element i of v (through its selection) as an sval. */
+void rel_vec_get(const vec *v, uint32_t i, sval *s);
 /* The vec type (BC_COL_*) that holds values of etype t. */
 int rel_vec_type(int t);
 /* Appends n values of vec v (converted to column c's type) at row nrows+k;
@@ -383,6 +385,8 @@ typedef struct bctx {
 	int view_depth;
 } bctx;
 
+/* A binding context for statement st, allocating in its plan arena. */
+bctx plan_bctx(gpmdb_stmt *st);
 int plan_stmt_select(gpmdb_stmt *st);
 /* Plans a SELECT; up is the scope of the enclosing query for correlated
  * subqueries (NULL for none). */
@@ -487,6 +491,9 @@ int exec_mem(exec_ctx *x, size_t add);
 int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 		  rel *hold);
 int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold);
+/* The value of a parameter-free literal (text points into the AST); false
+ * when e is not one. */
+bool exec_literal(const ast_expr *e, sval *v);
 
 /* ---- statements ---- */
 
@@ -519,6 +526,8 @@ int stmt_add_hold(gpmdb_stmt *st, rel *r);
 int stmt_own(gpmdb_stmt *st, void *p);
 int pragma_columns(ast_stmt *s, const char ***names);
 parse_result *stmt_parse_extra(gpmdb_stmt *st, const char *sql);
+/* Readies st->x for one execution (a new generation, no memory used). */
+void stmt_exec_init(gpmdb_stmt *st);
 int stmt_run_select(gpmdb_stmt *st, rel **out);
 /* Drops the plan and plans again (the row-wise batch path needs a fresh
  * plan arena per parameter row). */

@@ -918,7 +918,7 @@ fail:
 
 /* ---- values ---- */
 
-static bool literal_sval(const ast_expr *e, sval *v)
+bool exec_literal(const ast_expr *e, sval *v)
 {
 	memset(v, 0, sizeof(*v));
 	switch (e->kind) {
@@ -937,6 +937,14 @@ static bool literal_sval(const ast_expr *e, sval *v)
 		return true;
 	case AST_E_NULL:
 		v->t = BC_T_NULL;
+		return true;
+	case AST_E_BOOL:
+		v->t = BC_T_BOOL;
+		v->u.i = e->ival;
+		return true;
+	case AST_E_DATE:
+		v->t = BC_T_DATE;
+		v->u.i = e->ival;
 		return true;
 	default:
 		return false;
@@ -971,7 +979,7 @@ int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
 	vec out;
 	int rc;
 
-	if (literal_sval(e, v) || param_sval(x, e, v)) {
+	if (exec_literal(e, v) || param_sval(x, e, v)) {
 		if (v->t == BC_T_TEXT && hold)
 			return rel_str(hold, v->u.s.ptr, v->u.s.len, &v->u.s);
 		return GPMDB_OK;
@@ -2665,46 +2673,6 @@ static int set_probe(const rel *set, bool has_null, const sval *v, etype lty,
 	return 0;
 }
 
-static void vec_sval(const vec *v, uint32_t i, sval *s)
-{
-	uint32_t k = v->sel ? v->sel[i] : i;
-
-	memset(s, 0, sizeof(*s));
-	if (v->type == VEC_NULL || (v->nulls && v->nulls[k])) {
-		s->t = BC_T_NULL;
-		return;
-	}
-	s->scale = v->scale;
-	switch (v->type) {
-	case BC_COL_INT64:
-		s->t = BC_T_INT;
-		s->u.i = v->v.i64[k];
-		break;
-	case BC_COL_DEC:
-		s->t = BC_T_DEC;
-		s->u.i = v->v.i64[k];
-		break;
-	case BC_COL_DOUBLE:
-		s->t = BC_T_REAL;
-		s->u.r = v->v.f64[k];
-		break;
-	case BC_COL_DATE:
-		s->t = BC_T_DATE;
-		s->u.i = v->v.i32[k];
-		break;
-	case BC_COL_BOOL:
-		s->t = BC_T_BOOL;
-		s->u.i = v->v.u8[k];
-		break;
-	case BC_COL_TEXT:
-		s->t = BC_T_TEXT;
-		s->u.s = v->v.str[k];
-		break;
-	default:
-		s->t = BC_T_NULL;
-	}
-}
-
 /* One subquery result for a row: r is the subquery's output. */
 static int sub_value(exec_ctx *x, ast_expr *e, rel *r, rel *set, bool has_null,
 		     const vec *lhs, uint32_t i, rel *hold)
@@ -2725,7 +2693,7 @@ static int sub_value(exec_ctx *x, ast_expr *e, rel *r, rel *set, bool has_null,
 		break;
 	default: {
 		sval l;
-		vec_sval(lhs, i, &l);
+		rel_vec_get(lhs, i, &l);
 		if (l.t == BC_T_TEXT && set->cols[0].ty.t != BC_T_TEXT &&
 		    set->cols[0].ty.t != BC_T_NULL &&
 		    expr_type(e->l).aff == AFF_NONE) {

@@ -1666,15 +1666,22 @@ out:
 	return n;
 }
 
-int plan_stmt_select(gpmdb_stmt *st)
+bctx plan_bctx(gpmdb_stmt *st)
 {
 	bctx b = {0};
-	pnode *n;
 
 	b.st = st;
 	b.db = st->db;
 	b.a = &st->parena;
 	b.sql = st->sql;
+	return b;
+}
+
+int plan_stmt_select(gpmdb_stmt *st)
+{
+	bctx b = plan_bctx(st);
+	pnode *n;
+
 	n = plan_select(&b, st->pr.stmt->select, NULL);
 	if (!n)
 		return st->db->errcode ? st->db->errcode : GPMDB_ERROR;

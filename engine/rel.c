@@ -307,8 +307,7 @@ void rel_vec(const rel *r, int c, uint64_t start, vec *v)
 	v->nulls = col->nulls + start;
 }
 
-/* Reads element i of a vec (through its selection) as an sval. */
-static void vec_get(const vec *v, uint32_t i, sval *s)
+void rel_vec_get(const vec *v, uint32_t i, sval *s)
 {
 	uint32_t k = v->sel ? v->sel[i] : i;
 
@@ -375,7 +374,7 @@ int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n)
 		return GPMDB_OK;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		vec_get(v, i, &s);
+		rel_vec_get(v, i, &s);
 		if (s.t != BC_T_NULL && s.t != col->ty.t) {
 			if ((rc = sval_convert(r->x, &s, col->ty, 0, r)))
 				return rc;

@@ -482,13 +482,18 @@ static int explain_rows(gpmdb_stmt *st)
 	return GPMDB_OK;
 }
 
-int stmt_run_select(gpmdb_stmt *st, rel **out)
+void stmt_exec_init(gpmdb_stmt *st)
 {
 	st->x.gen = ++st->gen;
 	st->x.mem = 0;
 	st->x.mem_limit = st->db->mem_limit;
 	st->x.nframes = 0;
 	st->x.depth = 0;
+}
+
+int stmt_run_select(gpmdb_stmt *st, rel **out)
+{
+	stmt_exec_init(st);
 	return exec_node(&st->x, st->plan, out);
 }
 

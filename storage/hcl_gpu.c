@@ -97,10 +97,7 @@ int stg_gpu_layout_get(stg_pool *p, uint32_t table_id, stg_gpu_layout *out)
 	if (p == NULL || out == NULL)
 		return GPMDB_MISUSE;
 	pool_clear_err(p);
-	if (p->broken)
-		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
-				p->path);
-	rc = cat_find_table(p, table_id, &cat_off);
+	rc = tab_find_table(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	return layout_build(p, cat_off, out);
@@ -123,10 +120,7 @@ int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
 	uint64_t cat_off;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = cat_find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (out == NULL || epp == 0 || nthreads == 0 ||
@@ -147,10 +141,7 @@ int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 	uint64_t cat_off;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = cat_find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (s == NULL)
@@ -175,10 +166,7 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id, const stg_col_batch *cols
 	uint32_t c;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = cat_find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (cols == NULL || start == NULL)
@@ -214,10 +202,7 @@ int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
 	uint64_t cat_off;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = cat_find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	/* The rows were written past this very count: anything else means

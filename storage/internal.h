@@ -188,6 +188,11 @@ int cat_find_table(stg_pool *p, uint32_t table_id, uint64_t *off);
 
 /* ---- tablet.c ----------------------------------------------------------- */
 
+/* A table's catalog offset by id: GPMDB_IOERR when the pool is no longer
+ * mapped, GPMDB_NOTFOUND when there is no such table. */
+int tab_find_table(stg_pool *p, uint32_t table_id, uint64_t *off);
+/* The same before a write to the table: pool_check_writable first. */
+int tab_find_writable(stg_pool *p, uint32_t table_id, uint64_t *off);
 uint64_t tab_capacity(uint64_t idx);
 uint64_t tab_first_row(uint64_t idx);
 uint64_t tab_index_of(uint64_t row);

@@ -158,12 +158,19 @@ static void bit_set_atomic(uint32_t *w, uint64_t i, bool on)
 
 /* ---- Table and tablet access ---------------------------------------- */
 
-static int find_table(stg_pool *p, uint32_t tid, uint64_t *off)
+int tab_find_table(stg_pool *p, uint32_t tid, uint64_t *off)
 {
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
 	return cat_find_table(p, tid, off);
+}
+
+int tab_find_writable(stg_pool *p, uint32_t tid, uint64_t *off)
+{
+	int rc = pool_check_writable(p);
+
+	return rc != GPMDB_OK ? rc : tab_find_table(p, tid, off);
 }
 
 /* Tablet idx of a table, or NULL when it does not exist (or is bad). */
@@ -358,7 +365,7 @@ uint64_t stg_row_count(stg_pool *p, uint32_t table_id)
 {
 	uint64_t off;
 
-	if (p == NULL || find_table(p, table_id, &off) != GPMDB_OK)
+	if (p == NULL || tab_find_table(p, table_id, &off) != GPMDB_OK)
 		return 0;
 	return cat_entry(p, off)->row_count;
 }
@@ -367,7 +374,7 @@ uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id)
 {
 	uint64_t off;
 
-	if (p == NULL || find_table(p, table_id, &off) != GPMDB_OK)
+	if (p == NULL || tab_find_table(p, table_id, &off) != GPMDB_OK)
 		return 0;
 	return cat_entry(p, off)->deleted_count;
 }
@@ -380,7 +387,7 @@ int stg_table_bytes(stg_pool *p, uint32_t table_id, uint64_t *bytes)
 	int rc;
 
 	*bytes = 0;
-	if ((rc = find_table(p, table_id, &off)) != GPMDB_OK)
+	if ((rc = tab_find_table(p, table_id, &off)) != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, off);
 	n = e->extent_size;
@@ -528,10 +535,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	bool has_text = false;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (nrows == 0)
@@ -695,7 +699,7 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 	if (p == NULL)
 		return GPMDB_MISUSE;
 	pool_clear_err(p);
-	rc = find_table(p, table_id, &cat_off);
+	rc = tab_find_table(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, cat_off);
@@ -829,7 +833,7 @@ int stg_tablet_count(stg_pool *p, uint32_t table_id, uint32_t *n)
 	if (p == NULL || n == NULL)
 		return GPMDB_MISUSE;
 	pool_clear_err(p);
-	rc = find_table(p, table_id, &cat_off);
+	rc = tab_find_table(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	rc_rows = cat_entry(p, cat_off)->row_count;
@@ -1059,10 +1063,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	char *seg;
 	int rc, j, ntext = 0;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (n == 0)
@@ -1270,10 +1271,7 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	char *seg;
 	int rc;
 
-	rc = pool_check_writable(p);
-	if (rc != GPMDB_OK)
-		return rc;
-	rc = find_table(p, table_id, &cat_off);
+	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
 	if (n == 0)

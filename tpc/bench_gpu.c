@@ -51,29 +51,11 @@
 #include <unistd.h>
 
 #include "../gpu/gpu.h"
+#include "bench_util.h"
 #include "gpmdb.h"
 #include "peers/duckdb_dl.h"
 
-static double bg_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void bg_die(const char *what, const char *why)
-{
-	fprintf(stderr, "bench_gpu: %s: %s\n", what, why);
-	exit(2);
-}
-
-static void *bg_alloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		bg_die("malloc", strerror(errno));
-	return p;
-}
+const char bench_prog[] = "bench_gpu";
 
 /* ---- Data ------------------------------------------------------------ */
 
@@ -111,37 +93,22 @@ typedef struct {
 	char *names; /* text of name */
 } bg_data;
 
-static uint64_t bg_gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 static void bg_generate(bg_data *b, uint64_t n, uint64_t ndim)
 {
 	b->n = n;
 	b->ndim = ndim;
 	/* v: a permutation of (j + 0.5) / n (every v differs, so ORDER BY v
 	 * has one answer); the step near n / phi, coprime with n */
-	b->step = (uint64_t)(n * 0.6180339887498949);
-	if (b->step == 0)
-		b->step = 1;
-	while (bg_gcd(b->step, n) != 1)
-		b->step++;
-	b->step %= n;
-	b->id = bg_alloc(n * sizeof(int64_t));
-	b->k = bg_alloc(n * sizeof(int32_t));
-	b->d = bg_alloc(n * sizeof(int32_t));
-	b->v = bg_alloc(n * sizeof(double));
-	b->q = bg_alloc(n * sizeof(int64_t));
-	b->dd = bg_alloc(ndim * sizeof(int32_t));
-	b->name = bg_alloc(ndim * sizeof(char *));
-	b->w = bg_alloc(ndim * sizeof(double));
-	b->names = bg_alloc(ndim * 16);
+	b->step = bench_coprime_step(n);
+	b->id = bench_alloc(n * sizeof(int64_t));
+	b->k = bench_alloc(n * sizeof(int32_t));
+	b->d = bench_alloc(n * sizeof(int32_t));
+	b->v = bench_alloc(n * sizeof(double));
+	b->q = bench_alloc(n * sizeof(int64_t));
+	b->dd = bench_alloc(ndim * sizeof(int32_t));
+	b->name = bench_alloc(ndim * sizeof(char *));
+	b->w = bench_alloc(ndim * sizeof(double));
+	b->names = bench_alloc(ndim * 16);
 #pragma omp parallel for schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t x = (int64_t)i;
@@ -194,21 +161,6 @@ typedef struct {
 	cell *cells;
 } qres;
 
-typedef struct {
-	uint64_t n, sum, poshash, disorder;
-	double prev;
-} digest;
-
-static void digest_add(digest *g, int64_t id, double v)
-{
-	if (g->n && v < g->prev)
-		g->disorder++;
-	g->prev = v;
-	g->sum += (uint64_t)id;
-	g->poshash += (uint64_t)id * (g->n * 2 + 1);
-	g->n++;
-}
-
 static void qres_clear(qres *q)
 {
 	free(q->cells);
@@ -221,14 +173,14 @@ static cell *qres_row(qres *q)
 		q->cap = q->cap ? q->cap * 2 : 64;
 		q->cells = realloc(q->cells, q->cap * q->ncols * sizeof(cell));
 		if (!q->cells)
-			bg_die("realloc", strerror(errno));
+			bench_die("realloc", strerror(errno));
 	}
 	cell *c = &q->cells[q->nrows++ * q->ncols];
 	memset(c, 0, q->ncols * sizeof(cell));
 	return c;
 }
 
-static void digest_result(const digest *g, qres *q)
+static void digest_result(const bench_digest *g, qres *q)
 {
 	q->ncols = 4;
 	cell *c = qres_row(q);
@@ -343,7 +295,7 @@ typedef struct {
 static int bg_progress(void *arg)
 {
 	bg_gpmdb *g = arg;
-	if (bg_now() > g->deadline) {
+	if (bench_now() > g->deadline) {
 		g->stopped = true;
 		return 1;
 	}
@@ -377,7 +329,7 @@ static int bg_gpmdb_load(bg_gpmdb *g, const bg_data *b, const char *dir,
 	snprintf(g->path, sizeof(g->path), "%s/bench_gpu_%d.pool", dir,
 		 (int)getpid());
 	unlink(g->path);
-	double t0 = bg_now();
+	double t0 = bench_now();
 	if (gpmdb_open_v2(g->path, &g->db,
 			  GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE,
 			  &go) != GPMDB_OK) {
@@ -400,7 +352,7 @@ static int bg_gpmdb_load(bg_gpmdb *g, const bg_data *b, const char *dir,
 			 gpmdb_errmsg(g->db));
 		return -1;
 	}
-	*secs = bg_now() - t0;
+	*secs = bench_now() - t0;
 	gpmdb_progress_handler(g->db, 64, bg_progress, g);
 	return 0;
 }
@@ -410,11 +362,11 @@ static int bg_gpmdb_query(bg_gpmdb *g, const query *qy, double cap, qres *out,
 			  char *err, size_t errlen)
 {
 	gpmdb_stmt *s;
-	digest dg = {0};
+	bench_digest dg = {0};
 	int rc;
 
 	g->stopped = false;
-	g->deadline = bg_now() + cap;
+	g->deadline = bench_now() + cap;
 	if (gpmdb_prepare(g->db, qy->sql, -1, &s, NULL) != GPMDB_OK) {
 		snprintf(err, errlen, "%s", gpmdb_errmsg(g->db));
 		return -1;
@@ -436,8 +388,9 @@ static int bg_gpmdb_query(bg_gpmdb *g, const query *qy, double cap, qres *out,
 		}
 		if (rc == GPMDB_ROW) {
 			for (int64_t i = 0; i < na; i++)
-				digest_add(&dg, ((const int64_t *)a.values)[i],
-					   ((const double *)b.values)[i]);
+				bench_digest_add(&dg,
+						 ((const int64_t *)a.values)[i],
+						 ((const double *)b.values)[i]);
 			rc = GPMDB_DONE;
 		}
 	}
@@ -568,7 +521,7 @@ static int duck_load(bg_duck *d, const bg_data *b, int nthreads, double *secs,
 		     char *err, size_t errlen)
 {
 	char sql[2048];
-	double t0 = bg_now();
+	double t0 = bench_now();
 
 	if (duckdl_open_mem(&d->dl, nthreads, &d->db, &d->con, err, errlen))
 		return -1;
@@ -593,7 +546,7 @@ static int duck_load(bg_duck *d, const bg_data *b, int nthreads, double *secs,
 		 BG_NGROUP, BG_W_A, BG_W_B, BG_P, BG_P, b->ndim);
 	if (duckdl_exec(&d->dl, d->con, sql, err, errlen))
 		return -1;
-	*secs = bg_now() - t0;
+	*secs = bench_now() - t0;
 	return 0;
 }
 
@@ -611,22 +564,10 @@ static int duck_query(bg_duck *d, const query *qy, qres *out, char *err,
 	}
 	out->ncols = (int)dl->column_count(&r);
 	if (qy->stream) {
-		digest g = {0};
-		duckdl_chunk ch;
-		if (dl->column_type(&r, 0) != DUCKDL_TYPE_BIGINT ||
-		    dl->column_type(&r, 1) != DUCKDL_TYPE_DOUBLE) {
-			snprintf(err, errlen, "unexpected column types");
+		bench_digest g = {0};
+		if (bench_duck_digest(dl, &r, &g, err, errlen)) {
 			dl->destroy_result(&r);
 			return -1;
-		}
-		while ((ch = dl->fetch_chunk(r)) != NULL) {
-			duckdl_idx n = dl->chunk_size(ch);
-			const int64_t *id =
-			    dl->vector_data(dl->chunk_vector(ch, 0));
-			const double *v = dl->vector_data(dl->chunk_vector(ch, 1));
-			for (duckdl_idx i = 0; i < n; i++)
-				digest_add(&g, id[i], v[i]);
-			dl->destroy_chunk(&ch);
 		}
 		digest_result(&g, out);
 		dl->destroy_result(&r);
@@ -680,12 +621,6 @@ typedef struct {
 	char why[256];
 } timing;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double t_best(const timing *t)
 {
 	double b = t->t[0];
@@ -709,25 +644,10 @@ static void t_fmt(const timing *t, double cap, char *buf, size_t len)
 		snprintf(buf, len, "%.1f (1 run)", t->t[0] * 1e3);
 	else {
 		memcpy(s, t->t, t->n * sizeof(double));
-		qsort(s, t->n, sizeof(double), cmp_double);
+		qsort(s, t->n, sizeof(double), bench_cmp_double);
 		snprintf(buf, len, "%.1f (%.1f)", s[0] * 1e3,
 			 s[t->n / 2] * 1e3);
 	}
-}
-
-static bool in_list(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; *p;) {
-		const char *q = strchr(p, ',');
-		size_t len = q ? (size_t)(q - p) : strlen(p);
-		if (len == n && !strncmp(p, word, n))
-			return true;
-		if (!q)
-			break;
-		p = q + 1;
-	}
-	return false;
 }
 
 /* The GPU's name as a file-name word: "NVIDIA H100 80GB HBM3" ->
@@ -748,10 +668,10 @@ static int run_one(int e, bg_gpmdb *g, bg_duck *d, const query *qy,
 		   size_t errlen)
 {
 	qres_clear(res);
-	double t0 = bg_now();
+	double t0 = bench_now();
 	int rc = e == E_DUCK ? duck_query(d, qy, res, err, errlen)
 			     : bg_gpmdb_query(g, qy, cap, res, err, errlen);
-	*secs = bg_now() - t0;
+	*secs = bench_now() - t0;
 	return rc;
 }
 
@@ -798,8 +718,9 @@ int main(int argc, char **argv)
 	/* 2^31 - 1 bounds the generator's products (and the GPU's row ids) */
 	if (nrows == 0 || nrows > 2000000000ull || ndim == 0 ||
 	    ndim > 2000000000ull || reps < 1 || reps > MAXREPS || cap <= 0)
-		bg_die("arguments", "need 0 < rows, dim <= 2e9, 1 <= reps <= "
-				    "16, cap > 0");
+		bench_die("arguments",
+			  "need 0 < rows, dim <= 2e9, 1 <= reps <= "
+			  "16, cap > 0");
 
 	gpu_info gi;
 	char gerr[512] = "";
@@ -821,9 +742,9 @@ int main(int argc, char **argv)
 
 	int ncores = omp_get_num_procs();
 	bg_data b;
-	double t0 = bg_now();
+	double t0 = bench_now();
 	bg_generate(&b, nrows, ndim);
-	double gen_s = bg_now() - t0;
+	double gen_s = bench_now() - t0;
 
 	printf("## GPU benchmark: %" PRIu64 " rows in fact, %" PRIu64
 	       " in dim\n\n",
@@ -865,9 +786,9 @@ int main(int argc, char **argv)
 	}
 
 	/* Load. */
-	bool want_gpu = in_list(engines, "gpu") && !grc;
-	bool want_cpu = in_list(engines, "cpu");
-	bool want_duck = in_list(engines, "duckdb");
+	bool want_gpu = bench_in_list(engines, "gpu") && !grc;
+	bool want_cpu = bench_in_list(engines, "cpu");
+	bool want_duck = bench_in_list(engines, "duckdb");
 	bg_gpmdb g = {0};
 	bg_duck d;
 	bool g_ready = false, d_ready = false;
@@ -923,7 +844,7 @@ int main(int argc, char **argv)
 	for (int q = 0; q < NQ; q++) {
 		char num[16];
 		snprintf(num, sizeof(num), "%d", q + 1);
-		qrun[q] = queries ? in_list(queries, num)
+		qrun[q] = queries ? bench_in_list(queries, num)
 				  : bg_queries[q].by_default;
 	}
 	for (int q = 0; q < NQ; q++) {
@@ -964,7 +885,7 @@ int main(int argc, char **argv)
 				     e == E_CPU ? "PRAGMA backend = cpu"
 						: "PRAGMA backend = gpu",
 				     err, sizeof(err)))
-				bg_die("pragma", err);
+				bench_die("pragma", err);
 			if (e == E_COLD &&
 			    bg_explain(&g, qy->sql, plans[q], sizeof(plans[q]),
 				       &plan_gpu[q], &plan_cpu[q]))
@@ -977,7 +898,7 @@ int main(int argc, char **argv)
 			/* the statistics of the timed runs only */
 			if (e == E_GPU && bg_stats_get(&g, &s0, serr,
 						       sizeof(serr)))
-				bg_die("stats", serr);
+				bench_die("stats", serr);
 			if (e != E_COLD) {
 				rc = run_one(e, &g, &d, qy, cap, &res, &secs,
 					     err, sizeof(err));
@@ -987,7 +908,7 @@ int main(int argc, char **argv)
 				} else if (e == E_GPU &&
 					   bg_stats_get(&g, &s0, serr,
 							sizeof(serr)))
-					bg_die("stats", serr);
+					bench_die("stats", serr);
 			}
 			for (int r = 0; r < n && !rc; r++) {
 				if (e == E_COLD) {
@@ -997,7 +918,7 @@ int main(int argc, char **argv)
 						     serr, sizeof(serr)) ||
 					    bg_stats_get(&g, &a, serr,
 							 sizeof(serr)))
-						bg_die("cold", serr);
+						bench_die("cold", serr);
 					if (r == 0)
 						s0 = a;
 				}
@@ -1011,7 +932,7 @@ int main(int argc, char **argv)
 			}
 			if ((e == E_GPU || e == E_COLD) &&
 			    bg_stats_get(&g, &s1, serr, sizeof(serr)))
-				bg_die("stats", serr);
+				bench_die("stats", serr);
 			if (e == E_GPU || e == E_COLD) {
 				bg_stats *st = e == E_GPU ? &warm_st[q]
 							  : &cold_st[q];

@@ -35,29 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gpmdb.h"
 #include "peers/duckdb_dl.h"
 
-static double bench_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void bench_die(const char *what, const char *why)
-{
-	fprintf(stderr, "bench_sql: %s: %s\n", what, why);
-	exit(2);
-}
-
-static void *bench_alloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		bench_die("malloc", strerror(errno));
-	return p;
-}
+const char bench_prog[] = "bench_sql";
 
 /* ---- Data ------------------------------------------------------------ */
 
@@ -69,16 +51,6 @@ static uint64_t bench_mix(uint64_t stream, uint64_t i)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static uint64_t bench_gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
 }
 
 /* A generated string: NUL-terminated, with its length. */
@@ -134,12 +106,7 @@ static void bench_generate(bench_data *b, uint64_t n, uint64_t ndim)
 	/* v: a permutation of (j + 0.5) / n, so that every v differs and
 	 * ORDER BY v has exactly one answer; the multiplier near n / phi,
 	 * coprime with n, scatters neighbours. */
-	uint64_t step = (uint64_t)(n * 0.6180339887498949);
-	if (step == 0)
-		step = 1;
-	while (bench_gcd(step, n) != 1)
-		step++;
-	step %= n;
+	uint64_t step = bench_coprime_step(n);
 #pragma omp parallel for schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
 		b->id[i] = (int64_t)i;
@@ -219,25 +186,7 @@ static char *bench_strdup(const char *s)
 	return t;
 }
 
-/* The full sort's rows (id, v) streamed through: count, sum of ids, a
- * position-weighted hash of the ids (the order) and the number of rows out
- * of order. */
-typedef struct {
-	uint64_t n, sum, poshash, disorder;
-	double prev;
-} digest;
-
-static void digest_add(digest *g, int64_t id, double v)
-{
-	if (g->n && v < g->prev)
-		g->disorder++;
-	g->prev = v;
-	g->sum += (uint64_t)id;
-	g->poshash += (uint64_t)id * (g->n * 2 + 1);
-	g->n++;
-}
-
-static void digest_result(const digest *g, qres *q)
+static void digest_result(const bench_digest *g, qres *q)
 {
 	q->ncols = 4;
 	cell *c = qres_row(q);
@@ -474,7 +423,7 @@ static int gpmdb_query(engine *e, const query *qy, qres *out, char *err,
 {
 	gpmdb_stmt *s;
 	const char *tail;
-	digest g = {0};
+	bench_digest g = {0};
 	int rc;
 
 	if (gpmdb_prepare(e->gdb, qy->sql, -1, &s, &tail) != GPMDB_OK) {
@@ -502,7 +451,7 @@ static int gpmdb_query(engine *e, const query *qy, qres *out, char *err,
 			const int64_t *id = a.values;
 			const double *v = b.values;
 			for (int64_t i = 0; i < na; i++)
-				digest_add(&g, id[i], v[i]);
+				bench_digest_add(&g, id[i], v[i]);
 			rc = GPMDB_DONE;
 		}
 	}
@@ -616,7 +565,7 @@ static int sqlite_query(engine *e, const query *qy, qres *out, char *err,
 			size_t errlen)
 {
 	sqlite3_stmt *s;
-	digest g = {0};
+	bench_digest g = {0};
 	int rc;
 
 	if (sqlite3_prepare_v2(e->sdb, qy->sql, -1, &s, NULL) != SQLITE_OK) {
@@ -626,8 +575,8 @@ static int sqlite_query(engine *e, const query *qy, qres *out, char *err,
 	out->ncols = sqlite3_column_count(s);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (qy->stream) {
-			digest_add(&g, sqlite3_column_int64(s, 0),
-				   sqlite3_column_double(s, 1));
+			bench_digest_add(&g, sqlite3_column_int64(s, 0),
+					 sqlite3_column_double(s, 1));
 			continue;
 		}
 		cell *c = qres_row(out);
@@ -733,22 +682,10 @@ static int duckdb_query(engine *e, const query *qy, qres *out, char *err,
 	out->ncols = (int)dl->column_count(&r);
 	if (qy->stream) {
 		/* Columnar: the rows of each chunk straight from its vectors. */
-		digest g = {0};
-		duckdl_chunk ch;
-		if (dl->column_type(&r, 0) != DUCKDL_TYPE_BIGINT ||
-		    dl->column_type(&r, 1) != DUCKDL_TYPE_DOUBLE) {
-			snprintf(err, errlen, "unexpected column types");
+		bench_digest g = {0};
+		if (bench_duck_digest(dl, &r, &g, err, errlen)) {
 			dl->destroy_result(&r);
 			return -1;
-		}
-		while ((ch = dl->fetch_chunk(r)) != NULL) {
-			duckdl_idx n = dl->chunk_size(ch);
-			const int64_t *id =
-			    dl->vector_data(dl->chunk_vector(ch, 0));
-			const double *v = dl->vector_data(dl->chunk_vector(ch, 1));
-			for (duckdl_idx i = 0; i < n; i++)
-				digest_add(&g, id[i], v[i]);
-			dl->destroy_chunk(&ch);
 		}
 		digest_result(&g, out);
 		dl->destroy_result(&r);
@@ -843,12 +780,6 @@ static double bench_membw(const uint64_t *a, uint64_t nwords, int nthreads)
 
 /* ---- Main ------------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void fmt_ms(char *buf, size_t len, const double *t, int reps,
 		   bool ok)
 {
@@ -858,24 +789,8 @@ static void fmt_ms(char *buf, size_t len, const double *t, int reps,
 	}
 	double s[64];
 	memcpy(s, t, reps * sizeof(double));
-	qsort(s, reps, sizeof(double), cmp_double);
+	qsort(s, reps, sizeof(double), bench_cmp_double);
 	snprintf(buf, len, "%.1f (%.1f)", s[0] * 1e3, s[reps / 2] * 1e3);
-}
-
-/* Whether word is one of the comma-separated items of list. */
-static bool bench_in_list(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; *p;) {
-		const char *q = strchr(p, ',');
-		size_t len = q ? (size_t)(q - p) : strlen(p);
-		if (len == n && !strncmp(p, word, n))
-			return true;
-		if (!q)
-			break;
-		p = q + 1;
-	}
-	return false;
 }
 
 static double best_of(const double *t, int reps)

@@ -4,6 +4,7 @@
  * transactions and statement-level rollback.
  */
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -13,46 +14,6 @@
 
 static char dir[256];
 static char path[300];
-
-static gpmdb *open_db(void)
-{
-	gpmdb *db = NULL;
-	gpmdb_options o = {.durability = "off"};
-
-	unlink(path);
-	CHECK_RC(gpmdb_open_v2(path, &db,
-			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
-		 GPMDB_OK);
-	return db;
-}
-
-static int exec_ok(gpmdb *db, const char *sql)
-{
-	char *err = NULL;
-	int rc = gpmdb_exec(db, sql, NULL, NULL, &err);
-
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", sql, err ? err : "?");
-	gpmdb_free(err);
-	return rc;
-}
-
-/* The single value of a one-row query, as text ("NULL" for NULL). */
-static char *scalar(gpmdb *db, const char *sql)
-{
-	static char buf[256];
-	gpmdb_stmt *st = NULL;
-
-	strcpy(buf, "<error>");
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st)
-		return buf;
-	if (gpmdb_step(st) == GPMDB_ROW) {
-		const unsigned char *t = gpmdb_column_text(st, 0);
-		snprintf(buf, sizeof(buf), "%s", t ? (const char *)t : "NULL");
-	}
-	gpmdb_finalize(st);
-	return buf;
-}
 
 static void test_open_errors(void)
 {
@@ -74,10 +35,10 @@ static void test_open_errors(void)
 
 static void test_basic(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_stmt *st = NULL;
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
 			     "INSERT INTO t VALUES (1, 'one', 1.5), "
 			     "(2, 'two', NULL), (3, NULL, 3.25)"),
 		 GPMDB_OK);
@@ -104,15 +65,15 @@ static void test_basic(void)
 	CHECK_RC(gpmdb_reset(st), GPMDB_OK);
 	CHECK_RC(gpmdb_step(st), GPMDB_ROW);
 	CHECK_RC(gpmdb_finalize(st), GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT 7 / 2"), "3") == 0);
-	CHECK(strcmp(scalar(db, "SELECT 1 / 0"), "NULL") == 0);
-	CHECK(strcmp(scalar(db, "SELECT 7.0 / 2"), "3.5") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT 7 / 2"), "3") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT 1 / 0"), "NULL") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT 7.0 / 2"), "3.5") == 0);
 	gpmdb_close(db);
 }
 
 static void test_prepare_tail(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_stmt *st = NULL;
 	const char *sql = "SELECT 1; SELECT 2;  ", *tail = NULL;
 
@@ -126,10 +87,10 @@ static void test_prepare_tail(void)
 
 static void test_params(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_stmt *st = NULL;
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE p(a INTEGER, b TEXT)"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "CREATE TABLE p(a INTEGER, b TEXT)"), GPMDB_OK);
 	CHECK_RC(
 	    gpmdb_prepare(db, "INSERT INTO p VALUES (?, ?)", -1, &st, NULL),
 	    GPMDB_OK);
@@ -148,8 +109,8 @@ static void test_params(void)
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_bind_int(st, 3, 1), GPMDB_RANGE);
 	gpmdb_finalize(st);
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM p"), "6") == 0);
-	CHECK(strcmp(scalar(db, "SELECT b FROM p WHERE a IS NULL"), "2.5") ==
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM p"), "6") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT b FROM p WHERE a IS NULL"), "2.5") ==
 	      0);
 	CHECK_RC(
 	    gpmdb_prepare(db, "SELECT b FROM p WHERE a = ?", -1, &st, NULL),
@@ -163,7 +124,7 @@ static void test_params(void)
 
 static void test_errors(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_stmt *st = NULL;
 	char *err = NULL;
 
@@ -173,7 +134,7 @@ static void test_errors(void)
 	CHECK_RC(gpmdb_prepare(db, "SELECT * FROM t9", -1, &st, NULL),
 		 GPMDB_ERROR);
 	CHECK(strcmp(gpmdb_errmsg(db), "no such table: t9") == 0);
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INTEGER NOT NULL, b "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INTEGER NOT NULL, b "
 			     "INTEGER UNIQUE)"),
 		 GPMDB_OK);
 	CHECK_RC(gpmdb_prepare(db, "SELECT x FROM t", -1, &st, NULL),
@@ -194,46 +155,47 @@ static void test_errors(void)
 	    GPMDB_CONSTRAINT);
 	CHECK(err && strcmp(err, "NOT NULL constraint failed: t.a") == 0);
 	gpmdb_free(err);
-	CHECK_RC(exec_ok(db, "INSERT INTO t VALUES (1, 1)"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (1, 1)"), GPMDB_OK);
 	CHECK_RC(gpmdb_exec(db, "INSERT INTO t VALUES (2, 5), (3, 1)", NULL,
 			    NULL, NULL),
 		 GPMDB_CONSTRAINT);
 	CHECK(strcmp(gpmdb_errmsg(db), "UNIQUE constraint failed: t.b") == 0);
 	/* the failing statement applied nothing */
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM t"), "1") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM t"), "1") == 0);
 	CHECK_RC(
 	    gpmdb_exec(db, "INSERT INTO t VALUES ('abc', 2)", NULL, NULL, NULL),
 	    GPMDB_MISMATCH);
-	CHECK_RC(exec_ok(db, "INSERT INTO t VALUES ('12', 2)"), GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT a + 1 FROM t WHERE b = 2"), "13") == 0);
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES ('12', 2)"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(db, "SELECT a + 1 FROM t WHERE b = 2"), "13") ==
+	      0);
 	gpmdb_close(db);
 }
 
 static void test_txn(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INTEGER PRIMARY KEY)"),
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INTEGER PRIMARY KEY)"),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "BEGIN; INSERT INTO t VALUES (1); INSERT INTO t "
+	CHECK_RC(su_exec(db, "BEGIN; INSERT INTO t VALUES (1); INSERT INTO t "
 			     "VALUES (2)"),
 		 GPMDB_OK);
 	/* fails alone: the transaction goes on */
 	CHECK_RC(
 	    gpmdb_exec(db, "INSERT INTO t VALUES (3), (1)", NULL, NULL, NULL),
 	    GPMDB_CONSTRAINT);
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM t"), "2") == 0);
-	CHECK_RC(exec_ok(db, "UPDATE t SET a = a + 10 WHERE a = 2"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM t"), "2") == 0);
+	CHECK_RC(su_exec(db, "UPDATE t SET a = a + 10 WHERE a = 2"), GPMDB_OK);
 	CHECK(gpmdb_changes(db) == 1);
-	CHECK_RC(exec_ok(db, "ROLLBACK"), GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM t"), "0") == 0);
-	CHECK_RC(exec_ok(db, "BEGIN; INSERT INTO t VALUES (5); COMMIT"),
+	CHECK_RC(su_exec(db, "ROLLBACK"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM t"), "0") == 0);
+	CHECK_RC(su_exec(db, "BEGIN; INSERT INTO t VALUES (5); COMMIT"),
 		 GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT sum(a) FROM t"), "5") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT sum(a) FROM t"), "5") == 0);
 	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_ERROR);
 	CHECK(strcmp(gpmdb_errmsg(db),
 		     "cannot commit - no transaction is active") == 0);
-	CHECK_RC(exec_ok(db, "DELETE FROM t"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "DELETE FROM t"), GPMDB_OK);
 	CHECK(gpmdb_changes(db) == 1);
 	gpmdb_close(db);
 }
@@ -249,7 +211,7 @@ static int count_rows(void *arg, int n, char **v, char **names)
 
 static void test_exec_callback(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	int rows = 0;
 
 	CHECK_RC(gpmdb_exec(db, "SELECT 1 UNION ALL SELECT 2; SELECT 3",
@@ -261,13 +223,9 @@ static void test_exec_callback(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/test_api.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (su_tmp_make(dir, sizeof(dir), path, sizeof(path), "test_api",
+			"api.gpmdb"))
 		return 1;
-	snprintf(path, sizeof(path), "%s/api.gpmdb", dir);
 	TEST_RUN(test_open_errors);
 	TEST_RUN(test_basic);
 	TEST_RUN(test_prepare_tail);
@@ -275,7 +233,6 @@ int main(void)
 	TEST_RUN(test_errors);
 	TEST_RUN(test_txn);
 	TEST_RUN(test_exec_callback);
-	unlink(path);
-	rmdir(dir);
+	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
 }

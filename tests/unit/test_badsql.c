@@ -11,6 +11,7 @@
  * (files that are not pools) is test_badinput.c.
  */
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -25,14 +26,9 @@ static char path[300];
 
 static gpmdb *open_db(void)
 {
-	gpmdb *db = NULL;
-	gpmdb_options o = {.durability = "off"};
+	gpmdb *db = su_open(path);
 	char *err = NULL;
 
-	unlink(path);
-	CHECK_RC(gpmdb_open_v2(path, &db,
-			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
-		 GPMDB_OK);
 	CHECK_RC(gpmdb_exec(db,
 			    "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT "
 			    "NULL, c INTEGER UNIQUE, d DATE);"
@@ -124,23 +120,6 @@ static char *repeat(const char *head, const char *unit, size_t n,
 	return s;
 }
 
-/* The single value of a one-row query, as text. */
-static char *scalar(gpmdb *db, const char *sql)
-{
-	static char buf[256];
-	gpmdb_stmt *st = NULL;
-
-	strcpy(buf, "<error>");
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st)
-		return buf;
-	if (gpmdb_step(st) == GPMDB_ROW) {
-		const unsigned char *t = gpmdb_column_text(st, 0);
-		snprintf(buf, sizeof(buf), "%s", t ? (const char *)t : "NULL");
-	}
-	gpmdb_finalize(st);
-	return buf;
-}
-
 static void test_unterminated(void)
 {
 	gpmdb *db = open_db();
@@ -196,7 +175,7 @@ static void test_deep_nesting(void)
 
 	/* Parentheses make no tree nodes: 5000 of them are fine. */
 	s = repeat("SELECT ", "(", 5000, "41 + 1", ")", "");
-	CHECK(strcmp(scalar(db, s), "42") == 0);
+	CHECK(strcmp(su_scalar(db, s), "42") == 0);
 	free(s);
 
 	/* Within the parser's limits, the binder, planner, compiler and
@@ -307,14 +286,14 @@ static void test_big_statement(void)
 	strcpy(good_end - 2, "");
 	CHECK_RC(gpmdb_exec(db, s, NULL, NULL, NULL), GPMDB_OK);
 	CHECK(gpmdb_changes(db) == (int)n);
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM t"), "30002") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM t"), "30002") == 0);
 	free(s);
 
 	/* A 1 MB string literal. */
 	s = repeat("INSERT INTO t VALUES (99999, '", "x", 1 << 20, "", "",
 		   "', NULL, NULL)");
 	CHECK_RC(gpmdb_exec(db, s, NULL, NULL, NULL), GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT length(b) FROM t WHERE a = 99999"),
+	CHECK(strcmp(su_scalar(db, "SELECT length(b) FROM t WHERE a = 99999"),
 		     "1048576") == 0);
 	free(s);
 	gpmdb_close(db);
@@ -337,7 +316,7 @@ static void test_invalid_utf8(void)
 				"NULL)",
 			    NULL, NULL, NULL),
 		 GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT b FROM t WHERE a = 3"),
+	CHECK(strcmp(su_scalar(db, "SELECT b FROM t WHERE a = 3"),
 		     "\xff\xc3(\x80") == 0);
 	/* An unterminated string of bad bytes is quoted in part. */
 	char *s = repeat("SELECT '", "\xe2\x82", 200, "", "", "");
@@ -352,7 +331,7 @@ static void test_huge_integers(void)
 
 	/* A decimal literal past 64 bits is a real, as in SQLite; it does
 	 * not fit an INTEGER column, and is not stored saturated. */
-	CHECK(strcmp(scalar(db, "SELECT 99999999999999999999"), "1.0e+20") ==
+	CHECK(strcmp(su_scalar(db, "SELECT 99999999999999999999"), "1.0e+20") ==
 	      0);
 	bad(db, "INSERT INTO t VALUES (99999999999999999999, 'z', 3, NULL)",
 	    GPMDB_MISMATCH,
@@ -382,9 +361,9 @@ static void test_huge_integers(void)
 			    "'9223372036854775807', NULL)",
 			    NULL, NULL, NULL),
 		 GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT c FROM t WHERE a = 4"),
+	CHECK(strcmp(su_scalar(db, "SELECT c FROM t WHERE a = 4"),
 		     "9223372036854775807") == 0);
-	CHECK(strcmp(scalar(db, "SELECT c FROM t WHERE a = 3"),
+	CHECK(strcmp(su_scalar(db, "SELECT c FROM t WHERE a = 3"),
 		     "-9223372036854775808") == 0);
 	gpmdb_close(db);
 }
@@ -475,19 +454,15 @@ static void test_constraints(void)
 	bad(db, "INSERT INTO t VALUES (4, 'w', 4, ((((((((((1", GPMDB_ERROR,
 	    "incomplete input");
 	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
-	CHECK(strcmp(scalar(db, "SELECT count(*) FROM t"), "3") == 0);
+	CHECK(strcmp(su_scalar(db, "SELECT count(*) FROM t"), "3") == 0);
 	gpmdb_close(db);
 }
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/test_badsql.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (su_tmp_make(dir, sizeof(dir), path, sizeof(path), "test_badsql",
+			"badsql.gpmdb"))
 		return 1;
-	snprintf(path, sizeof(path), "%s/badsql.gpmdb", dir);
 	TEST_RUN(test_unterminated);
 	TEST_RUN(test_deep_nesting);
 	TEST_RUN(test_big_statement);
@@ -496,7 +471,6 @@ int main(void)
 	TEST_RUN(test_functions);
 	TEST_RUN(test_type_errors);
 	TEST_RUN(test_constraints);
-	unlink(path);
-	rmdir(dir);
+	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
 }

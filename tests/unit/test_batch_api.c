@@ -6,6 +6,7 @@
  * results of each type, large batches checked by aggregates.
  */
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -16,51 +17,9 @@
 
 static char path[300];
 
-static gpmdb *open_db(void)
-{
-	gpmdb *db = NULL;
-	gpmdb_options o = {.durability = "off"};
-
-	unlink(path);
-	CHECK_RC(gpmdb_open_v2(path, &db,
-			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
-		 GPMDB_OK);
-	return db;
-}
-
-static int exec_ok(gpmdb *db, const char *sql)
-{
-	char *err = NULL;
-	int rc = gpmdb_exec(db, sql, NULL, NULL, &err);
-
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", sql, err ? err : "?");
-	gpmdb_free(err);
-	return rc;
-}
-
-/* The single value of a one-row query, as text ("NULL" for NULL). */
-static char *scalar(gpmdb *db, const char *sql)
-{
-	static char buf[256];
-	gpmdb_stmt *st = NULL;
-
-	strcpy(buf, "<error>");
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st) {
-		fprintf(stderr, "prepare %s: %s\n", sql, gpmdb_errmsg(db));
-		return buf;
-	}
-	if (gpmdb_step(st) == GPMDB_ROW) {
-		const unsigned char *t = gpmdb_column_text(st, 0);
-		snprintf(buf, sizeof(buf), "%s", t ? (const char *)t : "NULL");
-	}
-	gpmdb_finalize(st);
-	return buf;
-}
-
 #define CHECK_SCALAR(db, sql, want)                                            \
 	do {                                                                   \
-		const char *got_ = scalar(db, sql);                            \
+		const char *got_ = su_scalar(db, sql);                         \
 		CHECKF(!strcmp(got_, want), "%s: got '%s', want '%s'", sql,    \
 		       got_, want);                                            \
 	} while (0)
@@ -80,14 +39,14 @@ static gpmdb_stmt *prep(gpmdb *db, const char *sql)
 
 static void test_insert_basic(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	int64_t id[5] = {1, 2, 3, 4, 5};
 	double x[5] = {0.5, 1.5, 2.5, 3.5, 4.5};
 	const char *name[5] = {"a", "bb", NULL, "dddd", "e"};
 	uint8_t xnull[5] = {0, 0, 0, 1, 0};
 	int32_t small[5] = {10, 20, 30, 40, 50};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, x REAL, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, x REAL, "
 			     "name TEXT, s INT, tag TEXT DEFAULT 'dflt')"),
 		 GPMDB_OK);
 	gpmdb_stmt *st = prep(db, "INSERT INTO t(id, x, name, s) VALUES "
@@ -138,16 +97,16 @@ static void test_insert_basic(void)
 /* An error at row k undoes the batch; the message names k. */
 static void test_insert_errors(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	enum { N = 40 };
 	int64_t id[N];
 	const char *v[N];
 	uint8_t vn[N] = {0};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
 			     "v TEXT NOT NULL, n INTEGER)"),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "INSERT INTO t VALUES (1000, 'old', 0)"),
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (1000, 'old', 0)"),
 		 GPMDB_OK);
 	for (int i = 0; i < N; i++) {
 		id[i] = i;
@@ -197,8 +156,8 @@ static void test_insert_errors(void)
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "1");
 
 	/* inside BEGIN: the batch is undone, the transaction goes on */
-	CHECK_RC(exec_ok(db, "BEGIN"), GPMDB_OK);
-	CHECK_RC(exec_ok(db, "INSERT INTO t VALUES (2000, 'in txn', 1)"),
+	CHECK_RC(su_exec(db, "BEGIN"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (2000, 'in txn', 1)"),
 		 GPMDB_OK);
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_MISMATCH);
@@ -207,20 +166,20 @@ static void test_insert_errors(void)
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
 	CHECK(gpmdb_changes(db) == N);
-	CHECK_RC(exec_ok(db, "COMMIT"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "COMMIT"), GPMDB_OK);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "42");
 	CHECK_SCALAR(db, "SELECT sum(n) FROM t", "482");
 	gpmdb_finalize(st);
 
 	/* inside BEGIN, rolled back: neither the batch nor the rest stays */
-	CHECK_RC(exec_ok(db, "BEGIN"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "BEGIN"), GPMDB_OK);
 	st = prep(db, "INSERT INTO t(id, v) VALUES (?, 'y')");
 	for (int i = 0; i < N; i++)
 		id[i] = 5000 + i;
 	CHECK_RC(gpmdb_bind_array_int64(st, 1, id, N, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "82");
-	CHECK_RC(exec_ok(db, "ROLLBACK"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "ROLLBACK"), GPMDB_OK);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "42");
 	gpmdb_finalize(st);
 	gpmdb_close(db);
@@ -228,11 +187,10 @@ static void test_insert_errors(void)
 
 static void test_misuse(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	int64_t a[3] = {1, 2, 3}, b[4] = {1, 2, 3, 4};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INTEGER, b INTEGER)"),
-		 GPMDB_OK);
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INTEGER, b INTEGER)"), GPMDB_OK);
 	gpmdb_stmt *st = prep(db, "INSERT INTO t VALUES (?, ?)");
 	CHECK_RC(gpmdb_bind_array_int64(st, 1, a, 3, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_bind_array_int64(st, 2, b, 4, NULL), GPMDB_OK);
@@ -268,13 +226,13 @@ static void test_misuse(void)
 
 static void test_update_delete(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	enum { N = 1000 };
 	int64_t id[N], k[4];
 	double v[4];
 	const char *s[4] = {"one", NULL, "three", "four"};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
 			     "v REAL, s TEXT, g INTEGER)"),
 		 GPMDB_OK);
 	for (int i = 0; i < N; i++)
@@ -300,9 +258,9 @@ static void test_update_delete(void)
 	gpmdb_finalize(st);
 
 	/* NOT NULL / type error at a matched row undoes all */
-	CHECK_RC(exec_ok(db, "CREATE TABLE u(id INTEGER, n INTEGER NOT NULL)"),
+	CHECK_RC(su_exec(db, "CREATE TABLE u(id INTEGER, n INTEGER NOT NULL)"),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "INSERT INTO u VALUES (1, 1), (2, 2), (3, 3)"),
+	CHECK_RC(su_exec(db, "INSERT INTO u VALUES (1, 1), (2, 2), (3, 3)"),
 		 GPMDB_OK);
 	int64_t uk[3] = {1, 99, 3}, un[3] = {10, 0, 30};
 	uint8_t unn[3] = {0, 1, 1};
@@ -369,7 +327,7 @@ static void test_update_delete(void)
 
 static void test_append_columns(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	int64_t id[4] = {1, 2, 3, 4};
 	int32_t q[4] = {5, 6, 7, 8};
 	double p[4] = {1.25, 2.5, 0, 10};
@@ -378,7 +336,7 @@ static void test_append_columns(void)
 			    "2000-01-01"};
 	const char *nm[4] = {"w", "x", "y", "z"};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, q INT, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, q INT, "
 			     "p DECIMAL(10,2), d DATE, nm TEXT, "
 			     "f REAL DEFAULT 1.5)"),
 		 GPMDB_OK);
@@ -436,24 +394,24 @@ static void test_append_columns(void)
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "4");
 	d[1] = "2023-02-28";
 	/* inside a transaction that is rolled back */
-	CHECK_RC(exec_ok(db, "BEGIN"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "BEGIN"), GPMDB_OK);
 	CHECK_RC(gpmdb_append_columns(db, "t", 5, names, cols, 4), GPMDB_OK);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "8");
-	CHECK_RC(exec_ok(db, "ROLLBACK"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "ROLLBACK"), GPMDB_OK);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "4");
 	gpmdb_close(db);
 }
 
 static void test_result_columns(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_column_array c;
 	int64_t n;
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(i INTEGER, r REAL, s TEXT, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(i INTEGER, r REAL, s TEXT, "
 			     "d DATE, m DECIMAL(8,3), b BOOLEAN)"),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "INSERT INTO t VALUES (1, 0.5, 'one', "
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (1, 0.5, 'one', "
 			     "'2020-05-17', 1.125, 1), (NULL, NULL, NULL, "
 			     "NULL, NULL, NULL), (3, 2.5, 'three', "
 			     "'1970-01-01', -2.5, 0)"),
@@ -521,13 +479,13 @@ static void test_result_columns(void)
 /* Text keys, a UNIQUE index, keys that cannot match, NULL keys. */
 static void test_text_keys(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	const char *code[4] = {"aa", "bb", "cc", "dd"};
 	int64_t qty[4] = {1, 2, 3, 4};
 
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(code TEXT, qty INTEGER)"),
+	CHECK_RC(su_exec(db, "CREATE TABLE t(code TEXT, qty INTEGER)"),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "CREATE UNIQUE INDEX t_code ON t(code)"),
+	CHECK_RC(su_exec(db, "CREATE UNIQUE INDEX t_code ON t(code)"),
 		 GPMDB_OK);
 	gpmdb_stmt *st = prep(db, "INSERT INTO t VALUES (?, ?)");
 	CHECK_RC(gpmdb_bind_array_text(st, 1, code, 4, NULL), GPMDB_OK);
@@ -564,7 +522,7 @@ static void test_text_keys(void)
 /* Large batches, checked by aggregates. */
 static void test_large(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	enum { N = 200000 };
 	int64_t *id = malloc(sizeof(int64_t) * N);
 	int64_t *a = malloc(sizeof(int64_t) * N);
@@ -584,7 +542,7 @@ static void test_large(void)
 		sum_a += a[i];
 		sum_id += i;
 	}
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, "
 			     "a INTEGER, x REAL, s TEXT)"),
 		 GPMDB_OK);
 	gpmdb_stmt *st = prep(db, "INSERT INTO t VALUES (?, ?, ?, ?)");

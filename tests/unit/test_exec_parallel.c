@@ -6,6 +6,7 @@
  * above one so that the test means the same on a one-core machine.
  */
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -19,40 +20,6 @@
 
 static char path[300];
 
-static int exec_ok(gpmdb *db, const char *sql)
-{
-	char *err = NULL;
-	int rc = gpmdb_exec(db, sql, NULL, NULL, &err);
-
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", sql, err ? err : "?");
-	gpmdb_free(err);
-	return rc;
-}
-
-/* The single value of a one-row query as text; the error message when
- * it fails. */
-static const char *scalar(gpmdb *db, const char *sql)
-{
-	static char buf[512];
-	gpmdb_stmt *st = NULL;
-	int rc;
-
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st) {
-		snprintf(buf, sizeof(buf), "error: %s", gpmdb_errmsg(db));
-		return buf;
-	}
-	rc = gpmdb_step(st);
-	if (rc == GPMDB_ROW) {
-		const unsigned char *t = gpmdb_column_text(st, 0);
-		snprintf(buf, sizeof(buf), "%s", t ? (const char *)t : "NULL");
-	} else {
-		snprintf(buf, sizeof(buf), "error: %s", gpmdb_errmsg(db));
-	}
-	gpmdb_finalize(st);
-	return buf;
-}
-
 static gpmdb *db;
 
 /* One transaction of NROWS single-row INSERTs (each statement behind a
@@ -60,16 +27,12 @@ static gpmdb *db;
  * d = 'k' || (i % 13). */
 static void load(void)
 {
-	gpmdb_options o = {.durability = "off"};
 	gpmdb_stmt *st = NULL;
 
-	unlink(path);
-	CHECK_RC(gpmdb_open_v2(path, &db,
-			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
-		 GPMDB_OK);
-	CHECK(!exec_ok(db, "CREATE TABLE t(a BIGINT, b INT, c DOUBLE, "
+	db = su_open(path);
+	CHECK(!su_exec(db, "CREATE TABLE t(a BIGINT, b INT, c DOUBLE, "
 			   "d TEXT, e DECIMAL(12,2))"));
-	CHECK(!exec_ok(db, "BEGIN"));
+	CHECK(!su_exec(db, "BEGIN"));
 	CHECK_RC(gpmdb_prepare(db, "INSERT INTO t VALUES(?,?,?,?,?)", -1, &st,
 			       NULL),
 		 GPMDB_OK);
@@ -91,7 +54,7 @@ static void load(void)
 		gpmdb_reset(st);
 	}
 	gpmdb_finalize(st);
-	CHECK(!exec_ok(db, "COMMIT"));
+	CHECK(!su_exec(db, "COMMIT"));
 }
 
 static void test_filter_counts(void)
@@ -109,19 +72,19 @@ static void test_filter_counts(void)
 			n2++;
 	}
 	snprintf(want, sizeof(want), "%lld", n);
-	CHECK(!strcmp(scalar(db, "SELECT count(*) FROM t WHERE b > 100 AND "
-				 "a % 7 <> 3"),
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b > 100 AND "
+				    "a % 7 <> 3"),
 		      want));
 	snprintf(want, sizeof(want), "%lld", sb);
-	CHECK(!strcmp(scalar(db, "SELECT sum(b) FROM t WHERE b > 100 AND "
-				 "a % 7 <> 3"),
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(b) FROM t WHERE b > 100 AND "
+				    "a % 7 <> 3"),
 		      want));
 	snprintf(want, sizeof(want), "%lld", n2);
-	CHECK(!strcmp(scalar(db, "SELECT count(*) FROM t WHERE d = 'k5' AND "
-				 "c < 4000"),
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE d = 'k5' AND "
+				    "c < 4000"),
 		      want));
 	/* NULLs are not true: b IS NULL rows drop out of both. */
-	CHECK(!strcmp(scalar(db, "SELECT count(*) FROM t WHERE b = b"),
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = b"),
 		      "59381"));
 }
 
@@ -158,18 +121,18 @@ static void test_projection(void)
 		sc += (i / 8.0) * 2;
 	}
 	snprintf(want, sizeof(want), "%lld", s);
-	CHECK(!strcmp(scalar(db, "SELECT sum(x) FROM (SELECT a * 3 - 7 AS x "
-				 "FROM t)"),
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(x) FROM (SELECT a * 3 - 7 AS x "
+				    "FROM t)"),
 		      want));
 	snprintf(want, sizeof(want), "%.1f", sc);
-	CHECK(!strcmp(scalar(db, "SELECT sum(y) FROM (SELECT c * 2 AS y "
-				 "FROM t)"),
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(y) FROM (SELECT c * 2 AS y "
+				    "FROM t)"),
 		      want));
 	/* A DECIMAL result of another scale goes through the converting
 	 * path; exact. */
-	CHECK(!strcmp(scalar(db, "SELECT sum(z) FROM (SELECT e * 2 AS z "
-				 "FROM t)"),
-		      scalar(db, "SELECT sum(e) * 2 FROM t")));
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(z) FROM (SELECT e * 2 AS z "
+				    "FROM t)"),
+		      su_scalar(db, "SELECT sum(e) * 2 FROM t")));
 }
 
 /* The error of the first failing row in input order is the one reported,
@@ -178,15 +141,16 @@ static void test_first_error(void)
 {
 	const char *r;
 
-	r = scalar(db, "SELECT count(*) FROM t WHERE "
-		       "CASE WHEN a >= 50000 THEN a * 9223372036854775 "
-		       "ELSE 0 END > 0");
+	r = su_scalar(db, "SELECT count(*) FROM t WHERE "
+			  "CASE WHEN a >= 50000 THEN a * 9223372036854775 "
+			  "ELSE 0 END > 0");
 	CHECKF(strstr(r, "integer overflow") != NULL, "got %s", r);
-	r = scalar(db, "SELECT sum(x) FROM (SELECT CASE WHEN a = 59999 "
-		       "THEN 9223372036854775807 + a ELSE a END AS x FROM t)");
+	r = su_scalar(db,
+		      "SELECT sum(x) FROM (SELECT CASE WHEN a = 59999 "
+		      "THEN 9223372036854775807 + a ELSE a END AS x FROM t)");
 	CHECKF(strstr(r, "integer overflow") != NULL, "got %s", r);
 	/* The connection still works after a failed parallel run. */
-	CHECK(!strcmp(scalar(db, "SELECT count(*) FROM t WHERE a < 10"),
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE a < 10"),
 		      "10"));
 }
 

@@ -6,6 +6,7 @@
  * PRAGMA foreign_keys, and "already exists" at prepare.
  */
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -17,29 +18,6 @@
 
 static char dir[256];
 static char path[300];
-
-static gpmdb *open_db(void)
-{
-	gpmdb *db = NULL;
-	gpmdb_options o = {.durability = "off"};
-
-	unlink(path);
-	CHECK_RC(gpmdb_open_v2(path, &db,
-			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
-		 GPMDB_OK);
-	return db;
-}
-
-static int exec_ok(gpmdb *db, const char *sql)
-{
-	char *err = NULL;
-	int rc = gpmdb_exec(db, sql, NULL, NULL, &err);
-
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", sql, err ? err : "?");
-	gpmdb_free(err);
-	return rc;
-}
 
 /* Every row of a query, values joined by '|', rows by '\n'. */
 static char *rows(gpmdb *db, const char *sql)
@@ -73,7 +51,7 @@ static char *rows(gpmdb *db, const char *sql)
  * 10^10 pairs: minutes of work, little memory. */
 static void make_big(gpmdb *db)
 {
-	CHECK_RC(exec_ok(db, "CREATE TABLE n(x INT);"
+	CHECK_RC(su_exec(db, "CREATE TABLE n(x INT);"
 			     "INSERT INTO n VALUES (0),(1),(2),(3),(4),(5),"
 			     "(6),(7),(8),(9);"
 			     "CREATE TABLE big AS SELECT a.x*10000+b.x*1000+"
@@ -101,7 +79,7 @@ static void *interrupter(void *arg)
 
 static void test_interrupt_thread(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	gpmdb_stmt *st = NULL;
 	pthread_t th;
 	double t0;
@@ -131,7 +109,7 @@ static int stop_after(void *arg)
 
 static void test_progress_and_rollback(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 	int limit = 1000000000;
 
 	make_big(db);
@@ -143,7 +121,7 @@ static void test_progress_and_rollback(void)
 	CHECKF(calls > 0, "%d calls", calls);
 	/* non-zero stops it: an interrupted write inside BEGIN rolls the
 	 * whole transaction back, as SQLite does */
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INT, b INT);"
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INT, b INT);"
 			     "BEGIN; INSERT INTO t VALUES (1, 1)"),
 		 GPMDB_OK);
 	calls = 0;
@@ -178,15 +156,16 @@ static void test_progress_and_rollback(void)
 
 static void test_catalog(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 
 	CHECK(!strcmp(rows(db, "SELECT * FROM sqlite_schema"), ""));
-	CHECK_RC(exec_ok(db, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT);"
-			     "CREATE UNIQUE INDEX i1 ON t1(b);"
-			     "CREATE INDEX i2 ON t1(a, b);"
-			     "CREATE VIEW v1 AS SELECT a, b, a + 1 AS c FROM t1;"
-			     "CREATE TABLE \"it's\"(x);"
-			     "INSERT INTO t1 VALUES (1, 'x'), (2, 'y'), (3, 'z')"),
+	CHECK_RC(su_exec(db,
+			 "CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT);"
+			 "CREATE UNIQUE INDEX i1 ON t1(b);"
+			 "CREATE INDEX i2 ON t1(a, b);"
+			 "CREATE VIEW v1 AS SELECT a, b, a + 1 AS c FROM t1;"
+			 "CREATE TABLE \"it's\"(x);"
+			 "INSERT INTO t1 VALUES (1, 'x'), (2, 'y'), (3, 'z')"),
 		 GPMDB_OK);
 	CHECK(!strcmp(rows(db, "PRAGMA table_list"),
 		      "main|t1|table|2\nmain|v1|view|3\nmain|it's|table|1\n"));
@@ -211,7 +190,7 @@ static void test_catalog(void)
 			       "WHERE s.type = 'index'"),
 		      "2\n"));
 	/* a real table of that name comes first */
-	CHECK_RC(exec_ok(db, "CREATE TABLE sqlite_master(z)"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "CREATE TABLE sqlite_master(z)"), GPMDB_OK);
 	CHECK(!strcmp(rows(db, "SELECT count(*) FROM sqlite_master"), "0\n"));
 
 	/* statistics */
@@ -225,7 +204,7 @@ static void test_catalog(void)
 	CHECK(!strcmp(rows(db, "SELECT a FROM t1 WHERE a > 1"), "2\n3\n"));
 	CHECK(!strcmp(rows(db, "PRAGMA last_rows"), "2\n"));
 	CHECK(!strcmp(rows(db, "PRAGMA last_rows"), "2\n")); /* not itself */
-	CHECK_RC(exec_ok(db, "UPDATE t1 SET b = b || '!'"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t1 SET b = b || '!'"), GPMDB_OK);
 	CHECK(!strcmp(rows(db, "PRAGMA last_rows"), "3\n"));
 	/* durability off persists nothing */
 	CHECK(!strcmp(rows(db, "PRAGMA last_bytes_persisted"), "0\n"));
@@ -242,7 +221,7 @@ static void test_catalog(void)
 	CHECK_RC(gpmdb_open_v2(path, &db,
 			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
 		 GPMDB_OK);
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a TEXT);"
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a TEXT);"
 			     "INSERT INTO t VALUES ('x'), ('y')"),
 		 GPMDB_OK);
 	CHECKF(atoll(rows(db, "PRAGMA last_bytes_persisted")) > 0, "%s",
@@ -253,19 +232,19 @@ static void test_catalog(void)
 
 static void test_dump_support(void)
 {
-	gpmdb *db = open_db();
+	gpmdb *db = su_open(path);
 
 	/* what .dump writes for text with line breaks */
 	CHECK(!strcmp(rows(db, "SELECT replace('a\\nb', '\\n', char(10)) = "
 			       "'a' || char(10) || 'b', char(), char(72, 105),"
 			       " length(char(233, 8364, 128512))"),
 		      "1||Hi|3\n"));
-	CHECK_RC(exec_ok(db, "CREATE TABLE t(a INT)"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a INT)"), GPMDB_OK);
 	CHECK(!strcmp(rows(db, "SELECT char(a) FROM t"),
 		      "<error: char() of anything but integer literals is not "
 		      "supported yet>"));
 	/* .dump scripts start with it; there are no foreign keys */
-	CHECK_RC(exec_ok(db, "PRAGMA foreign_keys=OFF"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "PRAGMA foreign_keys=OFF"), GPMDB_OK);
 	CHECK(!strcmp(rows(db, "PRAGMA foreign_keys"), "0\n"));
 	CHECK(!strcmp(rows(db, "PRAGMA foreign_keys = ON"),
 		      "<error: foreign keys are not supported (PRAGMA "
@@ -287,18 +266,13 @@ static void test_dump_support(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/test_shell_api.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (su_tmp_make(dir, sizeof(dir), path, sizeof(path), "test_shell_api",
+			"shell.gpmdb"))
 		return 1;
-	snprintf(path, sizeof(path), "%s/shell.gpmdb", dir);
 	TEST_RUN(test_interrupt_thread);
 	TEST_RUN(test_progress_and_rollback);
 	TEST_RUN(test_catalog);
 	TEST_RUN(test_dump_support);
-	unlink(path);
-	rmdir(dir);
+	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
 }

@@ -73,8 +73,11 @@
 
 #include "../../gpu/gpu.h"
 #include "../../gpu/gpu_dml.h"
+#include "../bench_util.h"
 #include "../peers/duckdb_dl.h"
 #include "gpmdb.h"
+
+const char bench_prog[] = "bench_batch";
 
 #define BB_SEED 20261122ull
 #define BB_UI_RANGE 1000000
@@ -92,27 +95,6 @@ static const char *bb_sql_ck =
     "SELECT count(*), sum(id), sum(uniformi), sum(normali5), "
     "sum(normali20), sum(normalf20), sum((id % 1009) * uniformi), "
     "sum(uniformf), sum(normalf5) FROM test";
-
-static double bb_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void bb_die(const char *what, const char *why)
-{
-	fprintf(stderr, "bench_batch: %s: %s\n", what, why);
-	exit(2);
-}
-
-static void *bb_alloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		bb_die("malloc", strerror(errno));
-	return p;
-}
 
 /* ---- data -------------------------------------------------------------- */
 
@@ -152,13 +134,13 @@ typedef struct {
 static void bb_generate(bb_data *d, uint64_t n)
 {
 	d->n = n;
-	d->id = bb_alloc(4 * n);
-	d->ui = bb_alloc(4 * n);
-	d->n5 = bb_alloc(4 * n);
-	d->n20 = bb_alloc(4 * n);
-	d->nf20 = bb_alloc(4 * n);
-	d->uf = bb_alloc(8 * n);
-	d->f5 = bb_alloc(8 * n);
+	d->id = bench_alloc(4 * n);
+	d->ui = bench_alloc(4 * n);
+	d->n5 = bench_alloc(4 * n);
+	d->n20 = bench_alloc(4 * n);
+	d->nf20 = bench_alloc(4 * n);
+	d->uf = bench_alloc(8 * n);
+	d->f5 = bench_alloc(8 * n);
 #pragma omp parallel for schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
 		d->id[i] = (int32_t)i;
@@ -178,16 +160,6 @@ static void bb_data_free(bb_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static uint64_t bb_gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* UPDATE b's batch for an n-row table: k = n / 20 distinct ids (a
  * multiplicative permutation's prefix) and their new values. */
 typedef struct {
@@ -201,11 +173,11 @@ static void bb_make_keys(bb_keys *kk, uint64_t n)
 
 	if (step == 0)
 		step = 1;
-	while (bb_gcd(step, n) != 1)
+	while (bench_gcd(step, n) != 1)
 		step++;
 	kk->k = n / 20;
-	kk->ids = bb_alloc(4 * kk->k);
-	kk->vals = bb_alloc(4 * kk->k);
+	kk->ids = bench_alloc(4 * kk->k);
+	kk->vals = bench_alloc(4 * kk->k);
 	for (uint64_t j = 0; j < kk->k; j++) {
 		kk->ids[j] = (int32_t)((j * step + off) % n);
 		kk->vals[j] = (int32_t)(bb_mix(BB_SEED * 7 + j) % BB_UI_RANGE);
@@ -254,7 +226,7 @@ static void bb_ck_of(const bb_data *d, uint64_t n, const int32_t *ui,
 static void bb_expect(const bb_data *d, uint64_t n, const bb_keys *kk,
 		      bb_ck ck[3], uint64_t *kcount_a)
 {
-	int32_t *ui = bb_alloc(4 * n);
+	int32_t *ui = bench_alloc(4 * n);
 	uint64_t ka = 0;
 
 	memcpy(ui, d->ui, 4 * n);
@@ -623,14 +595,14 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 	for (int op = 0; op < NOPS; op++) {
 		int rc;
 
-		t0 = bb_now();
+		t0 = bench_now();
 		if (op == OP_INSERT)
 			rc = gm_insert(db, "test", d, n, err, sizeof(err));
 		else if (op == OP_UPD_A)
 			rc = gm_exec(db, bb_sql_a, err, sizeof(err));
 		else
 			rc = gm_update_b(db, kk, err, sizeof(err));
-		r->secs[op] = bb_now() - t0;
+		r->secs[op] = bench_now() - t0;
 		if (rc) {
 			snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 			r->ck_ok[op] = 0;
@@ -785,7 +757,7 @@ static void sq_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 	r->changed[OP_UPD_A] = 4.0 * (double)ka;
 	r->changed[OP_UPD_B] = 4.0 * (double)kk.k;
 	for (int op = 0; op < NOPS; op++) {
-		double w0 = bb_wchar(), t0 = bb_now();
+		double w0 = bb_wchar(), t0 = bench_now();
 		int rc;
 
 		if (op == OP_INSERT)
@@ -794,7 +766,7 @@ static void sq_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 			rc = sq_exec(db, bb_sql_a, err, sizeof(err));
 		else
 			rc = sq_update_b(db, &kk, err, sizeof(err));
-		r->secs[op] = bb_now() - t0;
+		r->secs[op] = bench_now() - t0;
 		r->bytes[op] = bb_wchar() - w0;
 		r->rec_ms[op] = -1;
 		if (rc || sq_ck(db, &got, err, sizeof(err))) {
@@ -915,7 +887,7 @@ static void dk_run(bb_res *r, const bb_data *d, uint64_t n, const char *dir)
 	r->changed[OP_UPD_A] = 4.0 * (double)ka;
 	r->changed[OP_UPD_B] = 4.0 * (double)kk.k;
 	for (int op = 0; op < NOPS; op++) {
-		double w0 = bb_wchar(), t0 = bb_now();
+		double w0 = bb_wchar(), t0 = bench_now();
 		int rc;
 
 		if (op == OP_INSERT) {
@@ -941,7 +913,7 @@ static void dk_run(bb_res *r, const bb_data *d, uint64_t n, const char *dir)
 				    "DROP TABLE keys; COMMIT",
 				    err, sizeof(err));
 		}
-		r->secs[op] = bb_now() - t0;
+		r->secs[op] = bench_now() - t0;
 		r->bytes[op] = bb_wchar() - w0;
 		r->rec_ms[op] = -1;
 		if (rc || dk_ck(&dl, con, &got, err, sizeof(err))) {
@@ -993,11 +965,11 @@ static double bb_cpu_copy(const char *dir, uint64_t bytes, char *why,
 			 pmem_errormsg());
 		return 0;
 	}
-	src = bb_alloc(bytes);
+	src = bench_alloc(bytes);
 	memset(src, 7, bytes);
 	/* r = 0 is the warm-up: the file's pages are allocated there */
 	for (int r = 0; r < 3; r++) {
-		double t0 = bb_now();
+		double t0 = bench_now();
 
 #pragma omp parallel for schedule(static)
 		for (int64_t c = 0; c < nch; c++) {
@@ -1007,7 +979,7 @@ static double bb_cpu_copy(const char *dir, uint64_t bytes, char *why,
 			memcpy(dst + o, src + o, k);
 			pmem_persist(dst + o, k);
 		}
-		double s = bb_now() - t0;
+		double s = bench_now() - t0;
 		if (r > 0 && (best == 0 || s < best))
 			best = s;
 	}
@@ -1262,7 +1234,7 @@ static uint64_t bb_arg_u64(const char *s)
 	double v = strtod(s, &end);
 
 	if (!end || *end || v < 1)
-		bb_die("bad number", s);
+		bench_die("bad number", s);
 	return (uint64_t)v;
 }
 
@@ -1303,7 +1275,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--no-crash")) {
 			crash = false;
 		} else if (!v) {
-			bb_die("missing value after", a);
+			bench_die("missing value after", a);
 		} else if (!strcmp(a, "--rows")) {
 			n = bb_arg_u64(v), i++;
 		} else if (!strcmp(a, "--sqlite-rows")) {
@@ -1321,11 +1293,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--out")) {
 			prefix = v, i++;
 		} else {
-			bb_die("unknown argument", a);
+			bench_die("unknown argument", a);
 		}
 	}
 	if (n < 1000)
-		bb_die("--rows", "at least 1000");
+		bench_die("--rows", "at least 1000");
 	if (smoke)
 		configs = "cpu,sqlite,duckdb";
 	for (int c = 0; c < NCONF; c++) {
@@ -1366,13 +1338,13 @@ int main(int argc, char **argv)
 	       n, omp_get_max_threads(), dir, smoke ? " (smoke)" : "");
 	printf("# device: %s\n",
 	       gpu_ok ? gname : any_gpu ? why : "(no GPU configuration)");
-	double t0 = bb_now();
+	double t0 = bench_now();
 	bb_generate(&d, n);
 	bb_make_keys(&kk, n);
 	bb_expect(&d, n, &kk, ck, &ka);
 	printf("# data: %" PRIu64 " rows generated and checksummed in %.2f s; "
 	       "UPDATE a changes %" PRIu64 " rows, UPDATE b %" PRIu64 "\n",
-	       n, bb_now() - t0, ka, kk.k);
+	       n, bench_now() - t0, ka, kk.k);
 	bb_measure_limits(&lim, dir, n, gpu_ok);
 	printf("# limits: PCIe H2D %.1f GB/s, D2H %.1f GB/s, HBM D2D %.0f GB/s "
 	       "%s; CPU copy into a pool mapping (%d threads) %.1f GB/s %s\n",
@@ -1405,7 +1377,7 @@ int main(int argc, char **argv)
 
 		snprintf(path, sizeof(path), "%s.md", prefix);
 		if (!(md = fopen(path, "w")))
-			bb_die(path, strerror(errno));
+			bench_die(path, strerror(errno));
 		fprintf(md,
 			"# Batch INSERT/UPDATE benchmark (bench_batch)\n\n"
 			"- %" PRIu64 " rows (SQLite /dev/shm %" PRIu64

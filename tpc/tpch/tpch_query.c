@@ -153,6 +153,81 @@ static const char *tpchq_until(const char *p, const char *stop, tpchq_str *out)
 	return p;
 }
 
+/* A decimal literal at p ("0.06", ".06", "7"): its value times 10^*scale
+ * in *v and the end in *end; false when p is not one. */
+static bool tpchq_declit(const char *p, long long *v, int *scale,
+			 const char **end)
+{
+	bool digits = false, frac = false;
+
+	*v = 0;
+	*scale = 0;
+	for (; isdigit((unsigned char)*p) || (*p == '.' && !frac); p++) {
+		if (*p == '.') {
+			frac = true;
+			continue;
+		}
+		if (*v > 99999999999999LL)
+			return false;
+		*v = *v * 10 + (*p - '0');
+		*scale += frac;
+		digits = true;
+	}
+	*end = p;
+	return digits && !isalnum((unsigned char)*p) && *p != '_';
+}
+
+/*
+ * `A + B` / `A - B` of two decimal literals (Q6's `.06 - 0.01` and
+ * `.06 + 0.01`), folded exactly: SQLite computes them in binary
+ * (0.06 + 0.01 = 0.06999999999999999) and would drop the rows whose
+ * DECIMAL discount is exactly 0.07, which gpmdb (engine/compile.c, exact
+ * literal folding) and DuckDB keep.  Only where the previous token is not
+ * an arithmetic operator and the next is not * or /, so that precedence
+ * cannot change the meaning.
+ */
+static bool tpchq_fold(const char *sql, const char *p, tpchq_str *o,
+		       const char **next)
+{
+	long long a, b, r;
+	int sa, sb, sc;
+	const char *e, *q;
+	char op, buf[64];
+
+	if (p > sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+			p[-1] == '.'))
+		return false;
+	for (q = p; q > sql && isspace((unsigned char)q[-1]); q--)
+		;
+	if (q > sql && strchr("+-*/%", q[-1]))
+		return false;
+	if (!tpchq_declit(p, &a, &sa, &e))
+		return false;
+	q = tpchq_skip_ws(e);
+	if (*q != '+' && *q != '-')
+		return false;
+	op = *q;
+	if (!tpchq_declit(tpchq_skip_ws(q + 1), &b, &sb, &e) || (!sa && !sb))
+		return false;
+	q = tpchq_skip_ws(e);
+	if (*q == '*' || *q == '/' || *q == '%')
+		return false;
+	sc = sa > sb ? sa : sb;
+	for (; sa < sc; sa++)
+		a *= 10;
+	for (; sb < sc; sb++)
+		b *= 10;
+	r = op == '+' ? a + b : a - b;
+	long long ip = (r < 0 ? -r : r), pw = 1;
+	for (int i = 0; i < sc; i++)
+		pw *= 10;
+	snprintf(buf, sizeof(buf), "%s%lld.%0*lld", r < 0 ? "-" : "", ip / pw,
+		 sc, ip % pw);
+	tpchq_puts(o, buf);
+	*next = e;
+	return true;
+}
+
 char *tpchq_sqlite_dialect(int q, const char *sql)
 {
 	tpchq_str o = {0};
@@ -231,6 +306,11 @@ char *tpchq_sqlite_dialect(int q, const char *sql)
 				goto fail;
 			tpchq_puts(&o, ")");
 			p = a + 1;
+			continue;
+		}
+		if ((isdigit((unsigned char)*p) || *p == '.') &&
+		    tpchq_fold(sql, p, &o, &e)) {
+			p = e;
 			continue;
 		}
 		/* Q13: SQLite has no derived-table column lists. */

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# tests/gpu/run_gpu_suite.sh - the whole GPU suite (`make test-gpu`), on a
+# machine with a GPU, from already built programs.
+#
+# Usage: tests/gpu/run_gpu_suite.sh [BUILD]      (default build)
+# Runs, through tests/run.sh (last line "N passed, N failed"):
+#   BUILD/tests/gpu/test_* and crash_*   kernels, GPU operators, GPU writes,
+#                                        kill -9 crash tests of GPU batches
+#   tests/gpu/tpch_gpu.sh                the 22 TPC-H queries, backend=gpu
+#                                        against backend=cpu and SQLite
+#   tests/gpu/corpus_gpu.sh              tests/sql and the sqllogictest
+#                                        corpus with backend=gpu
+# GPMDB_TPCH_DIR and GPMDB_SLT_DIR point at the data where ../shared is not
+# beside the checkout (the GPU machine: see ../shared/device/README.md).
+set -u
+cd "$(dirname "$0")/../.."
+export GPMDB_SUITE_BUILD=${1:-build}
+progs=()
+for p in "$GPMDB_SUITE_BUILD"/tests/gpu/test_* "$GPMDB_SUITE_BUILD"/tests/gpu/crash_*; do
+	[ -x "$p" ] && [ "${p%.d}" = "$p" ] && progs+=("$p")
+done
+exec tests/run.sh "${progs[@]}" tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh

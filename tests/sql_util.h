@@ -1,0 +1,91 @@
+/*
+ * sql_util.h - SQL helpers shared by the C tests that go through the
+ * public API (gpmdb.h): a temporary directory for the test's pool, opening
+ * a fresh pool, running SQL that must succeed, and the single value of a
+ * one-row query.  Include after harness.h (su_open checks with CHECK_RC).
+ * The functions are static inline so that a test may use any subset.
+ */
+#ifndef GPMDB_TEST_SQL_UTIL_H
+#define GPMDB_TEST_SQL_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpmdb.h"
+#include "harness.h"
+
+/* Makes the directory $TMPDIR/<name>.XXXXXX (TMPDIR unset or empty:
+ * /tmp) into dir and sets path to dir/<file>, the test's pool.  0, or -1
+ * when the directory cannot be made.  su_tmp_remove undoes it. */
+static inline int su_tmp_make(char *dir, size_t dir_size, char *path,
+			      size_t path_size, const char *name,
+			      const char *file)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, dir_size, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
+		 name);
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, path_size, "%s/%s", dir, file);
+	return 0;
+}
+
+static inline void su_tmp_remove(const char *dir, const char *path)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A new, empty pool at path (a previous one is removed), durability off:
+ * these tests are about SQL, durability is tested elsewhere. */
+static inline gpmdb *su_open(const char *path)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = "off"};
+
+	unlink(path);
+	CHECK_RC(gpmdb_open_v2(path, &db,
+			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o),
+		 GPMDB_OK);
+	return db;
+}
+
+/* gpmdb_exec of sql; the result code, with the message on stderr when it
+ * is not GPMDB_OK. */
+static inline int su_exec(gpmdb *db, const char *sql)
+{
+	char *err = NULL;
+	int rc = gpmdb_exec(db, sql, NULL, NULL, &err);
+
+	if (rc)
+		fprintf(stderr, "exec %s: %s\n", sql, err ? err : "?");
+	gpmdb_free(err);
+	return rc;
+}
+
+/* The single value of a one-row query as text ("NULL" for NULL), or
+ * "error: <message>" when it fails or gives no row.  The buffer is
+ * static: copy the result before the next call. */
+static inline const char *su_scalar(gpmdb *db, const char *sql)
+{
+	static char buf[512];
+	gpmdb_stmt *st = NULL;
+
+	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st) {
+		snprintf(buf, sizeof(buf), "error: %s", gpmdb_errmsg(db));
+		return buf;
+	}
+	if (gpmdb_step(st) == GPMDB_ROW) {
+		const unsigned char *t = gpmdb_column_text(st, 0);
+		snprintf(buf, sizeof(buf), "%s", t ? (const char *)t : "NULL");
+	} else {
+		snprintf(buf, sizeof(buf), "error: %s", gpmdb_errmsg(db));
+	}
+	gpmdb_finalize(st);
+	return buf;
+}
+
+#endif /* GPMDB_TEST_SQL_UTIL_H */
