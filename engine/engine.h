@@ -269,6 +269,9 @@ struct gpmdb {
 	struct {
 		uint64_t gpu_ops, cpu_fallbacks, bytes_uploaded,
 		    bytes_downloaded, cache_hits, cache_misses;
+		/* wall time of operators and write batches that ran on the
+		 * GPU, without the CPU-run inputs of those operators */
+		uint64_t gpu_ns;
 	} gstat;
 	/* GPU writes (batch_gpu.c): PRAGMA gpu_persist (0 auto, 1 kernel,
 	 * 2 cap), gpu_persist_scope (GPU_SCOPE_*), the registered range */
@@ -315,6 +318,9 @@ struct exec_ctx {
 	int nframes;
 	int depth; /* nesting of cx_eval: each level has its VM scratch */
 	int corr;  /* nesting of correlated subqueries run once per row */
+	/* exec_node's accounting of GPU time: time and GPU operators of the
+	 * nodes below the one running (see exec_node) */
+	uint64_t kid_ns, kid_ops;
 };
 
 struct gpmdb_stmt {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- helpers ---- */
 
@@ -2538,7 +2539,7 @@ static int exec_setop(exec_ctx *x, pnode *n, rel **out)
 	return rc;
 }
 
-int exec_node(exec_ctx *x, pnode *n, rel **out)
+static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 {
 	int rc;
 
@@ -2582,6 +2583,36 @@ int exec_node(exec_ctx *x, pnode *n, rel **out)
 		return exec_convert(x, n, out);
 	}
 	return db_err(x->db, GPMDB_INTERNAL, "unknown plan node %d", n->kind);
+}
+
+static uint64_t exec_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs node n.  A node that ran GPU operators of its own (not only in the
+ * nodes below it) adds its time, less that of the nodes below it, to the
+ * connection's GPU time (PRAGMA gpu_stats gpu_time_us, the shell's
+ * .timer). */
+int exec_node(exec_ctx *x, pnode *n, rel **out)
+{
+	uint64_t t0 = exec_now_ns(), kid_ns0 = x->kid_ns, kid_ops0 = x->kid_ops;
+	uint64_t ops0 = x->db->gstat.gpu_ops, dt, kids, ops;
+	int rc;
+
+	x->kid_ns = x->kid_ops = 0;
+	rc = exec_node_run(x, n, out);
+	dt = exec_now_ns() - t0;
+	kids = x->kid_ns;
+	ops = x->db->gstat.gpu_ops - ops0;
+	if (ops > x->kid_ops)
+		x->db->gstat.gpu_ns += dt > kids ? dt - kids : 0;
+	x->kid_ns = kid_ns0 + dt;
+	x->kid_ops = kid_ops0 + ops;
+	return rc;
 }
 
 /* ---- subqueries ---- */

@@ -1651,6 +1651,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		} rows[] = {
 		    {"gpu_operators", db->gstat.gpu_ops},
 		    {"cpu_fallbacks", db->gstat.cpu_fallbacks},
+		    {"gpu_time_us", db->gstat.gpu_ns / 1000},
 		    {"bytes_uploaded", db->gstat.bytes_uploaded + 0},
 		    {"bytes_downloaded", db->gstat.bytes_downloaded},
 		    {"cache_hits", db->gstat.cache_hits},

@@ -489,6 +489,7 @@ void stmt_exec_init(gpmdb_stmt *st)
 	st->x.mem_limit = st->db->mem_limit;
 	st->x.nframes = 0;
 	st->x.depth = 0;
+	st->x.kid_ns = st->x.kid_ops = 0;
 }
 
 int stmt_run_select(gpmdb_stmt *st, rel **out)

@@ -221,6 +221,30 @@ static int stmt_progress(void *arg)
 	return shell_interrupted != 0;
 }
 
+/* The connection's GPU time so far in seconds (PRAGMA gpu_stats,
+ * gpu_time_us), or -1 when the library has none to tell (no GPU backend
+ * built, or another library behind gpmdb.h). */
+static double gpu_seconds(struct shell *sh)
+{
+	gpmdb_stmt *st = NULL;
+	double v = -1;
+
+	if (!sh->timer ||
+	    gpmdb_prepare(sh->db, "PRAGMA gpu_stats", -1, &st, NULL) !=
+		GPMDB_OK ||
+	    !st) {
+		gpmdb_finalize(st);
+		return -1;
+	}
+	while (gpmdb_step(st) == GPMDB_ROW)
+		if (gpmdb_column_count(st) >= 2 && gpmdb_column_text(st, 0) &&
+		    !strcmp((const char *)gpmdb_column_text(st, 0),
+			    "gpu_time_us"))
+			v = gpmdb_column_double(st, 1) / 1e6;
+	gpmdb_finalize(st);
+	return v;
+}
+
 /*
  * Runs every statement of sql, stopping at the first error.  Returns 0, or
  * 1 after an error (already reported).
@@ -234,7 +258,7 @@ int shell_run_sql(struct shell *sh, const char *sql, int startline)
 	while (p && *p) {
 		gpmdb_stmt *st = NULL;
 		const char *tail = NULL;
-		double t0 = now_real(), u0, s0;
+		double t0 = now_real(), u0, s0, g0 = gpu_seconds(sh);
 		rusage_times(&u0, &s0);
 
 		int rc = gpmdb_prepare(sh->db, p, -1, &st, &tail);
@@ -279,8 +303,16 @@ int shell_run_sql(struct shell *sh, const char *sql, int startline)
 			double u1, s1;
 			rusage_times(&u1, &s1);
 			fflush(sh->out);
-			printf("Run Time: real %.3f user %f sys %f\n",
-			       now_real() - t0, u1 - u0, s1 - s0);
+			double g1 = g0 >= 0 ? gpu_seconds(sh) : -1;
+			/* sqlite3's line; GPU time added when the GPU ran */
+			if (g1 > g0 && g0 >= 0)
+				printf("Run Time: real %.3f user %f sys %f "
+				       "gpu %f\n",
+				       now_real() - t0, u1 - u0, s1 - s0,
+				       g1 - g0);
+			else
+				printf("Run Time: real %.3f user %f sys %f\n",
+				       now_real() - t0, u1 - u0, s1 - s0);
 		}
 		p = tail;
 	}

@@ -116,6 +116,8 @@ static void t_no_gpu(void)
 	free(r);
 	r = xq(db, "PRAGMA gpu_stats");
 	CHECKF(strstr(r, "gpu_operators|0\ncpu_fallbacks|4\n"), "%s", r);
+	/* fallbacks ran on the CPU: no GPU time (the shell's .timer) */
+	CHECKF(strstr(r, "\ngpu_time_us|0\n"), "%s", r);
 	free(r);
 	/* strict: an error naming the operator and why */
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
