@@ -259,7 +259,8 @@ bench-tpch: $(BUILD)/tpchgen $(BUILD)/bench_tpch
 
 format:
 	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
-	  gpu/*.cu gpu/*.[ch] shell/*.[ch] tests/*.h tests/*/*.[ch] tpc/*.c tpc/tpch/*.[ch])
+	  gpu/*.cu gpu/*.cuh gpu/*.[ch] shell/*.[ch] tests/*.h tests/*/*.[ch] \
+	  tpc/*.[ch] tpc/*/*.[ch] examples/*.c)
 
 clean:
 	rm -rf $(BUILD)

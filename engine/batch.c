@@ -31,8 +31,8 @@
  * types are converted into per-statement caches freed by the next
  * execution, reset or finalize.
  */
-#include "engine.h"
 #include "batch_gpu.h"
+#include "engine.h"
 #include "value.h"
 
 #include <math.h>
@@ -160,10 +160,9 @@ void batch_unbind(gpmdb_stmt *st, int i)
 static int bind_array(gpmdb_stmt *st, int i, int type, const void *values,
 		      const uint8_t *nulls, int64_t n)
 {
-	static const char *fn[] = {"", "gpmdb_bind_array_int32",
-				   "gpmdb_bind_array_int64",
-				   "gpmdb_bind_array_double",
-				   "gpmdb_bind_array_text"};
+	static const char *fn[] = {
+	    "", "gpmdb_bind_array_int32", "gpmdb_bind_array_int64",
+	    "gpmdb_bind_array_double", "gpmdb_bind_array_text"};
 	stmt_batch *b;
 
 	if (!st)
@@ -281,9 +280,9 @@ int batch_check(gpmdb_stmt *st, ast_stmt *s)
 
 	if (!batch_active(st))
 		return GPMDB_OK;
-	if (s->explain || (s->kind != AST_STMT_INSERT &&
-			   s->kind != AST_STMT_UPDATE &&
-			   s->kind != AST_STMT_DELETE))
+	if (s->explain ||
+	    (s->kind != AST_STMT_INSERT && s->kind != AST_STMT_UPDATE &&
+	     s->kind != AST_STMT_DELETE))
 		return db_err(st->db, GPMDB_MISUSE,
 			      "array parameters are only for INSERT, UPDATE "
 			      "and DELETE, not %s%s",
@@ -328,8 +327,8 @@ static void src_get(const bsrc *b, int64_t k, sval *v)
 		size_t len = strlen(p);
 		v->t = BC_T_TEXT;
 		v->u.s.ptr = p;
-		v->u.s.len = len > UINT32_MAX / 2 ? UINT32_MAX / 2
-						  : (uint32_t)len;
+		v->u.s.len =
+		    len > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)len;
 	}
 	}
 }
@@ -456,9 +455,9 @@ static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
  * failure e gets the lowest failing row and its message.
  */
 static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
-		       const stg_column_info *col, const char *tname,
-		       int64_t n, const uint8_t *mask, uint8_t *nomatch,
-		       bool notnull, ccol *out, berr *e)
+		       const stg_column_info *col, const char *tname, int64_t n,
+		       const uint8_t *mask, uint8_t *nomatch, bool notnull,
+		       ccol *out, berr *e)
 {
 	gpmdb *db = x->db;
 	stg_type t = col->type;
@@ -478,12 +477,12 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 		bool direct = (at == GPMDB_ARRAY_INT64 && t == STG_T_BIGINT) ||
 			      (at == GPMDB_ARRAY_INT32 && t == STG_T_INT) ||
 			      (at == GPMDB_ARRAY_DOUBLE && t == STG_T_DOUBLE);
-		bool loop = (at == GPMDB_ARRAY_INT32 && t == STG_T_BIGINT) ||
-			    (at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT) ||
-			    ((at == GPMDB_ARRAY_INT32 ||
-			      at == GPMDB_ARRAY_INT64) &&
-			     t == STG_T_DOUBLE) ||
-			    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT);
+		bool loop =
+		    (at == GPMDB_ARRAY_INT32 && t == STG_T_BIGINT) ||
+		    (at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT) ||
+		    ((at == GPMDB_ARRAY_INT32 || at == GPMDB_ARRAY_INT64) &&
+		     t == STG_T_DOUBLE) ||
+		    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT);
 		if (direct || loop) {
 			out->nulls = src_null_bitmap(src, n, &fail);
 			if (fail)
@@ -515,9 +514,8 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 							       src->values)[k];
 					break;
 				default: {
-					const char *p =
-					    ((const char *const *)
-						 src->values)[k];
+					const char *p = ((const char *const *)
+							     src->values)[k];
 					size_t len = p ? strlen(p) : 0;
 					if (len > UINT32_MAX / 2) {
 						berr_take(
@@ -528,9 +526,8 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 						    k);
 						return e->rc;
 					}
-					((stg_text *)out->own)[k] =
-					    (stg_text){p ? p : "",
-						       (uint32_t)len};
+					((stg_text *)out->own)[k] = (stg_text){
+					    p ? p : "", (uint32_t)len};
 				}
 				}
 			}
@@ -574,8 +571,8 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 	if (src->kind == BS_CONST) {
 		cv = src->v;
 		if ((rc = sval_convert(x, &cv, ty, 1, hold)) ||
-		    (cv.t != BC_T_NULL && (rc = store_value(db, t, out->own, 0,
-							    &cv)))) {
+		    (cv.t != BC_T_NULL &&
+		     (rc = store_value(db, t, out->own, 0, &cv)))) {
 			if (nomatch) {
 				db_clear(db);
 				memset(nomatch, 1, (size_t)n);
@@ -753,8 +750,7 @@ static uint64_t kset_hash(const kset *k, uint64_t i)
 			const stg_text *s = &k->c[c].tv[i];
 			v = 1469598103934665603ull;
 			for (uint32_t b = 0; b < s->len; b++)
-				v = (v ^ (uint8_t)s->ptr[b]) *
-				    1099511628211ull;
+				v = (v ^ (uint8_t)s->ptr[b]) * 1099511628211ull;
 			v ^= s->len;
 		} else {
 			v = k->c[c].iv[i];
@@ -922,14 +918,15 @@ static int check_unique(gpmdb *db, uint32_t tid, const stg_schema *sch,
 				blame[i] = pr;
 			for (int c = 0; c < key->n; c++) {
 				int tc = key->cols[c];
-				const ccol *nv = pr >= 0 ? &upd->vals[tc] : NULL;
+				const ccol *nv =
+				    pr >= 0 ? &upd->vals[tc] : NULL;
 				if (nv && nv->values)
 					kset_put(&k, c, i, types[c], nv->values,
 						 (uint64_t)pr, NULL,
 						 is_null(nv->nulls, pr));
 				else
-					kset_put(&k, c, i, types[c],
-						 v.data[tc], r, v.heap,
+					kset_put(&k, c, i, types[c], v.data[tc],
+						 r, v.heap,
 						 is_null(v.nulls[tc], r));
 			}
 			i++;
@@ -965,9 +962,9 @@ static int check_unique(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		/* the later row of the pair fails; blame its batch row */
 		uint64_t other = khash_row(&kh, s);
 		int64_t row = i >= nlive ? (int64_t)(i - nlive)
-			      : blame	 ? (blame[i] >= 0 ? blame[i]
-						       : blame[other])
-					 : -1;
+			      : blame
+				  ? (blame[i] >= 0 ? blame[i] : blame[other])
+				  : -1;
 		char names[400];
 		key_names(sch, key, names, sizeof(names));
 		berr_take(e, db,
@@ -1019,8 +1016,8 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	if ((rc = dml_unique_keys(db, sch, &keys, &nk)))
 		goto out;
 	for (int k = 0; k < nk; k++) {
-		rc = check_unique(db, tid, sch, &keys[k], cols,
-				  (uint64_t)nrows, NULL, &e);
+		rc = check_unique(db, tid, sch, &keys[k], cols, (uint64_t)nrows,
+				  NULL, &e);
 		if (rc && rc != e.rc)
 			goto out;
 	}
@@ -1061,8 +1058,8 @@ static int fast_insert(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	int rc;
 
 	if (s->default_values || !sel || sel->kind != AST_SEL_VALUES ||
-	    !sel->values || sel->values->n != 1 || sel->with ||
-	    sel->order_by || sel->limit)
+	    !sel->values || sel->values->n != 1 || sel->with || sel->order_by ||
+	    sel->limit)
 		return 0;
 	row = sel->values->v[0];
 	for (int i = 0; i < row->n; i++) {
@@ -1133,8 +1130,8 @@ typedef struct kterm {
 } kterm;
 
 /* WHERE k1 = ? AND k2 = ? ...: the terms, false for any other shape. */
-static bool where_keys(gpmdb_stmt *st, const stg_schema *sch,
-		       const char *tname, ast_expr *w, kterm *t, int *nt)
+static bool where_keys(gpmdb_stmt *st, const stg_schema *sch, const char *tname,
+		       ast_expr *w, kterm *t, int *nt)
 {
 	ast_expr *c, *p;
 
@@ -1264,15 +1261,16 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 					uint32_t rr = r + u;
 					pnull[u] =
 					    v.deleted &&
-					    (v.deleted[rr / 32] >> (rr % 32) & 1);
+					    (v.deleted[rr / 32] >> (rr % 32) &
+					     1);
 					if (pnull[u])
 						continue;
 					for (int i = 0; i < nt; i++) {
 						int tc = terms[i].col;
-						kset_put(&probe, i, u, types[i],
-							 v.data[tc], rr, v.heap,
-							 is_null(v.nulls[tc],
-								 rr));
+						kset_put(
+						    &probe, i, u, types[i],
+						    v.data[tc], rr, v.heap,
+						    is_null(v.nulls[tc], rr));
 					}
 					if (pnull[u])
 						continue;
@@ -1284,8 +1282,8 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 				}
 			if (pnull[q])
 				continue;
-			uint64_t s = khash_find(&kh, &k, ph[q], &probe, q,
-						&found);
+			uint64_t s =
+			    khash_find(&kh, &k, ph[q], &probe, q, &found);
 			if (!found)
 				continue;
 			if (m->n == cap_m) {
@@ -1293,8 +1291,8 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 				uint64_t *a = realloc(m->rowid, nc * 8);
 				if (a)
 					m->rowid = a;
-				int64_t *b2 = a ? realloc(m->prow, nc * 8)
-						: NULL;
+				int64_t *b2 =
+				    a ? realloc(m->prow, nc * 8) : NULL;
 				if (!a || !b2) {
 					rc = db_err(db, GPMDB_NOMEM,
 						    "out of memory");
@@ -1312,7 +1310,8 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	}
 	if (used)
 		for (int64_t j = 0; j < n; j++) {
-			if (j + KH_AHEAD < n && slot_of[j + KH_AHEAD] != UINT64_MAX)
+			if (j + KH_AHEAD < n &&
+			    slot_of[j + KH_AHEAD] != UINT64_MAX)
 				__builtin_prefetch(&cnt[slot_of[j + KH_AHEAD]]);
 			used[j] = slot_of[j] != UINT64_MAX &&
 				  (cnt[slot_of[j]] & 0x80000000u);
@@ -1393,7 +1392,8 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		for (c = 0; c < sch->ncols; c++)
 			if (!strcasecmp(sch->cols[c].name, s->sets[k]->col))
 				break;
-		if (c == sch->ncols || !expr_source(st, s->sets[k]->expr, &set[c]))
+		if (c == sch->ncols ||
+		    !expr_source(st, s->sets[k]->expr, &set[c]))
 			goto slow;
 	}
 	if (!where_keys(st, sch, s->name, s->where, terms, &nt))
@@ -1618,8 +1618,8 @@ static int append_defaults(gpmdb *db, const stg_schema *sch, bsrc *srcs,
 				return db_err(db, GPMDB_NOMEM, "out of memory");
 			stmt_exec_init(*tmp);
 		}
-		int rc = dml_default_value(*tmp, &sch->cols[c], &srcs[c].v,
-					   *hold);
+		int rc =
+		    dml_default_value(*tmp, &sch->cols[c], &srcs[c].v, *hold);
 		if (rc)
 			return rc;
 	}
@@ -1644,8 +1644,7 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 		return GPMDB_MISUSE;
 	db_clear(db);
 	if (!table || nrows < 0 || ncols < 0 || (ncols > 0 && !arrays))
-		return db_err(db, GPMDB_MISUSE,
-			      "gpmdb_append_columns: %s",
+		return db_err(db, GPMDB_MISUSE, "gpmdb_append_columns: %s",
 			      !table	  ? "table is NULL"
 			      : nrows < 0 ? "negative row count"
 			      : ncols < 0 ? "negative column count"

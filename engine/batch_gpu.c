@@ -67,8 +67,8 @@ static int bg_fallback(gpmdb *db, const char *op, const char *why)
 	db->gstat.cpu_fallbacks++;
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.fallbacks++;
-	snprintf(bg_stat.last_fallback, sizeof(bg_stat.last_fallback),
-		 "%s: %s", op, why);
+	snprintf(bg_stat.last_fallback, sizeof(bg_stat.last_fallback), "%s: %s",
+		 op, why);
 	pthread_mutex_unlock(&bg_lock);
 	return GPMDB_OK;
 }
@@ -217,8 +217,8 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	want = bg_choose(db, "INSERT", bg_table_has_text(db, tid, &sch));
 	if (want <= 0 || !sch) {
 		stg_schema_free(sch);
-		return want < 0 ? db->errcode : bg_cpu_append(db, tid, cols,
-							      nrows);
+		return want < 0 ? db->errcode
+				: bg_cpu_append(db, tid, cols, nrows);
 	}
 	vals = calloc((size_t)sch->ncols + 1, sizeof(*vals));
 	nls = calloc((size_t)sch->ncols + 1, sizeof(*nls));
@@ -241,8 +241,8 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		goto out;
 	}
 	bg_glay(&lay, &gl);
-	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t,
-			err, sizeof(err));
+	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t, err,
+			sizeof(err));
 	if (rc) {
 		/* the rows past the count are invisible: the statement's
 		 * rollback leaves the table as it was */
@@ -446,8 +446,7 @@ out:
 	return rc;
 cpu:
 	stg_schema_free(sch);
-	return stg_delete(db->pool, tid, rowids, n) ? db_err_stg(db)
-						    : GPMDB_OK;
+	return stg_delete(db->pool, tid, rowids, n) ? db_err_stg(db) : GPMDB_OK;
 }
 
 /* ---- recovery, open, close ------------------------------------------ */
@@ -567,7 +566,8 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			db->gpu_log = !strcasecmp(v, "conventional");
 			return GPMDB_OK;
 		}
-		return db_err(db, GPMDB_ERROR, "gpu_log is hcl or conventional");
+		return db_err(db, GPMDB_ERROR,
+			      "gpu_log is hcl or conventional");
 	}
 	if (set && !strcasecmp(nm, "gpu_log_partitions")) {
 		char *end = NULL;
@@ -664,14 +664,12 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		char num[32];
 
 		snprintf(num, sizeof(num), "%u",
-			 db->gpu_log_parts ? db->gpu_log_parts
-					   : BG_CONV_PARTS);
+			 db->gpu_log_parts ? db->gpu_log_parts : BG_CONV_PARTS);
 		rc = bg_row(db, r, NULL, num, 0);
 	} else {
 		rc = bg_row(db, r, NULL,
-			    !strcasecmp(nm, "gpu_persist")
-				? pn[db->gpu_persist]
-				: sn[db->gpu_scope],
+			    !strcasecmp(nm, "gpu_persist") ? pn[db->gpu_persist]
+							   : sn[db->gpu_scope],
 			    0);
 	}
 	if (rc) {

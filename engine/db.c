@@ -1,8 +1,8 @@
 /*
  * db.c - connections: open/close, the error state, gpmdb_exec.
  */
-#include "engine.h"
 #include "batch_gpu.h"
+#include "engine.h"
 
 #include <stdarg.h>
 #include <stdio.h>

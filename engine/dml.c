@@ -10,8 +10,8 @@
  * the statement inside a transaction or behind a savepoint, so a storage
  * failure half way is undone too.
  */
-#include "engine.h"
 #include "batch_gpu.h"
+#include "engine.h"
 #include "value.h"
 
 #include <stdio.h>
@@ -894,7 +894,8 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 			vals[j].nulls = nl;
 		}
 		if (!rc) /* backend=gpu: batch_gpu.c */
-			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows, vals);
+			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows,
+					 vals);
 	}
 	if (!rc)
 		db->changes = (long long)r->nrows;
@@ -1129,8 +1130,7 @@ int dml_unique_keys(gpmdb *db, const stg_schema *sch, dml_key **keys, int *nk)
 	return rc;
 }
 
-int dml_find_table(gpmdb *db, const char *name, uint32_t *tid,
-		   stg_schema **sch)
+int dml_find_table(gpmdb *db, const char *name, uint32_t *tid, stg_schema **sch)
 {
 	return find_table(db, name, tid, sch);
 }

@@ -95,9 +95,9 @@ typedef struct rel {
 	int ncols;
 	uint64_t nrows, cap;
 	rcol *cols;
-	vec_arena strs; /* text values owned by the relation */
+	vec_arena strs;	    /* text values owned by the relation */
 	vec_chunk *adopted; /* text chunks taken over from others (rel_adopt) */
-	size_t bytes;	/* accounted against the query's memory limit */
+	size_t bytes;	    /* accounted against the query's memory limit */
 	exec_ctx *x;
 } rel;
 
@@ -355,7 +355,7 @@ struct gpmdb_stmt {
 	int nowned, owned_cap;
 	ast_arena parena; /* plan nodes and binder info */
 	bool parena_init;
-	char *explain; /* EXPLAIN text: one row per line */
+	char *explain;		  /* EXPLAIN text: one row per line */
 	struct stmt_batch *batch; /* array bindings, result-column caches
 				   * (batch.c); NULL when never used */
 };

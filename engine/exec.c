@@ -247,16 +247,16 @@ static void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
 	}
 	src = v->data[tc];
 	nl = v->nulls ? v->nulls[tc] : NULL;
-#define SCAN_LOOP(T, S)                                                       \
-	do {                                                                  \
-		T *dd = (T *)d->data + o;                                     \
-		const S *ss = (const S *)src;                                 \
-		if (keep)                                                     \
-			for (uint64_t k = 0; k < m; k++)                      \
-				dd[k] = (T)ss[keep[k]];                       \
-		else                                                          \
-			for (uint64_t k = 0; k < m; k++)                      \
-				dd[k] = (T)ss[k];                             \
+#define SCAN_LOOP(T, S)                                                        \
+	do {                                                                   \
+		T *dd = (T *)d->data + o;                                      \
+		const S *ss = (const S *)src;                                  \
+		if (keep)                                                      \
+			for (uint64_t k = 0; k < m; k++)                       \
+				dd[k] = (T)ss[keep[k]];                        \
+		else                                                           \
+			for (uint64_t k = 0; k < m; k++)                       \
+				dd[k] = (T)ss[k];                              \
 	} while (0)
 	switch (n->stype[tc]) {
 	case STG_T_INT:
@@ -374,8 +374,8 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 		if (del) {
 			sp->keep = malloc(sizeof(uint32_t) * (v->nrows + 1));
 			if (!sp->keep) {
-				rc = db_err(x->db, GPMDB_NOMEM,
-					    "out of memory");
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
 				break;
 			}
 			sp->m = 0;
@@ -422,8 +422,7 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 
 /* Appends to dst the row numbers s + i of the n rows of v that are true;
  * returns how many. */
-static uint32_t filter_true(const vec *v, uint32_t n, uint64_t s,
-			    uint32_t *dst)
+static uint32_t filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst)
 {
 	uint32_t k = 0;
 
@@ -460,8 +459,8 @@ static uint32_t filter_true(const vec *v, uint32_t n, uint64_t s,
 /* Runs fn(x, c, in, batch, arg) over the batches of in on all threads with
  * one VM scratch each.  The error reported is that of the first failing
  * batch, as a serial run would report it. */
-typedef int (*par_batch_fn)(exec_ctx *x, uint64_t b, const vec *v,
-			    uint32_t n, void *arg, char *err, size_t errlen);
+typedef int (*par_batch_fn)(exec_ctx *x, uint64_t b, const vec *v, uint32_t n,
+			    void *arg, char *err, size_t errlen);
 
 static int par_batches(exec_ctx *x, const cexpr *c, const rel *in,
 		       par_batch_fn fn, void *arg)
@@ -482,17 +481,17 @@ static int par_batches(exec_ctx *x, const cexpr *c, const rel *in,
 #pragma omp for schedule(dynamic, 4)
 		for (uint64_t b = 0; b < nb; b++) {
 			uint64_t s = b * VEC_BATCH, seen;
-			uint32_t n = (uint32_t)(in->nrows - s < VEC_BATCH
-							? in->nrows - s
-							: VEC_BATCH);
+			uint32_t n =
+			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+								 : VEC_BATCH);
 			vec v;
 			int rc;
 #pragma omp atomic read
 			seen = bad;
 			if (b > seen)
 				continue;
-			rc = cx_eval_pure(c, in, s, n, &v, sc, err,
-					  sizeof(err));
+			rc =
+			    cx_eval_pure(c, in, s, n, &v, sc, err, sizeof(err));
 			if (!rc)
 				rc = fn(x, b, &v, n, arg, err, sizeof(err));
 			if (rc) {
@@ -541,8 +540,7 @@ static int filter_rows(exec_ctx *x, cexpr *c, const rel *in, uint32_t **idx,
 
 	if (!sel)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (nb >= PAR_MIN_BATCHES && omp_get_max_threads() > 1 &&
-	    cx_pure(c)) {
+	if (nb >= PAR_MIN_BATCHES && omp_get_max_threads() > 1 && cx_pure(c)) {
 		filter_par fp = {sel, calloc(nb, sizeof(uint32_t))};
 		if (!fp.cnt) {
 			free(sel);
@@ -1107,20 +1105,20 @@ static int join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
 		const int64_t *ix = right ? ri : li;
 		rcol *d = &out->cols[c];
 		uint64_t o = out->nrows;
-#define JOIN_EMIT(T)                                                          \
-	do {                                                                  \
-		T *dd = (T *)d->data + o;                                     \
-		const T *ss = (const T *)s->data;                             \
-		for (uint64_t k = 0; k < m; k++) {                            \
-			int64_t i = ix[k];                                    \
-			if (i < 0 || s->nulls[i]) {                           \
-				d->nulls[o + k] = 1;                          \
-				memset(&dd[k], 0, sizeof(T));                 \
-				continue;                                     \
-			}                                                     \
-			d->nulls[o + k] = 0;                                  \
-			dd[k] = ss[i];                                        \
-		}                                                             \
+#define JOIN_EMIT(T)                                                           \
+	do {                                                                   \
+		T *dd = (T *)d->data + o;                                      \
+		const T *ss = (const T *)s->data;                              \
+		for (uint64_t k = 0; k < m; k++) {                             \
+			int64_t i = ix[k];                                     \
+			if (i < 0 || s->nulls[i]) {                            \
+				d->nulls[o + k] = 1;                           \
+				memset(&dd[k], 0, sizeof(T));                  \
+				continue;                                      \
+			}                                                      \
+			d->nulls[o + k] = 0;                                   \
+			dd[k] = ss[i];                                         \
+		}                                                              \
 	} while (0)
 		switch (d->ty.t) {
 		case BC_T_BOOL:
@@ -1271,17 +1269,20 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 		head[b] = (int64_t)i;
 	}
 	for (uint64_t lo = 0; lo < nl && !rc; lo += JOIN_PROBE_BLOCK) {
-		uint64_t hi = nl - lo < JOIN_PROBE_BLOCK ? nl : lo + JOIN_PROBE_BLOCK;
+		uint64_t hi =
+		    nl - lo < JOIN_PROBE_BLOCK ? nl : lo + JOIN_PROBE_BLOCK;
 		bool stop = false;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
 #pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
 		{
-			int t = omp_get_thread_num(), tn = omp_get_num_threads();
+			int t = omp_get_thread_num(),
+			    tn = omp_get_num_threads();
 			join_pairs *p = &pp[t];
-			uint64_t a = lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
-			uint64_t z = lo + (hi - lo) * (uint64_t)(t + 1) /
-					      (uint64_t)tn;
+			uint64_t a =
+			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
+			uint64_t z =
+			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
 			p->n = 0;
 			for (uint64_t i = a; i < z && !p->nomem; i++) {
 				if (!(i & 4095) &&
@@ -1591,7 +1592,7 @@ static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
 
 /* Inputs of fewer rows aggregate on one thread. */
 #define AGG_PAR_MIN_ROWS 65536
-#define AGG_DECLINE (-1)
+#define AGG_DECLINE	 (-1)
 
 /* rows_eq over the key relation, numbers compared without svals (one
  * column has one type and scale; REAL as sval_cmp compares). */
@@ -1677,8 +1678,8 @@ static int64_t agg_local_group(agg_local *l, const rel *keys, int na,
 		uint64_t cap = l->cap * 2;
 		uint64_t *h = realloc(l->hash, cap * 8);
 		uint64_t *f = h ? realloc(l->frow, cap * 8) : NULL;
-		aggst *st = f ? realloc(l->st, cap * (size_t)na * sizeof(aggst))
-			      : NULL;
+		aggst *st =
+		    f ? realloc(l->st, cap * (size_t)na * sizeof(aggst)) : NULL;
 		if (h)
 			l->hash = h;
 		if (f)
@@ -1822,8 +1823,8 @@ static bool agg_merge(const aggdef *a, aggst *g, const aggst *l)
 		g->cnt += l->cnt;
 		return true;
 	case AGG_ANY:
-		if (l->has && (!g->has || (g->v.t == BC_T_NULL &&
-					   l->v.t != BC_T_NULL)))
+		if (l->has &&
+		    (!g->has || (g->v.t == BC_T_NULL && l->v.t != BC_T_NULL)))
 			g->v = l->v;
 		g->has |= l->has;
 		g->cnt += l->cnt;
@@ -1897,10 +1898,10 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 				break;
 			}
 			for (int a = 0; a < na; a++)
-				if (!agg_merge(&n->aggs[a],
-					       &gl.st[(uint64_t)g * (size_t)na +
-						      a],
-					       &l->st[e * (size_t)na + a]))
+				if (!agg_merge(
+					&n->aggs[a],
+					&gl.st[(uint64_t)g * (size_t)na + a],
+					&l->st[e * (size_t)na + a]))
 					rc = AGG_DECLINE;
 		}
 	}
@@ -1918,8 +1919,9 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 			rc = rel_set(r, k, g, &v);
 		}
 		for (int a = 0; a < na && !rc; a++)
-			rc = agg_final(x, &n->aggs[a], &gl.st[g * (size_t)na + a],
-				       r, ng + a, g);
+			rc =
+			    agg_final(x, &n->aggs[a],
+				      &gl.st[g * (size_t)na + a], r, ng + a, g);
 	}
 	if (!rc)
 		r->nrows = gl.n;
@@ -2180,8 +2182,7 @@ static int sortkey_cmp(const void *a, const void *b)
 	return p->row < q->row ? -1 : p->row > q->row; /* stable */
 }
 
-static void sortkey_make(const rcol *c, const pnode *n, uint64_t i,
-			 sortkey *k)
+static void sortkey_make(const rcol *c, const pnode *n, uint64_t i, sortkey *k)
 {
 	uint64_t u;
 
@@ -2258,7 +2259,8 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 				/* heap insert: sift up */
 				uint64_t j = nk++;
 				k[j] = t;
-				while (j && sortkey_cmp(&k[(j - 1) / 2], &k[j]) < 0) {
+				while (j && sortkey_cmp(&k[(j - 1) / 2],
+							&k[j]) < 0) {
 					sortkey u = k[j];
 					k[j] = k[(j - 1) / 2];
 					k[(j - 1) / 2] = u;

@@ -64,10 +64,10 @@ void exec_gpu_unlock(void)
 
 static const char *xg_kind_name(int k)
 {
-	static const char *nm[] = {"SCAN",    "ONE ROW",  "VALUES", "FILTER",
-				   "PROJECT", "JOIN",	  "AGGREGATE", "SORT",
-				   "DISTINCT", "LIMIT",	  "SET OPERATION",
-				   "CONVERT"};
+	static const char *nm[] = {"SCAN",	"ONE ROW",	 "VALUES",
+				   "FILTER",	"PROJECT",	 "JOIN",
+				   "AGGREGATE", "SORT",		 "DISTINCT",
+				   "LIMIT",	"SET OPERATION", "CONVERT"};
 	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
 }
 
@@ -122,15 +122,17 @@ static int xg_expr_ok(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 		case IN_COL:
 			break;
 		case IN_OUTER:
-			snprintf(why, len, "expression has a correlated "
-					   "reference to an outer query");
+			snprintf(why, len,
+				 "expression has a correlated "
+				 "reference to an outer query");
 			return 0;
 		case IN_SUBQ:
 			snprintf(why, len, "expression has a subquery");
 			return 0;
 		default:
-			snprintf(why, len, "expression is split into "
-					   "sub-programs (too large)");
+			snprintf(why, len,
+				 "expression is split into "
+				 "sub-programs (too large)");
 			return 0;
 		}
 	}
@@ -153,9 +155,9 @@ static bool xg_same_type(etype a, etype b)
 
 static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 {
-	static const char *an[] = {"count(*)", "count", "sum", "avg",
-				   "min",      "max",   "total", "group_concat",
-				   "a bare column"};
+	static const char *an[] = {"count(*)", "count",	       "sum",
+				   "avg",      "min",	       "max",
+				   "total",    "group_concat", "a bare column"};
 	cexpr *c;
 
 	if (n->ngroup > 1) {
@@ -188,8 +190,7 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 			return 0;
 		}
 		if (ad->distinct) {
-			snprintf(why, len, "DISTINCT aggregate %s",
-				 an[ad->fn]);
+			snprintf(why, len, "DISTINCT aggregate %s", an[ad->fn]);
 			return 0;
 		}
 		if (!ad->arg)
@@ -199,8 +200,7 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 			return 0;
 		etype t = c->ty;
 		if (!xg_same_type(t, expr_type(ad->arg))) {
-			snprintf(why, len,
-				 "argument of %s needs a conversion",
+			snprintf(why, len, "argument of %s needs a conversion",
 				 an[ad->fn]);
 			return 0;
 		}
@@ -211,11 +211,12 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 		case AGG_COUNT:
 			break;
 		case AGG_SUM:
-			ok = num && (ad->res.t == BC_T_REAL ||
-				     (ad->res.t == BC_T_INT && t.t != BC_T_REAL &&
-				      t.t != BC_T_DEC) ||
-				     (ad->res.t == BC_T_DEC && t.t == BC_T_DEC &&
-				      t.scale == ad->res.scale));
+			ok =
+			    num && (ad->res.t == BC_T_REAL ||
+				    (ad->res.t == BC_T_INT &&
+				     t.t != BC_T_REAL && t.t != BC_T_DEC) ||
+				    (ad->res.t == BC_T_DEC && t.t == BC_T_DEC &&
+				     t.scale == ad->res.scale));
 			if (ad->res.t == BC_T_REAL && t.t == BC_T_DEC)
 				ok = false;
 			break;
@@ -328,8 +329,8 @@ static const char *xg_note(const pnode *n)
 	if (n->kind == PN_AGG)
 		for (int a = 0; a < n->naggs; a++) {
 			const aggdef *ad = &n->aggs[a];
-			etype t = ad->arg ? expr_type(ad->arg)
-					  : et_make(BC_T_INT);
+			etype t =
+			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
 			if (((ad->fn == AGG_SUM || ad->fn == AGG_AVG ||
 			      ad->fn == AGG_TOTAL) &&
 			     (t.t == BC_T_REAL || t.t == BC_T_DEC) &&
@@ -350,8 +351,9 @@ static void xg_mark(exec_ctx *x, pnode *n, bool fused)
 		return;
 	if (fused) {
 		n->xg_mode = XG_GPU;
-		n->xg_why = n->kind == PN_SCAN ? "columns from the GPU cache"
-					       : "fused into the operator above";
+		n->xg_why = n->kind == PN_SCAN
+				? "columns from the GPU cache"
+				: "fused into the operator above";
 		return;
 	}
 	d = xg_decide(x, n, why, sizeof(why));
@@ -555,8 +557,9 @@ static int xg_upload_rel(xg_src *s, int c, xg_col *o)
 		    (rc = gpu_upload(d, hs, sizeof(gpu_str) * n, err,
 				     sizeof(err)))) {
 			free(hs);
-			return x->db->errcode == rc ? rc
-						    : xg_gerr(x, rc, "upload", err);
+			return x->db->errcode == rc
+				   ? rc
+				   : xg_gerr(x, rc, "upload", err);
 		}
 		free(hs);
 		o->text = dt;
@@ -570,14 +573,16 @@ static int xg_upload_rel(xg_src *s, int c, xg_col *o)
 		if ((rc = gpu_alloc(&d, w * n + n, err, sizeof(err))) ||
 		    (rc = xg_keep_dev(s, d)) ||
 		    (rc = gpu_upload(d, rc_->data, w * n, err, sizeof(err))))
-			return x->db->errcode == rc ? rc
-						    : xg_gerr(x, rc, "upload", err);
+			return x->db->errcode == rc
+				   ? rc
+				   : xg_gerr(x, rc, "upload", err);
 		o->col.data = d;
 		o->col.nulls = (uint8_t *)d + w * n;
 	}
 	if ((rc = gpu_upload(o->col.nulls, rc_->nulls, n, err, sizeof(err))))
 		return xg_gerr(x, rc, "upload", err);
-	x->db->gstat.bytes_uploaded += n * (rel_width(rc_->ty.t) + 1) + o->ntext;
+	x->db->gstat.bytes_uploaded +=
+	    n * (rel_width(rc_->ty.t) + 1) + o->ntext;
 	return GPMDB_OK;
 }
 
@@ -680,7 +685,7 @@ static int xg_load(xg_src *s, int c)
 
 typedef struct xg_out {
 	gpu_col col[BC_MAX_OUTPUTS];
-	bc_program *p; /* the program as run (its constant text) */
+	bc_program *p;	 /* the program as run (its constant text) */
 	gcache_seg *seg; /* the run's text buffer -> host */
 	uint32_t nseg;
 	bool have;
@@ -785,8 +790,8 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 		text = buf;
 		ntext = total;
 	}
-	rc = gpu_vm_run(o->p, in, c->ninputs, s->sel ? s->nsel : s->nrows,
-			text, ntext, o->col, err, sizeof(err));
+	rc = gpu_vm_run(o->p, in, c->ninputs, s->sel ? s->nsel : s->nrows, text,
+			ntext, o->col, err, sizeof(err));
 	if (rc)
 		return xg_gerr(x, rc, "expression", err);
 	o->have = true;
@@ -826,11 +831,11 @@ static int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
 	memset(hb, 0, sizeof(hb));
 	for (k = 0; k < nout; k++) {
 		gpu_col *c = &outs[k].col[0];
-		size_t w = c->type == BC_COL_TEXT     ? sizeof(gpu_str)
-			   : c->type == BC_COL_DATE   ? 4
-			   : c->type == BC_COL_BOOL   ? 1
-			   : c->type == VEC_NULL      ? 0
-						      : 8;
+		size_t w = c->type == BC_COL_TEXT   ? sizeof(gpu_str)
+			   : c->type == BC_COL_DATE ? 4
+			   : c->type == BC_COL_BOOL ? 1
+			   : c->type == VEC_NULL    ? 0
+						    : 8;
 		if (!(hb[k] = malloc(w * n + n + 1))) {
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 			goto out;
@@ -865,15 +870,15 @@ static int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
 			gpu_str *gs = hb[k];
 			vec_str *vs = malloc(sizeof(vec_str) * n + 1);
 			if (!vs) {
-				rc = db_err(x->db, GPMDB_NOMEM,
-					    "out of memory");
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
 				break;
 			}
 			for (uint32_t i = 0; i < n; i++) {
 				gpu_str g = gs[i];
 				vs[i].len = v.nulls[i] ? 0 : g.len;
-				vs[i].ptr = v.nulls[i] ? ""
-							: xg_host_text(&outs[k], g);
+				vs[i].ptr =
+				    v.nulls[i] ? "" : xg_host_text(&outs[k], g);
 			}
 			v.v.str = vs;
 			rc = rel_put_vec(r, k, 0, &v, n);
@@ -1059,8 +1064,7 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	}
 	if ((rc = gpu_sort(keys, n->nsort, m, (uint32_t)keep, perm, err,
 			   sizeof(err))) ||
-	    (rc = gpu_alloc((void **)&dperm, 4 * keep + 4, err,
-			    sizeof(err))) ||
+	    (rc = gpu_alloc((void **)&dperm, 4 * keep + 4, err, sizeof(err))) ||
 	    (rc = gpu_upload(dperm, perm, 4 * keep, err, sizeof(err)))) {
 		rc = xg_gerr(x, rc, "sort", err);
 		goto out;
@@ -1147,8 +1151,8 @@ static int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			bc_program *p = malloc(sizeof(bc_program));
 			etype t = n->ty[k];
 			if (!p) {
-				rc = db_err(x->db, GPMDB_NOMEM,
-					    "out of memory");
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
 				break;
 			}
 			bc_init(p);
@@ -1180,7 +1184,8 @@ static int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 static int xg_cmp_first(const void *a, const void *b, void *arg)
 {
 	const uint32_t *first = arg;
-	uint32_t x = first[*(const uint32_t *)a], y = first[*(const uint32_t *)b];
+	uint32_t x = first[*(const uint32_t *)a],
+		 y = first[*(const uint32_t *)b];
 	return x < y ? -1 : x > y;
 }
 
@@ -1284,7 +1289,8 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		cexpr *c;
 		etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
 		if (ad->arg) {
-			if ((rc = xg_cx(x, n, ng + a, ad->arg, false, n->l, &c)))
+			if ((rc =
+				 xg_cx(x, n, ng + a, ad->arg, false, n->l, &c)))
 				goto out;
 			if (!xg_direct(s, c, &ga[a].arg, &rc)) {
 				if (rc || (rc = xg_run(s, c, &args[a])))
@@ -1313,8 +1319,7 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			break;
 		}
 	}
-	rc = gpu_group_agg(ng ? &kcol : NULL, m, ga, na, &g, err,
-			   sizeof(err));
+	rc = gpu_group_agg(ng ? &kcol : NULL, m, ga, na, &g, err, sizeof(err));
 	if (rc) {
 		rc = xg_gerr(x, rc, "aggregate", err);
 		goto out;
@@ -1356,9 +1361,10 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		}
 		for (int a = 0; a < na && !rc; a++) {
 			const aggdef *ad = &n->aggs[a];
-			const gpu_agg_res *res = empty_scalar ? NULL : &g.res[a];
-			etype t = ad->arg ? expr_type(ad->arg)
-					  : et_make(BC_T_INT);
+			const gpu_agg_res *res =
+			    empty_scalar ? NULL : &g.res[a];
+			etype t =
+			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
 			uint64_t cnt = res ? res->cnt[gi] : 0;
 			sval v;
 			memset(&v, 0, sizeof(v));
@@ -1499,7 +1505,8 @@ static const char *xg_one_col[] = {"value"};
 
 static bool xg_is_pragma(const char *name)
 {
-	return !strcasecmp(name, "backend") || !strcasecmp(name, "gpu_strict") ||
+	return !strcasecmp(name, "backend") ||
+	       !strcasecmp(name, "gpu_strict") ||
 	       !strcasecmp(name, "gpu_threshold") ||
 	       !strcasecmp(name, "gpu_cache_limit") ||
 	       !strcasecmp(name, "gpu_stats") || !strcasecmp(name, "gpu_info");

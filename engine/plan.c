@@ -363,8 +363,8 @@ static int plan_from(bctx *b, scope *sc, ast_from *f, int jtype, ast_from *jf)
 			       GPMDB_NOTFOUND) {
 			/* sqlite_schema: a view of the catalog */
 			ast_name_list *vcols = NULL;
-			char *text = sql ? ast_strndup(b->a, sql, strlen(sql))
-					 : NULL;
+			char *text =
+			    sql ? ast_strndup(b->a, sql, strlen(sql)) : NULL;
 			free(sql);
 			if (rc)
 				return rc;
@@ -1551,12 +1551,12 @@ static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 	default: /* SORT, DISTINCT, LIMIT, SETOP, CONVERT: by position */
 		if (n->l && ((ln = prune_need(b, n->l, true)) == NULL ||
 			     (rc = prune_node(b, n->l, ln))))
-			return ln ? rc : db_err(b->db, GPMDB_NOMEM,
-						"out of memory");
+			return ln ? rc
+				  : db_err(b->db, GPMDB_NOMEM, "out of memory");
 		if (n->r && ((rn = prune_need(b, n->r, true)) == NULL ||
 			     (rc = prune_node(b, n->r, rn))))
-			return rn ? rc : db_err(b->db, GPMDB_NOMEM,
-						"out of memory");
+			return rn ? rc
+				  : db_err(b->db, GPMDB_NOMEM, "out of memory");
 		return GPMDB_OK;
 	}
 	return db_err(b->db, GPMDB_NOMEM, "out of memory");

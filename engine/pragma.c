@@ -2,12 +2,12 @@
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * table_bytes, integrity_check, memory_limit, pool_size, pool_used, gpu,
  * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys
- * (backend and gpu_*: exec_gpu.c); and the catalog view sqlite_schema.  Unknown pragmas are
- * errors (SQLite ignores them; a typo should not pass silently).
+ * (backend and gpu_*: exec_gpu.c); and the catalog view sqlite_schema.  Unknown
+ * pragmas are errors (SQLite ignores them; a typo should not pass silently).
  */
-#include "engine.h"
-#include "batch_gpu.h"
 #include "../gpu/gpu.h"
+#include "batch_gpu.h"
+#include "engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,7 @@ static const char *ic_cols[] = {"integrity_check"};
 /* table_list and index_list: SQLite's columns (less table_list's wr and
  * strict, which have no meaning here) */
 static const char *tl_cols[] = {"schema", "name", "type", "ncol"};
-static const char *il_cols[] = {"seq", "name", "unique", "origin",
-				"partial"};
+static const char *il_cols[] = {"seq", "name", "unique", "origin", "partial"};
 
 int pragma_columns(ast_stmt *s, const char ***names)
 {
@@ -119,7 +118,7 @@ static const char *pvalue(ast_stmt *s, char *buf, size_t len)
 static bool is_int_pragma(const char *name)
 {
 	static const char *const names[] = {
-	    "pool_size", "pool_used",	 "gpu_memory",
+	    "pool_size", "pool_used", "gpu_memory",
 	    "hbm_cache", "last_rows", "last_bytes_persisted"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(name, names[i]))
@@ -286,9 +285,10 @@ static int table_list(gpmdb *db, rel *r)
 		} else {
 			continue;
 		}
-		sval row[4] = {text("main"), text(o->name),
-			       text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
-			       nc < 0 ? (sval){.t = BC_T_NULL} : integer(nc)};
+		sval row[4] = {
+		    text("main"), text(o->name),
+		    text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
+		    nc < 0 ? (sval){.t = BC_T_NULL} : integer(nc)};
 		rc = put_row(db, r, row);
 	}
 	stg_objects_free(objs, n);
@@ -376,7 +376,7 @@ int pragma_schema_view(gpmdb *db, const char *name, char **sql)
 		bad |= put_literal(f, o->name);
 		fputs(", ", f);
 		bad |= put_literal(f, o->kind == STG_OBJ_INDEX ? o->tbl_name
-								: o->name);
+							       : o->name);
 		fputs(", ", f);
 		bad |= put_literal(f, o->sql);
 		fputc(')', f);

@@ -568,10 +568,10 @@ int gpmdb_step(gpmdb_stmt *st)
 		st->state = 1;
 		st->cur = 0;
 		if (st->pr.stmt->kind != AST_STMT_PRAGMA)
-			st->db->last_rows =
-			    st->res ? (long long)st->res->nrows
-			    : is_write(st->pr.stmt->kind) ? st->db->changes
-							  : 0;
+			st->db->last_rows = st->res ? (long long)st->res->nrows
+					    : is_write(st->pr.stmt->kind)
+						? st->db->changes
+						: 0;
 	} else if (st->state == 1) {
 		st->cur++;
 	}

@@ -661,7 +661,7 @@ int vm_run(const bc_program *p, const vec *inputs, int ninputs, uint32_t nrows,
 			case BC_T_DATE:
 				for (i = 0; i < n; i++)
 					RD(in->dst, int32_t)
-					[i] = (int32_t)in->imm.i;
+				[i] = (int32_t)in->imm.i;
 				break;
 			case BC_T_REAL:
 				for (i = 0; i < n; i++)

@@ -100,12 +100,13 @@ int main(int argc, char **argv)
 		fail(db, "open");
 		goto out;
 	}
-	if (gpmdb_exec(db,
-		       "CREATE TABLE sales(id INTEGER PRIMARY KEY, grp INTEGER, "
-		       "price DOUBLE, color TEXT);"
-		       "CREATE TABLE sales2(id INTEGER PRIMARY KEY, grp INTEGER, "
-		       "price DOUBLE, color TEXT)",
-		       NULL, NULL, NULL)) {
+	if (gpmdb_exec(
+		db,
+		"CREATE TABLE sales(id INTEGER PRIMARY KEY, grp INTEGER, "
+		"price DOUBLE, color TEXT);"
+		"CREATE TABLE sales2(id INTEGER PRIMARY KEY, grp INTEGER, "
+		"price DOUBLE, color TEXT)",
+		NULL, NULL, NULL)) {
 		fail(db, "create");
 		goto out;
 	}

@@ -18,9 +18,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpmdb.h"
 
@@ -33,7 +33,7 @@ typedef struct gc_entry {
 	int col;
 	uint64_t version, rows, deleted, persisted;
 	gcache_colref ref;
-	void *dev;   /* one allocation: data, NULL bytes, text */
+	void *dev; /* one allocation: data, NULL bytes, text */
 	uint64_t bytes;
 	uint64_t used; /* LRU clock */
 	uint64_t pin;  /* query tick of the last use */
@@ -357,8 +357,7 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 			e->seg[e->ref.nseg].dev_off = toff;
 			e->seg[e->ref.nseg].host = v.heap;
 			e->ref.nseg++;
-			if ((rc = gc_put(dt + toff, v.heap, tend, err,
-					 errlen)))
+			if ((rc = gc_put(dt + toff, v.heap, tend, err, errlen)))
 				break;
 			toff += tend;
 		} else if (col == GCACHE_ROWID) {
@@ -377,12 +376,12 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 					       w);
 		}
 		/* values: from the mapping when nothing had to change */
-		const void *src = stype != STG_T_TEXT &&
-					  col != GCACHE_ROWID && dense
-				      ? v.data[col]
-				      : stage;
-		if ((rc = gc_put(dd + off * w, src, (size_t)m * w, err,
-				 errlen)))
+		const void *src =
+		    stype != STG_T_TEXT && col != GCACHE_ROWID && dense
+			? v.data[col]
+			: stage;
+		if ((rc =
+			 gc_put(dd + off * w, src, (size_t)m * w, err, errlen)))
 			break;
 		if (dn) {
 			uint8_t *o = (uint8_t *)stage;
@@ -440,8 +439,8 @@ int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		if (x->owner != owner || x->table_id != table_id ||
 		    x->col != col)
 			continue;
-		if (x->version == ver && x->rows == rows &&
-		    x->deleted == del && x->persisted == ss.bytes_persisted) {
+		if (x->version == ver && x->rows == rows && x->deleted == del &&
+		    x->persisted == ss.bytes_persisted) {
 			x->used = ++gc_clock;
 			x->pin = gc_tick;
 			gc_st.hits++;

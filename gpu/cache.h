@@ -46,9 +46,9 @@ typedef struct gcache_seg {
 } gcache_seg;
 
 typedef struct gcache_colref {
-	gpu_col col;	       /* device data and NULL bytes; type BC_COL_* */
-	uint64_t nrows;	       /* live rows */
-	const char *text;      /* TEXT: the column's device text buffer */
+	gpu_col col;	  /* device data and NULL bytes; type BC_COL_* */
+	uint64_t nrows;	  /* live rows */
+	const char *text; /* TEXT: the column's device text buffer */
 	uint64_t ntext;
 	const gcache_seg *seg; /* TEXT: one per tablet, by dev_off */
 	uint32_t nseg;

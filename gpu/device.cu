@@ -319,7 +319,8 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 			    &gpu_stage_ev[i], cudaEventDisableTiming));
 	}
 	for (size_t off = 0; off < n; off += GPU_STAGE_BYTES) {
-		size_t c = n - off < GPU_STAGE_BYTES ? n - off : GPU_STAGE_BYTES;
+		size_t c =
+		    n - off < GPU_STAGE_BYTES ? n - off : GPU_STAGE_BYTES;
 		int b = gpu_stage_next;
 		gpu_stage_next ^= 1;
 		/* the DMA that last read this buffer is done */
@@ -394,8 +395,8 @@ extern "C" int gpu_d2d_bandwidth(uint64_t bytes, int reps, double *gbs,
 	D2D_TRY(cudaEventCreate(&e1));
 	/* written first: pages exist, and the warm-up copy is untimed */
 	D2D_TRY(cudaMemsetAsync(a, 1, bytes, gpu_strm));
-	D2D_TRY(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice,
-				gpu_strm));
+	D2D_TRY(
+	    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, gpu_strm));
 	for (int r = 0; r < reps && ce == cudaSuccess; r++) {
 		float ms = 0;
 		D2D_TRY(cudaEventRecord(e0, gpu_strm));

@@ -37,7 +37,7 @@
 
 /* ---- tablet geometry: storage/tablet.c's, for host and device ------ */
 
-#define DML_BIG_ROW (1024ull * 1023) /* first row of tablet 10 */
+#define DML_BIG_ROW  (1024ull * 1023) /* first row of tablet 10 */
 #define DML_MAX_ROWS (1ull << 20)
 
 __host__ __device__ static inline uint64_t dml_tab_index(uint64_t row)
@@ -264,8 +264,8 @@ __global__ void dml_k_bits(char *pool, const uint64_t *tab, uint32_t stride,
 	ti = dml_tab_index(wd * 32);
 	tt = tab + ti * stride;
 	lw = (wd * 32 - dml_first_row(ti)) / 32;
-	p = (uint32_t *)(pool + (is_delete ? tt[stride - 1]
-					   : tt[2 * cols[k] + 1])) +
+	p = (uint32_t *)(pool +
+			 (is_delete ? tt[stride - 1] : tt[2 * cols[k] + 1])) +
 	    lw;
 	old = *p;
 	nw = (old | s) & ~c;
@@ -409,7 +409,7 @@ static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
 			return rc;
 		t0 = dml_ms();
 		dml_k_conv<<<dml_grid(a.n), DML_TPB, 0, s>>>(a, nparts, claim,
-							      pub);
+							     pub);
 	} else if (a.n > (uint64_t)nb * DML_TPB ||
 		   a.g.threads_per_block != DML_TPB) {
 		snprintf(err, errlen, "HCL geometry does not fit the batch");
@@ -634,8 +634,7 @@ extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
 /* ---- INSERT --------------------------------------------------------- */
 
 /* Values of rows [lr, lr + n) of one column of one tablet: coalesced. */
-__global__ void dml_k_copy(char *dst, const char *src, uint64_t n,
-			   uint32_t w)
+__global__ void dml_k_copy(char *dst, const char *src, uint64_t n, uint32_t w)
 {
 	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -650,8 +649,8 @@ __global__ void dml_k_copy(char *dst, const char *src, uint64_t n,
 __global__ void dml_k_putbits(uint32_t *dst, uint64_t lr0, uint64_t n,
 			      const uint32_t *src, uint64_t b0)
 {
-	uint64_t wd = (lr0 >> 5) + (uint64_t)blockIdx.x * blockDim.x +
-		      threadIdx.x;
+	uint64_t wd =
+	    (lr0 >> 5) + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	uint32_t old, out = 0;
 
 	if (wd > (lr0 + n - 1) >> 5)
@@ -672,8 +671,8 @@ __global__ void dml_k_putbits(uint32_t *dst, uint64_t lr0, uint64_t n,
 	gpm_persist_thread();
 }
 
-extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay,
-			  uint64_t start, uint64_t n, const void *const *vals,
+extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
+			  uint64_t n, const void *const *vals,
 			  const uint32_t *const *nulls, gpu_dml_timing *t,
 			  char *err, size_t errlen)
 {
@@ -701,7 +700,7 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay,
 	for (uint32_t c = 0; c <= lay->ncols && rc == GPMDB_OK; c++) {
 		dml_mem m;
 
-	m.n = 0;
+		m.n = 0;
 		uint32_t w = c < lay->ncols ? lay->widths[c] : 0;
 		void *dv = NULL, *dn = NULL;
 		double tu = dml_ms();
@@ -832,9 +831,11 @@ __global__ void dml_k_recover(rec_args a, int check)
 
 			dml_store(a.pool + tt[2 * en.col] + lr * wd,
 				  en.old_value, wd);
-			atomicOr(&(en.old_null ? a.setm : a.clrm)
-				      [en.col * a.nwords + (en.row >> 5)],
-				 bit);
+			atomicOr(
+			    &(en.old_null
+				  ? a.setm
+				  : a.clrm)[en.col * a.nwords + (en.row >> 5)],
+			    bit);
 		} else {
 			atomicOr(&a.clrm[a.ncols * a.nwords + (en.row >> 5)],
 				 bit);
@@ -846,10 +847,9 @@ __global__ void dml_k_recover(rec_args a, int check)
 }
 
 /* Bits of recovery: k < ncols NULL bitmaps, k = ncols deleted. */
-__global__ void dml_k_recbits(char *pool, const uint64_t *tab,
-			      uint32_t stride, uint32_t ncols,
-			      const uint32_t *setm, const uint32_t *clrm,
-			      uint64_t nwords)
+__global__ void dml_k_recbits(char *pool, const uint64_t *tab, uint32_t stride,
+			      uint32_t ncols, const uint32_t *setm,
+			      const uint32_t *clrm, uint64_t nwords)
 {
 	uint64_t wd = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	uint64_t k = blockIdx.y, ti, lw;
@@ -865,8 +865,7 @@ __global__ void dml_k_recbits(char *pool, const uint64_t *tab,
 	ti = dml_tab_index(wd * 32);
 	tt = tab + ti * stride;
 	lw = (wd * 32 - dml_first_row(ti)) / 32;
-	p = (uint32_t *)(pool + (k == ncols ? tt[stride - 1]
-					    : tt[2 * k + 1])) +
+	p = (uint32_t *)(pool + (k == ncols ? tt[stride - 1] : tt[2 * k + 1])) +
 	    lw;
 	old = *p;
 	nw = (old | s) & ~c;
@@ -877,8 +876,8 @@ __global__ void dml_k_recbits(char *pool, const uint64_t *tab,
 
 extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 			       uint64_t seg_size, const gpu_tab_layout *lay,
-			       uint64_t row_count, uint64_t *applied,
-			       char *err, size_t errlen)
+			       uint64_t row_count, uint64_t *applied, char *err,
+			       size_t errlen)
 {
 	dml_mem m;
 
@@ -913,8 +912,8 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 	memset(&a, 0, sizeof(a));
 	a.pool = (char *)pool;
 	a.g = h.geom;
-	a.tails = (const uint32_t *)((char *)pool + seg_off +
-				     hcl_tails_offset());
+	a.tails =
+	    (const uint32_t *)((char *)pool + seg_off + hcl_tails_offset());
 	a.ent = (const uint32_t *)((char *)pool + seg_off +
 				   hcl_entries_offset(&h.geom));
 	a.stride = lay->stride;

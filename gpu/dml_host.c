@@ -14,7 +14,8 @@
 static int dml_no_cuda(char *err, size_t errlen)
 {
 	if (err && errlen)
-		snprintf(err, errlen, "gpmdb was built without CUDA (make GPU=0)");
+		snprintf(err, errlen,
+			 "gpmdb was built without CUDA (make GPU=0)");
 	return GPMDB_UNSUPPORTED;
 }
 

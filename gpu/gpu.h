@@ -186,9 +186,9 @@ typedef struct gpu_agg_res {
 	uint64_t *cnt;	  /* non-NULL values (COUNT_STAR: rows) */
 	uint64_t *sum_lo; /* SUM_I, COUNT, COUNT_STAR: the 128-bit sum */
 	int64_t *sum_hi;
-	int64_t *i64;	  /* MIN_I/MAX_I */
-	double *f64;	  /* SUM_R, MIN_R/MAX_R */
-	int overflow;	  /* SUM_I: some partial sum left int64 */
+	int64_t *i64; /* MIN_I/MAX_I */
+	double *f64;  /* SUM_R, MIN_R/MAX_R */
+	int overflow; /* SUM_I: some partial sum left int64 */
 } gpu_agg_res;
 
 typedef struct gpu_groups {
@@ -250,9 +250,9 @@ int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
  * malloc'd) in exec.c's order: left rows ascending, for each its matching
  * right rows descending.  More than max_pairs pairs is GPMDB_UNSUPPORTED.
  */
-int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
-	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
-	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
+int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys, uint32_t nl,
+	     uint32_t nr, uint64_t max_pairs, uint32_t **li, uint32_t **ri,
+	     uint64_t *npairs, char *err, size_t errlen);
 
 /* Rows idx[0..m) (device array) of the dense device column src into a
  * new dense column *dst (type, scale as src; TEXT values still point

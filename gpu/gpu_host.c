@@ -217,9 +217,9 @@ int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
 	return gpu_no_cuda(err, errlen);
 }
 
-int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
-	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
-	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen)
+int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys, uint32_t nl,
+	     uint32_t nr, uint64_t max_pairs, uint32_t **li, uint32_t **ri,
+	     uint64_t *npairs, char *err, size_t errlen)
 {
 	(void)lkeys;
 	(void)rkeys;

@@ -139,8 +139,8 @@ extern "C" int gpu_select(const gpu_col *pred, uint32_t n,
 	}
 	ops_flags<<<ops_grid(n), OPS_BLOCK, 0, s>>>(*pred, n, flags);
 	if (cudaGetLastError() != cudaSuccess) {
-		rc = gpu_cuda_fail(cudaErrorLaunchFailure, "ops_flags<<<>>>", err,
-				   errlen);
+		rc = gpu_cuda_fail(cudaErrorLaunchFailure, "ops_flags<<<>>>",
+				   err, errlen);
 		goto fail;
 	}
 	{
@@ -273,8 +273,8 @@ __global__ void ops_gather(const T *src, const uint32_t *idx, uint32_t n,
 }
 
 /* head[i] = 1 where a new group starts (sorted by NULL flag, then key). */
-__global__ void ops_heads(const uint64_t *key, const uint8_t *knull,
-			  uint32_t n, uint32_t *head)
+__global__ void ops_heads(const uint64_t *key, const uint8_t *knull, uint32_t n,
+			  uint32_t *head)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -354,7 +354,7 @@ template <typename M, bool MAX> struct ops_mm_op {
 
 /* Row value at sorted position i (row idx[i] of the dense argument). */
 __global__ void ops_mk_isum(gpu_col a, const uint32_t *idx, uint32_t n,
-			   int star, ops_isum *v)
+			    int star, ops_isum *v)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -372,7 +372,7 @@ __global__ void ops_mk_isum(gpu_col a, const uint32_t *idx, uint32_t n,
 }
 
 __global__ void ops_mk_rsum(gpu_col a, const uint32_t *idx, uint32_t n,
-			   ops_rsum *v)
+			    ops_rsum *v)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -424,8 +424,8 @@ __global__ void ops_ovf(const ops_isum *v, uint32_t n, int *flag)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (i < n && (v[i].s > (__int128)INT64_MAX ||
-		      v[i].s < (__int128)INT64_MIN))
+	if (i < n &&
+	    (v[i].s > (__int128)INT64_MAX || v[i].s < (__int128)INT64_MIN))
 		*flag = 1;
 }
 
@@ -451,12 +451,12 @@ static int ops_scan(ops_mem *m, const uint32_t *gid, V *in, uint32_t n, Op op,
 	if ((rc = ops_alloc(m, (void **)out, sizeof(V) * (size_t)n, err,
 			    errlen)))
 		return rc;
-	GPU_TRY(cub::DeviceScan::InclusiveScanByKey(
-	    NULL, tb, gid, in, *out, op, (int)n, ops_eq(), s));
+	GPU_TRY(cub::DeviceScan::InclusiveScanByKey(NULL, tb, gid, in, *out, op,
+						    (int)n, ops_eq(), s));
 	if ((rc = ops_alloc(m, &tmp, tb, err, errlen)))
 		return rc;
-	GPU_TRY(cub::DeviceScan::InclusiveScanByKey(
-	    tmp, tb, gid, in, *out, op, (int)n, ops_eq(), s));
+	GPU_TRY(cub::DeviceScan::InclusiveScanByKey(tmp, tb, gid, in, *out, op,
+						    (int)n, ops_eq(), s));
 	return GPMDB_OK;
 }
 
@@ -481,11 +481,11 @@ static int ops_agg_one(ops_mem *m, const uint32_t *gid, V *vals, uint32_t n,
 		if ((rc = ops_alloc(m, (void **)&d, sizeof(int), err, errlen)))
 			return rc;
 		GPU_TRY(cudaMemsetAsync(d, 0, sizeof(int), s));
-		ops_ovf<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
-		    (const ops_isum *)sc, n, d);
+		ops_ovf<<<ops_grid(n), OPS_BLOCK, 0, s>>>((const ops_isum *)sc,
+							  n, d);
 		GPU_TRY(cudaGetLastError());
-		GPU_TRY(
-		    cudaMemcpyAsync(ovf, d, sizeof(int), cudaMemcpyDeviceToHost, s));
+		GPU_TRY(cudaMemcpyAsync(ovf, d, sizeof(int),
+					cudaMemcpyDeviceToHost, s));
 	}
 	GPU_TRY(cudaMemcpyAsync(host, res, sizeof(V) * (size_t)ng,
 				cudaMemcpyDeviceToHost, s));
@@ -543,16 +543,16 @@ static int ops_sort_keys(ops_mem *m, const gpu_col *key, uint32_t n,
 						(int)n, 0, 1, s));
 	if ((rc = ops_alloc(m, &tmp, tb > tb2 ? tb : tb2, err, errlen)))
 		return rc;
-	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, k0, k1, i0, i1,
-						(int)n, 0, 64, s));
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, k0, k1, i0, i1, (int)n,
+						0, 64, s));
 	if (key->nulls) {
-		ops_gather<uint8_t><<<ops_grid(n), OPS_BLOCK, 0, s>>>(nf, i1, n,
-								       nf1);
+		ops_gather<uint8_t>
+		    <<<ops_grid(n), OPS_BLOCK, 0, s>>>(nf, i1, n, nf1);
 		GPU_TRY(cudaGetLastError());
 		GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb2, nf1, nf2, i1,
 							i2, (int)n, 0, 1, s));
-		ops_gather<uint64_t><<<ops_grid(n), OPS_BLOCK, 0, s>>>(k0, i2,
-									n, k1);
+		ops_gather<uint64_t>
+		    <<<ops_grid(n), OPS_BLOCK, 0, s>>>(k0, i2, n, k1);
 		GPU_TRY(cudaGetLastError());
 		*idx_out = i2;
 		*null_out = nf2;
@@ -606,10 +606,10 @@ static int ops_host(void **p, size_t bytes, char *err, size_t errlen)
  * path. */
 
 #define OPS_H_MAXAGG 8
-#define OPS_H_RETRY 1000 /* not a GPMDB code: "use the sort path" */
-#define OPS_H_BLOCK 1024
-#define OPS_H_EMPTY 0u
-#define OPS_H_BUSY 1u /* state >= 2: ready, gid = state - 2 */
+#define OPS_H_RETRY  1000 /* not a GPMDB code: "use the sort path" */
+#define OPS_H_BLOCK  1024
+#define OPS_H_EMPTY  0u
+#define OPS_H_BUSY   1u /* state >= 2: ready, gid = state - 2 */
 
 typedef struct ops_hargs {
 	gpu_col key; /* type VEC_NULL + keyed 0: the scalar aggregate */
@@ -630,7 +630,7 @@ typedef struct ops_hargs {
 } ops_hargs;
 
 #define OPS_HF_GROUPS 1u /* more groups than gmax */
-#define OPS_HF_SUM 2u	 /* a SUM_I outside the exact range */
+#define OPS_HF_SUM    2u /* a SUM_I outside the exact range */
 
 __device__ static uint64_t ops_hmix(uint64_t k)
 {
@@ -673,7 +673,8 @@ __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 		}
 		while (v == OPS_H_BUSY)
 			v = *st;
-		if (s == h.cap || ((volatile unsigned long long *)h.tkey)[s] == k)
+		if (s == h.cap ||
+		    ((volatile unsigned long long *)h.tkey)[s] == k)
 			return v - 2 < h.gmax ? v - 2 : UINT32_MAX;
 		s = (s + 1) & (h.cap - 1);
 	}
@@ -730,8 +731,7 @@ __device__ static void ops_hput(int op, unsigned long long *c,
 	}
 }
 
-__global__ void __launch_bounds__(OPS_H_BLOCK)
-    ops_hagg(ops_hargs h)
+__global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 {
 	extern __shared__ unsigned long long ops_hsm[];
 	unsigned long long *sacc = ops_hsm;
@@ -770,9 +770,10 @@ __global__ void __launch_bounds__(OPS_H_BLOCK)
 			int op = h.op[a];
 			uint64_t cnt = 0, pos = 0, neg = 0;
 			double rs = 0;
-			long long mm = op == GPU_AGG_MIN_I ? INT64_MAX : INT64_MIN;
-			if (g != UINT32_MAX &&
-			    (op == GPU_AGG_COUNT_STAR || !ops_null(h.arg[a], i))) {
+			long long mm =
+			    op == GPU_AGG_MIN_I ? INT64_MAX : INT64_MIN;
+			if (g != UINT32_MAX && (op == GPU_AGG_COUNT_STAR ||
+						!ops_null(h.arg[a], i))) {
 				cnt = 1;
 				if (op == GPU_AGG_SUM_R) {
 					rs = ((const double *)h.arg[a].data)[i];
@@ -790,20 +791,25 @@ __global__ void __launch_bounds__(OPS_H_BLOCK)
 				/* one group for the whole warp: reduce, then
 				 * one lane adds */
 				for (int o = 16; o; o >>= 1) {
-					cnt += __shfl_down_sync(0xffffffffu, cnt, o);
+					cnt += __shfl_down_sync(0xffffffffu,
+								cnt, o);
 					pos = ops_sat_add(
 					    pos,
-					    __shfl_down_sync(0xffffffffu, pos, o),
+					    __shfl_down_sync(0xffffffffu, pos,
+							     o),
 					    OPS_LIM_POS + 1);
 					neg = ops_sat_add(
 					    neg,
-					    __shfl_down_sync(0xffffffffu, neg, o),
+					    __shfl_down_sync(0xffffffffu, neg,
+							     o),
 					    OPS_LIM_NEG + 1);
-					rs += __shfl_down_sync(0xffffffffu, rs, o);
-					long long t =
-					    __shfl_down_sync(0xffffffffu, mm, o);
-					mm = op == GPU_AGG_MIN_I ? (t < mm ? t : mm)
-								 : (t > mm ? t : mm);
+					rs += __shfl_down_sync(0xffffffffu, rs,
+							       o);
+					long long t = __shfl_down_sync(
+					    0xffffffffu, mm, o);
+					mm = op == GPU_AGG_MIN_I
+						 ? (t < mm ? t : mm)
+						 : (t > mm ? t : mm);
 				}
 				if (lane)
 					continue;
@@ -870,15 +876,16 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 	if (naggs > OPS_H_MAXAGG)
 		return OPS_H_RETRY;
 	for (int a = 0; a < naggs; a++)
-		if (aggs[a].op == GPU_AGG_MIN_R || aggs[a].op == GPU_AGG_MAX_R ||
-		    aggs[a].op > GPU_AGG_MAX_R || aggs[a].op < 0)
+		if (aggs[a].op == GPU_AGG_MIN_R ||
+		    aggs[a].op == GPU_AGG_MAX_R || aggs[a].op > GPU_AGG_MAX_R ||
+		    aggs[a].op < 0)
 			return OPS_H_RETRY;
 	memset(&h, 0, sizeof(h));
 	GPU_TRY(cudaGetDevice(&dev));
 	GPU_TRY(cudaDeviceGetAttribute(
 	    &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-	GPU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-				       dev));
+	GPU_TRY(
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
 	size_t per_group = 4 + (size_t)naggs * 24;
 	size_t budget = optin > 2048 ? (size_t)optin - 1024 : 0;
 	uint32_t gmax = (uint32_t)(budget / per_group);
@@ -891,9 +898,8 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 	while (cap < 2 * gmax)
 		cap <<= 1;
 	size_t smem = per_group * gmax;
-	GPU_TRY(cudaFuncSetAttribute(ops_hagg,
-				     cudaFuncAttributeMaxDynamicSharedMemorySize,
-				     (int)smem));
+	GPU_TRY(cudaFuncSetAttribute(
+	    ops_hagg, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	GPU_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 	    &per_sm, ops_hagg, OPS_H_BLOCK, smem));
 	if (per_sm < 1)
@@ -954,8 +960,8 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 	g->naggs = naggs;
 	if ((rc = ops_host((void **)&g->first, 4 * (size_t)ng + 4, err,
 			   errlen)) ||
-	    (rc = ops_host((void **)&g->key, 8 * (size_t)ng + 8, err,
-			   errlen)) ||
+	    (rc =
+		 ops_host((void **)&g->key, 8 * (size_t)ng + 8, err, errlen)) ||
 	    (rc = ops_host((void **)&g->key_null, ng + 1, err, errlen)) ||
 	    (rc = ops_host((void **)&g->res,
 			   sizeof(gpu_agg_res) * (size_t)(naggs ? naggs : 1),
@@ -1035,15 +1041,15 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 	if (rc != OPS_H_RETRY)
 		return rc;
 	rc = GPMDB_OK;
-	if (key && (rc = ops_sort_keys(&m, key, n, &idx, &skey, &snull, err,
-				       errlen)))
+	if (key &&
+	    (rc = ops_sort_keys(&m, key, n, &idx, &skey, &snull, err, errlen)))
 		goto out;
 	if ((rc = ops_alloc(&m, (void **)&head, 4 * (size_t)n, err, errlen)) ||
 	    (rc = ops_alloc(&m, (void **)&gid, 4 * (size_t)n, err, errlen)))
 		goto out;
 	if (key) {
 		ops_heads<<<ops_grid(n), OPS_BLOCK, 0, s>>>(skey, snull, n,
-							   head);
+							    head);
 	} else {
 		OPS_TRY(cudaMemsetAsync(head, 0, 4 * (size_t)n, s));
 		OPS_TRY(cudaMemsetAsync(head, 1, 1, s)); /* head[0] = 1 */
@@ -1053,24 +1059,25 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 	if ((rc = ops_alloc(&m, &tmp, tb, err, errlen)))
 		goto out;
 	OPS_TRY(cub::DeviceScan::InclusiveSum(tmp, tb, head, gid, (int)n, s));
-	OPS_TRY(cudaMemcpyAsync(&ng, gid + n - 1, 4, cudaMemcpyDeviceToHost, s));
+	OPS_TRY(
+	    cudaMemcpyAsync(&ng, gid + n - 1, 4, cudaMemcpyDeviceToHost, s));
 	OPS_TRY(cudaStreamSynchronize(s));
 	if ((rc = ops_alloc(&m, (void **)&dfirst, 4 * (size_t)ng, err,
 			    errlen)) ||
-	    (rc = ops_alloc(&m, (void **)&dgkey, 8 * (size_t)ng, err,
-			    errlen)) ||
+	    (rc =
+		 ops_alloc(&m, (void **)&dgkey, 8 * (size_t)ng, err, errlen)) ||
 	    (rc = ops_alloc(&m, (void **)&dgnull, ng, err, errlen)))
 		goto out;
-	ops_groups<<<ops_grid(n), OPS_BLOCK, 0, s>>>(gid, head, idx, skey, snull,
-						     n, dfirst, dgkey, dgnull);
+	ops_groups<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
+	    gid, head, idx, skey, snull, n, dfirst, dgkey, dgnull);
 	OPS_TRY(cudaGetLastError());
 	g->ngroups = ng;
 	g->naggs = naggs;
 	if ((rc = ops_host((void **)&g->first, 4 * (size_t)ng, err, errlen)) ||
 	    (rc = ops_host((void **)&g->key, 8 * (size_t)ng, err, errlen)) ||
 	    (rc = ops_host((void **)&g->key_null, ng, err, errlen)) ||
-	    (rc = ops_host((void **)&g->res, sizeof(gpu_agg_res) *
-						 (size_t)(naggs ? naggs : 1),
+	    (rc = ops_host((void **)&g->res,
+			   sizeof(gpu_agg_res) * (size_t)(naggs ? naggs : 1),
 			   err, errlen)))
 		goto out;
 	OPS_TRY(cudaMemcpyAsync(g->first, dfirst, 4 * (size_t)ng,
@@ -1104,9 +1111,9 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 					 ag->op == GPU_AGG_SUM_I ? &r->overflow
 								 : NULL,
 					 err, errlen);
-			if (!rc && (rc = ops_host((void **)&r->sum_lo,
-						  8 * (size_t)ng, err, errlen)) ==
-				       0 &&
+			if (!rc &&
+			    (rc = ops_host((void **)&r->sum_lo, 8 * (size_t)ng,
+					   err, errlen)) == 0 &&
 			    (rc = ops_host((void **)&r->sum_hi, 8 * (size_t)ng,
 					   err, errlen)) == 0)
 				for (uint32_t k = 0; k < ng; k++) {
@@ -1123,15 +1130,16 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 					    sizeof(*v) * (size_t)n, err,
 					    errlen)))
 				break;
-			ops_mk_rsum<<<ops_grid(n), OPS_BLOCK, 0, s>>>(ag->arg,
-								      idx, n, v);
+			ops_mk_rsum<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
+			    ag->arg, idx, n, v);
 			if ((rc = ops_host((void **)&h, sizeof(*h) * (size_t)ng,
 					   err, errlen)))
 				break;
 			rc = ops_agg_one(&m, gid, v, n, ng, ops_rsum_op(), h,
 					 NULL, err, errlen);
-			if (!rc && !(rc = ops_host((void **)&r->f64,
-						   8 * (size_t)ng, err, errlen)))
+			if (!rc &&
+			    !(rc = ops_host((void **)&r->f64, 8 * (size_t)ng,
+					    err, errlen)))
 				for (uint32_t k = 0; k < ng; k++) {
 					r->cnt[k] = h[k].c;
 					r->f64[k] = h[k].s;
@@ -1159,8 +1167,9 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 				rc = ops_agg_one(&m, gid, v, n, ng,
 						 ops_mm_op<ops_imm, true>(), h,
 						 NULL, err, errlen);
-			if (!rc && !(rc = ops_host((void **)&r->i64,
-						   8 * (size_t)ng, err, errlen)))
+			if (!rc &&
+			    !(rc = ops_host((void **)&r->i64, 8 * (size_t)ng,
+					    err, errlen)))
 				for (uint32_t k = 0; k < ng; k++) {
 					r->cnt[k] = h[k].c;
 					r->i64[k] = h[k].v;
@@ -1188,8 +1197,9 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 				rc = ops_agg_one(&m, gid, v, n, ng,
 						 ops_mm_op<ops_rmm, true>(), h,
 						 NULL, err, errlen);
-			if (!rc && !(rc = ops_host((void **)&r->f64,
-						   8 * (size_t)ng, err, errlen)))
+			if (!rc &&
+			    !(rc = ops_host((void **)&r->f64, 8 * (size_t)ng,
+					    err, errlen)))
 				for (uint32_t k = 0; k < ng; k++) {
 					r->cnt[k] = h[k].c;
 					r->f64[k] = h[k].v;
@@ -1227,8 +1237,8 @@ __global__ void ops_rebase(gpu_str *v, uint64_t n, uint32_t base)
 		v[i].off += base;
 }
 
-extern "C" int gpu_str_rebase(gpu_str *v, uint64_t n, uint32_t base,
-			      char *err, size_t errlen)
+extern "C" int gpu_str_rebase(gpu_str *v, uint64_t n, uint32_t base, char *err,
+			      size_t errlen)
 {
 	int rc = gpu_init(err, errlen);
 
@@ -1289,7 +1299,8 @@ extern "C" int gpu_gather(const gpu_col *src, const uint32_t *idx, uint32_t m,
 		if (e != cudaSuccess) {
 			gpu_free(p, NULL, 0);
 			dst->data = NULL;
-			return gpu_cuda_fail(e, "ops_gather<<<>>>", err, errlen);
+			return gpu_cuda_fail(e, "ops_gather<<<>>>", err,
+					     errlen);
 		}
 	}
 	if (src->nulls)

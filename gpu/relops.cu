@@ -270,8 +270,7 @@ __device__ static uint64_t ro_comp(const gpu_sortcol &k, uint32_t r)
 	return rank << 62 | u >> 2;
 }
 
-__global__ void ro_sample(gpu_sortcol k, uint32_t n, uint32_t ns,
-			  uint64_t *out)
+__global__ void ro_sample(gpu_sortcol k, uint32_t n, uint32_t ns, uint64_t *out)
 {
 	uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -302,8 +301,8 @@ static int ro_topn(ro_mem *m, const gpu_sortcol *keys, int nkeys, uint32_t n,
 
 	*out = NULL;
 	if ((rc = ro_alloc(m, (void **)&smp, 16 * (size_t)ns, err, errlen)) ||
-	    (rc = ro_alloc(m, (void **)&cand, 4 * (size_t)n + 4, err,
-			   errlen)) ||
+	    (rc =
+		 ro_alloc(m, (void **)&cand, 4 * (size_t)n + 4, err, errlen)) ||
 	    (rc = ro_alloc(m, (void **)&cnt, 4, err, errlen)))
 		return rc;
 	smp2 = smp + ns;
@@ -315,8 +314,8 @@ static int ro_topn(ro_mem *m, const gpu_sortcol *keys, int nkeys, uint32_t n,
 	pred.thr = 0;
 	GPU_TRY(cub::DeviceRadixSort::SortKeys(NULL, tb, smp, smp2, (int)ns, 0,
 					       64, s));
-	GPU_TRY(cub::DeviceSelect::If(NULL, tb2, it, cand, cnt, (int)n, pred,
-				      s));
+	GPU_TRY(
+	    cub::DeviceSelect::If(NULL, tb2, it, cand, cnt, (int)n, pred, s));
 	if ((rc = ro_alloc(m, &tmp, tb > tb2 ? tb : tb2, err, errlen)))
 		return rc;
 	GPU_TRY(cub::DeviceRadixSort::SortKeys(tmp, tb, smp, smp2, (int)ns, 0,
@@ -326,12 +325,13 @@ static int ro_topn(ro_mem *m, const gpu_sortcol *keys, int nkeys, uint32_t n,
 	uint64_t pos = (uint64_t)keep * ns / n * 2 + 16;
 	if (pos >= ns)
 		return GPMDB_OK;
-	GPU_TRY(cudaMemcpyAsync(&thr, smp2 + pos, 8, cudaMemcpyDeviceToHost, s));
+	GPU_TRY(
+	    cudaMemcpyAsync(&thr, smp2 + pos, 8, cudaMemcpyDeviceToHost, s));
 	GPU_TRY(cudaStreamSynchronize(s));
 	pred.thr = thr;
 	tb2 = tb > tb2 ? tb : tb2;
-	GPU_TRY(cub::DeviceSelect::If(tmp, tb2, it, cand, cnt, (int)n, pred,
-				      s));
+	GPU_TRY(
+	    cub::DeviceSelect::If(tmp, tb2, it, cand, cnt, (int)n, pred, s));
 	GPU_TRY(cudaMemcpyAsync(&nc, cnt, 4, cudaMemcpyDeviceToHost, s));
 	GPU_TRY(cudaStreamSynchronize(s));
 	if (nc < keep || nc > n / 4)

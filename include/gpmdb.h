@@ -16,43 +16,44 @@
 extern "C" {
 #endif
 
-#define GPMDB_VERSION "0.1.0"
+#define GPMDB_VERSION	     "0.1.0"
 #define GPMDB_VERSION_NUMBER 1000
 
 /* Result codes. */
-#define GPMDB_OK 0          /* success */
-#define GPMDB_ERROR 1       /* generic error (SQL error, missing object) */
-#define GPMDB_INTERNAL 2    /* an internal invariant failed */
-#define GPMDB_PERM 3        /* access permission denied */
-#define GPMDB_ABORT 4       /* operation aborted */
-#define GPMDB_BUSY 5        /* the database is locked by another writer */
-#define GPMDB_NOMEM 7       /* out of memory (host or GPU) */
-#define GPMDB_READONLY 8    /* write to a database opened read-only */
-#define GPMDB_INTERRUPT 9   /* interrupted (Ctrl-C) */
-#define GPMDB_IOERR 10      /* an operating-system I/O call failed */
-#define GPMDB_CORRUPT 11    /* the pool file is damaged */
-#define GPMDB_NOTFOUND 12   /* no such object */
-#define GPMDB_FULL 13       /* database or disk is full */
-#define GPMDB_CANTOPEN 14   /* unable to open the file */
-#define GPMDB_PROTOCOL 15   /* locking protocol error */
-#define GPMDB_SCHEMA 17     /* the schema changed */
-#define GPMDB_TOOBIG 18     /* string or blob too big */
+#define GPMDB_OK	 0  /* success */
+#define GPMDB_ERROR	 1  /* generic error (SQL error, missing object) */
+#define GPMDB_INTERNAL	 2  /* an internal invariant failed */
+#define GPMDB_PERM	 3  /* access permission denied */
+#define GPMDB_ABORT	 4  /* operation aborted */
+#define GPMDB_BUSY	 5  /* the database is locked by another writer */
+#define GPMDB_NOMEM	 7  /* out of memory (host or GPU) */
+#define GPMDB_READONLY	 8  /* write to a database opened read-only */
+#define GPMDB_INTERRUPT	 9  /* interrupted (Ctrl-C) */
+#define GPMDB_IOERR	 10 /* an operating-system I/O call failed */
+#define GPMDB_CORRUPT	 11 /* the pool file is damaged */
+#define GPMDB_NOTFOUND	 12 /* no such object */
+#define GPMDB_FULL	 13 /* database or disk is full */
+#define GPMDB_CANTOPEN	 14 /* unable to open the file */
+#define GPMDB_PROTOCOL	 15 /* locking protocol error */
+#define GPMDB_SCHEMA	 17 /* the schema changed */
+#define GPMDB_TOOBIG	 18 /* string or blob too big */
 #define GPMDB_CONSTRAINT 19 /* constraint violation */
-#define GPMDB_MISMATCH 20   /* data type mismatch */
-#define GPMDB_MISUSE 21     /* library used incorrectly */
-#define GPMDB_RANGE 25      /* parameter index out of range */
-#define GPMDB_NOTADB 26     /* file is not a gpmdb database (or another version) */
-#define GPMDB_GPU 30        /* a CUDA call failed */
-#define GPMDB_UNSUPPORTED 31 /* the feature is not supported (message says which) */
-#define GPMDB_ROW 100       /* gpmdb_step() has another row ready */
-#define GPMDB_DONE 101      /* gpmdb_step() has finished executing */
+#define GPMDB_MISMATCH	 20 /* data type mismatch */
+#define GPMDB_MISUSE	 21 /* library used incorrectly */
+#define GPMDB_RANGE	 25 /* parameter index out of range */
+#define GPMDB_NOTADB	 26 /* file is not a gpmdb database (or another version) \
+			     */
+#define GPMDB_GPU 30	    /* a CUDA call failed */
+#define GPMDB_UNSUPPORTED                                                      \
+	31	       /* the feature is not supported (message says which) */
+#define GPMDB_ROW  100 /* gpmdb_step() has another row ready */
+#define GPMDB_DONE 101 /* gpmdb_step() has finished executing */
 
 /* The library's version string, e.g. "0.1.0". */
 const char *gpmdb_libversion(void);
 
 /* A short English description of a result code ("database is locked"). */
 const char *gpmdb_errstr(int rc);
-
 
 /*
  * Threading: a gpmdb connection and its statements may be used by one
@@ -65,14 +66,14 @@ typedef struct gpmdb gpmdb;
 typedef struct gpmdb_stmt gpmdb_stmt;
 
 /* gpmdb_open_v2 flags. */
-#define GPMDB_OPEN_READONLY 0x01
+#define GPMDB_OPEN_READONLY  0x01
 #define GPMDB_OPEN_READWRITE 0x02
-#define GPMDB_OPEN_CREATE 0x04
+#define GPMDB_OPEN_CREATE    0x04
 
 /* Options for gpmdb_open_v2; NULL or zeroed fields mean the defaults. */
 typedef struct {
 	const char *durability; /* "auto" (default), "pmem", "msync", "off" */
-	const char *backend; /* "auto" (default), "cpu", "gpu" */
+	const char *backend;	/* "auto" (default), "cpu", "gpu" */
 	unsigned long long max_size; /* pool size limit, bytes; 0 = default */
 } gpmdb_options;
 
@@ -111,9 +112,9 @@ int gpmdb_step(gpmdb_stmt *s);
 
 /* Value types of result columns, as in SQLite. */
 #define GPMDB_INTEGER 1
-#define GPMDB_FLOAT 2
-#define GPMDB_TEXT 3
-#define GPMDB_NULL 5
+#define GPMDB_FLOAT   2
+#define GPMDB_TEXT    3
+#define GPMDB_NULL    5
 
 int gpmdb_column_count(gpmdb_stmt *s);
 const char *gpmdb_column_name(gpmdb_stmt *s, int i);
@@ -157,16 +158,16 @@ void gpmdb_progress_handler(gpmdb *db, int n, int (*cb)(void *), void *arg);
  * gpmdb_bind_text treat them).  Parameter and result rows are counted
  * from 0: "parameter row 17" in a message is values[17].
  */
-#define GPMDB_ARRAY_INT32 1  /* int32_t[n] */
-#define GPMDB_ARRAY_INT64 2  /* int64_t[n] */
+#define GPMDB_ARRAY_INT32  1 /* int32_t[n] */
+#define GPMDB_ARRAY_INT64  2 /* int64_t[n] */
 #define GPMDB_ARRAY_DOUBLE 3 /* double[n] */
-#define GPMDB_ARRAY_TEXT 4   /* const char *[n], NUL-terminated UTF-8 */
+#define GPMDB_ARRAY_TEXT   4 /* const char *[n], NUL-terminated UTF-8 */
 
 /* One column as a contiguous array. */
 typedef struct gpmdb_column_array {
-	int type;		/* GPMDB_ARRAY_* */
-	const void *values;	/* n elements of the type */
-	const uint8_t *nulls;	/* n flags, nonzero = NULL; NULL = none */
+	int type;	      /* GPMDB_ARRAY_* */
+	const void *values;   /* n elements of the type */
+	const uint8_t *nulls; /* n flags, nonzero = NULL; NULL = none */
 } gpmdb_column_array;
 
 /*

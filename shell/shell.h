@@ -64,8 +64,8 @@ struct shell {
 	int nerrors;
 	int quit;
 
-	double stmt_t0;	   /* when the running statement started */
-	long stmt_rows;	   /* rows it has output (the bar stops at the first) */
+	double stmt_t0; /* when the running statement started */
+	long stmt_rows; /* rows it has output (the bar stops at the first) */
 	int progress_shown; /* the busy bar is on stderr */
 };
 

@@ -177,7 +177,7 @@ struct list {
 	int n, cap;
 	const char *col; /* the column to collect */
 	const char *like;
-	int tables; /* PRAGMA table_list: tables and views of main only */
+	int tables;	 /* PRAGMA table_list: tables and views of main only */
 	int only_tables; /* ... and not the views */
 };
 

@@ -12,22 +12,22 @@
 
 /* X(name, where it sits) */
 #define STG_CRASH_POINTS(X)                                                    \
-	X("mlog.entry", "an undo entry written, not yet persisted")          \
-	X("mlog.persisted", "an undo entry persisted, before the change")    \
-	X("alloc.extent", "allocator bitmap changed, extent not yet used")   \
-	X("grow.extend", "file extended, before the remap")                  \
-	X("grow.remap", "pool remapped, new size not yet logged")            \
-	X("catalog.write", "catalog entry written, before commit")           \
-	X("append.data", "rows written to tablets, before the row count")    \
-	X("append.count", "new row count written, before commit")            \
-	X("hcl.entry", "HCL entry persisted, its tail not yet")              \
-	X("hcl.tail", "HCL tail persisted, row data not yet changed")        \
-	X("update.data", "row data changed in place, before commit")         \
-	X("delete.data", "deleted bits set, before commit")                  \
-	X("commit.begin", "commit started, before the commit record")        \
-	X("commit.record", "commit record persisted, deferred frees pending") \
-	X("commit.free", "deferred frees applied, log not yet cleared")      \
-	X("recovery.undo", "recovery applied some undo entries")             \
+	X("mlog.entry", "an undo entry written, not yet persisted")            \
+	X("mlog.persisted", "an undo entry persisted, before the change")      \
+	X("alloc.extent", "allocator bitmap changed, extent not yet used")     \
+	X("grow.extend", "file extended, before the remap")                    \
+	X("grow.remap", "pool remapped, new size not yet logged")              \
+	X("catalog.write", "catalog entry written, before commit")             \
+	X("append.data", "rows written to tablets, before the row count")      \
+	X("append.count", "new row count written, before commit")              \
+	X("hcl.entry", "HCL entry persisted, its tail not yet")                \
+	X("hcl.tail", "HCL tail persisted, row data not yet changed")          \
+	X("update.data", "row data changed in place, before commit")           \
+	X("delete.data", "deleted bits set, before commit")                    \
+	X("commit.begin", "commit started, before the commit record")          \
+	X("commit.record", "commit record persisted, deferred frees pending")  \
+	X("commit.free", "deferred frees applied, log not yet cleared")        \
+	X("recovery.undo", "recovery applied some undo entries")               \
 	X("recovery.hcl", "recovery applied some HCL entries")
 
 #endif /* GPMDB_CRASHPOINTS_H */

@@ -42,13 +42,13 @@
 extern "C" {
 #endif
 
-#define HCL_MAGIC 0x48434c31u /* "HCL1" */
+#define HCL_MAGIC	0x48434c31u /* "HCL1" */
 #define HCL_ENTRY_WORDS 6u
-#define HCL_LINE_BYTES 128u
-#define HCL_WARP 32u
+#define HCL_LINE_BYTES	128u
+#define HCL_WARP	32u
 
 /* Entry kinds (low 8 bits of word 0; column index in the high 24). */
-#define HCL_K_VALUE 1u /* restore old value and old NULL bit of a column */
+#define HCL_K_VALUE  1u /* restore old value and old NULL bit of a column */
 #define HCL_K_DELETE 2u /* clear the deleted bit of the row */
 
 /* Entry words: 0 kind|col<<8, 1-2 row id (lo, hi), 3-4 old value (lo, hi,
@@ -75,7 +75,7 @@ typedef struct {
 	hcl_geom geom;
 	uint32_t table_id;
 	uint64_t batch_seq; /* the mlog record that owns this segment */
-	uint32_t crc; /* zlib crc32 of the bytes before this field */
+	uint32_t crc;	    /* zlib crc32 of the bytes before this field */
 	uint8_t pad[128 - 40];
 } hcl_header;
 
@@ -105,7 +105,8 @@ HCL_FN uint64_t hcl_segment_bytes(const hcl_geom *g)
 HCL_FN uint64_t hcl_tail_index(const hcl_geom *g, uint32_t block, uint32_t warp,
 			       uint32_t lane)
 {
-	uint64_t wg = (uint64_t)block * (g->threads_per_block / HCL_WARP) + warp;
+	uint64_t wg =
+	    (uint64_t)block * (g->threads_per_block / HCL_WARP) + warp;
 	return wg * HCL_WARP + lane;
 }
 
@@ -113,9 +114,10 @@ HCL_FN uint64_t hcl_tail_index(const hcl_geom *g, uint32_t block, uint32_t warp,
 HCL_FN uint64_t hcl_word_index(const hcl_geom *g, uint32_t block, uint32_t warp,
 			       uint32_t lane, uint32_t e, uint32_t k)
 {
-	uint64_t wg = (uint64_t)block * (g->threads_per_block / HCL_WARP) + warp;
+	uint64_t wg =
+	    (uint64_t)block * (g->threads_per_block / HCL_WARP) + warp;
 	return ((wg * g->entries_per_thread + e) * HCL_ENTRY_WORDS + k) *
-		       HCL_WARP +
+		   HCL_WARP +
 	       lane;
 }
 

@@ -158,8 +158,9 @@ int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 	return rc;
 }
 
-int stg_append_reserve(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
-		       uint64_t nrows, uint64_t *start)
+int stg_append_reserve(stg_pool *p, uint32_t table_id,
+		       const stg_col_batch *cols, uint64_t nrows,
+		       uint64_t *start)
 {
 	uint64_t cat_off, end;
 	stg_cat_entry *e;
@@ -208,12 +209,12 @@ int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
 	/* The rows were written past this very count: anything else means
 	 * another append ran in between and they overlap. */
 	if (cat_entry(p, cat_off)->row_count != start)
-		return pool_err(p, GPMDB_MISUSE,
-				"stg_append_finish: the table has %llu rows, "
-				"the reserve started at %llu",
-				(unsigned long long)cat_entry(p, cat_off)
-				    ->row_count,
-				(unsigned long long)start);
+		return pool_err(
+		    p, GPMDB_MISUSE,
+		    "stg_append_finish: the table has %llu rows, "
+		    "the reserve started at %llu",
+		    (unsigned long long)cat_entry(p, cat_off)->row_count,
+		    (unsigned long long)start);
 	pool_count_persisted(p, bytes);
 	stg_crash_point("append.data");
 	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, row_count),

@@ -77,8 +77,9 @@ int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 /* INSERT: checks NOT NULL of cols (as stg_append), makes the tablets for
  * rows [*start, *start + nrows) exist.  TEXT columns are not supported
  * (GPMDB_UNSUPPORTED; the caller uses stg_append). */
-int stg_append_reserve(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
-		       uint64_t nrows, uint64_t *start);
+int stg_append_reserve(stg_pool *p, uint32_t table_id,
+		       const stg_col_batch *cols, uint64_t nrows,
+		       uint64_t *start);
 /* The rows were written and persisted: the row count becomes start +
  * nrows through the metadata log.  Crash points append.data/append.count. */
 int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
@@ -102,10 +103,10 @@ void stg_set_hcl_undo_hook(stg_hcl_undo_hook fn);
 
 /* What the last recovery on this thread did on the GPU. */
 typedef struct {
-	uint64_t segments;    /* undone by the hook */
-	uint64_t entries;     /* entries it applied */
+	uint64_t segments;     /* undone by the hook */
+	uint64_t entries;      /* entries it applied */
 	uint64_t cpu_segments; /* left to the CPU (hook declined or absent) */
-	double ms;	      /* time in the hook */
+	double ms;	       /* time in the hook */
 } stg_gpu_recovery_stats;
 void stg_gpu_recovery_last(stg_gpu_recovery_stats *out);
 void stg_gpu_recovery_reset(void);

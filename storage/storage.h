@@ -39,10 +39,11 @@ typedef struct stg_pool stg_pool;
 /* ---- Durability ------------------------------------------------------- */
 
 typedef enum {
-	STG_DUR_AUTO = 0, /* detect: pmem on PM (DAX) or tmpfs, msync elsewhere */
-	STG_DUR_PMEM = 1, /* cache-line flush + fence (pmem_persist) */
+	STG_DUR_AUTO =
+	    0, /* detect: pmem on PM (DAX) or tmpfs, msync elsewhere */
+	STG_DUR_PMEM = 1,  /* cache-line flush + fence (pmem_persist) */
 	STG_DUR_MSYNC = 2, /* pmem_msync of dirty ranges */
-	STG_DUR_OFF = 3 /* no flushing at all: bulk loads, raw speed */
+	STG_DUR_OFF = 3	   /* no flushing at all: bulk loads, raw speed */
 } stg_durability;
 
 const char *stg_durability_name(stg_durability d); /* "pmem", "msync", "off" */
@@ -52,14 +53,15 @@ int stg_durability_parse(const char *s, stg_durability *out); /* incl. "auto" */
 
 typedef struct {
 	bool create; /* create the file when it does not exist */
-	bool readonly; /* open for reading: no recovery written, no lock taken */
+	bool
+	    readonly; /* open for reading: no recovery written, no lock taken */
 	stg_durability durability; /* AUTO detects */
-	uint64_t initial_size; /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
-	uint64_t max_size; /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
+	uint64_t initial_size;	   /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
+	uint64_t max_size;	   /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
 } stg_open_opts;
 
-#define STG_DEFAULT_INITIAL_SIZE (8ull << 20) /* 8 MiB */
-#define STG_DEFAULT_MAX_SIZE (64ull << 30) /* 64 GiB */
+#define STG_DEFAULT_INITIAL_SIZE (8ull << 20)  /* 8 MiB */
+#define STG_DEFAULT_MAX_SIZE	 (64ull << 30) /* 64 GiB */
 
 /*
  * Opens (or creates) the pool at path and runs recovery when the previous
@@ -96,14 +98,14 @@ int stg_rollback_to(stg_pool *p, const stg_mark *m);
 /* ---- Types ------------------------------------------------------------ */
 
 typedef enum {
-	STG_T_INT = 1, /* int32_t */
-	STG_T_BIGINT = 2, /* int64_t (also INTEGER) */
-	STG_T_FLOAT = 3, /* float */
-	STG_T_DOUBLE = 4, /* double (REAL, DOUBLE) */
+	STG_T_INT = 1,	   /* int32_t */
+	STG_T_BIGINT = 2,  /* int64_t (also INTEGER) */
+	STG_T_FLOAT = 3,   /* float */
+	STG_T_DOUBLE = 4,  /* double (REAL, DOUBLE) */
 	STG_T_DECIMAL = 5, /* int64_t scaled by 10^scale, precision <= 18 */
-	STG_T_DATE = 6, /* int32_t days since 1970-01-01 */
+	STG_T_DATE = 6,	   /* int32_t days since 1970-01-01 */
 	STG_T_BOOLEAN = 7, /* uint8_t 0 or 1 */
-	STG_T_TEXT = 8 /* stg_strref into the tablet's string heap */
+	STG_T_TEXT = 8	   /* stg_strref into the tablet's string heap */
 } stg_type;
 
 size_t stg_type_width(stg_type t); /* bytes per value in a column array */
@@ -123,25 +125,30 @@ typedef struct {
 
 /* ---- Catalog ---------------------------------------------------------- */
 
-#define STG_NAME_MAX 128 /* bytes of a name, NUL included */
+#define STG_NAME_MAX	128 /* bytes of a name, NUL included */
 #define STG_MAX_COLUMNS 1000
 
-#define STG_COL_NOTNULL 0x01
+#define STG_COL_NOTNULL	    0x01
 #define STG_COL_PRIMARY_KEY 0x02
-#define STG_COL_UNIQUE 0x04
+#define STG_COL_UNIQUE	    0x04
 #define STG_COL_HAS_DEFAULT 0x08
 
 typedef struct {
 	const char *name;
 	stg_type type;
-	uint32_t flags; /* STG_COL_* */
+	uint32_t flags;		  /* STG_COL_* */
 	uint8_t precision, scale; /* DECIMAL(p,s) */
-	uint32_t length; /* VARCHAR(n) / CHAR(n): n; 0 = unbounded */
-	const char *decl_type; /* as written, e.g. "VARCHAR(25)"; NULL = derived */
+	uint32_t length;	  /* VARCHAR(n) / CHAR(n): n; 0 = unbounded */
+	const char
+	    *decl_type; /* as written, e.g. "VARCHAR(25)"; NULL = derived */
 	const char *default_sql; /* DEFAULT expression as SQL text, or NULL */
 } stg_column_def;
 
-typedef enum { STG_OBJ_TABLE = 1, STG_OBJ_VIEW = 2, STG_OBJ_INDEX = 3 } stg_objkind;
+typedef enum {
+	STG_OBJ_TABLE = 1,
+	STG_OBJ_VIEW = 2,
+	STG_OBJ_INDEX = 3
+} stg_objkind;
 
 /* Creates a table; sql is the CREATE statement kept for .schema. */
 int stg_table_create(stg_pool *p, const char *name, const stg_column_def *cols,
@@ -228,19 +235,20 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	       const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
 
-/* Marks n rows deleted (HCL undo-logged).  Deleting a deleted row is a no-op. */
+/* Marks n rows deleted (HCL undo-logged).  Deleting a deleted row is a no-op.
+ */
 int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	       uint64_t n);
 
 /* Zero-copy view of one tablet, for scans. */
 typedef struct {
 	uint64_t first_row; /* row id of the tablet's first row */
-	uint32_t nrows; /* rows in use (inside the table's row count) */
+	uint32_t nrows;	    /* rows in use (inside the table's row count) */
 	uint32_t capacity;
 	int ncols;
-	const void *const *data; /* data[c]: column c's array */
+	const void *const *data;      /* data[c]: column c's array */
 	const uint32_t *const *nulls; /* nulls[c]: column c's NULL bitmap */
-	const uint32_t *deleted; /* deleted-row bitmap */
+	const uint32_t *deleted;      /* deleted-row bitmap */
 	const char *heap; /* string heap: stg_strref.off is relative to it */
 } stg_tablet_view;
 
@@ -265,10 +273,10 @@ int stg_check(stg_pool *p, char **report);
 typedef struct {
 	uint64_t pool_size; /* bytes mapped */
 	uint64_t max_size;
-	uint64_t used_bytes; /* allocated extents */
+	uint64_t used_bytes;	  /* allocated extents */
 	uint64_t bytes_persisted; /* since open: bytes flushed */
 	uint64_t last_txn_bytes_persisted;
-	double recovery_ms; /* time spent in recovery at open */
+	double recovery_ms;	    /* time spent in recovery at open */
 	uint64_t recovered_entries; /* undo entries applied at open */
 	stg_durability durability;
 	bool is_pmem; /* libpmem says the mapping is real PM */

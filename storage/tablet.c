@@ -1086,7 +1086,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 						"stg_update: column %u twice",
 						cols[j]);
 		rc = tab_check_not_null(p, e, cols[j], vals[j].nulls, n,
-				    "updated row");
+					"updated row");
 		if (rc != GPMDB_OK)
 			return rc;
 		if (cc[cols[j]].type == STG_T_TEXT)

@@ -30,8 +30,9 @@ static const char *th_case;
 #define CHECKF(cond, ...)                                                      \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: %s: CHECK(%s) failed: ",       \
-				__FILE__, __LINE__, th_case, #cond);           \
+			fprintf(stderr,                                        \
+				"%s:%d: %s: CHECK(%s) failed: ", __FILE__,     \
+				__LINE__, th_case, #cond);                     \
 			fprintf(stderr, __VA_ARGS__);                          \
 			fputc('\n', stderr);                                   \
 			th_case_failed = 1;                                    \

@@ -163,7 +163,8 @@ int main(int argc, char **argv)
 	printf("## Bulk append: %" PRIu64 " rows x %d INT columns (%.2f GB) "
 	       "into %s\n\n",
 	       nrows, ncols, bytes / 1e9, dir);
-	printf("| what | threads | seconds | M rows/s | GB/s | %% of limit |\n");
+	printf(
+	    "| what | threads | seconds | M rows/s | GB/s | %% of limit |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
 
 	double limit_best = 0;

@@ -62,15 +62,15 @@ const char bench_prog[] = "bench_gpu";
 /* h(a, b, i) = (i * a + b) mod (2^31 - 1): i < 2^31 and a, b < 2^31 keep
  * every product below 2^62, so DuckDB's checked BIGINT arithmetic gives
  * the same numbers (the SQL in duck_load spells the same formulas). */
-#define BG_P 2147483647LL
-#define BG_K_A 1103515245LL /* k = h % 1000 */
-#define BG_K_B 12345LL
-#define BG_D_A 1664525013LL /* d = h % ndim */
-#define BG_D_B 1013904223LL
-#define BG_Q_A 1812433253LL /* q = h % 10^7, whole units */
-#define BG_Q_B 1LL
-#define BG_W_A 1566083941LL /* w = h / P */
-#define BG_W_B 3LL
+#define BG_P	  2147483647LL
+#define BG_K_A	  1103515245LL /* k = h % 1000 */
+#define BG_K_B	  12345LL
+#define BG_D_A	  1664525013LL /* d = h % ndim */
+#define BG_D_B	  1013904223LL
+#define BG_Q_A	  1812433253LL /* q = h % 10^7, whole units */
+#define BG_Q_B	  1LL
+#define BG_W_A	  1566083941LL /* w = h / P */
+#define BG_W_B	  3LL
 #define BG_NGROUP 1000
 
 static int64_t bg_h(int64_t a, int64_t b, int64_t i)
@@ -124,7 +124,8 @@ static void bg_generate(bg_data *b, uint64_t n, uint64_t ndim)
 		snprintf(at, 16, "name%04u", (unsigned)(j % BG_NGROUP));
 		b->dd[j] = (int32_t)j;
 		b->name[j] = at;
-		b->w[j] = (double)bg_h(BG_W_A, BG_W_B, (int64_t)j) / (double)BG_P;
+		b->w[j] =
+		    (double)bg_h(BG_W_A, BG_W_B, (int64_t)j) / (double)BG_P;
 	}
 }
 
@@ -221,8 +222,8 @@ static bool cell_eq(const cell *a, const cell *b)
 }
 
 /* Prints the first differences; true when equal. */
-static bool qres_check(const char *query, const char *ref_name,
-		       const qres *ref, const char *name, const qres *q)
+static bool qres_check(const char *query, const char *ref_name, const qres *ref,
+		       const char *name, const qres *q)
 {
 	char x[64], y[64];
 	int shown = 0;
@@ -274,12 +275,12 @@ static const query bg_queries[] = {
      "ON fact.d = dim.d WHERE dim.w > 0.5 GROUP BY dim.name "
      "ORDER BY dim.name",
      false, 8 + 8, true},
-    {"sort, top 100", "SELECT id, v FROM fact ORDER BY v DESC LIMIT 100",
-     false, 8 + 8, true},
+    {"sort, top 100", "SELECT id, v FROM fact ORDER BY v DESC LIMIT 100", false,
+     8 + 8, true},
     /* every row to the client: long on the CPU backend at 100M rows, so
      * only with --queries */
-    {"sort, all rows to the client", "SELECT id, v FROM fact ORDER BY v",
-     true, 8 + 8, false},
+    {"sort, all rows to the client", "SELECT id, v FROM fact ORDER BY v", true,
+     8 + 8, false},
 };
 #define NQ (int)(sizeof(bg_queries) / sizeof(bg_queries[0]))
 
@@ -338,14 +339,15 @@ static int bg_gpmdb_load(bg_gpmdb *g, const bg_data *b, const char *dir,
 		return -1;
 	}
 	/* bench_scratch: a write there makes the GPU cache stale (cold runs) */
-	if (bg_gexec(g, "CREATE TABLE fact(id BIGINT, k INT, d INT, "
+	if (bg_gexec(g,
+		     "CREATE TABLE fact(id BIGINT, k INT, d INT, "
 		     "v DOUBLE, q DECIMAL(12,2)); CREATE TABLE dim(d INT "
 		     "PRIMARY KEY, name TEXT, w DOUBLE); CREATE TABLE "
 		     "bench_scratch(x INT)",
 		     err, errlen))
 		return -1;
-	if (gpmdb_append_columns(g->db, "fact", 5, NULL, fact,
-				 (int64_t)b->n) != GPMDB_OK ||
+	if (gpmdb_append_columns(g->db, "fact", 5, NULL, fact, (int64_t)b->n) !=
+		GPMDB_OK ||
 	    gpmdb_append_columns(g->db, "dim", 3, NULL, dim,
 				 (int64_t)b->ndim) != GPMDB_OK) {
 		snprintf(err, errlen, "gpmdb_append_columns: %s",
@@ -596,8 +598,9 @@ static int duck_query(bg_duck *d, const query *qy, qres *out, char *err,
 				break;
 			}
 			default: /* DOUBLE, DECIMAL, HUGEINT sums */
-				c[i] = (cell){.kind = CELL_REAL,
-					      .r = dl->value_double(&r, i, row)};
+				c[i] =
+				    (cell){.kind = CELL_REAL,
+					   .r = dl->value_double(&r, i, row)};
 			}
 		}
 	}
@@ -663,9 +666,8 @@ static void gpu_word(const char *name, char *out, size_t len)
 }
 
 /* A timed gpmdb or DuckDB run into res; returns as bg_gpmdb_query. */
-static int run_one(int e, bg_gpmdb *g, bg_duck *d, const query *qy,
-		   double cap, qres *res, double *secs, char *err,
-		   size_t errlen)
+static int run_one(int e, bg_gpmdb *g, bg_duck *d, const query *qy, double cap,
+		   qres *res, double *secs, char *err, size_t errlen)
 {
 	qres_clear(res);
 	double t0 = bench_now();
@@ -762,7 +764,8 @@ int main(int argc, char **argv)
 		       "empty.\n\n",
 		       gerr);
 	printf("Threads: DuckDB %d (all cores); gpmdb CPU backend: OpenMP "
-	       "with %d (scan, filter, projection, aggregate and join probe; sorts on 1).  Data "
+	       "with %d (scan, filter, projection, aggregate and join probe; "
+	       "sorts on 1).  Data "
 	       "generated in %.1f s.\n\n",
 	       ncores, omp_get_max_threads(), gen_s);
 
@@ -819,8 +822,8 @@ int main(int argc, char **argv)
 	if (g_ready)
 		printf("| gpmdb | %s | %.2f | %.1f | gpmdb_append_columns, 1 "
 		       "transaction per table, pool on %s |\n",
-		       gpmdb_libversion(), g_load, (nrows + ndim) / g_load / 1e6,
-		       dir);
+		       gpmdb_libversion(), g_load,
+		       (nrows + ndim) / g_load / 1e6, dir);
 	else
 		printf("| gpmdb | %s | | | %s |\n", gpmdb_libversion(), g_why);
 	if (d_ready)
@@ -859,7 +862,7 @@ int main(int argc, char **argv)
 			int e = order[oi];
 			timing *t = &tm[q][e];
 			bool ready = e == E_DUCK ? d_ready : g_ready;
-			bool wanted = e == E_DUCK	? want_duck
+			bool wanted = e == E_DUCK  ? want_duck
 				      : e == E_CPU ? want_cpu
 						   : want_gpu;
 			bg_stats s0 = {0}, s1 = {0};
@@ -896,8 +899,8 @@ int main(int argc, char **argv)
 			 * --slow is the only run, timed (the data are in
 			 * memory or in HBM already; device time is scarce) */
 			/* the statistics of the timed runs only */
-			if (e == E_GPU && bg_stats_get(&g, &s0, serr,
-						       sizeof(serr)))
+			if (e == E_GPU &&
+			    bg_stats_get(&g, &s0, serr, sizeof(serr)))
 				bench_die("stats", serr);
 			if (e != E_COLD) {
 				rc = run_one(e, &g, &d, qy, cap, &res, &secs,
@@ -913,7 +916,8 @@ int main(int argc, char **argv)
 			for (int r = 0; r < n && !rc; r++) {
 				if (e == E_COLD) {
 					bg_stats a;
-					if (bg_gexec(&g, "INSERT INTO "
+					if (bg_gexec(&g,
+						     "INSERT INTO "
 						     "bench_scratch VALUES (1)",
 						     serr, sizeof(serr)) ||
 					    bg_stats_get(&g, &a, serr,
@@ -934,8 +938,8 @@ int main(int argc, char **argv)
 			    bg_stats_get(&g, &s1, serr, sizeof(serr)))
 				bench_die("stats", serr);
 			if (e == E_GPU || e == E_COLD) {
-				bg_stats *st = e == E_GPU ? &warm_st[q]
-							  : &cold_st[q];
+				bg_stats *st =
+				    e == E_GPU ? &warm_st[q] : &cold_st[q];
 				/* per run (a run stopped at the cap counts:
 				 * what it did before is in the counters);
 				 * the cold runs' INSERTs count no GPU
@@ -944,7 +948,8 @@ int main(int argc, char **argv)
 				if (nr < 1)
 					nr = 1;
 				st->ops = (s1.ops - s0.ops) / nr;
-				st->fallbacks = (s1.fallbacks - s0.fallbacks) / nr;
+				st->fallbacks =
+				    (s1.fallbacks - s0.fallbacks) / nr;
 				st->hits = (s1.hits - s0.hits) / nr;
 				st->misses = (s1.misses - s0.misses) / nr;
 				st->uploaded = (s1.uploaded - s0.uploaded) / nr;
@@ -953,7 +958,8 @@ int main(int argc, char **argv)
 				t->ok = false;
 				t->capped = rc == 1;
 				if (rc < 0) {
-					fprintf(stderr, "bench_gpu: %s: %s: %s\n",
+					fprintf(stderr,
+						"bench_gpu: %s: %s: %s\n",
 						e_names[e], qy->label, err);
 					printf("\n**FAILED** %s on %s: %s\n\n",
 					       qy->label, e_names[e], err);

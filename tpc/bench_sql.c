@@ -59,7 +59,7 @@ typedef struct {
 	uint32_t len;
 } bench_str;
 
-#define BENCH_NTXT 4096 /* distinct txt values */
+#define BENCH_NTXT   4096 /* distinct txt values */
 #define BENCH_NGROUP 1000 /* distinct k, distinct dim.name */
 
 typedef struct {
@@ -114,7 +114,8 @@ static void bench_generate(bench_data *b, uint64_t n, uint64_t ndim)
 		b->d[i] = (int32_t)(bench_mix(2, i) % ndim);
 		unsigned __int128 pos = (unsigned __int128)i * step % n;
 		b->v[i] = ((double)(uint64_t)pos + 0.5) / (double)n;
-		b->q[i] = (int64_t)(bench_mix(3, i) % 10000000); /* < 100000.00 */
+		b->q[i] =
+		    (int64_t)(bench_mix(3, i) % 10000000); /* < 100000.00 */
 		b->txt[i] = txts[bench_mix(4, i) % BENCH_NTXT];
 	}
 	for (uint64_t j = 0; j < ndim; j++) {
@@ -232,8 +233,8 @@ static bool cell_eq(const cell *a, const cell *b)
 }
 
 /* Prints the first differences loudly; returns true when equal. */
-static bool qres_check(const char *query, const char *ref_name,
-		       const qres *ref, const char *name, const qres *q)
+static bool qres_check(const char *query, const char *ref_name, const qres *ref,
+		       const char *name, const qres *q)
 {
 	char x[128], y[128];
 	int shown = 0;
@@ -269,26 +270,26 @@ static bool qres_check(const char *query, const char *ref_name,
 typedef struct {
 	const char *label;
 	const char *sql;
-	bool stream; /* consumed as a stream into a digest of (id, v) */
+	bool stream;   /* consumed as a stream into a digest of (id, v) */
 	int row_bytes; /* bytes of fact's columns read per row (8 a value) */
 } query;
 
 static const query bench_queries[] = {
-	{"scan-filter-aggregate",
-	 "SELECT sum(v), count(*) FROM fact WHERE k < 100 AND v > 0.5", false,
-	 8 + 8},
-	{"group by (1000 groups)",
-	 "SELECT k, count(*), sum(v), avg(q) FROM fact GROUP BY k ORDER BY k",
-	 false, 8 + 8 + 8},
-	{"join + group by",
-	 "SELECT dim.name, count(*), sum(fact.v) FROM fact JOIN dim "
-	 "ON fact.d = dim.d WHERE dim.w > 0.5 GROUP BY dim.name "
-	 "ORDER BY dim.name",
-	 false, 8 + 8},
-	{"sort, top 100", "SELECT id, v FROM fact ORDER BY v DESC LIMIT 100",
-	 false, 8 + 8},
-	{"sort, all rows to the client", "SELECT id, v FROM fact ORDER BY v",
-	 true, 8 + 8},
+    {"scan-filter-aggregate",
+     "SELECT sum(v), count(*) FROM fact WHERE k < 100 AND v > 0.5", false,
+     8 + 8},
+    {"group by (1000 groups)",
+     "SELECT k, count(*), sum(v), avg(q) FROM fact GROUP BY k ORDER BY k",
+     false, 8 + 8 + 8},
+    {"join + group by",
+     "SELECT dim.name, count(*), sum(fact.v) FROM fact JOIN dim "
+     "ON fact.d = dim.d WHERE dim.w > 0.5 GROUP BY dim.name "
+     "ORDER BY dim.name",
+     false, 8 + 8},
+    {"sort, top 100", "SELECT id, v FROM fact ORDER BY v DESC LIMIT 100", false,
+     8 + 8},
+    {"sort, all rows to the client", "SELECT id, v FROM fact ORDER BY v", true,
+     8 + 8},
 };
 #define NQUERIES (int)(sizeof(bench_queries) / sizeof(bench_queries[0]))
 
@@ -356,7 +357,8 @@ static int gpmdb_load(engine *e, const bench_data *b, const char *dir,
 			 e->gdb ? gpmdb_errmsg(e->gdb) : "out of memory");
 		goto out;
 	}
-	if (gpmdb_exec(e->gdb, "CREATE TABLE fact(id BIGINT, k INT, d INT, "
+	if (gpmdb_exec(e->gdb,
+		       "CREATE TABLE fact(id BIGINT, k INT, d INT, "
 		       "v DOUBLE, q DECIMAL(12,2), txt TEXT); CREATE TABLE "
 		       "dim(d INT PRIMARY KEY, name TEXT, w DOUBLE)",
 		       NULL, NULL, &msg) != GPMDB_OK) {
@@ -375,11 +377,13 @@ static int gpmdb_load(engine *e, const bench_data *b, const char *dir,
 	e->load_s = bench_now() - t0;
 	snprintf(e->load_how, sizeof(e->load_how),
 		 "gpmdb_append_columns, 1 transaction per table, pool on %s "
-		 "(durability auto)", dir);
+		 "(durability auto)",
+		 dir);
 	/* The other batch path of the API: the same fact rows through one
 	 * prepared INSERT with array-bound parameters (one step, one
 	 * transaction), into a copy of the table that is dropped after. */
-	if (gpmdb_exec(e->gdb, "CREATE TABLE fact_ins(id BIGINT, k INT, d "
+	if (gpmdb_exec(e->gdb,
+		       "CREATE TABLE fact_ins(id BIGINT, k INT, d "
 		       "INT, v DOUBLE, q DECIMAL(12,2), txt TEXT)",
 		       NULL, NULL, NULL) != GPMDB_OK) {
 		snprintf(err, errlen, "create fact_ins: %s",
@@ -468,9 +472,10 @@ static int gpmdb_query(engine *e, const query *qy, qres *out, char *err,
 					      .r = gpmdb_column_double(s, i)};
 				break;
 			case GPMDB_TEXT:
-				c[i] = (cell){.kind = CELL_TEXT,
-					      .t = bench_strdup((const char *)
-						      gpmdb_column_text(s, i))};
+				c[i] = (cell){
+				    .kind = CELL_TEXT,
+				    .t = bench_strdup(
+					(const char *)gpmdb_column_text(s, i))};
 				break;
 			default:
 				c[i] = (cell){.kind = CELL_NULL};
@@ -504,8 +509,7 @@ static int sqlite_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 
 /* SQLite: in memory, no journal, prepared INSERTs in one transaction.
  * DECIMAL(12,2) has NUMERIC affinity there: q is bound as a REAL. */
-static int sqlite_load(engine *e, const bench_data *b, char *err,
-		       size_t errlen)
+static int sqlite_load(engine *e, const bench_data *b, char *err, size_t errlen)
 {
 	sqlite3_stmt *f = NULL, *d = NULL;
 	double t0 = bench_now();
@@ -515,7 +519,8 @@ static int sqlite_load(engine *e, const bench_data *b, char *err,
 			 e->sdb ? sqlite3_errmsg(e->sdb) : "out of memory");
 		return -1;
 	}
-	if (sqlite_exec(e->sdb, "PRAGMA journal_mode=OFF; PRAGMA "
+	if (sqlite_exec(e->sdb,
+			"PRAGMA journal_mode=OFF; PRAGMA "
 			"synchronous=OFF; PRAGMA temp_store=MEMORY; "
 			"CREATE TABLE fact(id BIGINT, k INT, d INT, v DOUBLE, "
 			"q DECIMAL(12,2), txt TEXT); CREATE TABLE dim(d "
@@ -540,8 +545,8 @@ static int sqlite_load(engine *e, const bench_data *b, char *err,
 	}
 	for (uint64_t j = 0; j < b->ndim; j++) {
 		if (sqlite3_bind_int(d, 1, b->dd[j]) ||
-		    sqlite3_bind_text(d, 2, b->name[j].ptr,
-				      (int)b->name[j].len, SQLITE_STATIC) ||
+		    sqlite3_bind_text(d, 2, b->name[j].ptr, (int)b->name[j].len,
+				      SQLITE_STATIC) ||
 		    sqlite3_bind_double(d, 3, b->w[j]) ||
 		    sqlite3_step(d) != SQLITE_DONE || sqlite3_reset(d))
 			goto fail;
@@ -591,9 +596,11 @@ static int sqlite_query(engine *e, const query *qy, qres *out, char *err,
 					      .r = sqlite3_column_double(s, i)};
 				break;
 			case SQLITE_TEXT:
-				c[i] = (cell){.kind = CELL_TEXT,
-					      .t = bench_strdup((const char *)
-						      sqlite3_column_text(s, i))};
+				c[i] = (cell){
+				    .kind = CELL_TEXT,
+				    .t = bench_strdup(
+					(const char *)sqlite3_column_text(s,
+									  i))};
 				break;
 			default:
 				c[i] = (cell){.kind = CELL_NULL};
@@ -614,8 +621,8 @@ static int sqlite_query(engine *e, const query *qy, qres *out, char *err,
 /* DuckDB: in memory, all cores, the Appender (row by row: its C API has
  * no column-at-a-time append of plain arrays).  q goes in as a double and
  * DuckDB casts it to DECIMAL(12,2). */
-static int duckdb_load(engine *e, const bench_data *b, int nthreads,
-		       char *err, size_t errlen)
+static int duckdb_load(engine *e, const bench_data *b, int nthreads, char *err,
+		       size_t errlen)
 {
 	duckdl *dl = &e->dl;
 	duckdl_appender a = NULL;
@@ -623,11 +630,14 @@ static int duckdb_load(engine *e, const bench_data *b, int nthreads,
 
 	if (duckdl_open_mem(dl, nthreads, &e->ddb, &e->dcon, err, errlen))
 		return -1;
-	if (duckdl_exec(dl, e->dcon, "CREATE TABLE fact(id BIGINT, k INT, "
-			"d INT, v DOUBLE, q DECIMAL(12,2), txt TEXT)", err,
-			errlen) ||
-	    duckdl_exec(dl, e->dcon, "CREATE TABLE dim(d INT PRIMARY KEY, "
-			"name TEXT, w DOUBLE)", err, errlen))
+	if (duckdl_exec(dl, e->dcon,
+			"CREATE TABLE fact(id BIGINT, k INT, "
+			"d INT, v DOUBLE, q DECIMAL(12,2), txt TEXT)",
+			err, errlen) ||
+	    duckdl_exec(dl, e->dcon,
+			"CREATE TABLE dim(d INT PRIMARY KEY, "
+			"name TEXT, w DOUBLE)",
+			err, errlen))
 		return -1;
 	if (dl->appender_create(e->dcon, NULL, "fact", &a) != DUCKDL_OK)
 		goto fail;
@@ -637,7 +647,8 @@ static int duckdb_load(engine *e, const bench_data *b, int nthreads,
 		    dl->append_int32(a, b->d[i]) ||
 		    dl->append_double(a, b->v[i]) ||
 		    dl->append_double(a, b->q[i] / 100.0) ||
-		    dl->append_varchar_length(a, b->txt[i].ptr, b->txt[i].len) ||
+		    dl->append_varchar_length(a, b->txt[i].ptr,
+					      b->txt[i].len) ||
 		    dl->appender_end_row(a))
 			goto fail;
 	if (dl->appender_close(a) != DUCKDL_OK)
@@ -681,7 +692,8 @@ static int duckdb_query(engine *e, const query *qy, qres *out, char *err,
 	}
 	out->ncols = (int)dl->column_count(&r);
 	if (qy->stream) {
-		/* Columnar: the rows of each chunk straight from its vectors. */
+		/* Columnar: the rows of each chunk straight from its vectors.
+		 */
 		bench_digest g = {0};
 		if (bench_duck_digest(dl, &r, &g, err, errlen)) {
 			dl->destroy_result(&r);
@@ -713,8 +725,9 @@ static int duckdb_query(engine *e, const query *qy, qres *out, char *err,
 				break;
 			}
 			default: /* DOUBLE, DECIMAL, HUGEINT sums */
-				c[i] = (cell){.kind = CELL_REAL,
-					      .r = dl->value_double(&r, i, row)};
+				c[i] =
+				    (cell){.kind = CELL_REAL,
+					   .r = dl->value_double(&r, i, row)};
 			}
 		}
 	}
@@ -780,8 +793,7 @@ static double bench_membw(const uint64_t *a, uint64_t nwords, int nthreads)
 
 /* ---- Main ------------------------------------------------------------ */
 
-static void fmt_ms(char *buf, size_t len, const double *t, int reps,
-		   bool ok)
+static void fmt_ms(char *buf, size_t len, const double *t, int reps, bool ok)
 {
 	if (!ok) {
 		snprintf(buf, len, "failed");
@@ -848,7 +860,8 @@ int main(int argc, char **argv)
 	/* gpmdb's operators use OpenMP where they have been parallelised
 	 * (docs/engine.md); the others run on one thread. */
 	printf("Threads: DuckDB %d (all cores); gpmdb CPU engine: OpenMP "
-	       "with %d (scan, filter, projection, aggregate and join probe; sorts on 1); SQLite 1.  "
+	       "with %d (scan, filter, projection, aggregate and join probe; "
+	       "sorts on 1); SQLite 1.  "
 	       "Data generated in %.1f s.\n\n",
 	       ncores, omp_get_max_threads(), gen_s);
 
@@ -961,9 +974,11 @@ int main(int argc, char **argv)
 				double s = bench_now();
 				if (engine_query(e, &eng[e], qy, &res, err,
 						 sizeof(err))) {
-					fprintf(stderr, "bench_sql: %s: %s: "
-							"%s\n",
-						engine_names[e], qy->label, err);
+					fprintf(stderr,
+						"bench_sql: %s: %s: "
+						"%s\n",
+						engine_names[e], qy->label,
+						err);
 					printf("\n**FAILED** %s on %s: %s\n\n",
 					       qy->label, engine_names[e], err);
 					ok[q][e] = false;
@@ -1040,8 +1055,8 @@ int main(int argc, char **argv)
 				snprintf(gb[p], sizeof(gb[p]), "-");
 		}
 		printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", qy->label,
-		       c[ENG_GPMDB], c[ENG_SQLITE], c[ENG_DUCKDB], ra[0],
-		       ra[1], gb[0], gb[1]);
+		       c[ENG_GPMDB], c[ENG_SQLITE], c[ENG_DUCKDB], ra[0], ra[1],
+		       gb[0], gb[1]);
 	}
 	printf("| limit: memory read, 1 thread | | | | | | %.2f | |\n", bw1);
 	printf("| limit: memory read, %d threads | | | | | | | %.2f |\n",

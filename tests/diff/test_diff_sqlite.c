@@ -68,10 +68,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DIFF_NTAB 3
-#define DIFF_MAXCOL 5
+#define DIFF_NTAB      3
+#define DIFF_MAXCOL    5
 #define DIFF_PER_ROUND 100
-#define DIFF_MAXROWS 400 /* writes stop growing a table beyond this */
+#define DIFF_MAXROWS   400 /* writes stop growing a table beyond this */
 
 enum { DT_INT, DT_REAL, DT_TEXT, DT_BOOL };
 
@@ -196,19 +196,19 @@ struct diff_gen {
 	int agg; /* 1: build over keys and aggregates */
 	struct diff_key key[4];
 	int nkey;
-	int subq;  /* subquery nesting depth */
-	int alias; /* next subquery alias number */
-	int nosubq; /* no subqueries (DML SET, aggregate context) */
+	int subq;      /* subquery nesting depth */
+	int alias;     /* next subquery alias number */
+	int nosubq;    /* no subqueries (DML SET, aggregate context) */
 	int noagg_sub; /* inside an aggregate's argument */
-	int naggs; /* aggregate calls made */
-	int exact; /* no REAL division: an aggregate's argument */
-	int avoid; /* 1 + the table subqueries must not read (writes) */
+	int naggs;     /* aggregate calls made */
+	int exact;     /* no REAL division: an aggregate's argument */
+	int avoid;     /* 1 + the table subqueries must not read (writes) */
 };
 
 static const char *diff_words[] = {
-    "", "a", "A", "ab", "abc", "Abc", "ABC", "b", "ba", "bab", "x y",
-    "10", "-3", "2.5", "a%", "_b", "zz", "hello", "HELLO", "h\xc3\xa9llo",
-    "it's", " a", "a ", "aa"};
+    "",	  "a",	   "A",	    "ab",	    "abc",  "Abc", "ABC", "b",
+    "ba", "bab",   "x y",   "10",	    "-3",   "2.5", "a%",  "_b",
+    "zz", "hello", "HELLO", "h\xc3\xa9llo", "it's", " a",  "a ",  "aa"};
 
 static const char *diff_typename(int t)
 {
@@ -325,7 +325,8 @@ static int diff_colref(struct diff_gen *g, struct diff_buf *b, int type)
 			if (s->outer->ref[i].type == type)
 				pick[n++] = i;
 		if (n) {
-			const struct diff_ref *r = &s->outer->ref[pick[diff_rand(n)]];
+			const struct diff_ref *r =
+			    &s->outer->ref[pick[diff_rand(n)]];
 
 			diff_add(b, "%s.%s", r->alias, r->name);
 			return 1;
@@ -376,7 +377,8 @@ static void diff_sub_from(struct diff_gen *g, struct diff_buf *b,
 	for (i = 0; i < tab->ncol; i++) {
 		snprintf(in->ref[i].alias, sizeof(in->ref[i].alias), "s%d",
 			 g->alias);
-		memcpy(in->ref[i].name, tab->col[i].name, sizeof(in->ref[i].name));
+		memcpy(in->ref[i].name, tab->col[i].name,
+		       sizeof(in->ref[i].name));
 		in->ref[i].type = tab->col[i].type;
 	}
 	in->n = tab->ncol;
@@ -391,9 +393,8 @@ static void diff_sub_from(struct diff_gen *g, struct diff_buf *b,
 }
 
 /* Runs body with g's scope switched to in, then restores it. */
-static const struct diff_scope *diff_enter(struct diff_gen *g,
-					   const struct diff_scope *in,
-					   int *agg)
+static const struct diff_scope *
+diff_enter(struct diff_gen *g, const struct diff_scope *in, int *agg)
 {
 	const struct diff_scope *old = g->scope;
 
@@ -764,7 +765,8 @@ static void diff_expr(struct diff_gen *g, struct diff_buf *b, int type,
 			diff_add(b, "CAST(");
 			diff_expr(g, b, diff_pct(70) ? DT_INT : DT_TEXT,
 				  depth - 1);
-			diff_add(b, " AS %s)", diff_pct(50) ? "REAL" : "DOUBLE");
+			diff_add(b, " AS %s)",
+				 diff_pct(50) ? "REAL" : "DOUBLE");
 			return;
 		default:
 			break;
@@ -799,7 +801,8 @@ static void diff_expr(struct diff_gen *g, struct diff_buf *b, int type,
 				diff_expr(g, b, DT_INT, depth - 1);
 				diff_add(b, " AS TEXT)");
 			} else {
-				diff_add(b, "%s(", diff_pct(50) ? "trim" : "ltrim");
+				diff_add(b, "%s(",
+					 diff_pct(50) ? "trim" : "ltrim");
 				diff_expr(g, b, DT_TEXT, depth - 1);
 				diff_add(b, ")");
 			}
@@ -837,7 +840,8 @@ static void diff_inlist(struct diff_gen *g, struct diff_buf *b, int type)
 		if (diff_pct(10))
 			diff_add(b, "NULL");
 		else if (diff_pct(15))
-			diff_expr(g, b, type == DT_TEXT ? DT_TEXT : diff_numtype(),
+			diff_expr(g, b,
+				  type == DT_TEXT ? DT_TEXT : diff_numtype(),
 				  0);
 		else
 			diff_literal(b, type == DT_TEXT ? DT_TEXT
@@ -906,8 +910,8 @@ static void diff_bool(struct diff_gen *g, struct diff_buf *b, int depth)
 	size_t mark = b->n;
 	int k = depth <= 0 ? diff_rand(8) : diff_rand(15);
 	int t = diff_rand(3) == 2 ? DT_TEXT : diff_numtype();
-	static const char *cmp[] = {"=", "<>", "<", "<=", ">", ">=",
-				    "!=", "==", "IS", "IS NOT"};
+	static const char *cmp[] = {"=",  "<>", "<",  "<=", ">",
+				    ">=", "!=", "==", "IS", "IS NOT"};
 
 	if (depth < 0)
 		depth = 0;
@@ -919,8 +923,7 @@ static void diff_bool(struct diff_gen *g, struct diff_buf *b, int depth)
 		/* A comparison within one class (number or text). */
 		diff_expr(g, b, t, depth);
 		diff_add(b, " %s ", cmp[diff_rand(10)]);
-		diff_expr(g, b, t == DT_TEXT ? DT_TEXT : diff_numtype(),
-			  depth);
+		diff_expr(g, b, t == DT_TEXT ? DT_TEXT : diff_numtype(), depth);
 		break;
 	case 3:
 		diff_expr(g, b, t, depth);
@@ -939,9 +942,9 @@ static void diff_bool(struct diff_gen *g, struct diff_buf *b, int depth)
 		diff_inlist(g, b, t);
 		break;
 	case 6: {
-		static const char *pat[] = {"a%",  "%a",  "%b%", "_",  "__%",
-					    "A_",  "%",   "",    "h%o", "%y",
-					    "1%",  "x_y", "%_b", "AB%"};
+		static const char *pat[] = {"a%", "%a",	 "%b%", "_",   "__%",
+					    "A_", "%",	 "",	"h%o", "%y",
+					    "1%", "x_y", "%_b", "AB%"};
 
 		diff_expr(g, b, DT_TEXT, depth);
 		diff_add(b, "%s LIKE ", diff_pct(25) ? " NOT" : "");
@@ -1245,8 +1248,8 @@ static void diff_print_res(FILE *f, const char *who, const struct diff_res *r)
 		fprintf(f, "  %s: error: %s\n", who, r->msg);
 		return;
 	}
-	fprintf(f, "  %s: %ld rows, %d columns, changes %lld\n", who,
-		r->nrow, r->ncol, r->changes);
+	fprintf(f, "  %s: %ld rows, %d columns, changes %lld\n", who, r->nrow,
+		r->ncol, r->changes);
 	for (i = 0; i < shown; i++) {
 		fprintf(f, "    ");
 		for (j = 0; j < r->ncol; j++) {
@@ -1268,7 +1271,7 @@ static int diff_round;
 static struct diff_buf diff_schema, diff_writes, diff_loads;
 static long diff_agreed, diff_disagreed;
 static long diff_nonempty; /* agreeing queries that returned rows */
-static int diff_shown; /* disagreements printed in full */
+static int diff_shown;	   /* disagreements printed in full */
 /* After a write disagreed the tables differ: the round's other statements
  * would only repeat it, so the round ends there (counted once). */
 static int diff_diverged;
@@ -1297,8 +1300,8 @@ static void diff_report(const char *sql, const char *what,
 {
 	diff_disagreed++;
 	/* The first few in full (DIFF_SHOW=n: n); the count says the rest. */
-	if (++diff_shown > (getenv("DIFF_SHOW") ? atoi(getenv("DIFF_SHOW"))
-						: 5))
+	if (++diff_shown >
+	    (getenv("DIFF_SHOW") ? atoi(getenv("DIFF_SHOW")) : 5))
 		return;
 	fprintf(stderr,
 		"\n==== DISAGREEMENT (%s): DIFF_SEED=%llu round %d "
@@ -1331,8 +1334,7 @@ static void diff_query(const char *sql, int ordered)
 	if (diff_same(&g, &s, ordered)) {
 		diff_agreed++;
 		diff_nonempty += g.nrow > 0;
-	}
-	else
+	} else
 		diff_report(sql, "results", &g, &s);
 	diff_res_free(&g);
 	diff_res_free(&s);
@@ -1386,8 +1388,9 @@ static int diff_setup(const char *sql)
 		fprintf(diff_trace, "%s;\n", sql);
 	if (gpmdb_exec(diff_gdb, sql, NULL, NULL, &gerr) != GPMDB_OK ||
 	    sqlite3_exec(diff_sdb, sql, NULL, NULL, &serr) != SQLITE_OK) {
-		fprintf(stderr, "setup failed (DIFF_SEED=%llu round %d): %s\n"
-				"  gpmdb: %s\n  sqlite: %s\n",
+		fprintf(stderr,
+			"setup failed (DIFF_SEED=%llu round %d): %s\n"
+			"  gpmdb: %s\n  sqlite: %s\n",
 			diff_seed, diff_round, sql, gerr ? gerr : "ok",
 			serr ? serr : "ok");
 		ok = 0;
@@ -1419,7 +1422,8 @@ static int diff_make_tables(void)
 		diff_add(&b, "CREATE TABLE %s(", tab->name);
 		for (i = 0; i < tab->ncol; i++) {
 			/* One column of each type in most tables. */
-			tab->col[i].type = i < 3 && diff_pct(80) ? i : diff_rand(3);
+			tab->col[i].type =
+			    i < 3 && diff_pct(80) ? i : diff_rand(3);
 			snprintf(tab->col[i].name, sizeof(tab->col[i].name),
 				 "%c%d", "irs"[tab->col[i].type], i);
 			diff_add(&b, "%s%s %s", i ? ", " : "", tab->col[i].name,
@@ -1431,10 +1435,11 @@ static int diff_make_tables(void)
 		/* Now and then more rows than a vector batch (2048) or than
 		 * the operators' parallel threshold (8 batches). */
 		k = diff_rand(100);
-		tab->nrows = k < 3    ? 20000
-			     : k < 10 ? 2500
-				      : sizes[diff_rand(sizeof(sizes) /
-							sizeof(sizes[0]))];
+		tab->nrows =
+		    k < 3 ? 20000
+		    : k < 10
+			? 2500
+			: sizes[diff_rand(sizeof(sizes) / sizeof(sizes[0]))];
 		if (!tab->nrows || !ok)
 			continue;
 		diff_clear(&b);
@@ -1476,7 +1481,8 @@ static int diff_join_eq(struct diff_buf *b, const struct diff_scope *s,
 	int tries;
 
 	for (tries = 0; tries < 20; tries++) {
-		const struct diff_ref *x = &s->ref[first + diff_rand(s->n - first)];
+		const struct diff_ref *x =
+		    &s->ref[first + diff_rand(s->n - first)];
 		const struct diff_ref *y = &s->ref[diff_rand(first)];
 
 		if ((x->type == DT_TEXT) == (y->type == DT_TEXT)) {
@@ -1548,11 +1554,12 @@ static void diff_from(struct diff_gen *g, struct diff_buf *b,
 			continue;
 		}
 		kind = diff_rand(5);
-		diff_add(b, "%s", kind == 0   ? ", "
-				  : kind == 1 ? " CROSS JOIN "
-				  : kind == 2 ? " LEFT JOIN "
-				  : kind == 3 ? " INNER JOIN "
-					      : " JOIN ");
+		diff_add(b, "%s",
+			 kind == 0   ? ", "
+			 : kind == 1 ? " CROSS JOIN "
+			 : kind == 2 ? " LEFT JOIN "
+			 : kind == 3 ? " INNER JOIN "
+				     : " JOIN ");
 		diff_from_item(g, b, t, al[i]);
 		diff_scope_add(s, t, al[i]);
 		switch (kind) {
@@ -1584,7 +1591,8 @@ static void diff_order_all(struct diff_buf *b, int ncol)
 		if (diff_pct(40))
 			diff_add(b, " DESC");
 		if (diff_pct(15))
-			diff_add(b, diff_pct(50) ? " NULLS FIRST" : " NULLS LAST");
+			diff_add(b,
+				 diff_pct(50) ? " NULLS FIRST" : " NULLS LAST");
 	}
 	if (diff_pct(50)) {
 		diff_add(b, " LIMIT %d", diff_range(0, 12));
@@ -1658,15 +1666,16 @@ static int diff_key(struct diff_gen *g, struct diff_buf *k, int t)
 		(void)mark;
 		switch (t) {
 		case DT_INT:
-			diff_add(k, diff_pct(50) ? "(%s %% 3)" : "abs(%s)", col);
+			diff_add(k, diff_pct(50) ? "(%s %% 3)" : "abs(%s)",
+				 col);
 			break;
 		case DT_REAL:
 			diff_add(k, diff_pct(50) ? "(%s * 2)" : "-(%s)", col);
 			break;
 		default:
-			diff_add(k, diff_pct(50) ? "upper(%s)"
-						 : "substr(%s, 1, 1)",
-				 col);
+			diff_add(
+			    k, diff_pct(50) ? "upper(%s)" : "substr(%s, 1, 1)",
+			    col);
 			break;
 		}
 	}
@@ -1798,7 +1807,8 @@ static void diff_q_write(struct diff_gen *g, struct diff_buf *b)
 
 		diff_add(b, "UPDATE %s SET ", tab->name);
 		for (i = 0; i < n; i++) {
-			const struct diff_col *col = &tab->col[(c + i) % tab->ncol];
+			const struct diff_col *col =
+			    &tab->col[(c + i) % tab->ncol];
 
 			if (i && col == &tab->col[c])
 				break;
@@ -1934,7 +1944,7 @@ static void test_diff_sqlite(void)
 	snprintf(diff_dir, sizeof(diff_dir), "%s/gpmdb_diff.XXXXXX",
 		 access("/dev/shm", W_OK) == 0 ? "/dev/shm"
 		 : tmp && *tmp		       ? tmp
-						       : "/tmp");
+					       : "/tmp");
 	if (!mkdtemp(diff_dir)) {
 		CHECKF(0, "cannot make %s", diff_dir);
 		return;
@@ -1955,8 +1965,8 @@ static void test_diff_sqlite(void)
 			diff_round = i / DIFF_PER_ROUND;
 			/* Each round from its own seed, so that a round can be
 			 * rerun alone: the seed and the round say it all. */
-			diff_state = diff_seed * 0x100000001B3ull +
-				     (uint64_t)diff_round;
+			diff_state =
+			    diff_seed * 0x100000001B3ull + (uint64_t)diff_round;
 			diff_clear(&diff_writes);
 			diff_diverged = 0;
 			if (!diff_make_tables()) {

@@ -31,8 +31,9 @@ static void fuzz_parse_round_trip(const ast_stmt *st)
 		return; /* out of memory: not a finding */
 	int rc = parse_sql(text, strlen(text), &r2);
 	if (rc != GPMDB_OK || !r2.stmt) {
-		fprintf(stderr, "fuzz_parse: rendering does not parse: %s\n"
-				"rendering: %s\n",
+		fprintf(stderr,
+			"fuzz_parse: rendering does not parse: %s\n"
+			"rendering: %s\n",
 			r2.errmsg, text);
 		abort();
 	}
@@ -63,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == GPMDB_OK && r.stmt)
 			fuzz_parse_round_trip(r.stmt);
 		if (rc != GPMDB_OK && r.errmsg[0] == 0) {
-			fprintf(stderr, "fuzz_parse: error %d without a message\n",
-				rc);
+			fprintf(stderr,
+				"fuzz_parse: error %d without a message\n", rc);
 			abort();
 		}
 		size_t tail = r.tail;

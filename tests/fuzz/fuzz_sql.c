@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #define FUZZ_SQL_MEMORY_MIB 64
-#define FUZZ_SQL_MAX_STMTS 32	/* statements run per input */
-#define FUZZ_SQL_MAX_ROWS 10000 /* rows stepped per statement */
+#define FUZZ_SQL_MAX_STMTS  32	  /* statements run per input */
+#define FUZZ_SQL_MAX_ROWS   10000 /* rows stepped per statement */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -52,7 +52,8 @@ static int fuzz_sql_step_all(gpmdb_stmt *st)
 {
 	int rc, rows = 0;
 
-	while ((rc = gpmdb_step(st)) == GPMDB_ROW && rows++ < FUZZ_SQL_MAX_ROWS) {
+	while ((rc = gpmdb_step(st)) == GPMDB_ROW &&
+	       rows++ < FUZZ_SQL_MAX_ROWS) {
 		int n = gpmdb_column_count(st);
 		for (int i = 0; i < n; i++) {
 			(void)gpmdb_column_name(st, i);
@@ -91,15 +92,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (!fuzz_sql_path[0]) {
-		const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
-								: getenv("TMPDIR");
+		const char *dir = access("/dev/shm", W_OK) == 0
+				      ? "/dev/shm"
+				      : getenv("TMPDIR");
 		snprintf(fuzz_sql_path, sizeof(fuzz_sql_path),
 			 "%s/gpmdb_fuzz_sql_%d.db", dir ? dir : "/tmp",
 			 (int)getpid());
 	}
 	unlink(fuzz_sql_path);
 	if (gpmdb_open_v2(fuzz_sql_path, &db,
-			  GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o) != GPMDB_OK)
+			  GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE,
+			  &o) != GPMDB_OK)
 		fuzz_sql_fail("open", db ? gpmdb_errmsg(db) : "no memory");
 	if (gpmdb_exec(db, fuzz_sql_schema, NULL, NULL, &err) != GPMDB_OK)
 		fuzz_sql_fail("schema", err);

@@ -46,8 +46,7 @@ static image img_read(gpmdb *db, const char *t)
 
 static int img_eq(image x, image y)
 {
-	return x.rows == y.rows && x.sv == y.sv && x.sa == y.sa &&
-	       x.na == y.na;
+	return x.rows == y.rows && x.sv == y.sv && x.sa == y.sa && x.na == y.na;
 }
 
 /* The rows INSERT batch k appends: ids [first, first + batch). */
@@ -217,8 +216,8 @@ static void workload(const char *what)
 		/* odd kills aim at the end of the statement, where the
 		 * kernels write (the filter comes first) */
 		double u01 = (double)rand() / RAND_MAX, dummy;
-		double delay = k % 2 ? op_ms * (0.85 + 0.2 * u01)
-				     : op_ms * 1.2 * u01;
+		double delay =
+		    k % 2 ? op_ms * (0.85 + 0.2 * u01) : op_ms * 1.2 * u01;
 		int done;
 
 		db = du_open(path, "cpu", 0);
@@ -237,7 +236,8 @@ static void workload(const char *what)
 			after = ins_after(before, (int64_t)before.rows);
 		} else {
 			after = before;
-			after.sv += (double)batch; /* 2 * batch rows, half even */
+			after.sv +=
+			    (double)batch; /* 2 * batch rows, half even */
 		}
 		gpmdb_close(db);
 		done = run_child(what, delay, &dummy);
@@ -254,11 +254,12 @@ static void workload(const char *what)
 			max_rec = rec_ms;
 		image now = img_read(db, tbl);
 		int is_b = img_eq(now, before), is_a = img_eq(now, after);
-		CHECKF(is_b || is_a,
-		       "%s kill %d (%.1f ms): rows %.0f sum(v) %.0f sum(a) %.0f "
-		       "count(a) %.0f; before %.0f/%.0f, after %.0f/%.0f",
-		       what, k, delay, now.rows, now.sv, now.sa, now.na,
-		       before.rows, before.sv, after.rows, after.sv);
+		CHECKF(
+		    is_b || is_a,
+		    "%s kill %d (%.1f ms): rows %.0f sum(v) %.0f sum(a) %.0f "
+		    "count(a) %.0f; before %.0f/%.0f, after %.0f/%.0f",
+		    what, k, delay, now.rows, now.sv, now.sa, now.na,
+		    before.rows, before.sv, after.rows, after.sv);
 		if (!strcmp(what, "update")) {
 			/* no torn rows: every even row moved together */
 			double lo = du_num(db, "SELECT min(v - id * 3) FROM u "

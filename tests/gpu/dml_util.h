@@ -21,7 +21,8 @@ static __attribute__((unused)) double du_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static __attribute__((unused)) gpmdb *du_open(const char *path, const char *backend, int create)
+static __attribute__((unused)) gpmdb *du_open(const char *path,
+					      const char *backend, int create)
 {
 	gpmdb_options o;
 	gpmdb *db = NULL;
@@ -29,7 +30,8 @@ static __attribute__((unused)) gpmdb *du_open(const char *path, const char *back
 	memset(&o, 0, sizeof(o));
 	o.backend = backend;
 	if (gpmdb_open_v2(path, &db,
-			  GPMDB_OPEN_READWRITE | (create ? GPMDB_OPEN_CREATE : 0),
+			  GPMDB_OPEN_READWRITE |
+			      (create ? GPMDB_OPEN_CREATE : 0),
 			  &o) != GPMDB_OK) {
 		fprintf(stderr, "open %s: %s\n", path, gpmdb_errmsg(db));
 		gpmdb_close(db);
@@ -63,7 +65,8 @@ static __attribute__((unused)) double du_num(gpmdb *db, const char *sql)
 }
 
 /* The first column of the first row as text, into buf. */
-static __attribute__((unused)) const char *du_text(gpmdb *db, const char *sql, char *buf, size_t n)
+static __attribute__((unused)) const char *du_text(gpmdb *db, const char *sql,
+						   char *buf, size_t n)
 {
 	gpmdb_stmt *st = NULL;
 
@@ -76,7 +79,8 @@ static __attribute__((unused)) const char *du_text(gpmdb *db, const char *sql, c
 }
 
 /* A value of a name/value pragma (gpu_write_stats, recovery_stats). */
-static __attribute__((unused)) double du_stat(gpmdb *db, const char *pragma, const char *name)
+static __attribute__((unused)) double du_stat(gpmdb *db, const char *pragma,
+					      const char *name)
 {
 	char sql[128];
 	gpmdb_stmt *st = NULL;
@@ -93,7 +97,8 @@ static __attribute__((unused)) double du_stat(gpmdb *db, const char *pragma, con
 }
 
 /* FNV-1a over the text of every column of every row of a query, in order. */
-static __attribute__((unused)) uint64_t du_hash(gpmdb *db, const char *sql, uint64_t *rows)
+static __attribute__((unused)) uint64_t du_hash(gpmdb *db, const char *sql,
+						uint64_t *rows)
 {
 	gpmdb_stmt *st = NULL;
 	uint64_t h = 1469598103934665603ull;
@@ -124,9 +129,9 @@ static __attribute__((unused)) uint64_t du_hash(gpmdb *db, const char *sql, uint
 }
 
 /* Runs a prepared statement once with the arrays bound (1-based params). */
-static __attribute__((unused)) int du_batch(gpmdb *db, const char *sql, int np, const int64_t *const *i64,
-		    const double *const *dbl, const uint8_t *const *nulls,
-		    int64_t n)
+static __attribute__((unused)) int
+du_batch(gpmdb *db, const char *sql, int np, const int64_t *const *i64,
+	 const double *const *dbl, const uint8_t *const *nulls, int64_t n)
 {
 	gpmdb_stmt *st = NULL;
 	int rc = gpmdb_prepare(db, sql, -1, &st, NULL);
@@ -137,7 +142,8 @@ static __attribute__((unused)) int du_batch(gpmdb *db, const char *sql, int np, 
 			    : gpmdb_bind_array_double(st, i + 1, dbl[i], n,
 						      nulls ? nulls[i] : NULL);
 	if (rc == GPMDB_OK)
-		rc = gpmdb_step(st) == GPMDB_DONE ? GPMDB_OK : gpmdb_errcode(db);
+		rc =
+		    gpmdb_step(st) == GPMDB_DONE ? GPMDB_OK : gpmdb_errcode(db);
 	if (rc != GPMDB_OK)
 		fprintf(stderr, "%s: %s\n", sql, gpmdb_errmsg(db));
 	gpmdb_finalize(st);

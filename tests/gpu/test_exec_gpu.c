@@ -14,8 +14,8 @@
 
 #include "harness.h"
 
-#include "gpu/xq.h"
 #include "../gpu/gpu.h"
+#include "gpu/xq.h"
 
 static gpmdb *db;
 static char path[256];
@@ -54,23 +54,25 @@ static void setup(void)
 	CHECK(!xq_exec(db, "CREATE TABLE t(i INTEGER, b BIGINT, d DOUBLE, "
 			   "f FLOAT(10), m DECIMAL(12,2), dt DATE, bo BOOLEAN, "
 			   "s TEXT, s2 VARCHAR(12))"));
-	CHECK(!xq_exec(db, "INSERT INTO t VALUES (1, 10, 0.5, 1.25, 3.10, "
-			   "DATE '2020-01-01', true, 'apple', 'apple'), "
-			   "(2, -7, -1.5, NULL, -2.55, DATE '1999-12-31', false, "
-			   "'banana', 'ban'), "
-			   "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "
-			   "(4, 123456789, 1e10, 2.5, 99999.99, DATE '2024-02-29', "
-			   "true, '', 'x'), "
-			   "(5, 0, -0.0, 0, 0, DATE '1970-01-01', NULL, 'Apricot', "
-			   "NULL)"));
+	CHECK(!xq_exec(
+	    db, "INSERT INTO t VALUES (1, 10, 0.5, 1.25, 3.10, "
+		"DATE '2020-01-01', true, 'apple', 'apple'), "
+		"(2, -7, -1.5, NULL, -2.55, DATE '1999-12-31', false, "
+		"'banana', 'ban'), "
+		"(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "
+		"(4, 123456789, 1e10, 2.5, 99999.99, DATE '2024-02-29', "
+		"true, '', 'x'), "
+		"(5, 0, -0.0, 0, 0, DATE '1970-01-01', NULL, 'Apricot', "
+		"NULL)"));
 	/* doubling with variation: several tablets of varied rows */
 	for (long n = 5, k = 1; n < rows; n *= 2, k++) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO t SELECT i + %ld, b * 3 + %ld, d * 1.5 - "
-			 "%ld, f + 1, m + %ld.07, dt + INTERVAL '%ld' DAY, NOT "
-			 "bo, substr(s || '%ld' || s2, 1, 12), s2 || '%ld' FROM "
-			 "t WHERE b IS NULL OR b < 1000000000000000",
-			 n, k, k, k % 50, k * 37, k, k % 3);
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO t SELECT i + %ld, b * 3 + %ld, d * 1.5 - "
+		    "%ld, f + 1, m + %ld.07, dt + INTERVAL '%ld' DAY, NOT "
+		    "bo, substr(s || '%ld' || s2, 1, 12), s2 || '%ld' FROM "
+		    "t WHERE b IS NULL OR b < 1000000000000000",
+		    n, k, k, k % 50, k * 37, k, k % 3);
 		CHECK(!xq_exec(db, sql));
 	}
 	CHECK(!xq_exec(db, "DELETE FROM t WHERE i % 97 = 13"));
@@ -136,7 +138,8 @@ static void t_projections(void)
 	    "SELECT b * 2 + 1, d / 3, m * 2, -m, i % 5 FROM t",
 	    "SELECT substr(s, 2, 3), length(s2), trim(s) FROM t WHERE i < 5000",
 	    "SELECT dt + INTERVAL '3' MONTH, EXTRACT(YEAR FROM dt) FROM t",
-	    "SELECT CASE WHEN bo THEN s ELSE s2 END, coalesce(s, 'none') FROM t",
+	    "SELECT CASE WHEN bo THEN s ELSE s2 END, coalesce(s, 'none') FROM "
+	    "t",
 	    "SELECT i, s, 'const' FROM t WHERE i % 1000 = 1",
 	    "SELECT abs(d), CAST(b AS DOUBLE), CAST(d AS BIGINT) FROM t",
 	    "SELECT nullif(i, 4), b IS NULL, f FROM t",

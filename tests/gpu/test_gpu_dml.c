@@ -59,11 +59,11 @@ static int workload(gpmdb *db)
 		const int64_t *i64a[6] = {id, a, NULL, c, NULL, e};
 		const double *dba[6] = {NULL, NULL, b, NULL, d, NULL};
 		const uint8_t *nla[6] = {NULL, an, bn, NULL, bn, NULL};
-		const int64_t *i64b[6] = {id + k1, a + k1, NULL, c + k1, NULL,
-					  e + k1};
+		const int64_t *i64b[6] = {id + k1, a + k1, NULL,
+					  c + k1,  NULL,   e + k1};
 		const double *dbb[6] = {NULL, NULL, b + k1, NULL, d + k1, NULL};
-		const uint8_t *nlb[6] = {NULL, an + k1, bn + k1, NULL,
-					 bn + k1, NULL};
+		const uint8_t *nlb[6] = {NULL, an + k1, bn + k1,
+					 NULL, bn + k1, NULL};
 		const char *ins = "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)";
 
 		if ((rc = du_exec(db, "CREATE TABLE t (id BIGINT PRIMARY KEY, "
@@ -99,8 +99,10 @@ static int workload(gpmdb *db)
 			goto out;
 	}
 	if ((rc = du_exec(db, "UPDATE t SET e = e + 1 WHERE a % 3 = 0")) ||
-	    (rc = du_exec(db, "UPDATE t SET a = NULL, c = NOT c WHERE id % 11 = 0")) ||
-	    (rc = du_exec(db, "UPDATE t SET a = 5 WHERE a IS NULL AND id % 2 = 0")) ||
+	    (rc = du_exec(
+		 db, "UPDATE t SET a = NULL, c = NOT c WHERE id % 11 = 0")) ||
+	    (rc = du_exec(
+		 db, "UPDATE t SET a = 5 WHERE a IS NULL AND id % 2 = 0")) ||
 	    (rc = du_exec(db, "BEGIN; UPDATE t SET e = 0, d = 1.5; ROLLBACK")))
 		goto out;
 	{
@@ -163,17 +165,17 @@ static void t_equal_scope_log(const char *scope, const char *log)
 	double nf = du_stat(gdb, "gpu_write_stats", "cpu_fallbacks") - f0;
 	/* 2 inserts, 1 append, 1 keyed + 3 predicate updates, the rolled
 	 * back one, 1 keyed + 1 predicate delete, 1 more update */
-	CHECKF(nb >= 10 && nf == 0, "gpu batches %.0f, fallbacks %.0f", nb,
-	       nf);
+	CHECKF(nb >= 10 && nf == 0, "gpu batches %.0f, fallbacks %.0f", nb, nf);
 	/* 1 keyed + 4 predicate updates (the rolled-back one included) */
 	double nv = du_stat(gdb, "gpu_write_stats", "conv_batches") - v0;
 	CHECKF(log ? nv >= 5 : nv == 0, "conventional batches %.0f", nv);
-	printf("# log %s, scope %s: %llu rows equal (%016llx); workload cpu %.0f ms, "
+	printf("# log %s, scope %s: %llu rows equal (%016llx); workload cpu "
+	       "%.0f ms, "
 	       "gpu %.0f ms; %.0f GPU batches, last: upload %.2f log %.2f "
 	       "data %.2f total %.2f ms\n",
 	       log ? log : "hcl", scope, (unsigned long long)rg,
-	       (unsigned long long)hg, tc, tg,
-	       nb, du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
+	       (unsigned long long)hg, tc, tg, nb,
+	       du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_log_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_data_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_total_ms"));
@@ -263,8 +265,8 @@ static void t_msync(void)
 	fd = open(path, O_RDWR);
 	if (fd >= 0) {
 		size_t len = 1 << 20;
-		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
+		void *m =
+		    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m != MAP_FAILED) {
 			int rc = gpu_pm_register(m, len, err, sizeof(err));
 			printf("# cudaHostRegister of %s: rc %d %s\n", path, rc,
@@ -280,8 +282,8 @@ static void t_msync(void)
 
 /* A GPU batch killed at commit.begin, recovered by the GPU kernel or
  * the CPU; restoration latency as a percentage of the operation. */
-static void crash_recover_log(const char *what, const char *sql,
-			      int gpu_rec, const char *log)
+static void crash_recover_log(const char *what, const char *sql, int gpu_rec,
+			      const char *log)
 {
 	gpmdb *db;
 	uint64_t h0, h1, r0, r1;
@@ -324,8 +326,9 @@ static void crash_recover_log(const char *what, const char *sql,
 	double gent = du_stat(db, "recovery_stats", "gpu_entries");
 	double gms = du_stat(db, "recovery_stats", "gpu_ms");
 	h1 = du_hash(db, "SELECT * FROM t2", &r1);
-	CHECKF(h0 == h1 && r0 == r1, "%s: before %016llx, after recovery %016llx",
-	       what, (unsigned long long)h0, (unsigned long long)h1);
+	CHECKF(h0 == h1 && r0 == r1,
+	       "%s: before %016llx, after recovery %016llx", what,
+	       (unsigned long long)h0, (unsigned long long)h1);
 	CHECK(gpu_rec ? gseg == 1 : gseg == 0);
 	char ok[256];
 	CHECKF(!strcmp(du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
@@ -374,8 +377,10 @@ static void t_recovery(void)
 			 GPMDB_OK);
 	}
 	gpmdb_close(db);
-	crash_recover("UPDATE", "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 1);
-	crash_recover("UPDATE", "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 0);
+	crash_recover("UPDATE",
+		      "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 1);
+	crash_recover("UPDATE",
+		      "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0", 0);
 	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 1);
 	crash_recover("DELETE", "DELETE FROM t2 WHERE id % 3 = 1", 0);
 	/* conventional logging's segment, recovered by both */
@@ -403,7 +408,8 @@ int main(int argc, char **argv)
 		char pr[64];
 
 		if (c && argc == 5) {
-			snprintf(pr, sizeof(pr), "PRAGMA gpu_log = %s", argv[4]);
+			snprintf(pr, sizeof(pr), "PRAGMA gpu_log = %s",
+				 argv[4]);
 			if (du_exec(c, pr) != GPMDB_OK)
 				return 4;
 		}

@@ -71,7 +71,8 @@ static inline int xq_same(const char *a, const char *b, double tol)
 			char *ea, *eb;
 			double x = strtod(a, &ea), y = strtod(b, &eb);
 			if (ea != a + la || eb != b + lb ||
-			    fabs(x - y) > tol * fmax(1.0, fmax(fabs(x), fabs(y))))
+			    fabs(x - y) >
+				tol * fmax(1.0, fmax(fabs(x), fabs(y))))
 				return 0;
 		}
 		a += la;

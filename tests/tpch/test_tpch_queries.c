@@ -30,8 +30,8 @@
  */
 #include "harness.h"
 
-#include "gpmdb.h"
 #include "../../tpc/tpch/tpch_query.h"
+#include "gpmdb.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -412,8 +412,8 @@ static void tq_explain(const char *sql, int *ngpu, int *ncpu)
 	while (gpmdb_step(st) == GPMDB_ROW)
 		for (int c = 0; c < gpmdb_column_count(st); c++) {
 			const char *v = (const char *)gpmdb_column_text(st, c);
-			for (const char *p = v; p && (p = strstr(p, "backend="));
-			     p += 8) {
+			for (const char *p = v;
+			     p && (p = strstr(p, "backend=")); p += 8) {
 				if (!strncmp(p + 8, "gpu", 3))
 					++*ngpu;
 				else if (!strncmp(p + 8, "cpu", 3))
@@ -433,7 +433,8 @@ static void tq_query_gpu(int q, const char *sql, const tpchq_res *cpu)
 	long long ops0, fb0, ops1, fb1;
 	char msg[4096];
 
-	if (tq_gexec("PRAGMA backend = gpu") || tq_gexec("PRAGMA gpu_strict = off"))
+	if (tq_gexec("PRAGMA backend = gpu") ||
+	    tq_gexec("PRAGMA gpu_strict = off"))
 		return;
 	tq_explain(sql, &gr->plan_gpu, &gr->plan_cpu);
 	if (tq_gpu_stats(&ops0, &fb0))
@@ -594,9 +595,10 @@ static void tq_gpu_table(void)
 		else
 			snprintf(plan, sizeof(plan), "%d/%d", r->plan_gpu,
 				 r->plan_cpu);
-		printf("# | q%d | %ld | %lld | %lld | %s | %s | %.1f | %.1f |\n",
-		       q, r->rows, r->gpu_ops, r->fallbacks, plan, r->strict,
-		       r->cpu_ms, r->gpu_ms);
+		printf(
+		    "# | q%d | %ld | %lld | %lld | %s | %s | %.1f | %.1f |\n",
+		    q, r->rows, r->gpu_ops, r->fallbacks, plan, r->strict,
+		    r->cpu_ms, r->gpu_ms);
 		ops += r->gpu_ops;
 		fb += r->fallbacks;
 		full += !strcmp(r->strict, "passed");
@@ -663,8 +665,8 @@ int main(int argc, char **argv)
 		TEST_MAIN_END();
 	}
 	atexit(tq_cleanup); /* also on exit() after running out of memory */
-	tq_gpu = getenv("GPMDB_TPCH_GPU") && !strcmp(getenv("GPMDB_TPCH_GPU"),
-						     "1");
+	tq_gpu =
+	    getenv("GPMDB_TPCH_GPU") && !strcmp(getenv("GPMDB_TPCH_GPU"), "1");
 	TEST_RUN(test_sqlite_dialect);
 	TEST_RUN(test_load);
 	TQ_RUN(1);

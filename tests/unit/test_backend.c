@@ -122,9 +122,10 @@ static void t_no_gpu(void)
 	/* strict: an error naming the operator and why */
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
 	r = xq(db, "SELECT name FROM e WHERE sal > 100");
-	CHECKF(!strncmp(r, "ERROR: gpu_strict: PROJECT cannot run on the GPU: "
-			   "no GPU: ",
-			   50) &&
+	CHECKF(!strncmp(r,
+			"ERROR: gpu_strict: PROJECT cannot run on the GPU: "
+			"no GPU: ",
+			50) &&
 		   strstr(r, why),
 	       "%s", r);
 	free(r);

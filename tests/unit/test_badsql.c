@@ -62,7 +62,8 @@ static char *dump(gpmdb *db)
 				out = realloc(out, cap);
 			}
 			n += (size_t)snprintf(out + n, cap - n, "%s%c",
-					      v ? v : "NULL", i < 3 ? '|' : '\n');
+					      v ? v : "NULL",
+					      i < 3 ? '|' : '\n');
 		}
 	}
 	gpmdb_finalize(st);
@@ -132,8 +133,8 @@ static void test_unterminated(void)
 	    "unrecognized token: \"\"b = 'z'\"");
 	/* The comment follows a whole statement without its ';': the
 	 * statement is not run. */
-	bad(db, "INSERT INTO t VALUES (3, 'abc') /* never closed",
-	    GPMDB_ERROR, "unterminated /* comment");
+	bad(db, "INSERT INTO t VALUES (3, 'abc') /* never closed", GPMDB_ERROR,
+	    "unterminated /* comment");
 	bad(db, "DELETE FROM t /* never closed", GPMDB_ERROR,
 	    "unterminated /* comment");
 	gpmdb_close(db);
@@ -204,8 +205,7 @@ static void test_deep_nesting(void)
 		     k++) {
 			char *before = dump(db), *err = NULL;
 			s = repeat(forms[f].head, forms[f].unit, depths[k],
-				   forms[f].mid, forms[f].unit2,
-				   forms[f].tail);
+				   forms[f].mid, forms[f].unit2, forms[f].tail);
 			int rc = gpmdb_exec(db, "BEGIN", NULL, NULL, NULL);
 			rc = gpmdb_exec(db, s, NULL, NULL, &err);
 			if (rc != GPMDB_OK) {
@@ -233,8 +233,8 @@ static void test_deep_nesting(void)
 	/* Views nested in views and CTEs referring to each other expand at
 	 * bind time, outside the parser's limits. */
 	char *err = NULL;
-	CHECK_RC(gpmdb_exec(db, "CREATE VIEW v0 AS SELECT * FROM t", NULL,
-			    NULL, NULL),
+	CHECK_RC(gpmdb_exec(db, "CREATE VIEW v0 AS SELECT * FROM t", NULL, NULL,
+			    NULL),
 		 GPMDB_OK);
 	int made = 0;
 	for (int i = 1; i <= 200; i++) {
@@ -312,8 +312,9 @@ static void test_invalid_utf8(void)
 	    "near \"\x80\": syntax error");
 	/* Inside a string the bytes are kept as they are (as SQLite does),
 	 * and read back unchanged. */
-	CHECK_RC(gpmdb_exec(db, "INSERT INTO t VALUES (3, '\xff\xc3(\x80', 3, "
-				"NULL)",
+	CHECK_RC(gpmdb_exec(db,
+			    "INSERT INTO t VALUES (3, '\xff\xc3(\x80', 3, "
+			    "NULL)",
 			    NULL, NULL, NULL),
 		 GPMDB_OK);
 	CHECK(strcmp(su_scalar(db, "SELECT b FROM t WHERE a = 3"),
@@ -443,8 +444,9 @@ static void test_constraints(void)
 	    "UNIQUE constraint failed: t.a");
 
 	/* Inside a transaction a failing statement undoes only itself. */
-	CHECK_RC(gpmdb_exec(db, "BEGIN; INSERT INTO t VALUES (3, 'z', 3, "
-				"NULL)",
+	CHECK_RC(gpmdb_exec(db,
+			    "BEGIN; INSERT INTO t VALUES (3, 'z', 3, "
+			    "NULL)",
 			    NULL, NULL, NULL),
 		 GPMDB_OK);
 	bad(db, "INSERT INTO t VALUES (4, 'w', 4, NULL), (5, 'v', 3, NULL)",

@@ -341,10 +341,8 @@ static void test_append_columns(void)
 			     "f REAL DEFAULT 1.5)"),
 		 GPMDB_OK);
 	gpmdb_column_array cols[5] = {
-	    {GPMDB_ARRAY_INT64, id, NULL},
-	    {GPMDB_ARRAY_INT32, q, NULL},
-	    {GPMDB_ARRAY_DOUBLE, p, pn},
-	    {GPMDB_ARRAY_TEXT, d, NULL},
+	    {GPMDB_ARRAY_INT64, id, NULL}, {GPMDB_ARRAY_INT32, q, NULL},
+	    {GPMDB_ARRAY_DOUBLE, p, pn},   {GPMDB_ARRAY_TEXT, d, NULL},
 	    {GPMDB_ARRAY_TEXT, nm, NULL},
 	};
 	const char *names[5] = {"id", "q", "p", "d", "nm"};
@@ -388,8 +386,7 @@ static void test_append_columns(void)
 	/* a bad date at row 1 */
 	id2[2] = 13;
 	d[1] = "2023-02-30";
-	CHECK_RC(gpmdb_append_columns(db, "t", 5, names, cols, 4),
-		 GPMDB_ERROR);
+	CHECK_RC(gpmdb_append_columns(db, "t", 5, names, cols, 4), GPMDB_ERROR);
 	CHECK_MSG(db, "(row 1)");
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "4");
 	d[1] = "2023-02-28";
@@ -445,8 +442,8 @@ static void test_result_columns(void)
 
 	CHECK_RC(gpmdb_result_column(st, 4, &c, &n), GPMDB_OK);
 	dv = c.values;
-	CHECK(c.type == GPMDB_ARRAY_DOUBLE && dv[0] == 1.125 &&
-	      dv[2] == -2.5 && c.nulls[1]);
+	CHECK(c.type == GPMDB_ARRAY_DOUBLE && dv[0] == 1.125 && dv[2] == -2.5 &&
+	      c.nulls[1]);
 
 	CHECK_RC(gpmdb_result_column(st, 5, &c, &n), GPMDB_OK);
 	iv = c.values;
@@ -527,7 +524,7 @@ static void test_large(void)
 	int64_t *id = malloc(sizeof(int64_t) * N);
 	int64_t *a = malloc(sizeof(int64_t) * N);
 	double *x = malloc(sizeof(double) * N);
-	char (*txt)[16] = malloc(16 * (size_t)N);
+	char(*txt)[16] = malloc(16 * (size_t)N);
 	const char **tp = malloc(sizeof(char *) * N);
 	uint8_t *xn = calloc(N, 1);
 
@@ -608,8 +605,8 @@ static void test_large(void)
 		s += ((const int64_t *)c.values)[i];
 	CHECK(s == sum_id + (long long)N * N);
 	CHECK_RC(gpmdb_result_column(st, 1, &c, &n), GPMDB_OK);
-	CHECK(n == N && !strcmp(((const char *const *)c.values)[N - 1],
-				tp[N - 1]));
+	CHECK(n == N &&
+	      !strcmp(((const char *const *)c.values)[N - 1], tp[N - 1]));
 	gpmdb_finalize(st);
 
 	free(id);

@@ -23,8 +23,8 @@ static char path[300];
 static gpmdb *db;
 
 /* One transaction of NROWS single-row INSERTs (each statement behind a
- * savepoint: the metadata log must not fill up).  Row i: a = i, b = i % 1000 - 500 (NULL when i % 97 == 0), c = i / 8.0,
- * d = 'k' || (i % 13). */
+ * savepoint: the metadata log must not fill up).  Row i: a = i, b = i % 1000 -
+ * 500 (NULL when i % 97 == 0), c = i / 8.0, d = 'k' || (i % 13). */
 static void load(void)
 {
 	gpmdb_stmt *st = NULL;
@@ -33,9 +33,9 @@ static void load(void)
 	CHECK(!su_exec(db, "CREATE TABLE t(a BIGINT, b INT, c DOUBLE, "
 			   "d TEXT, e DECIMAL(12,2))"));
 	CHECK(!su_exec(db, "BEGIN"));
-	CHECK_RC(gpmdb_prepare(db, "INSERT INTO t VALUES(?,?,?,?,?)", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "INSERT INTO t VALUES(?,?,?,?,?)", -1, &st, NULL),
+	    GPMDB_OK);
 	for (int i = 0; i < NROWS; i++) {
 		char d[16];
 		snprintf(d, sizeof(d), "k%d", i % 13);
@@ -95,9 +95,9 @@ static void test_filter_order(void)
 	long long prev = -1, rows = 0;
 	bool sorted = true;
 
-	CHECK_RC(gpmdb_prepare(db, "SELECT a FROM t WHERE a % 3 = 1", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "SELECT a FROM t WHERE a % 3 = 1", -1, &st, NULL),
+	    GPMDB_OK);
 	while (gpmdb_step(st) == GPMDB_ROW) {
 		long long a = gpmdb_column_int64(st, 0);
 		if (a <= prev || a % 3 != 1)
@@ -133,14 +133,15 @@ static void test_projection(void)
 	{
 		/* su_scalar returns a static buffer: keep the first. */
 		char *a = strdup(su_scalar(db, "SELECT sum(z) FROM (SELECT "
-						"e * 2 AS z FROM t)"));
+					       "e * 2 AS z FROM t)"));
 		double se = 0;
 		char w[64];
 		for (int i = 0; i < NROWS; i++)
 			se += (i % 500) / 4.0 * 2;
 		snprintf(w, sizeof(w), "%.2f", se);
 		CHECKF(a && !strcmp(a, w), "%s, wanted %s", a ? a : "?", w);
-		CHECK(a && !strcmp(a, su_scalar(db, "SELECT sum(e) * 2 FROM t")));
+		CHECK(a &&
+		      !strcmp(a, su_scalar(db, "SELECT sum(e) * 2 FROM t")));
 		free(a);
 	}
 }

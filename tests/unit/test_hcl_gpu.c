@@ -79,7 +79,8 @@ static void fake_update(stg_pool *p, uint32_t tid, uint64_t n, uint64_t k,
 	CHECK_RC(stg_hcl_begin_gpu(p, tid, n, 1, seg), GPMDB_OK);
 	base = stg_pool_base(p, &len); /* after the segment's allocation */
 	for (uint64_t r = 0; r < k; r++) {
-		uint64_t ti = stg_tab_index_of(r), lr = r - stg_tab_first_row(ti);
+		uint64_t ti = stg_tab_index_of(r),
+			 lr = r - stg_tab_first_row(ti);
 		int32_t *v = (int32_t *)(base + l.tab[ti * l.stride + 2]);
 		uint32_t *nl = (uint32_t *)(base + l.tab[ti * l.stride + 3]);
 		hcl_entry en = {HCL_K_VALUE, 1, r, (uint32_t)v[lr],
@@ -237,9 +238,9 @@ static void t_append(void)
 {
 	const char *path = tu_path("hg_app", 0);
 	stg_pool *p = tu_open(path);
-	stg_column_def c[2] = {{.name = "id", .type = STG_T_BIGINT,
-				.flags = STG_COL_NOTNULL},
-			       {.name = "b", .type = STG_T_BOOLEAN}};
+	stg_column_def c[2] = {
+	    {.name = "id", .type = STG_T_BIGINT, .flags = STG_COL_NOTNULL},
+	    {.name = "b", .type = STG_T_BOOLEAN}};
 	uint32_t tid = 0, tt = 0;
 	int64_t ids[6000];
 	uint8_t bs[6000];
@@ -265,7 +266,8 @@ static void t_append(void)
 	CHECK_RC(stg_gpu_layout_get(p, tid, &l), GPMDB_OK);
 	char *base = stg_pool_base(p, &len);
 	for (uint64_t r = start; r < start + 5000; r++) {
-		uint64_t ti = stg_tab_index_of(r), lr = r - stg_tab_first_row(ti);
+		uint64_t ti = stg_tab_index_of(r),
+			 lr = r - stg_tab_first_row(ti);
 		uint64_t *t = l.tab + ti * l.stride;
 		uint32_t *nb = (uint32_t *)(base + t[3]);
 		uint32_t *db = (uint32_t *)(base + t[4]);

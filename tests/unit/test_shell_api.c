@@ -127,11 +127,12 @@ static void test_progress_and_rollback(void)
 	calls = 0;
 	limit = 50;
 	char *err = NULL;
-	CHECK_RC(gpmdb_exec(db,
-			    "INSERT INTO t SELECT count(*), 2 FROM big a, big b "
-			    "WHERE a.x + b.x < 0",
-			    NULL, NULL, &err),
-		 GPMDB_INTERRUPT);
+	CHECK_RC(
+	    gpmdb_exec(db,
+		       "INSERT INTO t SELECT count(*), 2 FROM big a, big b "
+		       "WHERE a.x + b.x < 0",
+		       NULL, NULL, &err),
+	    GPMDB_INTERRUPT);
 	CHECK(err && !strcmp(err, "interrupted"));
 	gpmdb_free(err);
 	CHECK_RC(calls, 50);

@@ -79,11 +79,11 @@
 
 const char bench_prog[] = "bench_batch";
 
-#define BB_SEED 20261122ull
-#define BB_UI_RANGE 1000000
+#define BB_SEED	      20261122ull
+#define BB_UI_RANGE   1000000
 #define BB_PRED_LIMIT 50000 /* uniformi < this: about 5% */
-#define BB_NCOLS 7
-#define BB_ROW_BYTES 28.0 /* 7 four-byte values */
+#define BB_NCOLS      7
+#define BB_ROW_BYTES  28.0 /* 7 four-byte values */
 
 static const char *bb_create =
     "CREATE TABLE test (id INT PRIMARY KEY, uniformi INT, normali5 INT, "
@@ -198,8 +198,7 @@ typedef struct {
 	double f[2];  /* sum uniformf, normalf5 */
 } bb_ck;
 
-static void bb_ck_of(const bb_data *d, uint64_t n, const int32_t *ui,
-		     bb_ck *c)
+static void bb_ck_of(const bb_data *d, uint64_t n, const int32_t *ui, bb_ck *c)
 {
 	int64_t s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0;
 	double f1 = 0, f2 = 0;
@@ -269,21 +268,22 @@ static const char *op_names[NOPS] = {"INSERT", "UPDATE a (predicate)",
 				     "UPDATE b (keys, array binding)"};
 
 enum { C_GPU, C_CONV, C_CAP, C_CPU, C_SQLITE, C_SQLITE_DISK, C_DUCK, NCONF };
-static const char *conf_keys[NCONF] = {"gpu",	 "conv",	"cap",
-				       "cpu",	 "sqlite",	"sqlite-disk",
-				       "duckdb"};
-static const char *conf_names[NCONF] = {
-    "gpmdb GPU pmem (HCL)",	 "gpmdb GPU conventional log",
-    "gpmdb GPU CAP",		 "gpmdb CPU (all cores)",
-    "SQLite /dev/shm (WAL, FULL)", "SQLite disk (WAL, FULL)",
-    "DuckDB /dev/shm"};
+static const char *conf_keys[NCONF] = {"gpu",	 "conv",	"cap",	 "cpu",
+				       "sqlite", "sqlite-disk", "duckdb"};
+static const char *conf_names[NCONF] = {"gpmdb GPU pmem (HCL)",
+					"gpmdb GPU conventional log",
+					"gpmdb GPU CAP",
+					"gpmdb CPU (all cores)",
+					"SQLite /dev/shm (WAL, FULL)",
+					"SQLite disk (WAL, FULL)",
+					"DuckDB /dev/shm"};
 
 typedef struct {
 	bool ran;
 	char status[256]; /* why it did not run */
 	uint64_t n;	  /* table rows it ran with */
 	double secs[NOPS], rows[NOPS], bytes[NOPS], changed[NOPS];
-	double rec_ms[NOPS]; /* < 0: not measured */
+	double rec_ms[NOPS];	/* < 0: not measured */
 	double kernel_ms[NOPS]; /* gpu_write_stats last_total_ms */
 	double up_bytes[NOPS];	/* bytes the GPU path uploads */
 	int ck_ok[NOPS];	/* 1 ok, 0 mismatch, -1 not run */
@@ -304,9 +304,10 @@ static void bb_check(bb_res *r, int op, const bb_ck *got, const bb_ck *want,
 	}
 	bb_ck_str(got, a, sizeof(a));
 	bb_ck_str(want, b, sizeof(b));
-	fprintf(stderr,
-		"**CHECKSUM MISMATCH** %s, %s%s:\n  got      %s\n  expected %s\n",
-		conf, op_names[op], when, a, b);
+	fprintf(
+	    stderr,
+	    "**CHECKSUM MISMATCH** %s, %s%s:\n  got      %s\n  expected %s\n",
+	    conf, op_names[op], when, a, b);
 	printf("**CHECKSUM MISMATCH** %s, %s%s\n", conf, op_names[op], when);
 	r->ck_ok[op] = 0;
 	bb_mismatches++;
@@ -386,10 +387,9 @@ static int gm_open(int conf, const char *path, bool create, gpmdb **out,
 	int rc;
 
 	o.backend = conf == C_CPU ? "cpu" : "gpu";
-	rc = gpmdb_open_v2(path, &db,
-			   GPMDB_OPEN_READWRITE |
-			       (create ? GPMDB_OPEN_CREATE : 0),
-			   &o);
+	rc = gpmdb_open_v2(
+	    path, &db, GPMDB_OPEN_READWRITE | (create ? GPMDB_OPEN_CREATE : 0),
+	    &o);
 	if (rc != GPMDB_OK) {
 		snprintf(err, len, "open %s: %s", path,
 			 db ? gpmdb_errmsg(db) : "out of memory");
@@ -440,14 +440,16 @@ static int gm_ck(gpmdb *db, int conf, bb_ck *c, char *err, size_t len)
 	return rc;
 }
 
-static int gm_insert(gpmdb *db, const char *table, const bb_data *d,
-		     uint64_t n, char *err, size_t len)
+static int gm_insert(gpmdb *db, const char *table, const bb_data *d, uint64_t n,
+		     char *err, size_t len)
 {
-	gpmdb_column_array a[BB_NCOLS] = {
-	    {GPMDB_ARRAY_INT32, d->id, NULL}, {GPMDB_ARRAY_INT32, d->ui, NULL},
-	    {GPMDB_ARRAY_INT32, d->n5, NULL}, {GPMDB_ARRAY_INT32, d->n20, NULL},
-	    {GPMDB_ARRAY_DOUBLE, d->uf, NULL}, {GPMDB_ARRAY_DOUBLE, d->f5, NULL},
-	    {GPMDB_ARRAY_INT32, d->nf20, NULL}};
+	gpmdb_column_array a[BB_NCOLS] = {{GPMDB_ARRAY_INT32, d->id, NULL},
+					  {GPMDB_ARRAY_INT32, d->ui, NULL},
+					  {GPMDB_ARRAY_INT32, d->n5, NULL},
+					  {GPMDB_ARRAY_INT32, d->n20, NULL},
+					  {GPMDB_ARRAY_DOUBLE, d->uf, NULL},
+					  {GPMDB_ARRAY_DOUBLE, d->f5, NULL},
+					  {GPMDB_ARRAY_INT32, d->nf20, NULL}};
 	int rc = gpmdb_append_columns(db, table, BB_NCOLS, NULL, a, (int64_t)n);
 
 	if (rc != GPMDB_OK)
@@ -547,7 +549,8 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 		snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 		return;
 	}
-	bb_check(r, op, &got, want, conf_names[conf], " (after crash recovery)");
+	bb_check(r, op, &got, want, conf_names[conf],
+		 " (after crash recovery)");
 	r->rec_ok[op] = bb_ck_eq(&got, want) && !r->err[op][0];
 	if (op == OP_INSERT) {
 		if (gm_int(*db, "SELECT count(*) FROM c") != 0) {
@@ -707,8 +710,7 @@ static int sq_update_b(sqlite3 *db, const bb_keys *kk, char *err, size_t len)
 	int rc = sq_exec(db, "BEGIN", err, len);
 
 	if (rc == SQLITE_OK &&
-	    (rc = sqlite3_prepare_v2(db, bb_sql_b, -1, &st, NULL)) !=
-		SQLITE_OK)
+	    (rc = sqlite3_prepare_v2(db, bb_sql_b, -1, &st, NULL)) != SQLITE_OK)
 		snprintf(err, len, "prepare: %s", sqlite3_errmsg(db));
 	for (uint64_t j = 0; j < kk->k && rc == SQLITE_OK; j++) {
 		sqlite3_bind_int(st, 1, kk->vals[j]);
@@ -741,8 +743,7 @@ static void sq_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 	bb_expect(d, n, &kk, ck, &ka);
 	r->n = n;
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sq_exec(db,
-		    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL",
+	    sq_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL",
 		    err, sizeof(err)) ||
 	    sq_exec(db, bb_create, err, sizeof(err))) {
 		snprintf(r->status, sizeof(r->status), "%s",
@@ -817,8 +818,8 @@ static int dk_ck(duckdl *dl, duckdl_connection con, bb_ck *c, char *err,
 }
 
 static int dk_append(duckdl *dl, duckdl_connection con, const char *table,
-		     const bb_data *d, const bb_keys *kk, uint64_t n,
-		     char *err, size_t len)
+		     const bb_data *d, const bb_keys *kk, uint64_t n, char *err,
+		     size_t len)
 {
 	duckdl_appender ap = NULL;
 	int bad = 0;
@@ -958,8 +959,8 @@ static double bb_cpu_copy(const char *dir, uint64_t bytes, char *why,
 
 	snprintf(path, sizeof(path), "%s/bench_batch_copy_%d", dir,
 		 (int)getpid());
-	dst = pmem_map_file(path, bytes, PMEM_FILE_CREATE, 0600, &mlen,
-			    &is_pmem);
+	dst =
+	    pmem_map_file(path, bytes, PMEM_FILE_CREATE, 0600, &mlen, &is_pmem);
 	if (!dst) {
 		snprintf(why, len, "pmem_map_file %.100s: %.100s", path,
 			 pmem_errormsg());
@@ -1002,7 +1003,8 @@ static void bb_measure_limits(bb_limits *l, const char *dir, uint64_t n,
 		cbytes = 64u << 20;
 	l->cpu = bb_cpu_copy(dir, cbytes, l->cpu_why, sizeof(l->cpu_why));
 	if (!want_gpu) {
-		snprintf(l->gpu_why, sizeof(l->gpu_why), "no GPU configuration");
+		snprintf(l->gpu_why, sizeof(l->gpu_why),
+			 "no GPU configuration");
 		return;
 	}
 	if (gpu_pcie_bandwidth(512u << 20, 3, &l->h2d, &l->d2h, err,
@@ -1080,10 +1082,11 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 {
 	FILE *o = stdout;
 
-	bb_out(o, md,
-	       "\n| operation | configuration | rows | time | rows/s | bytes "
-	       "persisted | write ampl. | recovery (%% of op) | x floor | "
-	       "checksum |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	bb_out(
+	    o, md,
+	    "\n| operation | configuration | rows | time | rows/s | bytes "
+	    "persisted | write ampl. | recovery (%% of op) | x floor | "
+	    "checksum |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
 	for (int op = 0; op < NOPS; op++)
 		for (int c = 0; c < NCONF; c++) {
 			const bb_res *r = &res[c];
@@ -1093,13 +1096,15 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 			if (!want[c])
 				continue;
 			if (!r->ran || (r->ck_ok[op] < 0 && r->err[op][0])) {
-				bb_out(o, md, "| %s | %s | | | | | | | | %s |\n",
+				bb_out(o, md,
+				       "| %s | %s | | | | | | | | %s |\n",
 				       op_names[op], conf_names[c],
 				       r->err[op][0] ? r->err[op] : r->status);
 				continue;
 			}
 			if (r->ck_ok[op] < 0) {
-				bb_out(o, md, "| %s | %s | | not run | | | | | | |\n",
+				bb_out(o, md,
+				       "| %s | %s | | not run | | | | | | |\n",
 				       op_names[op], conf_names[c]);
 				continue;
 			}
@@ -1124,17 +1129,16 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 				snprintf(fl, sizeof(fl), "-");
 			snprintf(ck, sizeof(ck), "%s",
 				 r->ck_ok[op] ? "ok" : "**MISMATCH**");
-			bb_out(o, md,
-			       "| %s | %s | %" PRIu64 "%s | %.3f s | %s | %s | "
-			       "%.2f | %s | %s | %s |\n",
-			       op_names[op], conf_names[c],
-			       (uint64_t)r->rows[op],
-			       r->n != n ? " (smaller table)" : "",
-			       r->secs[op], rate, by,
-			       r->changed[op] > 0
-				   ? r->bytes[op] / r->changed[op]
-				   : 0,
-			       rec, fl, ck);
+			bb_out(
+			    o, md,
+			    "| %s | %s | %" PRIu64 "%s | %.3f s | %s | %s | "
+			    "%.2f | %s | %s | %s |\n",
+			    op_names[op], conf_names[c], (uint64_t)r->rows[op],
+			    r->n != n ? " (smaller table)" : "", r->secs[op],
+			    rate, by,
+			    r->changed[op] > 0 ? r->bytes[op] / r->changed[op]
+					       : 0,
+			    rec, fl, ck);
 		}
 }
 
@@ -1158,8 +1162,9 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 	     3},
 	};
 
-	bb_out(o, md, "\n## Aims (rows/s ratios; measured, not asserted)\n\n"
-		      "| aim | measured | target | |\n|---|---:|---:|---|\n");
+	bb_out(o, md,
+	       "\n## Aims (rows/s ratios; measured, not asserted)\n\n"
+	       "| aim | measured | target | |\n|---|---:|---:|---|\n");
 	for (size_t i = 0; i < sizeof(aims) / sizeof(aims[0]); i++) {
 		double ra = bb_rate(&res[aims[i].a], aims[i].op);
 		double rb = bb_rate(&res[aims[i].b], aims[i].op);
@@ -1336,8 +1341,9 @@ int main(int argc, char **argv)
 	}
 	printf("# bench_batch: %" PRIu64 " rows, %d threads, pools on %s%s\n",
 	       n, omp_get_max_threads(), dir, smoke ? " (smoke)" : "");
-	printf("# device: %s\n",
-	       gpu_ok ? gname : any_gpu ? why : "(no GPU configuration)");
+	printf("# device: %s\n", gpu_ok	   ? gname
+				 : any_gpu ? why
+					   : "(no GPU configuration)");
 	double t0 = bench_now();
 	bb_generate(&d, n);
 	bb_make_keys(&kk, n);
@@ -1393,19 +1399,20 @@ int main(int argc, char **argv)
 	}
 	bb_table(md, res, want, &lim, n);
 	bb_aims(md, res, &lim);
-	bb_out(stdout, md,
-	       "\nrows/s: rows inserted or updated per second (configurations "
-	       "with a smaller table: their own rows/s).  bytes persisted: "
-	       "gpmdb PRAGMA last_bytes_persisted; SQLite and DuckDB the bytes "
-	       "they wrote (/proc/self/io wchar).  write ampl.: bytes persisted "
-	       "/ bytes changed (28 per row inserted, 4 per value updated).  "
-	       "recovery: a crash at the commit point (GPMDB_CRASH_AT="
-	       "commit.begin:1), the reopen's recovery time over the "
-	       "operation's; n/a for the peers (no crash hook to kill them at "
-	       "their commit point).  x floor: time over the bytes' time at "
-	       "the limits (GPU kernels: uploaded bytes at H2D + persisted "
-	       "bytes at D2H; CPU paths: persisted bytes at the CPU copy "
-	       "rate).  GPU: gpu_write_stats last_total_ms (kernel side):");
+	bb_out(
+	    stdout, md,
+	    "\nrows/s: rows inserted or updated per second (configurations "
+	    "with a smaller table: their own rows/s).  bytes persisted: "
+	    "gpmdb PRAGMA last_bytes_persisted; SQLite and DuckDB the bytes "
+	    "they wrote (/proc/self/io wchar).  write ampl.: bytes persisted "
+	    "/ bytes changed (28 per row inserted, 4 per value updated).  "
+	    "recovery: a crash at the commit point (GPMDB_CRASH_AT="
+	    "commit.begin:1), the reopen's recovery time over the "
+	    "operation's; n/a for the peers (no crash hook to kill them at "
+	    "their commit point).  x floor: time over the bytes' time at "
+	    "the limits (GPU kernels: uploaded bytes at H2D + persisted "
+	    "bytes at D2H; CPU paths: persisted bytes at the CPU copy "
+	    "rate).  GPU: gpu_write_stats last_total_ms (kernel side):");
 	for (int c = C_GPU; c <= C_CONV; c++)
 		if (want[c] && res[c].ran)
 			bb_out(stdout, md, " %s %.1f / %.1f / %.1f ms;",
@@ -1419,7 +1426,8 @@ int main(int argc, char **argv)
 	bb_keys_free(&kk);
 	bb_data_free(&d);
 	if (bb_mismatches) {
-		fprintf(stderr, "bench_batch: %d CHECKSUM MISMATCHES OR ERRORS\n",
+		fprintf(stderr,
+			"bench_batch: %d CHECKSUM MISMATCHES OR ERRORS\n",
 			bb_mismatches);
 		return 1;
 	}

@@ -18,54 +18,57 @@ typedef struct {
 	size_t off;
 } duckdl_sym;
 
-#define DUCKDL_SYM(field, sym) {#sym, offsetof(duckdl, field)}
+#define DUCKDL_SYM(field, sym)                                                 \
+	{                                                                      \
+#sym, offsetof(duckdl, field)                                  \
+	}
 
 static const duckdl_sym duckdl_syms[] = {
-	DUCKDL_SYM(library_version, duckdb_library_version),
-	DUCKDL_SYM(create_config, duckdb_create_config),
-	DUCKDL_SYM(set_config, duckdb_set_config),
-	DUCKDL_SYM(destroy_config, duckdb_destroy_config),
-	DUCKDL_SYM(open_ext, duckdb_open_ext),
-	DUCKDL_SYM(close, duckdb_close),
-	DUCKDL_SYM(connect, duckdb_connect),
-	DUCKDL_SYM(disconnect, duckdb_disconnect),
-	DUCKDL_SYM(free, duckdb_free),
-	DUCKDL_SYM(query, duckdb_query),
-	DUCKDL_SYM(destroy_result, duckdb_destroy_result),
-	DUCKDL_SYM(result_error, duckdb_result_error),
-	DUCKDL_SYM(row_count, duckdb_row_count),
-	DUCKDL_SYM(column_count, duckdb_column_count),
-	DUCKDL_SYM(column_type, duckdb_column_type),
-	DUCKDL_SYM(value_is_null, duckdb_value_is_null),
-	DUCKDL_SYM(value_int64, duckdb_value_int64),
-	DUCKDL_SYM(value_double, duckdb_value_double),
-	DUCKDL_SYM(value_varchar, duckdb_value_varchar),
-	DUCKDL_SYM(fetch_chunk, duckdb_fetch_chunk),
-	DUCKDL_SYM(chunk_size, duckdb_data_chunk_get_size),
-	DUCKDL_SYM(chunk_vector, duckdb_data_chunk_get_vector),
-	DUCKDL_SYM(vector_data, duckdb_vector_get_data),
-	DUCKDL_SYM(vector_validity, duckdb_vector_get_validity),
-	DUCKDL_SYM(destroy_chunk, duckdb_destroy_data_chunk),
-	DUCKDL_SYM(prepare, duckdb_prepare),
-	DUCKDL_SYM(prepare_error, duckdb_prepare_error),
-	DUCKDL_SYM(bind_int32, duckdb_bind_int32),
-	DUCKDL_SYM(bind_int64, duckdb_bind_int64),
-	DUCKDL_SYM(bind_double, duckdb_bind_double),
-	DUCKDL_SYM(bind_varchar, duckdb_bind_varchar),
-	DUCKDL_SYM(bind_null, duckdb_bind_null),
-	DUCKDL_SYM(execute_prepared, duckdb_execute_prepared),
-	DUCKDL_SYM(destroy_prepare, duckdb_destroy_prepare),
-	DUCKDL_SYM(appender_create, duckdb_appender_create),
-	DUCKDL_SYM(appender_error, duckdb_appender_error),
-	DUCKDL_SYM(append_int32, duckdb_append_int32),
-	DUCKDL_SYM(append_int64, duckdb_append_int64),
-	DUCKDL_SYM(append_double, duckdb_append_double),
-	DUCKDL_SYM(append_varchar_length, duckdb_append_varchar_length),
-	DUCKDL_SYM(append_null, duckdb_append_null),
-	DUCKDL_SYM(appender_end_row, duckdb_appender_end_row),
-	DUCKDL_SYM(appender_flush, duckdb_appender_flush),
-	DUCKDL_SYM(appender_close, duckdb_appender_close),
-	DUCKDL_SYM(appender_destroy, duckdb_appender_destroy),
+    DUCKDL_SYM(library_version, duckdb_library_version),
+    DUCKDL_SYM(create_config, duckdb_create_config),
+    DUCKDL_SYM(set_config, duckdb_set_config),
+    DUCKDL_SYM(destroy_config, duckdb_destroy_config),
+    DUCKDL_SYM(open_ext, duckdb_open_ext),
+    DUCKDL_SYM(close, duckdb_close),
+    DUCKDL_SYM(connect, duckdb_connect),
+    DUCKDL_SYM(disconnect, duckdb_disconnect),
+    DUCKDL_SYM(free, duckdb_free),
+    DUCKDL_SYM(query, duckdb_query),
+    DUCKDL_SYM(destroy_result, duckdb_destroy_result),
+    DUCKDL_SYM(result_error, duckdb_result_error),
+    DUCKDL_SYM(row_count, duckdb_row_count),
+    DUCKDL_SYM(column_count, duckdb_column_count),
+    DUCKDL_SYM(column_type, duckdb_column_type),
+    DUCKDL_SYM(value_is_null, duckdb_value_is_null),
+    DUCKDL_SYM(value_int64, duckdb_value_int64),
+    DUCKDL_SYM(value_double, duckdb_value_double),
+    DUCKDL_SYM(value_varchar, duckdb_value_varchar),
+    DUCKDL_SYM(fetch_chunk, duckdb_fetch_chunk),
+    DUCKDL_SYM(chunk_size, duckdb_data_chunk_get_size),
+    DUCKDL_SYM(chunk_vector, duckdb_data_chunk_get_vector),
+    DUCKDL_SYM(vector_data, duckdb_vector_get_data),
+    DUCKDL_SYM(vector_validity, duckdb_vector_get_validity),
+    DUCKDL_SYM(destroy_chunk, duckdb_destroy_data_chunk),
+    DUCKDL_SYM(prepare, duckdb_prepare),
+    DUCKDL_SYM(prepare_error, duckdb_prepare_error),
+    DUCKDL_SYM(bind_int32, duckdb_bind_int32),
+    DUCKDL_SYM(bind_int64, duckdb_bind_int64),
+    DUCKDL_SYM(bind_double, duckdb_bind_double),
+    DUCKDL_SYM(bind_varchar, duckdb_bind_varchar),
+    DUCKDL_SYM(bind_null, duckdb_bind_null),
+    DUCKDL_SYM(execute_prepared, duckdb_execute_prepared),
+    DUCKDL_SYM(destroy_prepare, duckdb_destroy_prepare),
+    DUCKDL_SYM(appender_create, duckdb_appender_create),
+    DUCKDL_SYM(appender_error, duckdb_appender_error),
+    DUCKDL_SYM(append_int32, duckdb_append_int32),
+    DUCKDL_SYM(append_int64, duckdb_append_int64),
+    DUCKDL_SYM(append_double, duckdb_append_double),
+    DUCKDL_SYM(append_varchar_length, duckdb_append_varchar_length),
+    DUCKDL_SYM(append_null, duckdb_append_null),
+    DUCKDL_SYM(appender_end_row, duckdb_appender_end_row),
+    DUCKDL_SYM(appender_flush, duckdb_appender_flush),
+    DUCKDL_SYM(appender_close, duckdb_appender_close),
+    DUCKDL_SYM(appender_destroy, duckdb_appender_destroy),
 };
 
 int duckdl_load(duckdl *d, const char *path, char *err, size_t errlen)
@@ -111,9 +114,8 @@ int duckdl_open_mem(duckdl *d, int nthreads, duckdl_database *db,
 	return duckdl_open(d, NULL, nthreads, db, con, err, errlen);
 }
 
-int duckdl_open(duckdl *d, const char *path, int nthreads,
-		duckdl_database *db, duckdl_connection *con, char *err,
-		size_t errlen)
+int duckdl_open(duckdl *d, const char *path, int nthreads, duckdl_database *db,
+		duckdl_connection *con, char *err, size_t errlen)
 {
 	duckdl_config cfg = NULL;
 	char *oerr = NULL, num[32];
@@ -127,8 +129,10 @@ int duckdl_open(duckdl *d, const char *path, int nthreads,
 	if (nthreads > 0) {
 		snprintf(num, sizeof(num), "%d", nthreads);
 		if (d->set_config(cfg, "threads", num) != DUCKDL_OK) {
-			snprintf(err, errlen, "duckdb_set_config threads=%s "
-					      "failed", num);
+			snprintf(err, errlen,
+				 "duckdb_set_config threads=%s "
+				 "failed",
+				 num);
 			d->destroy_config(&cfg);
 			return -1;
 		}

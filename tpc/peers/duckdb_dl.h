@@ -45,8 +45,8 @@ typedef void *duckdl_vector;
 
 /* duckdb_type values the benchmarks read (duckdb.h's DUCKDB_TYPE enum). */
 #define DUCKDL_TYPE_INTEGER 4
-#define DUCKDL_TYPE_BIGINT 5
-#define DUCKDL_TYPE_DOUBLE 11
+#define DUCKDL_TYPE_BIGINT  5
+#define DUCKDL_TYPE_DOUBLE  11
 #define DUCKDL_TYPE_VARCHAR 17
 #define DUCKDL_TYPE_DECIMAL 19
 
@@ -62,7 +62,7 @@ typedef struct {
 } duckdl_result;
 
 typedef struct {
-	void *handle; /* dlopen handle */
+	void *handle;	 /* dlopen handle */
 	char path[1024]; /* where it was loaded from */
 
 	const char *(*library_version)(void);
@@ -77,17 +77,21 @@ typedef struct {
 	void (*disconnect)(duckdl_connection *con);
 	void (*free)(void *p);
 	/* Queries and materialised results. */
-	int (*query)(duckdl_connection con, const char *sql, duckdl_result *out);
+	int (*query)(duckdl_connection con, const char *sql,
+		     duckdl_result *out);
 	void (*destroy_result)(duckdl_result *r);
 	const char *(*result_error)(duckdl_result *r);
 	duckdl_idx (*row_count)(duckdl_result *r);
 	duckdl_idx (*column_count)(duckdl_result *r);
 	int (*column_type)(duckdl_result *r, duckdl_idx col);
 	bool (*value_is_null)(duckdl_result *r, duckdl_idx col, duckdl_idx row);
-	int64_t (*value_int64)(duckdl_result *r, duckdl_idx col, duckdl_idx row);
-	double (*value_double)(duckdl_result *r, duckdl_idx col, duckdl_idx row);
+	int64_t (*value_int64)(duckdl_result *r, duckdl_idx col,
+			       duckdl_idx row);
+	double (*value_double)(duckdl_result *r, duckdl_idx col,
+			       duckdl_idx row);
 	/* malloc'd by DuckDB: release with free above. */
-	char *(*value_varchar)(duckdl_result *r, duckdl_idx col, duckdl_idx row);
+	char *(*value_varchar)(duckdl_result *r, duckdl_idx col,
+			       duckdl_idx row);
 	/* Chunks: columnar access to a result (fetch until NULL). */
 	duckdl_chunk (*fetch_chunk)(duckdl_result r);
 	duckdl_idx (*chunk_size)(duckdl_chunk c);
@@ -136,9 +140,8 @@ int duckdl_open_mem(duckdl *d, int nthreads, duckdl_database *db,
 		    duckdl_connection *con, char *err, size_t errlen);
 /* The same for a database file at path (created when missing; NULL: in
  * memory), so that it can be closed and opened again (cold runs). */
-int duckdl_open(duckdl *d, const char *path, int nthreads,
-		duckdl_database *db, duckdl_connection *con, char *err,
-		size_t errlen);
+int duckdl_open(duckdl *d, const char *path, int nthreads, duckdl_database *db,
+		duckdl_connection *con, char *err, size_t errlen);
 void duckdl_close(duckdl *d, duckdl_database *db, duckdl_connection *con);
 
 /* Runs sql, discarding any result.  Returns 0 or -1 with err. */

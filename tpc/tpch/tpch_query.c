@@ -194,8 +194,8 @@ static bool tpchq_fold(const char *sql, const char *p, tpchq_str *o,
 	const char *e, *q;
 	char op, buf[64];
 
-	if (p > sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
-			p[-1] == '.'))
+	if (p > sql &&
+	    (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.'))
 		return false;
 	for (q = p; q > sql && isspace((unsigned char)q[-1]); q--)
 		;
