@@ -683,6 +683,16 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 			rc = db->errcode;
 			goto out;
 		}
+		/* VALUES into DECIMAL columns: typed as the column, so that
+		 * a literal like 1234567890123456.78 goes in from its text,
+		 * exactly, instead of through a REAL (exec_values) */
+		if (node->kind == PN_VALUES && node->nvis == nsrc)
+			for (int c = 0; c < sch->ncols; c++) {
+				int k = map[c];
+				if (k >= 0 && node->ty[k].t == BC_T_REAL &&
+				    col_etype(&sch->cols[c]).t == BC_T_DEC)
+					node->ty[k] = col_etype(&sch->cols[c]);
+			}
 		if (node->nvis != nsrc) {
 			if (s->cols)
 				rc = db_err(db, GPMDB_ERROR,

@@ -1022,7 +1022,25 @@ static int exec_values(exec_ctx *x, pnode *n, rel **out)
 		goto fail;
 	for (int i = 0; i < n->nrows; i++) {
 		for (int c = 0; c < n->ncols; c++) {
+			const ast_expr *e = n->rows[i]->v[c];
+			char lit[128];
 			sval v;
+			/* a decimal literal into a DECIMAL column: from its
+			 * text, exactly (the REAL would round past 15 digits) */
+			if (n->ty[c].t == BC_T_DEC && e->kind == AST_E_REAL &&
+			    e->str && e->slen + 2 < sizeof(lit)) {
+				snprintf(lit, sizeof(lit), "%s%.*s",
+					 signbit(e->rval) ? "-" : "",
+					 (int)e->slen, e->str);
+				memset(&v, 0, sizeof(v));
+				v.t = BC_T_TEXT;
+				v.u.s.ptr = lit;
+				v.u.s.len = (uint32_t)strlen(lit);
+				if ((rc = sval_convert(x, &v, n->ty[c], 0, r)) ||
+				    (rc = rel_set(r, c, (uint64_t)i, &v)))
+					goto fail;
+				continue;
+			}
 			if ((rc = exec_scalar(x, n->rows[i]->v[c], &v, r)) ||
 			    (rc = sval_convert(x, &v, n->ty[c], 0, r)) ||
 			    (rc = rel_set(r, c, (uint64_t)i, &v)))

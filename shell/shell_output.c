@@ -242,10 +242,29 @@ void shell_output_insert_value(FILE *out, gpmdb_stmt *st, int i)
 	case GPMDB_INTEGER:
 		fprintf(out, "%lld", gpmdb_column_int64(st, i));
 		break;
-	case GPMDB_FLOAT:
+	case GPMDB_FLOAT: {
+		/* A DECIMAL value of 16 to 18 digits: its exact text (a
+		 * double would lose the last digits; INSERT ... VALUES reads
+		 * a decimal literal into a DECIMAL column exactly). */
+		const char *t = (const char *)gpmdb_column_text(st, i);
+		int digits = 0, dots = 0;
+		const char *c = t && *t == '-' ? t + 1 : t;
+		for (; c && *c; c++) {
+			if (*c == '.')
+				dots++;
+			else if (*c >= '0' && *c <= '9')
+				digits++;
+			else
+				break;
+		}
+		if (t && c && !*c && dots == 1 && digits >= 16) {
+			fputs(t, out);
+			break;
+		}
 		format_double(num, sizeof(num), gpmdb_column_double(st, i));
 		fputs(num, out);
 		break;
+	}
 	default:
 		output_escaped_string(out,
 				      (const char *)gpmdb_column_text(st, i));
