@@ -1026,7 +1026,8 @@ static int exec_values(exec_ctx *x, pnode *n, rel **out)
 			char lit[128];
 			sval v;
 			/* a decimal literal into a DECIMAL column: from its
-			 * text, exactly (the REAL would round past 15 digits) */
+			 * text, exactly (the REAL would round past 15 digits)
+			 */
 			if (n->ty[c].t == BC_T_DEC && e->kind == AST_E_REAL &&
 			    e->str && e->slen + 2 < sizeof(lit)) {
 				snprintf(lit, sizeof(lit), "%s%.*s",
@@ -1036,7 +1037,8 @@ static int exec_values(exec_ctx *x, pnode *n, rel **out)
 				v.t = BC_T_TEXT;
 				v.u.s.ptr = lit;
 				v.u.s.len = (uint32_t)strlen(lit);
-				if ((rc = sval_convert(x, &v, n->ty[c], 0, r)) ||
+				if ((rc =
+					 sval_convert(x, &v, n->ty[c], 0, r)) ||
 				    (rc = rel_set(r, c, (uint64_t)i, &v)))
 					goto fail;
 				continue;
@@ -2249,6 +2251,11 @@ static void sortkey_sift(sortkey *h, uint64_t m, uint64_t i)
  * False (nothing done) for other sorts or without memory, which then take
  * the general path.  A small keep (LIMIT) keeps a heap of that many keys
  * instead of sorting every row. */
+static void exec_par_sort(void *base, size_t n, size_t size,
+			  int (*cmp)(const void *, const void *, void *),
+			  void *arg);
+static int sortkey_cmp_r(const void *a, const void *b, void *arg);
+
 static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 			    uint32_t *idx, uint64_t *m)
 {
@@ -2290,12 +2297,81 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 			}
 		}
 	}
-	qsort(k, nk, sizeof(sortkey), sortkey_cmp);
+	exec_par_sort(k, nk, sizeof(sortkey), sortkey_cmp_r, NULL);
 	for (uint64_t i = 0; i < nk; i++)
 		idx[i] = k[i].row;
 	*m = nk;
 	free(k);
 	return true;
+}
+
+/* Inputs smaller than this sort on one thread. */
+#define PAR_SORT_MIN 32768
+
+typedef int (*sort_cmp_fn)(const void *, const void *, void *);
+
+static int sortkey_cmp_r(const void *a, const void *b, void *arg)
+{
+	(void)arg;
+	return sortkey_cmp(a, b);
+}
+
+/*
+ * qsort_r on all threads: each sorts a contiguous run, then runs are
+ * merged pairwise.  cmp must be a total order (the comparators here end
+ * with the row number), so the result is the serial sort's exactly.
+ * Without the memory for the merge buffer it sorts on one thread.
+ */
+static void exec_par_sort(void *base, size_t n, size_t size, sort_cmp_fn cmp,
+			  void *arg)
+{
+	int nt = omp_get_max_threads();
+	char *a = base, *tmp;
+	size_t run;
+
+	if (n < PAR_SORT_MIN || nt < 2 || !(tmp = malloc(n * size))) {
+		qsort_r(base, n, size, cmp, arg);
+		return;
+	}
+	run = (n + (size_t)nt - 1) / (size_t)nt;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+	for (int t = 0; t < nt; t++) {
+		size_t lo = (size_t)t * run;
+		if (lo < n)
+			qsort_r(a + lo * size, (lo + run < n ? run : n - lo),
+				size, cmp, arg);
+	}
+	/* merge runs of width run, 2 run, ... between a and tmp */
+	char *src = a, *dst = tmp;
+	for (size_t w = run; w < n; w *= 2) {
+		long npairs = (long)((n + 2 * w - 1) / (2 * w));
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+		for (long pi = 0; pi < npairs; pi++) {
+			size_t lo = (size_t)pi * 2 * w;
+			size_t mid = lo + w < n ? lo + w : n;
+			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi) {
+				if (cmp(src + j * size, src + i * size, arg) <
+				    0)
+					memcpy(dst + k++ * size,
+					       src + j++ * size, size);
+				else
+					memcpy(dst + k++ * size,
+					       src + i++ * size, size);
+			}
+			memcpy(dst + k * size, src + i * size,
+			       (mid - i) * size);
+			k += mid - i;
+			memcpy(dst + k * size, src + j * size, (hi - j) * size);
+		}
+		char *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * size);
+	free(tmp);
 }
 
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
@@ -2321,7 +2397,7 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		for (uint64_t i = 0; i < in->nrows; i++)
 			idx[i] = (uint32_t)i;
 		sortctx sc = {in, n};
-		qsort_r(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
 		m = keep < in->nrows ? keep : in->nrows;
 	}
 	r = rel_like(x, n);

@@ -41,9 +41,10 @@ extern "C" {
 #define GPMDB_MISMATCH	 20 /* data type mismatch */
 #define GPMDB_MISUSE	 21 /* library used incorrectly */
 #define GPMDB_RANGE	 25 /* parameter index out of range */
-#define GPMDB_NOTADB	 26 /* file is not a gpmdb database (or another version) \
-			     */
-#define GPMDB_GPU 30	    /* a CUDA call failed */
+#define GPMDB_NOTADB                                                           \
+	26	     /* file is not a gpmdb database (or another version)      \
+		      */
+#define GPMDB_GPU 30 /* a CUDA call failed */
 #define GPMDB_UNSUPPORTED                                                      \
 	31	       /* the feature is not supported (message says which) */
 #define GPMDB_ROW  100 /* gpmdb_step() has another row ready */

@@ -146,6 +146,72 @@ static void test_projection(void)
 	}
 }
 
+/* Expected order of ORDER BY d DESC, b NULLS FIRST..., a: computed here. */
+static int par_cmp_rows(const void *x, const void *y)
+{
+	int i = *(const int *)x, j = *(const int *)y;
+	char di[16], dj[16];
+	int c;
+
+	snprintf(di, sizeof(di), "k%d", i % 13);
+	snprintf(dj, sizeof(dj), "k%d", j % 13);
+	if ((c = strcmp(dj, di))) /* d DESC */
+		return c;
+	/* b ASC, NULLs first (SQLite's default) */
+	bool ni = i % 97 == 0, nj = j % 97 == 0;
+	if (ni != nj)
+		return ni ? -1 : 1;
+	if (!ni && (i % 1000 - 500) != (j % 1000 - 500))
+		return (i % 1000 - 500) < (j % 1000 - 500) ? -1 : 1;
+	return i < j ? -1 : i > j; /* a */
+}
+
+/* Sorts of more than PAR_SORT_MIN rows run on several threads and merge
+ * runs: the order must be the serial one, ties included (the sort is
+ * stable: equal keys keep input order). */
+static void test_sort(void)
+{
+	static int want[NROWS];
+	gpmdb_stmt *st = NULL;
+	long long i = 0, bad = -1;
+
+	for (int k = 0; k < NROWS; k++)
+		want[k] = k;
+	qsort(want, NROWS, sizeof(int), par_cmp_rows);
+	/* general path: several keys, text first */
+	CHECK_RC(gpmdb_prepare(db, "SELECT a FROM t ORDER BY d DESC, b", -1,
+			       &st, NULL),
+		 GPMDB_OK);
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		if (i < NROWS && gpmdb_column_int64(st, 0) != want[i] &&
+		    bad < 0)
+			bad = i;
+		i++;
+	}
+	gpmdb_finalize(st);
+	CHECKF(i == NROWS && bad < 0, "rows %lld, first wrong at %lld", i, bad);
+	/* one numeric key (sortkey path), DESC, many ties: a keeps input
+	 * order within equal c / 1000 */
+	CHECK_RC(
+	    gpmdb_prepare(db, "SELECT a FROM t ORDER BY b DESC", -1, &st, NULL),
+	    GPMDB_OK);
+	i = 0;
+	bad = -1;
+	long long pa = -1, pb = 1000;
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		long long a = gpmdb_column_int64(st, 0);
+		long long b = a % 97 == 0 ? -1000 : a % 1000 - 500;
+		/* b DESC with NULLs last, ties by a */
+		if (bad < 0 && (b > pb || (b == pb && a <= pa)))
+			bad = i;
+		pa = a;
+		pb = b;
+		i++;
+	}
+	gpmdb_finalize(st);
+	CHECKF(i == NROWS && bad < 0, "rows %lld, first wrong at %lld", i, bad);
+}
+
 /* The error of the first failing row in input order is the one reported,
  * whichever thread meets an error first. */
 static void test_first_error(void)
@@ -176,6 +242,7 @@ int main(void)
 	TEST_RUN(test_filter_counts);
 	TEST_RUN(test_filter_order);
 	TEST_RUN(test_projection);
+	TEST_RUN(test_sort);
 	TEST_RUN(test_first_error);
 	gpmdb_close(db);
 	unlink(path);
