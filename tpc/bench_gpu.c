@@ -764,8 +764,8 @@ int main(int argc, char **argv)
 		       "empty.\n\n",
 		       gerr);
 	printf("Threads: DuckDB %d (all cores); gpmdb CPU backend: OpenMP "
-	       "with %d (scan, filter, projection, aggregate and join probe; "
-	       "sorts on 1).  Data "
+	       "with %d (scan, filter, projection, aggregate, join probe, "
+	       "sort).  Data "
 	       "generated in %.1f s.\n\n",
 	       ncores, omp_get_max_threads(), gen_s);
 

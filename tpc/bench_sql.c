@@ -860,8 +860,8 @@ int main(int argc, char **argv)
 	/* gpmdb's operators use OpenMP where they have been parallelised
 	 * (docs/engine.md); the others run on one thread. */
 	printf("Threads: DuckDB %d (all cores); gpmdb CPU engine: OpenMP "
-	       "with %d (scan, filter, projection, aggregate and join probe; "
-	       "sorts on 1); SQLite 1.  "
+	       "with %d (scan, filter, projection, aggregate, join probe, "
+	       "sort); SQLite 1.  "
 	       "Data generated in %.1f s.\n\n",
 	       ncores, omp_get_max_threads(), gen_s);
 
