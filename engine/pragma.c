@@ -427,24 +427,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	}
 	if (nc && !(r = rel_new(NULL, nc, tt)))
 		return db_err(db, GPMDB_NOMEM, "out of memory");
-	if (!strcasecmp(s->name, "backend")) {
-		if (v && s->pragma_value && !s->pragma_call) {
-			if (!strcasecmp(v, "cpu") || !strcasecmp(v, "auto"))
-				db->backend = !strcasecmp(v, "cpu");
-			else if (!strcasecmp(v, "gpu"))
-				rc = db_err(db, GPMDB_UNSUPPORTED,
-					    "the GPU backend is not available "
-					    "in this build");
-			else
-				rc = db_err(db, GPMDB_ERROR,
-					    "unknown backend \"%s\" (expected "
-					    "auto, cpu or gpu)",
-					    v);
-		} else {
-			sval x = text("cpu");
-			rc = put_row(db, r, &x);
-		}
-	} else if (!strcasecmp(s->name, "durability")) {
+	/* backend: exec_gpu.c, above */
+	if (!strcasecmp(s->name, "durability")) {
 		if (v && !s->pragma_call) {
 			rc = db_err(db, GPMDB_UNSUPPORTED,
 				    "changing the durability of an open "
