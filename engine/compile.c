@@ -472,73 +472,35 @@ typedef struct {
 	int scale;
 } cc_dec;
 
-static const int64_t cc_pow10[19] = {1,
-				     10,
-				     100,
-				     1000,
-				     10000,
-				     100000,
-				     1000000,
-				     10000000,
-				     100000000,
-				     1000000000,
-				     10000000000LL,
-				     100000000000LL,
-				     1000000000000LL,
-				     10000000000000LL,
-				     100000000000000LL,
-				     1000000000000000LL,
-				     10000000000000000LL,
-				     100000000000000000LL,
-				     1000000000000000000LL};
-
 /* A REAL literal as the decimal the user most likely wrote: the shortest
  * text that reads back as the same double (at most 15 digits, so that the
- * value is what was typed). */
+ * value is what was typed), read exactly by val_dec_parse. */
 static bool dec_of_real(double r, cc_dec *d)
 {
-	char buf[64], *q;
-	int64_t v = 0;
-	int scale = 0;
-	bool neg, frac = false;
+	char buf[64];
+	const char *dot;
+	uint32_t end;
+	int prec;
 
-	for (int prec = 1; prec <= 15; prec++) {
+	for (prec = 1; prec <= 15; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, r);
 		if (strtod(buf, NULL) == r)
-			goto found;
+			break;
 	}
-	return false;
-found:
-	if (strchr(buf, 'e') || strchr(buf, 'n') || strchr(buf, 'i'))
+	if (prec > 15 || strpbrk(buf, "eEnNiI"))
 		return false; /* exponent, nan, inf: not plain decimal text */
-	q = buf;
-	neg = *q == '-';
-	if (neg)
-		q++;
-	for (; *q; q++) {
-		if (*q == '.') {
-			frac = true;
-			continue;
-		}
-		if (v > (INT64_MAX - 9) / 10 || scale >= 18)
-			return false;
-		v = v * 10 + (*q - '0');
-		if (frac)
-			scale++;
-	}
-	d->v = neg ? -v : v;
-	d->scale = scale;
-	return true;
+	dot = strchr(buf, '.');
+	d->scale = dot ? (int)strlen(dot + 1) : 0;
+	return d->scale <= 18 &&
+	       val_dec_parse(buf, (uint32_t)strlen(buf), d->scale, &d->v,
+			     &end) == VAL_OK &&
+	       end == strlen(buf);
 }
 
 static bool dec_rescale(cc_dec *d, int scale)
 {
-	int64_t m;
-
-	if (scale > 18 || scale < d->scale)
-		return false;
-	m = cc_pow10[scale - d->scale];
-	if (__builtin_mul_overflow(d->v, m, &d->v))
+	if (scale > 18 || scale < d->scale ||
+	    val_dec_rescale(d->v, d->scale, scale, &d->v) != VAL_OK)
 		return false;
 	d->scale = scale;
 	return true;
@@ -574,7 +536,7 @@ static bool exact_lit(const ast_expr *e, cc_dec *d, bool *has_real)
 			return false;
 		if (e->op == AST_OP_MUL) {
 			if (a.scale + b.scale > 18 ||
-			    __builtin_mul_overflow(a.v, b.v, &d->v))
+			    val_i64_mul(a.v, b.v, &d->v) != VAL_OK)
 				return false;
 			d->scale = a.scale + b.scale;
 			return true;
@@ -584,8 +546,8 @@ static bool exact_lit(const ast_expr *e, cc_dec *d, bool *has_real)
 			if (!dec_rescale(&a, sc) || !dec_rescale(&b, sc))
 				return false;
 			if (e->op == AST_OP_ADD
-				? __builtin_add_overflow(a.v, b.v, &d->v)
-				: __builtin_sub_overflow(a.v, b.v, &d->v))
+				? val_i64_add(a.v, b.v, &d->v) != VAL_OK
+				: val_i64_sub(a.v, b.v, &d->v) != VAL_OK)
 				return false;
 			d->scale = sc;
 		}
