@@ -490,6 +490,11 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 /* ---- executor ---- */
 
 int exec_node(exec_ctx *x, pnode *n, rel **out);
+/* The compiled program of expression e, slot i of node n (compiled on first
+ * use against in's layout; post: over an aggregate's output).  One slot
+ * array per node, shared by the CPU and GPU operators. */
+int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
+		 const pnode *in, cexpr **out);
 int exec_mem(exec_ctx *x, size_t add);
 /* Runs a subquery for the current frame. */
 /* Fills hold (one column) with the values of subquery e for n rows; the

@@ -16,8 +16,8 @@
 
 /* ---- helpers ---- */
 
-static int node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
-		   const pnode *in, cexpr **out)
+int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
+		 const pnode *in, cexpr **out)
 {
 	int rc;
 
@@ -76,6 +76,22 @@ static int rel_gather(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
 		}
 	}
 	dst->nrows += m;
+	return GPMDB_OK;
+}
+
+/* *out = rows idx[0..m) of in, shaped as n's output; frees idx (not in). */
+static int gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
+		      uint64_t m, rel **out)
+{
+	rel *r = rel_like(x, n);
+	int rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
+
+	free(idx);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
 	return GPMDB_OK;
 }
 
@@ -694,7 +710,7 @@ static int corr_build(exec_ctx *x, pnode *n, corr_cache *cc)
 static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 {
 	corr_cache *cc = n->corr;
-	rel *in, *cand = NULL, *r;
+	rel *in, *cand = NULL;
 	cexpr *c;
 	uint32_t *idx = NULL;
 	uint64_t m = 0;
@@ -748,7 +764,7 @@ static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 		}
 		in = cand;
 	}
-	if ((rc = node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
+	if ((rc = exec_node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
 	    (rc = filter_rows(x, c, in, &idx, &m))) {
 		rel_free(cand);
 		return rc;
@@ -758,21 +774,14 @@ static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 		*out = cand;
 		return GPMDB_OK;
 	}
-	r = rel_like(x, n);
-	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
-	free(idx);
+	rc = gather_out(x, n, in, idx, m, out);
 	rel_free(cand);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 {
-	rel *in, *r;
+	rel *in;
 	cexpr *c;
 	uint32_t *idx = NULL;
 	uint64_t m = 0;
@@ -782,7 +791,7 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 		return filter_corr(x, n, out);
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
-	if ((rc = node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
+	if ((rc = exec_node_cx(x, n, 0, n->pred, n->post, n->l, &c)) ||
 	    (rc = filter_rows(x, c, in, &idx, &m))) {
 		rel_free(in);
 		return rc;
@@ -792,16 +801,9 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 		*out = in;
 		return GPMDB_OK;
 	}
-	r = rel_like(x, n);
-	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
-	free(idx);
+	rc = gather_out(x, n, in, idx, m, out);
 	rel_free(in);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 /* ---- project ---- */
@@ -885,7 +887,7 @@ static int exec_project(exec_ctx *x, pnode *n, rel **out)
 			continue;
 		}
 		cexpr *c;
-		if ((rc = node_cx(x, n, i, e, n->post, n->l, &c)))
+		if ((rc = exec_node_cx(x, n, i, e, n->post, n->l, &c)))
 			goto fail;
 		if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
 		    omp_get_max_threads() > 1 && cx_pure(c) &&
@@ -1080,7 +1082,8 @@ static int eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 		goto fail;
 	for (int i = 0; i < n->nkeys; i++) {
 		cexpr *c;
-		if ((rc = node_cx(x, n, base + i, keys[i], false, side, &c)))
+		if ((rc = exec_node_cx(x, n, base + i, keys[i], false, side,
+				       &c)))
 			goto fail;
 		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
 			uint32_t m =
@@ -1362,7 +1365,7 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		goto done;
 	}
 	if (n->pred &&
-	    (rc = node_cx(x, n, 2 * n->nkeys, n->pred, false, n, &j.pred)))
+	    (rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false, n, &j.pred)))
 		goto done;
 	if (n->jtype == JOIN_LEFT) {
 		j.matched = calloc(j.l->nrows + 1, 1);
@@ -1586,7 +1589,7 @@ static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
 	cexpr *cx;
 	int rc;
 
-	if ((rc = node_cx(x, n, slot, e, false, n->l, &cx)))
+	if ((rc = exec_node_cx(x, n, slot, e, false, n->l, &cx)))
 		return rc;
 	/* as a projection: batches on all threads when it reads only its
 	 * input and stores no text */
@@ -2378,7 +2381,7 @@ static void exec_par_sort(void *base, size_t n, size_t size, sort_cmp_fn cmp,
  * UINT64_MAX: all). */
 static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
-	rel *in, *r;
+	rel *in;
 	uint32_t *idx;
 	uint64_t m;
 	int rc;
@@ -2400,16 +2403,9 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
 		m = keep < in->nrows ? keep : in->nrows;
 	}
-	r = rel_like(x, n);
-	rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
-	free(idx);
+	rc = gather_out(x, n, in, idx, m, out);
 	rel_free(in);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 static int exec_sort(exec_ctx *x, pnode *n, rel **out)
@@ -2519,7 +2515,7 @@ static int limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
 static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 {
 	int64_t lim = -1, off = 0;
-	rel *in, *r;
+	rel *in;
 	int rc;
 
 	if ((rc = limit_value(x, n->limit, &lim)) ||
@@ -2544,24 +2540,15 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		return GPMDB_OK;
 	}
 	uint32_t *idx = malloc(sizeof(uint32_t) * (cnt + 1));
-	r = rel_like(x, n);
-	if (!idx || !r) {
-		free(idx);
-		rel_free(r);
+	if (!idx) {
 		rel_free(in);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
 	for (uint64_t i = 0; i < cnt; i++)
 		idx[i] = (uint32_t)(from + i);
-	rc = rel_gather(r, in, idx, cnt);
-	free(idx);
+	rc = gather_out(x, n, in, idx, cnt, out);
 	rel_free(in);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 static int exec_convert(exec_ctx *x, pnode *n, rel **out)

@@ -71,39 +71,6 @@ static const char *xg_kind_name(int k)
 	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
 }
 
-/* Same slots and allocation as exec.c's node_cx, so the compiled
- * programs are shared with the CPU operators. */
-static int xg_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
-		 const pnode *in, cexpr **out)
-{
-	int rc;
-
-	if (!n->cx) {
-		int cnt =
-		    n->nexprs + n->ngroup + 2 * n->naggs + n->nkeys * 2 + 4;
-		n->cx = calloc((size_t)cnt, sizeof(cexpr *));
-		if (!n->cx || stmt_own(x->st, n->cx)) {
-			free(n->cx);
-			n->cx = NULL;
-			return db_err(x->db, GPMDB_NOMEM, "out of memory");
-		}
-		n->ncx = cnt;
-	}
-	if (!n->cx[i]) {
-		if ((rc = cx_compile(x, e, in, post, &n->cx[i])))
-			return rc;
-		if (stmt_add_cx(x->st, n->cx[i])) {
-			cx_free(n->cx[i]);
-			n->cx[i] = NULL;
-			return db_err(x->db, GPMDB_NOMEM, "out of memory");
-		}
-	}
-	*out = n->cx[i];
-	return GPMDB_OK;
-}
-
-/* Can expression e (slot i of n, over in) run on the GPU?  0 or 1; the
- * reason in why. */
 static int xg_expr_ok(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 		      const pnode *in, cexpr **out, char *why, size_t len)
 {
@@ -111,7 +78,7 @@ static int xg_expr_ok(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 	char r[200];
 
 	*out = NULL;
-	if (xg_cx(x, n, i, e, post, in, &c)) {
+	if (exec_node_cx(x, n, i, e, post, in, &c)) {
 		snprintf(why, len, "expression does not compile: %.200s",
 			 x->db->errmsg);
 		db_clear(x->db);
@@ -948,7 +915,7 @@ static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
 		cexpr *c;
 		xg_out o;
 		uint32_t *idx, cnt;
-		if ((rc = xg_cx(x, f, 0, f->pred, f->post, f->l, &c)))
+		if ((rc = exec_node_cx(x, f, 0, f->pred, f->post, f->l, &c)))
 			return rc;
 		if ((rc = xg_run(s, c, &o))) {
 			xg_out_free(&o);
@@ -982,7 +949,8 @@ static int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	for (i = 0; i < n->nexprs && !rc; i++) {
 		cexpr *c;
-		if (!(rc = xg_cx(x, n, i, n->exprs[i], n->post, n->l, &c)))
+		if (!(rc = exec_node_cx(x, n, i, n->exprs[i], n->post, n->l,
+					&c)))
 			rc = xg_run(s, c, &o[i]);
 	}
 	if (!rc && !(r = rel_new(x, n->ncols, n->ty)))
@@ -1044,7 +1012,8 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	}
 	for (int i = 0; i < p->nexprs && !rc; i++) {
 		cexpr *c;
-		if (!(rc = xg_cx(x, p, i, p->exprs[i], p->post, p->l, &c)))
+		if (!(rc = exec_node_cx(x, p, i, p->exprs[i], p->post, p->l,
+					&c)))
 			rc = xg_run(&s, c, &o[i]);
 	}
 	if (rc)
@@ -1276,7 +1245,7 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	 * errors) */
 	if (ng) {
 		cexpr *c;
-		if ((rc = xg_cx(x, n, 0, n->group[0], false, n->l, &c)))
+		if ((rc = exec_node_cx(x, n, 0, n->group[0], false, n->l, &c)))
 			goto out;
 		if (!xg_direct(s, c, &kcol, &rc)) {
 			if (rc || (rc = xg_run(s, c, &key)))
@@ -1289,8 +1258,8 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		cexpr *c;
 		etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
 		if (ad->arg) {
-			if ((rc =
-				 xg_cx(x, n, ng + a, ad->arg, false, n->l, &c)))
+			if ((rc = exec_node_cx(x, n, ng + a, ad->arg, false,
+					       n->l, &c)))
 				goto out;
 			if (!xg_direct(s, c, &ga[a].arg, &rc)) {
 				if (rc || (rc = xg_run(s, c, &args[a])))

@@ -253,36 +253,6 @@ static int xo_gather(rel *dst, const rel *a, const rel *b, uint64_t na,
 	return GPMDB_OK;
 }
 
-/* exec.c's node_cx: the same slots, so programs are shared. */
-static int xo_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, const pnode *in,
-		 cexpr **out)
-{
-	int rc;
-
-	if (!n->cx) {
-		int cnt =
-		    n->nexprs + n->ngroup + 2 * n->naggs + n->nkeys * 2 + 4;
-		n->cx = calloc((size_t)cnt, sizeof(cexpr *));
-		if (!n->cx || stmt_own(x->st, n->cx)) {
-			free(n->cx);
-			n->cx = NULL;
-			return db_err(x->db, GPMDB_NOMEM, "out of memory");
-		}
-		n->ncx = cnt;
-	}
-	if (!n->cx[i]) {
-		if ((rc = cx_compile(x, e, in, false, &n->cx[i])))
-			return rc;
-		if (stmt_add_cx(x->st, n->cx[i])) {
-			cx_free(n->cx[i]);
-			n->cx[i] = NULL;
-			return db_err(x->db, GPMDB_NOMEM, "out of memory");
-		}
-	}
-	*out = n->cx[i];
-	return GPMDB_OK;
-}
-
 /* ---- sort ------------------------------------------------------------- */
 
 static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
@@ -404,7 +374,8 @@ static int xo_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 		goto fail;
 	for (int i = 0; i < n->nkeys; i++) {
 		cexpr *c;
-		if ((rc = xo_cx(x, n, base + i, keys[i], side, &c)))
+		if ((rc = exec_node_cx(x, n, base + i, keys[i], false, side,
+				       &c)))
 			goto fail;
 		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
 			uint32_t m =
@@ -504,7 +475,8 @@ static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
 	int rc = GPMDB_OK;
 
 	if (n->pred) {
-		if ((rc = xo_cx(x, n, 2 * n->nkeys, n->pred, n, &pred)))
+		if ((rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false, n,
+				       &pred)))
 			return rc;
 		if (!(chunk = rel_new(x, n->ncols, n->ty)))
 			return x->db->errcode;

@@ -269,7 +269,7 @@ int rel_copy_row(rel *dst, const rel *src, uint64_t i)
 	return GPMDB_OK;
 }
 
-static int vec_type_of(int t)
+int rel_vec_type(int t)
 {
 	switch (t) {
 	case BC_T_BOOL:
@@ -288,17 +288,12 @@ static int vec_type_of(int t)
 	return VEC_NULL;
 }
 
-int rel_vec_type(int t)
-{
-	return vec_type_of(t);
-}
-
 void rel_vec(const rel *r, int c, uint64_t start, vec *v)
 {
 	const rcol *col = &r->cols[c];
 
 	memset(v, 0, sizeof(*v));
-	v->type = (uint8_t)vec_type_of(col->ty.t);
+	v->type = (uint8_t)rel_vec_type(col->ty.t);
 	v->prec = col->ty.prec;
 	v->scale = col->ty.scale;
 	if (v->type == VEC_NULL)
@@ -356,7 +351,7 @@ void rel_vec_get(const vec *v, uint32_t i, sval *s)
 int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n)
 {
 	rcol *col = &r->cols[c];
-	int vt = vec_type_of(col->ty.t);
+	int vt = rel_vec_type(col->ty.t);
 	sval s;
 	int rc;
 
@@ -375,13 +370,10 @@ int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		rel_vec_get(v, i, &s);
-		if (s.t != BC_T_NULL && s.t != col->ty.t) {
-			if ((rc = sval_convert(r->x, &s, col->ty, 0, r)))
-				return rc;
-		} else if (s.t == BC_T_DEC && s.scale != col->ty.scale) {
-			if ((rc = sval_convert(r->x, &s, col->ty, 0, r)))
-				return rc;
-		}
+		if (((s.t != BC_T_NULL && s.t != col->ty.t) ||
+		     (s.t == BC_T_DEC && s.scale != col->ty.scale)) &&
+		    (rc = sval_convert(r->x, &s, col->ty, 0, r)))
+			return rc;
 		if ((rc = rel_set(r, c, at + i, &s)))
 			return rc;
 	}
