@@ -264,10 +264,7 @@ out:
 
 /* ---- unique keys ---- */
 
-typedef struct ukey {
-	int n;
-	int cols[32];
-} ukey;
+typedef dml_key ukey; /* engine.h: batch.c uses the same keys */
 
 static int add_key(ukey **keys, int *nk, const int *cols, int n)
 {
@@ -440,6 +437,61 @@ static etype col_etype(const stg_column_info *c)
 	return stg_to_etype(c);
 }
 
+/* Column s of n rows (already column type t's etype) as a storage array
+ * (out->nulls NULL when there are none); TEXT points into s's strings. */
+static int rcol_to_storage(gpmdb *db, const rcol *s, stg_type t, uint64_t n,
+			   stg_col_batch *out)
+{
+	size_t w = t == STG_T_TEXT ? sizeof(stg_text) : stg_type_width(t);
+	char *v = calloc(n + 1, w);
+	uint32_t *nl = calloc(n / 32 + 1, sizeof(uint32_t));
+	bool any = false;
+
+	if (!v || !nl) {
+		free(v);
+		free(nl);
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (s->nulls[i]) {
+			nl[i / 32] |= 1u << (i % 32);
+			any = true;
+			continue;
+		}
+		switch (t) {
+		case STG_T_INT:
+			((int32_t *)v)[i] = (int32_t)((int64_t *)s->data)[i];
+			break;
+		case STG_T_BIGINT:
+		case STG_T_DECIMAL:
+			((int64_t *)v)[i] = ((int64_t *)s->data)[i];
+			break;
+		case STG_T_FLOAT:
+			((float *)v)[i] = (float)((double *)s->data)[i];
+			break;
+		case STG_T_DOUBLE:
+			((double *)v)[i] = ((double *)s->data)[i];
+			break;
+		case STG_T_DATE:
+			((int32_t *)v)[i] = ((int32_t *)s->data)[i];
+			break;
+		case STG_T_BOOLEAN:
+			((uint8_t *)v)[i] = ((uint8_t *)s->data)[i];
+			break;
+		case STG_T_TEXT: {
+			vec_str x = ((vec_str *)s->data)[i];
+			((stg_text *)v)[i] = (stg_text){x.ptr, x.len};
+			break;
+		}
+		}
+	}
+	out->values = v;
+	out->nulls = any ? nl : NULL;
+	if (!any)
+		free(nl);
+	return GPMDB_OK;
+}
+
 /* Converts r's columns (already the table's etypes) into storage arrays
  * and appends them. */
 static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
@@ -451,59 +503,9 @@ static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
 
 	if (!b)
 		return db_err(db, GPMDB_NOMEM, "out of memory");
-	for (int c = 0; c < sch->ncols && !rc; c++) {
-		size_t w = sch->cols[c].type == STG_T_TEXT
-			       ? sizeof(stg_text)
-			       : stg_type_width(sch->cols[c].type);
-		char *v = calloc(n + 1, w);
-		uint32_t *nl = calloc(n / 32 + 1, sizeof(uint32_t));
-		bool any = false;
-		if (!v || !nl) {
-			free(v);
-			free(nl);
-			rc = db_err(db, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		const rcol *s = &r->cols[c];
-		for (uint64_t i = 0; i < n; i++) {
-			if (s->nulls[i]) {
-				nl[i / 32] |= 1u << (i % 32);
-				any = true;
-				continue;
-			}
-			switch (sch->cols[c].type) {
-			case STG_T_INT:
-				((int32_t *)v)[i] =
-				    (int32_t)((int64_t *)s->data)[i];
-				break;
-			case STG_T_BIGINT:
-			case STG_T_DECIMAL:
-				((int64_t *)v)[i] = ((int64_t *)s->data)[i];
-				break;
-			case STG_T_FLOAT:
-				((float *)v)[i] = (float)((double *)s->data)[i];
-				break;
-			case STG_T_DOUBLE:
-				((double *)v)[i] = ((double *)s->data)[i];
-				break;
-			case STG_T_DATE:
-				((int32_t *)v)[i] = ((int32_t *)s->data)[i];
-				break;
-			case STG_T_BOOLEAN:
-				((uint8_t *)v)[i] = ((uint8_t *)s->data)[i];
-				break;
-			case STG_T_TEXT: {
-				vec_str x = ((vec_str *)s->data)[i];
-				((stg_text *)v)[i] = (stg_text){x.ptr, x.len};
-				break;
-			}
-			}
-		}
-		b[c].values = v;
-		b[c].nulls = any ? nl : NULL;
-		if (!any)
-			free(nl);
-	}
+	for (int c = 0; c < sch->ncols && !rc; c++)
+		rc = rcol_to_storage(db, &r->cols[c], sch->cols[c].type, n,
+				     &b[c]);
 	if (!rc) /* backend=gpu: batch_gpu.c */
 		rc = bgpu_append(db, tid, b, n);
 	for (int c = 0; c < sch->ncols; c++) {
@@ -859,50 +861,11 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 		}
 		for (uint64_t i = 0; i < r->nrows; i++)
 			rowids[i] = (uint64_t)((int64_t *)r->cols[0].data)[i];
-		/* storage arrays: reuse append's conversion per column */
-		for (int j = 0; j < n && !rc; j++) {
-			stg_type stt = sch->cols[cols[j]].type;
-			size_t w = stt == STG_T_TEXT ? sizeof(stg_text)
-						     : stg_type_width(stt);
-			char *v = calloc(r->nrows + 1, w);
-			uint32_t *nl = calloc(r->nrows / 32 + 1, 4);
-			const rcol *sc = &r->cols[j + 1];
-			if (!v || !nl) {
-				free(v);
-				free(nl);
-				rc = db_err(db, GPMDB_NOMEM, "out of memory");
-				break;
-			}
-			for (uint64_t i = 0; i < r->nrows; i++) {
-				if (sc->nulls[i]) {
-					nl[i / 32] |= 1u << (i % 32);
-					continue;
-				}
-				switch (stt) {
-				case STG_T_INT:
-					((int32_t *)v)[i] =
-					    (int32_t)((int64_t *)sc->data)[i];
-					break;
-				case STG_T_FLOAT:
-					((float *)v)[i] =
-					    (float)((double *)sc->data)[i];
-					break;
-				case STG_T_TEXT: {
-					vec_str x = ((vec_str *)sc->data)[i];
-					((stg_text *)v)[i] =
-					    (stg_text){x.ptr, x.len};
-					break;
-				}
-				default:
-					memcpy(v + i * w,
-					       (char *)sc->data +
-						   i * rel_width(sc->ty.t),
-					       w);
-				}
-			}
-			vals[j].values = v;
-			vals[j].nulls = nl;
-		}
+		/* storage arrays: append's conversion per column */
+		for (int j = 0; j < n && !rc; j++)
+			rc = rcol_to_storage(db, &r->cols[j + 1],
+					     sch->cols[cols[j]].type, r->nrows,
+					     &vals[j]);
 		if (!rc) /* backend=gpu: batch_gpu.c */
 			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows,
 					 vals);
@@ -1135,8 +1098,7 @@ int dml_unique_keys(gpmdb *db, const stg_schema *sch, dml_key **keys, int *nk)
 	ukey *k = NULL;
 	int rc = load_keys(db, sch, &k, nk);
 
-	_Static_assert(sizeof(ukey) == sizeof(dml_key), "ukey is dml_key");
-	*keys = (dml_key *)k;
+	*keys = k;
 	return rc;
 }
 
