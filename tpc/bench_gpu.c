@@ -142,117 +142,6 @@ static void bg_data_free(bg_data *b)
 	free(b->names);
 }
 
-/* ---- Results --------------------------------------------------------- */
-
-typedef enum { CELL_NULL, CELL_INT, CELL_REAL, CELL_TEXT } cell_kind;
-
-typedef struct {
-	cell_kind kind;
-	int64_t i;
-	double r;
-	char t[32]; /* the texts here are short (dim.name) */
-} cell;
-
-/* A result as the client saw it; the full sort is one row digesting it:
- * count, sum of ids, a position-weighted hash of the ids, rows out of
- * order. */
-typedef struct {
-	int ncols;
-	uint64_t nrows, cap;
-	cell *cells;
-} qres;
-
-static void qres_clear(qres *q)
-{
-	free(q->cells);
-	memset(q, 0, sizeof(*q));
-}
-
-static cell *qres_row(qres *q)
-{
-	if (q->nrows == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 64;
-		q->cells = realloc(q->cells, q->cap * q->ncols * sizeof(cell));
-		if (!q->cells)
-			bench_die("realloc", strerror(errno));
-	}
-	cell *c = &q->cells[q->nrows++ * q->ncols];
-	memset(c, 0, q->ncols * sizeof(cell));
-	return c;
-}
-
-static void digest_result(const bench_digest *g, qres *q)
-{
-	q->ncols = 4;
-	cell *c = qres_row(q);
-	c[0] = (cell){.kind = CELL_INT, .i = (int64_t)g->n};
-	c[1] = (cell){.kind = CELL_INT, .i = (int64_t)g->sum};
-	c[2] = (cell){.kind = CELL_INT, .i = (int64_t)g->poshash};
-	c[3] = (cell){.kind = CELL_INT, .i = (int64_t)g->disorder};
-}
-
-static void cell_print(const cell *c, char *buf, size_t len)
-{
-	if (c->kind == CELL_NULL)
-		snprintf(buf, len, "NULL");
-	else if (c->kind == CELL_INT)
-		snprintf(buf, len, "%" PRId64, c->i);
-	else if (c->kind == CELL_REAL)
-		snprintf(buf, len, "%.17g", c->r);
-	else
-		snprintf(buf, len, "'%s'", c->t);
-}
-
-/* Integers exactly, reals (or an integer beside a real) to a relative
- * 1e-9 (the GPU adds doubles in a tree order, DuckDB in its own), text
- * exactly. */
-static bool cell_eq(const cell *a, const cell *b)
-{
-	if (a->kind == CELL_INT && b->kind == CELL_INT)
-		return a->i == b->i;
-	if ((a->kind == CELL_INT || a->kind == CELL_REAL) &&
-	    (b->kind == CELL_INT || b->kind == CELL_REAL)) {
-		double x = a->kind == CELL_INT ? (double)a->i : a->r;
-		double y = b->kind == CELL_INT ? (double)b->i : b->r;
-		return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
-	}
-	if (a->kind == CELL_TEXT && b->kind == CELL_TEXT)
-		return !strcmp(a->t, b->t);
-	return a->kind == b->kind;
-}
-
-/* Prints the first differences; true when equal. */
-static bool qres_check(const char *query, const char *ref_name, const qres *ref,
-		       const char *name, const qres *q)
-{
-	char x[64], y[64];
-	int shown = 0;
-
-	if (ref->ncols != q->ncols || ref->nrows != q->nrows) {
-		printf("\n**MISMATCH** %s: %s gives %" PRIu64
-		       " rows x %d columns, %s %" PRIu64 " x %d\n\n",
-		       query, ref_name, ref->nrows, ref->ncols, name, q->nrows,
-		       q->ncols);
-		return false;
-	}
-	for (uint64_t r = 0; r < q->nrows && shown < 5; r++)
-		for (int c = 0; c < q->ncols && shown < 5; c++) {
-			const cell *a = &ref->cells[r * ref->ncols + c];
-			const cell *b = &q->cells[r * q->ncols + c];
-			if (cell_eq(a, b))
-				continue;
-			cell_print(a, x, sizeof(x));
-			cell_print(b, y, sizeof(y));
-			printf("\n**MISMATCH** %s: row %" PRIu64
-			       " column %d: %s %s, %s %s\n",
-			       query, r + 1, c + 1, ref_name, x, name, y);
-			shown++;
-		}
-	if (shown)
-		printf("\n");
-	return shown == 0;
-}
-
 /* ---- Queries --------------------------------------------------------- */
 
 typedef struct {
@@ -408,8 +297,8 @@ static int bg_gpmdb_query(bg_gpmdb *g, const query *qy, double cap, qres *out,
 					      .r = gpmdb_column_double(s, i)};
 			else if (t == GPMDB_TEXT) {
 				c[i].kind = CELL_TEXT;
-				snprintf(c[i].t, sizeof(c[i].t), "%s",
-					 (const char *)gpmdb_column_text(s, i));
+				c[i].t = bench_strdup(
+				    (const char *)gpmdb_column_text(s, i));
 			} else
 				c[i].kind = CELL_NULL;
 		}
@@ -592,8 +481,7 @@ static int duck_query(bg_duck *d, const query *qy, qres *out, char *err,
 			case DUCKDL_TYPE_VARCHAR: {
 				char *t = dl->value_varchar(&r, i, row);
 				c[i].kind = CELL_TEXT;
-				snprintf(c[i].t, sizeof(c[i].t), "%s",
-					 t ? t : "");
+				c[i].t = bench_strdup(t ? t : "");
 				dl->free(t);
 				break;
 			}

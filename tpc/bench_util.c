@@ -4,6 +4,8 @@
 #include "bench_util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +103,106 @@ int bench_duck_digest(duckdl *dl, duckdl_result *r, bench_digest *g, char *err,
 		dl->destroy_chunk(&ch);
 	}
 	return 0;
+}
+
+void qres_clear(qres *q)
+{
+	for (uint64_t i = 0; i < q->nrows * (uint64_t)q->ncols; i++)
+		free(q->cells[i].t);
+	free(q->cells);
+	memset(q, 0, sizeof(*q));
+}
+
+cell *qres_row(qres *q)
+{
+	if (q->nrows == q->cap) {
+		q->cap = q->cap ? q->cap * 2 : 64;
+		q->cells = realloc(q->cells, q->cap * q->ncols * sizeof(cell));
+		if (!q->cells)
+			bench_die("realloc", strerror(errno));
+	}
+	cell *c = &q->cells[q->nrows++ * q->ncols];
+	memset(c, 0, q->ncols * sizeof(cell));
+	return c;
+}
+
+char *bench_strdup(const char *s)
+{
+	char *t = bench_alloc(strlen(s) + 1);
+	strcpy(t, s);
+	return t;
+}
+
+void digest_result(const bench_digest *g, qres *q)
+{
+	q->ncols = 4;
+	cell *c = qres_row(q);
+	c[0] = (cell){.kind = CELL_INT, .i = (int64_t)g->n};
+	c[1] = (cell){.kind = CELL_INT, .i = (int64_t)g->sum};
+	c[2] = (cell){.kind = CELL_INT, .i = (int64_t)g->poshash};
+	c[3] = (cell){.kind = CELL_INT, .i = (int64_t)g->disorder};
+}
+
+static void cell_print(const cell *c, char *buf, size_t len)
+{
+	switch (c->kind) {
+	case CELL_NULL:
+		snprintf(buf, len, "NULL");
+		break;
+	case CELL_INT:
+		snprintf(buf, len, "%" PRId64, c->i);
+		break;
+	case CELL_REAL:
+		snprintf(buf, len, "%.17g", c->r);
+		break;
+	case CELL_TEXT:
+		snprintf(buf, len, "'%s'", c->t);
+		break;
+	}
+}
+
+static bool cell_eq(const cell *a, const cell *b)
+{
+	if (a->kind == CELL_INT && b->kind == CELL_INT)
+		return a->i == b->i;
+	if ((a->kind == CELL_INT || a->kind == CELL_REAL) &&
+	    (b->kind == CELL_INT || b->kind == CELL_REAL)) {
+		double x = a->kind == CELL_INT ? (double)a->i : a->r;
+		double y = b->kind == CELL_INT ? (double)b->i : b->r;
+		return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
+	}
+	if (a->kind == CELL_TEXT && b->kind == CELL_TEXT)
+		return !strcmp(a->t, b->t);
+	return a->kind == b->kind;
+}
+
+bool qres_check(const char *query, const char *ref_name, const qres *ref,
+		const char *name, const qres *q)
+{
+	char x[128], y[128];
+	int shown = 0;
+
+	if (ref->ncols != q->ncols || ref->nrows != q->nrows) {
+		printf("\n**MISMATCH** %s: %s gives %" PRIu64
+		       " rows x %d columns, %s %" PRIu64 " x %d\n\n",
+		       query, ref_name, ref->nrows, ref->ncols, name, q->nrows,
+		       q->ncols);
+		return false;
+	}
+	for (uint64_t r = 0; r < q->nrows && shown < 5; r++)
+		for (int c = 0; c < q->ncols && shown < 5; c++) {
+			const cell *a = &ref->cells[r * ref->ncols + c];
+			const cell *b = &q->cells[r * q->ncols + c];
+			if (cell_eq(a, b))
+				continue;
+			cell_print(a, x, sizeof(x));
+			cell_print(b, y, sizeof(y));
+			printf("\n**MISMATCH** %s: row %" PRIu64
+			       " column %d: %s %s, %s %s\n",
+			       query, r + 1, c + 1, ref_name, x, name, y);
+			shown++;
+		}
+	if (shown)
+		printf("\n");
+	return shown == 0;
 }

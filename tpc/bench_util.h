@@ -2,8 +2,9 @@
  * bench_util.h - plumbing shared by the benchmarks (tpc/bench_sql.c,
  * tpc/bench_gpu.c, tpc/batch/bench_batch.c): the clock, dying with a
  * message, allocation that cannot fail, the coprime step of the
- * generators' permutations, comma lists of names, and the digest of a
- * streamed (id, v) result with DuckDB's columnar reading of it.
+ * generators' permutations, comma lists of names, the digest of a
+ * streamed (id, v) result with DuckDB's columnar reading of it, and a
+ * query's result as a client saw it with the comparison of two.
  *
  * Each benchmark defines bench_prog, its name, for bench_die's messages.
  */
@@ -56,5 +57,42 @@ void bench_digest_add(bench_digest *g, int64_t id, double v);
  * of other types; r stays the caller's to destroy. */
 int bench_duck_digest(duckdl *dl, duckdl_result *r, bench_digest *g, char *err,
 		      size_t errlen);
+
+/* A query's result as the client saw it: rows of cells (texts owned,
+ * freed by qres_clear), or for a query consumed as a stream (the full
+ * sort), one row digesting it. */
+typedef enum { CELL_NULL, CELL_INT, CELL_REAL, CELL_TEXT } cell_kind;
+
+typedef struct {
+	cell_kind kind;
+	int64_t i;
+	double r;
+	char *t;
+} cell;
+
+typedef struct {
+	int ncols;
+	uint64_t nrows, cap;
+	cell *cells;
+} qres;
+
+void qres_clear(qres *q);
+
+/* Appends a row of q->ncols zeroed cells; dies when there is no memory. */
+cell *qres_row(qres *q);
+
+/* A copy of s that cannot fail (bench_alloc). */
+char *bench_strdup(const char *s);
+
+/* q as the one row (count, sum, poshash, disorder) of digest g. */
+void digest_result(const bench_digest *g, qres *q);
+
+/* Compares q (engine name) with ref (engine ref_name): integers exactly,
+ * reals (or an integer beside a real) to a relative 1e-9 (engines add
+ * doubles in their own orders), text exactly.  Prints the shape's
+ * difference or the first five differing cells as **MISMATCH** lines;
+ * true when equal. */
+bool qres_check(const char *query, const char *ref_name, const qres *ref,
+		const char *name, const qres *q);
 
 #endif /* GPMDB_BENCH_UTIL_H */
