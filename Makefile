@@ -63,6 +63,11 @@ PROGS += $(BUILD)/bench_gpu
 $(BUILD)/bench_gpu_SRC := tpc/bench_gpu.c
 $(BUILD)/bench_gpu_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_gpu: LDLIBS += -ldl
+# bench_threshold: measures PRAGMA gpu_threshold (docs/gpu.md).
+PROGS += $(BUILD)/bench_threshold
+$(BUILD)/bench_threshold_SRC := tpc/bench_threshold.c
+$(BUILD)/bench_threshold_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_threshold: LDLIBS += -ldl
 # bench_batch: the batch INSERT/UPDATE benchmark (tpc/batch, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_batch
 $(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c

@@ -77,6 +77,11 @@ struct stg_pool {
 	uint64_t alloc_hint; /* chunk to start the next search at */
 	uint64_t used_chunks;
 
+	/* msync mode: page ranges of appended data whose msync waits for
+	 * the commit (pool_flush_lazy), merged, at most POOL_NPEND. */
+	uint64_t pend_lo[8], pend_hi[8];
+	int npend;
+
 	/* Statistics. */
 	uint64_t bytes_persisted;
 	uint64_t txn_bytes_persisted;
@@ -117,6 +122,15 @@ void pool_persist(stg_pool *p, const void *addr, size_t len);
 /* Flush without the final fence (PMEM) / msync (MSYNC); thread-safe,
  * counts nothing.  pool_drain completes earlier flushes. */
 void pool_flush(stg_pool *p, const void *addr, size_t len);
+/* As pool_flush, for data nothing can see before the transaction commits
+ * (rows appended past the committed row count): in msync mode the msync
+ * waits for pool_sync_pending, which stg_commit calls before its commit
+ * record, so a transaction of N one-row INSERTs on an ordinary file
+ * system costs one msync per written range at commit, not N disk writes.
+ * Thread-safe (the parallel append calls it). */
+void pool_flush_lazy(stg_pool *p, const void *addr, size_t len);
+/* msyncs the ranges pool_flush_lazy deferred (io_failed on an error). */
+void pool_sync_pending(stg_pool *p);
 void pool_drain(stg_pool *p);
 void pool_count_persisted(stg_pool *p, uint64_t bytes);
 /* Bulk copy into the pool (PMEM: non-temporal, no drain). */

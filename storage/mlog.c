@@ -344,7 +344,16 @@ int mlog_write(stg_pool *p, uint64_t off, const void *src, uint64_t len)
 	if (rc != GPMDB_OK)
 		return rc;
 	memmove(pool_at(p, off), src, len);
-	pool_persist(p, pool_at(p, off), len);
+	/* The undo image is durable, so a crash before the commit brings
+	 * the old value back whatever reached the file: in msync mode the
+	 * new value's msync waits for the commit (one per range, not one
+	 * disk write per statement). */
+	if (p->dur == STG_DUR_MSYNC) {
+		pool_flush_lazy(p, pool_at(p, off), len);
+		pool_count_persisted(p, len);
+	} else {
+		pool_persist(p, pool_at(p, off), len);
+	}
 	return GPMDB_OK;
 }
 
@@ -560,6 +569,7 @@ int stg_rollback(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
+	p->npend = 0; /* rolled-back rows need no msync */
 	rc = undo_range(p, p->ents, 0, p->nents, false, p->spi_n);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -584,6 +594,8 @@ int stg_commit(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
+	/* appended data before the commit record (pool_flush_lazy) */
+	pool_sync_pending(p);
 	if (p->io_failed) {
 		char msg[sizeof(p->errmsg)];
 
@@ -601,7 +613,8 @@ int stg_commit(stg_pool *p)
 		return GPMDB_OK;
 	}
 	/* Every operation persisted its data before logging its metadata
-	 * change, so the commit record is the only thing left. */
+	 * change (appended rows in msync mode: just above), so the commit
+	 * record is the only thing left. */
 	rc = mlog_append(p, STG_LOG_COMMIT, NULL, 0, NULL);
 	if (rc != GPMDB_OK)
 		return rc;

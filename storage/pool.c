@@ -175,6 +175,56 @@ void pool_flush(stg_pool *p, const void *addr, size_t len)
 	}
 }
 
+#define POOL_NPEND 8
+
+void pool_flush_lazy(stg_pool *p, const void *addr, size_t len)
+{
+	if (len == 0 || p->private_map)
+		return;
+	if (p->dur != STG_DUR_MSYNC) {
+		pool_flush(p, addr, len);
+		return;
+	}
+	uint64_t lo = pool_off(p, addr) & ~(uint64_t)(PAGE_BYTES - 1),
+		 hi = pool_off(p, addr) + len;
+#pragma omp critical(pool_pending)
+	{
+		/* merge into an overlapping or adjacent range, else add one;
+		 * when all are taken, widen the nearest (msync of a span only
+		 * writes its dirty pages) */
+		int best = -1;
+		uint64_t gap = UINT64_MAX;
+		for (int i = 0; i < p->npend; i++) {
+			uint64_t g = lo > p->pend_hi[i]	  ? lo - p->pend_hi[i]
+				     : p->pend_lo[i] > hi ? p->pend_lo[i] - hi
+							  : 0;
+			if (g < gap) {
+				gap = g;
+				best = i;
+			}
+		}
+		if (best >= 0 &&
+		    (gap <= PAGE_BYTES || p->npend == POOL_NPEND)) {
+			if (lo < p->pend_lo[best])
+				p->pend_lo[best] = lo;
+			if (hi > p->pend_hi[best])
+				p->pend_hi[best] = hi;
+		} else {
+			p->pend_lo[p->npend] = lo;
+			p->pend_hi[p->npend++] = hi;
+		}
+	}
+}
+
+void pool_sync_pending(stg_pool *p)
+{
+	for (int i = 0; i < p->npend; i++)
+		if (pmem_msync(pool_at(p, p->pend_lo[i]),
+			       p->pend_hi[i] - p->pend_lo[i]) != 0)
+			__atomic_store_n(&p->io_failed, true, __ATOMIC_RELAXED);
+	p->npend = 0;
+}
+
 void pool_drain(stg_pool *p)
 {
 	if (p->dur == STG_DUR_PMEM && !p->private_map)

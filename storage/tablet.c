@@ -457,14 +457,14 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		    p, dst, (const char *)cols[t->col].values + t->r0 * w,
 		    n * w);
 		if (p->dur == STG_DUR_MSYNC)
-			pool_flush(p, dst, n * w);
+			pool_flush_lazy(p, dst, n * w);
 		return n * w;
 	}
 	case 1: {
 		uint32_t *nb = col_nulls(h, (uint32_t)t->col);
 
 		bits_copy(nb, lr, cols[t->col].nulls, t->r0, n);
-		pool_flush(p, &nb[lr >> 5],
+		pool_flush_lazy(p, &nb[lr >> 5],
 			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
@@ -490,10 +490,10 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 			d->len = src[r].len;
 			at += src[r].len;
 		}
-		pool_flush(p, heap + t->heap_at, at - t->heap_at);
-		pool_flush(p, &dst[lr], n * sizeof(stg_strref));
+		pool_flush_lazy(p, heap + t->heap_at, at - t->heap_at);
+		pool_flush_lazy(p, &dst[lr], n * sizeof(stg_strref));
 		bits_copy(nb, lr, sn, t->r0, n);
-		pool_flush(p, &nb[lr >> 5],
+		pool_flush_lazy(p, &nb[lr >> 5],
 			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return (at - t->heap_at) + n * sizeof(stg_strref) + n / 8;
 	}
@@ -501,7 +501,7 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		uint32_t *db = deleted_bits(h);
 
 		bits_copy(db, lr, NULL, 0, n);
-		pool_flush(p, &db[lr >> 5],
+		pool_flush_lazy(p, &db[lr >> 5],
 			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
