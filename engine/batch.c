@@ -33,6 +33,7 @@
  */
 #include "batch_gpu.h"
 #include "engine.h"
+#include "keyidx.h"
 #include "value.h"
 
 #include <math.h>
@@ -422,28 +423,84 @@ static int store_value(gpmdb *db, stg_type t, void *arr, int64_t k,
 	return GPMDB_OK;
 }
 
+/* Batches of at least this many rows are converted on all threads. */
+#define PAR_MIN_ROWS 65536
+
 /* Bitmap of the source's NULLs (byte flags, NaN, NULL strings) for rows
- * [0, n); NULL when there are none.  *fail set when out of memory. */
+ * [0, n); NULL when there are none.  *fail set when out of memory.  One
+ * bitmap word per iteration, so that threads never share a word. */
 static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
 {
-	uint32_t *nl = NULL;
+	int64_t nw = n / 32 + 1;
+	uint32_t *nl = malloc((size_t)nw * 4);
+	bool any = false;
 
-	*fail = false;
-	for (int64_t k = 0; k < n; k++) {
-		bool nul = b->nulls && b->nulls[k];
-		if (!nul && b->type == GPMDB_ARRAY_DOUBLE)
-			nul = isnan(((const double *)b->values)[k]);
-		if (!nul && b->type == GPMDB_ARRAY_TEXT)
-			nul = !((const char *const *)b->values)[k];
-		if (!nul)
-			continue;
-		if (!nl && !(nl = calloc((size_t)n / 32 + 1, 4))) {
-			*fail = true;
-			return NULL;
+	*fail = !nl;
+	if (!nl)
+		return NULL;
+#pragma omp parallel for schedule(static)                                      \
+    reduction(||                                                               \
+	      : any) if (n >= PAR_MIN_ROWS)
+	for (int64_t w = 0; w < nw; w++) {
+		uint32_t bits = 0;
+		int64_t e = (w + 1) * 32 < n ? (w + 1) * 32 : n;
+		for (int64_t k = w * 32; k < e; k++) {
+			bool nul = b->nulls && b->nulls[k];
+			if (!nul && b->type == GPMDB_ARRAY_DOUBLE)
+				nul = isnan(((const double *)b->values)[k]);
+			if (!nul && b->type == GPMDB_ARRAY_TEXT)
+				nul = !((const char *const *)b->values)[k];
+			bits |= (uint32_t)nul << (k % 32);
 		}
-		set_null(nl, k);
+		nl[w] = bits;
+		any = any || bits;
+	}
+	if (!any) {
+		free(nl);
+		nl = NULL;
 	}
 	return nl;
+}
+
+/* The widening/narrowing loop of conv_column's fast path (any thread
+ * count): returns the lowest row whose text is too long, or n. */
+static int64_t conv_loop(const bsrc *src, stg_type t, void *out, int64_t n)
+{
+	int at = src->type;
+	int64_t bad = n;
+
+#pragma omp parallel for schedule(static)                                      \
+    reduction(min                                                              \
+	      : bad) if (n >= PAR_MIN_ROWS)
+	for (int64_t k = 0; k < n; k++) {
+		switch (t) {
+		case STG_T_BIGINT:
+			((int64_t *)out)[k] = ((const int32_t *)src->values)[k];
+			break;
+		case STG_T_FLOAT:
+			((float *)out)[k] =
+			    (float)((const double *)src->values)[k];
+			break;
+		case STG_T_DOUBLE:
+			((double *)out)[k] =
+			    at == GPMDB_ARRAY_INT32
+				? ((const int32_t *)src->values)[k]
+				: (double)((const int64_t *)src->values)[k];
+			break;
+		default: {
+			const char *p = ((const char *const *)src->values)[k];
+			size_t len = p ? strlen(p) : 0;
+			if (len > UINT32_MAX / 2) {
+				if (k < bad)
+					bad = k;
+				len = 0;
+			}
+			((stg_text *)out)[k] =
+			    (stg_text){p ? p : "", (uint32_t)len};
+		}
+		}
+	}
+	return bad;
 }
 
 /*
@@ -471,8 +528,9 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 	if (n == 0)
 		return GPMDB_OK;
 	/* fast paths: the array already has the column's layout, or a
-	 * plain widening/narrowing loop */
-	if (src->kind == BS_ARRAY && !mask) {
+	 * plain widening/narrowing loop (these cannot fail, so rows outside
+	 * the mask are converted too: nobody reads them) */
+	if (src->kind == BS_ARRAY) {
 		int at = src->type;
 		bool direct = (at == GPMDB_ARRAY_INT64 && t == STG_T_BIGINT) ||
 			      (at == GPMDB_ARRAY_INT32 && t == STG_T_INT) ||
@@ -482,7 +540,7 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 		    (at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT) ||
 		    ((at == GPMDB_ARRAY_INT32 || at == GPMDB_ARRAY_INT64) &&
 		     t == STG_T_DOUBLE) ||
-		    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT);
+		    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT && !mask);
 		if (direct || loop) {
 			out->nulls = src_null_bitmap(src, n, &fail);
 			if (fail)
@@ -494,48 +552,20 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 			if (!(out->own = malloc((size_t)n * w)))
 				return db_err(db, GPMDB_NOMEM, "out of memory");
 			out->values = out->own;
-			for (int64_t k = 0; k < n; k++) {
-				switch (t) {
-				case STG_T_BIGINT:
-					((int64_t *)out->own)[k] =
-					    ((const int32_t *)src->values)[k];
-					break;
-				case STG_T_FLOAT:
-					((float *)out->own)[k] =
-					    (float)((const double *)
-							src->values)[k];
-					break;
-				case STG_T_DOUBLE:
-					((double *)out->own)[k] =
-					    at == GPMDB_ARRAY_INT32
-						? ((const int32_t *)
-						       src->values)[k]
-						: (double)((const int64_t *)
-							       src->values)[k];
-					break;
-				default: {
-					const char *p = ((const char *const *)
-							     src->values)[k];
-					size_t len = p ? strlen(p) : 0;
-					if (len > UINT32_MAX / 2) {
-						berr_take(
-						    e, db,
-						    db_err(db, GPMDB_TOOBIG,
-							   "string or blob "
-							   "too big"),
-						    k);
-						return e->rc;
-					}
-					((stg_text *)out->own)[k] = (stg_text){
-					    p ? p : "", (uint32_t)len};
-				}
-				}
+			int64_t bad = conv_loop(src, t, out->own, n);
+			if (bad < n) {
+				berr_take(e, db,
+					  db_err(db, GPMDB_TOOBIG,
+						 "string or blob too big"),
+					  bad);
+				return e->rc;
 			}
 		}
 		if (direct || loop) {
 			if (notnull && out->nulls)
 				for (int64_t k = 0; k < n; k++)
-					if (is_null(out->nulls, k)) {
+					if (is_null(out->nulls, k) &&
+					    (!mask || mask[k])) {
 						berr_take(
 						    e, db,
 						    db_err(db, GPMDB_CONSTRAINT,
@@ -830,156 +860,8 @@ static uint64_t khash_find(const khash *kh, const kset *k, uint64_t h,
 	return s;
 }
 
-/* Rows hashed ahead of their lookups (see check_unique). */
+/* Rows hashed ahead of their lookups (see match_keys). */
 #define KH_AHEAD 16
-
-/* Live (not deleted) rows of a table. */
-static int live_rows(gpmdb *db, uint32_t tid, uint64_t *n)
-{
-	uint32_t nt;
-	stg_tablet_view v;
-
-	*n = 0;
-	if (stg_tablet_count(db->pool, tid, &nt))
-		return db_err_stg(db);
-	for (uint32_t t = 0; t < nt; t++) {
-		if (stg_tablet_get(db->pool, tid, t, &v))
-			return db_err_stg(db);
-		for (uint32_t r = 0; r < v.nrows; r++)
-			if (!v.deleted || !(v.deleted[r / 32] >> (r % 32) & 1))
-				(*n)++;
-	}
-	return GPMDB_OK;
-}
-
-static int key_names(const stg_schema *sch, const dml_key *key, char *buf,
-		     size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = 0;
-	for (int c = 0; c < key->n && len < size; c++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s.%s",
-					c ? ", " : "", sch->name,
-					sch->cols[key->cols[c]].name);
-	return 0;
-}
-
-/*
- * UNIQUE check of the table as it will be: its live rows, where upd (when
- * not NULL) replaces the values of updated rows, then nnew new rows
- * (cols[c] in storage layout).  upd_row[r] is the batch row that updates
- * live row r (-1: untouched); for new rows the batch row is their index.
- * On a duplicate, e gets the batch row to blame.
- */
-typedef struct kupd {
-	const int64_t *prow; /* per live row: batch row or -1 */
-	const ccol *vals;    /* per table column: values by batch row, or
-			      * values == NULL when not set */
-} kupd;
-
-static int check_unique(gpmdb *db, uint32_t tid, const stg_schema *sch,
-			const dml_key *key, const ccol *cols, uint64_t nnew,
-			const kupd *upd, berr *e)
-{
-	stg_type types[32] = {0};
-	uint64_t nlive, i = 0;
-	int64_t *blame = NULL;
-	uint32_t nt;
-	stg_tablet_view v;
-	kset k;
-	khash kh = {0};
-	int rc;
-
-	if ((rc = live_rows(db, tid, &nlive)))
-		return rc;
-	for (int c = 0; c < key->n; c++)
-		types[c] = sch->cols[key->cols[c]].type;
-	if ((rc = kset_init(db, &k, key->n, types, nlive + nnew)))
-		return rc;
-	if (upd && !(blame = malloc(sizeof(int64_t) * (nlive + 1)))) {
-		rc = db_err(db, GPMDB_NOMEM, "out of memory");
-		goto out;
-	}
-	if (stg_tablet_count(db->pool, tid, &nt)) {
-		rc = db_err_stg(db);
-		goto out;
-	}
-	for (uint32_t t = 0; t < nt; t++) {
-		if (stg_tablet_get(db->pool, tid, t, &v)) {
-			rc = db_err_stg(db);
-			goto out;
-		}
-		for (uint32_t r = 0; r < v.nrows; r++) {
-			if (v.deleted && (v.deleted[r / 32] >> (r % 32) & 1))
-				continue;
-			int64_t pr = upd ? upd->prow[v.first_row + r] : -1;
-			if (blame)
-				blame[i] = pr;
-			for (int c = 0; c < key->n; c++) {
-				int tc = key->cols[c];
-				const ccol *nv =
-				    pr >= 0 ? &upd->vals[tc] : NULL;
-				if (nv && nv->values)
-					kset_put(&k, c, i, types[c], nv->values,
-						 (uint64_t)pr, NULL,
-						 is_null(nv->nulls, pr));
-				else
-					kset_put(&k, c, i, types[c], v.data[tc],
-						 r, v.heap,
-						 is_null(v.nulls[tc], r));
-			}
-			i++;
-		}
-	}
-	for (uint64_t j = 0; j < nnew; j++, i++)
-		for (int c = 0; c < key->n; c++) {
-			const ccol *cc = &cols[key->cols[c]];
-			kset_put(&k, c, i, types[c], cc->values, j, NULL,
-				 is_null(cc->nulls, (int64_t)j));
-		}
-	if ((rc = khash_init(db, &kh, k.nrows)))
-		goto out;
-	/* hashes of KH_AHEAD rows first, their slots prefetched: the
-	 * lookups are cache misses, and this overlaps them */
-	uint64_t hs[KH_AHEAD];
-	for (i = 0; i < k.nrows; i++) {
-		bool found;
-		if (i % KH_AHEAD == 0)
-			for (uint64_t q = 0; q < KH_AHEAD && i + q < k.nrows;
-			     q++) {
-				hs[q] = kset_hash(&k, i + q);
-				__builtin_prefetch(&kh.slot[hs[q] & kh.mask]);
-			}
-		if (k.null[i])
-			continue;
-		uint64_t h = hs[i % KH_AHEAD];
-		uint64_t s = khash_find(&kh, &k, h, &k, i, &found);
-		if (!found) {
-			khash_set(&kh, s, h, i);
-			continue;
-		}
-		/* the later row of the pair fails; blame its batch row */
-		uint64_t other = khash_row(&kh, s);
-		int64_t row = i >= nlive ? (int64_t)(i - nlive)
-			      : blame
-				  ? (blame[i] >= 0 ? blame[i] : blame[other])
-				  : -1;
-		char names[400];
-		key_names(sch, key, names, sizeof(names));
-		berr_take(e, db,
-			  db_err(db, GPMDB_CONSTRAINT,
-				 "UNIQUE constraint failed: %s", names),
-			  row);
-		rc = GPMDB_CONSTRAINT;
-		goto out;
-	}
-out:
-	free(kh.slot);
-	free(blame);
-	kset_free(&k);
-	return rc;
-}
 
 /* ---- INSERT ---- */
 
@@ -995,8 +877,8 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	ccol *cols = calloc((size_t)sch->ncols + 1, sizeof(ccol));
 	stg_col_batch *b = calloc((size_t)sch->ncols + 1, sizeof(*b));
 	rel *hold = rel_new(x, 0, NULL);
-	dml_key *keys = NULL;
-	int nk = 0, rc = GPMDB_OK;
+	int rc = GPMDB_OK;
+	int64_t bad;
 	berr e = {0};
 
 	if (!cols || !b || !hold) {
@@ -1013,22 +895,19 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		rc = berr_raise(db, &e, what);
 		goto out;
 	}
-	if ((rc = dml_unique_keys(db, sch, &keys, &nk)))
-		goto out;
-	for (int k = 0; k < nk; k++) {
-		rc = check_unique(db, tid, sch, &keys[k], cols, (uint64_t)nrows,
-				  NULL, &e);
-		if (rc && rc != e.rc)
-			goto out;
-	}
-	if (e.rc) {
-		rc = berr_raise(db, &e, what);
-		goto out;
-	}
 	for (int c = 0; c < sch->ncols; c++) {
 		b[c].values = cols[c].values;
 		b[c].nulls = cols[c].nulls;
 	}
+	/* unique keys: the connection's key indexes (keyidx.c) */
+	rc = keyidx_insert(db, tid, sch, b, (uint64_t)nrows, KX_LOWEST_ROW,
+			   &bad);
+	if (rc == GPMDB_CONSTRAINT) {
+		berr_take(&e, db, rc, bad);
+		rc = berr_raise(db, &e, what);
+	}
+	if (rc)
+		goto out;
 	if (nrows > 0 && (rc = bgpu_append(db, tid, b, (uint64_t)nrows)))
 		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = nrows;
@@ -1039,7 +918,6 @@ out:
 			ccol_free(&cols[c]);
 	free(cols);
 	free(b);
-	free(keys);
 	rel_free(hold);
 	return rc;
 }
@@ -1351,6 +1229,8 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	stmt_exec_init(st);
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
 		goto out;
+	if (m.n && (rc = keyidx_delete(db, tid, m.rowid, m.n)))
+		goto out;
 	if (m.n && (rc = bgpu_delete(db, tid, m.rowid, m.n)))
 		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = (long long)m.n;
@@ -1372,10 +1252,9 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	ccol *pc = NULL;
 	stg_col_batch *vals = NULL;
 	uint8_t *used = NULL;
-	int64_t *prow_of_row = NULL;
-	dml_key *keys = NULL;
 	rel *hold = NULL;
-	int nt = 0, nset = 0, nk = 0, rc;
+	int64_t bad;
+	int nt = 0, nset = 0, rc;
 	kmatch m = {0};
 	berr e = {0};
 
@@ -1426,36 +1305,6 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		rc = berr_raise(db, &e, "parameter row");
 		goto out;
 	}
-	if ((rc = dml_unique_keys(db, sch, &keys, &nk)))
-		goto out;
-	for (int k = 0; k < nk; k++) {
-		bool touched = false;
-		for (int c = 0; c < keys[k].n; c++)
-			if (set[keys[k].cols[c]].kind != BS_NONE)
-				touched = true;
-		if (!touched || !m.n)
-			continue;
-		if (!prow_of_row) {
-			uint64_t nrows = stg_row_count(db->pool, tid);
-			prow_of_row = malloc(sizeof(int64_t) * (nrows + 1));
-			if (!prow_of_row) {
-				rc = db_err(db, GPMDB_NOMEM, "out of memory");
-				goto out;
-			}
-			for (uint64_t r = 0; r < nrows; r++)
-				prow_of_row[r] = -1;
-			for (uint64_t i = 0; i < m.n; i++)
-				prow_of_row[m.rowid[i]] = m.prow[i];
-		}
-		kupd u = {prow_of_row, pc};
-		rc = check_unique(db, tid, sch, &keys[k], NULL, 0, &u, &e);
-		if (rc && rc != e.rc)
-			goto out;
-	}
-	if (e.rc) {
-		rc = berr_raise(db, &e, "parameter row");
-		goto out;
-	}
 	if (m.n && nset) {
 		/* gather each set column's values into matched-row order */
 		vals = calloc((size_t)nset, sizeof(*vals));
@@ -1484,6 +1333,16 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 					set_null(nl, (int64_t)i);
 			}
 		}
+		/* unique keys of the table as it will be; a violation names
+		 * the parameter row whose values the offending row gets */
+		if (!rc)
+			rc = keyidx_update(db, tid, sch, nset, ucols, m.rowid,
+					   m.n, vals, m.prow, KX_LOWEST_ROW,
+					   &bad);
+		if (rc == GPMDB_CONSTRAINT) {
+			berr_take(&e, db, rc, bad);
+			rc = berr_raise(db, &e, "parameter row");
+		}
 		if (!rc) /* backend=gpu: batch_gpu.c */
 			rc = bgpu_update(db, tid, nset, ucols, m.rowid, m.n,
 					 vals);
@@ -1504,8 +1363,6 @@ out:
 			ccol_free(&pc[c]);
 	free(pc);
 	free(used);
-	free(prow_of_row);
-	free(keys);
 	free(m.rowid);
 	free(m.prow);
 	free(set);
@@ -1742,15 +1599,19 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 		goto out;
 	}
 	db->changes = 0;
+	keyidx_stmt_begin(db, false);
 	rc = insert_batch(x, tid, sch, srcs, nrows, "row");
+	keyidx_stmt_end(db, rc);
 	if (own_txn) {
 		if (!rc && stg_commit(db->pool))
 			rc = db_err_stg(db);
 		if (rc)
 			stg_rollback(db->pool);
+		keyidx_txn_end(db, !rc);
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
+		keyidx_txn_end(db, false);
 	}
 	if (rc)
 		db->changes = 0;

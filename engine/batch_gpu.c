@@ -20,6 +20,11 @@
  * to gpu_log_partitions locked log partitions, the benchmark's baseline;
  * DELETE keeps HCL).  The segment format is HCL's either way.
  *
+ * PRAGMA gpu_update_mode: auto (default), scatter or lines: how an HCL
+ * UPDATE stores its new values, per row or as whole dirty 128-byte lines
+ * (gpu/gpu_dml.h gpu_update_opts); auto chooses per column of the batch
+ * by updated rows per dirty line against gpu_lines_min_density.
+ *
  * PRAGMA gpu_persist: auto (kernels in pmem mode, the CPU-assisted path
  * in msync mode, where CUDA cannot register the file), kernel (kernels or
  * an error), cap (the CPU-assisted path: the host applies the writes with
@@ -41,17 +46,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
 /* Conventional logging's default partition count: about one per SM of
  * an H100 (132), as a distributed log has about one per worker. */
 #define BG_CONV_PARTS 128u
+/* PRAGMA gpu_lines_min_density's default: auto writes a column's dirty
+ * lines whole when the batch has at least this many updated rows per
+ * dirty line (docs/gpu.md "Dense updates" has the measurement). */
+#define BG_LINES_DENSITY 2.0
 
 /* Process-wide counters (PRAGMA gpu_write_stats). */
 static struct {
 	uint64_t gpu_batches, gpu_rows, gpu_bytes, cap_batches, fallbacks,
-	    registrations, unregister_errors, conv_batches;
+	    registrations, unregister_errors, conv_batches, line_batches;
 	double last_upload_ms, last_log_ms, last_data_ms, last_total_ms;
+	/* the last UPDATE's write of its values (gpu_dml_timing) */
+	double last_mark_ms, last_lines_ms;
+	uint64_t last_line_cols, last_dirty_lines, last_line_rows;
 	char last_fallback[512];
 	char last_op[16];
 } bg_stat;
@@ -165,6 +178,14 @@ static void bg_done(gpmdb *db, const char *op, uint64_t rows,
 	bg_stat.last_log_ms = t->log_ms;
 	bg_stat.last_data_ms = t->data_ms;
 	bg_stat.last_total_ms = t->total_ms;
+	if (!strcmp(op, "UPDATE")) {
+		bg_stat.last_mark_ms = t->mark_ms;
+		bg_stat.last_lines_ms = t->lines_ms;
+		bg_stat.last_line_cols = t->line_cols;
+		bg_stat.last_dirty_lines = t->dirty_lines;
+		bg_stat.last_line_rows = t->line_rows;
+		bg_stat.line_batches += t->line_cols > 0;
+	}
 	snprintf(bg_stat.last_op, sizeof(bg_stat.last_op), "%s", op);
 	pthread_mutex_unlock(&bg_lock);
 }
@@ -362,10 +383,16 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		rc = gpu_conv_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
 				     &gl, rowids, n, ncols, cols, v, nl, nparts,
 				     &t, err, sizeof(err));
-	else
+	else {
+		gpu_update_opts uo = {db->gpu_upd_mode,
+				      db->gpu_lines_density > 0
+					  ? db->gpu_lines_density
+					  : BG_LINES_DENSITY};
+
 		rc = gpu_hcl_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
 				    &gl, rowids, n, ncols, cols, v, nl,
-				    db->gpu_scope, &t, err, sizeof(err));
+				    db->gpu_scope, &uo, &t, err, sizeof(err));
+	}
 	if (rc) {
 		/* the statement's rollback undoes what the log holds */
 		rc = db_err(db, rc, "GPU UPDATE: %s", err);
@@ -451,19 +478,43 @@ cpu:
 
 /* ---- recovery, open, close ------------------------------------------ */
 
+/* This thread's last open: what GPU recovery spent in registration
+ * (PRAGMA recovery_stats gpu_register_ms, gpu_registered_bytes). */
+static _Thread_local gpu_recover_timing bg_rec;
+
 static int bgpu_recovery_hook(const stg_hcl_undo_job *job, uint64_t *applied)
 {
 	gpu_tab_layout gl;
+	gpu_recover_timing rt = {0};
 	char err[600];
+	int rc;
 
 	*applied = 0;
 	/* msync mode: CUDA cannot register the file; the CPU does it */
 	if (job->dur == STG_DUR_MSYNC || !gpu_available())
 		return GPMDB_UNSUPPORTED;
 	bg_glay(job->layout, &gl);
-	return gpu_hcl_recover(job->base, job->map_len, job->seg_off,
-			       job->seg_size, &gl, job->layout->row_count,
-			       applied, err, sizeof(err));
+	rc = gpu_hcl_recover(job->base, job->map_len, job->seg_off,
+			     job->seg_size, &gl, job->layout->row_count,
+			     applied, &rt, err, sizeof(err));
+	bg_rec.register_ms += rt.register_ms;
+	bg_rec.kernel_ms += rt.kernel_ms;
+	bg_rec.reg_bytes += rt.reg_bytes;
+	bg_rec.reg_ranges += rt.reg_ranges;
+	return rc;
+}
+
+/* GPMDB_TEST_LAUNCH_FD=fd (tests/gpu/crash_gpu_dml.c): a byte 'k' is
+ * written to fd just before a batch's write kernels are launched and 'K'
+ * when they finished, so that a test can kill the process inside them. */
+static int bg_launch_fd = -1;
+
+static void bg_launch_note(int done)
+{
+	char c = done ? 'K' : 'k';
+
+	if (bg_launch_fd >= 0 && write(bg_launch_fd, &c, 1) != 1)
+		bg_launch_fd = -1; /* the reader is gone: stop telling */
 }
 
 void bgpu_before_open(gpmdb *db)
@@ -473,6 +524,11 @@ void bgpu_before_open(gpmdb *db)
 
 	if (e && *e)
 		on = strcmp(e, "0") != 0;
+	if ((e = getenv("GPMDB_TEST_LAUNCH_FD")) && *e) {
+		bg_launch_fd = atoi(e);
+		gpu_dml_set_launch_hook(bg_launch_note);
+	}
+	memset(&bg_rec, 0, sizeof(bg_rec));
 	stg_gpu_recovery_reset();
 	stg_set_hcl_undo_hook(on ? bgpu_recovery_hook : NULL);
 }
@@ -499,6 +555,8 @@ bool bgpu_is_pragma(const char *name)
 	       !strcasecmp(name, "gpu_persist_scope") ||
 	       !strcasecmp(name, "gpu_log") ||
 	       !strcasecmp(name, "gpu_log_partitions") ||
+	       !strcasecmp(name, "gpu_update_mode") ||
+	       !strcasecmp(name, "gpu_lines_min_density") ||
 	       !strcasecmp(name, "gpu_write_stats") ||
 	       !strcasecmp(name, "gpu_write_fallback") ||
 	       !strcasecmp(name, "recovery_stats");
@@ -554,6 +612,8 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 {
 	static const char *pn[] = {"auto", "kernel", "cap"};
 	static const char *sn[] = {"thread", "block", "grid"};
+	/* GPU_UPD_* order */
+	static const char *un[] = {"auto", "scatter", "lines"};
 	gpmdb *db = st->db;
 	bool set = v && s->pragma_value && !s->pragma_call;
 	const char *nm = s->name;
@@ -568,6 +628,28 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		}
 		return db_err(db, GPMDB_ERROR,
 			      "gpu_log is hcl or conventional");
+	}
+	if (set && !strcasecmp(nm, "gpu_update_mode")) {
+		for (int i = 0; i < 3; i++)
+			if (!strcasecmp(v, un[i])) {
+				db->gpu_upd_mode = i;
+				return GPMDB_OK;
+			}
+		return db_err(db, GPMDB_ERROR,
+			      "gpu_update_mode is auto, scatter or lines");
+	}
+	if (set && !strcasecmp(nm, "gpu_lines_min_density")) {
+		char *end = NULL;
+		double d = strtod(v, &end);
+
+		if (!end || *end || !(d > 0 && d <= 128))
+			return db_err(db, GPMDB_ERROR,
+				      "gpu_lines_min_density is the updated "
+				      "rows per dirty 128-byte line above "
+				      "which gpu_update_mode = auto writes "
+				      "whole lines: a number in (0, 128]");
+		db->gpu_lines_density = d;
+		return GPMDB_OK;
 	}
 	if (set && !strcasecmp(nm, "gpu_log_partitions")) {
 		char *end = NULL;
@@ -621,10 +703,16 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"registrations", (double)bg_stat.registrations},
 		    {"unregister_errors", (double)bg_stat.unregister_errors},
 		    {"conv_batches", (double)bg_stat.conv_batches},
+		    {"line_batches", (double)bg_stat.line_batches},
 		    {"last_upload_ms", bg_stat.last_upload_ms},
 		    {"last_log_ms", bg_stat.last_log_ms},
 		    {"last_data_ms", bg_stat.last_data_ms},
 		    {"last_total_ms", bg_stat.last_total_ms},
+		    {"last_mark_ms", bg_stat.last_mark_ms},
+		    {"last_lines_ms", bg_stat.last_lines_ms},
+		    {"last_line_cols", (double)bg_stat.last_line_cols},
+		    {"last_line_rows", (double)bg_stat.last_line_rows},
+		    {"last_dirty_lines", (double)bg_stat.last_dirty_lines},
 		};
 		pthread_mutex_unlock(&bg_lock);
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
@@ -653,6 +741,10 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"gpu_entries", (double)gs.entries},
 		    {"gpu_ms", gs.ms},
 		    {"cpu_segments", (double)gs.cpu_segments},
+		    {"gpu_register_ms", bg_rec.register_ms},
+		    {"gpu_kernel_ms", bg_rec.kernel_ms},
+		    {"gpu_registered_bytes", (double)bg_rec.reg_bytes},
+		    {"gpu_registered_ranges", (double)bg_rec.reg_ranges},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)
@@ -660,6 +752,15 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	} else if (!strcasecmp(nm, "gpu_log")) {
 		rc = bg_row(db, r, NULL, db->gpu_log ? "conventional" : "hcl",
 			    0);
+	} else if (!strcasecmp(nm, "gpu_update_mode")) {
+		rc = bg_row(db, r, NULL, un[db->gpu_upd_mode], 0);
+	} else if (!strcasecmp(nm, "gpu_lines_min_density")) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%g",
+			 db->gpu_lines_density > 0 ? db->gpu_lines_density
+						   : BG_LINES_DENSITY);
+		rc = bg_row(db, r, NULL, num, 0);
 	} else if (!strcasecmp(nm, "gpu_log_partitions")) {
 		char num[32];
 

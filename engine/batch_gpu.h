@@ -23,7 +23,7 @@ void bgpu_before_open(gpmdb *db);
 void bgpu_before_close(gpmdb *db);
 
 /* PRAGMA gpu_persist, gpu_persist_scope, gpu_log, gpu_log_partitions,
- * gpu_write_stats,
+ * gpu_update_mode, gpu_lines_min_density, gpu_write_stats,
  * gpu_write_fallback (the last fallback's reason), recovery_stats */
 bool bgpu_is_pragma(const char *name);
 int bgpu_pragma_columns(ast_stmt *s, const char ***names);

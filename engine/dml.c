@@ -5,13 +5,15 @@
  * converted to the column types (SQLite's affinity: text that looks like
  * a number goes into a numeric column, other text is a datatype
  * mismatch), NOT NULL, PRIMARY KEY and UNIQUE (column and table
- * constraints and unique indexes) are checked over the whole table as it
- * will be, and only then is storage called.  The caller (stmt.c) runs
+ * constraints and unique indexes) are checked against the table as it
+ * will be (through the connection's key indexes, keyidx.c), and only
+ * then is storage called.  The caller (stmt.c) runs
  * the statement inside a transaction or behind a savepoint, so a storage
  * failure half way is undone too.
  */
 #include "batch_gpu.h"
 #include "engine.h"
+#include "keyidx.h"
 #include "value.h"
 
 #include <stdio.h>
@@ -452,37 +454,45 @@ static int rcol_to_storage(gpmdb *db, const rcol *s, stg_type t, uint64_t n,
 		free(nl);
 		return db_err(db, GPMDB_NOMEM, "out of memory");
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (s->nulls[i]) {
-			nl[i / 32] |= 1u << (i % 32);
-			any = true;
-			continue;
-		}
-		switch (t) {
-		case STG_T_INT:
-			((int32_t *)v)[i] = (int32_t)((int64_t *)s->data)[i];
-			break;
-		case STG_T_BIGINT:
-		case STG_T_DECIMAL:
-			((int64_t *)v)[i] = ((int64_t *)s->data)[i];
-			break;
-		case STG_T_FLOAT:
-			((float *)v)[i] = (float)((double *)s->data)[i];
-			break;
-		case STG_T_DOUBLE:
-			((double *)v)[i] = ((double *)s->data)[i];
-			break;
-		case STG_T_DATE:
-			((int32_t *)v)[i] = ((int32_t *)s->data)[i];
-			break;
-		case STG_T_BOOLEAN:
-			((uint8_t *)v)[i] = ((uint8_t *)s->data)[i];
-			break;
-		case STG_T_TEXT: {
-			vec_str x = ((vec_str *)s->data)[i];
-			((stg_text *)v)[i] = (stg_text){x.ptr, x.len};
-			break;
-		}
+	/* on all threads for large batches: one bitmap word per iteration,
+	 * so that threads never write the same word */
+	uint64_t nw = n / 32 + 1;
+#pragma omp parallel for schedule(static) reduction(|| : any) if (n >= 65536)
+	for (uint64_t wd = 0; wd < nw; wd++) {
+		uint64_t e = (wd + 1) * 32 < n ? (wd + 1) * 32 : n;
+		for (uint64_t i = wd * 32; i < e; i++) {
+			if (s->nulls[i]) {
+				nl[i / 32] |= 1u << (i % 32);
+				any = true;
+				continue;
+			}
+			switch (t) {
+			case STG_T_INT:
+				((int32_t *)v)[i] =
+				    (int32_t)((int64_t *)s->data)[i];
+				break;
+			case STG_T_BIGINT:
+			case STG_T_DECIMAL:
+				((int64_t *)v)[i] = ((int64_t *)s->data)[i];
+				break;
+			case STG_T_FLOAT:
+				((float *)v)[i] = (float)((double *)s->data)[i];
+				break;
+			case STG_T_DOUBLE:
+				((double *)v)[i] = ((double *)s->data)[i];
+				break;
+			case STG_T_DATE:
+				((int32_t *)v)[i] = ((int32_t *)s->data)[i];
+				break;
+			case STG_T_BOOLEAN:
+				((uint8_t *)v)[i] = ((uint8_t *)s->data)[i];
+				break;
+			case STG_T_TEXT: {
+				vec_str x = ((vec_str *)s->data)[i];
+				((stg_text *)v)[i] = (stg_text){x.ptr, x.len};
+				break;
+			}
+			}
 		}
 	}
 	out->values = v;
@@ -492,20 +502,23 @@ static int rcol_to_storage(gpmdb *db, const rcol *s, stg_type t, uint64_t n,
 	return GPMDB_OK;
 }
 
-/* Converts r's columns (already the table's etypes) into storage arrays
- * and appends them. */
+/* Converts r's columns (already the table's etypes) into storage arrays,
+ * checks the unique keys and appends them. */
 static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		      const rel *r)
 {
 	stg_col_batch *b = calloc((size_t)sch->ncols, sizeof(*b));
 	int rc = GPMDB_OK;
 	uint64_t n = r->nrows;
+	int64_t bad;
 
 	if (!b)
 		return db_err(db, GPMDB_NOMEM, "out of memory");
 	for (int c = 0; c < sch->ncols && !rc; c++)
 		rc = rcol_to_storage(db, &r->cols[c], sch->cols[c].type, n,
 				     &b[c]);
+	if (!rc)
+		rc = keyidx_insert(db, tid, sch, b, n, KX_FIRST_KEY, &bad);
 	if (!rc) /* backend=gpu: batch_gpu.c */
 		rc = bgpu_append(db, tid, b, n);
 	for (int c = 0; c < sch->ncols; c++) {
@@ -564,9 +577,8 @@ static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 {
 	gpmdb *db = st->db;
 	etype ty[STG_MAX_COLUMNS];
-	rel *r, *all = NULL;
-	ukey *keys = NULL;
-	int nk = 0, rc;
+	rel *r;
+	int rc;
 
 	for (int c = 0; c < sch->ncols; c++)
 		ty[c] = col_etype(&sch->cols[c]);
@@ -597,26 +609,10 @@ static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 	for (int c = 0; c < sch->ncols; c++)
 		if ((rc = check_not_null(db, sch, r, c, tname)))
 			goto out;
-	if ((rc = load_keys(db, sch, &keys, &nk)))
-		goto out;
-	if (nk) {
-		if ((rc = read_table(st, tid, &all)))
-			goto out;
-		all->ncols = sch->ncols; /* ignore the row ids */
-		for (uint64_t i = 0; i < r->nrows && !rc; i++)
-			rc = rel_copy_row(all, r, i);
-		if (!rc)
-			rc = check_keys(db, all, keys, nk, sch);
-		all->ncols = sch->ncols + 1;
-		if (rc)
-			goto out;
-	}
 	if ((rc = append_rel(db, tid, sch, r)))
 		goto out;
 	db->changes = (long long)r->nrows;
 out:
-	free(keys);
-	rel_free(all);
 	rel_free(r);
 	return rc;
 }
@@ -725,11 +721,11 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 	stg_schema *sch;
 	uint32_t tid, *cols = NULL;
 	ast_expr **exprs = NULL;
-	rel *r = NULL, *all = NULL;
-	ukey *keys = NULL;
+	rel *r = NULL;
 	stg_col_batch *vals = NULL;
 	uint64_t *rowids = NULL;
-	int n = 0, nk = 0, rc;
+	int64_t bad;
+	int n = 0, rc;
 	pnode *node;
 
 	if ((rc = find_table(db, s->name, &tid, &sch)))
@@ -825,33 +821,6 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 				goto out;
 		}
 	}
-	if ((rc = load_keys(db, sch, &keys, &nk)))
-		goto out;
-	if (nk && r->nrows) {
-		/* the table as it will be: updated rows replaced */
-		if ((rc = read_table(st, tid, &all)))
-			goto out;
-		uint64_t i = 0;
-		for (uint64_t k = 0; k < all->nrows && i < r->nrows; k++) {
-			int64_t rid =
-			    ((int64_t *)all->cols[sch->ncols].data)[k];
-			/* both are in row id order */
-			while (i < r->nrows &&
-			       ((int64_t *)r->cols[0].data)[i] < rid)
-				i++;
-			if (i < r->nrows &&
-			    ((int64_t *)r->cols[0].data)[i] == rid)
-				for (int j = 0; j < n; j++) {
-					sval v;
-					rel_get(r, j + 1, i, &v);
-					if ((rc = rel_set(all, (int)cols[j], k,
-							  &v)))
-						goto out;
-				}
-		}
-		if ((rc = check_keys(db, all, keys, nk, sch)))
-			goto out;
-	}
 	if (r->nrows) {
 		vals = calloc((size_t)n + 1, sizeof(*vals));
 		rowids = malloc(sizeof(uint64_t) * r->nrows);
@@ -866,6 +835,11 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 			rc = rcol_to_storage(db, &r->cols[j + 1],
 					     sch->cols[cols[j]].type, r->nrows,
 					     &vals[j]);
+		/* the table as it will be: updated rows replaced */
+		if (!rc)
+			rc = keyidx_update(db, tid, sch, n, cols, rowids,
+					   r->nrows, vals, NULL, KX_FIRST_KEY,
+					   &bad);
 		if (!rc) /* backend=gpu: batch_gpu.c */
 			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows,
 					 vals);
@@ -880,8 +854,6 @@ out:
 		}
 	free(vals);
 	free(rowids);
-	free(keys);
-	rel_free(all);
 	rel_free(r);
 	free(cols);
 	free(exprs);
@@ -918,6 +890,8 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 		}
 		for (uint64_t i = 0; i < r->nrows; i++)
 			rowids[i] = (uint64_t)((int64_t *)r->cols[0].data)[i];
+		if ((rc = keyidx_delete(db, tid, rowids, r->nrows)))
+			goto out;
 		if ((rc = bgpu_delete(db, tid, rowids, r->nrows)))
 			goto out; /* backend=gpu: batch_gpu.c */
 	}
@@ -1059,7 +1033,23 @@ int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s)
 	}
 }
 
+static int dml_run(gpmdb_stmt *st, ast_stmt *s);
+
+/* The key indexes follow every writing statement (keyidx.h): a failed
+ * one drops what it changed there, as storage undoes it. */
 int dml_exec(gpmdb_stmt *st, ast_stmt *s)
+{
+	bool ddl = s->kind != AST_STMT_INSERT && s->kind != AST_STMT_UPDATE &&
+		   s->kind != AST_STMT_DELETE;
+	int rc;
+
+	keyidx_stmt_begin(st->db, ddl);
+	rc = dml_run(st, s);
+	keyidx_stmt_end(st->db, rc);
+	return rc;
+}
+
+static int dml_run(gpmdb_stmt *st, ast_stmt *s)
 {
 	st->db->changes = 0;
 	/* array-bound parameters: one batch for all parameter rows */

@@ -9,6 +9,7 @@
  *   rel.c      materialised relations (column batches), scalar values
  *   exec.c     the CPU operators over relations
  *   dml.c      CREATE/DROP, INSERT, UPDATE, DELETE
+ *   keyidx.c   hash indexes of unique keys for the constraint checks
  *   pragma.c   PRAGMA
  *
  * Types: every expression has a static type (etype): a bytecode register
@@ -150,7 +151,18 @@ enum pn_kind {
 	PN_CONVERT, /* column types changed (UNION of different types) */
 };
 
-enum { JOIN_INNER, JOIN_LEFT, JOIN_CROSS };
+/* SEMI/ANTI: the left rows with / without a matching right row (EXISTS,
+ * IN, NOT EXISTS after decorrelation; output = the left columns);
+ * ANTI_NULL: NOT IN's rule (no row when the right side holds a NULL key,
+ * every row when it is empty, a NULL left key never passes otherwise). */
+enum {
+	JOIN_INNER,
+	JOIN_LEFT,
+	JOIN_CROSS,
+	JOIN_SEMI,
+	JOIN_ANTI,
+	JOIN_ANTI_NULL
+};
 enum {
 	AGG_COUNT_STAR,
 	AGG_COUNT,
@@ -207,6 +219,10 @@ struct pnode {
 	/* JOIN */
 	int jtype, nkeys;
 	ast_expr **lkeys, **rkeys;
+	/* SEMI/ANTI (set for them only): the layout (left, right) of the
+	 * pairs the residual pred is compiled against; the node's own
+	 * output is the left columns */
+	pnode *pair;
 	/* AGG */
 	int ngroup, naggs;
 	ast_expr **group;
@@ -280,6 +296,10 @@ struct gpmdb {
 	 * (conventional logging's partitions; 0 = BG_CONV_PARTS) */
 	int gpu_log;
 	uint32_t gpu_log_parts;
+	/* PRAGMA gpu_update_mode (GPU_UPD_*: 0 auto, 1 scatter, 2 lines) and
+	 * gpu_lines_min_density (auto's rows per dirty line; 0 = default) */
+	int gpu_upd_mode;
+	double gpu_lines_density;
 	void *gpu_reg_base;
 	uint64_t gpu_reg_len;
 	/* one scratch per OpenMP thread for parallel evaluation */
@@ -297,6 +317,8 @@ struct gpmdb {
 	void *progress_arg;
 	int progress_n;
 	int progress_count;
+	/* hash indexes of unique keys kept between statements (keyidx.c) */
+	struct keyidx_db *kidx;
 };
 
 /* Evaluation frame of an outer query row, for correlated subqueries. */

@@ -1169,7 +1169,8 @@ typedef struct jstate {
 	cexpr *pred;
 	int64_t li[VEC_BATCH], ri[VEC_BATCH];
 	uint32_t m;
-	uint8_t *matched; /* LEFT JOIN: left rows with a match */
+	uint8_t *matched; /* LEFT, SEMI, ANTI JOIN: left rows with a match */
+	bool semi; /* SEMI/ANTI: pairs only mark matched, never emitted */
 } jstate;
 
 /* Flushes buffered pairs: the residual filters them into out. */
@@ -1186,7 +1187,9 @@ static int join_flush(jstate *j)
 		if (j->matched)
 			for (uint32_t k = 0; k < j->m; k++)
 				j->matched[j->li[k]] = 1;
-		rc = join_emit(j->out, j->l, j->r, j->li, j->ri, j->m);
+		rc = j->semi
+			 ? GPMDB_OK
+			 : join_emit(j->out, j->l, j->r, j->li, j->ri, j->m);
 		j->m = 0;
 		return rc;
 	}
@@ -1209,7 +1212,7 @@ static int join_flush(jstate *j)
 			j->matched[li[k]] = 1;
 	}
 	j->m = 0;
-	return join_emit(j->out, j->l, j->r, li, ri, k2);
+	return j->semi ? GPMDB_OK : join_emit(j->out, j->l, j->r, li, ri, k2);
 }
 
 static int join_pair(jstate *j, int64_t li, int64_t ri)
@@ -1264,6 +1267,7 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 	uint64_t *hash;
 	int nt = omp_get_max_threads();
 	join_pairs *pp;
+	bool first = j->semi && !j->pred;
 	int rc;
 
 	while (nb < nr * 2)
@@ -1317,9 +1321,14 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
 				     e = next[e])
 					if (hash[e] == hv &&
-					    keys_eq(lk, i, rk, (uint64_t)e))
+					    keys_eq(lk, i, rk, (uint64_t)e)) {
 						join_pairs_add(p, (int64_t)i,
 							       e);
+						/* SEMI/ANTI without a residual:
+						 * one match decides */
+						if (first)
+							break;
+					}
 			}
 		}
 		for (int t = 0; t < nt; t++)
@@ -1348,26 +1357,171 @@ out:
 	return rc;
 }
 
+/*
+ * SEMI/ANTI JOIN whose right side has more rows than its left (an EXISTS
+ * over lineitem for a few orders): the table is built over the left keys
+ * and the right rows probe it.  Without a residual a probe only marks the
+ * left rows it meets (several threads may store the same 1: atomic); with
+ * one, the pairs go through join_pair (its residual marks).
+ */
+static int join_hash_rev(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
+{
+	uint64_t nl = lk->nrows, nr = rk->nrows, nb = 64;
+	int64_t *head, *next;
+	uint64_t *hash;
+	int nt = omp_get_max_threads();
+	join_pairs *pp;
+	bool mark = !j->pred;
+	int rc;
+
+	while (nb < nl * 2)
+		nb *= 2;
+	head = malloc(nb * 8);
+	next = malloc(nl * 8 + 8);
+	hash = malloc(nl * 8 + 8);
+	pp = calloc((size_t)nt, sizeof(join_pairs));
+	if (!head || !next || !hash || !pp) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = exec_mem(x, (nb + 2 * nl) * 8)))
+		goto out;
+	memset(head, 0xff, nb * 8);
+	for (uint64_t i = 0; i < nl; i++) {
+		if (key_has_null(lk, i)) {
+			next[i] = -1;
+			continue;
+		}
+		hash[i] = hash_row(lk, lk->ncols, i);
+		next[i] = head[hash[i] & (nb - 1)];
+		head[hash[i] & (nb - 1)] = (int64_t)i;
+	}
+	for (uint64_t lo = 0; lo < nr && !rc; lo += JOIN_PROBE_BLOCK) {
+		uint64_t hi =
+		    nr - lo < JOIN_PROBE_BLOCK ? nr : lo + JOIN_PROBE_BLOCK;
+		bool stop = false;
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+#pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
+		{
+			int t = omp_get_thread_num(),
+			    tn = omp_get_num_threads();
+			join_pairs *p = &pp[t];
+			uint64_t a =
+			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
+			uint64_t z =
+			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
+			p->n = 0;
+			for (uint64_t i = a; i < z && !p->nomem; i++) {
+				if (!(i & 4095) &&
+				    atomic_load(&x->db->interrupted))
+					break;
+				if (key_has_null(rk, i))
+					continue;
+				uint64_t hv = hash_row(rk, rk->ncols, i);
+				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
+				     e = next[e]) {
+					if (hash[e] != hv ||
+					    !keys_eq(lk, (uint64_t)e, rk, i))
+						continue;
+					if (mark)
+						__atomic_store_n(
+						    &j->matched[e], 1,
+						    __ATOMIC_RELAXED);
+					else
+						join_pairs_add(p, e,
+							       (int64_t)i);
+				}
+			}
+		}
+		for (int t = 0; t < nt; t++)
+			stop |= pp[t].nomem;
+		if (stop) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (int t = 0; t < nt && !rc; t++)
+			for (uint64_t k = 0; k < pp[t].n && !rc; k++)
+				rc = join_pair(j, pp[t].li[k], pp[t].ri[k]);
+	}
+	if (!rc)
+		rc = db_check_interrupt(x->db);
+	if (x->mem >= (nb + 2 * nl) * 8)
+		x->mem -= (nb + 2 * nl) * 8;
+out:
+	for (int t = 0; pp && t < nt; t++) {
+		free(pp[t].li);
+		free(pp[t].ri);
+	}
+	free(pp);
+	free(head);
+	free(next);
+	free(hash);
+	return rc;
+}
+
+/* SEMI/ANTI JOIN's output: the left rows that matched (SEMI) or did not
+ * (ANTI; ANTI_NULL with NOT IN's rule for NULLs: none when the right side
+ * has a NULL key, all when it is empty, never a NULL left key). */
+static int semi_out(jstate *j, const rel *lk, const rel *rk)
+{
+	int jt = j->n->jtype;
+	bool all = false, none = false;
+	int64_t li[VEC_BATCH];
+	uint32_t m = 0;
+	int rc;
+
+	if (jt == JOIN_ANTI_NULL) {
+		all = j->r->nrows == 0;
+		for (uint64_t i = 0; !all && i < rk->nrows && !none; i++)
+			none = key_has_null(rk, i);
+	}
+	if (none)
+		return GPMDB_OK;
+	for (uint64_t i = 0; i < j->l->nrows; i++) {
+		bool keep = jt == JOIN_SEMI ? j->matched[i] != 0
+			    : all	    ? true
+			    : jt == JOIN_ANTI
+				? !j->matched[i]
+				: !j->matched[i] && !key_has_null(lk, i);
+		if (!keep)
+			continue;
+		li[m++] = (int64_t)i;
+		if (m == VEC_BATCH) {
+			if ((rc = join_emit(j->out, j->l, j->r, li, li, m)))
+				return rc;
+			m = 0;
+		}
+	}
+	return m ? join_emit(j->out, j->l, j->r, li, li, m) : GPMDB_OK;
+}
+
 static int exec_join(exec_ctx *x, pnode *n, rel **out)
 {
 	jstate j = {0};
 	rel *lk = NULL, *rk = NULL;
+	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
+	 * n->pair; the output has the left columns only */
+	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
+		    n->jtype == JOIN_ANTI_NULL;
+	const pnode *pl = semi && n->pair ? n->pair : n;
 	int rc;
 
 	j.x = x;
 	j.n = n;
+	j.semi = semi;
 	if ((rc = exec_node(x, n->l, &j.l)))
 		return rc;
 	if ((rc = exec_node(x, n->r, &j.r)))
 		goto done;
-	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, n))) {
+	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, pl))) {
 		rc = x->db->errcode;
 		goto done;
 	}
-	if (n->pred &&
-	    (rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false, n, &j.pred)))
+	if (n->pred && (rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false,
+					  pl, &j.pred)))
 		goto done;
-	if (n->jtype == JOIN_LEFT) {
+	if (n->jtype == JOIN_LEFT || semi) {
 		j.matched = calloc(j.l->nrows + 1, 1);
 		if (!j.matched) {
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -1376,9 +1530,12 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 	}
 	if (n->nkeys) {
 		if ((rc = eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
-		    (rc =
-			 eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)) ||
-		    (rc = join_hash(x, &j, lk, rk)))
+		    (rc = eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)))
+			goto done;
+		rc = semi && rk->nrows > lk->nrows
+			 ? join_hash_rev(x, &j, lk, rk)
+			 : join_hash(x, &j, lk, rk);
+		if (rc)
 			goto done;
 	} else {
 		for (uint64_t i = 0; i < j.l->nrows; i++)
@@ -1389,7 +1546,9 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 	}
 	if ((rc = join_flush(&j)))
 		goto done;
-	if (j.matched)
+	if (semi && (rc = semi_out(&j, lk, rk)))
+		goto done;
+	if (j.matched && !semi)
 		for (uint64_t i = 0; i < j.l->nrows; i++)
 			if (!j.matched[i] &&
 			    (rc = join_emit(j.out, j.l, j.r,

@@ -43,6 +43,22 @@
 /* Not a GPMDB code: "run this node on the CPU". */
 #define XG_DECLINE (-1)
 
+/* Not a GPMDB code: "the chain's columns do not fit the cache: stream
+ * the scan in row windows" (xg_stream). */
+#define XG_STREAM (-2)
+
+/* A streamed window's device bytes: at least this much */
+#define XG_WIN_MIN_BUDGET (256u << 10)
+
+/* A window of a streamed scan: physical rows [row0, row0 + nrows) of the
+ * table, live of them live; bytes: its needed columns on the device. */
+typedef struct xg_win {
+	uint64_t row0, nrows, live, bytes;
+} xg_win;
+
+/* GROUP BY keys on the GPU (gpu_group_agg's limit) */
+#define XG_MAX_KEYS 64
+
 /* GPU work is serialised: one stream, one constant-memory program.
  * Recursive: a GPU operator runs its (non-scan) source first, which may
  * be a GPU operator too; xg_depth makes only the outermost one start a
@@ -127,17 +143,18 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 				   "total",    "group_concat", "a bare column"};
 	cexpr *c;
 
-	if (n->ngroup > 1) {
+	if (n->ngroup > XG_MAX_KEYS) {
 		snprintf(why, len,
-			 "GROUP BY of %d keys (one integer, decimal, date or "
-			 "boolean key on the GPU yet)",
-			 n->ngroup);
+			 "GROUP BY of %d keys (at most %d on the GPU)",
+			 n->ngroup, XG_MAX_KEYS);
 		return 0;
 	}
 	for (int k = 0; k < n->ngroup; k++) {
 		etype t = n->ty[k];
+		/* TEXT compares binary (memcmp) on the CPU: the binder
+		 * accepts no other collation (COLLATE RTRIM is binary) */
 		if (t.t != BC_T_INT && t.t != BC_T_DATE && t.t != BC_T_BOOL &&
-		    t.t != BC_T_DEC) {
+		    t.t != BC_T_DEC && t.t != BC_T_TEXT && t.t != BC_T_REAL) {
 			snprintf(why, len, "GROUP BY key of type %s",
 				 et_name(t));
 			return 0;
@@ -152,11 +169,11 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 	}
 	for (int a = 0; a < n->naggs; a++) {
 		const aggdef *ad = &n->aggs[a];
-		if (ad->fn == AGG_GROUP_CONCAT || ad->fn == AGG_ANY) {
+		if (ad->fn == AGG_GROUP_CONCAT) {
 			snprintf(why, len, "aggregate %s", an[ad->fn]);
 			return 0;
 		}
-		if (ad->distinct) {
+		if (ad->distinct && ad->fn == AGG_ANY) {
 			snprintf(why, len, "DISTINCT aggregate %s", an[ad->fn]);
 			return 0;
 		}
@@ -174,7 +191,16 @@ static int xg_agg_ok(exec_ctx *x, pnode *n, char *why, size_t len)
 		bool num = t.t == BC_T_INT || t.t == BC_T_BOOL ||
 			   t.t == BC_T_DEC || t.t == BC_T_REAL;
 		bool ok = true;
+		/* DISTINCT: the argument is deduplicated per group by
+		 * equality (gpu_distinct_nulls): the key types */
+		if (ad->distinct && !num && t.t != BC_T_DATE &&
+		    t.t != BC_T_TEXT) {
+			snprintf(why, len, "DISTINCT aggregate %s of %s",
+				 an[ad->fn], et_name(t));
+			return 0;
+		}
 		switch (ad->fn) {
+		case AGG_ANY: /* any value: gathered at a row */
 		case AGG_COUNT:
 			break;
 		case AGG_SUM:
@@ -238,6 +264,20 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 	why[0] = 0;
 	if (db->backend == 1)
 		return XG_CPU;
+	/* LIMIT truncates its input's result (exec_gpu_ops.c; a GPU sort
+	 * below keeps only LIMIT + OFFSET rows): on the GPU exactly when
+	 * that input is */
+	if (n->kind == PN_LIMIT) {
+		char w[400];
+		int d = xg_decide(x, n->l, w, sizeof(w));
+		if (d == XG_GPU)
+			return XG_GPU;
+		snprintf(why, len,
+			 "its input (%s) runs on the CPU: LIMIT slices it "
+			 "there",
+			 xg_kind_name(n->l->kind));
+		return d == XG_CPU ? XG_CPU : XG_NO_OP;
+	}
 	/* sort, join, distinct, set operations: exec_gpu_ops.c */
 	if (exec_gpu_ops_kind(n->kind))
 		return exec_gpu_ops_decide(x, n, why, len);
@@ -287,6 +327,12 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 		ok = xg_agg_ok(x, n, why, len);
 	}
 	return ok ? XG_GPU : XG_WANTED_CPU;
+}
+
+/* xg_decide for exec_gpu_ops.c (LIMIT runs there) */
+int exec_gpu_decide(exec_ctx *x, pnode *n, char *why, size_t len)
+{
+	return xg_decide(x, n, why, len);
 }
 
 /* ---- EXPLAIN -------------------------------------------------------- */
@@ -397,12 +443,22 @@ typedef struct xg_src {
 	xg_col *cols;
 	uint32_t *sel; /* device selection, NULL = all rows */
 	uint32_t nsel;
+	/* a streamed scan: the window (columns loaded for it alone, not
+	 * cached) and, for an AGG, the merge of the windows' groups */
+	const xg_win *win;
+	struct xg_sagg *sagg;
 	/* what to free */
 	void *dev[512];
 	int ndev;
 	void *host[512];
 	int nhost;
 } xg_src;
+
+/* xg_agg's hook for streamed scans (below). */
+struct xg_out;
+static int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s,
+			  const struct xg_out *key, const gpu_sortcol *kc,
+			  const gpu_agg *ga, const gpu_groups *g);
 
 static int xg_gerr(exec_ctx *x, int rc, const char *op, const char *msg)
 {
@@ -619,20 +675,39 @@ static int xg_load(xg_src *s, int c)
 		int tc = sc->tcol ? sc->tcol[c] : c;
 		bool rid = tc >= sc->ntcols;
 		xg_register(x->db);
-		rc = gcache_column(x->db->pool, x->db->gpu_owner, sc->table_id,
-				   rid ? GCACHE_ROWID : tc,
-				   rid ? 0 : sc->stype[tc], &ref, err,
-				   sizeof(err));
-		if (rc)
-			return xg_gerr(x, rc, "column cache", err);
+		if (s->win) {
+			/* a streamed window: its rows alone, freed with s */
+			void *dev;
+			gcache_seg *seg;
+			rc = gcache_column_range(
+			    x->db->pool, sc->table_id, rid ? GCACHE_ROWID : tc,
+			    rid ? 0 : sc->stype[tc], s->win->row0,
+			    s->win->nrows, &ref, &dev, &seg, err, sizeof(err));
+			if (rc)
+				return xg_gerr(x, rc, "column window", err);
+			if ((rc = xg_keep_dev(s, dev))) {
+				free(seg);
+				return rc;
+			}
+			if (seg && (rc = xg_keep_host(s, seg)))
+				return rc;
+		} else {
+			rc = gcache_column(x->db->pool, x->db->gpu_owner,
+					   sc->table_id,
+					   rid ? GCACHE_ROWID : tc,
+					   rid ? 0 : sc->stype[tc], &ref, err,
+					   sizeof(err));
+			if (rc)
+				return xg_gerr(x, rc, "column cache", err);
+		}
 		if (ref.nrows != s->nrows)
 			return db_err(x->db, GPMDB_INTERNAL,
 				      "GPU column cache: %llu rows, expected "
 				      "%u",
 				      (unsigned long long)ref.nrows, s->nrows);
-		if (ref.hit)
+		if (!s->win && ref.hit)
 			x->db->gstat.cache_hits++;
-		else
+		else if (!s->win)
 			x->db->gstat.cache_misses++;
 		o->col = ref.col;
 		o->col.prec = sc->ty[c].prec;
@@ -655,6 +730,7 @@ typedef struct xg_out {
 	bc_program *p;	 /* the program as run (its constant text) */
 	gcache_seg *seg; /* the run's text buffer -> host */
 	uint32_t nseg;
+	const char *dtext; /* the run's text buffer (device) */
 	bool have;
 } xg_out;
 
@@ -757,6 +833,7 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 		text = buf;
 		ntext = total;
 	}
+	o->dtext = text;
 	rc = gpu_vm_run(o->p, in, c->ninputs, s->sel ? s->nsel : s->nrows, text,
 			ntext, o->col, err, sizeof(err));
 	if (rc)
@@ -781,6 +858,31 @@ static const char *xg_host_text(const xg_out *o, gpu_str v)
 	return o->seg[lo].host + (v.off - o->seg[lo].dev_off);
 }
 
+/* Output 0 of o as a key column for gpu_sort / gpu_group_agg: TEXT
+ * keys get the run's text buffer and a device copy of the program's
+ * constant text (values with GPU_STR_CONST point there). */
+static int xg_keycol(xg_src *s, const xg_out *o, gpu_sortcol *k)
+{
+	char err[300];
+	void *d;
+	int rc;
+
+	memset(k, 0, sizeof(*k));
+	k->col = o->col[0];
+	if (k->col.type != BC_COL_TEXT)
+		return GPMDB_OK;
+	k->text = o->dtext;
+	if (!o->p || !o->p->ntext)
+		return GPMDB_OK;
+	if ((rc = gpu_alloc(&d, o->p->ntext, err, sizeof(err))) ||
+	    (rc = xg_keep_dev(s, d)) ||
+	    (rc = gpu_upload(d, o->p->text, o->p->ntext, err, sizeof(err))))
+		return s->x->db->errcode == rc ? rc
+					       : xg_gerr(s->x, rc, "text", err);
+	k->ctext = d;
+	return GPMDB_OK;
+}
+
 /* Downloads output k of n runs (one transfer for all) and appends them
  * as columns cols[k] of r. */
 static int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
@@ -798,11 +900,13 @@ static int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
 	memset(hb, 0, sizeof(hb));
 	for (k = 0; k < nout; k++) {
 		gpu_col *c = &outs[k].col[0];
-		size_t w = c->type == BC_COL_TEXT   ? sizeof(gpu_str)
-			   : c->type == BC_COL_DATE ? 4
-			   : c->type == BC_COL_BOOL ? 1
-			   : c->type == VEC_NULL    ? 0
-						    : 8;
+		size_t w = c->type == BC_COL_TEXT    ? sizeof(gpu_str)
+			   : c->type == BC_COL_DATE  ? 4
+			   : c->type == BC_COL_INT32 ? 4
+			   : c->type == BC_COL_FLOAT ? 4
+			   : c->type == BC_COL_BOOL  ? 1
+			   : c->type == VEC_NULL     ? 0
+						     : 8;
 		if (!(hb[k] = malloc(w * n + n + 1))) {
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 			goto out;
@@ -870,11 +974,253 @@ out:
 	return rc;
 }
 
+/* ---- streamed scans: tables whose columns do not fit the cache ------- */
+
+/* The columns of src (a SCAN) that n's chain reads: need[c] set. */
+static void xg_mark_cx(const cexpr *c, bool *need, int ncols)
+{
+	for (int k = 0; k < c->ninputs; k++)
+		if (c->in[k].kind == IN_COL && c->in[k].col >= 0 &&
+		    c->in[k].col < ncols)
+			need[c->in[k].col] = true;
+}
+
+static int xg_need_cols(exec_ctx *x, pnode *n, pnode *src, bool *need)
+{
+	cexpr *c;
+	int rc;
+
+	for (pnode *f = n->kind == PN_FILTER ? n : n->l; f && f != src;
+	     f = f->l) {
+		if ((rc = exec_node_cx(x, f, 0, f->pred, f->post, f->l, &c)))
+			return rc;
+		xg_mark_cx(c, need, src->ncols);
+	}
+	if (n->kind == PN_PROJECT) {
+		for (int i = 0; i < n->nexprs; i++) {
+			if ((rc = exec_node_cx(x, n, i, n->exprs[i], n->post,
+					       n->l, &c)))
+				return rc;
+			xg_mark_cx(c, need, src->ncols);
+		}
+	} else if (n->kind == PN_AGG) {
+		for (int k = 0; k < n->ngroup; k++) {
+			if ((rc = exec_node_cx(x, n, k, n->group[k], false,
+					       n->l, &c)))
+				return rc;
+			xg_mark_cx(c, need, src->ncols);
+		}
+		for (int a = 0; a < n->naggs; a++) {
+			if (!n->aggs[a].arg)
+				continue;
+			if ((rc = exec_node_cx(x, n, n->ngroup + a,
+					       n->aggs[a].arg, false, n->l,
+					       &c)))
+				return rc;
+			xg_mark_cx(c, need, src->ncols);
+		}
+	} else {
+		/* a FILTER whose consumer is on the CPU returns every
+		 * column */
+		for (int k = 0; k < n->ncols && k < src->ncols; k++)
+			need[k] = true;
+	}
+	return GPMDB_OK;
+}
+
+/* Column c of scan sc as the cache names it. */
+static void xg_tcol(const pnode *sc, int c, int *col, int *stype)
+{
+	int tc = sc->tcol ? sc->tcol[c] : c;
+
+	*col = tc >= sc->ntcols ? GCACHE_ROWID : tc;
+	*stype = tc >= sc->ntcols ? 0 : sc->stype[tc];
+}
+
+/*
+ * The size check of the normal path: whether the columns n's chain needs
+ * (their cache entries' sizes, or what loading them would take) fit in
+ * what the cache can give the query.  A cached column costs a lookup; an
+ * uncached one is measured (the measure is memoised for its load).
+ */
+static int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
+{
+	bool *need = calloc((size_t)src->ncols + 1, sizeof(bool));
+	uint64_t total = 0, b;
+	char err[300];
+	int rc, col, st;
+
+	*fits = true;
+	if (!need)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if ((rc = xg_need_cols(x, n, src, need)))
+		goto out;
+	for (int c = 0; c < src->ncols; c++) {
+		if (!need[c])
+			continue;
+		xg_tcol(src, c, &col, &st);
+		if ((rc = gcache_need(x->db->pool, x->db->gpu_owner,
+				      src->table_id, col, st, &b, err,
+				      sizeof(err)))) {
+			rc = xg_gerr(x, rc, "column cache", err);
+			goto out;
+		}
+		total += b;
+	}
+	*fits = total <= gcache_room();
+out:
+	free(need);
+	return rc;
+}
+
+/* Appends cur to the windows when it has live rows; clears it. */
+static int xg_win_push(exec_ctx *x, xg_win **w, uint32_t *nw, uint32_t *cap,
+		       xg_win *cur)
+{
+	if (cur->live) {
+		if (*nw == *cap) {
+			uint32_t c2 = *cap ? 2 * *cap : 16;
+			xg_win *w2 = realloc(*w, sizeof(xg_win) * c2);
+			if (!w2)
+				return db_err(x->db, GPMDB_NOMEM,
+					      "out of memory");
+			*w = w2;
+			*cap = c2;
+		}
+		(*w)[(*nw)++] = *cur;
+	}
+	memset(cur, 0, sizeof(*cur));
+	return GPMDB_OK;
+}
+
+/* Live rows and device bytes of the columns cols over [r0, r0 + rn). */
+static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
+			  const int *sts, int nc, uint64_t r0, uint64_t rn,
+			  xg_win *o)
+{
+	uint64_t l = 0, b = 0;
+	char err[300];
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->row0 = r0;
+	o->nrows = rn;
+	for (int k = 0; k < nc; k++) {
+		if ((rc = gcache_range_size(x->db->pool, table_id, cols[k],
+					    sts[k], r0, rn, &l, &b, err,
+					    sizeof(err))))
+			return xg_gerr(x, rc, "column window", err);
+		o->live = l;
+		o->bytes += b;
+	}
+	return GPMDB_OK;
+}
+
+/*
+ * The windows of a streamed scan: ranges of the table's physical rows
+ * whose needed columns take at most budget device bytes (a quarter of
+ * what the cache can give the query, at least XG_WIN_MIN_BUDGET).  Whole
+ * tablets are put together while they fit; a tablet larger than the
+ * budget is cut into pieces of a multiple of 1024 rows (a piece's text
+ * may still pass the budget when its strings are longer than the
+ * tablet's average).  Windows without live rows are left out.
+ */
+static int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
+		      uint32_t *nwout)
+{
+	stg_pool *p = x->db->pool;
+	bool *need = calloc((size_t)src->ncols + 1, sizeof(bool));
+	int *cols = calloc((size_t)src->ncols + 1, sizeof(int)),
+	    *sts = calloc((size_t)src->ncols + 1, sizeof(int)), nc = 0;
+	uint64_t budget = gcache_room() / 4;
+	xg_win *w = NULL, cur, tw;
+	uint32_t nw = 0, cap = 0, nt = 0;
+	int rc = GPMDB_OK;
+
+	*wout = NULL;
+	*nwout = 0;
+	memset(&cur, 0, sizeof(cur));
+	if (budget < XG_WIN_MIN_BUDGET)
+		budget = XG_WIN_MIN_BUDGET;
+	if (!need || !cols || !sts) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = xg_need_cols(x, n, src, need)))
+		goto out;
+	for (int c = 0; c < src->ncols; c++)
+		if (need[c]) {
+			xg_tcol(src, c, &cols[nc], &sts[nc]);
+			nc++;
+		}
+	if (!nc) { /* count(*) alone: windows sized by the row ids */
+		cols[nc] = GCACHE_ROWID;
+		sts[nc++] = 0;
+	}
+	if (stg_tablet_count(p, src->table_id, &nt)) {
+		rc = db_err(x->db, stg_errcode(p), "%s", stg_errmsg(p));
+		goto out;
+	}
+	for (uint32_t t = 0; t < nt && !rc; t++) {
+		stg_tablet_view v;
+		if (stg_tablet_get(p, src->table_id, t, &v)) {
+			rc = db_err(x->db, stg_errcode(p), "%s", stg_errmsg(p));
+			break;
+		}
+		if (!v.nrows)
+			continue;
+		if ((rc = xg_win_measure(x, src->table_id, cols, sts, nc,
+					 v.first_row, v.nrows, &tw)))
+			break;
+		if (tw.bytes <= budget || v.nrows <= 1024) {
+			if (cur.nrows && (cur.row0 + cur.nrows != tw.row0 ||
+					  cur.bytes + tw.bytes > budget ||
+					  cur.live + tw.live > UINT32_MAX) &&
+			    (rc = xg_win_push(x, &w, &nw, &cap, &cur)))
+				break;
+			if (!cur.nrows)
+				cur.row0 = tw.row0;
+			cur.nrows += tw.nrows;
+			cur.live += tw.live;
+			cur.bytes += tw.bytes;
+			continue;
+		}
+		if ((rc = xg_win_push(x, &w, &nw, &cap, &cur)))
+			break;
+		uint64_t k = (tw.bytes + budget - 1) / budget;
+		uint64_t step = ((uint64_t)v.nrows / k) & ~1023ull;
+		uint64_t end = v.first_row + v.nrows;
+		if (step < 1024)
+			step = 1024;
+		for (uint64_t r0 = v.first_row; r0 < end && !rc; r0 += step) {
+			uint64_t rn = end - r0 < step ? end - r0 : step;
+			if (!(rc = xg_win_measure(x, src->table_id, cols, sts,
+						  nc, r0, rn, &cur)))
+				rc = xg_win_push(x, &w, &nw, &cap, &cur);
+		}
+	}
+	if (!rc)
+		rc = xg_win_push(x, &w, &nw, &cap, &cur);
+out:
+	free(need);
+	free(cols);
+	free(sts);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	*wout = w;
+	*nwout = nw;
+	return GPMDB_OK;
+}
+
 /* ---- the operators -------------------------------------------------- */
 
 /* Sets up the source of n's chain and runs the chain's filters (bottom
- * up): s->sel holds the selected rows. */
-static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
+ * up): s->sel holds the selected rows.  win: a window of a streamed scan;
+ * NULL: the whole source, XG_STREAM when a scan's columns do not fit the
+ * cache. */
+static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 {
 	pnode *chain[64], *src;
 	int nchain = 0, rc;
@@ -895,12 +1241,22 @@ static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	if (src->kind == PN_SCAN) {
+		bool fits = true;
 		s->scan = src;
-		s->nrows = (uint32_t)xg_scan_rows(x->db, src);
-		if (xg_scan_rows(x->db, src) > UINT32_MAX)
-			return db_err(x->db, GPMDB_UNSUPPORTED,
-				      "GPU input: table of more than 2^32 "
-				      "rows");
+		if (win) {
+			s->win = win;
+			s->nrows = (uint32_t)win->live;
+		} else {
+			/* the size check: tables too large for the cache,
+			 * or for 32-bit row numbers, are streamed */
+			s->nrows = (uint32_t)xg_scan_rows(x->db, src);
+			if (xg_scan_rows(x->db, src) > UINT32_MAX)
+				return XG_STREAM;
+			if ((rc = xg_fits(x, n, src, &fits)))
+				return rc;
+			if (!fits)
+				return XG_STREAM;
+		}
 	} else {
 		if ((rc = exec_node(x, src, &s->in)))
 			return rc;
@@ -932,6 +1288,11 @@ static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
 		x->db->gstat.gpu_ops++;
 	}
 	return GPMDB_OK;
+}
+
+static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
+{
+	return xg_prepare_win(x, n, s, NULL);
 }
 
 static uint32_t xg_rows(const xg_src *s)
@@ -981,7 +1342,7 @@ static int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	pnode *p = n->l, *src;
-	gpu_sortcol keys[64];
+	gpu_sortcol *keys = NULL; /* heap: xg_prepare recurses below */
 	xg_out *o = NULL, *g = NULL;
 	uint32_t *perm = NULL, *dperm = NULL, m;
 	rel *r = NULL;
@@ -1006,7 +1367,8 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	if ((rc = xg_prepare(x, p, &s)))
 		goto out;
 	if (!(o = calloc((size_t)p->nexprs + 1, sizeof(xg_out))) ||
-	    !(g = calloc((size_t)p->nexprs + 1, sizeof(xg_out)))) {
+	    !(g = calloc((size_t)p->nexprs + 1, sizeof(xg_out))) ||
+	    !(keys = calloc((size_t)n->nsort + 1, sizeof(gpu_sortcol)))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1022,11 +1384,13 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	m = xg_rows(&s);
 	if (keep > m)
 		keep = m;
-	for (int k = 0; k < n->nsort; k++) {
-		keys[k].col = o[n->sort_col[k]].col[0];
+	for (int k = 0; k < n->nsort && !rc; k++) {
+		rc = xg_keycol(&s, &o[n->sort_col[k]], &keys[k]);
 		keys[k].desc = n->desc[k];
 		keys[k].nulls_first = n->nulls_first[k];
 	}
+	if (rc)
+		goto out;
 	if (!(perm = malloc(4 * keep + 4))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
@@ -1059,6 +1423,7 @@ out:
 		xg_out_free(&o[i]);
 	free(o);
 	free(g);
+	free(keys);
 	free(perm);
 	gpu_free(dperm, NULL, 0);
 	xg_src_free(&s);
@@ -1066,7 +1431,9 @@ out:
 	pthread_mutex_unlock(&xg_lock);
 	if (rc) {
 		rel_free(r);
-		return rc;
+		/* too large for the cache: the general path streams the
+		 * projection (exec_gpu_node) and sorts its rows */
+		return rc == XG_STREAM ? XG_DECLINE : rc;
 	}
 	*out = r;
 	return GPMDB_OK;
@@ -1223,35 +1590,175 @@ static int xg_direct(xg_src *s, cexpr *c, gpu_col *col, int *rc)
 	return 1;
 }
 
+/*
+ * The key columns of groups whose first rows are first[perm[0..nout)]
+ * into columns 0..ng of r (rows 0..nout): the rows are gathered on the
+ * device and come back in one transfer (TEXT through each key's run's
+ * segments).  Why the first row: the CPU's group keeps the key values of
+ * its first row.
+ */
+static int xg_group_keys(exec_ctx *x, pnode *n, xg_src *s, const xg_out *key,
+			 const gpu_sortcol *kc, const uint32_t *first,
+			 const uint32_t *perm, uint32_t nout, rel *r)
+{
+	int ng = n->ngroup, rc = GPMDB_OK;
+	uint32_t *fr = malloc(4 * (size_t)nout + 4), *dfr = NULL;
+	xg_out *gk = calloc((size_t)ng + 1, sizeof(xg_out));
+	rel *kr = NULL;
+	char err[300];
+
+	if (!fr || !gk) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < nout; k++)
+		fr[k] = first[perm[k]];
+	if ((rc = gpu_alloc((void **)&dfr, 4 * (size_t)nout + 4, err,
+			    sizeof(err))) ||
+	    (rc = xg_keep_dev(s, dfr)) ||
+	    (rc = gpu_upload(dfr, fr, 4 * (size_t)nout, err, sizeof(err)))) {
+		rc = x->db->errcode == rc ? rc : xg_gerr(x, rc, "upload", err);
+		goto out;
+	}
+	x->db->gstat.bytes_uploaded += 4 * (uint64_t)nout;
+	for (int k = 0; k < ng; k++) {
+		/* the gathered copy maps text through the key's run */
+		gk[k].p = key[k].p;
+		gk[k].seg = key[k].seg;
+		gk[k].nseg = key[k].nseg;
+		if ((rc = gpu_gather(&kc[k].col, dfr, nout, &gk[k].col[0], err,
+				     sizeof(err)))) {
+			rc = xg_gerr(x, rc, "gather", err);
+			goto out;
+		}
+		if (gk[k].col[0].data &&
+		    (rc = xg_keep_dev(s, gk[k].col[0].data)))
+			goto out;
+	}
+	if (!(kr = rel_new(x, ng, n->ty))) {
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		goto out;
+	}
+	if ((rc = xg_fetch(x, gk, ng, nout, kr)))
+		goto out;
+	for (uint32_t row = 0; row < nout && !rc; row++)
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(kr, k, row, &v);
+			rc = rel_set(r, k, row, &v);
+		}
+out:
+	free(fr);
+	free(gk);
+	rel_free(kr);
+	return rc;
+}
+
+/*
+ * Bare columns (AGG_ANY): each group's least row number with a value
+ * (g->res[a].i64, the MIN over gpu_row_numbers) gathers the argument's
+ * run on the device; all come back in one transfer as the columns of
+ * *out (nout rows in the output's order perm), aggregate a's in column
+ * col[a].  A group with no value reads row 0 (its result is NULL).
+ */
+static int xg_any_values(exec_ctx *x, pnode *n, xg_src *s, const xg_out *args,
+			 const gpu_groups *g, const uint32_t *perm,
+			 uint32_t nout, int *col, rel **out)
+{
+	int na = n->naggs, nany = 0, rc = GPMDB_OK;
+	etype *ty = calloc((size_t)na + 1, sizeof(etype));
+	xg_out *ga = calloc((size_t)na + 1, sizeof(xg_out));
+	uint32_t *pos = malloc(4 * (size_t)nout + 4), *dpos;
+	char err[300];
+
+	*out = NULL;
+	if (!ty || !ga || !pos) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto done;
+	}
+	for (int a = 0; a < na; a++) {
+		col[a] = -1;
+		if (n->aggs[a].fn != AGG_ANY)
+			continue;
+		const gpu_agg_res *res = &g->res[a];
+		xg_out *o = &ga[nany];
+		for (uint32_t k = 0; k < nout; k++)
+			pos[k] =
+			    res->cnt[perm[k]] ? (uint32_t)res->i64[perm[k]] : 0;
+		if ((rc = gpu_alloc((void **)&dpos, 4 * (size_t)nout + 4, err,
+				    sizeof(err))) ||
+		    (rc = xg_keep_dev(s, dpos)) ||
+		    (rc = gpu_upload(dpos, pos, 4 * (size_t)nout, err,
+				     sizeof(err)))) {
+			rc = x->db->errcode == rc
+				 ? rc
+				 : xg_gerr(x, rc, "upload", err);
+			goto done;
+		}
+		x->db->gstat.bytes_uploaded += 4 * (uint64_t)nout;
+		/* the gathered copy maps text through the argument's run */
+		o->p = args[a].p;
+		o->seg = args[a].seg;
+		o->nseg = args[a].nseg;
+		if ((rc = gpu_gather(&args[a].col[0], dpos, nout, &o->col[0],
+				     err, sizeof(err)))) {
+			rc = xg_gerr(x, rc, "gather", err);
+			goto done;
+		}
+		if (o->col[0].data && (rc = xg_keep_dev(s, o->col[0].data)))
+			goto done;
+		ty[nany] = expr_type(n->aggs[a].arg);
+		col[a] = nany++;
+	}
+	if (!nany)
+		goto done;
+	if (!(*out = rel_new(x, nany, ty))) {
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		goto done;
+	}
+	rc = xg_fetch(x, ga, nany, nout, *out);
+done:
+	free(ty);
+	free(ga);
+	free(pos);
+	return rc;
+}
+
 static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 {
 	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
-	xg_out key, *args = calloc((size_t)na + 1, sizeof(xg_out));
+	xg_out *key = calloc((size_t)ng + 1, sizeof(xg_out)),
+	       *args = calloc((size_t)na + 1, sizeof(xg_out));
 	gpu_agg *ga = calloc((size_t)na + 1, sizeof(gpu_agg));
-	gpu_col kcol;
+	int *anycol = calloc((size_t)na + 1, sizeof(int));
+	/* on the heap: exec_node recursion runs through this frame */
+	gpu_sortcol *kc = calloc(XG_MAX_KEYS, sizeof(gpu_sortcol));
 	gpu_groups g;
 	uint32_t m = xg_rows(s), *perm = NULL;
-	rel *r = NULL;
+	rel *r = NULL, *anyv = NULL;
 	char err[300];
 
-	memset(&kcol, 0, sizeof(kcol));
-	memset(&key, 0, sizeof(key));
 	memset(&g, 0, sizeof(g));
-	if (!args || !ga) {
+	if (!kc || !key || !args || !ga || !anycol) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (ng > XG_MAX_KEYS) {
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU aggregate: more than %d keys", XG_MAX_KEYS);
 		goto out;
 	}
 	/* keys, then arguments: the CPU's order of evaluation (and so of
 	 * errors) */
-	if (ng) {
+	for (int k = 0; k < ng; k++) {
 		cexpr *c;
-		if ((rc = exec_node_cx(x, n, 0, n->group[0], false, n->l, &c)))
+		if ((rc = exec_node_cx(x, n, k, n->group[k], false, n->l, &c)))
 			goto out;
-		if (!xg_direct(s, c, &kcol, &rc)) {
-			if (rc || (rc = xg_run(s, c, &key)))
-				goto out;
-			kcol = key.col[0];
-		}
+		if (xg_direct(s, c, &kc[k].col, &rc))
+			continue;
+		if (rc || (rc = xg_run(s, c, &key[k])) ||
+		    (rc = xg_keycol(s, &key[k], &kc[k])))
+			goto out;
 	}
 	for (int a = 0; a < na; a++) {
 		const aggdef *ad = &n->aggs[a];
@@ -1261,11 +1768,42 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			if ((rc = exec_node_cx(x, n, ng + a, ad->arg, false,
 					       n->l, &c)))
 				goto out;
-			if (!xg_direct(s, c, &ga[a].arg, &rc)) {
+			/* a bare column is gathered from its run (text
+			 * mapped through the run's segments) */
+			if (ad->fn == AGG_ANY ||
+			    !xg_direct(s, c, &ga[a].arg, &rc)) {
 				if (rc || (rc = xg_run(s, c, &args[a])))
 					goto out;
 				ga[a].arg = args[a].col[0];
 			}
+		}
+		/* DISTINCT: rows repeating their group's (keys, argument)
+		 * become NULL arguments, which every aggregate skips; the
+		 * first of equal values stays, so sums add in row order as
+		 * on the CPU */
+		if (ad->distinct && ad->arg) {
+			gpu_sortcol *dk =
+			    calloc((size_t)ng + 1, sizeof(gpu_sortcol));
+			uint8_t *dn = NULL;
+			if (!dk) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				goto out;
+			}
+			memcpy(dk, kc, sizeof(gpu_sortcol) * (size_t)ng);
+			if (args[a].have)
+				rc = xg_keycol(s, &args[a], &dk[ng]);
+			else
+				dk[ng].col = ga[a].arg;
+			if (!rc && (rc = gpu_distinct_nulls(dk, ng + 1, m, &dn,
+							    err, sizeof(err))))
+				rc = xg_gerr(x, rc, "DISTINCT aggregate", err);
+			free(dk);
+			if (!rc && dn)
+				rc = xg_keep_dev(s, dn);
+			if (rc)
+				goto out;
+			ga[a].arg.nulls = dn;
 		}
 		bool real = t.t == BC_T_REAL;
 		switch (ad->fn) {
@@ -1286,14 +1824,35 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		case AGG_MAX:
 			ga[a].op = real ? GPU_AGG_MAX_R : GPU_AGG_MAX_I;
 			break;
+		case AGG_ANY: {
+			/* the least row number with a value: agg_step's
+			 * first non-NULL value of the group */
+			gpu_col rn;
+			if ((rc = gpu_row_numbers(&ga[a].arg, m, &rn, err,
+						  sizeof(err)))) {
+				rc = xg_gerr(x, rc, "bare column", err);
+				goto out;
+			}
+			if ((rc = xg_keep_dev(s, rn.data)))
+				goto out;
+			ga[a].op = GPU_AGG_MIN_I;
+			ga[a].arg = rn;
+			break;
+		}
 		}
 	}
-	rc = gpu_group_agg(ng ? &kcol : NULL, m, ga, na, &g, err, sizeof(err));
+	rc = gpu_group_agg(kc, ng, m, ga, na, &g, err, sizeof(err));
 	if (rc) {
 		rc = xg_gerr(x, rc, "aggregate", err);
 		goto out;
 	}
 	x->db->gstat.gpu_ops++;
+	/* a streamed scan (xg_stream): this window's groups are merged into
+	 * s->sagg; the results come after the last window */
+	if (s->sagg) {
+		rc = xg_sagg_window(x, n, s, key, kc, ga, &g);
+		goto out;
+	}
 	/* the CPU checks every partial sum: so does the GPU */
 	for (int a = 0; a < na; a++)
 		if (g.res && g.res[a].overflow && n->aggs[a].fn == AGG_SUM &&
@@ -1319,9 +1878,17 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		rc = rc ? rc : x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
 		goto out;
 	}
+	/* several keys, TEXT or REAL ones: read at the groups' first rows */
+	if (ng && !g.key && nout &&
+	    (rc = xg_group_keys(x, n, s, key, kc, g.first, perm, nout, r)))
+		goto out;
+	/* bare columns: their values at the rows found above */
+	if (!empty_scalar && nout &&
+	    (rc = xg_any_values(x, n, s, args, &g, perm, nout, anycol, &anyv)))
+		goto out;
 	for (uint32_t row = 0; row < nout && !rc; row++) {
 		uint32_t gi = perm[row];
-		if (ng) {
+		if (ng && g.key) {
 			sval v = xg_ival(n->ty[0], g.key[gi]);
 			if (g.key_null[gi])
 				v.t = BC_T_NULL;
@@ -1386,6 +1953,10 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 					v = xg_ival(t, res->i64[gi]);
 				}
 				break;
+			case AGG_ANY:
+				if (cnt && anyv && anycol[a] >= 0)
+					rel_get(anyv, anycol[a], row, &v);
+				break;
 			}
 			/* as agg_final: to the aggregate's result type */
 			if (v.t != BC_T_NULL &&
@@ -1403,14 +1974,599 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	}
 out:
 	gpu_group_free(&g);
-	xg_out_free(&key);
+	for (int k = 0; key && k < ng; k++)
+		xg_out_free(&key[k]);
+	free(key);
+	free(kc);
 	for (int a = 0; args && a < na; a++)
 		xg_out_free(&args[a]);
 	free(args);
 	free(ga);
+	free(anycol);
 	free(perm);
+	rel_free(anyv);
 	rel_free(r);
 	return rc;
+}
+
+/* ---- streamed scans: running the chain window by window -------------- */
+
+/* Appends the rows of s to d (same column types); s's text moves to d. */
+static int xg_rel_append(rel *d, rel *s)
+{
+	uint64_t n = s->nrows, at = d->nrows;
+	int rc;
+
+	if (!n)
+		return GPMDB_OK;
+	if ((rc = rel_reserve(d, n)))
+		return rc;
+	for (int c = 0; c < d->ncols; c++) {
+		size_t w = rel_width(d->cols[c].ty.t);
+		memcpy((char *)d->cols[c].data + at * w, s->cols[c].data,
+		       n * w);
+		memcpy(d->cols[c].nulls + at, s->cols[c].nulls, n);
+	}
+	rel_adopt(d, s);
+	d->nrows += n;
+	return GPMDB_OK;
+}
+
+/* A group's merged aggregate: count, exact sum, min/max, REAL sum. */
+typedef struct xg_acc {
+	uint64_t cnt;
+	__int128 sum;
+	int64_t mm;
+	double f;
+} xg_acc;
+
+/*
+ * The merge of a streamed AGG: groups in the order of their first row
+ * (windows in row order, a window's groups by first row: a group's first
+ * row is in the first window that has it), found by a hash of their key
+ * values; r holds the keys (and, at the end, the results).
+ */
+typedef struct xg_sagg {
+	rel *r;
+	uint64_t ngr, cap;
+	xg_acc *acc; /* ngr x naggs */
+	uint64_t *hv;
+	uint32_t *slot; /* open addressing: group + 1, 0 empty */
+	uint64_t nslot;
+	int *op; /* each aggregate's GPU op */
+	bool have_op;
+} xg_sagg;
+
+static void xg_sagg_free(xg_sagg *sa)
+{
+	free(sa->acc);
+	free(sa->hv);
+	free(sa->slot);
+	free(sa->op);
+}
+
+static uint64_t xg_sv_hash(uint64_t h, const sval *v)
+{
+	uint64_t u;
+
+	switch (v->t) {
+	case BC_T_NULL:
+		u = 0x12345;
+		break;
+	case BC_T_REAL: {
+		double d = v->u.r;
+		if (d == 0)
+			d = 0; /* -0.0 and 0.0 are one group */
+		memcpy(&u, &d, 8);
+		break;
+	}
+	case BC_T_TEXT:
+		u = 1469598103934665603ull;
+		for (uint32_t k = 0; k < v->u.s.len; k++)
+			u = (u ^ (uint8_t)v->u.s.ptr[k]) * 1099511628211ull;
+		break;
+	default:
+		u = (uint64_t)v->u.i;
+	}
+	h ^= u + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static int xg_sagg_grow_slots(exec_ctx *x, xg_sagg *sa)
+{
+	uint64_t ns = sa->nslot ? 2 * sa->nslot : 64;
+	uint32_t *sl = calloc(ns, sizeof(uint32_t));
+
+	if (!sl)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t g = 0; g < sa->ngr; g++) {
+		uint64_t i = sa->hv[g] & (ns - 1);
+		while (sl[i])
+			i = (i + 1) & (ns - 1);
+		sl[i] = (uint32_t)(g + 1);
+	}
+	free(sa->slot);
+	sa->slot = sl;
+	sa->nslot = ns;
+	return GPMDB_OK;
+}
+
+/* The group of key values kv (found or appended); *gid its index. */
+static int xg_sagg_find(exec_ctx *x, xg_sagg *sa, int ng, int na,
+			const sval *kv, uint64_t *gid)
+{
+	uint64_t h = 0, i;
+	int rc;
+
+	for (int k = 0; k < ng; k++)
+		h = xg_sv_hash(h, &kv[k]);
+	if ((sa->ngr + 1) * 2 > sa->nslot &&
+	    (rc = xg_sagg_grow_slots(x, sa)))
+		return rc;
+	for (i = h & (sa->nslot - 1); sa->slot[i];
+	     i = (i + 1) & (sa->nslot - 1)) {
+		uint64_t g = sa->slot[i] - 1;
+		bool eq = sa->hv[g] == h;
+		for (int k = 0; k < ng && eq; k++) {
+			sval a;
+			rel_get(sa->r, k, g, &a);
+			eq = sval_cmp(&a, &kv[k]) == 0;
+		}
+		if (eq) {
+			*gid = g;
+			return GPMDB_OK;
+		}
+	}
+	if (sa->ngr >= UINT32_MAX - 1)
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "GPU stream: more than 2^32 groups");
+	if (sa->ngr == sa->cap) {
+		uint64_t c2 = sa->cap ? 2 * sa->cap : 64;
+		xg_acc *a2 =
+		    realloc(sa->acc, sizeof(xg_acc) * c2 * (size_t)(na + 1));
+		if (a2)
+			sa->acc = a2;
+		uint64_t *h2 = a2 ? realloc(sa->hv, 8 * c2) : NULL;
+		if (!h2)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		sa->hv = h2;
+		sa->cap = c2;
+	}
+	if ((rc = rel_reserve(sa->r, 1)))
+		return rc;
+	for (int k = 0; k < ng; k++)
+		if ((rc = rel_set(sa->r, k, sa->ngr, &kv[k])))
+			return rc;
+	memset(&sa->acc[sa->ngr * (uint64_t)na], 0, sizeof(xg_acc) * na);
+	sa->hv[sa->ngr] = h;
+	sa->slot[i] = (uint32_t)(sa->ngr + 1);
+	*gid = sa->ngr++;
+	sa->r->nrows = sa->ngr;
+	return GPMDB_OK;
+}
+
+static __int128 xg_sum128(const gpu_agg_res *r, uint32_t g)
+{
+	return (__int128)(((unsigned __int128)(uint64_t)r->sum_hi[g] << 64) |
+			  r->sum_lo[g]);
+}
+
+#define XG_I64_MAX ((__int128)INT64_MAX)
+#define XG_I64_MIN ((__int128)INT64_MIN)
+
+/*
+ * Overflow of integer sums across windows.  The CPU raises "integer
+ * overflow" when a partial sum of a group (in row order) leaves int64.
+ * A window gives each group its exact 128-bit total T and whether any
+ * partial sum inside the window, counted from the window's start, left
+ * int64 (one flag per aggregate).  With B the group's total of the
+ * earlier windows, the CPU's partial sums in the window are B + the
+ * window's.  So: B + T outside int64 is the CPU's error (that partial
+ * sum is one of the CPU's); B = 0 for every group of the window makes
+ * the flag exact.  Otherwise a second pass gives each group's min and
+ * max value m, M in the window (count c): its partial sums lie in
+ * [max(c min(m,0), T - c max(M,0)), min(c max(M,0), T - c min(m,0))]
+ * (between the sums of its negative and of its positive values), exact
+ * when the values have one sign.  Groups this bound proves safe are;
+ * when the others all have B = 0 the flag decides; otherwise the answer
+ * is not known on the GPU: GPMDB_UNSUPPORTED (the CPU runs the query,
+ * counted, or gpu_strict's error).
+ */
+static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
+			 const gpu_sortcol *kc, const gpu_agg *ga,
+			 const gpu_groups *g, const uint32_t *perm,
+			 const uint64_t *gid)
+{
+	xg_sagg *sa = s->sagg;
+	int ng = n->ngroup, na = n->naggs, nchk = 0, rc = GPMDB_OK;
+	uint32_t nw = g->ngroups, *perm2 = NULL;
+	int *chk = calloc((size_t)na + 1, sizeof(int));
+	gpu_agg *g2a = calloc(2 * (size_t)na + 1, sizeof(gpu_agg));
+	gpu_groups g2;
+	bool anyb = false;
+	char err[300];
+
+	memset(&g2, 0, sizeof(g2));
+	if (!chk || !g2a) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int a = 0; a < na; a++)
+		if (ga[a].op == GPU_AGG_SUM_I && n->aggs[a].fn == AGG_SUM &&
+		    n->aggs[a].res.t != BC_T_REAL)
+			chk[nchk++] = a;
+	for (int i = 0; i < nchk; i++)
+		for (uint32_t j = 0; j < nw; j++) {
+			const gpu_agg_res *res = &g->res[chk[i]];
+			__int128 b = sa->acc[gid[j] * na + chk[i]].sum,
+				 t = b + xg_sum128(res, perm[j]);
+			if (t > XG_I64_MAX || t < XG_I64_MIN) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+			anyb |= b != 0;
+		}
+	if (!anyb) {
+		for (int i = 0; i < nchk; i++)
+			if (g->res[chk[i]].overflow) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+		goto out;
+	}
+	for (int i = 0; i < nchk; i++) {
+		g2a[2 * i].op = GPU_AGG_MIN_I;
+		g2a[2 * i].arg = ga[chk[i]].arg;
+		g2a[2 * i + 1].op = GPU_AGG_MAX_I;
+		g2a[2 * i + 1].arg = ga[chk[i]].arg;
+	}
+	if ((rc = gpu_group_agg(kc, ng, xg_rows(s), g2a, 2 * nchk, &g2, err,
+				sizeof(err)))) {
+		rc = xg_gerr(x, rc, "aggregate", err);
+		goto out;
+	}
+	/* the same groups: matched by their first rows */
+	if (g2.ngroups != nw || !(perm2 = malloc(4 * (size_t)nw + 4))) {
+		rc = g2.ngroups != nw
+			 ? db_err(x->db, GPMDB_INTERNAL,
+				  "GPU stream: %u groups, then %u", nw,
+				  g2.ngroups)
+			 : db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t j = 0; j < nw; j++)
+		perm2[j] = j;
+	if (ng)
+		qsort_r(perm2, nw, sizeof(uint32_t), xg_cmp_first, g2.first);
+	for (uint32_t j = 0; j < nw; j++)
+		if (g2.first[perm2[j]] != g->first[perm[j]]) {
+			rc = db_err(x->db, GPMDB_INTERNAL,
+				    "GPU stream: groups differ between passes");
+			goto out;
+		}
+	for (int i = 0; i < nchk; i++) {
+		const gpu_agg_res *res = &g->res[chk[i]];
+		bool unsafe = false, unsafe_b = false;
+		for (uint32_t j = 0; j < nw; j++) {
+			uint32_t gi = perm[j], gj = perm2[j];
+			__int128 c = (__int128)res->cnt[gi],
+				 b = sa->acc[gid[j] * na + chk[i]].sum,
+				 t = xg_sum128(res, gi);
+			int64_t mn = g2.res[2 * i].i64[gj],
+				mx = g2.res[2 * i + 1].i64[gj];
+			if (!c)
+				continue;
+			__int128 cmn = c * (mn < 0 ? mn : 0),
+				 cmx = c * (mx > 0 ? mx : 0);
+			__int128 hi = cmx < t - cmn ? cmx : t - cmn;
+			__int128 lo = cmn > t - cmx ? cmn : t - cmx;
+			if (b + hi <= XG_I64_MAX && b + lo >= XG_I64_MIN)
+				continue;
+			unsafe = true;
+			unsafe_b |= b != 0;
+		}
+		if (!unsafe)
+			continue;
+		if (!unsafe_b) {
+			if (res->overflow) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+			continue;
+		}
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: an integer sum near the int64 limit "
+			    "over row windows (its partial sums across "
+			    "windows cannot be checked on the GPU)");
+		goto out;
+	}
+out:
+	gpu_group_free(&g2);
+	free(perm2);
+	free(chk);
+	free(g2a);
+	return rc;
+}
+
+/*
+ * xg_agg's hook for a streamed scan: merges one window's groups g (its
+ * keys: the one integer key in g->key, else read at the groups' first
+ * rows by xg_group_keys) into s->sagg.
+ */
+static int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s,
+			  const struct xg_out *key, const gpu_sortcol *kc,
+			  const gpu_agg *ga, const gpu_groups *g)
+{
+	xg_sagg *sa = s->sagg;
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	uint32_t nw = g->ngroups, *perm = malloc(4 * (size_t)nw + 4);
+	uint64_t *gid = malloc(8 * (size_t)nw + 8);
+	sval *kv = calloc((size_t)ng + 1, sizeof(sval));
+	rel *kr = NULL;
+
+	if (!perm || !gid || !kv) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!sa->have_op) {
+		if (!(sa->op = calloc((size_t)na + 1, sizeof(int)))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		for (int a = 0; a < na; a++)
+			sa->op[a] = ga[a].op;
+		sa->have_op = true;
+	}
+	if (!nw)
+		goto out;
+	for (uint32_t j = 0; j < nw; j++)
+		perm[j] = j;
+	if (ng)
+		qsort_r(perm, nw, sizeof(uint32_t), xg_cmp_first, g->first);
+	if (ng && !g->key) {
+		if (!(kr = rel_new(x, n->ncols, n->ty)) ||
+		    (rc = rel_reserve(kr, nw))) {
+			rc = rc ? rc
+			     : x->db->errcode ? x->db->errcode
+					      : GPMDB_NOMEM;
+			goto out;
+		}
+		if ((rc = xg_group_keys(x, n, s, key, kc, g->first, perm, nw,
+					kr)))
+			goto out;
+	}
+	for (uint32_t j = 0; j < nw && !rc; j++) {
+		uint32_t gi = perm[j];
+		if (ng && g->key) {
+			kv[0] = xg_ival(n->ty[0], g->key[gi]);
+			if (g->key_null[gi])
+				kv[0].t = BC_T_NULL;
+		} else {
+			for (int k = 0; k < ng; k++)
+				rel_get(kr, k, j, &kv[k]);
+		}
+		rc = xg_sagg_find(x, sa, ng, na, kv, &gid[j]);
+	}
+	if (rc || (rc = xg_sagg_check(x, n, s, kc, ga, g, perm, gid)))
+		goto out;
+	for (uint32_t j = 0; j < nw; j++) {
+		uint32_t gi = perm[j];
+		for (int a = 0; a < na; a++) {
+			const gpu_agg_res *res = &g->res[a];
+			xg_acc *ac = &sa->acc[gid[j] * na + a];
+			uint64_t c = res->cnt[gi];
+			bool first = ac->cnt == 0;
+			if (!c)
+				continue;
+			ac->cnt += c;
+			switch (ga[a].op) {
+			case GPU_AGG_COUNT_STAR:
+			case GPU_AGG_COUNT:
+				break;
+			case GPU_AGG_SUM_I:
+				ac->sum += xg_sum128(res, gi);
+				break;
+			case GPU_AGG_SUM_R:
+				ac->f += res->f64[gi];
+				break;
+			/* the earlier window's value on ties, as the CPU
+			 * keeps the first of equal values */
+			case GPU_AGG_MIN_I:
+				if (first || res->i64[gi] < ac->mm)
+					ac->mm = res->i64[gi];
+				break;
+			case GPU_AGG_MAX_I:
+				if (first || res->i64[gi] > ac->mm)
+					ac->mm = res->i64[gi];
+				break;
+			case GPU_AGG_MIN_R:
+				if (first || res->f64[gi] < ac->f)
+					ac->f = res->f64[gi];
+				break;
+			case GPU_AGG_MAX_R:
+				if (first || res->f64[gi] > ac->f)
+					ac->f = res->f64[gi];
+				break;
+			}
+		}
+	}
+out:
+	free(perm);
+	free(gid);
+	free(kv);
+	rel_free(kr);
+	return rc;
+}
+
+/* The results of the merged groups into sa->r (as xg_agg's). */
+static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
+{
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	rel *r = sa->r;
+	xg_acc zero;
+
+	memset(&zero, 0, sizeof(zero));
+	if (!ng && !sa->ngr) { /* the empty scalar aggregate: one row */
+		if ((rc = rel_reserve(r, 1)))
+			return rc;
+		r->nrows = 1;
+	}
+	for (uint64_t row = 0; row < r->nrows && !rc; row++) {
+		for (int a = 0; a < na && !rc; a++) {
+			const aggdef *ad = &n->aggs[a];
+			const xg_acc *ac =
+			    row < sa->ngr ? &sa->acc[row * na + a] : &zero;
+			int op = sa->op ? sa->op[a] : GPU_AGG_COUNT_STAR;
+			etype t =
+			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+			uint64_t cnt = ac->cnt;
+			sval v;
+			memset(&v, 0, sizeof(v));
+			v.t = BC_T_NULL;
+			switch (ad->fn) {
+			case AGG_COUNT_STAR:
+			case AGG_COUNT:
+				v.t = BC_T_INT;
+				v.u.i = (int64_t)cnt;
+				break;
+			case AGG_SUM:
+				if (!cnt)
+					break;
+				v.t = ad->res.t;
+				v.scale = ad->res.scale;
+				if (v.t == BC_T_REAL)
+					v.u.r = op == GPU_AGG_SUM_R
+						    ? ac->f
+						    : (double)(long double)
+							  ac->sum;
+				else /* checked per window: fits */
+					v.u.i = (int64_t)ac->sum;
+				break;
+			case AGG_AVG:
+			case AGG_TOTAL: {
+				long double sum = 0;
+				if (cnt)
+					sum = op == GPU_AGG_SUM_R
+						  ? (long double)ac->f
+						  : (long double)ac->sum;
+				if (cnt && t.t == BC_T_DEC)
+					for (int q = 0; q < t.scale; q++)
+						sum /= 10;
+				if (ad->fn == AGG_TOTAL) {
+					v.t = BC_T_REAL;
+					v.u.r = (double)sum;
+				} else if (cnt) {
+					v.t = BC_T_REAL;
+					v.u.r = (double)(sum / cnt);
+				}
+				break;
+			}
+			case AGG_MIN:
+			case AGG_MAX:
+				if (!cnt)
+					break;
+				if (t.t == BC_T_REAL) {
+					v.t = BC_T_REAL;
+					v.u.r = ac->f;
+				} else {
+					v = xg_ival(t, ac->mm);
+				}
+				break;
+			default:
+				return db_err(x->db, GPMDB_UNSUPPORTED,
+					      "GPU stream: aggregate %d",
+					      (int)ad->fn);
+			}
+			if (v.t != BC_T_NULL &&
+			    (v.t != ad->res.t ||
+			     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
+			    (rc = sval_convert(x, &v, ad->res, 0, r)))
+				break;
+			rc = rel_set(r, ng + a, row, &v);
+		}
+	}
+	return rc;
+}
+
+/* Process-wide (as the cache's counters): PRAGMA gpu_stats. */
+static uint64_t xg_stream_queries, xg_stream_windows;
+
+/*
+ * n's chain over a table scan whose columns do not fit the cache (or
+ * whose load ran out of device memory): window by window (xg_windows),
+ * each window's columns loaded into temporary device buffers
+ * (gcache_column_range), the chain run over them as over a cached
+ * table.  FILTER and PROJECT rows are appended in row order (the CPU's
+ * order); AGG results are merged by group (xg_sagg_window).  Row errors
+ * come window by window, so the first in row order is reported.
+ */
+static int xg_stream(exec_ctx *x, pnode *n, rel **out)
+{
+	char why[300];
+	pnode *src = xg_source(x, n, why, sizeof(why));
+	xg_win *w = NULL;
+	uint32_t nw = 0;
+	xg_sagg sa;
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	memset(&sa, 0, sizeof(sa));
+	if (!src || src->kind != PN_SCAN)
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "GPU stream: the input is not a table scan");
+	for (int a = 0; n->kind == PN_AGG && a < n->naggs; a++) {
+		const aggdef *ad = &n->aggs[a];
+		if (ad->distinct || ad->fn == AGG_ANY ||
+		    ad->fn == AGG_GROUP_CONCAT)
+			return db_err(x->db, GPMDB_UNSUPPORTED,
+				      "GPU stream: the table's columns do not "
+				      "fit the GPU cache and %s aggregates "
+				      "are not merged across row windows",
+				      ad->distinct		 ? "DISTINCT"
+				      : ad->fn == AGG_ANY ? "bare-column"
+							  : "group_concat");
+	}
+	if ((rc = xg_windows(x, n, src, &w, &nw)))
+		return rc;
+	xg_stream_queries++;
+	xg_stream_windows += nw;
+	if (!(r = rel_new(x, n->ncols, n->ty))) {
+		free(w);
+		return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+	}
+	sa.r = r;
+	for (uint32_t i = 0; i < nw && !rc; i++) {
+		xg_src s;
+		rel *wr = NULL;
+		rc = xg_prepare_win(x, n, &s, &w[i]);
+		if (!rc) {
+			if (n->kind == PN_AGG) {
+				s.sagg = &sa;
+				rc = xg_agg(x, n, &s, &wr);
+			} else if (n->kind == PN_PROJECT) {
+				rc = xg_project(x, n, &s, &wr);
+			} else {
+				rc = xg_filter_out(x, n, &s, &wr);
+			}
+		}
+		xg_src_free(&s);
+		if (!rc && wr)
+			rc = xg_rel_append(r, wr);
+		rel_free(wr);
+	}
+	if (!rc && n->kind == PN_AGG)
+		rc = xg_sagg_finish(x, n, &sa);
+	xg_sagg_free(&sa);
+	free(w);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
 }
 
 int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
@@ -1445,9 +2601,20 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 		else
 			rc = xg_filter_out(x, n, &s, out);
 	}
+	bool scan = s.scan != NULL;
+	xg_src_free(&s);
+	/* columns that do not fit the cache, or a load or run that ran
+	 * out of device memory: the scan again, in row windows */
+	if (scan && (rc == XG_STREAM ||
+		     (rc == GPMDB_NOMEM && !strncmp(db->errmsg, "GPU ", 4)))) {
+		if (rc != XG_STREAM)
+			db_clear(db);
+		if (xg_depth == 1)
+			gcache_begin(); /* unpins what the failed try loaded */
+		rc = xg_stream(x, n, out);
+	}
 	if (!rc && n->kind != PN_AGG)
 		db->gstat.gpu_ops++;
-	xg_src_free(&s);
 	xg_depth--;
 	pthread_mutex_unlock(&xg_lock);
 	/* an SQL error of a row (overflow, invalid date) is the query's
@@ -1643,6 +2810,9 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_pool_registered", cs.reg_ok},
 		    {"cache_register_failures", cs.reg_fail},
 		    {"cache_register_us", cs.reg_ns / 1000},
+		    {"stream_queries", xg_stream_queries},
+		    {"stream_windows", xg_stream_windows},
+		    {"stream_loaded_bytes", cs.range_bytes},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

@@ -14,7 +14,8 @@
  *
  * Choice: as for filters (exec_gpu.c), except that backend=auto looks at
  * the planner's estimate of the input rows (the inputs are not scans).
- * TEXT keys stay on the CPU (a wanted-but-cannot case: gpu_strict fails).
+ * TEXT keys are compared in binary order (the CPU's val_text_cmp): the
+ * strings of the uploaded columns are packed into one device buffer.
  * A GPU failure (memory, CUDA) falls back to the CPU, which computes the
  * inputs again, or fails under gpu_strict.
  */
@@ -31,7 +32,7 @@
 bool exec_gpu_ops_kind(int kind)
 {
 	return kind == PN_SORT || kind == PN_JOIN || kind == PN_DISTINCT ||
-	       kind == PN_SETOP;
+	       kind == PN_SETOP || kind == PN_LIMIT;
 }
 
 static const char *xo_name(const pnode *n)
@@ -43,16 +44,21 @@ static const char *xo_name(const pnode *n)
 		return "JOIN";
 	case PN_DISTINCT:
 		return "DISTINCT";
+	case PN_LIMIT:
+		return "LIMIT";
 	default:
 		return "SET OPERATION";
 	}
 }
 
-/* Types the GPU compares as exec.c does (sval_cmp of one static type). */
+/* Types the GPU compares as exec.c does (sval_cmp of one static type).
+ * TEXT: binary order (val_text_cmp), the only collation the binder lets
+ * through (COLLATE RTRIM compares binary too). */
 static bool xo_type_ok(int t, bool null_ok)
 {
 	return t == BC_T_INT || t == BC_T_DEC || t == BC_T_DATE ||
-	       t == BC_T_BOOL || t == BC_T_REAL || (null_ok && t == BC_T_NULL);
+	       t == BC_T_BOOL || t == BC_T_REAL || t == BC_T_TEXT ||
+	       (null_ok && t == BC_T_NULL);
 }
 
 static double xo_est(const pnode *n)
@@ -122,6 +128,9 @@ int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 	why[0] = 0;
 	if (db->backend == 1)
 		return XG_CPU;
+	/* LIMIT follows its input (exec_gpu.c) */
+	if (n->kind == PN_LIMIT)
+		return exec_gpu_decide(x, n, why, len);
 	if (n->kind == PN_JOIN && (n->jtype == JOIN_CROSS || !n->nkeys)) {
 		snprintf(why, len,
 			 "no GPU version of a join without an "
@@ -179,27 +188,102 @@ static int xo_coltype(int t)
 		return BC_COL_DEC;
 	case BC_T_DATE:
 		return BC_COL_DATE;
+	case BC_T_TEXT:
+		return BC_COL_TEXT;
 	}
 	return VEC_NULL;
 }
 
+/* A TEXT column c of a (and b after it): the strings packed into one
+ * device buffer (k->text) and their gpu_str values (k->col). */
+static int xo_upload_text(exec_ctx *x, xo_dev *d, const rel *a, const rel *b,
+			  int c, gpu_sortcol *k)
+{
+	const rel *r2[2] = {a, b};
+	uint64_t na = a->nrows, n = na + (b ? b->nrows : 0), total = 0, off = 0;
+	char err[300], *hb = NULL, *dt, *dv;
+	gpu_str *hs = NULL;
+	uint8_t *hn = NULL;
+	int rc = GPMDB_OK;
+
+	for (int q = 0; q < 2 && r2[q]; q++) {
+		const rcol *rc_ = &r2[q]->cols[c];
+		const vec_str *v = rc_->data;
+		for (uint64_t i = 0; i < r2[q]->nrows; i++)
+			if (!rc_->nulls[i])
+				total += v[i].len;
+	}
+	/* gpu_str offsets: 31 bits (the top one marks constant text) */
+	if (total >= 0x80000000ull)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, "upload",
+			       "a TEXT column of more than 2 GiB");
+	if (d->n + 2 > 512)
+		return db_err(x->db, GPMDB_NOMEM, "too many GPU buffers");
+	if (!(hb = malloc(total + 1)) || !(hs = malloc(sizeof(gpu_str) * n)) ||
+	    !(hn = malloc(n))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t q = 0, o = 0; q < 2 && r2[q]; q++) {
+		const rcol *rc_ = &r2[q]->cols[c];
+		const vec_str *v = rc_->data;
+		for (uint64_t i = 0; i < r2[q]->nrows; i++, o++) {
+			uint32_t l = rc_->nulls[i] ? 0 : v[i].len;
+			if (l)
+				memcpy(hb + off, v[i].ptr, l);
+			hs[o].off = (uint32_t)off;
+			hs[o].len = l;
+			hn[o] = rc_->nulls[i];
+			off += l;
+		}
+	}
+	if ((rc = gpu_alloc((void **)&dt, total + 1, err, sizeof(err))))
+		goto gerr;
+	d->p[d->n++] = dt;
+	if ((rc = gpu_alloc((void **)&dv, (sizeof(gpu_str) + 1) * n, err,
+			    sizeof(err))))
+		goto gerr;
+	d->p[d->n++] = dv;
+	if ((rc = gpu_upload(dt, hb, total, err, sizeof(err))) ||
+	    (rc = gpu_upload(dv, hs, sizeof(gpu_str) * n, err, sizeof(err))) ||
+	    (rc =
+		 gpu_upload(dv + sizeof(gpu_str) * n, hn, n, err, sizeof(err))))
+		goto gerr;
+	k->col.type = BC_COL_TEXT;
+	k->col.data = dv;
+	k->col.nulls = (uint8_t *)dv + sizeof(gpu_str) * n;
+	k->text = dt;
+	x->db->gstat.bytes_uploaded += (sizeof(gpu_str) + 1) * n + total;
+	goto out;
+gerr:
+	rc = xo_gerr(x, rc, "upload", err);
+out:
+	free(hb);
+	free(hs);
+	free(hn);
+	return rc;
+}
+
 /* Uploads column c of a (and, when b, of b after it) as one dense device
- * column. */
+ * column: k->col (k->text for TEXT; desc and nulls_first 0). */
 static int xo_upload(exec_ctx *x, xo_dev *d, const rel *a, const rel *b, int c,
-		     gpu_col *g)
+		     gpu_sortcol *k)
 {
 	const rcol *ca = &a->cols[c], *cb = b ? &b->cols[c] : NULL;
 	uint64_t na = a->nrows, nb = b ? b->nrows : 0, n = na + nb;
 	size_t w = rel_width(ca->ty.t);
+	gpu_col *g = &k->col;
 	char err[300];
 	char *p;
 	int rc;
 
-	memset(g, 0, sizeof(*g));
+	memset(k, 0, sizeof(*k));
 	g->type = (uint8_t)xo_coltype(ca->ty.t);
 	g->scale = ca->ty.scale;
 	if (g->type == VEC_NULL || !n)
 		return GPMDB_OK;
+	if (g->type == BC_COL_TEXT)
+		return xo_upload_text(x, d, a, b, c, k);
 	if (d->n == 512)
 		return db_err(x->db, GPMDB_NOMEM, "too many GPU buffers");
 	if ((rc = gpu_alloc((void **)&p, w * n + n, err, sizeof(err))))
@@ -257,7 +341,7 @@ static int xo_gather(rel *dst, const rel *a, const rel *b, uint64_t na,
 
 static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 {
-	gpu_sortcol keys[256];
+	gpu_sortcol *keys = NULL;
 	xo_dev d = {{0}, 0};
 	uint32_t *perm = NULL;
 	rel *r = NULL;
@@ -272,11 +356,16 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 			       "more than 256 keys");
 	if (keep > in->nrows)
 		keep = in->nrows;
-	if (!(perm = malloc(4 * keep + 4)))
+	/* the key descriptors on the heap: this frame may sit in a deep
+	 * recursion of exec_node */
+	if (!(perm = malloc(4 * keep + 4)) ||
+	    !(keys = calloc((size_t)n->nsort + 1, sizeof(gpu_sortcol)))) {
+		free(perm);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
 	exec_gpu_lock();
 	for (int k = 0; k < n->nsort && !rc; k++) {
-		rc = xo_upload(x, &d, in, NULL, n->sort_col[k], &keys[k].col);
+		rc = xo_upload(x, &d, in, NULL, n->sort_col[k], &keys[k]);
 		keys[k].desc = n->desc[k];
 		keys[k].nulls_first = n->nulls_first[k];
 	}
@@ -293,6 +382,7 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 			rc = xo_gather(r, in, NULL, in->nrows, perm, keep);
 	}
 	free(perm);
+	free(keys);
 	if (rc) {
 		rel_free(r);
 		return rc;
@@ -307,7 +397,7 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 			rel **out)
 {
 	int nc = n->kind == PN_DISTINCT ? n->nvis : n->ncols;
-	gpu_sortcol cols[256];
+	gpu_sortcol *cols = NULL;
 	xo_dev d = {{0}, 0};
 	uint32_t *rows = NULL, nrows = 0;
 	/* UNION: b's rows are candidates too; INTERSECT/EXCEPT: a probe */
@@ -323,9 +413,11 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 	if (nc > 256)
 		return xo_gerr(x, GPMDB_UNSUPPORTED, xo_name(n),
 			       "more than 256 columns");
+	if (!(cols = calloc((size_t)nc + 1, sizeof(gpu_sortcol))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	exec_gpu_lock();
 	for (int c = 0; c < nc && !rc; c++) {
-		rc = xo_upload(x, &d, a, b, c, &cols[c].col);
+		rc = xo_upload(x, &d, a, b, c, &cols[c]);
 		cols[c].desc = 0;
 		cols[c].nulls_first = 1;
 	}
@@ -344,6 +436,7 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 			rc = xo_gather(r, a, b, a->nrows, rows, nrows);
 	}
 	free(rows);
+	free(cols);
 	if (rc) {
 		rel_free(r);
 		return rc;
@@ -463,10 +556,12 @@ static uint32_t xo_true(const vec *v, uint32_t n, uint32_t *dst)
 }
 
 /* The pairs into out: with a residual, in exec.c's batches of VEC_BATCH
- * pairs (the same rows evaluated in the same batches: the same errors). */
-static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
-		       const uint32_t *pli, const uint32_t *pri, uint64_t np,
-		       uint8_t *matched, rel *out)
+ * pairs (the same rows evaluated in the same batches: the same errors).
+ * pl: the layout the residual reads (n, or a SEMI/ANTI join's pair
+ * layout); out NULL (SEMI/ANTI): the pairs only mark matched. */
+static int xo_join_out(exec_ctx *x, pnode *n, const pnode *pl, const rel *l,
+		       const rel *r, const uint32_t *pli, const uint32_t *pri,
+		       uint64_t np, uint8_t *matched, rel *out)
 {
 	int64_t li[VEC_BATCH], ri[VEC_BATCH], fl[VEC_BATCH], fr[VEC_BATCH];
 	uint32_t sel[VEC_BATCH];
@@ -475,10 +570,14 @@ static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
 	int rc = GPMDB_OK;
 
 	if (n->pred) {
-		if ((rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false, n,
+		if (pl->ncols != l->ncols + r->ncols)
+			return xo_gerr(x, GPMDB_INTERNAL, "join",
+				       "the residual's layout is not the "
+				       "pairs'");
+		if ((rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false, pl,
 				       &pred)))
 			return rc;
-		if (!(chunk = rel_new(x, n->ncols, n->ty)))
+		if (!(chunk = rel_new(x, pl->ncols, pl->ty)))
 			return x->db->errcode;
 	}
 	for (uint64_t s = 0; s < np && !rc; s += VEC_BATCH) {
@@ -493,7 +592,7 @@ static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
 		if (!pred) {
 			for (uint32_t k = 0; matched && k < m; k++)
 				matched[li[k]] = 1;
-			rc = xo_emit(out, l, r, li, ri, m);
+			rc = out ? xo_emit(out, l, r, li, ri, m) : GPMDB_OK;
 			continue;
 		}
 		chunk->nrows = 0;
@@ -509,27 +608,156 @@ static int xo_join_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
 			if (matched)
 				matched[fl[k]] = 1;
 		}
-		rc = xo_emit(out, l, r, fl, fr, k2);
+		rc = out ? xo_emit(out, l, r, fl, fr, k2) : GPMDB_OK;
 	}
 	rel_free(chunk);
 	return rc;
 }
 
+/* exec.c's key_has_null: row i of the key columns k has a NULL key. */
+static bool xo_key_null(const rel *k, uint64_t i)
+{
+	for (int c = 0; c < k->ncols; c++)
+		if (k->cols[c].nulls[i])
+			return true;
+	return false;
+}
+
+/* What the GPU found for a SEMI/ANTI join (xo_semi_gpu). */
+typedef struct xo_semi {
+	bool all, none;	       /* ANTI_NULL's rules (no residual: decided) */
+	uint32_t *rows, nrows; /* no residual: the kept left rows */
+	uint32_t *li, *ri;     /* residual: the pairs */
+	uint64_t np;
+} xo_semi;
+
+/*
+ * SEMI, ANTI and ANTI_NULL joins (decorrelated EXISTS, IN, NOT EXISTS,
+ * NOT IN): the kept left rows in row order, exec.c's semi_out.  Without
+ * a residual the GPU finds them (gpu_semi_join).  With one, gpu_join's
+ * pairs (left rows ascending, right rows descending: join_hash's order;
+ * the CPU's reversed table for a larger right side evaluates the same
+ * pairs in another order) go through the residual on the host in
+ * batches of VEC_BATCH, marking the left rows that match.  ANTI_NULL
+ * (NOT IN): no row when a right key is NULL, every row when the right
+ * side is empty, else no row with a NULL key.  Called with the GPU lock
+ * held and the keys uploaded.
+ */
+static int xo_semi_gpu(exec_ctx *x, pnode *n, const rel *l, const rel *r,
+		       const rel *rk, const gpu_sortcol *lc,
+		       const gpu_sortcol *rc_, xo_semi *sg)
+{
+	int jt = n->jtype, rc = GPMDB_OK;
+	char err[300];
+
+	if (jt == JOIN_ANTI_NULL) {
+		sg->all = r->nrows == 0;
+		for (uint64_t i = 0; !sg->all && i < rk->nrows && !sg->none;
+		     i++)
+			sg->none = xo_key_null(rk, i);
+	}
+	if (n->pred) {
+		/* every pair goes through the residual (its errors), as on
+		 * the CPU, whatever the rules decide after */
+		if ((rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
+				   (uint32_t)r->nrows, 1ull << 31, &sg->li,
+				   &sg->ri, &sg->np, err, sizeof(err))))
+			rc = xo_gerr(x, rc, "join", err);
+	} else if (!sg->all && !sg->none) {
+		if ((rc = gpu_semi_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
+					(uint32_t)r->nrows,
+					jt == JOIN_SEMI	  ? GPU_SEMI
+					: jt == JOIN_ANTI ? GPU_ANTI
+							  : GPU_ANTI_NULL,
+					&sg->rows, &sg->nrows, err,
+					sizeof(err))))
+			rc = xo_gerr(x, rc, "join", err);
+	}
+	if (!rc)
+		x->db->gstat.bytes_downloaded +=
+		    8 * sg->np + 4 * (uint64_t)sg->nrows;
+	return rc;
+}
+
+/* The SEMI/ANTI join's output from what the GPU found. */
+static int xo_semi_out(exec_ctx *x, pnode *n, const rel *l, const rel *r,
+		       const rel *lk, xo_semi *sg, rel **out)
+{
+	int jt = n->jtype, rc;
+	const pnode *pl = n->pair ? n->pair : n;
+	uint8_t *matched = NULL;
+	rel *o = NULL;
+
+	if (n->pred) {
+		if (!(matched = calloc(l->nrows + 1, 1))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = xo_join_out(x, n, pl, l, r, sg->li, sg->ri, sg->np,
+				      matched, NULL)))
+			goto out;
+	}
+	if (n->pred || sg->all) {
+		/* the rows semi_out keeps */
+		free(sg->rows);
+		sg->nrows = 0;
+		if (!(sg->rows = malloc(4 * (l->nrows + 1)))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		for (uint64_t i = 0; !sg->none && i < l->nrows; i++) {
+			bool keep = jt == JOIN_SEMI ? matched[i] != 0
+				    : sg->all	    ? true
+				    : jt == JOIN_ANTI
+					? !matched[i]
+					: !matched[i] && !xo_key_null(lk, i);
+			if (keep)
+				sg->rows[sg->nrows++] = (uint32_t)i;
+		}
+	}
+	if (n->ncols > l->ncols) {
+		rc = xo_gerr(x, GPMDB_INTERNAL, "join",
+			     "SEMI/ANTI output wider than its left side");
+		goto out;
+	}
+	if (!(o = rel_new(x, n->ncols, n->ty))) {
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		goto out;
+	}
+	if ((rc = xo_gather(o, l, NULL, l->nrows, sg->rows, sg->nrows)))
+		goto out;
+	*out = o;
+	o = NULL;
+out:
+	free(matched);
+	rel_free(o);
+	return rc;
+}
+
 static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 {
-	gpu_col lc[64], rc_[64];
+	gpu_sortcol *lc = NULL, *rc_ = NULL;
 	xo_dev d = {{0}, 0};
 	rel *lk = NULL, *rk = NULL, *o = NULL;
 	uint32_t *li = NULL, *ri = NULL;
 	uint64_t np = 0;
 	uint8_t *matched = NULL;
+	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
+		    n->jtype == JOIN_ANTI_NULL;
+	xo_semi sg;
 	char err[300];
 	int rc;
 
+	memset(&sg, 0, sizeof(sg));
 	/* keys as exec_join evaluates them: left, then right */
 	if ((rc = xo_keys(x, n, 0, n->lkeys, n->l, l, &lk)) ||
 	    (rc = xo_keys(x, n, n->nkeys, n->rkeys, n->r, r, &rk)))
 		goto out;
+	if (!(lc = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol))) ||
+	    !(rc_ = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol)))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
 	if (l->nrows > UINT32_MAX / 2 || r->nrows > UINT32_MAX / 2) {
 		rc = xo_gerr(x, GPMDB_UNSUPPORTED, "join",
 			     "an input of more than 2^31 rows");
@@ -540,14 +768,20 @@ static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 		if (!(rc = xo_upload(x, &d, lk, NULL, k, &lc[k])))
 			rc = xo_upload(x, &d, rk, NULL, k, &rc_[k]);
 	/* pairs come back as two uint32 arrays */
-	if (!rc && (rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
-				  (uint32_t)r->nrows, 1ull << 31, &li, &ri, &np,
-				  err, sizeof(err))))
+	if (!rc && semi)
+		rc = xo_semi_gpu(x, n, l, r, rk, lc, rc_, &sg);
+	else if (!rc && (rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
+				       (uint32_t)r->nrows, 1ull << 31, &li, &ri,
+				       &np, err, sizeof(err))))
 		rc = xo_gerr(x, rc, "join", err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
 	if (rc)
 		goto out;
+	if (semi) {
+		rc = xo_semi_out(x, n, l, r, lk, &sg, out);
+		goto out;
+	}
 	x->db->gstat.bytes_downloaded += 8 * np;
 	if (n->jtype == JOIN_LEFT && !(matched = calloc(l->nrows + 1, 1))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -557,7 +791,7 @@ static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
 		goto out;
 	}
-	if ((rc = xo_join_out(x, n, l, r, li, ri, np, matched, o)))
+	if ((rc = xo_join_out(x, n, n, l, r, li, ri, np, matched, o)))
 		goto out;
 	/* LEFT JOIN: the left rows without a match, after the pairs */
 	for (uint64_t i = 0; matched && i < l->nrows && !rc; i++)
@@ -569,12 +803,105 @@ static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 		o = NULL;
 	}
 out:
+	free(sg.rows);
+	free(sg.li);
+	free(sg.ri);
+	free(lc);
+	free(rc_);
 	free(li);
 	free(ri);
 	free(matched);
 	rel_free(o);
 	rel_free(lk);
 	rel_free(rk);
+	return rc;
+}
+
+/* ---- LIMIT ------------------------------------------------------------ */
+
+/* A SORT whose GPU attempt under a LIMIT declined (counted once): the
+ * CPU run that follows at once must not try the GPU again. */
+static _Thread_local const pnode *xo_sort_declined;
+
+/* exec.c's limit_value: an integer, REAL truncated. */
+static int xo_limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
+{
+	sval s;
+	int rc;
+
+	if ((rc = exec_scalar(x, e, &s, NULL)))
+		return rc;
+	if (s.t == BC_T_REAL)
+		s.u.i = (int64_t)s.u.r;
+	else if (s.t != BC_T_INT && s.t != BC_T_BOOL && s.t != BC_T_DEC)
+		return db_err(x->db, GPMDB_MISMATCH,
+			      "datatype mismatch: LIMIT and OFFSET take "
+			      "integers");
+	*v = s.u.i;
+	return GPMDB_OK;
+}
+
+/*
+ * LIMIT over an input that runs on the GPU: exec.c's exec_limit, the
+ * input's rows truncated.  Over a SORT the GPU sort keeps only the first
+ * LIMIT + OFFSET rows (top-N: only they come back); the OFFSET rows are
+ * then left out of the gather.  The LIMIT counts as a GPU operator when
+ * nothing below it fell back to the CPU (its rows are then a GPU
+ * result); it never falls back itself.
+ */
+static int xo_limit_run(exec_ctx *x, pnode *n, rel **out)
+{
+	uint64_t fb0 = x->db->gstat.cpu_fallbacks;
+	int64_t lim = -1, off = 0;
+	rel *in = NULL, *r;
+	int rc;
+
+	if ((rc = xo_limit_value(x, n->limit, &lim)) ||
+	    (n->offset && (rc = xo_limit_value(x, n->offset, &off))))
+		return rc;
+	if (off < 0)
+		off = 0;
+	if (n->l->kind == PN_SORT && lim >= 0 &&
+	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
+		if ((rc = db_check_interrupt(x->db)))
+			return rc;
+		rc = exec_gpu_sort(x, n->l, (uint64_t)(lim + off), &in);
+		if (rc == XO_DECLINE) {
+			/* fell back (counted): the CPU sorts it all */
+			xo_sort_declined = n->l;
+			rc = exec_node(x, n->l, &in);
+			xo_sort_declined = NULL;
+		}
+		if (rc)
+			return rc;
+	} else if ((rc = exec_node(x, n->l, &in))) {
+		return rc;
+	}
+	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
+	uint64_t cnt = in->nrows - from;
+	if (lim >= 0 && (uint64_t)lim < cnt)
+		cnt = (uint64_t)lim;
+	if (x->db->gstat.cpu_fallbacks == fb0)
+		x->db->gstat.gpu_ops++;
+	if (from == 0 && cnt == in->nrows) {
+		*out = in;
+		return GPMDB_OK;
+	}
+	uint32_t *idx = malloc(sizeof(uint32_t) * (cnt + 1));
+	if (!idx) {
+		rel_free(in);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < cnt; i++)
+		idx[i] = (uint32_t)(from + i);
+	if (!(r = rel_new(x, n->ncols, n->ty)))
+		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+	else if ((rc = xo_gather(r, in, NULL, in->nrows, idx, cnt)))
+		rel_free(r);
+	free(idx);
+	rel_free(in);
+	if (!rc)
+		*out = r;
 	return rc;
 }
 
@@ -616,6 +943,10 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 
 	if (x->db->backend == 1)
 		return XO_DECLINE;
+	if (xo_sort_declined == n) {
+		xo_sort_declined = NULL;
+		return XO_DECLINE;
+	}
 	d = exec_gpu_ops_decide(x, n, why, sizeof(why));
 	if (d == XG_CPU || d == XG_NO_OP)
 		return XO_DECLINE;
@@ -644,6 +975,9 @@ int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out)
 		return XO_DECLINE;
 	if (d == XG_WANTED_CPU)
 		return xo_finish(x, n, 0, why);
+	/* LIMIT: never a fallback of its own (the input's are counted) */
+	if (n->kind == PN_LIMIT)
+		return xo_limit_run(x, n, out);
 	if ((rc = exec_node(x, n->l, &l)))
 		return rc;
 	if (n->r && (rc = exec_node(x, n->r, &r))) {

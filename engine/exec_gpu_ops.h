@@ -11,12 +11,15 @@
 /* The backend of an operator (exec_gpu.c xg_decide). */
 enum { XG_CPU, XG_GPU, XG_WANTED_CPU, XG_NO_OP };
 
-/* True for the kinds exec_gpu_ops.c decides and runs: SORT, JOIN,
- * DISTINCT, SETOP. */
+/* True for the kinds exec_gpu_ops.c runs: SORT, JOIN (SEMI/ANTI too),
+ * DISTINCT, SETOP, LIMIT (a truncation of a GPU result; exec_gpu.c's
+ * xg_decide decides it from its input). */
 bool exec_gpu_ops_kind(int kind);
+/* exec_gpu.c's backend choice of any node (XG_*, why as there). */
+int exec_gpu_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 /* XG_* for such a node, the reason of a CPU choice in why. */
 int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
-/* Runs a JOIN, DISTINCT or SETOP node as exec_gpu_node does: GPMDB_OK,
+/* Runs a JOIN, DISTINCT, SETOP or LIMIT node as exec_gpu_node does: GPMDB_OK,
  * an error, or -1 "run it on the CPU". */
 int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out);
 /* SORT over a GPU PROJECT of a table scan, the projection kept on the

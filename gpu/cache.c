@@ -91,13 +91,14 @@ void gcache_set_limit(uint64_t bytes)
 
 static uint64_t gc_limit_now(void)
 {
+	static uint64_t half; /* the GPU's memory does not change: asked once */
 	gpu_info gi;
 
 	if (gc_limit)
 		return gc_limit;
-	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK && gi.mem_total)
-		return gi.mem_total / 2;
-	return UINT64_MAX;
+	if (!half && gpu_get_info(&gi, NULL, 0) == GPMDB_OK && gi.mem_total)
+		half = gi.mem_total / 2;
+	return half ? half : UINT64_MAX;
 }
 
 uint64_t gcache_get_limit(void)
@@ -197,20 +198,31 @@ static uint32_t gc_word(const uint32_t *bm, uint32_t w, uint32_t n)
 	return v;
 }
 
-/* Bits set among the first n of bm. */
-static uint32_t gc_count(const uint32_t *bm, uint32_t n)
+/* Word w of a bitmap, bits outside [lo, hi) cleared. */
+static uint32_t gc_word_in(const uint32_t *bm, uint32_t w, uint32_t lo,
+			   uint32_t hi)
+{
+	uint32_t v = gc_word(bm, w, hi);
+	if (w == lo / 32 && lo % 32)
+		v &= ~((1u << (lo % 32)) - 1);
+	return v;
+}
+
+/* Bits set among bits [lo, hi) of bm. */
+static uint32_t gc_count(const uint32_t *bm, uint32_t lo, uint32_t hi)
 {
 	uint32_t c = 0;
-	for (uint32_t w = 0; bm && w < (n + 31) / 32; w++)
-		c += (uint32_t)__builtin_popcount(gc_word(bm, w, n));
+	for (uint32_t w = lo / 32; bm && w < (hi + 31) / 32; w++)
+		c += (uint32_t)__builtin_popcount(gc_word_in(bm, w, lo, hi));
 	return c;
 }
 
-/* A bit of a set among the first n whose bit in del is clear. */
-static bool gc_any_live(const uint32_t *a, const uint32_t *del, uint32_t n)
+/* A bit of a set among bits [lo, hi) whose bit in del is clear. */
+static bool gc_any_live(const uint32_t *a, const uint32_t *del, uint32_t lo,
+			uint32_t hi)
 {
-	for (uint32_t w = 0; a && w < (n + 31) / 32; w++)
-		if (gc_word(a, w, n) & ~gc_word(del, w, n))
+	for (uint32_t w = lo / 32; a && w < (hi + 31) / 32; w++)
+		if (gc_word_in(a, w, lo, hi) & ~gc_word(del, w, hi))
 			return true;
 	return false;
 }
@@ -242,88 +254,140 @@ void gcache_note_register(int ok, uint64_t ns, const char *msg)
 	snprintf(gc_st.reg_msg, sizeof(gc_st.reg_msg), "%s", msg ? msg : "");
 }
 
-/* Packs and uploads; e->ref filled.  Returns a GPMDB code. */
-static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
-		   size_t errlen)
+/* What a column of physical rows [row0, row0 + nrows) takes on the
+ * device (gc_measure), and the live part of tablet view v in it. */
+typedef struct gc_size {
+	uint64_t live, ntext, bytes;
+	bool has_null;
+} gc_size;
+
+static void gc_clip(const stg_tablet_view *v, uint64_t row0, uint64_t nrows,
+		    uint32_t *lo, uint32_t *hi)
+{
+	uint64_t a = row0 > v->first_row ? row0 - v->first_row : 0;
+	uint64_t end = nrows > UINT64_MAX - row0 ? UINT64_MAX : row0 + nrows;
+	uint64_t b = end > v->first_row ? end - v->first_row : 0;
+	if (b > v->nrows)
+		b = v->nrows;
+	if (a > b)
+		a = b;
+	*lo = (uint32_t)a;
+	*hi = (uint32_t)b;
+}
+
+/* The text bytes [*tmin, *tend) of the heap that live, non-NULL rows
+ * [lo, hi) of a TEXT column reference (rows one by one: TEXT is rare);
+ * 0, 0 when none. */
+static void gc_text_span(const stg_tablet_view *v, int col, uint32_t lo,
+			 uint32_t hi, uint64_t *tmin, uint64_t *tend)
+{
+	const uint32_t *nb = v->nulls ? v->nulls[col] : NULL;
+	uint64_t mn = UINT64_MAX, end = 0;
+	for (uint32_t i = lo; i < hi; i++) {
+		stg_strref s = ((const stg_strref *)v->data[col])[i];
+		if (gc_bit(v->deleted, i) || gc_bit(nb, i))
+			continue;
+		if (s.off < mn)
+			mn = s.off;
+		if (s.off + (uint64_t)s.len > end)
+			end = s.off + (uint64_t)s.len;
+	}
+	*tmin = end ? mn : 0;
+	*tend = end;
+}
+
+/* Pass 1: live rows, NULLs, text bytes and device bytes of the range. */
+static int gc_measure(stg_pool *p, uint32_t table_id, int col, int stype,
+		      uint64_t row0, uint64_t nrows, gc_size *z, char *err,
+		      size_t errlen)
 {
 	uint32_t nt;
-	uint64_t live = 0, ntext = 0, off;
 	size_t w = gc_width(stype);
-	bool has_null = false;
-	char *stage = NULL;
-	size_t stage_cap = 0;
-	int rc = GPMDB_OK, col = e->col;
 
-	uint64_t maplen = 0;
-	const char *mb = stg_pool_base(p, &maplen);
-	struct timespec t0, t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	gc_reg_base = mb && gpu_pm_is_registered(mb, maplen) ? mb : NULL;
-	gc_reg_len = gc_reg_base ? maplen : 0;
-	if (stg_tablet_count(p, e->table_id, &nt)) {
+	memset(z, 0, sizeof(*z));
+	if (stg_tablet_count(p, table_id, &nt)) {
 		snprintf(err, errlen, "%s", stg_errmsg(p));
 		return stg_errcode(p);
 	}
-	/* pass 1: sizes */
 	for (uint32_t t = 0; t < nt; t++) {
 		stg_tablet_view v;
-		if (stg_tablet_get(p, e->table_id, t, &v)) {
+		uint32_t lo, hi;
+		if (stg_tablet_get(p, table_id, t, &v)) {
 			snprintf(err, errlen, "%s", stg_errmsg(p));
 			return stg_errcode(p);
 		}
-		live += v.nrows - gc_count(v.deleted, v.nrows);
-		if (col >= 0 && v.nulls && !has_null &&
-		    gc_any_live(v.nulls[col], v.deleted, v.nrows))
-			has_null = true;
+		gc_clip(&v, row0, nrows, &lo, &hi);
+		if (lo == hi)
+			continue;
+		z->live += (hi - lo) - gc_count(v.deleted, lo, hi);
+		if (col >= 0 && v.nulls && !z->has_null &&
+		    gc_any_live(v.nulls[col], v.deleted, lo, hi))
+			z->has_null = true;
 		if (stype == STG_T_TEXT) {
-			uint64_t end = 0; /* rows one by one: TEXT is rare */
-			for (uint32_t i = 0; i < v.nrows; i++) {
-				stg_strref s =
-				    ((const stg_strref *)v.data[col])[i];
-				if (!gc_bit(v.deleted, i) &&
-				    !gc_bit(v.nulls ? v.nulls[col] : NULL, i) &&
-				    s.off + (uint64_t)s.len > end)
-					end = s.off + (uint64_t)s.len;
-			}
-			ntext += end;
+			uint64_t tmin, tend;
+			gc_text_span(&v, col, lo, hi, &tmin, &tend);
+			z->ntext += tend - tmin;
 		}
 	}
-	if (live > UINT32_MAX || ntext >= 0x80000000ull) {
-		snprintf(err, errlen,
-			 "table too large for one GPU run (%llu rows, %llu "
-			 "text bytes; the limits are 2^32 rows and 2 GiB)",
-			 (unsigned long long)live, (unsigned long long)ntext);
-		return GPMDB_UNSUPPORTED;
-	}
-	uint64_t dbytes = (live * w + 255) & ~255ull;
-	uint64_t nbytes = has_null ? (live + 256) & ~255ull : 0;
-	e->bytes = dbytes + nbytes + ntext + 16;
-	if ((rc = gc_alloc(&e->dev, e->bytes, err, errlen)))
-		return rc;
-	char *dd = e->dev, *dn = has_null ? dd + dbytes : NULL,
+	uint64_t dbytes = (z->live * w + 255) & ~255ull;
+	uint64_t nbytes = z->has_null ? (z->live + 256) & ~255ull : 0;
+	z->bytes = dbytes + nbytes + z->ntext + 16;
+	return GPMDB_OK;
+}
+
+/* Pass 2: packs and uploads the range measured as z into dev (z->bytes);
+ * ref filled, *segp (TEXT: one per tablet) malloc'd.  A GPMDB code. */
+static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
+		   uint64_t row0, uint64_t nrows, const gc_size *z, void *dev,
+		   gcache_colref *ref, gcache_seg **segp, char *err,
+		   size_t errlen)
+{
+	uint32_t nt;
+	size_t w = gc_width(stype);
+	char *stage = NULL;
+	size_t stage_cap = 0;
+	gcache_seg *seg = NULL;
+	int rc = GPMDB_OK;
+	uint64_t dbytes = (z->live * w + 255) & ~255ull;
+	uint64_t nbytes = z->has_null ? (z->live + 256) & ~255ull : 0;
+	char *dd = dev, *dn = z->has_null ? dd + dbytes : NULL,
 	     *dt = dd + dbytes + nbytes;
-	if (stype == STG_T_TEXT &&
-	    !(e->seg = calloc(nt + 1, sizeof(gcache_seg)))) {
-		rc = GPMDB_NOMEM;
-		snprintf(err, errlen, "out of memory");
-		goto fail;
+
+	memset(ref, 0, sizeof(*ref));
+	*segp = NULL;
+	if (stg_tablet_count(p, table_id, &nt)) {
+		snprintf(err, errlen, "%s", stg_errmsg(p));
+		return stg_errcode(p);
 	}
-	/* pass 2: pack and upload */
-	off = 0;
-	uint64_t toff = 0;
+	if (stype == STG_T_TEXT &&
+	    !(seg = calloc(nt + 1, sizeof(gcache_seg)))) {
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	uint64_t off = 0, toff = 0;
 	for (uint32_t t = 0; t < nt && !rc; t++) {
 		stg_tablet_view v;
-		uint32_t m = 0;
+		uint32_t m = 0, lo, hi;
 		bool dense = true;
-		if (stg_tablet_get(p, e->table_id, t, &v)) {
+		if (stg_tablet_get(p, table_id, t, &v)) {
 			snprintf(err, errlen, "%s", stg_errmsg(p));
 			rc = stg_errcode(p);
 			break;
 		}
-		m = v.nrows - gc_count(v.deleted, v.nrows);
-		dense = m == v.nrows;
-		size_t need = (size_t)v.nrows * (w > 1 ? w : 1) + v.nrows + 16;
+		gc_clip(&v, row0, nrows, &lo, &hi);
+		if (lo == hi)
+			continue;
+		m = (hi - lo) - gc_count(v.deleted, lo, hi);
+		if (off + m > z->live) { /* changed since the measure */
+			snprintf(err, errlen,
+				 "GPU column cache: table changed while "
+				 "loading");
+			rc = GPMDB_INTERNAL;
+			break;
+		}
+		dense = m == hi - lo;
+		size_t need =
+		    (size_t)(hi - lo) * (w > 1 ? w : 1) + (hi - lo) + 16;
 		if (need > stage_cap) {
 			free(stage);
 			stage_cap = need;
@@ -334,11 +398,20 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 			}
 		}
 		const uint32_t *nb = col >= 0 && v.nulls ? v.nulls[col] : NULL;
-		uint64_t tend = 0;
 		if (stype == STG_T_TEXT) {
 			gpu_str *o = (gpu_str *)stage;
 			uint32_t k = 0;
-			for (uint32_t i = 0; i < v.nrows; i++) {
+			uint64_t tmin, tend;
+			/* only the heap bytes [tmin, tend) the rows use */
+			gc_text_span(&v, col, lo, hi, &tmin, &tend);
+			if (toff + (tend - tmin) > z->ntext) {
+				snprintf(err, errlen,
+					 "GPU column cache: table changed "
+					 "while loading");
+				rc = GPMDB_INTERNAL;
+				break;
+			}
+			for (uint32_t i = lo; i < hi; i++) {
 				if (gc_bit(v.deleted, i))
 					continue;
 				stg_strref s =
@@ -347,28 +420,28 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 					o[k].off = (uint32_t)toff;
 					o[k].len = 0;
 				} else {
-					o[k].off = (uint32_t)(toff + s.off);
+					o[k].off =
+					    (uint32_t)(toff + s.off - tmin);
 					o[k].len = s.len;
-					if (s.off + (uint64_t)s.len > tend)
-						tend = s.off + (uint64_t)s.len;
 				}
 				k++;
 			}
-			e->seg[e->ref.nseg].dev_off = toff;
-			e->seg[e->ref.nseg].host = v.heap;
-			e->ref.nseg++;
-			if ((rc = gc_put(dt + toff, v.heap, tend, err, errlen)))
+			seg[ref->nseg].dev_off = toff;
+			seg[ref->nseg].host = v.heap + tmin;
+			ref->nseg++;
+			if ((rc = gc_put(dt + toff, v.heap + tmin, tend - tmin,
+					 err, errlen)))
 				break;
-			toff += tend;
+			toff += tend - tmin;
 		} else if (col == GCACHE_ROWID) {
 			int64_t *o = (int64_t *)stage;
 			uint32_t k = 0;
-			for (uint32_t i = 0; i < v.nrows; i++)
+			for (uint32_t i = lo; i < hi; i++)
 				if (!gc_bit(v.deleted, i))
 					o[k++] = (int64_t)(v.first_row + i);
 		} else if (!dense) {
 			uint32_t k = 0;
-			for (uint32_t i = 0; i < v.nrows; i++)
+			for (uint32_t i = lo; i < hi; i++)
 				if (!gc_bit(v.deleted, i))
 					memcpy(stage + (size_t)k++ * w,
 					       (const char *)v.data[col] +
@@ -378,7 +451,7 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 		/* values: from the mapping when nothing had to change */
 		const void *src =
 		    stype != STG_T_TEXT && col != GCACHE_ROWID && dense
-			? v.data[col]
+			? (const char *)v.data[col] + (size_t)lo * w
 			: stage;
 		if ((rc =
 			 gc_put(dd + off * w, src, (size_t)m * w, err, errlen)))
@@ -386,7 +459,7 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 		if (dn) {
 			uint8_t *o = (uint8_t *)stage;
 			uint32_t k = 0;
-			for (uint32_t i = 0; i < v.nrows; i++)
+			for (uint32_t i = lo; i < hi; i++)
 				if (!gc_bit(v.deleted, i))
 					o[k++] = (uint8_t)gc_bit(nb, i);
 			if ((rc = gc_put(dn + off, stage, m, err, errlen)))
@@ -395,72 +468,204 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 		off += m;
 	}
 	free(stage);
-	if (rc)
-		goto fail;
-	gc_st.uploaded += e->bytes;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	gc_st.load_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-				    (t1.tv_nsec - t0.tv_nsec));
-	e->ref.col.data = dd;
-	e->ref.col.nulls = (uint8_t *)dn;
-	e->ref.col.type = (uint8_t)gc_coltype(stype);
-	e->ref.nrows = live;
+	if (!rc && off != z->live) {
+		snprintf(err, errlen,
+			 "GPU column cache: table changed while loading");
+		rc = GPMDB_INTERNAL;
+	}
+	if (rc) {
+		free(seg);
+		return rc;
+	}
+	ref->col.data = dd;
+	ref->col.nulls = (uint8_t *)dn;
+	ref->col.type = (uint8_t)gc_coltype(stype);
+	ref->nrows = z->live;
 	if (stype == STG_T_TEXT) {
-		e->ref.text = dt;
-		e->ref.ntext = toff;
-		e->ref.seg = e->seg;
+		ref->text = dt;
+		ref->ntext = toff;
+		ref->seg = seg;
+	}
+	*segp = seg;
+	return GPMDB_OK;
+}
+
+/* Notes whether the pool mapping is registered (gc_put DMAs from it). */
+static void gc_note_base(stg_pool *p)
+{
+	uint64_t maplen = 0;
+	const char *mb = stg_pool_base(p, &maplen);
+
+	gc_reg_base = mb && gpu_pm_is_registered(mb, maplen) ? mb : NULL;
+	gc_reg_len = gc_reg_base ? maplen : 0;
+}
+
+static uint64_t gc_ns_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)((t1.tv_sec - t0->tv_sec) * 1000000000LL +
+			  (t1.tv_nsec - t0->tv_nsec));
+}
+
+static int gc_limits(const gc_size *z, char *err, size_t errlen)
+{
+	if (z->live > UINT32_MAX || z->ntext >= 0x80000000ull) {
+		snprintf(err, errlen,
+			 "table too large for one GPU run (%llu rows, %llu "
+			 "text bytes; the limits are 2^32 rows and 2 GiB)",
+			 (unsigned long long)z->live,
+			 (unsigned long long)z->ntext);
+		return GPMDB_UNSUPPORTED;
 	}
 	return GPMDB_OK;
-fail:
-	gpu_free(e->dev, NULL, 0);
-	e->dev = NULL;
-	free(e->seg);
-	e->seg = NULL;
-	return rc;
+}
+
+/*
+ * The last whole-column measures (gcache_need), so that the load that
+ * follows a size check does not scan the column again.  Valid for the
+ * same pool, table, column, version and counts.
+ */
+#define GC_MEMO 32
+typedef struct gc_memo {
+	const stg_pool *p;
+	uint32_t table_id;
+	int col;
+	uint64_t version, rows, deleted, persisted;
+	gc_size z;
+} gc_memo;
+static gc_memo gc_memos[GC_MEMO];
+static int gc_memo_next;
+
+static gc_memo *gc_memo_find(const stg_pool *p, const gc_entry *e)
+{
+	for (int i = 0; i < GC_MEMO; i++) {
+		gc_memo *m = &gc_memos[i];
+		if (m->p == p && m->table_id == e->table_id &&
+		    m->col == e->col && m->version == e->version &&
+		    m->rows == e->rows && m->deleted == e->deleted &&
+		    m->persisted == e->persisted)
+			return m;
+	}
+	return NULL;
+}
+
+/* The whole column's measure, memoised. */
+static int gc_measure_entry(stg_pool *p, const gc_entry *e, int stype,
+			    gc_size *z, char *err, size_t errlen)
+{
+	gc_memo *m = gc_memo_find(p, e);
+	int rc;
+
+	if (m) {
+		*z = m->z;
+		return GPMDB_OK;
+	}
+	if ((rc = gc_measure(p, e->table_id, e->col, stype, 0, UINT64_MAX, z,
+			     err, errlen)))
+		return rc;
+	m = &gc_memos[gc_memo_next];
+	gc_memo_next = (gc_memo_next + 1) % GC_MEMO;
+	m->p = p;
+	m->table_id = e->table_id;
+	m->col = e->col;
+	m->version = e->version;
+	m->rows = e->rows;
+	m->deleted = e->deleted;
+	m->persisted = e->persisted;
+	m->z = *z;
+	return GPMDB_OK;
+}
+
+/* Packs and uploads the whole column; e->ref filled.  A GPMDB code. */
+static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
+		   size_t errlen)
+{
+	gc_size z;
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gc_note_base(p);
+	if ((rc = gc_measure_entry(p, e, stype, &z, err, errlen)) ||
+	    (rc = gc_limits(&z, err, errlen)))
+		return rc;
+	e->bytes = z.bytes;
+	if ((rc = gc_alloc(&e->dev, e->bytes, err, errlen)))
+		return rc;
+	if ((rc = gc_pack(p, e->table_id, e->col, stype, 0, UINT64_MAX, &z,
+			  e->dev, &e->ref, &e->seg, err, errlen))) {
+		gpu_free(e->dev, NULL, 0);
+		e->dev = NULL;
+		return rc;
+	}
+	gc_st.uploaded += e->bytes;
+	gc_st.load_ns += gc_ns_since(&t0);
+	return GPMDB_OK;
+}
+
+/* The entry of (owner, table, col) in e's key; -1 when none.  *stale: a
+ * stale one's index (to free), else -1. */
+static int gc_find(const gc_entry *k, int *stale)
+{
+	*stale = -1;
+	for (int i = 0; i < gc_n; i++) {
+		gc_entry *x = &gc_ents[i];
+		if (x->owner != k->owner || x->table_id != k->table_id ||
+		    x->col != k->col)
+			continue;
+		if (x->version == k->version && x->rows == k->rows &&
+		    x->deleted == k->deleted && x->persisted == k->persisted)
+			return i;
+		*stale = i;
+		return -1;
+	}
+	return -1;
+}
+
+/* The key of column col of table_id as it is now. */
+static void gc_key(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		   gc_entry *e)
+{
+	stg_stats ss;
+
+	memset(e, 0, sizeof(*e));
+	memset(&ss, 0, sizeof(ss));
+	stg_get_stats(p, &ss);
+	e->owner = owner;
+	e->table_id = table_id;
+	e->col = col;
+	e->version = atomic_load(&gc_version);
+	e->rows = stg_row_count(p, table_id);
+	e->deleted = stg_deleted_count(p, table_id);
+	e->persisted = ss.bytes_persisted;
 }
 
 int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		  int stype, gcache_colref *out, char *err, size_t errlen)
 {
-	uint64_t ver = atomic_load(&gc_version);
-	uint64_t rows = stg_row_count(p, table_id);
-	uint64_t del = stg_deleted_count(p, table_id);
-	stg_stats ss;
 	gc_entry e;
-	int rc;
+	int rc, i, stale;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = gpu_init(err, errlen)))
 		return rc;
-	memset(&ss, 0, sizeof(ss));
-	stg_get_stats(p, &ss);
-	for (int i = 0; i < gc_n; i++) {
+	gc_key(p, owner, table_id, col, &e);
+	if ((i = gc_find(&e, &stale)) >= 0) {
 		gc_entry *x = &gc_ents[i];
-		if (x->owner != owner || x->table_id != table_id ||
-		    x->col != col)
-			continue;
-		if (x->version == ver && x->rows == rows && x->deleted == del &&
-		    x->persisted == ss.bytes_persisted) {
-			x->used = ++gc_clock;
-			x->pin = gc_tick;
-			gc_st.hits++;
-			*out = x->ref;
-			out->hit = 1;
-			return GPMDB_OK;
-		}
-		gc_free_at(i); /* stale: a write came after it */
+		x->used = ++gc_clock;
+		x->pin = gc_tick;
+		gc_st.hits++;
+		*out = x->ref;
+		out->hit = 1;
+		return GPMDB_OK;
+	}
+	if (stale >= 0) {
+		gc_free_at(stale); /* stale: a write came after it */
 		gc_st.stale++;
-		break;
 	}
 	gc_st.misses++;
-	memset(&e, 0, sizeof(e));
-	e.owner = owner;
-	e.table_id = table_id;
-	e.col = col;
-	e.version = ver;
-	e.rows = rows;
-	e.deleted = del;
-	e.persisted = ss.bytes_persisted;
 	if ((rc = gc_load(p, &e, col == GCACHE_ROWID ? GCACHE_ROWID : stype,
 			  err, errlen)))
 		return rc;
@@ -481,5 +686,93 @@ int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 	gc_ents[gc_n++] = e;
 	gc_bytes += e.bytes;
 	*out = e.ref;
+	return GPMDB_OK;
+}
+
+int gcache_need(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		int stype, uint64_t *bytes, char *err, size_t errlen)
+{
+	gc_entry e;
+	gc_size z;
+	int rc, i, stale;
+
+	*bytes = 0;
+	gc_key(p, owner, table_id, col, &e);
+	if ((i = gc_find(&e, &stale)) >= 0) {
+		/* pinned: already outside gcache_room */
+		*bytes = gc_ents[i].pin == gc_tick ? 0 : gc_ents[i].bytes;
+		return GPMDB_OK;
+	}
+	if ((rc = gc_measure_entry(p, &e,
+				   col == GCACHE_ROWID ? GCACHE_ROWID : stype,
+				   &z, err, errlen)))
+		return rc;
+	*bytes = z.bytes;
+	return GPMDB_OK;
+}
+
+uint64_t gcache_room(void)
+{
+	uint64_t lim = gc_limit_now(), pinned = 0;
+
+	for (int i = 0; i < gc_n; i++)
+		if (gc_ents[i].pin == gc_tick)
+			pinned += gc_ents[i].bytes;
+	return lim > pinned ? lim - pinned : 0;
+}
+
+int gcache_range_size(stg_pool *p, uint32_t table_id, int col, int stype,
+		      uint64_t row0, uint64_t nrows, uint64_t *live,
+		      uint64_t *bytes, char *err, size_t errlen)
+{
+	gc_size z;
+	int rc = gc_measure(p, table_id, col,
+			    col == GCACHE_ROWID ? GCACHE_ROWID : stype, row0,
+			    nrows, &z, err, errlen);
+
+	*live = rc ? 0 : z.live;
+	*bytes = rc ? 0 : z.bytes;
+	return rc;
+}
+
+int gcache_column_range(stg_pool *p, uint32_t table_id, int col, int stype,
+			uint64_t row0, uint64_t nrows, gcache_colref *out,
+			void **dev, gcache_seg **seg, char *err, size_t errlen)
+{
+	gc_size z;
+	struct timespec t0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*dev = NULL;
+	*seg = NULL;
+	if ((rc = gpu_init(err, errlen)))
+		return rc;
+	if (col == GCACHE_ROWID)
+		stype = GCACHE_ROWID;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gc_note_base(p);
+	if ((rc = gc_measure(p, table_id, col, stype, row0, nrows, &z, err,
+			     errlen)) ||
+	    (rc = gc_limits(&z, err, errlen)))
+		return rc;
+	/* outside the cache's accounting (the caller frees it); cached
+	 * entries this query does not use make room if memory runs out */
+	for (;;) {
+		rc = gpu_alloc(dev, z.bytes, err, errlen);
+		if (rc != GPMDB_NOMEM || !gc_evict_one())
+			break;
+	}
+	if (rc)
+		return rc;
+	if ((rc = gc_pack(p, table_id, col, stype, row0, nrows, &z, *dev, out,
+			  seg, err, errlen))) {
+		gpu_free(*dev, NULL, 0);
+		*dev = NULL;
+		return rc;
+	}
+	gc_st.range_loads++;
+	gc_st.range_bytes += z.bytes;
+	gc_st.load_ns += gc_ns_since(&t0);
 	return GPMDB_OK;
 }

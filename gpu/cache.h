@@ -63,6 +63,8 @@ typedef struct gcache_stats {
 	 * DMAs, packing); the pool's registration: 1 when registered, failed
 	 * attempts, time spent registering, the last failure's words */
 	uint64_t up_direct, up_staged, load_ns;
+	/* gcache_column_range: row ranges loaded (streamed scans), bytes */
+	uint64_t range_loads, range_bytes;
 	uint64_t reg_ok, reg_fail, reg_ns;
 	char reg_msg[200];
 } gcache_stats;
@@ -74,6 +76,28 @@ void gcache_begin(void);
  * gcache_begin. */
 int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		  int stype, gcache_colref *out, char *err, size_t errlen);
+/*
+ * Streaming (tables whose columns do not fit, docs/gpu.md):
+ * gcache_need: the device bytes column col would take in the cache (what
+ * gcache_column would allocate: values of the live rows, NULL bytes,
+ * TEXT references and heap bytes); a valid entry's own size, 0 when this
+ * query pins it already.  gcache_room: what the cache can give the
+ * running query (its limit less the entries this query pins).
+ * gcache_range_size: live rows and device bytes of physical rows [row0,
+ * row0 + nrows).  gcache_column_range: loads the live rows of that range
+ * in gcache_column's layout into a new device allocation *dev (the
+ * caller gpu_frees it; out points into it) and *seg (TEXT: the
+ * segments, the caller frees them; NULL otherwise); not cached.
+ */
+int gcache_need(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		int stype, uint64_t *bytes, char *err, size_t errlen);
+uint64_t gcache_room(void);
+int gcache_range_size(stg_pool *p, uint32_t table_id, int col, int stype,
+		      uint64_t row0, uint64_t nrows, uint64_t *live,
+		      uint64_t *bytes, char *err, size_t errlen);
+int gcache_column_range(stg_pool *p, uint32_t table_id, int col, int stype,
+			uint64_t row0, uint64_t nrows, gcache_colref *out,
+			void **dev, gcache_seg **seg, char *err, size_t errlen);
 /* The engine's attempt to register the pool mapping (ok, its time, the
  * failure's message): gpu_stats reports it. */
 void gcache_note_register(int ok, uint64_t ns, const char *msg);

@@ -17,6 +17,10 @@
  * changed word once.  That kernel runs after the logging kernel finished,
  * so every bit change still follows its persisted entry.
  *
+ * Dense updates (PRAGMA gpu_update_mode, dml_k_stage/dml_k_lines): step
+ * 3 of the columns chosen for it is done after the logging kernel, as
+ * whole dirty 128-byte lines merged in HBM and stored by one warp each.
+ *
  * Conventional logging (PRAGMA gpu_log = conventional, dml_k_conv) is
  * the baseline: entries appended to locked log partitions, written in
  * the same segment format.
@@ -24,8 +28,10 @@
  * No function here waits for anything but its own stream.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu_dml.h"
 #include "gpu_internal.h"
@@ -142,6 +148,8 @@ struct dml_args {
 	const uint32_t *const *nls; /* NULL bitmaps or NULL (device array) */
 	uint32_t *setm, *clrm;	    /* [k * nwords + row / 32] */
 	uint64_t nwords;
+	uint64_t rmin, rmax; /* the lowest and highest row of the batch */
+	uint64_t linemask;   /* bit k: column k is written as lines */
 	int is_delete;
 };
 
@@ -166,6 +174,8 @@ __device__ static inline void dml_data(const dml_args &a, uint64_t i,
 		return;
 	}
 	for (uint32_t k = 0; k < a.ncols; k++) {
+		if ((a.linemask >> k) & 1)
+			continue; /* dml_k_stage/dml_k_lines write it */
 		uint32_t c = a.cols[k], w = a.widths[k];
 		bool nul = a.nls[k] && dml_bit(a.nls[k], i);
 		uint64_t v = nul ? 0 : dml_load(a.vals[k] + i * w, w);
@@ -276,6 +286,151 @@ __global__ void dml_k_bits(char *pool, const uint64_t *tab, uint32_t stride,
 	gpm_persist_thread(); /* before the host's commit (grid scope) */
 }
 
+/* ---- dense updates: whole dirty lines (gpu_update_opts) ------------ */
+
+/*
+ * Lines of a column: its array in a tablet is 256-byte aligned in the
+ * pool (tablet.c's tab_layout) and tablets start at multiples of 1024
+ * rows, so line L of a column of width w holds rows [L * rpl, (L + 1) *
+ * rpl), rpl = 128 / w, all in one tablet, at a 128-byte aligned address.
+ */
+#define DML_LINE 128u
+/* Lines staged in HBM at a time (256 MiB of values): bigger columns are
+ * written in windows of this many lines. */
+#define DML_LINE_WIN (1ull << 21)
+
+/* Dirty lines of width w's geometry: bit (row / rpl - l0) of bm. */
+__global__ void dml_k_mark(const uint64_t *rows, uint64_t n, uint32_t rpl,
+			   uint64_t l0, uint32_t *bm)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n) {
+		uint64_t l = rows[i] / rpl - l0;
+
+		atomicOr(&bm[l >> 5], 1u << (l & 31));
+	}
+}
+
+/* *cnt += set bits of bm[0, nw). */
+__global__ void dml_k_count(const uint32_t *bm, uint64_t nw,
+			    unsigned long long *cnt)
+{
+	uint64_t wd = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned c = wd < nw ? (unsigned)__popc(bm[wd]) : 0;
+
+	c = __reduce_add_sync(0xffffffffu, c);
+	if (threadIdx.x % 32 == 0 && c)
+		atomicAdd(cnt, (unsigned long long)c);
+}
+
+/* Thread i puts row i's new value of column k into its line's slot of
+ * the HBM stage (lines [wl, wl + nl) of the column) and marks it in the
+ * line's row mask (mwpl words per line); the NULL bit change goes to the
+ * masks of dml_k_bits, as dml_data's. */
+__global__ void dml_k_stage(dml_args a, uint32_t k, uint64_t wl, uint64_t nl,
+			    char *stage, uint32_t *lmask, uint32_t mwpl)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t w, rpl, o;
+	uint64_t row, l;
+	bool nul;
+
+	if (i >= a.n)
+		return;
+	w = a.widths[k];
+	rpl = DML_LINE / w;
+	row = a.rows[i];
+	l = row / rpl;
+	if (l < wl || l >= wl + nl)
+		return; /* another window's */
+	l -= wl;
+	o = (uint32_t)(row % rpl);
+	nul = a.nls[k] && dml_bit(a.nls[k], i);
+	dml_store(stage + l * DML_LINE + (uint64_t)o * w,
+		  nul ? 0 : dml_load(a.vals[k] + i * w, w), w);
+	atomicOr(&lmask[l * mwpl + o / 32], 1u << (o % 32));
+	atomicOr(&(nul ? a.setm : a.clrm)[k * a.nwords + (row >> 5)],
+		 1u << (row & 31));
+}
+
+/*
+ * One warp per line of the window [wl, wl + nl) of table column c: a line
+ * with a staged row is stored whole, lane j its bytes [4j, 4j + 4) (one
+ * coalesced 128-byte store), the staged rows' bytes from the stage, the
+ * others as read from the pool just before; then persisted.
+ *
+ * Why a whole-line write is safe with HCL undo: it runs after the batch's
+ * logging kernel ended, so every changed row's entry (old value, old NULL
+ * bit) and its tail are persisted before any byte of the line is stored.
+ * The unchanged rows of the line are stored with the bytes they already
+ * hold (read here; nobody else writes the column during the batch: one
+ * writer, and each line has one warp).  A crash that tears the line (some
+ * of its 4-byte stores in the pool, some not) leaves every unchanged row
+ * as it was whichever half landed, and every changed row (even one torn
+ * between its two halves) is restored whole from its entry by recovery.
+ */
+__global__ void dml_k_lines(char *pool, const uint64_t *tab, uint32_t stride,
+			    uint32_t c, uint32_t w, uint64_t wl, uint64_t nl,
+			    const uint32_t *stage, const uint32_t *lmask,
+			    uint32_t mwpl, unsigned long long *dirty)
+{
+	uint64_t gw = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	uint32_t lane = threadIdx.x % 32, any = 0;
+	int nd;
+
+	if (gw < nl)
+		for (uint32_t q = 0; q < mwpl; q++)
+			any |= lmask[gw * mwpl + q];
+	if (any) { /* the same for the whole warp: clean lines are skipped */
+		const uint32_t *m = lmask + gw * mwpl;
+		uint32_t rpl = DML_LINE / w, newb = 0, nv, *dst;
+		/* rows overlapping this lane's 4 bytes; which bytes are new */
+		uint32_t r0 = 4 * lane / w, nr = w >= 4 ? 1 : 4 / w;
+		uint32_t nb = w >= 4 ? 4 : w;
+		uint64_t row0 = (wl + gw) * rpl, ti = dml_tab_index(row0);
+		const uint64_t *tt = tab + ti * stride;
+
+		for (uint32_t j = 0; j < nr; j++) {
+			uint32_t r = r0 + j;
+
+			if ((m[r >> 5] >> (r & 31)) & 1u)
+				newb |= ((1u << nb) - 1) << (j * nb);
+		}
+		dst = (uint32_t *)(pool + tt[2 * c] +
+				   (row0 - dml_first_row(ti)) * w) +
+		      lane;
+		nv = stage[gw * (DML_LINE / 4) + lane];
+		if (newb != 0xFu) {
+			uint32_t keep = 0, old = *dst;
+
+			for (uint32_t b = 0; b < 4; b++)
+				if (!((newb >> b) & 1u))
+					keep |= 0xFFu << (8 * b);
+			nv = (nv & ~keep) | (old & keep);
+		}
+		*dst = nv;
+		gpm_persist_thread(); /* before the host's commit */
+	}
+	/* dirty lines of the block: one atomic per block */
+	nd = __syncthreads_count(any && lane == 0);
+	if (threadIdx.x == 0 && nd)
+		atomicAdd(dirty, (unsigned long long)nd);
+}
+
+static void (*dml_hook)(int done);
+
+extern "C" void gpu_dml_set_launch_hook(void (*fn)(int done))
+{
+	dml_hook = fn;
+}
+
+static void dml_note(int done)
+{
+	if (dml_hook)
+		dml_hook(done);
+}
+
 /*
  * Conventional logging (PRAGMA gpu_log = conventional): the baseline HCL
  * is measured against, as classic distributed logging does it.  The undo
@@ -377,25 +532,154 @@ static unsigned dml_grid(uint64_t n)
 	return (unsigned)((n + DML_TPB - 1) / DML_TPB);
 }
 
-/* Launches the logging and data phases as the scope says and the bits
- * kernel after them. */
+/*
+ * Which columns of an UPDATE are written as whole lines (a.linemask):
+ * uo lines all, scatter (or NULL) none; auto, per column: lines when the
+ * batch has GPU_LINES_MIN_ROWS rows or more and at least
+ * uo->min_rows_per_line of them per dirty line of the column's geometry
+ * (dirty lines counted by dml_k_mark/dml_k_count, one bitmap per width).
+ * hw: the columns' widths on the host.
+ */
+static int dml_choose(dml_mem *m, dml_args &a, const uint32_t *hw,
+		      const gpu_update_opts *uo, gpu_dml_timing *t, char *err,
+		      size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	unsigned long long *cnt = NULL, hc[9] = {0};
+	double t0 = dml_ms();
+	int rc;
+
+	a.linemask = 0;
+	if (!uo || uo->mode == GPU_UPD_SCATTER || a.is_delete)
+		return GPMDB_OK;
+	if (uo->mode == GPU_UPD_LINES) {
+		for (uint32_t k = 0; k < a.ncols; k++)
+			a.linemask |= 1ull << k;
+		return GPMDB_OK;
+	}
+	if (a.n < GPU_LINES_MIN_ROWS || !(uo->min_rows_per_line > 0))
+		return GPMDB_OK;
+	if ((rc = dml_alloc(m, (void **)&cnt, sizeof(hc), err, errlen)) ||
+	    (rc = gpu_memset(cnt, 0, sizeof(hc), err, errlen)))
+		return rc;
+	for (uint32_t w = 1; w <= 8; w *= 2) {
+		uint32_t rpl = DML_LINE / w, *bm = NULL;
+		uint64_t l0 = a.rmin / rpl, nw = (a.rmax / rpl - l0) / 32 + 1;
+		bool used = false;
+
+		for (uint32_t k = 0; k < a.ncols; k++)
+			used = used || hw[k] == w;
+		if (!used)
+			continue;
+		if ((rc = dml_alloc(m, (void **)&bm, nw * 4, err, errlen)) ||
+		    (rc = gpu_memset(bm, 0, nw * 4, err, errlen)))
+			return rc;
+		dml_k_mark<<<dml_grid(a.n), DML_TPB, 0, s>>>(a.rows, a.n, rpl,
+							     l0, bm);
+		GPU_TRY(cudaGetLastError());
+		dml_k_count<<<dml_grid(nw), DML_TPB, 0, s>>>(bm, nw, cnt + w);
+		GPU_TRY(cudaGetLastError());
+	}
+	if ((rc = gpu_download(hc, cnt, sizeof(hc), err, errlen)))
+		return rc;
+	for (uint32_t k = 0; k < a.ncols; k++)
+		if (hw[k] <= 8 && hc[hw[k]] &&
+		    (double)a.n / (double)hc[hw[k]] >= uo->min_rows_per_line)
+			a.linemask |= 1ull << k;
+	t->mark_ms = dml_ms() - t0;
+	return GPMDB_OK;
+}
+
+/* The lines phase: every column of a.linemask, window by window, staged
+ * (dml_k_stage) and written (dml_k_lines).  After the logging kernel. */
+static int dml_lines(dml_mem *m, dml_args &a, const uint32_t *hw,
+		     const uint32_t *hcols, gpu_dml_timing *t, char *err,
+		     size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint64_t maxl = 0;
+	uint32_t *stage = NULL, *lmask = NULL;
+	unsigned long long *dirty = NULL, hd = 0;
+	int rc;
+
+	for (uint32_t k = 0; k < a.ncols; k++) {
+		uint64_t rpl = DML_LINE / hw[k];
+		uint64_t nl = a.rmax / rpl - a.rmin / rpl + 1;
+
+		if ((a.linemask >> k) & 1)
+			maxl = nl > maxl ? nl : maxl;
+	}
+	if (maxl > DML_LINE_WIN)
+		maxl = DML_LINE_WIN;
+	if ((rc =
+		 dml_alloc(m, (void **)&stage, maxl * DML_LINE, err, errlen)) ||
+	    (rc = dml_alloc(m, (void **)&lmask, maxl * 16, err, errlen)) ||
+	    (rc = dml_alloc(m, (void **)&dirty, 8, err, errlen)) ||
+	    (rc = gpu_memset(dirty, 0, 8, err, errlen)))
+		return rc;
+	for (uint32_t k = 0; k < a.ncols; k++) {
+		uint32_t w = hw[k], rpl = DML_LINE / w, mwpl = (rpl + 31) / 32;
+		uint64_t l1 = a.rmax / rpl;
+
+		if (!((a.linemask >> k) & 1))
+			continue;
+		if (w == 0 || DML_LINE % w) {
+			snprintf(err, errlen,
+				 "GPU UPDATE: width %u cannot be written as "
+				 "lines",
+				 w);
+			return GPMDB_MISUSE;
+		}
+		t->line_cols++;
+		t->line_rows += a.n;
+		for (uint64_t wl = a.rmin / rpl; wl <= l1; wl += DML_LINE_WIN) {
+			uint64_t nl = l1 - wl + 1 < DML_LINE_WIN ? l1 - wl + 1
+								 : DML_LINE_WIN;
+
+			if ((rc = gpu_memset(lmask, 0, nl * mwpl * 4, err,
+					     errlen)))
+				return rc;
+			dml_k_stage<<<dml_grid(a.n), DML_TPB, 0, s>>>(
+			    a, k, wl, nl, (char *)stage, lmask, mwpl);
+			GPU_TRY(cudaGetLastError());
+			dml_k_lines<<<dml_grid(nl * 32), DML_TPB, 0, s>>>(
+			    a.pool, a.tab, a.stride, hcols[k], w, wl, nl, stage,
+			    lmask, mwpl, dirty);
+			GPU_TRY(cudaGetLastError());
+		}
+	}
+	if ((rc = gpu_download(&hd, dirty, 8, err, errlen)))
+		return rc;
+	t->dirty_lines += hd;
+	return GPMDB_OK;
+}
+
+/* Launches the logging and data phases as the scope says, the lines
+ * phase (UPDATE columns of a.linemask) and the bits kernel after them.
+ * hw, hcols: the updated columns' widths and table columns (host; NULL
+ * for DELETE). */
 static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
+		   const uint32_t *hw, const uint32_t *hcols,
 		   unsigned long long *dadded, gpu_dml_timing *t, char *err,
 		   size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	unsigned nb = a.g.nblocks;
 	int nk = a.is_delete ? 1 : (int)a.ncols;
-	double t0 = dml_ms();
+	uint64_t all = a.ncols >= 64 ? ~0ull : (1ull << a.ncols) - 1;
+	/* the data kernel has nothing to store when every column is lines */
+	int scat = a.is_delete || (a.linemask & all) != all;
+	double t0 = dml_ms(), tl;
+	int rc;
 
+	dml_note(0);
 	if (nparts) {
 		/* conventional: nparts slots of ceil(n / nparts) rows each */
 		uint32_t *claim = NULL, *pub = NULL;
 		uint64_t per = (a.n + nparts - 1) / nparts;
-		int rc;
 
 		if (a.is_delete || nparts > hcl_threads(&a.g) ||
-		    per * a.ncols > a.g.entries_per_thread) {
+		    per * a.ncols > a.g.entries_per_thread || a.linemask) {
 			snprintf(err, errlen,
 				 "log partitions do not fit the batch");
 			return GPMDB_MISUSE;
@@ -423,16 +707,26 @@ static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
 		GPU_TRY(cudaStreamSynchronize(s));
 		t->log_ms = dml_ms() - t0;
 		t0 = dml_ms();
-		dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, 4, scope);
+		if (scat)
+			dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, 4, scope);
 	} else {
-		dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, 7, scope);
+		dml_k_hcl<<<nb, DML_TPB, 0, s>>>(a, scat ? 7 : 3, scope);
 	}
 	GPU_TRY(cudaGetLastError());
-	if (nparts) {
-		/* the log and the data are one kernel: its time is log_ms */
+	if (nparts || (a.linemask && scope != GPU_SCOPE_GRID)) {
+		/* the log (and scattered data) is one kernel: its time is
+		 * log_ms, apart from the lines phase's */
 		GPU_TRY(cudaStreamSynchronize(s));
 		t->log_ms = dml_ms() - t0;
 		t0 = dml_ms();
+	}
+	if (a.linemask) {
+		/* after the logging kernel: every entry and tail persisted */
+		tl = dml_ms();
+		if ((rc = dml_lines(m, a, hw, hcols, t, err, errlen)))
+			return rc;
+		GPU_TRY(cudaStreamSynchronize(s));
+		t->lines_ms = dml_ms() - tl;
 	}
 	if (a.nwords) {
 		dim3 grid(dml_grid(a.nwords), (unsigned)nk);
@@ -443,6 +737,7 @@ static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
 		GPU_TRY(cudaGetLastError());
 	}
 	GPU_TRY(cudaStreamSynchronize(s));
+	dml_note(1);
 	t->data_ms = dml_ms() - t0;
 	return GPMDB_OK;
 }
@@ -452,7 +747,7 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 		      const uint64_t *rowids, uint64_t n, int nk, char *err,
 		      size_t errlen)
 {
-	uint64_t rows = 0;
+	uint64_t rows = 0, rmin = UINT64_MAX;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -470,8 +765,12 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 		}
 		if (rowids[i] + 1 > rows)
 			rows = rowids[i] + 1;
+		if (rowids[i] < rmin)
+			rmin = rowids[i];
 	}
 	a.nwords = (rows + 31) / 32;
+	a.rmin = n ? rmin : 0;
+	a.rmax = rows ? rows - 1 : 0;
 	if ((rc = dml_up(m, (void **)&a.tab, lay->tab,
 			 (size_t)lay->ntab * lay->stride * 8, err, errlen)) ||
 	    (rc = dml_up(m, (void **)&a.rows, rowids, n * 8, err, errlen)) ||
@@ -491,8 +790,8 @@ static int dml_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		      const gpu_tab_layout *lay, const uint64_t *rowids,
 		      uint64_t n, int ncols, const uint32_t *cols,
 		      const void *const *vals, const uint32_t *const *nulls,
-		      int scope, uint32_t nparts, gpu_dml_timing *t, char *err,
-		      size_t errlen)
+		      int scope, uint32_t nparts, const gpu_update_opts *uo,
+		      gpu_dml_timing *t, char *err, size_t errlen)
 {
 	dml_mem m;
 
@@ -553,10 +852,19 @@ static int dml_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 	t->upload_ms = dml_ms() - t0;
 	if (rc == GPMDB_OK) {
 		a.ncols = (uint32_t)ncols;
-		rc = dml_run(&m, a, scope, nparts, NULL, t, err, errlen);
+		rc = dml_choose(&m, a, widths, nparts ? NULL : uo, t, err,
+				errlen);
 	}
+	if (rc == GPMDB_OK)
+		rc = dml_run(&m, a, scope, nparts, widths, cols, NULL, t, err,
+			     errlen);
 	dml_free_all(&m);
 	t->bytes += 4ull * HCL_ENTRY_WORDS * ncols * n + 4 * n;
+	/* lines columns stored whole dirty lines instead of their values */
+	for (int k = 0; k < ncols && rc == GPMDB_OK; k++)
+		if ((a.linemask >> k) & 1)
+			t->bytes -= n * widths[k];
+	t->bytes += t->dirty_lines * DML_LINE;
 	t->total_ms = dml_ms() - t0;
 	return rc;
 }
@@ -566,10 +874,11 @@ extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
 			      const uint64_t *rowids, uint64_t n, int ncols,
 			      const uint32_t *cols, const void *const *vals,
 			      const uint32_t *const *nulls, int scope,
-			      gpu_dml_timing *t, char *err, size_t errlen)
+			      const gpu_update_opts *uo, gpu_dml_timing *t,
+			      char *err, size_t errlen)
 {
 	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
-			  vals, nulls, scope, 0, t, err, errlen);
+			  vals, nulls, scope, 0, uo, t, err, errlen);
 }
 
 extern "C" int gpu_conv_update(void *pool, uint64_t seg_off,
@@ -584,7 +893,7 @@ extern "C" int gpu_conv_update(void *pool, uint64_t seg_off,
 		return GPMDB_MISUSE;
 	}
 	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
-			  vals, nulls, GPU_SCOPE_THREAD, nparts, t, err,
+			  vals, nulls, GPU_SCOPE_THREAD, nparts, NULL, t, err,
 			  errlen);
 }
 
@@ -620,7 +929,8 @@ extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
 	t->upload_ms = dml_ms() - t0;
 	if (rc == GPMDB_OK) {
 		a.is_delete = 1;
-		rc = dml_run(&m, a, scope, 0, dadded, t, err, errlen);
+		rc = dml_run(&m, a, scope, 0, NULL, NULL, dadded, t, err,
+			     errlen);
 	}
 	if (rc == GPMDB_OK)
 		rc = gpu_download(&hadded, dadded, 8, err, errlen);
@@ -697,6 +1007,7 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	}
 	/* Column by column: upload, then one coalesced copy per tablet;
 	 * one device buffer at a time keeps the footprint at one column. */
+	dml_note(0);
 	for (uint32_t c = 0; c <= lay->ncols && rc == GPMDB_OK; c++) {
 		dml_mem m;
 
@@ -756,6 +1067,8 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 			rc = gpu_cuda_fail(e, "cudaStreamSynchronize", err,
 					   errlen);
 	}
+	if (rc == GPMDB_OK)
+		dml_note(1);
 	t->total_ms = dml_ms() - t0;
 	t->data_ms = t->total_ms - t->upload_ms;
 	return rc;
@@ -774,6 +1087,9 @@ struct rec_args {
 	uint32_t *setm, *clrm; /* [c * nwords + w]; c = ncols: deleted */
 	unsigned long long *applied;
 	int *bad;
+	/* check pass: [0] bit c (c < 63; 63: any higher) of the columns
+	 * with entries to apply, [1] 1 when there are DELETE entries */
+	unsigned long long *cmask;
 };
 
 __device__ static inline void rec_entry(const rec_args &a, uint32_t b,
@@ -817,6 +1133,11 @@ __global__ void dml_k_recover(rec_args a, int check)
 			    (en.row < a.row_count &&
 			     dml_tab_index(en.row) >= a.ntab))
 				*a.bad = 1;
+			else if (en.row < a.row_count && en.kind == HCL_K_VALUE)
+				atomicOr(&a.cmask[0],
+					 1ull << (en.col < 63 ? en.col : 63));
+			else if (en.row < a.row_count)
+				atomicOr(&a.cmask[1], 1ull);
 			continue;
 		}
 		if (en.row >= a.row_count)
@@ -874,10 +1195,148 @@ __global__ void dml_k_recbits(char *pool, const uint64_t *tab, uint32_t stride,
 	gpm_persist_thread();
 }
 
+/*
+ * What recovery touches, as page-rounded ranges of the mapping, sorted,
+ * merged and clear of the segment's pages [s0, s1) (registered first, for
+ * the check pass): in each tablet holding rows below row_count, the value
+ * array and NULL bitmap of every column with entries (cmask: bit c, c <
+ * 63; bit 63 any higher column) and the deleted bitmap when there are
+ * DELETE entries.  Registering only these instead of the whole pool is
+ * what keeps GPU recovery short in a big pool: cudaHostRegister pins and
+ * maps every page it is given, in time about proportional to the bytes.
+ * r: 2 * (ntab * (2 * ncols + 1) + 2) slots; returns the ranges.
+ */
+static int rec_range_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static uint32_t rec_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
+			   const gpu_tab_layout *lay, uint64_t row_count,
+			   unsigned long long cmask, bool del, uint64_t *r)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), n = 0, m = 0;
+
+	for (uint32_t i = 0; i < lay->ntab && dml_first_row(i) < row_count;
+	     i++) {
+		const uint64_t *tt = lay->tab + (uint64_t)i * lay->stride;
+		uint64_t cap = dml_capacity(i);
+
+		for (uint32_t c = 0; c < lay->ncols; c++) {
+			if (!((cmask >> (c < 63 ? c : 63)) & 1))
+				continue;
+			r[2 * n] = tt[2 * c];
+			r[2 * n++ + 1] = tt[2 * c] + cap * lay->widths[c];
+			r[2 * n] = tt[2 * c + 1];
+			r[2 * n++ + 1] = tt[2 * c + 1] + cap / 8;
+		}
+		if (del) {
+			r[2 * n] = tt[lay->stride - 1];
+			r[2 * n++ + 1] = tt[lay->stride - 1] + cap / 8;
+		}
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		r[2 * k] = r[2 * k] / pg * pg;
+		r[2 * k + 1] = (r[2 * k + 1] + pg - 1) / pg * pg;
+		if (r[2 * k + 1] > map_len)
+			r[2 * k + 1] = map_len;
+	}
+	qsort(r, n, 16, rec_range_cmp);
+	for (uint64_t k = 0; k < n; k++) {
+		if (r[2 * k] >= r[2 * k + 1])
+			continue;
+		if (m && r[2 * k] <= r[2 * (m - 1) + 1]) {
+			if (r[2 * k + 1] > r[2 * (m - 1) + 1])
+				r[2 * (m - 1) + 1] = r[2 * k + 1];
+			continue;
+		}
+		r[2 * m] = r[2 * k];
+		r[2 * m++ + 1] = r[2 * k + 1];
+	}
+	/* The segment is a separate extent (chunks are whole pages), so
+	 * this only matters with pages larger than a chunk: the ranges are
+	 * disjoint, so at most one contains the segment and is split. */
+	for (uint64_t k = 0; k < m; k++) {
+		uint64_t lo = r[2 * k], hi = r[2 * k + 1];
+
+		if (hi <= s0 || lo >= s1)
+			continue;
+		r[2 * k + 1] = s0 > lo ? s0 : lo; /* [lo, s0) or empty */
+		if (hi > s1) {
+			r[2 * m] = s1;
+			r[2 * m++ + 1] = hi;
+		}
+	}
+	n = 0;
+	for (uint64_t k = 0; k < m; k++)
+		if (r[2 * k] < r[2 * k + 1]) {
+			r[2 * n] = r[2 * k];
+			r[2 * n++ + 1] = r[2 * k + 1];
+		}
+	return (uint32_t)n;
+}
+
+/* Registers the ranges [pool + r[2k], pool + r[2k + 1]), adding to
+ * *done (to unregister whatever happens) and *bytes. */
+static int rec_register(char *pool, const uint64_t *r, uint32_t nr,
+			uint32_t *done, uint64_t *bytes, char *err,
+			size_t errlen)
+{
+	for (uint32_t k = 0; k < nr; k++) {
+		void *base = pool + r[2 * k], *dp = NULL;
+		cudaError_t e = cudaHostRegister(
+		    base, (size_t)(r[2 * k + 1] - r[2 * k]),
+		    cudaHostRegisterMapped | cudaHostRegisterPortable);
+
+		if (e != cudaSuccess) {
+			(void)cudaGetLastError(); /* not sticky: clear it */
+			snprintf(err, errlen,
+				 "GPU recovery: cudaHostRegister of %llu "
+				 "bytes at pool offset 0x%llx failed: %s (%s)",
+				 (unsigned long long)(r[2 * k + 1] - r[2 * k]),
+				 (unsigned long long)r[2 * k],
+				 cudaGetErrorString(e), cudaGetErrorName(e));
+			return GPMDB_UNSUPPORTED;
+		}
+		(*done)++;
+		*bytes += r[2 * k + 1] - r[2 * k];
+		/* the kernels use host addresses (UVA) */
+		e = cudaHostGetDevicePointer(&dp, base, 0);
+		if (e != cudaSuccess || dp != base) {
+			(void)cudaGetLastError();
+			snprintf(err, errlen,
+				 "GPU recovery: the registered pool's device "
+				 "address differs from the host's");
+			return GPMDB_UNSUPPORTED;
+		}
+	}
+	return GPMDB_OK;
+}
+
+static int rec_unregister(char *pool, const uint64_t *r, uint32_t nr, char *err,
+			  size_t errlen)
+{
+	int rc = GPMDB_OK;
+
+	for (uint32_t k = 0; k < nr; k++) {
+		cudaError_t e = cudaHostUnregister(pool + r[2 * k]);
+
+		if (e != cudaSuccess) {
+			(void)cudaGetLastError();
+			if (rc == GPMDB_OK)
+				rc = gpu_cuda_fail(e, "cudaHostUnregister", err,
+						   errlen);
+		}
+	}
+	return rc;
+}
+
 extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 			       uint64_t seg_size, const gpu_tab_layout *lay,
-			       uint64_t row_count, uint64_t *applied, char *err,
-			       size_t errlen)
+			       uint64_t row_count, uint64_t *applied,
+			       gpu_recover_timing *rt, char *err, size_t errlen)
 {
 	dml_mem m;
 
@@ -885,10 +1344,16 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 	rec_args a;
 	hcl_header h;
 	cudaStream_t s;
-	unsigned long long happ = 0;
-	int hbad = 0, rc, reg = 0;
-	uint64_t nth, sets;
+	unsigned long long happ = 0, hcm[2] = {0, 0};
+	int hbad = 0, rc, whole;
+	uint64_t nth, sets, *rr = NULL, pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint32_t nreg = 0;
+	gpu_recover_timing rt0;
+	double t0;
 
+	if (!rt)
+		rt = &rt0;
+	memset(rt, 0, sizeof(*rt));
 	*applied = 0;
 	if ((rc = gpu_init(err, errlen)))
 		return rc;
@@ -903,11 +1368,26 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 		snprintf(err, errlen, "HCL segment header is bad");
 		return GPMDB_CORRUPT;
 	}
-	if (!gpu_pm_is_registered(pool, map_len)) {
-		if ((rc = gpu_pm_register(pool, map_len, err, errlen)))
-			return rc;
-		reg = 1;
+	/* ranges: the segment's, then at most 2 per column and tablet, the
+	 * deleted bitmaps and a split */
+	rr = (uint64_t *)malloc(16 * ((size_t)lay->ntab * lay->stride + 4));
+	if (!rr) {
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
 	}
+	/* the whole pool registered already (by this process): reuse it;
+	 * else the segment's pages now, for the check pass */
+	whole = gpu_pm_is_registered(pool, map_len);
+	t0 = dml_ms();
+	if (!whole) {
+		rr[0] = seg_off / pg * pg;
+		rr[1] = (seg_off + seg_size + pg - 1) / pg * pg;
+		rr[1] = rr[1] < map_len ? rr[1] : map_len;
+		if ((rc = rec_register((char *)pool, rr, 1, &nreg,
+				       &rt->reg_bytes, err, errlen)))
+			goto out;
+	}
+	rt->register_ms = dml_ms() - t0;
 	s = gpu_stream();
 	memset(&a, 0, sizeof(a));
 	a.pool = (char *)pool;
@@ -933,10 +1413,12 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 			    errlen)) ||
 	    (rc = dml_alloc(&m, (void **)&a.applied, 8, err, errlen)) ||
 	    (rc = dml_alloc(&m, (void **)&a.bad, 4, err, errlen)) ||
+	    (rc = dml_alloc(&m, (void **)&a.cmask, 16, err, errlen)) ||
 	    (rc = gpu_memset(a.setm, 0, a.nwords * 4 * sets, err, errlen)) ||
 	    (rc = gpu_memset(a.clrm, 0, a.nwords * 4 * sets, err, errlen)) ||
 	    (rc = gpu_memset(a.applied, 0, 8, err, errlen)) ||
-	    (rc = gpu_memset(a.bad, 0, 4, err, errlen)))
+	    (rc = gpu_memset(a.bad, 0, 4, err, errlen)) ||
+	    (rc = gpu_memset(a.cmask, 0, 16, err, errlen)))
 		goto out;
 	dml_k_recover<<<dml_grid(nth), DML_TPB, 0, s>>>(a, 1);
 	{
@@ -946,13 +1428,27 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 			goto out;
 		}
 	}
-	if ((rc = gpu_download(&hbad, a.bad, 4, err, errlen)))
+	if ((rc = gpu_download(&hbad, a.bad, 4, err, errlen)) ||
+	    (rc = gpu_download(hcm, a.cmask, 16, err, errlen)))
 		goto out;
 	if (hbad) {
 		snprintf(err, errlen, "HCL segment at 0x%llx is damaged",
 			 (unsigned long long)seg_off);
 		rc = GPMDB_CORRUPT;
 		goto out;
+	}
+	if (!whole) {
+		/* now the arrays the entries name (rr[0..1] stays the
+		 * segment's: the rest goes after it) */
+		double tr = dml_ms();
+		uint32_t nr = rec_ranges(map_len, rr[0], rr[1], lay, row_count,
+					 hcm[0], hcm[1] != 0, rr + 2);
+
+		rc = rec_register((char *)pool, rr + 2, nr, &nreg,
+				  &rt->reg_bytes, err, errlen);
+		rt->register_ms += dml_ms() - tr;
+		if (rc)
+			goto out;
 	}
 	dml_k_recover<<<dml_grid(nth), DML_TPB, 0, s>>>(a, 0);
 	{
@@ -974,19 +1470,30 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 	*applied = happ;
 out:
 	dml_free_all(&m);
-	if (reg) {
+	rt->reg_ranges = nreg;
+	if (nreg) {
 		char e2[256];
-
-		cudaError_t e = cudaStreamSynchronize(s);
+		double tu;
+		/* every kernel done before the pages are unpinned */
+		cudaError_t e = cudaStreamSynchronize(gpu_stream());
 
 		if (e != cudaSuccess && rc == GPMDB_OK)
 			rc = gpu_cuda_fail(e, "cudaStreamSynchronize", err,
 					   errlen);
-		if (gpu_pm_unregister(pool, e2, sizeof(e2)) != GPMDB_OK &&
+		tu = dml_ms();
+		rt->kernel_ms = tu - t0 - rt->register_ms;
+		/* the ranges registered are rr's first nreg (the segment's,
+		 * then the arrays', in order) */
+		if (rec_unregister((char *)pool, rr, nreg, e2, sizeof(e2)) !=
+			GPMDB_OK &&
 		    rc == GPMDB_OK) {
 			snprintf(err, errlen, "%s", e2);
 			rc = GPMDB_GPU;
 		}
+		rt->register_ms += dml_ms() - tu;
+	} else {
+		rt->kernel_ms = dml_ms() - t0 - rt->register_ms;
 	}
+	free(rr);
 	return rc;
 }

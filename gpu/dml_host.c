@@ -26,6 +26,11 @@ int gpu_pm_register(void *base, uint64_t len, char *err, size_t errlen)
 	return dml_no_cuda(err, errlen);
 }
 
+void gpu_dml_set_launch_hook(void (*fn)(int done))
+{
+	(void)fn; /* no kernels to tell about */
+}
+
 int gpu_pm_unregister(void *base, char *err, size_t errlen)
 {
 	(void)base;
@@ -45,11 +50,12 @@ int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   const gpu_tab_layout *lay, const uint64_t *rowids,
 		   uint64_t n, int ncols, const uint32_t *cols,
 		   const void *const *vals, const uint32_t *const *nulls,
-		   int scope, gpu_dml_timing *t, char *err, size_t errlen)
+		   int scope, const gpu_update_opts *uo, gpu_dml_timing *t,
+		   char *err, size_t errlen)
 {
 	(void)pool, (void)seg_off, (void)geom, (void)lay, (void)rowids;
 	(void)n, (void)ncols, (void)cols, (void)vals, (void)nulls;
-	(void)scope, (void)t;
+	(void)scope, (void)uo, (void)t;
 	return dml_no_cuda(err, errlen);
 }
 
@@ -97,11 +103,11 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 
 int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 		    uint64_t seg_size, const gpu_tab_layout *lay,
-		    uint64_t row_count, uint64_t *applied, char *err,
-		    size_t errlen)
+		    uint64_t row_count, uint64_t *applied,
+		    gpu_recover_timing *rt, char *err, size_t errlen)
 {
 	(void)pool, (void)map_len, (void)seg_off, (void)seg_size, (void)lay;
-	(void)row_count;
+	(void)row_count, (void)rt;
 	*applied = 0;
 	return dml_no_cuda(err, errlen);
 }

@@ -195,39 +195,59 @@ typedef struct gpu_groups {
 	uint32_t ngroups;
 	int naggs;
 	uint32_t *first;   /* the group's first row (its order on the CPU) */
-	int64_t *key;	   /* the group's key (widened), when keyed */
-	uint8_t *key_null; /* the NULL group */
+	int64_t *key;	   /* one integer key: the group's key (widened);
+			      NULL otherwise (the engine reads the key
+			      columns at the first rows) */
+	uint8_t *key_null; /* with key: the NULL group */
 	gpu_agg_res *res;  /* naggs */
 } gpu_groups;
 
+/* A key column (GROUP BY, ORDER BY, DISTINCT, join): a dense device
+ * column (INT64, DEC, INT32, DATE, BOOL, DOUBLE, FLOAT, TEXT; VEC_NULL:
+ * all NULL), its direction (ORDER BY only) and, for TEXT, the device
+ * bytes its gpu_str values point into: text for plain offsets, ctext (a
+ * device copy of the program's constant text, may be NULL when no value
+ * has GPU_STR_CONST) for constant ones.  TEXT compares as the CPU's
+ * val_text_cmp: bytes unsigned (memcmp), then the shorter first. */
+typedef struct gpu_sortcol {
+	gpu_col col;
+	const char *text, *ctext;
+	uint8_t desc, nulls_first;
+} gpu_sortcol;
+
+/* The longest TEXT key (bytes) a GPU sort orders: a key is sorted as
+ * big-endian 8-byte words, one radix pass each. */
+#define GPU_SORT_MAX_TEXT 256
+
 /*
- * GROUP BY key (one dense INT64/DEC/DATE/BOOL device column; NULL: one
- * group of all rows) over n rows with aggregates aggs[0..naggs): stable
- * CUB radix sort of the keys (NULLs one group), group ids by a scan of
- * the group heads, each aggregate by a segmented inclusive scan in row
- * order.  Groups come in key order (NULL last) with their first row; the
- * engine orders them by first row, the CPU's order.  n = 0 gives no
- * groups.  Free with gpu_group_free.
+ * GROUP BY keys[0..nkeys) (NULLs equal: one group; nkeys = 0: one group
+ * of all rows) over n rows with aggregates aggs[0..naggs).  One integer
+ * key (INT64/DEC/INT32/DATE/BOOL): a hash pass when the groups fit in
+ * shared memory, else a stable CUB radix sort of the keys; g->key holds
+ * the keys.  Otherwise (several keys, TEXT or DOUBLE keys): a hash pass
+ * over a 64-bit hash of all keys whose table verifies the keys of every
+ * row against the group's first-inserted row (no false merges), else the
+ * stable multi-key sort of gpu_sort's order (TEXT keys longer than
+ * GPU_SORT_MAX_TEXT: GPMDB_UNSUPPORTED); g->key is NULL.  Each aggregate
+ * by a segmented inclusive scan in row order.  Groups come with their
+ * first row; the engine orders them by first row, the CPU's order.  n =
+ * 0 gives no groups.  Free with gpu_group_free.
  */
-int gpu_group_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
-		  int naggs, gpu_groups *g, char *err, size_t errlen);
+int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
+		  const gpu_agg *aggs, int naggs, gpu_groups *g, char *err,
+		  size_t errlen);
 void gpu_group_free(gpu_groups *g);
 
 /* ---- sort, distinct, join (gpu/relops.cu): row numbers in the CPU's
  * order; the engine gathers the rows on the host ---------------------- */
 
-/* A sort key: a dense device column (INT64, DEC, INT32, DATE, BOOL,
- * DOUBLE, FLOAT; VEC_NULL: all NULL) and its direction. */
-typedef struct gpu_sortcol {
-	gpu_col col;
-	uint8_t desc, nulls_first;
-} gpu_sortcol;
-
 /*
  * ORDER BY: the first min(keep, n) row numbers of rows [0, n) in the
  * order of keys[0..nkeys) into perm (host): exec.c's sort_cmp order (NULLs
  * by nulls_first whatever the direction, -0.0 equal to 0.0, ties in row
- * order).  Stable CUB radix sort passes, last key first.
+ * order).  Stable CUB radix sort passes, last key first; a TEXT key is
+ * one pass per 8 bytes of its longest value plus one for the length
+ * (longer than GPU_SORT_MAX_TEXT: GPMDB_UNSUPPORTED, naming the length).
  */
 int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n, uint32_t keep,
 	     uint32_t *perm, char *err, size_t errlen);
@@ -238,21 +258,63 @@ int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n, uint32_t keep,
  * their count into *nrows.  Rows [nl, n) are a probe side: mode 0 keeps
  * the first of every set (DISTINCT, UNION: nl = n); mode 1 only sets that
  * hold a probe row (INTERSECT), mode 2 only those without (EXCEPT); only
- * rows below nl are kept.  exec.c's dedup.
+ * rows below nl are kept.  exec.c's dedup.  With a TEXT column, equal
+ * rows are brought together by a sort on a 64-bit hash of the row whose
+ * neighbours are compared exactly; should two different rows share a
+ * hash next to each other, the full sort of gpu_sort runs instead.
  */
 int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
 		 int mode, uint32_t **rows, uint32_t *nrows, char *err,
 		 size_t errlen);
 
 /*
- * Equi-join on nkeys keys (dense device columns, the same type on both
- * sides; a NULL key matches nothing): the pairs (li[k], ri[k]) (host,
- * malloc'd) in exec.c's order: left rows ascending, for each its matching
- * right rows descending.  More than max_pairs pairs is GPMDB_UNSUPPORTED.
+ * Equi-join on nkeys keys (the same type on both sides, TEXT included;
+ * desc and nulls_first unused; a NULL key matches nothing): the pairs
+ * (li[k], ri[k]) (host, malloc'd) in exec.c's order: left rows
+ * ascending, for each its matching right rows descending.  More than
+ * max_pairs pairs is GPMDB_UNSUPPORTED.
  */
-int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys, uint32_t nl,
-	     uint32_t nr, uint64_t max_pairs, uint32_t **li, uint32_t **ri,
-	     uint64_t *npairs, char *err, size_t errlen);
+int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
+	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
+	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
+
+/* SEMI/ANTI joins (exec.c's semi_out): which left rows are kept. */
+enum {
+	GPU_SEMI,     /* rows with a matching right row */
+	GPU_ANTI,     /* rows without one (NOT EXISTS) */
+	GPU_ANTI_NULL /* without one and with no NULL key (NOT IN; the
+			 engine handles an empty right side and a right
+			 side holding a NULL key) */
+};
+
+/*
+ * The left rows [0, nl) a SEMI/ANTI join keeps (mode GPU_*), matched on
+ * nkeys keys as gpu_join matches them (a NULL key matches nothing), in
+ * row order into *rows (host, malloc'd; free it) and their number into
+ * *nrows.  No residual condition: the engine runs gpu_join's pairs
+ * through one itself.
+ */
+int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
+		  uint32_t nl, uint32_t nr, int mode, uint32_t **rows,
+		  uint32_t *nrows, char *err, size_t errlen);
+
+/*
+ * DISTINCT aggregates: keys[0..nk) over m rows, the group keys then the
+ * aggregate's argument last; *nulls (device, m bytes; gpu_free it) is 1
+ * where the row is not the first of its set of equal rows (NULLs equal,
+ * as the CPU's DISTINCT set) or its argument is NULL, so that the
+ * argument with these NULL flags aggregates each group's distinct
+ * values once, at their first rows, in row order.
+ */
+int gpu_distinct_nulls(const gpu_sortcol *keys, int nk, uint32_t m,
+		       uint8_t **nulls, char *err, size_t errlen);
+
+/* Bare columns (the first non-NULL value of a group): *out a new dense
+ * INT64 column (one allocation at out->data: gpu_free it) of row numbers
+ * 0..m-1, NULL where the dense column like (no sel) is NULL; MIN over it
+ * gives each group's first row with a value. */
+int gpu_row_numbers(const gpu_col *like, uint32_t m, gpu_col *out, char *err,
+		    size_t errlen);
 
 /* Rows idx[0..m) (device array) of the dense device column src into a
  * new dense column *dst (type, scale as src; TEXT values still point

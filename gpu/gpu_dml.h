@@ -41,7 +41,42 @@ typedef struct {
 	double data_ms;	  /* in-place stores (or the whole kernel) */
 	double total_ms;
 	uint64_t bytes; /* bytes stored into the pool */
+	/* UPDATE's write of the new values (gpu_update_opts): the time of
+	 * counting dirty lines for the choice (auto), of the whole-line
+	 * writes, the columns written as lines, the rows and dirty lines
+	 * they had (summed over those columns) */
+	double mark_ms, lines_ms;
+	uint32_t line_cols;
+	uint64_t line_rows, dirty_lines;
 } gpu_dml_timing;
+
+/*
+ * How an HCL UPDATE writes its new values (PRAGMA gpu_update_mode,
+ * docs/gpu.md "Dense updates"):
+ *   scatter: each row's thread stores its values in place (one PCIe
+ *            store per value);
+ *   lines:   after the entries and tails are persisted, the new values
+ *            are merged into the column's dirty 128-byte lines in HBM
+ *            (unchanged bytes read from the pool) and each dirty line is
+ *            written back whole by one warp (coalesced), then persisted;
+ *   auto:    per column of the batch, lines when it has at least
+ *            min_rows_per_line updated rows per dirty line and at least
+ *            GPU_LINES_MIN_ROWS rows, scatter otherwise.
+ */
+enum { GPU_UPD_AUTO = 0, GPU_UPD_SCATTER = 1, GPU_UPD_LINES = 2 };
+#define GPU_LINES_MIN_ROWS 4096u
+typedef struct {
+	int mode;		  /* GPU_UPD_* */
+	double min_rows_per_line; /* auto's threshold (> 0) */
+} gpu_update_opts;
+
+/*
+ * A test hook (tests/gpu/crash_gpu_dml.c): fn(0) just before a batch's
+ * first write kernel is launched (after its uploads; INSERT: before its
+ * first column's upload), fn(1) once every write kernel of it finished.
+ * NULL (the default) turns it off.  Process-wide.
+ */
+void gpu_dml_set_launch_hook(void (*fn)(int done));
 
 /* Table layout, as stg_gpu_layout: tab[i * stride + 2c] data offset of
  * column c in tablet i, +1 its NULL bitmap, [i * stride + stride - 1]
@@ -59,14 +94,17 @@ typedef struct {
  * NULL) in column cols[k], k < ncols.  Each thread writes its ncols HCL
  * entries (old value, old NULL bit) into its slot of the segment at
  * seg_off, persists them, sets and persists its tail, then stores the new
- * values in place and persists them.  Host arrays; returns after every
+ * values in place and persists them (uo NULL or scatter; uo lines: the
+ * columns' dirty lines are written whole after every entry and tail is
+ * persisted, see gpu_update_opts).  Host arrays; returns after every
  * store is persisted.
  */
 int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   const gpu_tab_layout *lay, const uint64_t *rowids,
 		   uint64_t n, int ncols, const uint32_t *cols,
 		   const void *const *vals, const uint32_t *const *nulls,
-		   int scope, gpu_dml_timing *t, char *err, size_t errlen);
+		   int scope, const gpu_update_opts *uo, gpu_dml_timing *t,
+		   char *err, size_t errlen);
 /*
  * UPDATE with conventional logging (PRAGMA gpu_log = conventional, the
  * baseline of the batch benchmark): the same arguments, but thread i
@@ -110,14 +148,24 @@ int gpu_pcie_bandwidth(uint64_t bytes, int reps, double *h2d, double *d2h,
  * Recovery: applies every entry of the HCL segment at seg_off (header
  * already checked) of a table with row_count rows, in parallel (one
  * thread per HCL thread, its entries newest first), and persists.
- * Entries of rows >= row_count are skipped, as the CPU does.  Registers
- * the mapping for the call when it is not.  GPMDB_CORRUPT (nothing
- * applied) when a tail exceeds its slot.
+ * Entries of rows >= row_count are skipped, as the CPU does.  When the
+ * mapping is not registered, registers for the call only what recovery
+ * touches (the segment and the table's tablets, page-rounded and merged)
+ * instead of the whole pool, and unregisters it after.  GPMDB_CORRUPT
+ * (nothing applied) when a tail exceeds its slot.  rt (may be NULL): the
+ * time in cudaHostRegister/Unregister and in the kernels.
  */
+typedef struct {
+	double register_ms;  /* cudaHostRegister + cudaHostUnregister */
+	double kernel_ms;    /* uploads, check and apply kernels */
+	uint64_t reg_bytes;  /* bytes registered for the call (0: reused) */
+	uint32_t reg_ranges; /* ranges registered */
+} gpu_recover_timing;
+
 int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 		    uint64_t seg_size, const gpu_tab_layout *lay,
-		    uint64_t row_count, uint64_t *applied, char *err,
-		    size_t errlen);
+		    uint64_t row_count, uint64_t *applied,
+		    gpu_recover_timing *rt, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

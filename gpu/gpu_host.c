@@ -148,10 +148,12 @@ int gpu_download_many(int k, void *const *dst, const void *const *src,
 	return gpu_no_cuda(err, errlen);
 }
 
-int gpu_group_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
-		  int naggs, gpu_groups *g, char *err, size_t errlen)
+int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
+		  const gpu_agg *aggs, int naggs, gpu_groups *g, char *err,
+		  size_t errlen)
 {
-	(void)key;
+	(void)keys;
+	(void)nkeys;
 	(void)n;
 	(void)aggs;
 	(void)naggs;
@@ -217,9 +219,9 @@ int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n, uint32_t nl,
 	return gpu_no_cuda(err, errlen);
 }
 
-int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys, uint32_t nl,
-	     uint32_t nr, uint64_t max_pairs, uint32_t **li, uint32_t **ri,
-	     uint64_t *npairs, char *err, size_t errlen)
+int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
+	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
+	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen)
 {
 	(void)lkeys;
 	(void)rkeys;
@@ -229,6 +231,40 @@ int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys, uint32_t nl,
 	(void)max_pairs;
 	*li = *ri = NULL;
 	*npairs = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
+		  uint32_t nl, uint32_t nr, int mode, uint32_t **rows,
+		  uint32_t *nrows, char *err, size_t errlen)
+{
+	(void)lkeys;
+	(void)rkeys;
+	(void)nkeys;
+	(void)nl;
+	(void)nr;
+	(void)mode;
+	*rows = NULL;
+	*nrows = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_distinct_nulls(const gpu_sortcol *keys, int nk, uint32_t m,
+		       uint8_t **nulls, char *err, size_t errlen)
+{
+	(void)keys;
+	(void)nk;
+	(void)m;
+	*nulls = NULL;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_row_numbers(const gpu_col *like, uint32_t m, gpu_col *out, char *err,
+		    size_t errlen)
+{
+	(void)like;
+	(void)m;
+	memset(out, 0, sizeof(*out));
 	return gpu_no_cuda(err, errlen);
 }
 

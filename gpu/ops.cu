@@ -6,12 +6,13 @@
  * Few groups (fitting in shared memory): one hash-aggregation pass
  * (ops_hash_agg, below).  Otherwise aggregates are computed with CUB
  * DeviceScan::InclusiveScanByKey over the
- * rows sorted by group: a scan visits the rows of a group in row order
- * (the radix sort is stable), so order-sensitive results match the CPU's
- * sequential loop: the first of equal MIN/MAX values, and the integer
- * overflow check, which the CPU makes on every partial sum (a sum that
- * overflows and comes back is still an error): every prefix of the exact
- * 128-bit running sum is checked against the int64 range.
+ * rows sorted by group (one integer key: radix sort of the key; several
+ * keys, TEXT or DOUBLE ones: relops.cu's ro_key_groups): a scan visits the rows
+ * of a group in row order (the radix sort is stable), so order-sensitive
+ * results match the CPU's sequential loop: the first of equal MIN/MAX values,
+ * and the integer overflow check, which the CPU makes on every partial sum (a
+ * sum that overflows and comes back is still an error): every prefix of the
+ * exact 128-bit running sum is checked against the int64 range.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,9 @@ static unsigned ops_grid(uint64_t n)
 }
 
 /* Device allocations of one operator, freed together. */
+#define OPS_MAXMEM 32
 typedef struct ops_mem {
-	void *p[32];
+	void *p[OPS_MAXMEM];
 	int n;
 } ops_mem;
 
@@ -50,7 +52,7 @@ static int ops_alloc(ops_mem *m, void **out, size_t bytes, char *err,
 	int rc;
 
 	*out = NULL;
-	if (m->n == 32) {
+	if (m->n == OPS_MAXMEM) {
 		snprintf(err, errlen, "gpu ops: too many buffers");
 		return GPMDB_INTERNAL;
 	}
@@ -603,7 +605,10 @@ static int ops_host(void **p, size_t bytes, char *err, size_t errlen)
  * every prefix) runs.  SUM_R is added in another order (as the sort
  * path: documented as not bit-identical).  MIN_R/MAX_R ("the first of
  * equal values": -0.0 vs 0.0) and more groups than fit take the sort
- * path. */
+ * path.  Several keys, TEXT or DOUBLE keys (ops_hagg<true>): the table is
+ * keyed by a 64-bit hash of the row's keys, and a slot is the row's group
+ * only when the keys equal those of the row that made the group (a shared
+ * hash takes another slot: never a false merge). */
 
 #define OPS_H_MAXAGG 8
 #define OPS_H_RETRY  1000 /* not a GPMDB code: "use the sort path" */
@@ -613,6 +618,11 @@ static int ops_host(void **p, size_t bytes, char *err, size_t errlen)
 
 typedef struct ops_hargs {
 	gpu_col key; /* type VEC_NULL + keyed 0: the scalar aggregate */
+	/* several keys, TEXT or DOUBLE ones (ops_hagg<true>): the table is
+	 * keyed by gk_hash of the row and gkey holds each group's first
+	 * inserted row, against which every row's keys are compared */
+	const gpu_sortcol *mkeys; /* device */
+	int nmk;
 	int keyed, naggs;
 	int op[OPS_H_MAXAGG];
 	gpu_col arg[OPS_H_MAXAGG];
@@ -643,13 +653,18 @@ __device__ static uint64_t ops_hmix(uint64_t k)
 }
 
 /* The group id of row i's key, inserting it; UINT32_MAX when the table
- * is full (the flag is set). */
+ * is full (the flag is set).  MULTI: the key is the row's hash, a slot
+ * matches when the hash does and the keys equal those of the group's
+ * representative row (so two keys sharing a hash take two slots). */
+template <bool MULTI>
 __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 {
-	bool nl = !h.keyed || ops_null(h.key, i);
-	uint64_t k = nl ? 0 : (uint64_t)ops_ival(h.key, i);
+	bool nl = !MULTI && (!h.keyed || ops_null(h.key, i));
+	uint64_t k = MULTI ? gk_hash(h.mkeys, h.nmk, i)
+		     : nl  ? 0
+			   : (uint64_t)ops_ival(h.key, i);
 	uint32_t s = nl ? h.cap : (uint32_t)(ops_hmix(k) & (h.cap - 1));
-	if (!h.keyed)
+	if (!MULTI && !h.keyed)
 		s = h.cap; /* the scalar aggregate: one group, "NULL key" */
 	for (uint32_t probe = 0; probe <= h.cap; probe++) {
 		volatile uint32_t *st = h.tstate + s;
@@ -662,7 +677,8 @@ __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 					atomicOr(&h.hdr[1], OPS_HF_GROUPS);
 					g = h.gmax; /* never used */
 				} else {
-					h.gkey[g] = (long long)k;
+					h.gkey[g] =
+					    MULTI ? (long long)i : (long long)k;
 					h.gnull[g] = h.keyed && nl;
 				}
 				h.tkey[s] = k;
@@ -673,9 +689,20 @@ __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 		}
 		while (v == OPS_H_BUSY)
 			v = *st;
-		if (s == h.cap ||
-		    ((volatile unsigned long long *)h.tkey)[s] == k)
+		if (MULTI) {
+			/* the representative row was written before the
+			 * state was set (fence) */
+			if (((volatile unsigned long long *)h.tkey)[s] == k &&
+			    (v - 2 >= h.gmax ||
+			     gk_rows_eq(h.mkeys, h.nmk,
+					(uint32_t)((volatile long long *)
+						       h.gkey)[v - 2],
+					i)))
+				return v - 2 < h.gmax ? v - 2 : UINT32_MAX;
+		} else if (s == h.cap ||
+			   ((volatile unsigned long long *)h.tkey)[s] == k) {
 			return v - 2 < h.gmax ? v - 2 : UINT32_MAX;
+		}
 		s = (s + 1) & (h.cap - 1);
 	}
 	atomicOr(&h.hdr[1], OPS_HF_GROUPS);
@@ -731,6 +758,7 @@ __device__ static void ops_hput(int op, unsigned long long *c,
 	}
 }
 
+template <bool MULTI>
 __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 {
 	extern __shared__ unsigned long long ops_hsm[];
@@ -761,7 +789,7 @@ __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 		uint64_t ii = base + threadIdx.x;
 		bool valid = ii < hi;
 		uint32_t i = (uint32_t)ii;
-		uint32_t g = valid ? ops_hgid(h, i) : UINT32_MAX;
+		uint32_t g = valid ? ops_hgid<MULTI>(h, i) : UINT32_MAX;
 		if (g != UINT32_MAX && i < sfirst[g])
 			atomicMin(&sfirst[g], i);
 		uint32_t peers = __match_any_sync(0xffffffffu, g);
@@ -864,10 +892,12 @@ __global__ void ops_hinit(ops_hargs h)
 
 /* The hash path: GPMDB_OK with g filled, OPS_H_RETRY (the sort path
  * must run), or an error. */
-static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
-			int naggs, gpu_groups *g, char *err, size_t errlen)
+static int ops_hash_agg(const gpu_col *key, const gpu_sortcol *mkeys, int nmk,
+			uint32_t n, const gpu_agg *aggs, int naggs,
+			gpu_groups *g, char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
+	void (*kern)(ops_hargs) = mkeys ? ops_hagg<true> : ops_hagg<false>;
 	ops_hargs h;
 	int dev = 0, optin = 0, sms = 0, per_sm = 0;
 	char *mem = NULL, *host = NULL;
@@ -899,14 +929,16 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 		cap <<= 1;
 	size_t smem = per_group * gmax;
 	GPU_TRY(cudaFuncSetAttribute(
-	    ops_hagg, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	    kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	GPU_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-	    &per_sm, ops_hagg, OPS_H_BLOCK, smem));
+	    &per_sm, kern, OPS_H_BLOCK, smem));
 	if (per_sm < 1)
 		return OPS_H_RETRY;
 	uint32_t blocks = (uint32_t)sms * (uint32_t)per_sm;
 	h.key = key ? *key : gpu_col();
-	h.keyed = key != NULL;
+	h.keyed = key != NULL || mkeys != NULL;
+	h.mkeys = mkeys;
+	h.nmk = nmk;
 	h.naggs = naggs;
 	for (int a = 0; a < naggs; a++) {
 		h.op[a] = aggs[a].op;
@@ -946,7 +978,7 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 	OPS_TRY(cudaMemsetAsync(mem + o_tst, 0, 4 * ((size_t)cap + 1), s));
 	ops_hinit<<<(gmax + OPS_BLOCK - 1) / OPS_BLOCK, OPS_BLOCK, 0, s>>>(h);
 	OPS_TRY(cudaGetLastError());
-	ops_hagg<<<blocks, OPS_H_BLOCK, smem, s>>>(h);
+	kern<<<blocks, OPS_H_BLOCK, smem, s>>>(h);
 	OPS_TRY(cudaGetLastError());
 	OPS_TRY(cudaMemcpyAsync(host, mem, o_end, cudaMemcpyDeviceToHost, s));
 	OPS_TRY(cudaStreamSynchronize(s));
@@ -970,6 +1002,13 @@ static int ops_hash_agg(const gpu_col *key, uint32_t n, const gpu_agg *aggs,
 	memcpy(g->first, host + o_first, 4 * (size_t)ng);
 	memcpy(g->key, host + o_key, 8 * (size_t)ng);
 	memcpy(g->key_null, host + o_null, ng);
+	if (mkeys) {
+		/* the key columns are read at the first rows */
+		free(g->key);
+		free(g->key_null);
+		g->key = NULL;
+		g->key_null = NULL;
+	}
 	for (int a = 0; a < naggs && !rc; a++) {
 		gpu_agg_res *r = &g->res[a];
 		const uint64_t *c = (const uint64_t *)(host + o_acc) +
@@ -1016,7 +1055,22 @@ out:
 	return rc;
 }
 
-extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
+/* One key the integer paths take (ops_ival widens it). */
+static bool ops_int_key(const gpu_sortcol *k)
+{
+	switch (k->col.type) {
+	case BC_COL_INT64:
+	case BC_COL_DEC:
+	case BC_COL_INT32:
+	case BC_COL_DATE:
+	case BC_COL_BOOL:
+	case VEC_NULL:
+		return true;
+	}
+	return false;
+}
+
+extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 			     const gpu_agg *aggs, int naggs, gpu_groups *g,
 			     char *err, size_t errlen)
 {
@@ -1026,6 +1080,9 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 	uint64_t *skey = NULL;
 	uint8_t *snull = NULL, *dgnull;
 	int64_t *dgkey;
+	const gpu_col *key = NULL;
+	gpu_sortcol *dk = NULL;
+	bool multi = false;
 	void *tmp;
 	size_t tb = 0;
 	int rc;
@@ -1035,11 +1092,29 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 		return rc;
 	if (!n)
 		return GPMDB_OK;
+	if (nkeys < 0 || nkeys > 64) {
+		snprintf(err, errlen,
+			 "%d GROUP BY keys (at most 64 on the GPU)", nkeys);
+		return GPMDB_UNSUPPORTED;
+	}
+	if (nkeys == 1 && ops_int_key(&keys[0]))
+		key = &keys[0].col;
+	else if (nkeys) {
+		/* several keys, TEXT, DOUBLE: hashed rows compared exactly
+		 * (the hash path), or the multi-key sort */
+		multi = true;
+		if ((rc = ops_alloc(&m, (void **)&dk,
+				    sizeof(gpu_sortcol) * (size_t)nkeys, err,
+				    errlen)))
+			goto out;
+		OPS_TRY(cudaMemcpyAsync(dk, keys, sizeof(gpu_sortcol) * nkeys,
+					cudaMemcpyHostToDevice, s));
+	}
 	/* few groups: one pass with a hash table; else (or when a sum needs
 	 * the row-order check) the sort path below */
-	rc = ops_hash_agg(key, n, aggs, naggs, g, err, errlen);
+	rc = ops_hash_agg(key, dk, nkeys, n, aggs, naggs, g, err, errlen);
 	if (rc != OPS_H_RETRY)
-		return rc;
+		goto out;
 	rc = GPMDB_OK;
 	if (key &&
 	    (rc = ops_sort_keys(&m, key, n, &idx, &skey, &snull, err, errlen)))
@@ -1047,7 +1122,19 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 	if ((rc = ops_alloc(&m, (void **)&head, 4 * (size_t)n, err, errlen)) ||
 	    (rc = ops_alloc(&m, (void **)&gid, 4 * (size_t)n, err, errlen)))
 		goto out;
-	if (key) {
+	if (multi) {
+		/* idx: rows with equal keys together, in row order */
+		if ((rc = ro_key_groups(keys, nkeys, n, &idx, head, err,
+					errlen)))
+			goto out;
+		if (m.n == OPS_MAXMEM) {
+			gpu_free(idx, NULL, 0);
+			snprintf(err, errlen, "gpu ops: too many buffers");
+			rc = GPMDB_INTERNAL;
+			goto out;
+		}
+		m.p[m.n++] = idx;
+	} else if (key) {
 		ops_heads<<<ops_grid(n), OPS_BLOCK, 0, s>>>(skey, snull, n,
 							    head);
 	} else {
@@ -1074,18 +1161,23 @@ extern "C" int gpu_group_agg(const gpu_col *key, uint32_t n,
 	g->ngroups = ng;
 	g->naggs = naggs;
 	if ((rc = ops_host((void **)&g->first, 4 * (size_t)ng, err, errlen)) ||
-	    (rc = ops_host((void **)&g->key, 8 * (size_t)ng, err, errlen)) ||
-	    (rc = ops_host((void **)&g->key_null, ng, err, errlen)) ||
+	    (!multi &&
+	     (rc = ops_host((void **)&g->key, 8 * (size_t)ng, err, errlen))) ||
+	    (!multi &&
+	     (rc = ops_host((void **)&g->key_null, ng, err, errlen))) ||
 	    (rc = ops_host((void **)&g->res,
 			   sizeof(gpu_agg_res) * (size_t)(naggs ? naggs : 1),
 			   err, errlen)))
 		goto out;
 	OPS_TRY(cudaMemcpyAsync(g->first, dfirst, 4 * (size_t)ng,
 				cudaMemcpyDeviceToHost, s));
-	OPS_TRY(cudaMemcpyAsync(g->key, dgkey, 8 * (size_t)ng,
-				cudaMemcpyDeviceToHost, s));
-	OPS_TRY(cudaMemcpyAsync(g->key_null, dgnull, ng, cudaMemcpyDeviceToHost,
-				s));
+	if (!multi) {
+		/* multi: the engine reads the key columns at the first rows */
+		OPS_TRY(cudaMemcpyAsync(g->key, dgkey, 8 * (size_t)ng,
+					cudaMemcpyDeviceToHost, s));
+		OPS_TRY(cudaMemcpyAsync(g->key_null, dgnull, ng,
+					cudaMemcpyDeviceToHost, s));
+	}
 	for (int a = 0; a < naggs && !rc; a++) {
 		const gpu_agg *ag = &aggs[a];
 		gpu_agg_res *r = &g->res[a];
@@ -1317,5 +1409,47 @@ extern "C" int gpu_copy(void *dst, const void *src, size_t n, char *err,
 		return rc;
 	GPU_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice,
 				gpu_stream()));
+	return GPMDB_OK;
+}
+
+/* out[i] = i, NULL where row i of c is NULL. */
+__global__ void ops_rownum(gpu_col c, uint32_t m, int64_t *out, uint8_t *nl)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= m)
+		return;
+	out[i] = i;
+	nl[i] = gk_null(c, i);
+}
+
+extern "C" int gpu_row_numbers(const gpu_col *like, uint32_t m, gpu_col *out,
+			       char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	char *p;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (like->sel) {
+		snprintf(err, errlen, "gpu_row_numbers: a column with sel");
+		return GPMDB_MISUSE;
+	}
+	if ((rc = gpu_alloc((void **)&p, 9 * (size_t)m + 16, err, errlen)))
+		return rc;
+	out->type = BC_COL_INT64;
+	out->data = p;
+	out->nulls = (uint8_t *)p + 8 * (size_t)m;
+	if (m) {
+		ops_rownum<<<ops_grid(m), OPS_BLOCK, 0, s>>>(
+		    *like, m, (int64_t *)p, out->nulls);
+		cudaError_t e = cudaGetLastError();
+		if (e != cudaSuccess) {
+			gpu_free(p, NULL, 0);
+			memset(out, 0, sizeof(*out));
+			return gpu_cuda_fail(e, "ops_rownum<<<>>>", err,
+					     errlen);
+		}
+	}
 	return GPMDB_OK;
 }

@@ -7,13 +7,19 @@
  * CPU's sortkey_make mapping: -0.0 is 0.0, DESC inverts the bits) and a
  * NULL rank; a permutation (row ids, initially in row order) is sorted by
  * stable CUB radix passes from the last key to the first, each key by its
- * value then by its NULL rank.  Stable LSD passes make ties keep row
- * order: the CPU's sort is stable (qsort with the row as last key).
+ * value then by its NULL rank.  A TEXT key is several such numbers: its
+ * bytes as big-endian 8-byte words zero-padded to the longest value, then
+ * its length (least significant): lexicographic order of those is
+ * val_text_cmp's (memcmp, then the shorter first).  Stable LSD passes make ties
+ * keep row order: the CPU's sort is stable (qsort with the row as last key).
  *
  * DISTINCT / UNION / INTERSECT / EXCEPT: the same sort over all columns,
  * run heads where a column differs from the previous row; the head of a
  * run is its first row (stable), which is the row the CPU's hash dedup
  * keeps; kept rows come back in row order (CUB select).
+ *
+ * DISTINCT and the join's runs need only equal rows together: with TEXT
+ * columns the rows are sorted by a 64-bit hash instead (ro_eq_sorted).
  *
  * Join: the right side's rows with no NULL key are sorted by key (runs of
  * equal keys, right rows ascending inside a run); an open-addressing hash
@@ -76,42 +82,8 @@ static void ro_release(ro_mem *m)
 
 /* ---- keys ------------------------------------------------------------- */
 
-__device__ static bool ro_null(const gpu_col &c, uint32_t i)
-{
-	return c.type == VEC_NULL || (c.nulls && c.nulls[i]);
-}
-
-/* The value of row i as an unsigned number in ascending order (exec.c
- * sortkey_make; sval_cmp for INT/BOOL/DATE/DEC of one scale). */
-__device__ static uint64_t ro_ukey(const gpu_col &c, uint32_t i)
-{
-	double d;
-	uint64_t u;
-
-	switch (c.type) {
-	case BC_COL_INT64:
-	case BC_COL_DEC:
-		return (uint64_t)((const int64_t *)c.data)[i] ^ (1ull << 63);
-	case BC_COL_INT32:
-	case BC_COL_DATE:
-		return (uint64_t)(int64_t)((const int32_t *)c.data)[i] ^
-		       (1ull << 63);
-	case BC_COL_BOOL:
-		return ((const uint8_t *)c.data)[i];
-	case BC_COL_DOUBLE:
-		d = ((const double *)c.data)[i];
-		break;
-	case BC_COL_FLOAT:
-		d = (double)((const float *)c.data)[i];
-		break;
-	default:
-		return 0;
-	}
-	if (d == 0)
-		d = 0; /* -0.0 sorts and compares as 0.0 */
-	u = (uint64_t)__double_as_longlong(d);
-	return u >> 63 ? ~u : u | 1ull << 63;
-}
+#define ro_null gk_null
+#define ro_ukey gk_ukey
 
 /* Pass 1 of a key: ukey[i] = key of row perm[i] (DESC: inverted). */
 __global__ void ro_keys(gpu_col c, const uint32_t *perm, uint32_t n, int desc,
@@ -138,6 +110,43 @@ __global__ void ro_ranks(gpu_col c, const uint32_t *perm, uint32_t n,
 	rank[i] = ro_null(c, perm[i]) ? (nulls_first ? 0 : 2) : 1;
 }
 
+/* *maxlen = the longest non-NULL TEXT value of rows perm[0..n). */
+__global__ void ro_tmax(gpu_sortcol k, const uint32_t *perm, uint32_t n,
+			uint32_t *maxlen)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	uint32_t r = perm[i];
+	if (!ro_null(k.col, r))
+		atomicMax(maxlen, ((const gpu_str *)k.col.data)[r].len);
+}
+
+/* A TEXT pass: ukey[i] = word w of row perm[i], or (w < 0) its length
+ * (DESC: inverted; the length as maxlen - len, which needs fewer bits). */
+__global__ void ro_tkeys(gpu_sortcol k, const uint32_t *perm, uint32_t n, int w,
+			 uint32_t maxlen, uint64_t *ukey)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	uint32_t r = perm[i];
+	uint64_t u = 0;
+	if (!ro_null(k.col, r)) {
+		if (w < 0) {
+			uint32_t len = ((const gpu_str *)k.col.data)[r].len;
+			u = k.desc ? maxlen - len : len;
+		} else {
+			u = gk_word(k, r, (uint32_t)w);
+			if (k.desc)
+				u = ~u;
+		}
+	}
+	ukey[i] = u;
+}
+
 __global__ void ro_iota(uint32_t *v, uint32_t n)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -149,11 +158,12 @@ __global__ void ro_iota(uint32_t *v, uint32_t n)
 /*
  * Sorts perm (m row ids, in perm.Current()) stably by keys[0..nk) (the
  * first key most significant).  tmp/tbytes: CUB temporary storage sized by
- * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8 scratch.
+ * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8, mx: 1 uint32 scratch.
  */
 static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 		   cub::DoubleBuffer<uint32_t> &perm, uint64_t *uk, uint8_t *rk,
-		   void *tmp, size_t tbytes, char *err, size_t errlen)
+		   uint32_t *mx, void *tmp, size_t tbytes, char *err,
+		   size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 
@@ -161,7 +171,43 @@ static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 		const gpu_sortcol *c = &keys[k];
 		int bits = c->col.type == BC_COL_BOOL ? 1 : 64;
 		size_t tb = tbytes;
-		if (c->col.type != VEC_NULL) {
+		if (c->col.type == BC_COL_TEXT) {
+			/* LSD: the length, then the words from the last; the
+			 * NULL rank below */
+			uint32_t maxlen = 0;
+			GPU_TRY(cudaMemsetAsync(mx, 0, 4, s));
+			ro_tmax<<<ro_grid(m), RO_BLOCK, 0, s>>>(
+			    *c, perm.Current(), m, mx);
+			GPU_TRY(cudaGetLastError());
+			GPU_TRY(cudaMemcpyAsync(&maxlen, mx, 4,
+						cudaMemcpyDeviceToHost, s));
+			GPU_TRY(cudaStreamSynchronize(s));
+			if (maxlen > GPU_SORT_MAX_TEXT) {
+				snprintf(err, errlen,
+					 "a TEXT key of %u bytes (at most %d "
+					 "per GPU sort)",
+					 maxlen, GPU_SORT_MAX_TEXT);
+				return GPMDB_UNSUPPORTED;
+			}
+			int lbits = 1;
+			while (lbits < 32 && (maxlen >> lbits))
+				lbits++;
+			for (int w = -1; maxlen && w < (int)(maxlen + 7) / 8;
+			     w++) {
+				/* the words from the last one, the length
+				 * (w = -1) first */
+				int ww =
+				    w < 0 ? -1 : (int)(maxlen + 7) / 8 - 1 - w;
+				cub::DoubleBuffer<uint64_t> kb(uk, uk + m);
+				tb = tbytes;
+				ro_tkeys<<<ro_grid(m), RO_BLOCK, 0, s>>>(
+				    *c, perm.Current(), m, ww, maxlen, uk);
+				GPU_TRY(cudaGetLastError());
+				GPU_TRY(cub::DeviceRadixSort::SortPairs(
+				    tmp, tb, kb, perm, (int)m, 0,
+				    ww < 0 ? lbits : 64, s));
+			}
+		} else if (c->col.type != VEC_NULL) {
 			cub::DoubleBuffer<uint64_t> kb(uk, uk + m);
 			ro_keys<<<ro_grid(m), RO_BLOCK, 0, s>>>(
 			    c->col, perm.Current(), m, c->desc, uk);
@@ -208,7 +254,7 @@ static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk, uint32_t m,
 		     size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	uint32_t *p;
+	uint32_t *p, *mx;
 	uint64_t *uk;
 	uint8_t *rk;
 	void *tmp;
@@ -216,6 +262,7 @@ static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk, uint32_t m,
 	int rc;
 
 	if ((rc = ro_alloc(mem, (void **)&p, 8 * (size_t)m, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&mx, 4, err, errlen)) ||
 	    (rc = ro_alloc(mem, (void **)&uk, 16 * (size_t)m, err, errlen)) ||
 	    (rc = ro_alloc(mem, (void **)&rk, 2 * (size_t)m, err, errlen)) ||
 	    (rc = ro_sort_tmp(m, &tb, err, errlen)) ||
@@ -229,7 +276,7 @@ static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk, uint32_t m,
 		GPU_TRY(cudaGetLastError());
 	}
 	cub::DoubleBuffer<uint32_t> perm(p, p + m);
-	if ((rc = ro_sort(keys, nk, m, perm, uk, rk, tmp, tb, err, errlen)))
+	if ((rc = ro_sort(keys, nk, m, perm, uk, rk, mx, tmp, tb, err, errlen)))
 		return rc;
 	*out = perm.Current();
 	return GPMDB_OK;
@@ -251,7 +298,8 @@ static int ro_check_n(uint64_t n, char *err, size_t errlen)
  * Why: ORDER BY ... LIMIT n over 100M rows sorted every row (several
  * radix passes of 100M keys) to keep 100.  Instead: the first key's order
  * as one monotone 64-bit number (rank of NULLs in the top two bits, the
- * value's top 62 bits: lossy but never out of order); a sorted sample of
+ * value's top 62 bits, of TEXT the first 8 bytes: lossy but never out of
+ * order); a sorted sample of
  * it gives a threshold; the rows at or below it (a set closed downwards
  * in the sort order, all ties of the threshold included, in row order)
  * are selected and only they are sorted by every key, stably: their first
@@ -264,7 +312,10 @@ __device__ static uint64_t ro_comp(const gpu_sortcol &k, uint32_t r)
 {
 	bool nl = ro_null(k.col, r);
 	uint64_t rank = nl ? (k.nulls_first ? 0 : 2) : 1;
-	uint64_t u = nl ? 0 : ro_ukey(k.col, r);
+	/* TEXT: its first 8 bytes, monotone in val_text_cmp's order */
+	uint64_t u = nl				 ? 0
+		     : k.col.type == BC_COL_TEXT ? gk_word(k, r, 0)
+						 : ro_ukey(k.col, r);
 	if (k.desc && !nl)
 		u = ~u;
 	return rank << 62 | u >> 2;
@@ -371,7 +422,7 @@ extern "C" int gpu_sort(const gpu_sortcol *keys, int nkeys, uint32_t n,
 
 /* diff[i] |= row perm[i] differs from row perm[i-1] in column c (NULLs
  * equal each other, as the CPU's rows_eq). */
-__global__ void ro_diff(gpu_col c, const uint32_t *perm, uint32_t n,
+__global__ void ro_diff(gpu_sortcol c, const uint32_t *perm, uint32_t n,
 			uint32_t *diff)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -382,10 +433,128 @@ __global__ void ro_diff(gpu_col c, const uint32_t *perm, uint32_t n,
 		diff[0] = 1;
 		return;
 	}
-	uint32_t a = perm[i], b = perm[i - 1];
-	bool na = ro_null(c, a), nb = ro_null(c, b);
-	if (na != nb || (!na && ro_ukey(c, a) != ro_ukey(c, b)))
+	if (!gk_eq(c, perm[i], c, perm[i - 1]))
 		diff[i] = 1;
+}
+
+/* Sorted hashes: *bad = 1 when neighbours share a hash but differ. */
+__global__ void ro_hclash(const gpu_sortcol *keys, int nk, const uint64_t *hash,
+			  const uint32_t *perm, uint32_t n, uint32_t *bad)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i == 0 || i >= n || hash[i] != hash[i - 1])
+		return;
+	if (!gk_rows_eq(keys, nk, perm[i], perm[i - 1]))
+		*bad = 1;
+}
+
+__global__ void ro_hashes(const gpu_sortcol *keys, int nk, const uint32_t *perm,
+			  uint32_t n, uint64_t *hash)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		hash[i] = gk_hash(keys, nk, perm[i]);
+}
+
+/*
+ * For equality only (DISTINCT, set operations, join runs, GROUP BY): m row
+ * ids (0..m-1, or init) ordered so that equal rows are adjacent, stably.
+ * Without TEXT keys: ro_sorted.  With: one radix pass over a 64-bit hash
+ * of the row (cheaper than a pass per 8 bytes of text, and no length
+ * limit); when two different rows with one hash end up next to each
+ * other, equal rows might be split, and ro_sorted's full order runs.
+ */
+static int ro_eq_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk,
+			uint32_t m, const uint32_t *init, uint32_t **out,
+			char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	gpu_sortcol *dk;
+	uint32_t *p, *bad, clash = 0;
+	uint64_t *hk;
+	void *tmp;
+	size_t tb = 0;
+	int rc, text = 0;
+
+	for (int k = 0; k < nk; k++)
+		text |= keys[k].col.type == BC_COL_TEXT;
+	if (!text)
+		return ro_sorted(mem, keys, nk, m, init, out, err, errlen);
+	if ((rc = ro_alloc(mem, (void **)&dk, sizeof(gpu_sortcol) * nk, err,
+			   errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&p, 8 * (size_t)m, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&hk, 16 * (size_t)m, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&bad, 4, err, errlen)))
+		return rc;
+	GPU_TRY(cudaMemcpyAsync(dk, keys, sizeof(gpu_sortcol) * nk,
+				cudaMemcpyHostToDevice, s));
+	GPU_TRY(cudaMemsetAsync(bad, 0, 4, s));
+	if (init) {
+		GPU_TRY(cudaMemcpyAsync(p, init, 4 * (size_t)m,
+					cudaMemcpyDeviceToDevice, s));
+	} else {
+		ro_iota<<<ro_grid(m), RO_BLOCK, 0, s>>>(p, m);
+		GPU_TRY(cudaGetLastError());
+	}
+	ro_hashes<<<ro_grid(m), RO_BLOCK, 0, s>>>(dk, nk, p, m, hk);
+	GPU_TRY(cudaGetLastError());
+	cub::DoubleBuffer<uint64_t> kb(hk, hk + m);
+	cub::DoubleBuffer<uint32_t> perm(p, p + m);
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(NULL, tb, kb, perm, (int)m, 0,
+						64, s));
+	if ((rc = ro_alloc(mem, &tmp, tb, err, errlen)))
+		return rc;
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, kb, perm, (int)m, 0,
+						64, s));
+	ro_hclash<<<ro_grid(m), RO_BLOCK, 0, s>>>(dk, nk, kb.Current(),
+						  perm.Current(), m, bad);
+	GPU_TRY(cudaGetLastError());
+	GPU_TRY(cudaMemcpyAsync(&clash, bad, 4, cudaMemcpyDeviceToHost, s));
+	GPU_TRY(cudaStreamSynchronize(s));
+	if (clash)
+		return ro_sorted(mem, keys, nk, m, init, out, err, errlen);
+	*out = perm.Current();
+	return GPMDB_OK;
+}
+
+int ro_key_groups(const gpu_sortcol *keys, int nk, uint32_t m, uint32_t **perm,
+		  uint32_t *head, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem mem = {{0}, 0};
+	uint32_t *p;
+	int rc;
+
+	*perm = NULL;
+	if ((rc = ro_check_n(m, err, errlen)) ||
+	    (rc = ro_eq_sorted(&mem, keys, nk, m, NULL, &p, err, errlen)) ||
+	    (rc = gpu_alloc((void **)perm, 4 * (size_t)m + 4, err, errlen)))
+		goto out;
+	{
+		cudaError_t e = cudaMemcpyAsync(*perm, p, 4 * (size_t)m,
+						cudaMemcpyDeviceToDevice, s);
+		if (e == cudaSuccess)
+			e = cudaMemsetAsync(head, 0, 4 * (size_t)m, s);
+		for (int k = 0; k < nk && e == cudaSuccess; k++) {
+			ro_diff<<<ro_grid(m), RO_BLOCK, 0, s>>>(keys[k], p, m,
+								head);
+			e = cudaGetLastError();
+		}
+		/* ro_release frees p: the kernels must have read it */
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(s);
+		if (e != cudaSuccess)
+			rc = gpu_cuda_fail(e, "ro_key_groups", err, errlen);
+	}
+out:
+	if (rc) {
+		gpu_free(*perm, NULL, 0);
+		*perm = NULL;
+	}
+	ro_release(&mem);
+	return rc;
 }
 
 /* At the last element of each run: does the run hold a probe row (row id
@@ -437,7 +606,7 @@ extern "C" int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n,
 		return GPMDB_OK;
 	if ((rc = ro_check_n(n, err, errlen)))
 		return rc;
-	if ((rc = ro_sorted(&m, cols, ncols, n, NULL, &p, err, errlen)) ||
+	if ((rc = ro_eq_sorted(&m, cols, ncols, n, NULL, &p, err, errlen)) ||
 	    (rc = ro_alloc(&m, (void **)&diff, 4 * (size_t)n, err, errlen)) ||
 	    (rc = ro_alloc(&m, (void **)&run, 4 * (size_t)n, err, errlen)) ||
 	    (rc = ro_alloc(&m, (void **)&keep, n, err, errlen)) ||
@@ -456,8 +625,7 @@ extern "C" int gpu_distinct(const gpu_sortcol *cols, int ncols, uint32_t n,
 	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)n, s));
 	RO_TRY(cudaMemsetAsync(keep, 0, n, s));
 	for (int c = 0; c < ncols; c++) {
-		ro_diff<<<ro_grid(n), RO_BLOCK, 0, s>>>(cols[c].col, p, n,
-							diff);
+		ro_diff<<<ro_grid(n), RO_BLOCK, 0, s>>>(cols[c], p, n, diff);
 		RO_TRY(cudaGetLastError());
 	}
 	{
@@ -503,7 +671,7 @@ out:
 /* ---- join ------------------------------------------------------------- */
 
 /* valid[i]: right row i has no NULL key. */
-__global__ void ro_valid(const gpu_col *keys, int nk, uint32_t n,
+__global__ void ro_valid(const gpu_sortcol *keys, int nk, uint32_t n,
 			 uint8_t *valid)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -512,21 +680,9 @@ __global__ void ro_valid(const gpu_col *keys, int nk, uint32_t n,
 		return;
 	uint8_t v = 1;
 	for (int k = 0; k < nk; k++)
-		if (ro_null(keys[k], i))
+		if (ro_null(keys[k].col, i))
 			v = 0;
 	valid[i] = v;
-}
-
-__device__ static uint64_t ro_hash(const gpu_col *keys, int nk, uint32_t i)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-
-	for (int k = 0; k < nk; k++) {
-		h ^= ro_ukey(keys[k], i) + 0x9e3779b97f4a7c15ull + (h << 6) +
-		     (h >> 2);
-		h *= 0xff51afd7ed558ccdull;
-	}
-	return h ^ (h >> 29);
 }
 
 /* Run heads of the sorted right rows: start[run] = position. */
@@ -541,7 +697,7 @@ __global__ void ro_runs(const uint32_t *diff, const uint32_t *run, uint32_t n,
 
 /* Inserts each run (by its first row's key) into the table: slot = run
  * + 1, 0 empty. */
-__global__ void ro_build(const gpu_col *rkeys, int nk, const uint32_t *perm,
+__global__ void ro_build(const gpu_sortcol *rkeys, int nk, const uint32_t *perm,
 			 const uint32_t *start, uint32_t nruns, uint32_t *slot,
 			 uint64_t mask)
 {
@@ -549,14 +705,14 @@ __global__ void ro_build(const gpu_col *rkeys, int nk, const uint32_t *perm,
 
 	if (r >= nruns)
 		return;
-	uint64_t h = ro_hash(rkeys, nk, perm[start[r]]) & mask;
+	uint64_t h = gk_hash(rkeys, nk, perm[start[r]]) & mask;
 	while (atomicCAS(&slot[h], 0u, r + 1) != 0)
 		h = (h + 1) & mask;
 }
 
 /* Probes left row i: cnt[i] matches starting at sorted position pos[i]. */
-__global__ void ro_probe(const gpu_col *lkeys, const gpu_col *rkeys, int nk,
-			 uint32_t nl, const uint32_t *perm,
+__global__ void ro_probe(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			 int nk, uint32_t nl, const uint32_t *perm,
 			 const uint32_t *start, uint32_t nruns, uint32_t nsort,
 			 const uint32_t *slot, uint64_t mask, uint64_t *cnt,
 			 uint32_t *pos)
@@ -567,9 +723,9 @@ __global__ void ro_probe(const gpu_col *lkeys, const gpu_col *rkeys, int nk,
 		return;
 	cnt[i] = 0;
 	for (int k = 0; k < nk; k++)
-		if (ro_null(lkeys[k], i))
+		if (ro_null(lkeys[k].col, i))
 			return;
-	uint64_t h = ro_hash(lkeys, nk, i) & mask;
+	uint64_t h = gk_hash(lkeys, nk, i) & mask;
 	for (;;) {
 		uint32_t s = slot[h];
 		if (!s)
@@ -577,7 +733,7 @@ __global__ void ro_probe(const gpu_col *lkeys, const gpu_col *rkeys, int nk,
 		uint32_t r = s - 1, row = perm[start[r]];
 		bool eq = true;
 		for (int k = 0; k < nk && eq; k++)
-			eq = ro_ukey(lkeys[k], i) == ro_ukey(rkeys[k], row);
+			eq = gk_eq(lkeys[k], i, rkeys[k], row);
 		if (eq) {
 			uint32_t end = r + 1 < nruns ? start[r + 1] : nsort;
 			cnt[i] = end - start[r];
@@ -604,108 +760,151 @@ __global__ void ro_emit(const uint64_t *cnt, const uint64_t *off,
 	}
 }
 
-extern "C" int gpu_join(const gpu_col *lkeys, const gpu_col *rkeys, int nkeys,
-			uint32_t nl, uint32_t nr, uint64_t max_pairs,
-			uint32_t **li, uint32_t **ri, uint64_t *npairs,
-			char *err, size_t errlen)
+/*
+ * The join's table and probe, shared by gpu_join and gpu_semi_join: the
+ * right rows with no NULL key sorted into runs of equal keys (*perm, in
+ * m), a table from key to run, and for each left row (nl > 0) *cnt (its
+ * matches: 0 with a NULL key or none) and *pos (where its run starts in
+ * *perm).  *dk: the keys on the device (left nk, then right nk).  No
+ * right row with a key: every count is 0.
+ */
+static int ro_join_probe(ro_mem *m, const gpu_sortcol *lkeys,
+			 const gpu_sortcol *rkeys, int nkeys, uint32_t nl,
+			 uint32_t nr, gpu_sortcol **dk, uint64_t **cnt,
+			 uint32_t **pos, uint32_t **perm, char *err,
+			 size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	ro_mem m = {{0}, 0};
-	gpu_col *dk;
 	uint8_t *valid;
 	uint32_t *rv, *nv, nvalid = 0, nruns = 0, *p, *diff, *run, *start,
-			   *slot, *pos, *dli, *dri;
-	uint64_t *cnt, *off, total = 0, hs, last[2];
+			   *slot;
+	uint64_t hs;
 	gpu_sortcol sk[32];
 	void *tmp;
-	size_t tb = 0, tb2 = 0;
+	size_t tb = 0;
 	int rc;
 
-	*li = *ri = NULL;
-	*npairs = 0;
+	*perm = NULL;
+	if ((rc = ro_alloc(m, (void **)dk, sizeof(gpu_sortcol) * 2 * nkeys, err,
+			   errlen)) ||
+	    (rc = ro_alloc(m, (void **)cnt, 8 * (size_t)nl, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)pos, 4 * (size_t)nl, err, errlen)))
+		return rc;
+	GPU_TRY(cudaMemcpyAsync(*dk, lkeys, sizeof(gpu_sortcol) * nkeys,
+				cudaMemcpyHostToDevice, s));
+	GPU_TRY(cudaMemcpyAsync(*dk + nkeys, rkeys, sizeof(gpu_sortcol) * nkeys,
+				cudaMemcpyHostToDevice, s));
+	GPU_TRY(cudaMemsetAsync(*cnt, 0, 8 * (size_t)nl, s));
+	if (!nr)
+		return GPMDB_OK;
+	if ((rc = ro_alloc(m, (void **)&valid, nr, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&rv, 4 * (size_t)nr, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&nv, 4, err, errlen)))
+		return rc;
+	/* the right rows with a key (a NULL key matches nothing) */
+	ro_valid<<<ro_grid(nr), RO_BLOCK, 0, s>>>(*dk + nkeys, nkeys, nr,
+						  valid);
+	GPU_TRY(cudaGetLastError());
+	{
+		thrust::counting_iterator<uint32_t> it(0);
+		GPU_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, valid, rv, nv,
+						   (int)nr, s));
+		if ((rc = ro_alloc(m, &tmp, tb, err, errlen)))
+			return rc;
+		GPU_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, valid, rv, nv,
+						   (int)nr, s));
+	}
+	if ((rc = gpu_download(&nvalid, nv, 4, err, errlen)))
+		return rc;
+	if (!nvalid)
+		return GPMDB_OK;
+	for (int k = 0; k < nkeys; k++) {
+		sk[k] = rkeys[k];
+		sk[k].desc = 0;
+		sk[k].nulls_first = 1;
+	}
+	if ((rc = ro_eq_sorted(m, sk, nkeys, nvalid, rv, &p, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&diff, 4 * (size_t)nvalid, err,
+			   errlen)) ||
+	    (rc =
+		 ro_alloc(m, (void **)&run, 4 * (size_t)nvalid, err, errlen)) ||
+	    (rc =
+		 ro_alloc(m, (void **)&start, 4 * (size_t)nvalid, err, errlen)))
+		return rc;
+	*perm = p;
+	GPU_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)nvalid, s));
+	for (int k = 0; k < nkeys; k++) {
+		ro_diff<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(sk[k], p, nvalid,
+							     diff);
+		GPU_TRY(cudaGetLastError());
+	}
+	tb = 0;
+	GPU_TRY(
+	    cub::DeviceScan::InclusiveSum(NULL, tb, diff, run, (int)nvalid, s));
+	if ((rc = ro_alloc(m, &tmp, tb, err, errlen)))
+		return rc;
+	GPU_TRY(
+	    cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)nvalid, s));
+	if ((rc = gpu_download(&nruns, run + nvalid - 1, 4, err, errlen)))
+		return rc;
+	ro_runs<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(diff, run, nvalid, start);
+	GPU_TRY(cudaGetLastError());
+	/* the table: a power of two, at least twice the distinct keys */
+	for (hs = 1024; hs < 2 * (uint64_t)nruns; hs *= 2)
+		;
+	if ((rc = ro_alloc(m, (void **)&slot, 4 * hs, err, errlen)))
+		return rc;
+	GPU_TRY(cudaMemsetAsync(slot, 0, 4 * hs, s));
+	ro_build<<<ro_grid(nruns), RO_BLOCK, 0, s>>>(
+	    *dk + nkeys, nkeys, p, start, nruns, slot, hs - 1);
+	GPU_TRY(cudaGetLastError());
+	ro_probe<<<ro_grid(nl), RO_BLOCK, 0, s>>>(*dk, *dk + nkeys, nkeys, nl,
+						  p, start, nruns, nvalid, slot,
+						  hs - 1, *cnt, *pos);
+	GPU_TRY(cudaGetLastError());
+	return GPMDB_OK;
+}
+
+static int ro_nkeys_ok(int nkeys, char *err, size_t errlen)
+{
 	if (nkeys < 1 || nkeys > 32) {
 		snprintf(err, errlen, "%d join keys (1 to 32 on the GPU)",
 			 nkeys);
 		return GPMDB_UNSUPPORTED;
 	}
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			int nkeys, uint32_t nl, uint32_t nr, uint64_t max_pairs,
+			uint32_t **li, uint32_t **ri, uint64_t *npairs,
+			char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem m = {{0}, 0};
+	gpu_sortcol *dk;
+	uint32_t *p, *pos, *dli, *dri;
+	uint64_t *cnt, *off, total = 0, last[2];
+	void *tmp;
+	size_t tb2 = 0;
+	int rc;
+
+	*li = *ri = NULL;
+	*npairs = 0;
+	if ((rc = ro_nkeys_ok(nkeys, err, errlen)))
+		return rc;
 	if (!nl || !nr)
 		return GPMDB_OK;
 	if ((rc = ro_check_n(nr, err, errlen)) ||
 	    (rc = ro_check_n(nl, err, errlen)))
 		return rc;
-	if ((rc = ro_alloc(&m, (void **)&dk, sizeof(gpu_col) * 2 * nkeys, err,
-			   errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&valid, nr, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&rv, 4 * (size_t)nr, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&nv, 4, err, errlen)))
+	if ((rc = ro_join_probe(&m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
+				&pos, &p, err, errlen)))
 		goto out;
-	RO_TRY(cudaMemcpyAsync(dk, lkeys, sizeof(gpu_col) * nkeys,
-			       cudaMemcpyHostToDevice, s));
-	RO_TRY(cudaMemcpyAsync(dk + nkeys, rkeys, sizeof(gpu_col) * nkeys,
-			       cudaMemcpyHostToDevice, s));
-	/* the right rows with a key (a NULL key matches nothing) */
-	ro_valid<<<ro_grid(nr), RO_BLOCK, 0, s>>>(dk + nkeys, nkeys, nr, valid);
-	RO_TRY(cudaGetLastError());
-	{
-		thrust::counting_iterator<uint32_t> it(0);
-		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, valid, rv, nv,
-						  (int)nr, s));
-		if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
-			goto out;
-		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, valid, rv, nv,
-						  (int)nr, s));
-	}
-	if ((rc = gpu_download(&nvalid, nv, 4, err, errlen)))
+	if (!p) /* no right row with a key */
 		goto out;
-	if (!nvalid)
+	if ((rc = ro_alloc(&m, (void **)&off, 8 * (size_t)nl, err, errlen)))
 		goto out;
-	for (int k = 0; k < nkeys; k++) {
-		sk[k].col = rkeys[k];
-		sk[k].desc = 0;
-		sk[k].nulls_first = 1;
-	}
-	if ((rc = ro_sorted(&m, sk, nkeys, nvalid, rv, &p, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&diff, 4 * (size_t)nvalid, err,
-			   errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&run, 4 * (size_t)nvalid, err,
-			   errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&start, 4 * (size_t)nvalid, err,
-			   errlen)))
-		goto out;
-	RO_TRY(cudaMemsetAsync(diff, 0, 4 * (size_t)nvalid, s));
-	for (int k = 0; k < nkeys; k++) {
-		ro_diff<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(rkeys[k], p,
-							     nvalid, diff);
-		RO_TRY(cudaGetLastError());
-	}
-	tb = 0;
-	RO_TRY(
-	    cub::DeviceScan::InclusiveSum(NULL, tb, diff, run, (int)nvalid, s));
-	if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
-		goto out;
-	RO_TRY(
-	    cub::DeviceScan::InclusiveSum(tmp, tb, diff, run, (int)nvalid, s));
-	if ((rc = gpu_download(&nruns, run + nvalid - 1, 4, err, errlen)))
-		goto out;
-	ro_runs<<<ro_grid(nvalid), RO_BLOCK, 0, s>>>(diff, run, nvalid, start);
-	RO_TRY(cudaGetLastError());
-	/* the table: a power of two, at least twice the distinct keys */
-	for (hs = 1024; hs < 2 * (uint64_t)nruns; hs *= 2)
-		;
-	if ((rc = ro_alloc(&m, (void **)&slot, 4 * hs, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&cnt, 8 * (size_t)nl, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&off, 8 * (size_t)nl, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&pos, 4 * (size_t)nl, err, errlen)))
-		goto out;
-	RO_TRY(cudaMemsetAsync(slot, 0, 4 * hs, s));
-	ro_build<<<ro_grid(nruns), RO_BLOCK, 0, s>>>(
-	    dk + nkeys, nkeys, p, start, nruns, slot, hs - 1);
-	RO_TRY(cudaGetLastError());
-	ro_probe<<<ro_grid(nl), RO_BLOCK, 0, s>>>(dk, dk + nkeys, nkeys, nl, p,
-						  start, nruns, nvalid, slot,
-						  hs - 1, cnt, pos);
-	RO_TRY(cudaGetLastError());
-	tb2 = 0;
 	RO_TRY(cub::DeviceScan::ExclusiveSum(NULL, tb2, cnt, off, (int)nl, s));
 	if ((rc = ro_alloc(&m, &tmp, tb2, err, errlen)))
 		goto out;
@@ -755,5 +954,141 @@ out:
 		*npairs = 0;
 	}
 	ro_release(&m);
+	return rc;
+}
+
+/* keep[i]: left row i is in a SEMI (mode 0: it has a match), ANTI (1:
+ * none) or ANTI_NULL (2: none and no NULL key) join's output. */
+__global__ void ro_semi_keep(const gpu_sortcol *lkeys, int nk,
+			     const uint64_t *cnt, uint32_t nl, int mode,
+			     uint8_t *keep)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= nl)
+		return;
+	bool k = mode == 0 ? cnt[i] != 0 : cnt[i] == 0;
+	for (int c = 0; mode == 2 && k && c < nk; c++)
+		if (ro_null(lkeys[c].col, i))
+			k = false;
+	keep[i] = k;
+}
+
+extern "C" int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			     int nkeys, uint32_t nl, uint32_t nr, int mode,
+			     uint32_t **rows, uint32_t *nrows, char *err,
+			     size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem m = {{0}, 0};
+	gpu_sortcol *dk;
+	uint32_t *p, *pos, *out, *nv;
+	uint64_t *cnt;
+	uint8_t *keep;
+	void *tmp;
+	size_t tb = 0;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if ((rc = ro_nkeys_ok(nkeys, err, errlen)))
+		return rc;
+	if (mode < 0 || mode > 2) {
+		snprintf(err, errlen, "gpu_semi_join: mode %d", mode);
+		return GPMDB_MISUSE;
+	}
+	if (!nl)
+		return GPMDB_OK;
+	if ((rc = ro_check_n(nr, err, errlen)) ||
+	    (rc = ro_check_n(nl, err, errlen)))
+		return rc;
+	if ((rc = ro_join_probe(&m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
+				&pos, &p, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&keep, nl, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&out, 4 * (size_t)nl, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&nv, 4, err, errlen)))
+		goto out;
+	ro_semi_keep<<<ro_grid(nl), RO_BLOCK, 0, s>>>(dk, nkeys, cnt, nl, mode,
+						      keep);
+	RO_TRY(cudaGetLastError());
+	{
+		/* the kept left rows in row order: exec.c's semi_out */
+		thrust::counting_iterator<uint32_t> it(0);
+		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, keep, out, nv,
+						  (int)nl, s));
+		if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
+			goto out;
+		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, keep, out, nv,
+						  (int)nl, s));
+	}
+	if ((rc = gpu_download(nrows, nv, 4, err, errlen)))
+		goto out;
+	if (!(*rows = (uint32_t *)malloc(4 * (size_t)*nrows + 4))) {
+		snprintf(err, errlen, "out of memory");
+		rc = GPMDB_NOMEM;
+		goto out;
+	}
+	if (*nrows &&
+	    (rc = gpu_download(*rows, out, 4 * (size_t)*nrows, err, errlen)))
+		goto out;
+out:
+	if (rc) {
+		free(*rows);
+		*rows = NULL;
+		*nrows = 0;
+	}
+	ro_release(&m);
+	return rc;
+}
+
+/* nulls[perm[i]]: row perm[i] is not the first of its set (head[i] 0) or
+ * its argument (the last key) is NULL. */
+__global__ void ro_dmask(gpu_sortcol arg, const uint32_t *perm,
+			 const uint32_t *head, uint32_t m, uint8_t *nulls)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= m)
+		return;
+	uint32_t r = perm[i];
+	nulls[r] = !head[i] || ro_null(arg.col, r);
+}
+
+extern "C" int gpu_distinct_nulls(const gpu_sortcol *keys, int nk, uint32_t m,
+				  uint8_t **nulls, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint32_t *perm = NULL, *head = NULL;
+	int rc;
+
+	*nulls = NULL;
+	if (nk < 1) {
+		snprintf(err, errlen, "gpu_distinct_nulls: no argument");
+		return GPMDB_MISUSE;
+	}
+	if ((rc = gpu_alloc((void **)nulls, (size_t)m + 16, err, errlen)))
+		return rc;
+	if (!m)
+		return GPMDB_OK;
+	if ((rc = gpu_alloc((void **)&head, 4 * (size_t)m + 4, err, errlen)) ||
+	    (rc = ro_key_groups(keys, nk, m, &perm, head, err, errlen)))
+		goto out;
+	ro_dmask<<<ro_grid(m), RO_BLOCK, 0, s>>>(keys[nk - 1], perm, head, m,
+						 *nulls);
+	{
+		cudaError_t e = cudaGetLastError();
+		/* perm and head are freed below: the kernel must be done */
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(s);
+		if (e != cudaSuccess)
+			rc = gpu_cuda_fail(e, "ro_dmask<<<>>>", err, errlen);
+	}
+out:
+	gpu_free(perm, NULL, 0);
+	gpu_free(head, NULL, 0);
+	if (rc) {
+		gpu_free(*nulls, NULL, 0);
+		*nulls = NULL;
+	}
 	return rc;
 }

@@ -5,10 +5,26 @@
  * (row count and checksums), the integrity check is clean.  Reopens
  * alternate between the GPU recovery kernel and the CPU recovery.
  *
+ * Workloads: insert (gpmdb_append_columns), update (a predicate UPDATE
+ * of every other row, values scattered: gpu_update_mode = scatter),
+ * lines (the same UPDATE written as whole dirty lines: gpu_update_mode =
+ * lines).  The write kernels are a few ms of a statement that takes
+ * ~100 ms, so random kills rarely land in them: the child tells the
+ * parent through a pipe when they start and end (GPMDB_TEST_LAUNCH_FD,
+ * engine/batch_gpu.c), and two kills in three wait for the start and
+ * then sleep a random part of the kernels' duration measured in a
+ * calibration run; the third kill is at a random moment of the whole
+ * statement.  What the child wrote before it died says where each kill
+ * landed: before the kernels, inside them, or after them; the test
+ * fails when fewer than a third landed inside, or (UPDATE) when no
+ * recovery ran the GPU undo kernel or none the CPU's.
+ *
+ * Usage: crash_gpu_dml [insert|update|lines ...] (default all three).
  * GPMDB_CRASH_KILLS=n kills per workload (default 50), GPMDB_CRASH_ROWS=n
  * rows per batch (default 1M).
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,17 +91,25 @@ static image ins_after(image b, int64_t first)
 	return b;
 }
 
-/* Child: open with backend=gpu, warm CUDA, say "ready" on fd, run one
- * batch, commit, say "done". */
+/* Child: open with backend=gpu, warm CUDA, say "ready" (r) on fd, run
+ * one batch (the engine says k and K around its write kernels), commit,
+ * say "done" (d, or e on an error). */
 static int child(const char *what, int fd)
 {
-	gpmdb *db = du_open(path, "gpu", 0);
-	char c = 'r';
+	char c = 'r', fds[16];
+	gpmdb *db;
 	int rc;
 
+	snprintf(fds, sizeof(fds), "%d", fd);
+	setenv("GPMDB_TEST_LAUNCH_FD", fds, 1); /* read at open */
+	db = du_open(path, "gpu", 0);
 	if (!db)
 		return 2;
 	du_exec(db, "PRAGMA gpu_persist = kernel");
+	if (du_exec(db, strcmp(what, "lines")
+			    ? "PRAGMA gpu_update_mode = scatter"
+			    : "PRAGMA gpu_update_mode = lines") != GPMDB_OK)
+		return 2;
 	du_num(db, "PRAGMA gpu_info"); /* CUDA up before the window */
 	if (!strcmp(what, "insert")) {
 		int64_t first = (int64_t)du_num(db, "SELECT count(*) FROM t");
@@ -112,16 +136,34 @@ static int child(const char *what, int fd)
 	return rc == GPMDB_OK ? 0 : 1;
 }
 
-/* Runs a child; kills it delay_ms after it said ready (delay < 0: lets
- * it finish).  Returns 1 when it finished, 0 when killed first; *op_ms
- * its ready-to-done time when it finished. */
-static int run_child(const char *what, double delay_ms, double *op_ms)
+/* Where a kill landed, from the bytes the child wrote before it died. */
+enum { AT_BEFORE, AT_INSIDE, AT_AFTER };
+
+typedef struct {
+	double pre_ms, kern_ms, post_ms; /* r..k, k..K, K..d */
+} timing;
+
+/* Reads one byte (0 at EOF). */
+static char rd(int fd)
 {
-	int p[2];
+	char c;
+
+	return read(fd, &c, 1) == 1 ? c : 0;
+}
+
+/*
+ * Runs a child.  delay_ms < 0: lets it finish and fills *tm.  Otherwise
+ * kills it delay_ms after it said ready (aim 0) or after its write
+ * kernels started (aim 1; a child that finishes without them is an
+ * error).  Returns AT_* (where the kill landed; AT_AFTER when it
+ * committed), -1 on an error.
+ */
+static int run_child(const char *what, double delay_ms, int aim, timing *tm)
+{
+	int p[2], st, at, seen_k = 0, seen_K = 0;
 	char c = 0;
 	pid_t pid;
-	int st, done = 0;
-	double t0;
+	double t0, tk = 0, tK = 0;
 
 	if (pipe(p))
 		return -1;
@@ -135,25 +177,60 @@ static int run_child(const char *what, double delay_ms, double *op_ms)
 		_exit(4);
 	}
 	close(p[1]);
-	if (read(p[0], &c, 1) != 1 || c != 'r') {
+	if (rd(p[0]) != 'r') {
 		close(p[0]);
 		waitpid(pid, &st, 0);
 		return -1;
 	}
 	t0 = du_ms();
-	if (delay_ms >= 0) {
-		usleep((useconds_t)(delay_ms * 1000));
-		kill(pid, SIGKILL);
+	if (delay_ms < 0) {
+		/* calibration: time every step */
+		while ((c = rd(p[0])) && c != 'd' && c != 'e') {
+			if (c == 'k' && !seen_k++)
+				tk = du_ms();
+			if (c == 'K')
+				seen_K++, tK = du_ms();
+		}
+		close(p[0]);
+		waitpid(pid, &st, 0);
+		if (c != 'd' || !seen_k || !seen_K || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0) {
+			fprintf(stderr,
+				"calibration: child ended with '%c' (k %d, K "
+				"%d), status %x\n",
+				c ? c : '-', seen_k, seen_K, st);
+			return -1;
+		}
+		tm->pre_ms = tk - t0;
+		tm->kern_ms = tK - tk;
+		tm->post_ms = du_ms() - tK;
+		return AT_AFTER;
 	}
-	if (read(p[0], &c, 1) == 1 && c == 'd') {
-		done = 1;
-		*op_ms = du_ms() - t0;
+	if (aim) {
+		c = rd(p[0]);
+		if (c != 'k') {
+			fprintf(stderr, "child wrote '%c' instead of k\n",
+				c ? c : '-');
+			kill(pid, SIGKILL);
+			close(p[0]);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		seen_k = 1;
+	}
+	usleep((useconds_t)(delay_ms * 1000));
+	kill(pid, SIGKILL);
+	/* what it wrote before it died */
+	while ((c = rd(p[0]))) {
+		seen_k += c == 'k';
+		seen_K += c == 'K';
+		if (c == 'd')
+			seen_K++;
 	}
 	close(p[0]);
 	waitpid(pid, &st, 0);
-	if (delay_ms < 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-		return -1;
-	return done;
+	at = seen_K ? AT_AFTER : seen_k ? AT_INSIDE : AT_BEFORE;
+	return at;
 }
 
 static double cseg_last;
@@ -179,9 +256,10 @@ static void workload(const char *what)
 	const char *tbl = !strcmp(what, "insert") ? "t" : "u";
 	gpmdb *db;
 	image before, after;
-	double op_ms = 0, rec_ms, gseg, max_rec = 0;
-	int killed_mid = 0, after_n = 0, before_n = 0, gpu_recs = 0;
-	int cpu_recs = 0;
+	timing tm = {0, 0, 0};
+	double rec_ms, gseg, max_rec = 0;
+	int where[3] = {0, 0, 0}, after_n = 0, before_n = 0, gpu_recs = 0;
+	int cpu_recs = 0, aimed = 0;
 	char ok[256];
 
 	unlink(path);
@@ -206,19 +284,24 @@ static void workload(const char *what)
 		free(v);
 	}
 	gpmdb_close(db);
-	/* calibration: one batch to the end */
-	CHECK(run_child(what, -1, &op_ms) == 1);
-	printf("# %s: one batch of %lld rows takes %.1f ms (ready to "
-	       "commit)\n",
-	       what, (long long)batch, op_ms);
+	/* calibration: one batch to the end, each step timed */
+	if (run_child(what, -1, 0, &tm) != AT_AFTER) {
+		CHECKF(0, "%s: the calibration batch failed", what);
+		return;
+	}
+	printf("# %s: one batch of %lld rows: %.1f ms to its write kernels, "
+	       "%.2f ms in them, %.1f ms to the commit\n",
+	       what, (long long)batch, tm.pre_ms, tm.kern_ms, tm.post_ms);
 	srand(12345);
 	for (int k = 0; k < kills; k++) {
-		/* odd kills aim at the end of the statement, where the
-		 * kernels write (the filter comes first) */
-		double u01 = (double)rand() / RAND_MAX, dummy;
+		/* two in three wait for the kernels and kill inside them;
+		 * the third at a random moment of the whole statement */
+		double u01 = (double)rand() / RAND_MAX;
+		int aim = k % 3 != 0;
 		double delay =
-		    k % 2 ? op_ms * (0.85 + 0.2 * u01) : op_ms * 1.2 * u01;
-		int done;
+		    aim ? tm.kern_ms * 0.9 * u01
+			: (tm.pre_ms + tm.kern_ms + tm.post_ms) * 1.1 * u01;
+		int at;
 
 		db = du_open(path, "cpu", 0);
 		if (!db) {
@@ -240,9 +323,11 @@ static void workload(const char *what)
 			    (double)batch; /* 2 * batch rows, half even */
 		}
 		gpmdb_close(db);
-		done = run_child(what, delay, &dummy);
-		CHECK(done >= 0);
-		killed_mid += done == 0;
+		at = run_child(what, delay, aim, &tm);
+		CHECK(at >= 0);
+		if (at >= 0)
+			where[at]++;
+		aimed += aim;
 		db = reopen(k, &rec_ms, &gseg);
 		if (!db) {
 			CHECK(db);
@@ -260,8 +345,9 @@ static void workload(const char *what)
 		    "count(a) %.0f; before %.0f/%.0f, after %.0f/%.0f",
 		    what, k, delay, now.rows, now.sv, now.sa, now.na,
 		    before.rows, before.sv, after.rows, after.sv);
-		if (!strcmp(what, "update")) {
-			/* no torn rows: every even row moved together */
+		if (strcmp(what, "insert")) {
+			/* no torn rows (lines: nor a neighbour changed): every
+			 * even row moved together */
 			double lo = du_num(db, "SELECT min(v - id * 3) FROM u "
 					       "WHERE id % 2 = 0");
 			double hi = du_num(db, "SELECT max(v - id * 3) FROM u "
@@ -281,11 +367,20 @@ static void workload(const char *what)
 		       "kill %d: integrity: %s", k, ok);
 		gpmdb_close(db);
 	}
-	printf("# %s: %d kills (%d before the commit), %d before-images, %d "
+	printf("# %s: %d kills (%d aimed at the kernels): %d before the write "
+	       "kernels, %d inside, %d after; %d before-images, %d "
 	       "after-images; HCL batches undone: %d by the GPU kernel, %d "
 	       "by the CPU; longest recovery %.2f ms\n",
-	       what, kills, killed_mid, before_n, after_n, gpu_recs, cpu_recs,
-	       max_rec);
+	       what, kills, aimed, where[AT_BEFORE], where[AT_INSIDE],
+	       where[AT_AFTER], before_n, after_n, gpu_recs, cpu_recs, max_rec);
+	/* the point of aiming: kills inside the kernels, recovered */
+	CHECKF(where[AT_INSIDE] * 3 >= kills,
+	       "%s: only %d of %d kills landed inside the write kernels", what,
+	       where[AT_INSIDE], kills);
+	if (strcmp(what, "insert") && where[AT_INSIDE] >= 4)
+		CHECKF(gpu_recs > 0 && cpu_recs > 0,
+		       "%s: HCL batches undone by the GPU %d, by the CPU %d",
+		       what, gpu_recs, cpu_recs);
 }
 
 static void t_insert(void)
@@ -296,6 +391,21 @@ static void t_insert(void)
 static void t_update(void)
 {
 	workload("update");
+}
+
+static void t_lines(void)
+{
+	workload("lines");
+}
+
+/* No workload named on the command line: all of them. */
+static int want(int argc, char **argv, const char *name)
+{
+	int on = argc < 2;
+
+	for (int i = 1; i < argc; i++)
+		on = on || !strcmp(argv[i], name);
+	return on;
 }
 
 int main(int argc, char **argv)
@@ -311,8 +421,19 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s", argv[3]);
 		return child(argv[2], atoi(argv[4]));
 	}
-	TEST_RUN(t_insert);
-	TEST_RUN(t_update);
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "insert") && strcmp(argv[i], "update") &&
+		    strcmp(argv[i], "lines")) {
+			fprintf(stderr, "usage: %s [insert|update|lines ...]\n",
+				argv[0]);
+			return 2;
+		}
+	if (want(argc, argv, "insert"))
+		TEST_RUN(t_insert);
+	if (want(argc, argv, "update"))
+		TEST_RUN(t_update);
+	if (want(argc, argv, "lines"))
+		TEST_RUN(t_lines);
 	unlink(path);
 	TEST_MAIN_END();
 }

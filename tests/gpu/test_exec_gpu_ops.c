@@ -5,6 +5,8 @@
  * rows must be the same in the same order (no ORDER BY needed: the GPU
  * reproduces the CPU's order of joins and DISTINCT).  Data: NULLs,
  * duplicates, ties, negative numbers, -0.0 and 0.0, dates, decimals.
+ * Also LIMIT/OFFSET over GPU results, SEMI/ANTI/NOT IN joins (NULL keys,
+ * empty sides, a residual), bare columns and DISTINCT aggregates.
  * GPMDB_TEST_ROWS=n sets the big table's size (default 300000).
  */
 #include <stdint.h>
@@ -81,6 +83,20 @@ static void setup(void)
 			   "WHERE i < 4000"));
 	CHECK(!xq_exec(db, "INSERT INTO u SELECT k + 1, y + 5, d, dt, m, 'p' "
 			   "FROM u"));
+	/* x: TEXT keys with long common prefixes, empty strings, NULLs,
+	 * strings that differ only in length, bytes >= 0x80 */
+	CHECK(!xq_exec(db, "CREATE TABLE x(i BIGINT, k BIGINT, s1 TEXT, s2 "
+			   "VARCHAR(30), s3 TEXT)"));
+	CHECK(!xq_exec(
+	    db, "INSERT INTO x SELECT i, k, CASE WHEN i % 13 = 0 THEN NULL "
+		"WHEN i % 17 = 0 THEN '' ELSE 'prefix-long-common-' || "
+		"CAST(k AS TEXT) END, CAST(i % 50 AS TEXT) || s, CASE WHEN "
+		"i % 29 = 0 THEN '\xc3\xa9' || CAST(i % 3 AS TEXT) ELSE "
+		"substr('abcdefghijabcdefghij', 1, i % 20) END FROM t"));
+	CHECK(!xq_exec(db, "CREATE TABLE lt(i BIGINT, s TEXT)"));
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO lt VALUES (1, 'a'), (2, '%0301d'), (3, NULL)", 5);
+	CHECK(!xq_exec(db, sql));
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
 }
 
@@ -104,13 +120,21 @@ static void t_explain(void)
 	e = xq(db, "EXPLAIN SELECT k FROM t UNION SELECT y FROM u");
 	CHECKF(strstr(e, "UNION (backend=gpu)"), "%s", e);
 	free(e);
-	/* text keys stay on the CPU: strict says so */
+	/* text keys on the GPU too */
 	e = xq(db, "EXPLAIN SELECT s FROM t ORDER BY s");
-	CHECKF(strstr(e, "backend=cpu (ORDER BY a TEXT key"), "%s", e);
+	CHECKF(strstr(e, "SORT BY #1 (backend=gpu)"), "%s", e);
 	free(e);
-	e = xq(db, "SELECT s FROM t ORDER BY s LIMIT 3");
-	CHECKF(strstr(e, "gpu_strict: SORT cannot run on the GPU: ORDER BY a "
-			 "TEXT key"),
+	e = xq(db, "EXPLAIN SELECT a.i FROM x a JOIN x b ON a.s1 = b.s1 AND "
+		   "a.k = b.k");
+	printf("# %s", e);
+	CHECKF(strstr(e, "JOIN ON a.s1 = b.s1 AND a.k = b.k (backend=gpu)"),
+	       "%s", e);
+	free(e);
+	/* a TEXT sort key longer than GPU_SORT_MAX_TEXT: found at run time;
+	 * strict says so with the length */
+	e = xq(db, "SELECT i FROM lt ORDER BY s");
+	CHECKF(strstr(e, "gpu_strict: SORT cannot run on the GPU") &&
+		   strstr(e, "a TEXT key of 301 bytes (at most 256"),
 	       "%s", e);
 	free(e);
 	/* auto: the estimate decides */
@@ -148,6 +172,50 @@ static void t_sort(void)
 	    "SELECT k, count(*) FROM t GROUP BY k ORDER BY 2 DESC, 1",
 	    "SELECT i, NULL FROM t ORDER BY 2, i DESC LIMIT 50",
 	    "SELECT i, k FROM t WHERE k > 100 ORDER BY k, i LIMIT 5000",
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both(q[k]);
+}
+
+static void t_text(void)
+{
+	static const char *q[] = {
+	    /* ORDER BY, asc/desc, NULLs either end, ties in row order */
+	    "SELECT i, s1 FROM x ORDER BY s1",
+	    "SELECT i, s1 FROM x ORDER BY s1 DESC",
+	    "SELECT i, s1 FROM x ORDER BY s1 NULLS LAST",
+	    "SELECT i, s1 FROM x ORDER BY s1 DESC NULLS FIRST, i DESC",
+	    "SELECT i, s3 FROM x ORDER BY s3, i DESC",
+	    "SELECT i, s3 FROM x ORDER BY s3 DESC",
+	    "SELECT i, s2, s3 FROM x ORDER BY s2 DESC, s3, k",
+	    "SELECT i, s1 FROM x ORDER BY s1 LIMIT 100",
+	    "SELECT i, s3 FROM x ORDER BY s3 DESC LIMIT 10",
+	    "SELECT i, s1, s3 FROM x ORDER BY s3, s1 DESC LIMIT 500 OFFSET 7",
+	    "SELECT i, s1 FROM x WHERE i < 5000 ORDER BY substr(s1, 5), i",
+	    "SELECT i, s FROM lt ORDER BY i",
+	    /* DISTINCT and set operations */
+	    "SELECT DISTINCT s1 FROM x",
+	    "SELECT DISTINCT s3, s2 FROM x",
+	    "SELECT DISTINCT s3, k FROM x WHERE i % 5 = 0",
+	    "SELECT s1 FROM x UNION SELECT name FROM u",
+	    "SELECT s3 FROM x WHERE i % 2 = 0 UNION SELECT s2 FROM x",
+	    "SELECT s3 FROM x INTERSECT SELECT s3 FROM x WHERE i % 7 = 0",
+	    "SELECT s2, s3 FROM x INTERSECT SELECT s2, s3 FROM x WHERE k > 0",
+	    "SELECT s2 FROM x EXCEPT SELECT s2 FROM x WHERE i % 3 = 0",
+	    "SELECT s1 FROM x EXCEPT SELECT s1 FROM x WHERE k < 200",
+	    "SELECT s FROM lt UNION SELECT s FROM lt",
+	    /* joins on TEXT and on two keys */
+	    "SELECT a.i, b.i FROM x a JOIN (SELECT i, s1 FROM x WHERE i < "
+	    "3000) "
+	    "b ON a.s1 = b.s1 WHERE a.i < 100000",
+	    "SELECT a.i, b.i, b.s3 FROM x a LEFT JOIN (SELECT i, s3, k FROM x "
+	    "WHERE i < 5000) b ON a.s3 = b.s3 AND a.k = b.k WHERE a.i < 50000",
+	    "SELECT a.i, b.i FROM x a JOIN x b ON a.s2 = b.s2 AND a.k = b.k "
+	    "WHERE a.i < 20000",
+	    "SELECT a.i, b.y FROM x a JOIN u b ON a.k = b.k AND a.i = b.y",
+	    "SELECT a.i, b.i FROM x a JOIN lt b ON a.s3 = b.s",
+	    "SELECT count(*) FROM x a JOIN x b ON a.s3 = b.s3 AND a.s2 = b.s2 "
+	    "WHERE a.i < 3000",
 	};
 	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 		both(q[k]);
@@ -207,6 +275,164 @@ static long gstat_of(const char *name)
 	return v;
 }
 
+/* EXPLAIN of sql under backend=gpu holds want. */
+static void explain_has(const char *sql, const char *want)
+{
+	char ex[1024], *e;
+
+	xq_exec(db, "PRAGMA backend = gpu");
+	snprintf(ex, sizeof(ex), "EXPLAIN %s", sql);
+	e = xq(db, ex);
+	CHECKF(strstr(e, want), "%s\n  wanted: %s\n  got: %s", sql, want, e);
+	free(e);
+}
+
+/* gpu_operators that sql adds under backend=gpu (strict). */
+static long gpu_ops_of(const char *sql)
+{
+	long o0;
+	char *r;
+
+	xq_exec(db, "PRAGMA backend = gpu");
+	o0 = gstat_of("gpu_operators");
+	r = xq(db, sql);
+	CHECKF(strncmp(r, "ERROR", 5), "%s: %s", sql, r);
+	free(r);
+	return gstat_of("gpu_operators") - o0;
+}
+
+/* LIMIT/OFFSET over GPU results: a truncation, counted as a GPU
+ * operator; over a CPU input it stays a CPU operator and says why. */
+static void t_limit(void)
+{
+	static const char *q[] = {
+	    "SELECT i, k FROM t ORDER BY k, i LIMIT 10 OFFSET 5",
+	    /* OFFSET past the end, at the end, LIMIT 0, negative LIMIT */
+	    "SELECT i, k FROM t ORDER BY k, i LIMIT 10 OFFSET 1000000",
+	    "SELECT i, k FROM t WHERE i < 100 ORDER BY i LIMIT 10 OFFSET 97",
+	    "SELECT i, k FROM t ORDER BY k DESC LIMIT 0 OFFSET 3",
+	    "SELECT i FROM t WHERE i < 5000 ORDER BY k, i LIMIT -1 OFFSET "
+	    "4990",
+	    /* over a filter/projection, an aggregate, DISTINCT, a join */
+	    "SELECT i, k FROM t WHERE k > 0 LIMIT 7 OFFSET 3",
+	    "SELECT i FROM t WHERE k > 0 LIMIT 5 OFFSET 10000000",
+	    "SELECT k, count(*) FROM t GROUP BY k LIMIT 5 OFFSET 2",
+	    "SELECT DISTINCT k FROM t LIMIT 3",
+	    "SELECT t.i, u.y FROM t JOIN u ON t.k = u.k LIMIT 20 OFFSET 100",
+	    /* text rows after an OFFSET */
+	    "SELECT i, s1 FROM x ORDER BY s1 DESC, i LIMIT 4 OFFSET 9",
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both(q[k]);
+	explain_has("SELECT i, k FROM t ORDER BY k LIMIT 10 OFFSET 5",
+		    "LIMIT 10 OFFSET 5 (backend=gpu)");
+	explain_has("SELECT i, k FROM t WHERE k > 0 LIMIT 3",
+		    "LIMIT 3 (backend=gpu)");
+	/* a CPU input: LIMIT is a CPU operator, with the reason */
+	explain_has("SELECT upper(s) FROM t LIMIT 3",
+		    "LIMIT 3 (backend=cpu (its input (PROJECT) runs on the "
+		    "CPU");
+	/* the LIMIT itself is one more GPU operator than its sort */
+	CHECK(gpu_ops_of("SELECT i FROM t ORDER BY k, i LIMIT 5 OFFSET 2") ==
+	      gpu_ops_of("SELECT i FROM t ORDER BY k, i") + 1);
+}
+
+/* SEMI/ANTI joins (decorrelated IN, EXISTS, NOT EXISTS, NOT IN): the
+ * left rows in the CPU's order, NULL rules of each. */
+static void t_semi(void)
+{
+	static const char *q[] = {
+	    /* uncorrelated IN / NOT IN (ANTI_NULL): u.y has no NULL, u.k
+	     * has NULLs (NOT IN gives no row), an empty right side (NOT
+	     * IN gives every row, NULL keys included) */
+	    "SELECT i, k FROM t WHERE k IN (SELECT y FROM u)",
+	    "SELECT i, k FROM t WHERE k IN (SELECT k FROM u)",
+	    "SELECT i, k FROM t WHERE k NOT IN (SELECT y FROM u)",
+	    "SELECT i, k FROM t WHERE k NOT IN (SELECT k FROM u)",
+	    "SELECT i, k FROM t WHERE k NOT IN (SELECT y FROM u WHERE y < 0)",
+	    "SELECT i, k FROM t WHERE k IN (SELECT y FROM u WHERE y < 0)",
+	    "SELECT i, k FROM t WHERE k NOT IN (SELECT k FROM u WHERE k IS "
+	    "NOT NULL)",
+	    /* empty left side */
+	    "SELECT i FROM t WHERE i < 0 AND k IN (SELECT y FROM u)",
+	    "SELECT i FROM t WHERE i < 0 AND k NOT IN (SELECT y FROM u)",
+	    /* correlated EXISTS / NOT EXISTS: duplicates on the right (u
+	     * has several rows per key), NULL keys on both sides */
+	    "SELECT i, k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = "
+	    "t.k)",
+	    "SELECT i, k FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k "
+	    "= t.k)",
+	    "SELECT i FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k "
+	    "AND u.dt = t.dt)",
+	    "SELECT i FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.m = t.m)",
+	    /* a residual over the pairs (Q21's shape) */
+	    "SELECT i FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k "
+	    "AND u.y > t.i)",
+	    "SELECT i, k FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k "
+	    "= t.k AND u.y <> t.i % 1000)",
+	    /* a right side larger than the left (the CPU probes the other
+	     * way round) */
+	    "SELECT y FROM u WHERE EXISTS (SELECT 1 FROM t WHERE t.k = u.k "
+	    "AND t.i > u.y * 10)",
+	    "SELECT y, k FROM u WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k "
+	    "= u.k)",
+	    /* TEXT keys, a NULL in the right side of NOT IN */
+	    "SELECT i FROM x WHERE s3 IN (SELECT s FROM lt)",
+	    "SELECT i, s1 FROM x WHERE s1 IN (SELECT s1 FROM x WHERE i % 101 "
+	    "= 0)",
+	    "SELECT i FROM x WHERE s3 NOT IN (SELECT s FROM lt)",
+	    "SELECT i, s3 FROM x WHERE s3 NOT IN (SELECT s FROM lt WHERE s "
+	    "IS NOT NULL)",
+	    "SELECT i FROM x WHERE NOT EXISTS (SELECT 1 FROM x b WHERE b.s2 "
+	    "= x.s2 AND b.k = x.k AND b.i <> x.i)",
+	    /* under an aggregate */
+	    "SELECT count(*), sum(k) FROM t WHERE k IN (SELECT y FROM u)",
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both(q[k]);
+	explain_has("SELECT i FROM t WHERE k IN (SELECT y FROM u)",
+		    "HASH SEMI JOIN ON k = subquery (backend=gpu)");
+	explain_has("SELECT i FROM t WHERE k NOT IN (SELECT y FROM u)",
+		    "HASH ANTI (NOT IN) JOIN ON k = subquery (backend=gpu)");
+	explain_has("SELECT i FROM t WHERE NOT EXISTS (SELECT 1 FROM u "
+		    "WHERE u.k = t.k AND u.y > t.i)",
+		    "FILTER (u.y > t.i) (backend=gpu)");
+}
+
+/* Bare columns (AGG_ANY: the group's first non-NULL value) and
+ * DISTINCT aggregates (NULLs ignored) on the GPU. */
+static void t_agg_more(void)
+{
+	static const char *q[] = {
+	    "SELECT k, i FROM t GROUP BY k",
+	    /* d is NULL in some rows: the first non-NULL value */
+	    "SELECT k, d, count(*) FROM t GROUP BY k",
+	    "SELECT bo, s, dt, m FROM t GROUP BY bo",
+	    "SELECT k % 7, s1, s3 FROM x GROUP BY k % 7",
+	    "SELECT count(*), d FROM t WHERE k > 400",
+	    "SELECT max(i), d FROM t WHERE i < 0",
+	    "SELECT k, d FROM t WHERE i % 13 = 5 GROUP BY k",
+	    "SELECT count(DISTINCT k) FROM t",
+	    "SELECT count(DISTINCT k), sum(DISTINCT k), avg(DISTINCT k) FROM "
+	    "t WHERE i % 3 = 0",
+	    "SELECT bo, count(DISTINCT k), sum(DISTINCT m), count(DISTINCT d) "
+	    "FROM t GROUP BY bo",
+	    "SELECT k % 10, count(DISTINCT dt), min(DISTINCT d), count(k) "
+	    "FROM t GROUP BY k % 10",
+	    "SELECT s3, count(DISTINCT k), count(DISTINCT s2) FROM x GROUP BY "
+	    "s3",
+	    "SELECT s2, count(DISTINCT k) FROM x WHERE i % 3 = 0 GROUP BY s2 "
+	    "ORDER BY 2 DESC, 1",
+	    "SELECT count(DISTINCT k) FROM t WHERE i < 0",
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both(q[k]);
+	explain_has("SELECT k, i FROM t GROUP BY k",
+		    "COMPUTE any(i) (backend=gpu)");
+	explain_has("SELECT count(DISTINCT k) FROM t",
+		    "COMPUTE count(DISTINCT k) (backend=gpu)");
+}
+
 static long fallbacks0;
 
 static void t_stats(void)
@@ -219,9 +445,10 @@ static void t_stats(void)
 	/* everything above ran under gpu_strict: no fallback */
 	CHECK(gstat_of("cpu_fallbacks") == fallbacks0);
 	CHECK(gstat_of("gpu_operators") > 40);
-	/* not strict: a TEXT sort runs on the CPU, counted */
+	/* not strict: a sort by a TEXT key longer than the GPU sorts
+	 * (found at run time) runs on the CPU, counted */
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = off"));
-	both("SELECT s, i FROM t WHERE i < 1000 ORDER BY s, i");
+	both("SELECT s, i FROM lt ORDER BY s, i");
 	CHECK(gstat_of("cpu_fallbacks") == fallbacks0 + 1);
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
 }
@@ -238,6 +465,10 @@ int main(void)
 	TEST_RUN(t_sort);
 	TEST_RUN(t_join);
 	TEST_RUN(t_distinct_setops);
+	TEST_RUN(t_text);
+	TEST_RUN(t_limit);
+	TEST_RUN(t_semi);
+	TEST_RUN(t_agg_more);
 	TEST_RUN(t_stats);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);

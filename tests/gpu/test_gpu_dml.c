@@ -120,9 +120,10 @@ out:
 	return rc;
 }
 
-/* The workload on the CPU and on the GPU with one persist scope and one
- * logging method (PRAGMA gpu_log; NULL: hcl), compared row by row. */
-static void t_equal_scope_log(const char *scope, const char *log)
+/* The workload on the CPU and on the GPU with one persist scope, one
+ * logging method (PRAGMA gpu_log; NULL: hcl) and one update mode (PRAGMA
+ * gpu_update_mode; NULL: the default, auto), compared row by row. */
+static void t_equal_cfg(const char *scope, const char *log, const char *um)
 {
 	gpmdb *cdb, *gdb;
 	uint64_t hc, hg, rc_, rg;
@@ -146,6 +147,11 @@ static void t_equal_scope_log(const char *scope, const char *log)
 		CHECK_RC(du_exec(gdb, "PRAGMA gpu_log_partitions = 64"),
 			 GPMDB_OK);
 	}
+	if (um) {
+		snprintf(sql, sizeof(sql), "PRAGMA gpu_update_mode = %s", um);
+		CHECK_RC(du_exec(gdb, sql), GPMDB_OK);
+	}
+	double l0 = du_stat(gdb, "gpu_write_stats", "line_batches");
 	double b0 = du_stat(gdb, "gpu_write_stats", "gpu_batches");
 	double v0 = du_stat(gdb, "gpu_write_stats", "conv_batches");
 	double f0 = du_stat(gdb, "gpu_write_stats", "cpu_fallbacks");
@@ -169,12 +175,19 @@ static void t_equal_scope_log(const char *scope, const char *log)
 	/* 1 keyed + 4 predicate updates (the rolled-back one included) */
 	double nv = du_stat(gdb, "gpu_write_stats", "conv_batches") - v0;
 	CHECKF(log ? nv >= 5 : nv == 0, "conventional batches %.0f", nv);
-	printf("# log %s, scope %s: %llu rows equal (%016llx); workload cpu "
-	       "%.0f ms, "
-	       "gpu %.0f ms; %.0f GPU batches, last: upload %.2f log %.2f "
-	       "data %.2f total %.2f ms\n",
-	       log ? log : "hcl", scope, (unsigned long long)rg,
-	       (unsigned long long)hg, tc, tg, nb,
+	/* lines: every HCL UPDATE (5, the rolled-back one included) wrote
+	 * its values as lines; scatter: none */
+	double nl = du_stat(gdb, "gpu_write_stats", "line_batches") - l0;
+	CHECKF(um && !strcmp(um, "lines")	       ? nl >= 5
+	       : (um && !strcmp(um, "scatter")) || log ? nl == 0
+						       : 1,
+	       "line batches %.0f", nl);
+	printf("# log %s, scope %s, update mode %s: %llu rows equal (%016llx); "
+	       "workload cpu %.0f ms, "
+	       "gpu %.0f ms; %.0f GPU batches (%.0f with lines), last: upload "
+	       "%.2f log %.2f data %.2f total %.2f ms\n",
+	       log ? log : "hcl", scope, um ? um : "auto",
+	       (unsigned long long)rg, (unsigned long long)hg, tc, tg, nb, nl,
 	       du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_log_ms"),
 	       du_stat(gdb, "gpu_write_stats", "last_data_ms"),
@@ -191,13 +204,98 @@ static void t_equal_scope_log(const char *scope, const char *log)
 
 static void t_equal_scope(const char *scope)
 {
-	t_equal_scope_log(scope, NULL);
+	t_equal_cfg(scope, NULL, NULL);
 }
 
 /* Conventional logging (gpu_log = conventional): the same results. */
 static void t_equal_conv(void)
 {
-	t_equal_scope_log("thread", "conventional");
+	t_equal_cfg("thread", "conventional", NULL);
+}
+
+/* Dense updates: every UPDATE's values written as whole dirty lines
+ * (columns of 1, 4 and 8 bytes, NULLs set and cleared, sparse and dense
+ * batches), with the one-kernel and the three-kernel logging; and every
+ * one scattered. */
+static void t_equal_lines(void)
+{
+	t_equal_cfg("thread", NULL, "lines");
+}
+static void t_equal_lines_grid(void)
+{
+	t_equal_cfg("grid", NULL, "lines");
+}
+static void t_equal_scatter(void)
+{
+	t_equal_cfg("thread", NULL, "scatter");
+}
+
+/* gpu_update_mode = auto chooses per column by updated rows per dirty
+ * line: a dense batch is written as lines, a sparse one scattered; the
+ * pragmas read back and refuse bad values. */
+static void t_auto_mode(void)
+{
+	gpmdb *db;
+	int64_t n = 200000, *id = malloc(8 * n), *v = malloc(8 * n);
+	char buf[64];
+
+	unlink(shm_gpu);
+	db = du_open(shm_gpu, "gpu", 1);
+	CHECK(db && id && v);
+	if (!db || !id || !v)
+		goto out;
+	for (int64_t i = 0; i < n; i++) {
+		id[i] = i;
+		v[i] = i * 3;
+	}
+	{
+		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
+					     {GPMDB_ARRAY_INT64, v, NULL},
+					     {GPMDB_ARRAY_INT64, v, NULL}};
+
+		CHECK_RC(du_exec(db, "CREATE TABLE d (id BIGINT, v BIGINT, "
+				     "i INT)"),
+			 GPMDB_OK);
+		CHECK_RC(gpmdb_append_columns(db, "d", 3, NULL, arr, n),
+			 GPMDB_OK);
+	}
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	CHECK(!strcmp(du_text(db, "PRAGMA gpu_update_mode", buf, sizeof(buf)),
+		      "auto"));
+	CHECK(gpmdb_exec(db, "PRAGMA gpu_update_mode = dense", NULL, NULL,
+			 NULL) == GPMDB_ERROR);
+	CHECK(gpmdb_exec(db, "PRAGMA gpu_lines_min_density = 0", NULL, NULL,
+			 NULL) == GPMDB_ERROR);
+	/* every other row: 8 rows per line of v, 16 of i */
+	CHECK_RC(du_exec(db, "UPDATE d SET v = v + 1, i = i + 1 WHERE id % 2 "
+			     "= 0"),
+		 GPMDB_OK);
+	CHECKF(du_stat(db, "gpu_write_stats", "last_line_cols") == 2,
+	       "dense: %.0f columns as lines",
+	       du_stat(db, "gpu_write_stats", "last_line_cols"));
+	CHECK(du_stat(db, "gpu_write_stats", "last_dirty_lines") ==
+	      (double)(n / 16 + n / 32));
+	/* one row in 1000: one per dirty line */
+	CHECK_RC(du_exec(db, "UPDATE d SET v = v + 1 WHERE id % 1000 = 7"),
+		 GPMDB_OK);
+	CHECK(du_stat(db, "gpu_write_stats", "last_line_cols") == 0);
+	/* the threshold moves the choice: 8 rows per line is below 9 */
+	CHECK_RC(du_exec(db, "PRAGMA gpu_lines_min_density = 9"), GPMDB_OK);
+	CHECK(!strcmp(
+	    du_text(db, "PRAGMA gpu_lines_min_density", buf, sizeof(buf)),
+	    "9"));
+	CHECK_RC(du_exec(db, "UPDATE d SET v = v + 1 WHERE id % 2 = 0"),
+		 GPMDB_OK);
+	CHECK(du_stat(db, "gpu_write_stats", "last_line_cols") == 0);
+	CHECK(du_num(db, "SELECT sum(v - id * 3) FROM d") ==
+	      (double)(n / 2 * 2 + n / 1000));
+	CHECK(du_num(db, "SELECT sum(i - id * 3) FROM d") == (double)(n / 2));
+	CHECK(!strcmp(du_text(db, "PRAGMA integrity_check", buf, sizeof(buf)),
+		      "ok"));
+	gpmdb_close(db);
+out:
+	free(id);
+	free(v);
 }
 
 static void t_equal_thread(void)
@@ -336,10 +434,17 @@ static void crash_recover_log(const char *what, const char *sql, int gpu_rec,
 	       "integrity: %s", ok);
 	printf("# restoration latency, %s%s%s, %s recovery: %.2f ms (%.1f%% of "
 	       "the %.1f ms operation; open %.1f ms; gpu %.0f entries in %.2f "
-	       "ms)\n",
-	       what, log ? ", log " : "", log ? log : "",
-	       gpu_rec ? "GPU" : "CPU", rms, 100.0 * rms / op_ms, op_ms,
-	       open_ms, gent, gms);
+	       "ms, of which %.2f ms registering %.1f MiB in %.0f ranges)\n",
+	       what,
+	       !log		  ? ""
+	       : strchr(log, '=') ? ", "
+				  : ", log ",
+	       log ? log : "", gpu_rec ? "GPU" : "CPU", rms,
+	       100.0 * rms / op_ms, op_ms, open_ms, gent, gms,
+	       du_stat(db, "recovery_stats", "gpu_register_ms"),
+	       du_stat(db, "recovery_stats", "gpu_registered_bytes") /
+		   1048576.0,
+	       du_stat(db, "recovery_stats", "gpu_registered_ranges"));
 	gpmdb_close(db);
 }
 
@@ -390,6 +495,13 @@ static void t_recovery(void)
 	crash_recover_log("UPDATE",
 			  "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0",
 			  0, "conventional");
+	/* whole-line writes (dense updates), recovered by both */
+	crash_recover_log("UPDATE",
+			  "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0",
+			  1, "gpu_update_mode = lines");
+	crash_recover_log("UPDATE",
+			  "UPDATE t2 SET v = v + 1, a = NULL WHERE id % 2 = 0",
+			  0, "gpu_update_mode = lines");
 out:
 	free(id);
 	free(v);
@@ -408,7 +520,10 @@ int main(int argc, char **argv)
 		char pr[64];
 
 		if (c && argc == 5) {
-			snprintf(pr, sizeof(pr), "PRAGMA gpu_log = %s",
+			/* "x = y": that pragma; a bare word: gpu_log's value */
+			snprintf(pr, sizeof(pr),
+				 strchr(argv[4], '=') ? "PRAGMA %s"
+						      : "PRAGMA gpu_log = %s",
 				 argv[4]);
 			if (du_exec(c, pr) != GPMDB_OK)
 				return 4;
@@ -434,6 +549,10 @@ int main(int argc, char **argv)
 	TEST_RUN(t_equal_block);
 	TEST_RUN(t_equal_grid);
 	TEST_RUN(t_equal_conv);
+	TEST_RUN(t_equal_lines);
+	TEST_RUN(t_equal_lines_grid);
+	TEST_RUN(t_equal_scatter);
+	TEST_RUN(t_auto_mode);
 	TEST_RUN(t_text);
 	TEST_RUN(t_msync);
 	TEST_RUN(t_recovery);
