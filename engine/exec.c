@@ -1301,6 +1301,11 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 		bool stop = false;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
+		/* every buffer, not only those of the threads that run: a
+		 * small last block runs on one thread, and the others' pairs
+		 * of the previous block must not be emitted twice */
+		for (int t = 0; t < nt; t++)
+			pp[t].n = 0;
 #pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
 		{
 			int t = omp_get_thread_num(),
@@ -1310,7 +1315,6 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
 			uint64_t z =
 			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
-			p->n = 0;
 			for (uint64_t i = a; i < z && !p->nomem; i++) {
 				if (!(i & 4095) &&
 				    atomic_load(&x->db->interrupted))
@@ -1402,6 +1406,11 @@ static int join_hash_rev(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 		bool stop = false;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
+		/* every buffer, not only those of the threads that run: a
+		 * small last block runs on one thread, and the others' pairs
+		 * of the previous block must not be emitted twice */
+		for (int t = 0; t < nt; t++)
+			pp[t].n = 0;
 #pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
 		{
 			int t = omp_get_thread_num(),
@@ -1411,7 +1420,6 @@ static int join_hash_rev(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
 			uint64_t z =
 			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
-			p->n = 0;
 			for (uint64_t i = a; i < z && !p->nomem; i++) {
 				if (!(i & 4095) &&
 				    atomic_load(&x->db->interrupted))

@@ -38,7 +38,10 @@
 
 #include <time.h>
 
-#define XG_DEFAULT_THRESHOLD 100000
+/* Measured: tpc/bench_threshold on the H100 (docs/gpu.md "Choosing the
+ * backend"): the GPU wins from 10k-30k rows (filter, group by, top-N),
+ * a join from 100k. */
+#define XG_DEFAULT_THRESHOLD 30000
 
 /* Not a GPMDB code: "run this node on the CPU". */
 #define XG_DECLINE (-1)
@@ -692,11 +695,10 @@ static int xg_load(xg_src *s, int c)
 			if (seg && (rc = xg_keep_host(s, seg)))
 				return rc;
 		} else {
-			rc = gcache_column(x->db->pool, x->db->gpu_owner,
-					   sc->table_id,
-					   rid ? GCACHE_ROWID : tc,
-					   rid ? 0 : sc->stype[tc], &ref, err,
-					   sizeof(err));
+			rc = gcache_column(
+			    x->db->pool, x->db->gpu_owner, sc->table_id,
+			    rid ? GCACHE_ROWID : tc, rid ? 0 : sc->stype[tc],
+			    &ref, err, sizeof(err));
 			if (rc)
 				return xg_gerr(x, rc, "column cache", err);
 		}
@@ -1013,9 +1015,9 @@ static int xg_need_cols(exec_ctx *x, pnode *n, pnode *src, bool *need)
 		for (int a = 0; a < n->naggs; a++) {
 			if (!n->aggs[a].arg)
 				continue;
-			if ((rc = exec_node_cx(x, n, n->ngroup + a,
-					       n->aggs[a].arg, false, n->l,
-					       &c)))
+			if ((rc =
+				 exec_node_cx(x, n, n->ngroup + a,
+					      n->aggs[a].arg, false, n->l, &c)))
 				return rc;
 			xg_mark_cx(c, need, src->ncols);
 		}
@@ -1119,7 +1121,8 @@ static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
 /*
  * The windows of a streamed scan: ranges of the table's physical rows
  * whose needed columns take at most budget device bytes (a quarter of
- * what the cache can give the query, at least XG_WIN_MIN_BUDGET).  Whole
+ * what the cache can give the query or of the free device memory when
+ * less, at least XG_WIN_MIN_BUDGET).  Whole
  * tablets are put together while they fit; a tablet larger than the
  * budget is cut into pieces of a multiple of 1024 rows (a piece's text
  * may still pass the budget when its strings are longer than the
@@ -1132,14 +1135,26 @@ static int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	bool *need = calloc((size_t)src->ncols + 1, sizeof(bool));
 	int *cols = calloc((size_t)src->ncols + 1, sizeof(int)),
 	    *sts = calloc((size_t)src->ncols + 1, sizeof(int)), nc = 0;
-	uint64_t budget = gcache_room() / 4;
+	uint64_t room = gcache_room(), budget;
 	xg_win *w = NULL, cur, tw;
+	gpu_info gi;
 	uint32_t nw = 0, cap = 0, nt = 0;
 	int rc = GPMDB_OK;
 
 	*wout = NULL;
 	*nwout = 0;
 	memset(&cur, 0, sizeof(cur));
+	/* the device memory free now (the pool keeps freed memory: its
+	 * unused part counts), when less than the cache's room */
+	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK) {
+		uint64_t avail =
+		    gi.mem_free + (gi.pool_reserved > gi.pool_used
+				       ? gi.pool_reserved - gi.pool_used
+				       : 0);
+		if (avail < room)
+			room = avail;
+	}
+	budget = room / 4;
 	if (budget < XG_WIN_MIN_BUDGET)
 		budget = XG_WIN_MIN_BUDGET;
 	if (!need || !cols || !sts) {
@@ -1173,9 +1188,10 @@ static int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 					 v.first_row, v.nrows, &tw)))
 			break;
 		if (tw.bytes <= budget || v.nrows <= 1024) {
-			if (cur.nrows && (cur.row0 + cur.nrows != tw.row0 ||
-					  cur.bytes + tw.bytes > budget ||
-					  cur.live + tw.live > UINT32_MAX) &&
+			if (cur.nrows &&
+			    (cur.row0 + cur.nrows != tw.row0 ||
+			     cur.bytes + tw.bytes > budget ||
+			     cur.live + tw.live > UINT32_MAX) &&
 			    (rc = xg_win_push(x, &w, &nw, &cap, &cur)))
 				break;
 			if (!cur.nrows)
@@ -2100,8 +2116,7 @@ static int xg_sagg_find(exec_ctx *x, xg_sagg *sa, int ng, int na,
 
 	for (int k = 0; k < ng; k++)
 		h = xg_sv_hash(h, &kv[k]);
-	if ((sa->ngr + 1) * 2 > sa->nslot &&
-	    (rc = xg_sagg_grow_slots(x, sa)))
+	if ((sa->ngr + 1) * 2 > sa->nslot && (rc = xg_sagg_grow_slots(x, sa)))
 		return rc;
 	for (i = h & (sa->nslot - 1); sa->slot[i];
 	     i = (i + 1) & (sa->nslot - 1)) {
@@ -2240,7 +2255,7 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 		perm2[j] = j;
 	if (ng)
 		qsort_r(perm2, nw, sizeof(uint32_t), xg_cmp_first, g2.first);
-	for (uint32_t j = 0; j < nw; j++)
+	for (uint32_t j = 0; ng && j < nw; j++)
 		if (g2.first[perm2[j]] != g->first[perm[j]]) {
 			rc = db_err(x->db, GPMDB_INTERNAL,
 				    "GPU stream: groups differ between passes");
@@ -2329,7 +2344,7 @@ static int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s,
 	if (ng && !g->key) {
 		if (!(kr = rel_new(x, n->ncols, n->ty)) ||
 		    (rc = rel_reserve(kr, nw))) {
-			rc = rc ? rc
+			rc = rc		      ? rc
 			     : x->db->errcode ? x->db->errcode
 					      : GPMDB_NOMEM;
 			goto out;
@@ -2438,10 +2453,10 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 				v.t = ad->res.t;
 				v.scale = ad->res.scale;
 				if (v.t == BC_T_REAL)
-					v.u.r = op == GPU_AGG_SUM_R
-						    ? ac->f
-						    : (double)(long double)
-							  ac->sum;
+					v.u.r =
+					    op == GPU_AGG_SUM_R
+						? ac->f
+						: (double)(long double)ac->sum;
 				else /* checked per window: fits */
 					v.u.i = (int64_t)ac->sum;
 				break;
@@ -2525,7 +2540,7 @@ static int xg_stream(exec_ctx *x, pnode *n, rel **out)
 				      "GPU stream: the table's columns do not "
 				      "fit the GPU cache and %s aggregates "
 				      "are not merged across row windows",
-				      ad->distinct		 ? "DISTINCT"
+				      ad->distinct	  ? "DISTINCT"
 				      : ad->fn == AGG_ANY ? "bare-column"
 							  : "group_concat");
 	}

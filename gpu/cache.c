@@ -14,6 +14,10 @@
  * refuses to register) everything goes through gpu_upload_staged's
  * pinned double buffers.  Deleted and NULL bitmaps are scanned a word at
  * a time (a per-row loop over 100M rows cost more than the copy).
+ *
+ * gcache_column_range packs the live rows of a range of physical rows
+ * the same way into memory the caller owns (streamed scans: tables whose
+ * columns do not fit the cache; exec_gpu.c, docs/gpu.md).
  */
 #include <stdatomic.h>
 #include <stdbool.h>

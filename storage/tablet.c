@@ -465,7 +465,7 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 
 		bits_copy(nb, lr, cols[t->col].nulls, t->r0, n);
 		pool_flush_lazy(p, &nb[lr >> 5],
-			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
 	case 2: {
@@ -494,7 +494,7 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		pool_flush_lazy(p, &dst[lr], n * sizeof(stg_strref));
 		bits_copy(nb, lr, sn, t->r0, n);
 		pool_flush_lazy(p, &nb[lr >> 5],
-			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return (at - t->heap_at) + n * sizeof(stg_strref) + n / 8;
 	}
 	default: {
@@ -502,7 +502,7 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 
 		bits_copy(db, lr, NULL, 0, n);
 		pool_flush_lazy(p, &db[lr >> 5],
-			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
 	}

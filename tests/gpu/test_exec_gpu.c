@@ -375,9 +375,14 @@ static void t_stream(void)
 	q1 = stat_of("stream_queries");
 	w1 = stat_of("stream_windows");
 	printf("# streamed: %llu queries, %llu windows\n", q1 - q0, w1 - w0);
-	CHECKF(q1 - q0 >= 14, "%llu streamed queries", q1 - q0);
-	CHECKF(w1 - w0 >= 4 * (q1 - q0), "%llu windows for %llu queries",
-	       w1 - w0, q1 - q0);
+	/* every query but one (i alone fits in 2 MB) reads more than the
+	 * limit at the default size */
+	if (!getenv("GPMDB_TEST_ROWS") ||
+	    atol(getenv("GPMDB_TEST_ROWS")) >= 300000) {
+		CHECKF(q1 - q0 >= 14, "%llu streamed queries", q1 - q0);
+		CHECKF(w1 - w0 >= 4 * (q1 - q0),
+		       "%llu windows for %llu queries", w1 - w0, q1 - q0);
+	}
 
 	/* integer sums across windows: rows i = 100, 100100, 200100, ...
 	 * (t's rows come in about ascending i) hold values near the limit */

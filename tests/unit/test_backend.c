@@ -52,7 +52,7 @@ static void t_pragmas(void)
 	CHECKF(!strncmp(r, "ERROR", 5), "%s", r);
 	free(r);
 	r = xq(db, "PRAGMA gpu_threshold");
-	CHECKF(!strcmp(r, "100000\n"), "%s", r);
+	CHECKF(!strcmp(r, "30000\n"), "%s", r);
 	free(r);
 	CHECK(!xq_exec(db, "PRAGMA gpu_threshold = 2"));
 	r = xq(db, "PRAGMA gpu_threshold");
