@@ -6,6 +6,7 @@
 # tests/harness.h).  A program that dies or exits non-zero without failing
 # a case counts as one failure, so a crash is never a silent pass.  The
 # last line is "N passed, N failed"; the exit status is 1 on any failure.
+# GPMDB_TEST_LOGS=DIR: each program's whole output is also saved there.
 set -u
 total_pass=0
 total_fail=0
@@ -15,6 +16,10 @@ for prog in "$@"; do
 	start=$EPOCHREALTIME
 	"$prog" >"$tmp" 2>&1
 	rc=$?
+	# GPMDB_TEST_LOGS=DIR keeps every program's whole output (device runs)
+	if [ -n "${GPMDB_TEST_LOGS:-}" ]; then
+		cp "$tmp" "$GPMDB_TEST_LOGS/$(basename "$prog").txt"
+	fi
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	line=$(grep -E '^# passed [0-9]+ failed [0-9]+$' "$tmp" | tail -n 1)
 	if [ -n "$line" ]; then

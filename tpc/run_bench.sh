@@ -4,7 +4,7 @@
 # (docs/benchmarks.md).
 # Environment:
 #   BUILD           build folder holding the programs (default build)
-#   BENCH_ONLY      append | sql | gpu | batch: run only that benchmark (default all)
+#   BENCH_ONLY      append | sql | gpu | threshold | batch: run only that benchmark (default all)
 #   BENCH_ROWS      bench_append rows (default 50000000)
 #   BENCH_DIR       where pools go (default /dev/shm)
 #   BENCH_SQL_ROWS  bench_sql rows in fact (default 10000000)
@@ -94,6 +94,20 @@ if [ -z "$only" ] || [ "$only" = gpu ]; then
 			"GPU queries: gpmdb GPU, gpmdb CPU, DuckDB" \
 			"$build/bench_gpu" --rows "${BENCH_GPU_ROWS:-100000000}" \
 			--dir "${BENCH_DIR:-/dev/shm}" ${BENCH_GPU_ARGS:-} || status=1
+	fi
+fi
+if [ -z "$only" ] || [ "$only" = threshold ]; then
+	# PRAGMA gpu_threshold's measurement (tpc/bench_threshold.c): CPU
+	# against GPU cold and warm from 1k to 10M rows; needs a GPU.
+	if [ ! -x "$build/bench_threshold" ]; then
+		echo "bench_threshold: skipped: $build/bench_threshold was not built"
+	elif ! gpu=$("$build/bench_gpu" --probe); then
+		echo "bench_threshold: skipped: no GPU ($gpu)"
+	else
+		host="$(date -u +%Y-%m-%d)-$gpu" save threshold \
+			"gpu_threshold: CPU against GPU by input size" \
+			"$build/bench_threshold" --dir "${BENCH_DIR:-/dev/shm}" ||
+			status=1
 	fi
 fi
 if [ -z "$only" ] || [ "$only" = batch ]; then

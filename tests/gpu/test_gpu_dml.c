@@ -524,6 +524,77 @@ out:
 	free(nl);
 }
 
+/* A transaction mixing GPU batches (backend=gpu) with CPU statements
+ * (backend=cpu) on one table: ROLLBACK gives the before-image back, and
+ * so does recovery, by the GPU kernel or by the CPU, after a kill -9 at
+ * its commit (the HCL segments and the metadata log undone together). */
+#define MIXED_SQL                                                              \
+	"UPDATE t2 SET v = v + 1 WHERE id % 3 = 0; PRAGMA backend = cpu; "     \
+	"UPDATE t2 SET v = v * 2 WHERE id % 5 = 0; DELETE FROM t2 WHERE id "   \
+	"% 7 = 0; INSERT INTO t2 VALUES (-1, -1, NULL); PRAGMA backend = "     \
+	"gpu; UPDATE t2 SET a = 7 WHERE id % 11 = 0"
+
+static void t_mixed(void)
+{
+	gpmdb *db = du_open(shm_gpu, "gpu", 0);
+	uint64_t h0, h1, r0, r1;
+	char ok[256];
+	int st;
+
+	CHECK(db);
+	if (!db)
+		return;
+	h0 = du_hash(db, "SELECT * FROM t2", &r0);
+	double b0 = du_stat(db, "gpu_write_stats", "gpu_batches");
+	CHECK_RC(du_exec(db, "BEGIN"), GPMDB_OK);
+	CHECK_RC(du_exec(db, MIXED_SQL), GPMDB_OK);
+	/* both GPU UPDATEs ran as GPU batches */
+	CHECKF(du_stat(db, "gpu_write_stats", "gpu_batches") >= b0 + 2,
+	       "gpu batches %.0f -> %.0f", b0,
+	       du_stat(db, "gpu_write_stats", "gpu_batches"));
+	CHECK(du_hash(db, "SELECT * FROM t2", &r1) != h0);
+	CHECK_RC(du_exec(db, "ROLLBACK"), GPMDB_OK);
+	h1 = du_hash(db, "SELECT * FROM t2", &r1);
+	CHECKF(h0 == h1 && r0 == r1, "rollback: %016llx, want %016llx",
+	       (unsigned long long)h1, (unsigned long long)h0);
+	gpmdb_close(db);
+	for (int gpu_rec = 1; gpu_rec >= 0; gpu_rec--) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/proc/self/exe", "test_gpu_dml", "child",
+			      shm_gpu, "BEGIN; " MIXED_SQL "; COMMIT",
+			      (char *)NULL);
+			_exit(4);
+		}
+		waitpid(pid, &st, 0);
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		       "child status %x", st);
+		setenv("GPMDB_GPU_RECOVERY", gpu_rec ? "1" : "0", 1);
+		db = du_open(shm_gpu, "gpu", 0);
+		unsetenv("GPMDB_GPU_RECOVERY");
+		CHECK(db);
+		if (!db)
+			return;
+		double gseg = du_stat(db, "recovery_stats", "gpu_segments");
+		CHECKF(gpu_rec ? gseg >= 1 : gseg == 0, "gpu segments %.0f",
+		       gseg);
+		h1 = du_hash(db, "SELECT * FROM t2", &r1);
+		CHECKF(h0 == h1 && r0 == r1,
+		       "%s recovery: %016llx, want %016llx",
+		       gpu_rec ? "GPU" : "CPU", (unsigned long long)h1,
+		       (unsigned long long)h0);
+		CHECKF(!strcmp(du_text(db, "PRAGMA integrity_check", ok,
+				       sizeof(ok)),
+			       "ok"),
+		       "integrity: %s", ok);
+		printf("# mixed GPU/CPU transaction killed at its commit: "
+		       "%s recovery %.2f ms, %.0f GPU segments\n",
+		       gpu_rec ? "GPU" : "CPU",
+		       du_stat(db, "recovery_stats", "recovery_ms"), gseg);
+		gpmdb_close(db);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char why[512];
@@ -572,6 +643,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_text);
 	TEST_RUN(t_msync);
 	TEST_RUN(t_recovery);
+	TEST_RUN(t_mixed);
 	unlink(shm_cpu);
 	unlink(shm_gpu);
 	TEST_MAIN_END();
