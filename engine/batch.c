@@ -715,32 +715,6 @@ static int kset_init(gpmdb *db, kset *k, int ncols, const stg_type *types,
 	return GPMDB_OK;
 }
 
-static uint64_t num_bits(stg_type t, const void *arr, uint64_t i)
-{
-	double d;
-	uint64_t u;
-
-	switch (t) {
-	case STG_T_INT:
-	case STG_T_DATE:
-		return (uint64_t)(int64_t)((const int32_t *)arr)[i];
-	case STG_T_BOOLEAN:
-		return ((const uint8_t *)arr)[i];
-	case STG_T_FLOAT:
-		d = ((const float *)arr)[i];
-		break;
-	case STG_T_DOUBLE:
-		d = ((const double *)arr)[i];
-		break;
-	default:
-		return (uint64_t)((const int64_t *)arr)[i];
-	}
-	if (d == 0)
-		d = 0; /* -0.0 equals 0.0 */
-	memcpy(&u, &d, 8);
-	return u;
-}
-
 /* Row i of key column c from a storage array: a tablet's (heap != NULL:
  * TEXT as stg_strref into it) or a batch's (TEXT as stg_text). */
 static void kset_put(kset *k, int c, uint64_t i, stg_type t, const void *arr,
@@ -751,23 +725,13 @@ static void kset_put(kset *k, int c, uint64_t i, stg_type t, const void *arr,
 		return;
 	}
 	if (!k->c[c].text) {
-		k->c[c].iv[i] = num_bits(t, arr, j);
+		k->c[c].iv[i] = keyidx_num_bits(t, arr, j);
 	} else if (heap) {
 		stg_strref r = ((const stg_strref *)arr)[j];
 		k->c[c].tv[i] = (stg_text){heap + r.off, r.len};
 	} else {
 		k->c[c].tv[i] = ((const stg_text *)arr)[j];
 	}
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
 }
 
 static uint64_t kset_hash(const kset *k, uint64_t i)
@@ -785,7 +749,7 @@ static uint64_t kset_hash(const kset *k, uint64_t i)
 		} else {
 			v = k->c[c].iv[i];
 		}
-		h = mix64(h ^ v) + (uint64_t)c;
+		h = keyidx_mix64(h ^ v) + (uint64_t)c;
 	}
 	return h;
 }

@@ -1255,49 +1255,61 @@ static void join_pairs_add(join_pairs *p, int64_t li, int64_t ri)
 
 /*
  * Hash join on the keys lk (left) and rk (right): a chained table over
- * the right rows, each chain newest first; the left rows are probed by
- * all threads a block at a time, each thread a contiguous range, and the
- * pairs are then emitted in left-row order (join_pair: residual, LEFT
- * JOIN marks), as one thread would.  Rows with a NULL key match nothing.
+ * the built side's rows, each chain newest first; the other side's rows
+ * are probed by all threads a block at a time, each thread a contiguous
+ * range, and the pairs are then emitted in probe-row order (join_pair:
+ * residual, LEFT JOIN marks), as one thread would.  Rows with a NULL key
+ * match nothing.
+ *
+ * Normally the right rows are built and the left rows probe.  rev, for a
+ * SEMI/ANTI JOIN whose right side has more rows than its left (an EXISTS
+ * over lineitem for a few orders), builds over the left keys and lets the
+ * right rows probe.  Without a residual such a probe only marks the left
+ * rows it meets (several threads may store the same 1: atomic); with one,
+ * the pairs go through join_pair (its residual marks).
  */
-static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
+static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk,
+		     bool rev)
 {
-	uint64_t nr = rk->nrows, nl = lk->nrows, nb = 64;
+	const rel *bk = rev ? lk : rk, *pk = rev ? rk : lk;
+	uint64_t nbuild = bk->nrows, nprobe = pk->nrows, nb = 64;
 	int64_t *head, *next;
 	uint64_t *hash;
 	int nt = omp_get_max_threads();
 	join_pairs *pp;
-	bool first = j->semi && !j->pred;
+	/* SEMI/ANTI without a residual: one match decides a left row */
+	bool first = !rev && j->semi && !j->pred, mark = rev && !j->pred;
 	int rc;
 
-	while (nb < nr * 2)
+	while (nb < nbuild * 2)
 		nb *= 2;
 	head = malloc(nb * 8);
-	next = malloc(nr * 8 + 8);
-	hash = malloc(nr * 8 + 8);
+	next = malloc(nbuild * 8 + 8);
+	hash = malloc(nbuild * 8 + 8);
 	pp = calloc((size_t)nt, sizeof(join_pairs));
 	if (!head || !next || !hash || !pp) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = exec_mem(x, (nb + 2 * nr) * 8)))
+	if ((rc = exec_mem(x, (nb + 2 * nbuild) * 8)))
 		goto out;
 	memset(head, 0xff, nb * 8);
-#pragma omp parallel for schedule(static) if (nr >= 65536)
-	for (uint64_t i = 0; i < nr; i++)
-		hash[i] = key_has_null(rk, i) ? 0 : hash_row(rk, rk->ncols, i);
-	for (uint64_t i = 0; i < nr; i++) {
+#pragma omp parallel for schedule(static) if (nbuild >= 65536)
+	for (uint64_t i = 0; i < nbuild; i++)
+		hash[i] = key_has_null(bk, i) ? 0 : hash_row(bk, bk->ncols, i);
+	for (uint64_t i = 0; i < nbuild; i++) {
 		uint64_t b = hash[i] & (nb - 1);
-		if (key_has_null(rk, i)) {
+		if (key_has_null(bk, i)) {
 			next[i] = -1;
 			continue;
 		}
 		next[i] = head[b];
 		head[b] = (int64_t)i;
 	}
-	for (uint64_t lo = 0; lo < nl && !rc; lo += JOIN_PROBE_BLOCK) {
-		uint64_t hi =
-		    nl - lo < JOIN_PROBE_BLOCK ? nl : lo + JOIN_PROBE_BLOCK;
+	for (uint64_t lo = 0; lo < nprobe && !rc; lo += JOIN_PROBE_BLOCK) {
+		uint64_t hi = nprobe - lo < JOIN_PROBE_BLOCK
+				  ? nprobe
+				  : lo + JOIN_PROBE_BLOCK;
 		bool stop = false;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
@@ -1319,126 +1331,26 @@ static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 				if (!(i & 4095) &&
 				    atomic_load(&x->db->interrupted))
 					break;
-				if (key_has_null(lk, i))
+				if (key_has_null(pk, i))
 					continue;
-				uint64_t hv = hash_row(lk, lk->ncols, i);
-				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
-				     e = next[e])
-					if (hash[e] == hv &&
-					    keys_eq(lk, i, rk, (uint64_t)e)) {
-						join_pairs_add(p, (int64_t)i,
-							       e);
-						/* SEMI/ANTI without a residual:
-						 * one match decides */
-						if (first)
-							break;
-					}
-			}
-		}
-		for (int t = 0; t < nt; t++)
-			stop |= pp[t].nomem;
-		if (stop) {
-			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		for (int t = 0; t < nt && !rc; t++)
-			for (uint64_t k = 0; k < pp[t].n && !rc; k++)
-				rc = join_pair(j, pp[t].li[k], pp[t].ri[k]);
-	}
-	if (!rc)
-		rc = db_check_interrupt(x->db);
-	if (x->mem >= (nb + 2 * nr) * 8)
-		x->mem -= (nb + 2 * nr) * 8;
-out:
-	for (int t = 0; pp && t < nt; t++) {
-		free(pp[t].li);
-		free(pp[t].ri);
-	}
-	free(pp);
-	free(head);
-	free(next);
-	free(hash);
-	return rc;
-}
-
-/*
- * SEMI/ANTI JOIN whose right side has more rows than its left (an EXISTS
- * over lineitem for a few orders): the table is built over the left keys
- * and the right rows probe it.  Without a residual a probe only marks the
- * left rows it meets (several threads may store the same 1: atomic); with
- * one, the pairs go through join_pair (its residual marks).
- */
-static int join_hash_rev(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
-{
-	uint64_t nl = lk->nrows, nr = rk->nrows, nb = 64;
-	int64_t *head, *next;
-	uint64_t *hash;
-	int nt = omp_get_max_threads();
-	join_pairs *pp;
-	bool mark = !j->pred;
-	int rc;
-
-	while (nb < nl * 2)
-		nb *= 2;
-	head = malloc(nb * 8);
-	next = malloc(nl * 8 + 8);
-	hash = malloc(nl * 8 + 8);
-	pp = calloc((size_t)nt, sizeof(join_pairs));
-	if (!head || !next || !hash || !pp) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = exec_mem(x, (nb + 2 * nl) * 8)))
-		goto out;
-	memset(head, 0xff, nb * 8);
-	for (uint64_t i = 0; i < nl; i++) {
-		if (key_has_null(lk, i)) {
-			next[i] = -1;
-			continue;
-		}
-		hash[i] = hash_row(lk, lk->ncols, i);
-		next[i] = head[hash[i] & (nb - 1)];
-		head[hash[i] & (nb - 1)] = (int64_t)i;
-	}
-	for (uint64_t lo = 0; lo < nr && !rc; lo += JOIN_PROBE_BLOCK) {
-		uint64_t hi =
-		    nr - lo < JOIN_PROBE_BLOCK ? nr : lo + JOIN_PROBE_BLOCK;
-		bool stop = false;
-		if ((rc = db_check_interrupt(x->db)))
-			break;
-		/* every buffer, not only those of the threads that run: a
-		 * small last block runs on one thread, and the others' pairs
-		 * of the previous block must not be emitted twice */
-		for (int t = 0; t < nt; t++)
-			pp[t].n = 0;
-#pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
-		{
-			int t = omp_get_thread_num(),
-			    tn = omp_get_num_threads();
-			join_pairs *p = &pp[t];
-			uint64_t a =
-			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
-			uint64_t z =
-			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
-			for (uint64_t i = a; i < z && !p->nomem; i++) {
-				if (!(i & 4095) &&
-				    atomic_load(&x->db->interrupted))
-					break;
-				if (key_has_null(rk, i))
-					continue;
-				uint64_t hv = hash_row(rk, rk->ncols, i);
+				uint64_t hv = hash_row(pk, pk->ncols, i);
 				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
 				     e = next[e]) {
+					int64_t li = rev ? e : (int64_t)i,
+						ri = rev ? (int64_t)i : e;
 					if (hash[e] != hv ||
-					    !keys_eq(lk, (uint64_t)e, rk, i))
+					    !keys_eq(lk, (uint64_t)li, rk,
+						     (uint64_t)ri))
 						continue;
-					if (mark)
+					if (mark) {
 						__atomic_store_n(
-						    &j->matched[e], 1,
+						    &j->matched[li], 1,
 						    __ATOMIC_RELAXED);
-					else
-						join_pairs_add(p, e,
-							       (int64_t)i);
+						continue;
+					}
+					join_pairs_add(p, li, ri);
+					if (first)
+						break;
 				}
 			}
 		}
@@ -1454,8 +1366,8 @@ static int join_hash_rev(exec_ctx *x, jstate *j, const rel *lk, const rel *rk)
 	}
 	if (!rc)
 		rc = db_check_interrupt(x->db);
-	if (x->mem >= (nb + 2 * nl) * 8)
-		x->mem -= (nb + 2 * nl) * 8;
+	if (x->mem >= (nb + 2 * nbuild) * 8)
+		x->mem -= (nb + 2 * nbuild) * 8;
 out:
 	for (int t = 0; pp && t < nt; t++) {
 		free(pp[t].li);
@@ -1540,10 +1452,8 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		if ((rc = eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
 		    (rc = eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)))
 			goto done;
-		rc = semi && rk->nrows > lk->nrows
-			 ? join_hash_rev(x, &j, lk, rk)
-			 : join_hash(x, &j, lk, rk);
-		if (rc)
+		if ((rc = join_hash(x, &j, lk, rk,
+				    semi && rk->nrows > lk->nrows)))
 			goto done;
 	} else {
 		for (uint64_t i = 0; i < j.l->nrows; i++)

@@ -71,7 +71,8 @@ typedef struct kx_key {
 	bool null;
 	uint64_t h, bits;
 	uint8_t *b;
-	uint32_t len, cap;
+	uint32_t len;
+	uint64_t cap;
 } kx_key;
 
 static struct keyidx_db *kdb(gpmdb *db)
@@ -83,16 +84,6 @@ static struct keyidx_db *kdb(gpmdb *db)
 
 /* ---- values and keys ---- */
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t hash_bytes(const uint8_t *p, uint32_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
@@ -100,37 +91,11 @@ static uint64_t hash_bytes(const uint8_t *p, uint32_t n)
 
 	for (; i + 8 <= n; i += 8) {
 		memcpy(&w, p + i, 8);
-		h = mix64(h ^ w) * 0x100000001b3ull;
+		h = keyidx_mix64(h ^ w) * 0x100000001b3ull;
 	}
 	w = 0;
 	memcpy(&w, p + i, n - i);
-	return mix64(h ^ w ^ ((uint64_t)(n - i) << 56));
-}
-
-static uint64_t num_bits(stg_type t, const void *arr, uint64_t i)
-{
-	double d;
-	uint64_t u;
-
-	switch (t) {
-	case STG_T_INT:
-	case STG_T_DATE:
-		return (uint64_t)(int64_t)((const int32_t *)arr)[i];
-	case STG_T_BOOLEAN:
-		return ((const uint8_t *)arr)[i];
-	case STG_T_FLOAT:
-		d = ((const float *)arr)[i];
-		break;
-	case STG_T_DOUBLE:
-		d = ((const double *)arr)[i];
-		break;
-	default:
-		return (uint64_t)((const int64_t *)arr)[i];
-	}
-	if (d == 0)
-		d = 0; /* -0.0 equals 0.0 */
-	memcpy(&u, &d, 8);
-	return u;
+	return keyidx_mix64(h ^ w ^ ((uint64_t)(n - i) << 56));
 }
 
 static bool bit_on(const uint32_t *w, uint64_t i)
@@ -150,7 +115,7 @@ static void val_batch(stg_type t, const stg_col_batch *b, uint64_t i, kx_val *v)
 		v->p = s.ptr;
 		v->len = s.len;
 	} else {
-		v->bits = num_bits(t, b->values, i);
+		v->bits = keyidx_num_bits(t, b->values, i);
 	}
 }
 
@@ -167,22 +132,24 @@ static void val_view(stg_type t, const stg_tablet_view *tv, int c, uint32_t r,
 		v->p = tv->heap + s.off;
 		v->len = s.len;
 	} else {
-		v->bits = num_bits(t, tv->data[c], r);
+		v->bits = keyidx_num_bits(t, tv->data[c], r);
 	}
 }
 
-static int key_room(kx_key *k, uint32_t need)
+/* Grows the buffer *b of *cap bytes to hold need, doubling from first
+ * (a key's encoding, the arena): 0, or -1 when out of memory. */
+static int buf_room(uint8_t **b, uint64_t *cap, uint64_t need, uint64_t first)
 {
-	if (need <= k->cap)
+	if (need <= *cap)
 		return 0;
-	uint32_t cap = k->cap ? k->cap : 64;
-	while (cap < need)
-		cap *= 2;
-	uint8_t *b = realloc(k->b, cap);
-	if (!b)
+	uint64_t c = *cap ? *cap : first;
+	while (c < need)
+		c *= 2;
+	uint8_t *nb = realloc(*b, c);
+	if (!nb)
 		return -1;
-	k->b = b;
-	k->cap = cap;
+	*b = nb;
+	*cap = c;
 	return 0;
 }
 
@@ -200,12 +167,12 @@ static int key_make(const kx_index *x, const kx_val *v, kx_key *k)
 		}
 	if (x->inl) {
 		k->bits = v[0].bits;
-		k->h = mix64(v[0].bits ^ 0x9e3779b97f4a7c15ull);
+		k->h = keyidx_mix64(v[0].bits ^ 0x9e3779b97f4a7c15ull);
 		return 0;
 	}
 	for (int c = 0; c < x->key.n; c++)
 		len += v[c].text ? 4 + v[c].len : 8;
-	if (key_room(k, len))
+	if (buf_room(&k->b, &k->cap, len, 64))
 		return -1;
 	len = 0;
 	for (int c = 0; c < x->key.n; c++) {
@@ -242,7 +209,8 @@ static uint32_t rec_len(const kx_index *x, uint64_t off)
 
 static uint64_t slot_hash(const kx_index *x, const kx_slot *s)
 {
-	return x->inl ? mix64(s->k ^ 0x9e3779b97f4a7c15ull) : rec_hash(x, s->k);
+	return x->inl ? keyidx_mix64(s->k ^ 0x9e3779b97f4a7c15ull)
+		      : rec_hash(x, s->k);
 }
 
 static bool slot_eq(const kx_index *x, const kx_slot *s, const kx_key *k)
@@ -343,16 +311,8 @@ static int kx_put(kx_index *x, uint64_t s, const kx_key *k, uint64_t rid)
 		e->k = k->bits;
 	} else {
 		uint64_t need = x->alen + 12 + k->len;
-		if (need > x->acap) {
-			uint64_t cap = x->acap ? x->acap * 2 : 4096;
-			while (cap < need)
-				cap *= 2;
-			uint8_t *a = realloc(x->arena, cap);
-			if (!a)
-				return -1;
-			x->arena = a;
-			x->acap = cap;
-		}
+		if (buf_room(&x->arena, &x->acap, need, 4096))
+			return -1;
 		memcpy(x->arena + x->alen, &k->h, 8);
 		memcpy(x->arena + x->alen + 8, &k->len, 4);
 		memcpy(x->arena + x->alen + 12, k->b, k->len);
@@ -682,10 +642,11 @@ int keyidx_insert(gpmdb *db, uint32_t tid, const stg_schema *sch,
 			if (x->inl && i + KX_AHEAD < lim &&
 			    !bit_on(c0->nulls, i + KX_AHEAD))
 				__builtin_prefetch(
-				    &x->slot[mix64(num_bits(x->ty[0],
-							    c0->values,
-							    i + KX_AHEAD) ^
-						   0x9e3779b97f4a7c15ull) &
+				    &x->slot[keyidx_mix64(
+						 keyidx_num_bits(x->ty[0],
+								 c0->values,
+								 i + KX_AHEAD) ^
+						 0x9e3779b97f4a7c15ull) &
 					     x->mask]);
 			for (int c = 0; c < key->n; c++)
 				val_batch(x->ty[c], &cols[key->cols[c]], i,

@@ -21,6 +21,8 @@
 
 #include "engine.h"
 
+#include <string.h>
+
 /* Which violation a failed check reports: the first key (in the table's
  * key order) that has one, or the lowest offending row over all keys
  * (ties: the first key), the batch API's rule. */
@@ -72,5 +74,45 @@ void keyidx_txn_end(gpmdb *db, bool committed);
 /* Drops every index and key list (schema changes, close). */
 void keyidx_reset(gpmdb *db);
 void keyidx_free(gpmdb *db);
+
+/* A non-TEXT key value's bits, so that equal SQL values are equal bits:
+ * integers as int64, reals as double bits with -0.0 as 0.0.  Shared by
+ * the indexes and batch.c's key matching, which must agree. */
+static inline uint64_t keyidx_num_bits(stg_type t, const void *arr, uint64_t i)
+{
+	double d;
+	uint64_t u;
+
+	switch (t) {
+	case STG_T_INT:
+	case STG_T_DATE:
+		return (uint64_t)(int64_t)((const int32_t *)arr)[i];
+	case STG_T_BOOLEAN:
+		return ((const uint8_t *)arr)[i];
+	case STG_T_FLOAT:
+		d = ((const float *)arr)[i];
+		break;
+	case STG_T_DOUBLE:
+		d = ((const double *)arr)[i];
+		break;
+	default:
+		return (uint64_t)((const int64_t *)arr)[i];
+	}
+	if (d == 0)
+		d = 0; /* -0.0 equals 0.0 */
+	memcpy(&u, &d, 8);
+	return u;
+}
+
+/* The 64-bit finaliser both key hashes mix with. */
+static inline uint64_t keyidx_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
 
 #endif /* GPMDB_KEYIDX_H */

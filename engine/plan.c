@@ -2436,6 +2436,36 @@ static int prune_scan(bctx *b, pnode *n, const uint8_t *need)
 	return GPMDB_OK;
 }
 
+/*
+ * Join n's children: ln and rn get the columns that jn needs of the
+ * layout j (n's left columns, then its right ones: n itself, or a
+ * SEMI/ANTI JOIN's pair) and those its keys read; the children are
+ * pruned and j takes their layout.
+ */
+static int prune_join_sides(bctx *b, pnode *n, pnode *j, const uint8_t *jn,
+			    uint8_t *ln, uint8_t *rn)
+{
+	int lc = n->l->ncols, rc;
+
+	for (int i = 0; i < j->ncols; i++)
+		if (jn[i]) {
+			if (i < lc)
+				ln[i] = 1;
+			else
+				rn[i - lc] = 1;
+		}
+	for (int i = 0; i < n->nkeys; i++) {
+		prune_refs(n->lkeys[i], n->l, ln);
+		prune_refs(n->rkeys[i], n->r, rn);
+	}
+	if ((rc = prune_node(b, n->l, ln)) || (rc = prune_node(b, n->r, rn)))
+		return rc;
+	j->ncols = j->nvis = n->l->ncols + n->r->ncols;
+	pn_copy_layout(j, 0, n->l);
+	pn_copy_layout(j, n->l->ncols, n->r);
+	return GPMDB_OK;
+}
+
 /* SEMI/ANTI JOIN: the left child gives the output columns and with the
  * right one the keys and the residual's columns (over the pair layout). */
 static int prune_semi(bctx *b, pnode *n, const uint8_t *need)
@@ -2450,24 +2480,10 @@ static int prune_semi(bctx *b, pnode *n, const uint8_t *need)
 	for (int i = 0; i < n->ncols && i < lc; i++)
 		ln[i] |= need[i];
 	prune_refs(n->pred, p, jn);
-	for (int i = 0; i < p->ncols; i++)
-		if (jn[i]) {
-			if (i < lc)
-				ln[i] = 1;
-			else
-				rn[i - lc] = 1;
-		}
-	for (int i = 0; i < n->nkeys; i++) {
-		prune_refs(n->lkeys[i], n->l, ln);
-		prune_refs(n->rkeys[i], n->r, rn);
-	}
-	if ((rc = prune_node(b, n->l, ln)) || (rc = prune_node(b, n->r, rn)))
+	if ((rc = prune_join_sides(b, n, p, jn, ln, rn)))
 		return rc;
 	n->ncols = n->nvis = n->l->ncols;
 	pn_copy_layout(n, 0, n->l);
-	p->ncols = p->nvis = n->l->ncols + n->r->ncols;
-	pn_copy_layout(p, 0, n->l);
-	pn_copy_layout(p, n->l->ncols, n->r);
 	return GPMDB_OK;
 }
 
@@ -2498,7 +2514,6 @@ static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 		pn_copy_layout(n, 0, n->l);
 		return GPMDB_OK;
 	case PN_JOIN: {
-		int lc = n->l->ncols;
 		if (n->pair) /* SEMI/ANTI: the output is the left columns */
 			return prune_semi(b, n, need);
 		uint8_t *jn = prune_need(b, n, false);
@@ -2507,24 +2522,7 @@ static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 			break;
 		memcpy(jn, need, (size_t)n->ncols);
 		prune_refs(n->pred, n, jn);
-		for (int i = 0; i < n->ncols; i++)
-			if (jn[i]) {
-				if (i < lc)
-					ln[i] = 1;
-				else
-					rn[i - lc] = 1;
-			}
-		for (int i = 0; i < n->nkeys; i++) {
-			prune_refs(n->lkeys[i], n->l, ln);
-			prune_refs(n->rkeys[i], n->r, rn);
-		}
-		if ((rc = prune_node(b, n->l, ln)) ||
-		    (rc = prune_node(b, n->r, rn)))
-			return rc;
-		n->ncols = n->nvis = n->l->ncols + n->r->ncols;
-		pn_copy_layout(n, 0, n->l);
-		pn_copy_layout(n, n->l->ncols, n->r);
-		return GPMDB_OK;
+		return prune_join_sides(b, n, n, jn, ln, rn);
 	}
 	case PN_PROJECT:
 		if (!(ln = prune_need(b, n->l, n->post)))
