@@ -2326,6 +2326,37 @@ static void sortkey_sift(sortkey *h, uint64_t m, uint64_t i)
 	}
 }
 
+/* Rows [a, z) into a max-heap h of the keep smallest keys; returns how
+ * many it holds. */
+static uint64_t sortkey_heap(const rcol *c, const pnode *n, uint64_t a,
+			     uint64_t z, uint64_t keep, sortkey *h)
+{
+	uint64_t nk = 0;
+
+	for (uint64_t i = a; i < z; i++) {
+		sortkey t;
+		sortkey_make(c, n, i, &t);
+		if (nk < keep) {
+			/* heap insert: sift up */
+			uint64_t j = nk++;
+			h[j] = t;
+			while (j && sortkey_cmp(&h[(j - 1) / 2], &h[j]) < 0) {
+				sortkey u = h[j];
+				h[j] = h[(j - 1) / 2];
+				h[(j - 1) / 2] = u;
+				j = (j - 1) / 2;
+			}
+		} else if (sortkey_cmp(&t, &h[0]) < 0) {
+			h[0] = t;
+			sortkey_sift(h, nk, 0);
+		}
+	}
+	return nk;
+}
+
+/* Inputs from this many rows keep a heap per thread. */
+#define PAR_TOPN_MIN 65536
+
 /* The first min(keep, rows) rows of in in the order of n when n sorts by
  * one numeric column: their row numbers into idx, the count into *m.
  * False (nothing done) for other sorts or without memory, which then take
@@ -2357,24 +2388,48 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 			sortkey_make(c, n, i, &k[i]);
 		nk = in->nrows;
 	} else if (keep > 0) {
-		for (uint64_t i = 0; i < in->nrows; i++) {
-			sortkey t;
-			sortkey_make(c, n, i, &t);
-			if (nk < keep) {
-				/* heap insert: sift up */
-				uint64_t j = nk++;
-				k[j] = t;
-				while (j && sortkey_cmp(&k[(j - 1) / 2],
-							&k[j]) < 0) {
-					sortkey u = k[j];
-					k[j] = k[(j - 1) / 2];
-					k[(j - 1) / 2] = u;
-					j = (j - 1) / 2;
-				}
-			} else if (sortkey_cmp(&t, &k[0]) < 0) {
-				k[0] = t;
-				sortkey_sift(k, nk, 0);
+		/* a heap per thread over its share of the rows, then the
+		 * heaps' union sorted: the order is total (ties by row), so
+		 * the keep smallest are the serial pass's exactly */
+		int nt = in->nrows >= PAR_TOPN_MIN ? omp_get_max_threads() : 1;
+		sortkey *all =
+		    nt > 1 ? malloc(sizeof(sortkey) * keep * (size_t)nt) : NULL;
+		uint64_t *cnt = nt > 1 ? calloc((size_t)nt, 8) : NULL;
+		if (nt > 1 && (!all || !cnt)) {
+			free(all);
+			free(cnt);
+			all = NULL;
+			cnt = NULL;
+			nt = 1;
+		}
+#pragma omp parallel num_threads(nt) if (nt > 1)
+		{
+			int t = omp_get_thread_num(),
+			    tn = omp_get_num_threads();
+			sortkey *h = nt > 1 ? all + (size_t)t * keep : k;
+			uint64_t a = in->nrows * (uint64_t)t / (uint64_t)tn,
+				 z = in->nrows * (uint64_t)(t + 1) /
+				     (uint64_t)tn,
+				 hn = sortkey_heap(c, n, a, z, keep, h);
+			if (nt > 1)
+				cnt[t] = hn;
+			else
+				nk = hn;
+		}
+		if (nt > 1) {
+			/* thread t's heap is at all + t * keep: pack, sort,
+			 * keep the first */
+			uint64_t tot = 0;
+			for (int t = 0; t < nt; t++) {
+				memmove(all + tot, all + (size_t)t * keep,
+					sizeof(sortkey) * cnt[t]);
+				tot += cnt[t];
 			}
+			qsort(all, tot, sizeof(sortkey), sortkey_cmp);
+			nk = tot < keep ? tot : keep;
+			memcpy(k, all, sizeof(sortkey) * nk);
+			free(all);
+			free(cnt);
 		}
 	}
 	exec_par_sort(k, nk, sizeof(sortkey), sortkey_cmp_r, NULL);

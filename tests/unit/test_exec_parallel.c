@@ -261,6 +261,31 @@ static void test_join_blocks(void)
 	CHECKF(!strcmp(r, want), "count %s, want %s", r, want);
 }
 
+/* ORDER BY one number with LIMIT keeps a heap per thread past 65536
+ * rows: the merged heaps must give the serial answer, ties in row order
+ * (jp from test_join_blocks: k = 0 .. 267143). */
+static void test_topn_threads(void)
+{
+	gpmdb_stmt *st = NULL;
+	int i = 0, bad = -1;
+
+	CHECK_RC(gpmdb_prepare(db,
+			       "SELECT k % 1000 AS g, k FROM jp ORDER BY g "
+			       "DESC LIMIT 300",
+			       -1, &st, NULL),
+		 GPMDB_OK);
+	while (st && gpmdb_step(st) == GPMDB_ROW) {
+		/* 267 rows of g = 999 (k = 999, 1999, ...), then g = 998 */
+		long long g = 999 - i / 267, k = g + 1000LL * (i % 267);
+		if (bad < 0 && (gpmdb_column_int64(st, 0) != g ||
+				gpmdb_column_int64(st, 1) != k))
+			bad = i;
+		i++;
+	}
+	gpmdb_finalize(st);
+	CHECKF(i == 300 && bad < 0, "rows %d, first wrong at %d", i, bad);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -275,6 +300,7 @@ int main(void)
 	TEST_RUN(test_sort);
 	TEST_RUN(test_first_error);
 	TEST_RUN(test_join_blocks);
+	TEST_RUN(test_topn_threads);
 	gpmdb_close(db);
 	unlink(path);
 	TEST_MAIN_END();
