@@ -1014,6 +1014,78 @@ typedef struct kmatch {
  * the last one is the row's (as if run in order), and changes counts all.
  * used[k] (when not NULL) is set for batch rows whose key matched.
  */
+/* One tablet's table rows that match a parameter key: their row ids
+ * and key slots, in row order.  KH_AHEAD rows at a time, in locals,
+ * hashed and prefetched before their lookups.  Runs on any thread (kh
+ * and k are only read); true when out of memory. */
+typedef struct tmatch {
+	uint64_t *rowid, *slot;
+	uint64_t n, cap;
+} tmatch;
+
+static bool match_tablet(const khash *kh, const kset *k, const kterm *terms,
+			 int nt, const stg_type *types,
+			 const stg_tablet_view *v, tmatch *o)
+{
+	uint64_t pv[32][KH_AHEAD];
+	stg_text ptv[32][KH_AHEAD];
+	uint8_t pnull[KH_AHEAD];
+	uint64_t ph[KH_AHEAD];
+	kset probe = {0};
+
+	probe.n = nt;
+	probe.nrows = KH_AHEAD;
+	for (int i = 0; i < nt; i++) {
+		probe.c[i].text = types[i] == STG_T_TEXT;
+		probe.c[i].iv = pv[i];
+		probe.c[i].tv = ptv[i];
+	}
+	probe.null = pnull;
+	for (uint32_t r = 0; r < v->nrows; r++) {
+		bool found;
+		uint32_t q = r % KH_AHEAD;
+		if (q == 0)
+			for (uint32_t u = 0; u < KH_AHEAD && r + u < v->nrows;
+			     u++) {
+				uint32_t rr = r + u;
+				pnull[u] =
+				    v->deleted &&
+				    (v->deleted[rr / 32] >> (rr % 32) & 1);
+				if (pnull[u])
+					continue;
+				for (int i = 0; i < nt; i++) {
+					int tc = terms[i].col;
+					kset_put(&probe, i, u, types[i],
+						 v->data[tc], rr, v->heap,
+						 is_null(v->nulls[tc], rr));
+				}
+				if (pnull[u])
+					continue;
+				ph[u] = kset_hash(&probe, u);
+				__builtin_prefetch(&kh->slot[ph[u] & kh->mask]);
+			}
+		if (pnull[q])
+			continue;
+		uint64_t s = khash_find(kh, k, ph[q], &probe, q, &found);
+		if (!found)
+			continue;
+		if (o->n == o->cap) {
+			uint64_t nc = o->cap ? o->cap * 2 : 1024;
+			uint64_t *a = realloc(o->rowid, nc * 8);
+			if (a)
+				o->rowid = a;
+			uint64_t *b = a ? realloc(o->slot, nc * 8) : NULL;
+			if (!a || !b)
+				return true;
+			o->slot = b;
+			o->cap = nc;
+		}
+		o->rowid[o->n] = v->first_row + r;
+		o->slot[o->n++] = s;
+	}
+	return false;
+}
+
 static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		      const kterm *terms, int nt, int64_t n, uint8_t *used,
 		      kmatch *m)
@@ -1022,17 +1094,14 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	stg_type types[32] = {0};
 	ccol kc[32];
 	uint8_t *nomatch = calloc((size_t)n + 1, 1);
-	uint32_t *cnt = NULL, nt_tab;
-	uint64_t *slot_of = NULL, cap_m = 0;
+	uint32_t *cnt = NULL, nt_tab = 0;
+	uint64_t *slot_of = NULL;
 	rel *hold = rel_new(x, 0, NULL);
-	kset k = {0}, probe = {0};
+	kset k = {0};
 	khash kh = {0};
 	berr e = {0};
-	uint64_t pv[32][KH_AHEAD];
-	stg_text ptv[32][KH_AHEAD];
-	uint8_t pnull[KH_AHEAD];
-	uint64_t ph[KH_AHEAD];
-	stg_tablet_view v;
+	stg_tablet_view *views = NULL;
+	tmatch *tm = NULL;
 	int rc = GPMDB_OK;
 
 	memset(kc, 0, sizeof(kc));
@@ -1075,81 +1144,50 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		cnt[s]++;
 		slot_of[j] = s;
 	}
-	/* the probe: KH_AHEAD table rows at a time, in locals, hashed and
-	 * prefetched before their lookups */
-	probe.n = nt;
-	probe.nrows = KH_AHEAD;
-	for (int i = 0; i < nt; i++) {
-		probe.c[i].text = types[i] == STG_T_TEXT;
-		probe.c[i].iv = pv[i];
-		probe.c[i].tv = ptv[i];
-	}
-	probe.null = pnull;
+	/* the probe: tablets in parallel (the key table is only read),
+	 * each tablet's matches in its own list, joined in table order */
 	if (stg_tablet_count(db->pool, tid, &nt_tab)) {
 		rc = db_err_stg(db);
 		goto out;
 	}
-	for (uint32_t t = 0; t < nt_tab; t++) {
-		if (stg_tablet_get(db->pool, tid, t, &v)) {
+	views = calloc((size_t)nt_tab + 1, sizeof(*views));
+	tm = calloc((size_t)nt_tab + 1, sizeof(*tm));
+	if (!views || !tm) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t t = 0; t < nt_tab; t++)
+		if (stg_tablet_get(db->pool, tid, t, &views[t])) {
 			rc = db_err_stg(db);
 			goto out;
 		}
-		for (uint32_t r = 0; r < v.nrows; r++) {
-			bool found;
-			uint32_t q = r % KH_AHEAD;
-			if (q == 0)
-				for (uint32_t u = 0;
-				     u < KH_AHEAD && r + u < v.nrows; u++) {
-					uint32_t rr = r + u;
-					pnull[u] =
-					    v.deleted &&
-					    (v.deleted[rr / 32] >> (rr % 32) &
-					     1);
-					if (pnull[u])
-						continue;
-					for (int i = 0; i < nt; i++) {
-						int tc = terms[i].col;
-						kset_put(
-						    &probe, i, u, types[i],
-						    v.data[tc], rr, v.heap,
-						    is_null(v.nulls[tc], rr));
-					}
-					if (pnull[u])
-						continue;
-					ph[u] = kset_hash(&probe, u);
-					__builtin_prefetch(
-					    &kh.slot[ph[u] & kh.mask]);
-					__builtin_prefetch(
-					    &cnt[ph[u] & kh.mask]);
-				}
-			if (pnull[q])
-				continue;
-			uint64_t s =
-			    khash_find(&kh, &k, ph[q], &probe, q, &found);
-			if (!found)
-				continue;
-			if (m->n == cap_m) {
-				uint64_t nc = cap_m ? cap_m * 2 : 1024;
-				uint64_t *a = realloc(m->rowid, nc * 8);
-				if (a)
-					m->rowid = a;
-				int64_t *b2 =
-				    a ? realloc(m->prow, nc * 8) : NULL;
-				if (!a || !b2) {
-					rc = db_err(db, GPMDB_NOMEM,
-						    "out of memory");
-					goto out;
-				}
-				m->prow = b2;
-				cap_m = nc;
-			}
-			m->rowid[m->n] = v.first_row + r;
-			m->prow[m->n] = (int64_t)khash_row(&kh, s);
-			m->n++;
+	bool nomem = false;
+#pragma omp parallel for schedule(dynamic, 1) if (nt_tab > 1)
+	for (uint32_t t = 0; t < nt_tab; t++)
+		if (!__atomic_load_n(&nomem, __ATOMIC_RELAXED) &&
+		    match_tablet(&kh, &k, terms, nt, types, &views[t], &tm[t]))
+			__atomic_store_n(&nomem, true, __ATOMIC_RELAXED);
+	if (nomem) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	uint64_t tot = 0;
+	for (uint32_t t = 0; t < nt_tab; t++)
+		tot += tm[t].n;
+	m->rowid = malloc(sizeof(uint64_t) * (tot + 1));
+	m->prow = malloc(sizeof(int64_t) * (tot + 1));
+	if (!m->rowid || !m->prow) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t t = 0; t < nt_tab; t++)
+		for (uint64_t i = 0; i < tm[t].n; i++) {
+			uint64_t s = tm[t].slot[i];
+			m->rowid[m->n] = tm[t].rowid[i];
+			m->prow[m->n++] = (int64_t)khash_row(&kh, s);
 			m->changes += cnt[s] & 0x7fffffffu;
 			cnt[s] |= 0x80000000u;
 		}
-	}
 	if (used)
 		for (int64_t j = 0; j < n; j++) {
 			if (j + KH_AHEAD < n &&
@@ -1161,6 +1199,12 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 out:
 	for (int i = 0; i < nt; i++)
 		ccol_free(&kc[i]);
+	for (uint32_t t = 0; tm && t < nt_tab; t++) {
+		free(tm[t].rowid);
+		free(tm[t].slot);
+	}
+	free(tm);
+	free(views);
 	free(nomatch);
 	free(cnt);
 	free(slot_of);
