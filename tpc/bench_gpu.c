@@ -444,56 +444,8 @@ static int duck_load(bg_duck *d, const bg_data *b, int nthreads, double *secs,
 static int duck_query(bg_duck *d, const query *qy, qres *out, char *err,
 		      size_t errlen)
 {
-	duckdl *dl = &d->dl;
-	duckdl_result r;
-
-	if (dl->query(d->con, qy->sql, &r) != DUCKDL_OK) {
-		const char *m = dl->result_error(&r);
-		snprintf(err, errlen, "%s", m ? m : "query failed");
-		dl->destroy_result(&r);
-		return -1;
-	}
-	out->ncols = (int)dl->column_count(&r);
-	if (qy->stream) {
-		bench_digest g = {0};
-		if (bench_duck_digest(dl, &r, &g, err, errlen)) {
-			dl->destroy_result(&r);
-			return -1;
-		}
-		digest_result(&g, out);
-		dl->destroy_result(&r);
-		return 0;
-	}
-	duckdl_idx nrows = dl->row_count(&r);
-	for (duckdl_idx row = 0; row < nrows; row++) {
-		cell *c = qres_row(out);
-		for (int i = 0; i < out->ncols; i++) {
-			if (dl->value_is_null(&r, i, row)) {
-				c[i].kind = CELL_NULL;
-				continue;
-			}
-			switch (dl->column_type(&r, i)) {
-			case DUCKDL_TYPE_INTEGER:
-			case DUCKDL_TYPE_BIGINT:
-				c[i] = (cell){.kind = CELL_INT,
-					      .i = dl->value_int64(&r, i, row)};
-				break;
-			case DUCKDL_TYPE_VARCHAR: {
-				char *t = dl->value_varchar(&r, i, row);
-				c[i].kind = CELL_TEXT;
-				c[i].t = bench_strdup(t ? t : "");
-				dl->free(t);
-				break;
-			}
-			default: /* DOUBLE, DECIMAL, HUGEINT sums */
-				c[i] =
-				    (cell){.kind = CELL_REAL,
-					   .r = dl->value_double(&r, i, row)};
-			}
-		}
-	}
-	dl->destroy_result(&r);
-	return 0;
+	return bench_duck_query(&d->dl, d->con, qy->sql, qy->stream, out, err,
+				errlen);
 }
 
 /* ---- Timing ---------------------------------------------------------- */

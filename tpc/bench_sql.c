@@ -556,58 +556,8 @@ fail:
 static int duckdb_query(engine *e, const query *qy, qres *out, char *err,
 			size_t errlen)
 {
-	duckdl *dl = &e->dl;
-	duckdl_result r;
-
-	if (dl->query(e->dcon, qy->sql, &r) != DUCKDL_OK) {
-		const char *m = dl->result_error(&r);
-		snprintf(err, errlen, "%s", m ? m : "query failed");
-		dl->destroy_result(&r);
-		return -1;
-	}
-	out->ncols = (int)dl->column_count(&r);
-	if (qy->stream) {
-		/* Columnar: the rows of each chunk straight from its vectors.
-		 */
-		bench_digest g = {0};
-		if (bench_duck_digest(dl, &r, &g, err, errlen)) {
-			dl->destroy_result(&r);
-			return -1;
-		}
-		digest_result(&g, out);
-		dl->destroy_result(&r);
-		return 0;
-	}
-	duckdl_idx nrows = dl->row_count(&r);
-	for (duckdl_idx row = 0; row < nrows; row++) {
-		cell *c = qres_row(out);
-		for (int i = 0; i < out->ncols; i++) {
-			if (dl->value_is_null(&r, i, row)) {
-				c[i] = (cell){.kind = CELL_NULL};
-				continue;
-			}
-			switch (dl->column_type(&r, i)) {
-			case DUCKDL_TYPE_INTEGER:
-			case DUCKDL_TYPE_BIGINT:
-				c[i] = (cell){.kind = CELL_INT,
-					      .i = dl->value_int64(&r, i, row)};
-				break;
-			case DUCKDL_TYPE_VARCHAR: {
-				char *t = dl->value_varchar(&r, i, row);
-				c[i] = (cell){.kind = CELL_TEXT,
-					      .t = bench_strdup(t ? t : "")};
-				dl->free(t);
-				break;
-			}
-			default: /* DOUBLE, DECIMAL, HUGEINT sums */
-				c[i] =
-				    (cell){.kind = CELL_REAL,
-					   .r = dl->value_double(&r, i, row)};
-			}
-		}
-	}
-	dl->destroy_result(&r);
-	return 0;
+	return bench_duck_query(&e->dl, e->dcon, qy->sql, qy->stream, out, err,
+				errlen);
 }
 
 static int engine_query(engine_id id, engine *e, const query *qy, qres *out,

@@ -87,6 +87,13 @@ char *bench_strdup(const char *s);
 /* q as the one row (count, sum, poshash, disorder) of digest g. */
 void digest_result(const bench_digest *g, qres *q);
 
+/* Runs sql on DuckDB's connection con into out (out->ncols set, rows
+ * appended; stream: the (BIGINT id, DOUBLE v) rows as one digest row).
+ * INTEGER/BIGINT are integers, VARCHAR text, the rest (DOUBLE, DECIMAL,
+ * HUGEINT sums) reals.  0, or -1 with err set. */
+int bench_duck_query(duckdl *dl, duckdl_connection con, const char *sql,
+		     bool stream, qres *out, char *err, size_t errlen);
+
 /* Compares q (engine name) with ref (engine ref_name): integers exactly,
  * reals (or an integer beside a real) to a relative 1e-9 (engines add
  * doubles in their own orders), text exactly.  Prints the shape's
