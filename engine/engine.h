@@ -518,6 +518,10 @@ int exec_node(exec_ctx *x, pnode *n, rel **out);
 int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 		 const pnode *in, cexpr **out);
 int exec_mem(exec_ctx *x, size_t add);
+/* A join's key columns: keys[0..n->nkeys) (slots base.. of n, compiled
+ * against side's layout) evaluated over in, one column per key. */
+int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
+		   const pnode *side, const rel *in, rel **out);
 /* Runs a subquery for the current frame. */
 /* Fills hold (one column) with the values of subquery e for n rows; the
  * outer row frame is x->frames[x->nframes] (row = the first row). */

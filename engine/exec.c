@@ -1067,8 +1067,8 @@ typedef struct keyset {
 	rel *k; /* evaluated keys, one column per key */
 } keyset;
 
-static int eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
-		     const pnode *side, const rel *in, rel **out)
+int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
+		   const pnode *side, const rel *in, rel **out)
 {
 	etype ty[64];
 	rel *k;
@@ -1449,8 +1449,9 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		}
 	}
 	if (n->nkeys) {
-		if ((rc = eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
-		    (rc = eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r, &rk)))
+		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
+		    (rc = exec_eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r,
+					 &rk)))
 			goto done;
 		if ((rc = join_hash(x, &j, lk, rk,
 				    semi && rk->nrows > lk->nrows)))

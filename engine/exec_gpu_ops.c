@@ -447,45 +447,15 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 
 /* ---- join ------------------------------------------------------------- */
 
-/* exec.c's eval_keys: one column per key, slots base.. of n. */
+/* exec_eval_keys, with the GPU join's key limit. */
 static int xo_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 		   const pnode *side, const rel *in, rel **out)
 {
-	etype ty[64];
-	rel *k;
-	int rc;
-
 	if (n->nkeys > 64)
 		return db_err(x->db, GPMDB_UNSUPPORTED,
 			      "GPU join: more than "
 			      "64 keys");
-	for (int i = 0; i < n->nkeys; i++)
-		ty[i] = expr_type(keys[i]);
-	if (!(k = rel_new(x, n->nkeys, ty)))
-		return x->db->errcode;
-	if ((rc = rel_reserve(k, in->nrows)))
-		goto fail;
-	for (int i = 0; i < n->nkeys; i++) {
-		cexpr *c;
-		if ((rc = exec_node_cx(x, n, base + i, keys[i], false, side,
-				       &c)))
-			goto fail;
-		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
-			uint32_t m =
-			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
-								 : VEC_BATCH);
-			vec v;
-			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
-			    (rc = rel_put_vec(k, i, s, &v, m)))
-				goto fail;
-		}
-	}
-	k->nrows = in->nrows;
-	*out = k;
-	return GPMDB_OK;
-fail:
-	rel_free(k);
-	return rc;
+	return exec_eval_keys(x, n, base, keys, side, in, out);
 }
 
 /* exec.c's join_emit: pairs (li[k], ri[k]), ri < 0 a NULL right side. */
