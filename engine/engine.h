@@ -517,6 +517,9 @@ int exec_node(exec_ctx *x, pnode *n, rel **out);
  * array per node, shared by the CPU and GPU operators. */
 int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 		 const pnode *in, cexpr **out);
+/* A PRAGMA result row appended to r: name (when not NULL), then txt, or
+ * num when txt is NULL (pragma.c; the GPU pragmas use it too). */
+int pragma_row(gpmdb *db, rel *r, const char *name, const char *txt, sval num);
 int exec_mem(exec_ctx *x, size_t add);
 /* A join's key columns: keys[0..n->nkeys) (slots base.. of n, compiled
  * against side's layout) evaluated over in, one column per key. */

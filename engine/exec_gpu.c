@@ -2682,30 +2682,9 @@ int exec_gpu_pragma_columns(ast_stmt *s, const char ***names)
 static int xg_row(gpmdb *db, rel *r, const char *name, const char *text,
 		  int64_t i)
 {
-	sval v[2];
-	int c = 0;
-
-	memset(v, 0, sizeof(v));
-	if (name) {
-		v[c].t = BC_T_TEXT;
-		v[c].u.s.ptr = name;
-		v[c++].u.s.len = (uint32_t)strlen(name);
-	}
-	if (text) {
-		v[c].t = BC_T_TEXT;
-		v[c].u.s.ptr = text;
-		v[c].u.s.len = (uint32_t)strlen(text);
-	} else {
-		v[c].t = BC_T_INT;
-		v[c].u.i = i;
-	}
-	if (rel_reserve(r, 1))
-		return db_err(db, GPMDB_NOMEM, "out of memory");
-	for (int k = 0; k <= c; k++)
-		if (rel_set(r, k, r->nrows, &v[k]))
-			return db_err(db, GPMDB_NOMEM, "out of memory");
-	r->nrows++;
-	return GPMDB_OK;
+	sval v = {.t = BC_T_INT};
+	v.u.i = i;
+	return pragma_row(db, r, name, text, v);
 }
 
 static int xg_bool(const char *v, bool *out)

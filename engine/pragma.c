@@ -67,6 +67,33 @@ static int put_row(gpmdb *db, rel *r, const sval *v)
 	return GPMDB_OK;
 }
 
+int pragma_row(gpmdb *db, rel *r, const char *name, const char *txt, sval num)
+{
+	sval v[2];
+	int c = 0;
+
+	memset(v, 0, sizeof(v));
+	if (name) {
+		v[c].t = BC_T_TEXT;
+		v[c].u.s.ptr = name;
+		v[c++].u.s.len = (uint32_t)strlen(name);
+	}
+	if (txt) {
+		v[c].t = BC_T_TEXT;
+		v[c].u.s.ptr = txt;
+		v[c].u.s.len = (uint32_t)strlen(txt);
+	} else {
+		v[c] = num;
+	}
+	if (rel_reserve(r, 1))
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	for (int k = 0; k <= c; k++)
+		if (rel_set(r, k, r->nrows, &v[k]))
+			return db_err(db, GPMDB_NOMEM, "out of memory");
+	r->nrows++;
+	return GPMDB_OK;
+}
+
 static sval text(const char *s)
 {
 	sval v = {.t = BC_T_TEXT};
