@@ -247,6 +247,8 @@ static pnode *xg_source(exec_ctx *x, pnode *n, char *why, size_t len)
 	return s;
 }
 
+static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len);
+
 static uint64_t xg_scan_rows(gpmdb *db, const pnode *s)
 {
 	uint64_t r = stg_row_count(db->pool, s->table_id),
@@ -295,7 +297,17 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 	/* auto looks at the input first, so that small queries never start
 	 * CUDA */
 	src = xg_source(x, n, why, len);
-	if (db->backend == 0) {
+	/* a join the GPU keeps on the device counts as a scan (its own
+	 * choice looked at the threshold) */
+	if (db->backend == 0 && src && src->kind == PN_JOIN) {
+		char w[400];
+		if (!xg_join_ok(x, src, w, sizeof(w))) {
+			snprintf(why, len,
+				 "input (join) is not kept on the device: %s",
+				 w);
+			return XG_CPU;
+		}
+	} else if (db->backend == 0) {
 		if (!src || src->kind != PN_SCAN) {
 			snprintf(why, len,
 				 "input (%s) is not a table scan (auto uses "
@@ -358,6 +370,40 @@ static const char *xg_note(const pnode *n)
 	return "";
 }
 
+static void xg_mark(exec_ctx *x, pnode *n, bool fused);
+
+/* The source of a GPU chain: a cached scan, a join kept on the device
+ * (its inputs marked the same way), or an input of its own. */
+static void xg_mark_src(exec_ctx *x, pnode *src)
+{
+	char w[400];
+
+	if (src && src->kind == PN_SCAN) {
+		xg_mark(x, src, true);
+		return;
+	}
+	if (!src || src->kind != PN_JOIN || !xg_join_ok(x, src, w, sizeof(w))) {
+		xg_mark(x, src, false);
+		return;
+	}
+	src->xg_mode = XG_GPU;
+	src->xg_why = "pairs kept on the device for the operator above";
+	for (int t = 0; t < 2; t++) {
+		pnode *c = t ? src->r : src->l, *s2;
+		cexpr *cx;
+		if (c->kind != PN_FILTER ||
+		    !xg_expr_ok(x, c, 0, c->pred, c->post, c->l, &cx, w,
+				sizeof(w))) {
+			xg_mark_src(x, c);
+			continue;
+		}
+		s2 = xg_source(x, c, w, sizeof(w));
+		for (pnode *f = c; f && f != s2; f = f->l)
+			xg_mark(x, f, true);
+		xg_mark_src(x, s2);
+	}
+}
+
 static void xg_mark(exec_ctx *x, pnode *n, bool fused)
 {
 	char why[400];
@@ -389,10 +435,7 @@ static void xg_mark(exec_ctx *x, pnode *n, bool fused)
 		pnode *src = xg_source(x, n, w2, sizeof(w2));
 		for (pnode *f = n->l; f && f != src; f = f->l)
 			xg_mark(x, f, true);
-		if (src && src->kind == PN_SCAN)
-			xg_mark(x, src, true);
-		else
-			xg_mark(x, src, false);
+		xg_mark_src(x, src);
 		return;
 	}
 	xg_mark(x, n->l, false);
@@ -435,7 +478,18 @@ typedef struct xg_col {
 	uint64_t ntext;
 	const gcache_seg *seg; /* device offset -> host bytes */
 	uint32_t nseg;
+	uint32_t ndata; /* values at col.data (a joined source's column:
+			   its leaf's rows, read through col.sel) */
 } xg_col;
+
+/* A leaf of a joined source (xg_prepare_join): a scan or host source
+ * whose columns are the joined source's [col0, col0 + src->ncols), at
+ * its rows idx[0..nrows of the joined source) (device). */
+typedef struct xg_leaf {
+	struct xg_src *src;
+	uint32_t *idx;
+	int col0;
+} xg_leaf;
 
 typedef struct xg_src {
 	exec_ctx *x;
@@ -446,6 +500,10 @@ typedef struct xg_src {
 	xg_col *cols;
 	uint32_t *sel; /* device selection, NULL = all rows */
 	uint32_t nsel;
+	/* a joined source: its leaves (nrows rows, never a sel; filters
+	 * and the residual compact the leaves' idx instead) */
+	xg_leaf *leaf;
+	int nleaf;
 	/* a streamed scan: the window (columns loaded for it alone, not
 	 * cached) and, for an AGG, the merge of the windows' groups */
 	const xg_win *win;
@@ -493,6 +551,14 @@ static int xg_keep_host(xg_src *s, void *p)
 
 static void xg_src_free(xg_src *s)
 {
+	for (int i = 0; i < s->nleaf; i++) {
+		if (s->leaf[i].src) {
+			xg_src_free(s->leaf[i].src);
+			free(s->leaf[i].src);
+		}
+		gpu_free(s->leaf[i].idx, NULL, 0);
+	}
+	free(s->leaf);
 	for (int i = 0; i < s->ndev; i++)
 		gpu_free(s->dev[i], NULL, 0);
 	for (int i = 0; i < s->nhost; i++)
@@ -671,6 +737,19 @@ static int xg_load(xg_src *s, int c)
 
 	if (o->loaded)
 		return GPMDB_OK;
+	if (s->nleaf) {
+		/* a joined source: the leaf's column, read at the pairs */
+		int j = s->nleaf - 1;
+		while (j > 0 && s->leaf[j].col0 > c)
+			j--;
+		xg_src *ls = s->leaf[j].src;
+		int lc = c - s->leaf[j].col0;
+		if ((rc = xg_load(ls, lc)))
+			return rc;
+		*o = ls->cols[lc];
+		o->col.sel = s->leaf[j].idx;
+		return GPMDB_OK;
+	}
 	if (s->scan) {
 		pnode *sc = s->scan;
 		gcache_colref ref;
@@ -721,6 +800,7 @@ static int xg_load(xg_src *s, int c)
 	} else if ((rc = xg_upload_rel(s, c, o))) {
 		return rc;
 	}
+	o->ndata = s->nrows;
 	o->loaded = true;
 	return GPMDB_OK;
 }
@@ -763,7 +843,9 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 		if ((rc = xg_load(s, col)))
 			return rc;
 		in[k] = s->cols[col].col;
-		in[k].sel = s->sel;
+		/* a joined source's columns carry their leaf's rows */
+		if (!s->nleaf)
+			in[k].sel = s->sel;
 		/* LOAD_COL widens INT32 and FLOAT as the scan would: read the
 		 * cached storage arrays as they are */
 		if (in[k].type == BC_COL_INT32 &&
@@ -809,7 +891,7 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 			return xg_gerr(x, rc, "text", err);
 		for (int j = 0; j < nt; j++) {
 			xg_col *tc = &s->cols[tcols[j]];
-			uint64_t n = s->nrows;
+			uint64_t n = tc->ndata;
 			gpu_str *copy;
 			if ((rc = gpu_copy(buf + base, tc->text, tc->ntext, err,
 					   sizeof(err))) ||
@@ -1232,15 +1314,22 @@ out:
 
 /* ---- the operators -------------------------------------------------- */
 
+static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
+			 pnode *src, xg_src *s, const xg_win *win);
+
+static uint32_t xg_rows(const xg_src *s)
+{
+	return s->sel ? s->nsel : s->nrows;
+}
+
 /* Sets up the source of n's chain and runs the chain's filters (bottom
  * up): s->sel holds the selected rows.  win: a window of a streamed scan;
- * NULL: the whole source, XG_STREAM when a scan's columns do not fit the
- * cache. */
+ * NULL otherwise. */
 static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 {
 	pnode *chain[64], *src;
-	int nchain = 0, rc;
-	char why[300], err[300];
+	int nchain = 0;
+	char why[300];
 
 	memset(s, 0, sizeof(*s));
 	s->x = x;
@@ -1253,6 +1342,263 @@ static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 				      "GPU input: more than 63 filters");
 		chain[nchain++] = f;
 	}
+	return xg_prepare_at(x, n, chain, nchain, src, s, win);
+}
+
+/* ---- joins kept on the device ----------------------------------------- */
+
+/* Joins whose pairs a GPU operator above reads on the device (pairs in
+ * HBM, columns gathered through them) instead of a host relation. */
+static uint64_t xg_dev_joins;
+
+/* out[k] = base[idx[k]], k < m (device index arrays). */
+static int xg_remap(exec_ctx *x, const uint32_t *base, const uint32_t *idx,
+		    uint32_t m, uint32_t **out)
+{
+	gpu_col b, o;
+	char err[300];
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	b.data = (void *)base;
+	b.type = BC_COL_INT32;
+	if ((rc = gpu_gather(&b, idx, m, &o, err, sizeof(err))))
+		return xg_gerr(x, rc, "join", err);
+	*out = o.data;
+	return GPMDB_OK;
+}
+
+/* Keeps rows idx[0..cnt) (device; positions among s's current rows,
+ * taken over) of s: a selection composed with s->sel, or for a joined
+ * source each leaf's rows compacted. */
+static int xg_src_select(xg_src *s, uint32_t *idx, uint32_t cnt)
+{
+	uint32_t *m;
+	int rc = GPMDB_OK;
+
+	if (!s->nleaf) {
+		if (s->sel) {
+			rc = xg_remap(s->x, s->sel, idx, cnt, &m);
+			gpu_free(idx, NULL, 0);
+			if (rc)
+				return rc;
+			gpu_free(s->sel, NULL, 0);
+			idx = m;
+		}
+		s->sel = idx;
+		s->nsel = cnt;
+		return GPMDB_OK;
+	}
+	for (int i = 0; i < s->nleaf && !rc; i++) {
+		if (!(rc = xg_remap(s->x, s->leaf[i].idx, idx, cnt, &m))) {
+			gpu_free(s->leaf[i].idx, NULL, 0);
+			s->leaf[i].idx = m;
+		}
+	}
+	gpu_free(idx, NULL, 0);
+	s->nrows = cnt;
+	/* loaded columns point at the old rows */
+	for (int c = 0; c < s->ncols; c++)
+		s->cols[c].loaded = false;
+	return rc;
+}
+
+/*
+ * Whether JOIN j can be a device source: an inner equi-join the GPU runs
+ * (exec_gpu_ops_decide: key types, the threshold under auto), keys and
+ * residual the GPU interpreter runs.  Other joins (LEFT, SEMI/ANTI)
+ * return host relations (exec_gpu_ops.c).
+ */
+static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
+{
+	cexpr *c;
+
+	if (j->kind != PN_JOIN || j->jtype != JOIN_INNER || !j->nkeys) {
+		snprintf(why, len, "only inner equi-joins stay on the device");
+		return 0;
+	}
+	if (j->nkeys > 32) {
+		snprintf(why, len, "%d join keys (32 on the device)",
+			 j->nkeys);
+		return 0;
+	}
+	if (exec_gpu_ops_decide(x, j, why, len) != XG_GPU)
+		return 0;
+	for (int k = 0; k < j->nkeys; k++)
+		if (!xg_expr_ok(x, j, k, j->lkeys[k], false, j->l, &c, why,
+				len) ||
+		    !xg_expr_ok(x, j, j->nkeys + k, j->rkeys[k], false, j->r,
+				&c, why, len))
+			return 0;
+	if (j->pred &&
+	    !xg_expr_ok(x, j, 2 * j->nkeys, j->pred, false, j, &c, why, len))
+		return 0;
+	return 1;
+}
+
+/* A join's input c as a source: its GPU filters and scan, a device join,
+ * or whatever else runs it (on either backend) uploaded. */
+static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
+{
+	char why[300];
+	cexpr *cx;
+
+	if (c->kind == PN_FILTER && xg_expr_ok(x, c, 0, c->pred, c->post, c->l,
+					      &cx, why, sizeof(why)))
+		return xg_prepare_win(x, c, s, NULL);
+	memset(s, 0, sizeof(*s));
+	s->x = x;
+	return xg_prepare_at(x, c, NULL, 0, c, s, NULL);
+}
+
+/*
+ * JOIN j as a source of s: both inputs prepared as sources, their keys
+ * computed on the device, the pairs (gpu_join_dev) kept there as rows
+ * of the inputs' leaves, the residual run as a filter.  Columns are
+ * read through the pairs when an operator needs them (xg_load): nothing
+ * is materialised on the host, and only the columns used are read.  The
+ * pairs are in exec.c's order (left rows ascending, a left row's right
+ * rows descending), as are the inputs' rows: the CPU join's rows.
+ */
+static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
+{
+	int nk = j->nkeys, rc = GPMDB_OK, nl = 0;
+	xg_src *side[2] = {calloc(1, sizeof(xg_src)),
+			   calloc(1, sizeof(xg_src))};
+	xg_out *ko = calloc(2 * (size_t)nk, sizeof(xg_out));
+	gpu_sortcol *kc = calloc(2 * (size_t)nk, sizeof(gpu_sortcol));
+	uint32_t *pi[2] = {NULL, NULL};
+	uint64_t np = 0;
+	char err[300];
+
+	if (!side[0] || !side[1] || !ko || !kc) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int t = 0; t < 2 && !rc; t++)
+		rc = xg_prepare_side(x, t ? j->r : j->l, side[t]);
+	/* keys as exec_join evaluates them: left, then right */
+	for (int t = 0; t < 2 && !rc; t++)
+		for (int k = 0; k < nk && !rc; k++) {
+			cexpr *c;
+			if (!(rc = exec_node_cx(x, j, t * nk + k,
+						t ? j->rkeys[k] : j->lkeys[k],
+						false, t ? j->r : j->l, &c)) &&
+			    !(rc = xg_run(side[t], c, &ko[t * nk + k])))
+				rc = xg_keycol(side[t], &ko[t * nk + k],
+					       &kc[t * nk + k]);
+		}
+	if (rc)
+		goto out;
+	/* pairs as rows of the inputs' columns: through a plain input's
+	 * selection; a joined input's leaves are remapped below */
+	if (xg_rows(side[0]) > UINT32_MAX / 2 ||
+	    xg_rows(side[1]) > UINT32_MAX / 2) {
+		rc = xg_gerr(x, GPMDB_UNSUPPORTED, "join",
+			     "an input of more than 2^31 rows");
+		goto out;
+	}
+	if ((rc = gpu_join_dev(kc, kc + nk, nk, xg_rows(side[0]),
+			       xg_rows(side[1]),
+			       side[0]->nleaf ? NULL : side[0]->sel,
+			       side[1]->nleaf ? NULL : side[1]->sel,
+			       1ull << 31, &pi[0], &pi[1], &np, err,
+			       sizeof(err)))) {
+		rc = xg_gerr(x, rc, "join", err);
+		goto out;
+	}
+	for (int k = 0; k < 2 * nk; k++)
+		xg_out_free(&ko[k]);
+	/* the leaves: a plain input is one, a joined one brings its own */
+	if (!(s->leaf = calloc((size_t)(side[0]->nleaf + 1) +
+				   (size_t)(side[1]->nleaf + 1),
+			       sizeof(xg_leaf)))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int t = 0; t < 2 && !rc; t++) {
+		int col0 = t ? j->l->ncols : 0;
+		xg_src *in = side[t];
+		if (!in->nleaf) {
+			s->leaf[nl++] = (xg_leaf){in, pi[t], col0};
+			side[t] = NULL;
+			pi[t] = NULL;
+			continue;
+		}
+		for (int q = 0; q < in->nleaf && !rc; q++) {
+			xg_leaf *lf = &in->leaf[q];
+			uint32_t *m;
+			if ((rc = xg_remap(x, lf->idx, pi[t], (uint32_t)np,
+					   &m)))
+				break;
+			s->leaf[nl++] = (xg_leaf){lf->src, m, col0 + lf->col0};
+			lf->src = NULL;
+		}
+	}
+	s->nleaf = nl;
+	s->nrows = (uint32_t)np;
+	if (rc)
+		goto out;
+	x->db->gstat.gpu_ops++;
+	xg_dev_joins++;
+	/* the residual, over the pairs' layout (the join's own) */
+	if (j->pred) {
+		cexpr *c;
+		xg_out o;
+		uint32_t *idx, cnt;
+		if ((rc = exec_node_cx(x, j, 2 * nk, j->pred, false, j, &c)))
+			goto out;
+		if ((rc = xg_run(s, c, &o))) {
+			xg_out_free(&o);
+			goto out;
+		}
+		rc = gpu_select(&o.col[0], s->nrows, NULL, &idx, &cnt, err,
+				sizeof(err));
+		xg_out_free(&o);
+		if (rc) {
+			rc = xg_gerr(x, rc, "select", err);
+			goto out;
+		}
+		rc = xg_src_select(s, idx, cnt);
+	}
+out:
+	if (ko)
+		for (int k = 0; k < 2 * nk; k++)
+			xg_out_free(&ko[k]);
+	for (int t = 0; t < 2; t++) {
+		if (side[t]) {
+			xg_src_free(side[t]);
+			free(side[t]);
+		}
+		gpu_free(pi[t], NULL, 0);
+	}
+	free(ko);
+	free(kc);
+	return rc;
+}
+
+/* Undoes a failed xg_prepare_join: s is empty again. */
+static void xg_unjoin(xg_src *s)
+{
+	exec_ctx *x = s->x;
+	int ncols = s->ncols;
+	xg_col *cols = s->cols;
+
+	s->cols = NULL;
+	xg_src_free(s);
+	s->x = x;
+	s->ncols = ncols;
+	s->cols = cols;
+	memset(cols, 0, sizeof(xg_col) * (size_t)ncols);
+}
+
+/* xg_prepare_win's work for the given chain (top first) and source. */
+static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
+			 pnode *src, xg_src *s, const xg_win *win)
+{
+	char why[300], err[300];
+	int rc;
+
 	s->ncols = src->ncols;
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -1274,12 +1620,32 @@ static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 				return XG_STREAM;
 		}
 	} else {
-		if ((rc = exec_node(x, src, &s->in)))
-			return rc;
-		if (s->in->nrows > UINT32_MAX)
-			return db_err(x->db, GPMDB_UNSUPPORTED,
-				      "GPU input: more than 2^32 rows");
-		s->nrows = (uint32_t)s->in->nrows;
+		rc = XG_DECLINE;
+		if (src->kind == PN_JOIN &&
+		    xg_join_ok(x, src, why, sizeof(why))) {
+			rc = xg_prepare_join(x, src, s);
+			/* inputs too large for the device: the join on the
+			 * host path (exec_gpu_ops.c streams nothing either,
+			 * but takes less memory at once) */
+			if (rc == XG_STREAM ||
+			    (rc == GPMDB_NOMEM &&
+			     !strncmp(x->db->errmsg, "GPU ", 4))) {
+				if (rc != XG_STREAM)
+					db_clear(x->db);
+				xg_unjoin(s);
+				rc = XG_DECLINE;
+			} else if (rc) {
+				return rc;
+			}
+		}
+		if (rc == XG_DECLINE) {
+			if ((rc = exec_node(x, src, &s->in)))
+				return rc;
+			if (s->in->nrows > UINT32_MAX)
+				return db_err(x->db, GPMDB_UNSUPPORTED,
+					      "GPU input: more than 2^32 rows");
+			s->nrows = (uint32_t)s->in->nrows;
+		}
 	}
 	/* filters: lowest first */
 	for (int i = nchain - 1; i >= 0; i--) {
@@ -1298,9 +1664,14 @@ static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 		xg_out_free(&o);
 		if (rc)
 			return xg_gerr(x, rc, "select", err);
-		gpu_free(s->sel, NULL, 0);
-		s->sel = idx;
-		s->nsel = cnt;
+		if (s->nleaf) {
+			if ((rc = xg_src_select(s, idx, cnt)))
+				return rc;
+		} else {
+			gpu_free(s->sel, NULL, 0);
+			s->sel = idx;
+			s->nsel = cnt;
+		}
 		x->db->gstat.gpu_ops++;
 	}
 	return GPMDB_OK;
@@ -1309,11 +1680,6 @@ static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
 static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s)
 {
 	return xg_prepare_win(x, n, s, NULL);
-}
-
-static uint32_t xg_rows(const xg_src *s)
-{
-	return s->sel ? s->nsel : s->nrows;
 }
 
 static int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out)
@@ -1576,8 +1942,8 @@ static int xg_direct(xg_src *s, cexpr *c, gpu_col *col, int *rc)
 	int load = -1;
 
 	*rc = GPMDB_OK;
-	if (s->sel || c->ninputs != 1 || c->in[0].kind != IN_COL ||
-	    p->noutputs != 1)
+	if (s->sel || s->nleaf || c->ninputs != 1 ||
+	    c->in[0].kind != IN_COL || p->noutputs != 1)
 		return 0;
 	for (uint32_t k = 0; k < p->ninsns; k++) {
 		const bc_insn *in = &p->insns[k];
@@ -2804,6 +3170,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_pool_registered", cs.reg_ok},
 		    {"cache_register_failures", cs.reg_fail},
 		    {"cache_register_us", cs.reg_ns / 1000},
+		    {"device_joins", xg_dev_joins},
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
 		    {"stream_loaded_bytes", cs.range_bytes},

@@ -278,6 +278,16 @@ int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
 	     uint32_t nl, uint32_t nr, uint64_t max_pairs, uint32_t **li,
 	     uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
 
+/* gpu_join with the pairs left on the device (*li, *ri: gpu_free them;
+ * NULL when there are none) and mapped: li[k] = lmap[left row], ri[k] =
+ * rmap[right row] where lmap/rmap (device, may be NULL: the row itself)
+ * are given, e.g. the selections the keys were computed over, so that the
+ * pairs are physical rows of the inputs' columns. */
+int gpu_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
+		 uint32_t nl, uint32_t nr, const uint32_t *lmap,
+		 const uint32_t *rmap, uint64_t max_pairs, uint32_t **li,
+		 uint32_t **ri, uint64_t *npairs, char *err, size_t errlen);
+
 /* SEMI/ANTI joins (exec.c's semi_out): which left rows are kept. */
 enum {
 	GPU_SEMI,     /* rows with a matching right row */

@@ -744,9 +744,11 @@ __global__ void ro_probe(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 	}
 }
 
-/* Left row i's pairs at off[i]: right rows of its run, last first. */
+/* Left row i's pairs at off[i]: right rows of its run, last first;
+ * through lmap/rmap (NULL: none) when given. */
 __global__ void ro_emit(const uint64_t *cnt, const uint64_t *off,
 			const uint32_t *pos, const uint32_t *perm, uint32_t nl,
+			const uint32_t *lmap, const uint32_t *rmap,
 			uint32_t *li, uint32_t *ri)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -754,9 +756,11 @@ __global__ void ro_emit(const uint64_t *cnt, const uint64_t *off,
 	if (i >= nl)
 		return;
 	uint64_t c = cnt[i], o = off[i];
+	uint32_t l = lmap ? lmap[i] : i;
 	for (uint64_t k = 0; k < c; k++) {
-		li[o + k] = i;
-		ri[o + k] = perm[pos[i] + (uint32_t)(c - 1 - k)];
+		uint32_t r = perm[pos[i] + (uint32_t)(c - 1 - k)];
+		li[o + k] = l;
+		ri[o + k] = rmap ? rmap[r] : r;
 	}
 }
 
@@ -875,21 +879,24 @@ static int ro_nkeys_ok(int nkeys, char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
-extern "C" int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
-			int nkeys, uint32_t nl, uint32_t nr, uint64_t max_pairs,
-			uint32_t **li, uint32_t **ri, uint64_t *npairs,
-			char *err, size_t errlen)
+/* gpu_join and gpu_join_dev: the pairs on the device (*dli, *dri, the
+ * caller's to gpu_free), through lmap/rmap when given. */
+static int ro_join_pairs(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			 int nkeys, uint32_t nl, uint32_t nr,
+			 const uint32_t *lmap, const uint32_t *rmap,
+			 uint64_t max_pairs, uint32_t **dli, uint32_t **dri,
+			 uint64_t *npairs, char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	ro_mem m = {{0}, 0};
 	gpu_sortcol *dk;
-	uint32_t *p, *pos, *dli, *dri;
+	uint32_t *p, *pos;
 	uint64_t *cnt, *off, total = 0, last[2];
 	void *tmp;
 	size_t tb2 = 0;
 	int rc;
 
-	*li = *ri = NULL;
+	*dli = *dri = NULL;
 	*npairs = 0;
 	if ((rc = ro_nkeys_ok(nkeys, err, errlen)))
 		return rc;
@@ -925,36 +932,71 @@ extern "C" int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 	}
 	if (!total)
 		goto out;
-	if ((rc = ro_alloc(&m, (void **)&dli, 4 * total, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&dri, 4 * total, err, errlen)))
+	/* not ro_alloc'd: they outlive the call */
+	if ((rc = gpu_alloc((void **)dli, 4 * total, err, errlen)) ||
+	    (rc = gpu_alloc((void **)dri, 4 * total, err, errlen)))
 		goto out;
-	ro_emit<<<ro_grid(nl), RO_BLOCK, 0, s>>>(cnt, off, pos, p, nl, dli,
-						 dri);
+	ro_emit<<<ro_grid(nl), RO_BLOCK, 0, s>>>(cnt, off, pos, p, nl, lmap,
+						 rmap, *dli, *dri);
 	RO_TRY(cudaGetLastError());
+	*npairs = total;
+out:
+	if (rc) {
+		gpu_free(*dli, NULL, 0);
+		gpu_free(*dri, NULL, 0);
+		*dli = *dri = NULL;
+		*npairs = 0;
+	}
+	ro_release(&m);
+	return rc;
+}
+
+extern "C" int gpu_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			int nkeys, uint32_t nl, uint32_t nr, uint64_t max_pairs,
+			uint32_t **li, uint32_t **ri, uint64_t *npairs,
+			char *err, size_t errlen)
+{
+	uint32_t *dli, *dri;
+	uint64_t total;
+	int rc;
+
+	*li = *ri = NULL;
+	*npairs = 0;
+	if ((rc = ro_join_pairs(lkeys, rkeys, nkeys, nl, nr, NULL, NULL,
+				max_pairs, &dli, &dri, &total, err, errlen)) ||
+	    !total)
+		return rc;
 	*li = (uint32_t *)malloc(4 * total);
 	*ri = (uint32_t *)malloc(4 * total);
 	if (!*li || !*ri) {
 		snprintf(err, errlen, "out of memory");
 		rc = GPMDB_NOMEM;
-		goto out;
-	}
-	{
+	} else {
 		void *dst[2] = {*li, *ri};
 		const void *src[2] = {dli, dri};
 		size_t len[2] = {4 * total, 4 * total};
-		if ((rc = gpu_download_many(2, dst, src, len, err, errlen)))
-			goto out;
+		rc = gpu_download_many(2, dst, src, len, err, errlen);
 	}
-	*npairs = total;
-out:
+	gpu_free(dli, NULL, 0);
+	gpu_free(dri, NULL, 0);
 	if (rc) {
 		free(*li);
 		free(*ri);
 		*li = *ri = NULL;
-		*npairs = 0;
+		return rc;
 	}
-	ro_release(&m);
-	return rc;
+	*npairs = total;
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			    int nkeys, uint32_t nl, uint32_t nr,
+			    const uint32_t *lmap, const uint32_t *rmap,
+			    uint64_t max_pairs, uint32_t **li, uint32_t **ri,
+			    uint64_t *npairs, char *err, size_t errlen)
+{
+	return ro_join_pairs(lkeys, rkeys, nkeys, nl, nr, lmap, rmap,
+			     max_pairs, li, ri, npairs, err, errlen);
 }
 
 /* keep[i]: left row i is in a SEMI (mode 0: it has a match), ANTI (1:

@@ -127,7 +127,8 @@ static void t_explain(void)
 	e = xq(db, "EXPLAIN SELECT a.i FROM x a JOIN x b ON a.s1 = b.s1 AND "
 		   "a.k = b.k");
 	printf("# %s", e);
-	CHECKF(strstr(e, "JOIN ON a.s1 = b.s1 AND a.k = b.k (backend=gpu)"),
+	CHECKF(strstr(e, "JOIN ON a.s1 = b.s1 AND a.k = b.k (backend=gpu (pairs "
+			 "kept on the device"),
 	       "%s", e);
 	free(e);
 	/* a TEXT sort key longer than GPU_SORT_MAX_TEXT: found at run time;
@@ -301,6 +302,78 @@ static long gpu_ops_of(const char *sql)
 	return gstat_of("gpu_operators") - o0;
 }
 
+/* Joins kept on the device (exec_gpu.c xg_prepare_join): a GPU
+ * aggregate, projection or filter over inner joins reads the pairs and
+ * the inputs' columns in HBM.  Each query's answer equals the CPU's and
+ * gpu_stats' device_joins counts the joins that stayed there. */
+static void t_join_dev(void)
+{
+	static const struct {
+		const char *sql;
+		int joins; /* device joins the query must make */
+	} q[] = {
+	    {"SELECT count(*), sum(t.i), sum(u.y), max(u.dt) FROM t JOIN u "
+	     "ON t.k = u.k",
+	     1},
+	    {"SELECT u.name, count(*), sum(t.m), avg(t.d) FROM t JOIN u ON "
+	     "t.k = u.k WHERE u.y % 3 = 1 AND t.i > 1000 GROUP BY u.name "
+	     "ORDER BY u.name",
+	     1},
+	    {"SELECT t.k, count(*), max(u.dt) FROM t JOIN u ON t.k = u.k AND "
+	     "t.i > u.y GROUP BY t.k ORDER BY t.k",
+	     1},
+	    /* three tables: a join of a join (leaves remapped), filters
+	     * above the joins */
+	    {"SELECT count(*), sum(a.i), sum(b.y), sum(c.i) FROM t a JOIN u b "
+	     "ON a.k = b.k JOIN t c ON c.i = b.y WHERE a.i % 5 = 0 AND "
+	     "c.d > 0",
+	     2},
+	    {"SELECT b.name, c.bo, count(*), sum(c.m) FROM u b JOIN t c ON "
+	     "c.i = b.y JOIN x ON x.i = c.i GROUP BY b.name, c.bo ORDER BY "
+	     "1, 2",
+	     2},
+	    /* TEXT and several keys; keys that are expressions */
+	    {"SELECT count(*), sum(a.i) FROM x a JOIN x b ON a.s1 = b.s1 AND "
+	     "a.k = b.k WHERE a.i < 30000",
+	     1},
+	    {"SELECT a.s2, count(*) FROM x a JOIN t b ON a.s2 = b.s WHERE "
+	     "a.i < 2000 GROUP BY a.s2 ORDER BY 1",
+	     1},
+	    {"SELECT count(*), sum(t.i) FROM t JOIN u ON t.k + 1 = u.k - 1",
+	     1},
+	    /* one side from the host (a grouped subquery) */
+	    {"SELECT count(*), sum(g.c) FROM t JOIN (SELECT k, count(*) AS c "
+	     "FROM u GROUP BY k) g ON g.k = t.k",
+	     1},
+	    /* no pairs at all; an empty side */
+	    {"SELECT count(*), sum(t.i) FROM t JOIN u ON t.k = u.k + 100000",
+	     1},
+	    {"SELECT count(*), max(u.y) FROM t JOIN u ON t.k = u.k WHERE u.y "
+	     "< -1000000",
+	     1},
+	    /* a projection and a filter over a join, with NULL values */
+	    {"SELECT t.i, u.y, t.d * 2, u.name, t.s FROM t JOIN u ON t.k = "
+	     "u.k WHERE t.i < 3000 AND (t.d IS NULL OR t.d > u.d)",
+	     1},
+	    {"SELECT t.dt, u.dt, t.m FROM t JOIN u ON t.dt = u.dt AND t.k = "
+	     "u.k ORDER BY 1, 2, 3 LIMIT 50",
+	     1},
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+		long j0 = gstat_of("device_joins");
+		both(q[k].sql);
+		long made = gstat_of("device_joins") - j0;
+		CHECKF(made == q[k].joins, "%s: %ld device joins, wanted %d",
+		       q[k].sql, made, q[k].joins);
+	}
+	explain_has("SELECT count(*) FROM t JOIN u ON t.k = u.k",
+		    "pairs kept on the device");
+	/* LEFT joins return host relations (exec_gpu_ops.c) */
+	long j0 = gstat_of("device_joins");
+	both("SELECT count(*), sum(u.y) FROM t LEFT JOIN u ON t.k = u.k");
+	CHECK(gstat_of("device_joins") == j0);
+}
+
 /* LIMIT/OFFSET over GPU results: a truncation, counted as a GPU
  * operator; over a CPU input it stays a CPU operator and says why. */
 static void t_limit(void)
@@ -464,6 +537,7 @@ int main(void)
 	TEST_RUN(t_explain);
 	TEST_RUN(t_sort);
 	TEST_RUN(t_join);
+	TEST_RUN(t_join_dev);
 	TEST_RUN(t_distinct_setops);
 	TEST_RUN(t_text);
 	TEST_RUN(t_limit);
