@@ -387,7 +387,9 @@ static void xg_mark_src(exec_ctx *x, pnode *src)
 		return;
 	}
 	src->xg_mode = XG_GPU;
-	src->xg_why = "pairs kept on the device for the operator above";
+	src->xg_why = src->jtype == JOIN_INNER
+			  ? "pairs kept on the device for the operator above"
+			  : "rows kept on the device for the operator above";
 	for (int t = 0; t < 2; t++) {
 		pnode *c = t ? src->r : src->l, *s2;
 		cexpr *cx;
@@ -1413,8 +1415,19 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
 {
 	cexpr *c;
 
-	if (j->kind != PN_JOIN || j->jtype != JOIN_INNER || !j->nkeys) {
-		snprintf(why, len, "only inner equi-joins stay on the device");
+	bool semi = j->jtype == JOIN_SEMI || j->jtype == JOIN_ANTI ||
+		    j->jtype == JOIN_ANTI_NULL;
+	if (j->kind != PN_JOIN || !j->nkeys ||
+	    (j->jtype != JOIN_INNER && !semi)) {
+		snprintf(why, len,
+			 "only inner, semi and anti equi-joins stay on the "
+			 "device");
+		return 0;
+	}
+	if (semi && j->pred) {
+		snprintf(why, len,
+			 "a semi or anti join with a residual condition "
+			 "returns a host relation");
 		return 0;
 	}
 	if (j->nkeys > 32) {
@@ -1449,6 +1462,45 @@ static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
 	memset(s, 0, sizeof(*s));
 	s->x = x;
 	return xg_prepare_at(x, c, NULL, 0, c, s, NULL);
+}
+
+/* A SEMI/ANTI join (no residual) of the prepared inputs side[0..1] with
+ * their keys kc: s becomes the left input with the rows it keeps. */
+static int xg_semi_dev(exec_ctx *x, pnode *j, xg_src **side,
+		       const gpu_sortcol *kc, xg_src *s)
+{
+	xg_src *l = side[0];
+	uint32_t *rows, cnt;
+	char err[300];
+	int rc;
+
+	if (xg_rows(l) > UINT32_MAX / 2 || xg_rows(side[1]) > UINT32_MAX / 2)
+		return xg_gerr(x, GPMDB_UNSUPPORTED, "join",
+			       "an input of more than 2^31 rows");
+	if ((rc = gpu_semi_join_dev(
+		 kc, kc + j->nkeys, j->nkeys, xg_rows(l), xg_rows(side[1]),
+		 j->jtype == JOIN_SEMI	 ? GPU_SEMI
+		 : j->jtype == JOIN_ANTI ? GPU_ANTI
+					 : GPU_ANTI_NULL,
+		 l->nleaf ? NULL : l->sel, &rows, &cnt, err, sizeof(err))))
+		return xg_gerr(x, rc, "join", err);
+	if (l->nleaf) {
+		/* positions among the joined input's rows */
+		if ((rc = xg_src_select(l, rows, cnt)))
+			return rc;
+	} else {
+		/* rows of the input's columns (through its selection) */
+		gpu_free(l->sel, NULL, 0);
+		l->sel = rows;
+		l->nsel = cnt;
+	}
+	free(s->cols);
+	*s = *l;
+	free(l);
+	side[0] = NULL;
+	x->db->gstat.gpu_ops++;
+	xg_dev_joins++;
+	return GPMDB_OK;
 }
 
 /*
@@ -1490,6 +1542,10 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 		}
 	if (rc)
 		goto out;
+	if (j->jtype != JOIN_INNER) {
+		rc = xg_semi_dev(x, j, side, kc, s);
+		goto out;
+	}
 	/* pairs as rows of the inputs' columns: through a plain input's
 	 * selection; a joined input's leaves are remapped below */
 	if (xg_rows(side[0]) > UINT32_MAX / 2 ||

@@ -308,6 +308,15 @@ int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
 		  uint32_t nl, uint32_t nr, int mode, uint32_t **rows,
 		  uint32_t *nrows, char *err, size_t errlen);
 
+/* gpu_semi_join with the rows on the device (*rows: gpu_free it) mapped
+ * through lmap (device, may be NULL: the row itself), and NOT IN's rules
+ * applied for GPU_ANTI_NULL (exec.c's semi_out): every left row when the
+ * right side is empty, none when a right key is NULL. */
+int gpu_semi_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+		      int nkeys, uint32_t nl, uint32_t nr, int mode,
+		      const uint32_t *lmap, uint32_t **rows, uint32_t *nrows,
+		      char *err, size_t errlen);
+
 /*
  * DISTINCT aggregates: keys[0..nk) over m rows, the group keys then the
  * aggregate's argument last; *nulls (device, m bytes; gpu_free it) is 1

@@ -252,6 +252,23 @@ int gpu_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_semi_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+		      int nkeys, uint32_t nl, uint32_t nr, int mode,
+		      const uint32_t *lmap, uint32_t **rows, uint32_t *nrows,
+		      char *err, size_t errlen)
+{
+	(void)lkeys;
+	(void)rkeys;
+	(void)nkeys;
+	(void)nl;
+	(void)nr;
+	(void)mode;
+	(void)lmap;
+	*rows = NULL;
+	*nrows = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys, int nkeys,
 		  uint32_t nl, uint32_t nr, int mode, uint32_t **rows,
 		  uint32_t *nrows, char *err, size_t errlen)

@@ -775,8 +775,8 @@ __global__ void ro_emit(const uint64_t *cnt, const uint64_t *off,
 static int ro_join_probe(ro_mem *m, const gpu_sortcol *lkeys,
 			 const gpu_sortcol *rkeys, int nkeys, uint32_t nl,
 			 uint32_t nr, gpu_sortcol **dk, uint64_t **cnt,
-			 uint32_t **pos, uint32_t **perm, char *err,
-			 size_t errlen)
+			 uint32_t **pos, uint32_t **perm, uint32_t *nkeyed,
+			 char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	uint8_t *valid;
@@ -820,6 +820,8 @@ static int ro_join_probe(ro_mem *m, const gpu_sortcol *lkeys,
 	}
 	if ((rc = gpu_download(&nvalid, nv, 4, err, errlen)))
 		return rc;
+	if (nkeyed)
+		*nkeyed = nvalid;
 	if (!nvalid)
 		return GPMDB_OK;
 	for (int k = 0; k < nkeys; k++) {
@@ -906,7 +908,7 @@ static int ro_join_pairs(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 	    (rc = ro_check_n(nl, err, errlen)))
 		return rc;
 	if ((rc = ro_join_probe(&m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
-				&pos, &p, err, errlen)))
+				&pos, &p, NULL, err, errlen)))
 		goto out;
 	if (!p) /* no right row with a key */
 		goto out;
@@ -1009,30 +1011,37 @@ __global__ void ro_semi_keep(const gpu_sortcol *lkeys, int nk,
 
 	if (i >= nl)
 		return;
-	bool k = mode == 0 ? cnt[i] != 0 : cnt[i] == 0;
+	/* 3, 4: NOT IN over an empty right side (every row), over one with
+	 * a NULL key (none) */
+	bool k = mode == 3 ? true
+		 : mode == 4 ? false
+		 : mode == 0 ? cnt[i] != 0
+			     : cnt[i] == 0;
 	for (int c = 0; mode == 2 && k && c < nk; c++)
 		if (ro_null(lkeys[c].col, i))
 			k = false;
 	keep[i] = k;
 }
 
-extern "C" int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
-			     int nkeys, uint32_t nl, uint32_t nr, int mode,
-			     uint32_t **rows, uint32_t *nrows, char *err,
-			     size_t errlen)
+/* The kept left rows of a SEMI/ANTI join (mode GPU_*; rules: NOT IN's
+ * whole-input rules for GPU_ANTI_NULL) as row numbers through lmap (NULL:
+ * the row itself) in row order: *out (device, in m) and *n (host). */
+static int ro_semi_rows(ro_mem *m, const gpu_sortcol *lkeys,
+			const gpu_sortcol *rkeys, int nkeys, uint32_t nl,
+			uint32_t nr, int mode, bool rules, const uint32_t *lmap,
+			uint32_t **out, uint32_t *n, char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	ro_mem m = {{0}, 0};
 	gpu_sortcol *dk;
-	uint32_t *p, *pos, *out, *nv;
+	uint32_t *p, *pos, *nv, nkeyed = 0;
 	uint64_t *cnt;
 	uint8_t *keep;
 	void *tmp;
 	size_t tb = 0;
 	int rc;
 
-	*rows = NULL;
-	*nrows = 0;
+	*out = NULL;
+	*n = 0;
 	if ((rc = ro_nkeys_ok(nkeys, err, errlen)))
 		return rc;
 	if (mode < 0 || mode > 2) {
@@ -1044,26 +1053,50 @@ extern "C" int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 	if ((rc = ro_check_n(nr, err, errlen)) ||
 	    (rc = ro_check_n(nl, err, errlen)))
 		return rc;
-	if ((rc = ro_join_probe(&m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
-				&pos, &p, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&keep, nl, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&out, 4 * (size_t)nl, err, errlen)) ||
-	    (rc = ro_alloc(&m, (void **)&nv, 4, err, errlen)))
-		goto out;
+	if ((rc = ro_join_probe(m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
+				&pos, &p, &nkeyed, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&keep, nl, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)out, 4 * (size_t)nl, err, errlen)) ||
+	    (rc = ro_alloc(m, (void **)&nv, 4, err, errlen)))
+		return rc;
+	if (rules && mode == GPU_ANTI_NULL)
+		mode = !nr ? 3 : nkeyed < nr ? 4 : mode;
 	ro_semi_keep<<<ro_grid(nl), RO_BLOCK, 0, s>>>(dk, nkeys, cnt, nl, mode,
 						      keep);
-	RO_TRY(cudaGetLastError());
-	{
-		/* the kept left rows in row order: exec.c's semi_out */
+	GPU_TRY(cudaGetLastError());
+	/* the kept left rows in row order: exec.c's semi_out */
+	if (lmap) {
+		GPU_TRY(cub::DeviceSelect::Flagged(NULL, tb, lmap, keep, *out,
+						   nv, (int)nl, s));
+		if ((rc = ro_alloc(m, &tmp, tb, err, errlen)))
+			return rc;
+		GPU_TRY(cub::DeviceSelect::Flagged(tmp, tb, lmap, keep, *out,
+						   nv, (int)nl, s));
+	} else {
 		thrust::counting_iterator<uint32_t> it(0);
-		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, keep, out, nv,
-						  (int)nl, s));
-		if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
-			goto out;
-		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, keep, out, nv,
-						  (int)nl, s));
+		GPU_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, keep, *out, nv,
+						   (int)nl, s));
+		if ((rc = ro_alloc(m, &tmp, tb, err, errlen)))
+			return rc;
+		GPU_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, keep, *out, nv,
+						   (int)nl, s));
 	}
-	if ((rc = gpu_download(nrows, nv, 4, err, errlen)))
+	return gpu_download(n, nv, 4, err, errlen);
+}
+
+extern "C" int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
+			     int nkeys, uint32_t nl, uint32_t nr, int mode,
+			     uint32_t **rows, uint32_t *nrows, char *err,
+			     size_t errlen)
+{
+	ro_mem m = {{0}, 0};
+	uint32_t *out;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if ((rc = ro_semi_rows(&m, lkeys, rkeys, nkeys, nl, nr, mode, false,
+			       NULL, &out, nrows, err, errlen)))
 		goto out;
 	if (!(*rows = (uint32_t *)malloc(4 * (size_t)*nrows + 4))) {
 		snprintf(err, errlen, "out of memory");
@@ -1076,6 +1109,33 @@ extern "C" int gpu_semi_join(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 out:
 	if (rc) {
 		free(*rows);
+		*rows = NULL;
+		*nrows = 0;
+	}
+	ro_release(&m);
+	return rc;
+}
+
+extern "C" int gpu_semi_join_dev(const gpu_sortcol *lkeys,
+				 const gpu_sortcol *rkeys, int nkeys,
+				 uint32_t nl, uint32_t nr, int mode,
+				 const uint32_t *lmap, uint32_t **rows,
+				 uint32_t *nrows, char *err, size_t errlen)
+{
+	ro_mem m = {{0}, 0};
+	uint32_t *out;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	rc = ro_semi_rows(&m, lkeys, rkeys, nkeys, nl, nr, mode, true, lmap,
+			  &out, nrows, err, errlen);
+	/* the result outlives the call: a copy of its length */
+	if (!rc && (rc = gpu_alloc((void **)rows, 4 * (size_t)*nrows + 4, err,
+				   errlen)) == GPMDB_OK && *nrows)
+		rc = gpu_copy(*rows, out, 4 * (size_t)*nrows, err, errlen);
+	if (rc) {
+		gpu_free(*rows, NULL, 0);
 		*rows = NULL;
 		*nrows = 0;
 	}
