@@ -1353,20 +1353,35 @@ static int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win)
  * HBM, columns gathered through them) instead of a host relation. */
 static uint64_t xg_dev_joins;
 
-/* out[k] = base[idx[k]], k < m (device index arrays). */
+/* out[k] = base[idx[k]], k < m (device index arrays; GPU_NO_ROW stays). */
 static int xg_remap(exec_ctx *x, const uint32_t *base, const uint32_t *idx,
 		    uint32_t m, uint32_t **out)
 {
-	gpu_col b, o;
 	char err[300];
 	int rc;
 
-	memset(&b, 0, sizeof(b));
-	b.data = (void *)base;
-	b.type = BC_COL_INT32;
-	if ((rc = gpu_gather(&b, idx, m, &o, err, sizeof(err))))
+	if ((rc = gpu_remap(base, idx, m, out, err, sizeof(err))))
 		return xg_gerr(x, rc, "join", err);
-	*out = o.data;
+	return GPMDB_OK;
+}
+
+/* *out: a new device array of a[0..na) then b[0..nb) (b NULL: GPU_NO_ROW). */
+static int xg_concat(exec_ctx *x, const uint32_t *a, uint32_t na,
+		     const uint32_t *b, uint32_t nb, uint32_t **out)
+{
+	char err[300];
+	int rc;
+
+	if ((rc = gpu_alloc((void **)out, 4 * ((size_t)na + nb) + 4, err,
+			    sizeof(err))) ||
+	    (rc = gpu_copy(*out, a, 4 * (size_t)na, err, sizeof(err))) ||
+	    (rc = b ? gpu_copy(*out + na, b, 4 * (size_t)nb, err, sizeof(err))
+		    : gpu_memset(*out + na, 0xff, 4 * (size_t)nb, err,
+				 sizeof(err)))) {
+		gpu_free(*out, NULL, 0);
+		*out = NULL;
+		return xg_gerr(x, rc, "join", err);
+	}
 	return GPMDB_OK;
 }
 
@@ -1418,10 +1433,10 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
 	bool semi = j->jtype == JOIN_SEMI || j->jtype == JOIN_ANTI ||
 		    j->jtype == JOIN_ANTI_NULL;
 	if (j->kind != PN_JOIN || !j->nkeys ||
-	    (j->jtype != JOIN_INNER && !semi)) {
+	    (j->jtype != JOIN_INNER && j->jtype != JOIN_LEFT && !semi)) {
 		snprintf(why, len,
-			 "only inner, semi and anti equi-joins stay on the "
-			 "device");
+			 "only inner, LEFT, semi and anti equi-joins stay on "
+			 "the device");
 		return 0;
 	}
 	if (semi && j->pred) {
@@ -1519,8 +1534,9 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 			   calloc(1, sizeof(xg_src))};
 	xg_out *ko = calloc(2 * (size_t)nk, sizeof(xg_out));
 	gpu_sortcol *kc = calloc(2 * (size_t)nk, sizeof(gpu_sortcol));
-	uint32_t *pi[2] = {NULL, NULL};
+	uint32_t *pi[2] = {NULL, NULL}, *ld = NULL, nleft = 0;
 	uint64_t np = 0;
+	bool left = j->jtype == JOIN_LEFT;
 	char err[300];
 
 	if (!side[0] || !side[1] || !ko || !kc) {
@@ -1554,9 +1570,9 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 			     "an input of more than 2^31 rows");
 		goto out;
 	}
-	if ((rc = gpu_join_dev(kc, kc + nk, nk, xg_rows(side[0]),
-			       xg_rows(side[1]),
-			       side[0]->nleaf ? NULL : side[0]->sel,
+	nleft = xg_rows(side[0]);
+	if ((rc = gpu_join_dev(kc, kc + nk, nk, nleft, xg_rows(side[1]),
+			       left || side[0]->nleaf ? NULL : side[0]->sel,
 			       side[1]->nleaf ? NULL : side[1]->sel,
 			       1ull << 31, &pi[0], &pi[1], &np, err,
 			       sizeof(err)))) {
@@ -1565,6 +1581,18 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 	}
 	for (int k = 0; k < 2 * nk; k++)
 		xg_out_free(&ko[k]);
+	/* LEFT: the pairs' left positions (dense) are kept to find the
+	 * unmatched rows; the leaf gets rows of the input's columns */
+	if (left) {
+		ld = pi[0];
+		pi[0] = NULL;
+		if (!side[0]->nleaf && side[0]->sel)
+			rc = xg_remap(x, side[0]->sel, ld, (uint32_t)np, &pi[0]);
+		else
+			rc = xg_concat(x, ld, (uint32_t)np, NULL, 0, &pi[0]);
+		if (rc)
+			goto out;
+	}
 	/* the leaves: a plain input is one, a joined one brings its own */
 	if (!(s->leaf = calloc((size_t)(side[0]->nleaf + 1) +
 				   (size_t)(side[1]->nleaf + 1),
@@ -1615,9 +1643,53 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 			rc = xg_gerr(x, rc, "select", err);
 			goto out;
 		}
-		rc = xg_src_select(s, idx, cnt);
+		if (left) {
+			uint32_t *m;
+			if ((rc = xg_remap(x, ld, idx, cnt, &m))) {
+				gpu_free(idx, NULL, 0);
+				goto out;
+			}
+			gpu_free(ld, NULL, 0);
+			ld = m;
+		}
+		if ((rc = xg_src_select(s, idx, cnt)))
+			goto out;
+	}
+	/* LEFT: the left rows no pair kept, after the pairs (exec.c's
+	 * order), with no right row (GPU_NO_ROW reads NULL) */
+	if (left) {
+		int nll = side[0] ? side[0]->nleaf : 1;
+		uint32_t *u = NULL, nu = 0;
+		if ((rc = gpu_unmatched(ld, s->nrows, nleft, &u, &nu, err,
+					sizeof(err)))) {
+			rc = xg_gerr(x, rc, "join", err);
+			goto out;
+		}
+		for (int q = 0; q < s->nleaf && !rc; q++) {
+			xg_leaf *lf = &s->leaf[q];
+			uint32_t *ext = NULL, *m = NULL;
+			const uint32_t *base =
+			    q >= nll	? NULL
+			    : side[0] ? side[0]->leaf[q].idx
+				      : lf->src->sel;
+			if (q < nll)
+				rc = base ? xg_remap(x, base, u, nu, &ext)
+					  : xg_concat(x, u, nu, NULL, 0, &ext);
+			if (!rc && !(rc = xg_concat(x, lf->idx, s->nrows,
+						    q < nll ? ext : NULL, nu,
+						    &m))) {
+				gpu_free(lf->idx, NULL, 0);
+				lf->idx = m;
+			}
+			gpu_free(ext, NULL, 0);
+		}
+		gpu_free(u, NULL, 0);
+		s->nrows += nu;
+		for (int c = 0; c < s->ncols; c++)
+			s->cols[c].loaded = false;
 	}
 out:
+	gpu_free(ld, NULL, 0);
 	if (ko)
 		for (int k = 0; k < 2 * nk; k++)
 			xg_out_free(&ko[k]);

@@ -113,6 +113,10 @@ typedef struct gpu_str {
  * element; nulls (optional) 1 byte per element, 1 = NULL; sel (optional,
  * inputs only) maps row i to element sel[i], as vec.sel does.
  */
+/* A selection entry that names no row: the column reads NULL there (a
+ * LEFT join's unmatched left rows on their right side). */
+#define GPU_NO_ROW 0xFFFFFFFFu
+
 typedef struct gpu_col {
 	void *data;
 	uint8_t *nulls;
@@ -341,6 +345,17 @@ int gpu_row_numbers(const gpu_col *like, uint32_t m, gpu_col *out, char *err,
  * none for VEC_NULL). */
 int gpu_gather(const gpu_col *src, const uint32_t *idx, uint32_t m,
 	       gpu_col *dst, char *err, size_t errlen);
+
+/* out[k] = idx[k] == GPU_NO_ROW ? GPU_NO_ROW : base[idx[k]], k < m (device
+ * arrays; *out a new one: gpu_free it): selections composed. */
+int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
+	      uint32_t **out, char *err, size_t errlen);
+
+/* A LEFT join's unmatched left rows: the positions [0, nl) that no
+ * li[0..np) names (device), in order, into *rows (device: gpu_free it)
+ * and *nrows. */
+int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
+		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen);
 
 /* Device-to-device copy on gpmdb's stream. */
 int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen);

@@ -303,6 +303,27 @@ int gpu_row_numbers(const gpu_col *like, uint32_t m, gpu_col *out, char *err,
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
+	      uint32_t **out, char *err, size_t errlen)
+{
+	(void)base;
+	(void)idx;
+	(void)m;
+	*out = NULL;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
+		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen)
+{
+	(void)li;
+	(void)np;
+	(void)nl;
+	*rows = NULL;
+	*nrows = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
 #else
 
 /* ISO C wants a translation unit to declare something. */

@@ -241,7 +241,7 @@ GVM_FN int gvm_row(const gvm_prog *gp, const gvm_io *io, uint32_t row,
 			uint32_t i = c->sel ? c->sel[row] : row;
 			z->len = 0;
 			z->v.i = 0;
-			z->null = c->type == VEC_NULL ||
+			z->null = c->type == VEC_NULL || i == GPU_NO_ROW ||
 				  (c->nulls && c->nulls[i] != 0);
 			if (z->null)
 				break;

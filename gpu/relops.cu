@@ -1143,6 +1143,99 @@ extern "C" int gpu_semi_join_dev(const gpu_sortcol *lkeys,
 	return rc;
 }
 
+__global__ void ro_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
+			 uint32_t *out)
+{
+	uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (k < m)
+		out[k] = idx[k] == GPU_NO_ROW ? GPU_NO_ROW : base[idx[k]];
+}
+
+extern "C" int gpu_remap(const uint32_t *base, const uint32_t *idx,
+			 uint32_t m, uint32_t **out, char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = gpu_alloc((void **)out, 4 * (size_t)m + 4, err, errlen)))
+		return rc;
+	if (!m)
+		return GPMDB_OK;
+	ro_remap<<<ro_grid(m), RO_BLOCK, 0, gpu_stream()>>>(base, idx, m, *out);
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		gpu_free(*out, NULL, 0);
+		*out = NULL;
+		return gpu_cuda_fail(e, "ro_remap<<<>>>", err, errlen);
+	}
+	return GPMDB_OK;
+}
+
+__global__ void ro_mark(const uint32_t *li, uint64_t np, uint8_t *hit)
+{
+	uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (k < np)
+		hit[li[k]] = 1;
+}
+
+__global__ void ro_not(uint8_t *f, uint32_t n)
+{
+	uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (k < n)
+		f[k] = !f[k];
+}
+
+extern "C" int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
+			     uint32_t **rows, uint32_t *nrows, char *err,
+			     size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	ro_mem m = {{0}, 0};
+	uint8_t *hit;
+	uint32_t *nv;
+	void *tmp;
+	size_t tb = 0;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if ((rc = gpu_alloc((void **)rows, 4 * (size_t)nl + 4, err, errlen)))
+		return rc;
+	if (!nl)
+		return GPMDB_OK;
+	if ((rc = ro_alloc(&m, (void **)&hit, nl, err, errlen)) ||
+	    (rc = ro_alloc(&m, (void **)&nv, 4, err, errlen)))
+		goto out;
+	RO_TRY(cudaMemsetAsync(hit, 0, nl, s));
+	if (np) {
+		ro_mark<<<(unsigned)((np + RO_BLOCK - 1) / RO_BLOCK), RO_BLOCK,
+			  0, s>>>(li, np, hit);
+		RO_TRY(cudaGetLastError());
+	}
+	ro_not<<<ro_grid(nl), RO_BLOCK, 0, s>>>(hit, nl);
+	RO_TRY(cudaGetLastError());
+	{
+		thrust::counting_iterator<uint32_t> it(0);
+		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, hit, *rows, nv,
+						  (int)nl, s));
+		if ((rc = ro_alloc(&m, &tmp, tb, err, errlen)))
+			goto out;
+		RO_TRY(cub::DeviceSelect::Flagged(tmp, tb, it, hit, *rows, nv,
+						  (int)nl, s));
+	}
+	rc = gpu_download(nrows, nv, 4, err, errlen);
+out:
+	if (rc) {
+		gpu_free(*rows, NULL, 0);
+		*rows = NULL;
+		*nrows = 0;
+	}
+	ro_release(&m);
+	return rc;
+}
+
 /* nulls[perm[i]]: row perm[i] is not the first of its set (head[i] 0) or
  * its argument (the last key) is NULL. */
 __global__ void ro_dmask(gpu_sortcol arg, const uint32_t *perm,
