@@ -240,6 +240,7 @@ test: all
 	  GPMDB_EXAMPLES=$(BUILD)/examples \
 	  GPMDB_SHELLS="$(BUILD)/gpmdb $(BUILD)/tests/shell/gpmdb_sqlite" \
 	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch \
+	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
 	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
 	  tests/bench/check_bench_batch.sh

@@ -211,6 +211,36 @@ int bc_emit_load(bc_program *p, int col)
 	return r;
 }
 
+int bc_bind_input(bc_program *p, int col, int is_null, bc_imm imm,
+		  const char *s, uint32_t len)
+{
+	int k = -1;
+
+	if (p->err)
+		return -1;
+	if (col < 0 || (uint32_t)col >= p->ninputs)
+		return bc_fail(p, "no input column %d", col);
+	for (uint32_t pc = 0; pc < p->ninsns; pc++) {
+		bc_insn *in = &p->insns[pc];
+		if (in->op != BC_LOAD_COL || in->a != col)
+			continue;
+		in->a = 0;
+		if (is_null) {
+			in->op = BC_NULL;
+			in->imm = (bc_imm){0};
+			continue;
+		}
+		in->op = BC_CONST;
+		in->imm = imm;
+		if (p->rtype[in->dst].type == BC_T_TEXT) {
+			if (k < 0 && (k = bc_add_text(p, s, len)) < 0)
+				return -1;
+			in->imm = (bc_imm){.i = k};
+		}
+	}
+	return 0;
+}
+
 /* The register type of an operand (NULL for an absent one). */
 static const bc_rtype *bc_rt(const bc_program *p, int r)
 {

@@ -345,6 +345,13 @@ int bc_emit_in_real(bc_program *p, int a, const double *v, int n, int has_null);
 int bc_emit_in_text(bc_program *p, int a, const char *const *s,
 		    const uint32_t *len, int n, int has_null);
 int bc_emit_output(bc_program *p, int reg);
+/* Makes input col one value for every row: each LOAD_COL of it becomes a
+ * CONST of imm (TEXT: the len bytes at s, added to the text pool) or, with
+ * is_null, a NULL; the input itself is then never read.  For values known
+ * before a run (the GPU's uncorrelated subqueries).  0, or -1 with
+ * p->errmsg (text pool full). */
+int bc_bind_input(bc_program *p, int col, int is_null, bc_imm imm,
+		  const char *s, uint32_t len);
 /* Error mask for the following [m] ops: a BOOL register, or -1 for none.
  * Returns the previous one (-1 for none), to restore after a branch. */
 int bc_set_mask(bc_program *p, int reg);

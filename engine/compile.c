@@ -1271,6 +1271,30 @@ static int keep_vec(exec_ctx *x, rel **hold, etype t, const vec *v, uint32_t n)
 	return GPMDB_OK;
 }
 
+/* The values of subquery input ci of c for rows [start, start+n) of in,
+ * into ci->hold (exec_subquery runs an uncorrelated one once per
+ * statement). */
+static int eval_subq(exec_ctx *x, cexpr *c, cinput *ci, const rel *in,
+		     uint64_t start, uint32_t n)
+{
+	vec v, lhs, *lp = NULL;
+	int rc;
+
+	if (ci->lhs) {
+		if ((rc = cx_eval(x, ci->lhs, in, start, n, &v)) ||
+		    (rc = keep_vec(x, &ci->lhold, ci->lhs->ty, &v, n)))
+			return rc;
+		rel_vec(ci->lhold, 0, 0, &lhs);
+		lp = &lhs;
+	}
+	if (x->nframes >= MAX_FRAMES)
+		return db_err(x->db, GPMDB_ERROR, "subqueries nested too deep");
+	x->frames[x->nframes] = (frame){c->node, in, start, c->post};
+	if (!ci->hold && !(ci->hold = rel_new(x, 1, &ci->ty)))
+		return x->db->errcode;
+	return exec_subquery(x, ci->e, lp, n, ci->hold);
+}
+
 static int eval_inputs(exec_ctx *x, cexpr *c, const rel *in, uint64_t start,
 		       uint32_t n, vec *inputs)
 {
@@ -1293,32 +1317,40 @@ static int eval_inputs(exec_ctx *x, cexpr *c, const rel *in, uint64_t start,
 				return rc;
 			rel_vec(ci->hold, 0, 0, &inputs[k]);
 			break;
-		case IN_SUBQ: {
-			vec lhs, *lp = NULL;
-			if (ci->lhs) {
-				if ((rc = cx_eval(x, ci->lhs, in, start, n,
-						  &v)) ||
-				    (rc = keep_vec(x, &ci->lhold, ci->lhs->ty,
-						   &v, n)))
-					return rc;
-				rel_vec(ci->lhold, 0, 0, &lhs);
-				lp = &lhs;
-			}
-			if (x->nframes >= MAX_FRAMES)
-				return db_err(x->db, GPMDB_ERROR,
-					      "subqueries nested too deep");
-			x->frames[x->nframes] =
-			    (frame){c->node, in, start, c->post};
-			if (!ci->hold && !(ci->hold = rel_new(x, 1, &ci->ty)))
-				return x->db->errcode;
-			rc = exec_subquery(x, ci->e, lp, n, ci->hold);
-			if (rc)
+		case IN_SUBQ:
+			if ((rc = eval_subq(x, c, ci, in, start, n)))
 				return rc;
 			rel_vec(ci->hold, 0, 0, &inputs[k]);
 			break;
 		}
-		}
 	}
+	return GPMDB_OK;
+}
+
+bool cx_input_const(const cexpr *c, int k)
+{
+	const cinput *ci = &c->in[k];
+	const einfo *ei;
+
+	if (ci->kind != IN_SUBQ || ci->lhs || !ci->e)
+		return false;
+	ei = ci->e->bind;
+	return ei && !ei->correlated &&
+	       (ci->e->kind == AST_E_SUBQUERY || ci->e->kind == AST_E_EXISTS);
+}
+
+int cx_input_value(exec_ctx *x, cexpr *c, int k, sval *v)
+{
+	cinput *ci = &c->in[k];
+	int rc;
+
+	if (!cx_input_const(c, k))
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "input %d is not one value per statement", k);
+	/* an uncorrelated subquery reads no frame: no input rows needed */
+	if ((rc = eval_subq(x, c, ci, NULL, 0, 1)))
+		return rc;
+	rel_get(ci->hold, 0, 0, v);
 	return GPMDB_OK;
 }
 

@@ -502,6 +502,15 @@ int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
  * row or nested program): its batches may then be evaluated by several
  * threads at once with cx_eval_pure, each with its own scratch. */
 bool cx_pure(const cexpr *c);
+/* True when input k of c has one value for the whole statement: an
+ * uncorrelated scalar subquery or EXISTS (no left operand, no reference
+ * to an outer query).  The GPU backend runs such programs with the value
+ * as a constant. */
+bool cx_input_const(const cexpr *c, int k);
+/* The value of such an input, computed as the CPU computes it (once per
+ * statement, by exec_subquery, converted to the input's type); text is
+ * valid until c's next evaluation. */
+int cx_input_value(exec_ctx *x, cexpr *c, int k, sval *v);
 /* Thread-safe evaluation of a pure c; vm_run's codes, message in err. */
 int cx_eval_pure(const cexpr *c, const rel *in, uint64_t start, uint32_t n,
 		 vec *out, vm_scratch *s, char *err, size_t errlen);

@@ -113,7 +113,16 @@ static int xg_expr_ok(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 				 "reference to an outer query");
 			return 0;
 		case IN_SUBQ:
-			snprintf(why, len, "expression has a subquery");
+			/* one value per statement: a constant of the run */
+			if (cx_input_const(c, k))
+				break;
+			snprintf(why, len, "%s",
+				 c->in[k].lhs
+				     ? "expression has an IN "
+				       "(subquery) with a left operand "
+				       "(one answer per row)"
+				     : "expression has a correlated "
+				       "subquery");
 			return 0;
 		default:
 			snprintf(why, len,
@@ -827,6 +836,56 @@ static void xg_out_free(xg_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/*
+ * Input k of c, an uncorrelated subquery (xg_expr_ok lets no other kind
+ * through), becomes a constant of p, the program copy the run uses: its
+ * value is one for the statement and computed on the host by the CPU's
+ * exec_subquery (once per statement, the same NULL for no row, the same
+ * conversion), so the GPU needs no input column for it and the value
+ * sits in constant memory with the program.  Not computed when the run
+ * has no rows: the CPU evaluates nothing then either (a subquery error
+ * stays unreported on both).
+ */
+static int xg_bind_subq(xg_src *s, cexpr *c, int k, bc_program *p)
+{
+	exec_ctx *x = s->x;
+	const bc_rtype *it = &p->in_type[k];
+	sval v;
+	int rc;
+
+	if (!cx_input_const(c, k))
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "input %d of a GPU expression is a correlated "
+			      "subquery",
+			      k);
+	if (!(s->sel ? s->nsel : s->nrows))
+		return bc_bind_input(p, k, 1, (bc_imm){0}, NULL, 0)
+			   ? db_err(x->db, GPMDB_INTERNAL, "%s", p->errmsg)
+			   : GPMDB_OK;
+	if ((rc = cx_input_value(x, c, k, &v)))
+		return rc;
+	if (v.t != BC_T_NULL && (xg_coltype(v.t) != it->type ||
+				 (v.t == BC_T_DEC && v.scale != it->scale)))
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "a subquery value of type %s for a GPU input "
+			      "of type %d",
+			      bc_type_name(v.t), it->type);
+	bc_imm imm = {0};
+	if (v.t == BC_T_REAL)
+		imm.r = v.u.r;
+	else if (v.t != BC_T_TEXT && v.t != BC_T_NULL)
+		imm.i = v.u.i;
+	if (bc_bind_input(p, k, v.t == BC_T_NULL, imm,
+			  v.t == BC_T_TEXT ? v.u.s.ptr : NULL,
+			  v.t == BC_T_TEXT ? v.u.s.len : 0))
+		/* a long TEXT value: the program's constant text is full */
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "GPU expression: a subquery's value (%s) does "
+			      "not fit the program (%s)",
+			      bc_type_name(v.t), p->errmsg);
+	return GPMDB_OK;
+}
+
 static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 {
 	exec_ctx *x = s->x;
@@ -842,6 +901,13 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 	memcpy(o->p, c->prog, sizeof(bc_program));
 	for (int k = 0; k < c->ninputs; k++) {
 		int col = c->in[k].col;
+		if (c->in[k].kind == IN_SUBQ) {
+			if ((rc = xg_bind_subq(s, c, k, o->p)))
+				return rc;
+			memset(&in[k], 0, sizeof(in[k]));
+			in[k].type = VEC_NULL; /* never read: see above */
+			continue;
+		}
 		if ((rc = xg_load(s, col)))
 			return rc;
 		in[k] = s->cols[col].col;
@@ -908,7 +974,8 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 						 sizeof(err))))
 				return xg_gerr(x, rc, "text", err);
 			for (int k = 0; k < c->ninputs; k++)
-				if (c->in[k].col == tcols[j])
+				if (c->in[k].kind == IN_COL &&
+				    c->in[k].col == tcols[j])
 					in[k].data = copy;
 			for (uint32_t q = 0; q < tc->nseg; q++) {
 				o->seg[o->nseg] = tc->seg[q];

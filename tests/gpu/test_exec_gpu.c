@@ -4,7 +4,8 @@
  * gpu_strict, and the rows must be the same, in the same order (REAL sums
  * within a relative 1e-12: docs/gpu.md).  Also: EXPLAIN's backends, the
  * column cache's hits and its coherence after UPDATE, DELETE, INSERT and
- * ROLLBACK, errors (integer overflow of sum) as on the CPU.
+ * ROLLBACK, errors (integer overflow of sum) as on the CPU, uncorrelated
+ * scalar subqueries inside GPU expressions (t_subquery).
  * GPMDB_TEST_ROWS=n sets the table size (default 300000: several tablets).
  */
 #include <stdint.h>
@@ -329,6 +330,148 @@ static unsigned long long stat_of(const char *name)
 	return v;
 }
 
+/* both_ok(sql, tol, ok), then the GPU run again without gpu_strict:
+ * nothing may fall back to the CPU and some operator ran on the GPU. */
+static void both_gpu(const char *sql, double tol, int ok)
+{
+	unsigned long long fb, ops;
+	char *g;
+
+	both_ok(sql, tol, ok);
+	xq_exec(db, "PRAGMA backend = gpu");
+	xq_exec(db, "PRAGMA gpu_strict = off");
+	fb = stat_of("cpu_fallbacks");
+	ops = stat_of("gpu_operators");
+	g = xq(db, sql);
+	CHECKF(stat_of("cpu_fallbacks") == fb, "%s: fell back to the CPU", sql);
+	CHECKF(stat_of("gpu_operators") > ops, "%s: no GPU operator", sql);
+	free(g);
+	xq_exec(db, "PRAGMA gpu_strict = on");
+}
+
+/*
+ * Uncorrelated scalar subqueries (and EXISTS) inside GPU expressions: one
+ * value per statement, computed on the host as the CPU does and run as a
+ * constant of the program.  In WHERE, in projections, in HAVING, in
+ * aggregate arguments and GROUP BY keys, of every type; NULL, no row
+ * (NULL), several rows (the first, as on the CPU), an error inside the
+ * subquery, and no input rows (then the CPU never evaluates it either).
+ * Correlated subqueries and IN (subquery) stay on the CPU, with reasons.
+ */
+static void t_subquery(void)
+{
+	static const char *q[] = {
+	    /* WHERE */
+	    "SELECT i, b FROM t WHERE b > (SELECT max(b) FROM t WHERE i < "
+	    "1000)",
+	    "SELECT i, m FROM t WHERE m < (SELECT min(m) FROM t) + 5",
+	    "SELECT i, s FROM t WHERE s = (SELECT s FROM t WHERE i = 2)",
+	    "SELECT i, dt FROM t WHERE dt > (SELECT max(dt) FROM t WHERE i < "
+	    "100)",
+	    "SELECT count(*) FROM t WHERE bo = (SELECT bo FROM t WHERE i = 2)",
+	    "SELECT i, d FROM t WHERE d < (SELECT d FROM t WHERE i = 2) AND i "
+	    "% 7 = 1",
+	    "SELECT i, f FROM t WHERE f > (SELECT f FROM t WHERE i = 4)",
+	    "SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM t WHERE i = 4) "
+	    "AND i < 1000",
+	    "SELECT count(*) FROM t WHERE NOT EXISTS (SELECT 1 FROM t WHERE i "
+	    "= -4)",
+	    /* projections, over a scan and over an aggregate */
+	    "SELECT i, (SELECT s FROM t WHERE i = 2), b - (SELECT max(b) FROM "
+	    "t WHERE i < 50) FROM t WHERE i % 1000 = 7",
+	    "SELECT i, coalesce(s2, (SELECT s FROM t WHERE i = 2)), (SELECT m "
+	    "FROM t WHERE i = 4) * 2 FROM t WHERE i % 100 IN (5, 7)",
+	    "SELECT count(*) - (SELECT count(*) FROM t WHERE i < 100) FROM t",
+	    /* HAVING */
+	    "SELECT i % 10, count(*) FROM t GROUP BY 1 HAVING count(*) > "
+	    "(SELECT count(*) / 10 FROM t)",
+	    "SELECT bo, sum(b) FROM t GROUP BY bo HAVING sum(b) > (SELECT "
+	    "sum(b) FROM t WHERE i < 1000)",
+	    "SELECT dt, count(*) FROM t WHERE i < 20000 GROUP BY dt HAVING "
+	    "max(m) >= (SELECT max(m) FROM t WHERE i < 5000)",
+	    /* aggregate arguments and keys */
+	    "SELECT sum(b + (SELECT min(i) FROM t)), count(*) FROM t",
+	    "SELECT i % (SELECT max(i) FROM t WHERE i < 4), count(*) FROM t "
+	    "GROUP BY 1",
+	    /* NULL and no row: NULL */
+	    "SELECT count(*) FROM t WHERE b > (SELECT max(b) FROM t WHERE b "
+	    "IS NULL)",
+	    "SELECT count(*) FROM t WHERE (SELECT b FROM t WHERE i = -1) IS "
+	    "NULL",
+	    "SELECT count(*), sum(b) FROM t WHERE b <> (SELECT b FROM t WHERE "
+	    "i = -1)",
+	    "SELECT i, (SELECT b FROM t WHERE i = -1), (SELECT s FROM t WHERE "
+	    "i = -1), (SELECT s FROM t WHERE i IS NULL AND s IS NULL LIMIT 1) "
+	    "FROM t WHERE i < 20",
+	    /* several rows: the first one */
+	    "SELECT i, (SELECT b FROM t WHERE i > 100), (SELECT s FROM t "
+	    "WHERE i > 3) FROM t WHERE i < 10",
+	    "SELECT count(*) FROM t WHERE b > (SELECT b FROM t WHERE i > "
+	    "1000)",
+	    /* no input rows: the subquery (which fails) is not evaluated */
+	    "SELECT i FROM t WHERE i < 0 AND b > (SELECT 9223372036854775807 "
+	    "+ i FROM t WHERE i = 1)",
+	};
+	char *e;
+
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both_gpu(q[k], 0, 1);
+	xq_exec(db, "PRAGMA backend = gpu");
+	e = xq(db, "SELECT count(*) FROM t WHERE i = (SELECT i FROM t WHERE "
+		   "i > 3)");
+	CHECKF(!strcmp(e, "1\n"), "several rows: %s", e);
+	free(e);
+	/* an error inside the subquery is the statement's, on both */
+	both("SELECT i FROM t WHERE b > (SELECT 9223372036854775807 + i FROM "
+	     "t WHERE i = 1)",
+	     0);
+	e = xq(db, "SELECT i FROM t WHERE b > (SELECT 9223372036854775807 + i "
+		   "FROM t WHERE i = 1)");
+	CHECKF(!strcmp(e, "ERROR: integer overflow"), "%s", e);
+	free(e);
+	/* EXPLAIN: the filter with the subquery is a GPU operator */
+	e = xq(db, "EXPLAIN SELECT i FROM t WHERE b > (SELECT max(b) FROM t "
+		   "WHERE i < 1000)");
+	printf("# %s", e);
+	CHECKF(strstr(e, "(SELECT max(b) FROM t WHERE (i < 1000))) "
+			 "(backend=gpu"),
+	       "%s", e);
+	free(e);
+
+	/* still on the CPU, with the reason: strict fails, not strict
+	 * counts a fallback and gives the CPU's rows */
+	static const char *cpu[][2] = {
+	    {"SELECT i, (SELECT count(*) FROM t t2 WHERE t2.i = t.i) FROM t "
+	     "WHERE i < 50",
+	     "expression has a correlated subquery"},
+	    {"SELECT i FROM t WHERE i IN (SELECT b FROM t WHERE i < 100) OR i "
+	     "= 1",
+	     "expression has an IN (subquery) with a left operand"},
+	};
+	for (size_t k = 0; k < sizeof(cpu) / sizeof(cpu[0]); k++) {
+		char *c, *g;
+		unsigned long long fb;
+		xq_exec(db, "PRAGMA backend = gpu");
+		e = xq(db, cpu[k][0]);
+		CHECKF(!strncmp(e, "ERROR: gpu_strict: ", 19) &&
+			   strstr(e, cpu[k][1]),
+		       "%s: %s", cpu[k][0], e);
+		free(e);
+		xq_exec(db, "PRAGMA gpu_strict = off");
+		fb = stat_of("cpu_fallbacks");
+		g = xq(db, cpu[k][0]);
+		CHECKF(stat_of("cpu_fallbacks") > fb, "%s: no fallback",
+		       cpu[k][0]);
+		xq_exec(db, "PRAGMA backend = cpu");
+		c = xq(db, cpu[k][0]);
+		CHECKF(!strcmp(c, g) && strncmp(c, "ERROR", 5),
+		       "%s\n  cpu: %.300s\n  gpu: %.300s", cpu[k][0], c, g);
+		free(c);
+		free(g);
+		xq_exec(db, "PRAGMA gpu_strict = on");
+	}
+}
+
 /*
  * Tables larger than the column cache: PRAGMA gpu_cache_limit = 2 (MB)
  * makes every chain over t stream in row windows (docs/gpu.md, "The
@@ -512,6 +655,7 @@ int main(void)
 	TEST_RUN(t_group_keys);
 	TEST_RUN(t_group_long_text);
 	TEST_RUN(t_errors);
+	TEST_RUN(t_subquery);
 	TEST_RUN(t_stream);
 	TEST_RUN(t_cache);
 	printf("# %d queries compared, %d differ\n", nq, nmis);

@@ -9,7 +9,7 @@
 # test.  GPMDB_TPCH_STRICT= (empty) checks nothing.  Without a GPU no
 # query runs under gpu_strict and the check is skipped (said so).
 set -u
-strict_want=${GPMDB_TPCH_STRICT-1 2 3 4 5 6 7 8 9 10 12 13 14 16 17 18 19 20 21}
+strict_want=${GPMDB_TPCH_STRICT-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 GPMDB_TPCH_GPU=1 "${GPMDB_SUITE_BUILD:-build}/tests/tpch/test_tpch_queries" |

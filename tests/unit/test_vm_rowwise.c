@@ -6,6 +6,7 @@
  * errors across batches.  VD_SCALE=n multiplies the random work.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,153 @@ static void test_error_order(void)
 	       "%d %s", rc, err);
 }
 
+/* Output k, row i of a host run as text ("NULL" for NULL). */
+static void bind_show(const gpu_col *o, uint32_t i, const bc_program *p,
+		      const char *heap, char *buf, size_t len)
+{
+	if (o->type == VEC_NULL || o->nulls[i]) {
+		snprintf(buf, len, "NULL");
+		return;
+	}
+	switch (o->type) {
+	case BC_COL_TEXT: {
+		gpu_str g = ((const gpu_str *)o->data)[i];
+		const char *b = g.off & GPU_STR_CONST
+				    ? p->text + (g.off & ~GPU_STR_CONST)
+				    : heap + g.off;
+		snprintf(buf, len, "'%.*s'", (int)g.len, b);
+		break;
+	}
+	case BC_COL_DOUBLE:
+		snprintf(buf, len, "%.17g", ((const double *)o->data)[i]);
+		break;
+	case BC_COL_BOOL:
+		snprintf(buf, len, "%d", ((const uint8_t *)o->data)[i]);
+		break;
+	case BC_COL_DATE:
+		snprintf(buf, len, "%d", ((const int32_t *)o->data)[i]);
+		break;
+	default:
+		snprintf(buf, len, "%lld",
+			 (long long)((const int64_t *)o->data)[i]);
+	}
+}
+
+/*
+ * bc_bind_input (an uncorrelated subquery's value on the GPU): a program
+ * whose input 1 is bound to a constant gives, row by row, what the same
+ * program gives with that value broadcast as a column (sel all zeros),
+ * for every type and for NULL; input 1 is loaded twice and its text is
+ * added to the pool once; a text that does not fit is refused.
+ */
+static void test_bind_input(void)
+{
+	enum { N = 5 };
+	static const int types[] = {BC_COL_INT64, BC_COL_DEC,  BC_COL_DOUBLE,
+				    BC_COL_DATE,  BC_COL_BOOL, BC_COL_TEXT};
+	static char heap[] = "xyzcherry";
+	int64_t x[N] = {1, -2, 30, 0, 7}, i64 = -1234;
+	double f64 = 2.5;
+	int32_t date = 19000;
+	uint8_t bo = 1, nul1 = 1, nul0 = 0;
+	gpu_str str = {3, 6};
+	uint32_t zero[N] = {0};
+	char err[128], a[64], b[64];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (int isnull = 0; isnull < 2; isnull++) {
+			int ty = types[t], v, w, r;
+			bc_program p, q;
+			bc_imm imm = {0};
+			void *data = &i64;
+			bc_init(&p);
+			bc_input(&p, BC_COL_INT64, 0, 0);
+			bc_input(&p, ty, ty == BC_COL_DEC ? 18 : 0,
+				 ty == BC_COL_DEC ? 2 : 0);
+			r = bc_emit_load(&p, 0);
+			v = bc_emit_load(&p, 1);
+			w = bc_emit_load(&p, 1);
+			bc_emit_output(&p, v);
+			if (ty == BC_COL_INT64)
+				bc_emit_output(
+				    &p, bc_emit_op(&p, BC_ADD_I, r, w, -1));
+			else if (ty == BC_COL_TEXT)
+				bc_emit_output(
+				    &p, bc_emit_op(&p, BC_EQ_T, w, v, -1));
+			else
+				bc_emit_output(
+				    &p, bc_emit_op(&p, BC_COALESCE, w, v, -1));
+			CHECKF(!p.err, "%s", p.errmsg);
+			switch (ty) {
+			case BC_COL_DOUBLE:
+				imm.r = f64;
+				data = &f64;
+				break;
+			case BC_COL_DATE:
+				imm.i = date;
+				data = &date;
+				break;
+			case BC_COL_BOOL:
+				imm.i = bo;
+				data = &bo;
+				break;
+			case BC_COL_TEXT:
+				data = &str;
+				break;
+			default:
+				imm.i = i64;
+			}
+			q = p;
+			CHECKF(bc_bind_input(&q, 1, isnull, imm, heap + str.off,
+					     str.len) == 0,
+			       "%s", q.errmsg);
+			CHECK(q.nstrs ==
+			      p.nstrs + (ty == BC_COL_TEXT && !isnull));
+			gpu_col in[2] = {
+			    {x, NULL, NULL, BC_COL_INT64, 0, 0, 0, 0},
+			    {data, isnull ? &nul1 : &nul0, zero, (uint8_t)ty,
+			     18, 2, 0, 0}};
+			gpu_col bound[2] = {in[0], {0}}, o1[2], o2[2];
+			bound[1].type = VEC_NULL;
+			int rc1 = gvm_run_host(&p, in, 2, N, heap, sizeof(heap),
+					       o1, err, sizeof(err));
+			CHECKF(rc1 == 0, "%s", err);
+			int rc2 =
+			    gvm_run_host(&q, bound, 2, N, heap, sizeof(heap),
+					 o2, err, sizeof(err));
+			CHECKF(rc2 == 0, "%s", err);
+			if (rc1 || rc2)
+				continue;
+			for (int k = 0; k < 2; k++)
+				for (uint32_t i = 0; i < N; i++) {
+					bind_show(&o1[k], i, &p, heap, a,
+						  sizeof(a));
+					bind_show(&o2[k], i, &q, heap, b,
+						  sizeof(b));
+					CHECKF(!strcmp(a, b),
+					       "type %d null %d output %d row "
+					       "%u: column %s, bound %s",
+					       ty, isnull, k, i, a, b);
+				}
+			gvm_host_free_outputs(&p, o1);
+			gvm_host_free_outputs(&q, o2);
+		}
+
+	/* the text pool full: refused, with the builder's words */
+	{
+		static char big[BC_MAX_TEXT];
+		bc_program p;
+		memset(big, 'a', sizeof(big));
+		bc_init(&p);
+		bc_input(&p, BC_COL_TEXT, 0, 0);
+		bc_emit_output(&p, bc_emit_load(&p, 0));
+		bc_emit_output(&p, bc_emit_text(&p, big, BC_MAX_TEXT - 4));
+		CHECKF(!p.err, "%s", p.errmsg);
+		CHECK(bc_bind_input(&p, 0, 0, (bc_imm){0}, big, 5) == -1);
+		CHECKF(strstr(p.errmsg, "text constants"), "%s", p.errmsg);
+	}
+}
+
 static void test_differential(void)
 {
 	vd_stats st;
@@ -224,6 +372,7 @@ int main(void)
 	TEST_RUN(test_unsupported);
 	TEST_RUN(test_slots);
 	TEST_RUN(test_error_order);
+	TEST_RUN(test_bind_input);
 	TEST_RUN(test_differential);
 	vm_scratch_free(&vd_scratch);
 	TEST_MAIN_END();
