@@ -396,7 +396,7 @@ static void xg_mark_src(exec_ctx *x, pnode *src)
 		return;
 	}
 	src->xg_mode = XG_GPU;
-	src->xg_why = src->jtype == JOIN_INNER
+	src->xg_why = src->jtype == JOIN_INNER || src->jtype == JOIN_LEFT
 			  ? "pairs kept on the device for the operator above"
 			  : "rows kept on the device for the operator above";
 	for (int t = 0; t < 2; t++) {
@@ -1513,8 +1513,7 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
 		return 0;
 	}
 	if (j->nkeys > 32) {
-		snprintf(why, len, "%d join keys (32 on the device)",
-			 j->nkeys);
+		snprintf(why, len, "%d join keys (32 on the device)", j->nkeys);
 		return 0;
 	}
 	if (exec_gpu_ops_decide(x, j, why, len) != XG_GPU)
@@ -1538,8 +1537,8 @@ static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
 	char why[300];
 	cexpr *cx;
 
-	if (c->kind == PN_FILTER && xg_expr_ok(x, c, 0, c->pred, c->post, c->l,
-					      &cx, why, sizeof(why)))
+	if (c->kind == PN_FILTER &&
+	    xg_expr_ok(x, c, 0, c->pred, c->post, c->l, &cx, why, sizeof(why)))
 		return xg_prepare_win(x, c, s, NULL);
 	memset(s, 0, sizeof(*s));
 	s->x = x;
@@ -1625,7 +1624,7 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 		}
 	if (rc)
 		goto out;
-	if (j->jtype != JOIN_INNER) {
+	if (j->jtype != JOIN_INNER && !left) {
 		rc = xg_semi_dev(x, j, side, kc, s);
 		goto out;
 	}
@@ -1640,9 +1639,8 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 	nleft = xg_rows(side[0]);
 	if ((rc = gpu_join_dev(kc, kc + nk, nk, nleft, xg_rows(side[1]),
 			       left || side[0]->nleaf ? NULL : side[0]->sel,
-			       side[1]->nleaf ? NULL : side[1]->sel,
-			       1ull << 31, &pi[0], &pi[1], &np, err,
-			       sizeof(err)))) {
+			       side[1]->nleaf ? NULL : side[1]->sel, 1ull << 31,
+			       &pi[0], &pi[1], &np, err, sizeof(err)))) {
 		rc = xg_gerr(x, rc, "join", err);
 		goto out;
 	}
@@ -1654,7 +1652,8 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 		ld = pi[0];
 		pi[0] = NULL;
 		if (!side[0]->nleaf && side[0]->sel)
-			rc = xg_remap(x, side[0]->sel, ld, (uint32_t)np, &pi[0]);
+			rc =
+			    xg_remap(x, side[0]->sel, ld, (uint32_t)np, &pi[0]);
 		else
 			rc = xg_concat(x, ld, (uint32_t)np, NULL, 0, &pi[0]);
 		if (rc)
@@ -1679,8 +1678,8 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 		for (int q = 0; q < in->nleaf && !rc; q++) {
 			xg_leaf *lf = &in->leaf[q];
 			uint32_t *m;
-			if ((rc = xg_remap(x, lf->idx, pi[t], (uint32_t)np,
-					   &m)))
+			if ((rc =
+				 xg_remap(x, lf->idx, pi[t], (uint32_t)np, &m)))
 				break;
 			s->leaf[nl++] = (xg_leaf){lf->src, m, col0 + lf->col0};
 			lf->src = NULL;
@@ -1735,16 +1734,15 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 		for (int q = 0; q < s->nleaf && !rc; q++) {
 			xg_leaf *lf = &s->leaf[q];
 			uint32_t *ext = NULL, *m = NULL;
-			const uint32_t *base =
-			    q >= nll	? NULL
-			    : side[0] ? side[0]->leaf[q].idx
-				      : lf->src->sel;
+			const uint32_t *base = q >= nll	 ? NULL
+					       : side[0] ? side[0]->leaf[q].idx
+							 : lf->src->sel;
 			if (q < nll)
 				rc = base ? xg_remap(x, base, u, nu, &ext)
 					  : xg_concat(x, u, nu, NULL, 0, &ext);
-			if (!rc && !(rc = xg_concat(x, lf->idx, s->nrows,
-						    q < nll ? ext : NULL, nu,
-						    &m))) {
+			if (!rc &&
+			    !(rc = xg_concat(x, lf->idx, s->nrows,
+					     q < nll ? ext : NULL, nu, &m))) {
 				gpu_free(lf->idx, NULL, 0);
 				lf->idx = m;
 			}
@@ -2137,8 +2135,8 @@ static int xg_direct(xg_src *s, cexpr *c, gpu_col *col, int *rc)
 	int load = -1;
 
 	*rc = GPMDB_OK;
-	if (s->sel || s->nleaf || c->ninputs != 1 ||
-	    c->in[0].kind != IN_COL || p->noutputs != 1)
+	if (s->sel || s->nleaf || c->ninputs != 1 || c->in[0].kind != IN_COL ||
+	    p->noutputs != 1)
 		return 0;
 	for (uint32_t k = 0; k < p->ninsns; k++) {
 		const bc_insn *in = &p->insns[k];

@@ -313,8 +313,8 @@ int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 	return gpu_no_cuda(err, errlen);
 }
 
-int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
-		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen)
+int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, uint32_t **rows,
+		  uint32_t *nrows, char *err, size_t errlen)
 {
 	(void)li;
 	(void)np;

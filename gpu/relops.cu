@@ -997,8 +997,8 @@ extern "C" int gpu_join_dev(const gpu_sortcol *lkeys, const gpu_sortcol *rkeys,
 			    uint64_t max_pairs, uint32_t **li, uint32_t **ri,
 			    uint64_t *npairs, char *err, size_t errlen)
 {
-	return ro_join_pairs(lkeys, rkeys, nkeys, nl, nr, lmap, rmap,
-			     max_pairs, li, ri, npairs, err, errlen);
+	return ro_join_pairs(lkeys, rkeys, nkeys, nl, nr, lmap, rmap, max_pairs,
+			     li, ri, npairs, err, errlen);
 }
 
 /* keep[i]: left row i is in a SEMI (mode 0: it has a match), ANTI (1:
@@ -1013,7 +1013,7 @@ __global__ void ro_semi_keep(const gpu_sortcol *lkeys, int nk,
 		return;
 	/* 3, 4: NOT IN over an empty right side (every row), over one with
 	 * a NULL key (none) */
-	bool k = mode == 3 ? true
+	bool k = mode == 3   ? true
 		 : mode == 4 ? false
 		 : mode == 0 ? cnt[i] != 0
 			     : cnt[i] == 0;
@@ -1053,8 +1053,8 @@ static int ro_semi_rows(ro_mem *m, const gpu_sortcol *lkeys,
 	if ((rc = ro_check_n(nr, err, errlen)) ||
 	    (rc = ro_check_n(nl, err, errlen)))
 		return rc;
-	if ((rc = ro_join_probe(m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt,
-				&pos, &p, &nkeyed, err, errlen)) ||
+	if ((rc = ro_join_probe(m, lkeys, rkeys, nkeys, nl, nr, &dk, &cnt, &pos,
+				&p, &nkeyed, err, errlen)) ||
 	    (rc = ro_alloc(m, (void **)&keep, nl, err, errlen)) ||
 	    (rc = ro_alloc(m, (void **)out, 4 * (size_t)nl, err, errlen)) ||
 	    (rc = ro_alloc(m, (void **)&nv, 4, err, errlen)))
@@ -1131,8 +1131,10 @@ extern "C" int gpu_semi_join_dev(const gpu_sortcol *lkeys,
 	rc = ro_semi_rows(&m, lkeys, rkeys, nkeys, nl, nr, mode, true, lmap,
 			  &out, nrows, err, errlen);
 	/* the result outlives the call: a copy of its length */
-	if (!rc && (rc = gpu_alloc((void **)rows, 4 * (size_t)*nrows + 4, err,
-				   errlen)) == GPMDB_OK && *nrows)
+	if (!rc &&
+	    (rc = gpu_alloc((void **)rows, 4 * (size_t)*nrows + 4, err,
+			    errlen)) == GPMDB_OK &&
+	    *nrows)
 		rc = gpu_copy(*rows, out, 4 * (size_t)*nrows, err, errlen);
 	if (rc) {
 		gpu_free(*rows, NULL, 0);
@@ -1152,8 +1154,8 @@ __global__ void ro_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 		out[k] = idx[k] == GPU_NO_ROW ? GPU_NO_ROW : base[idx[k]];
 }
 
-extern "C" int gpu_remap(const uint32_t *base, const uint32_t *idx,
-			 uint32_t m, uint32_t **out, char *err, size_t errlen)
+extern "C" int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
+			 uint32_t **out, char *err, size_t errlen)
 {
 	int rc;
 
