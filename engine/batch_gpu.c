@@ -11,7 +11,10 @@
  *     storage logs the deleted count (stg_hcl_end);
  *   INSERT: storage checks NOT NULL and reserves the tablets
  *     (stg_append_reserve), the kernels write the rows past the count,
- *     storage logs the new count (stg_append_finish).
+ *     storage logs the new count (stg_append_finish);
+ *   INSERT ... SELECT over a table (bgpu_insert_select): the same, from
+ *     the SELECT's result left on the device by the GPU projection,
+ *     converted there to the table's storage arrays.
  * The commit record is the transaction's, as on the CPU.  The HCL format
  * is the CPU's, so recovery needs no GPU; when one is there it may do it
  * (bgpu_recovery_hook).
@@ -36,6 +39,8 @@
  * stream (docs/gpu.md).
  */
 #include "batch_gpu.h"
+#include "exec_gpu_dev.h"
+#include "keyidx.h"
 
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
@@ -69,6 +74,11 @@ static struct {
 	uint64_t last_line_cols, last_dirty_lines, last_line_rows;
 	char last_fallback[512];
 	char last_op[16];
+	/* INSERT ... SELECT (bgpu_insert_select): rows and statements
+	 * written from device-resident SELECT results, statements whose
+	 * rows went through the host instead and the last one's reason */
+	uint64_t is_dev_rows, is_dev_batches, is_host;
+	char is_host_why[400];
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -276,6 +286,11 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		rc = db_err_stg(db);
 		goto out;
 	}
+	/* the rows went up from the host: PRAGMA gpu_stats shows it, as it
+	 * shows the uploads of query inputs */
+	for (uint32_t c = 0; c < gl.ncols; c++)
+		db->gstat.bytes_uploaded +=
+		    nrows * gl.widths[c] + (nls[c] ? (nrows + 31) / 32 * 4 : 0);
 	bg_done(db, "INSERT", nrows, &t);
 	rc = GPMDB_OK;
 out:
@@ -476,6 +491,342 @@ out:
 cpu:
 	stg_schema_free(sch);
 	return stg_delete(db->pool, tid, rowids, n) ? db_err_stg(db) : GPMDB_OK;
+}
+
+/* ---- INSERT ... SELECT from device results -------------------------- */
+
+/* The statement's rows go through the host (the general path): counted,
+ * with the reason. */
+static void bg_is_host(const char *why)
+{
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.is_host++;
+	snprintf(bg_stat.is_host_why, sizeof(bg_stat.is_host_why), "%s", why);
+	pthread_mutex_unlock(&bg_lock);
+}
+
+/* A DEFAULT value (already the column's type) as the storage bits that
+ * rcol_to_storage would write. */
+static uint64_t bg_default_bits(const sval *v, stg_type t)
+{
+	uint64_t u = 0;
+	float f;
+
+	switch (t) {
+	case STG_T_INT:
+	case STG_T_DATE:
+		return (uint32_t)(int32_t)v->u.i;
+	case STG_T_BOOLEAN:
+		return (uint8_t)v->u.i;
+	case STG_T_FLOAT:
+		f = (float)v->u.r;
+		memcpy(&u, &f, 4);
+		return u;
+	case STG_T_DOUBLE:
+		memcpy(&u, &v->u.r, 8);
+		return u;
+	default: /* BIGINT, DECIMAL */
+		return (uint64_t)v->u.i;
+	}
+}
+
+/* The SQL type of a device column's values (VEC_NULL: BC_T_NULL). */
+static int bg_col_class(int coltype)
+{
+	switch (coltype) {
+	case BC_COL_INT32:
+	case BC_COL_INT64:
+		return BC_T_INT;
+	case BC_COL_FLOAT:
+	case BC_COL_DOUBLE:
+		return BC_T_REAL;
+	case BC_COL_DEC:
+		return BC_T_DEC;
+	case BC_COL_DATE:
+		return BC_T_DATE;
+	case BC_COL_BOOL:
+		return BC_T_BOOL;
+	case BC_COL_TEXT:
+		return BC_T_TEXT;
+	}
+	return BC_T_NULL;
+}
+
+/*
+ * INSERT ... SELECT under backend=gpu when the SELECT is a GPU projection
+ * or filter over a table scan (docs/gpu.md "INSERT ... SELECT"): the
+ * result stays on the device (exec_gpu_select_dev), is converted there
+ * to the table's storage arrays (gpu_ins_convert), checked (NOT NULL on
+ * the device; unique keys by keyidx on the host, which needs the key
+ * columns: only those are downloaded), and the insert kernel copies the
+ * arrays into the reserved tablets (gpu_append_dev), persisted; then the
+ * row count commits through the metadata log, as for bgpu_append.
+ * *done false: the caller runs the general path (SELECT to the host,
+ * insert_rel, bgpu_append), counted in gpu_write_stats' insert_select_host
+ * with the reason, except under backend cpu/auto.  Everything up to the
+ * reserve only reads, so declining after the SELECT ran loses time only.
+ */
+int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
+		       const char *tname, pnode *node, const int *map,
+		       bool *done)
+{
+	gpmdb *db = st->db;
+	int nc = sch->ncols, nk = 0, rc = GPMDB_OK;
+	exec_gpu_dev *dev = NULL;
+	gpu_ins_src *src = NULL;
+	void **dv = NULL;
+	uint32_t **dn = NULL;
+	uint64_t *fnull = NULL, *fbad = NULL, n = 0, start = 0;
+	stg_col_batch *kb = NULL, *rb = NULL;
+	stg_gpu_layout lay = {0};
+	gpu_tab_layout gl;
+	gpu_dml_timing t = {0};
+	const dml_key *keys = NULL;
+	rel *hold = NULL;
+	char why[400] = "", err[600];
+	int64_t bad;
+
+	*done = false;
+	if (db->backend != 2)
+		return GPMDB_OK;
+	/* what bg_choose sends elsewhere: bgpu_append counts it there */
+	if (db->gpu_persist == BG_CAP) {
+		snprintf(why, sizeof(why), "gpu_persist = cap");
+		goto host;
+	}
+	for (int c = 0; c < nc; c++)
+		if (sch->cols[c].type == STG_T_TEXT) {
+			snprintf(why, sizeof(why),
+				 "TEXT column %s: TEXT is written by the CPU",
+				 sch->cols[c].name);
+			goto host;
+		}
+	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+		snprintf(why, sizeof(why),
+			 "msync mode: the CPU-assisted path writes");
+		goto host;
+	}
+	if (!gpu_available()) {
+		snprintf(why, sizeof(why), "no GPU");
+		goto host;
+	}
+	if (bg_register(db, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "%.300s", err);
+		goto host;
+	}
+	if (!(src = calloc((size_t)nc + 1, sizeof(*src))) ||
+	    !(dv = calloc((size_t)nc + 1, sizeof(*dv))) ||
+	    !(dn = calloc((size_t)nc + 1, sizeof(*dn))) ||
+	    !(fnull = calloc((size_t)nc + 1, sizeof(*fnull))) ||
+	    !(fbad = calloc((size_t)nc + 1, sizeof(*fbad))) ||
+	    !(kb = calloc((size_t)nc + 1, sizeof(*kb))) ||
+	    !(rb = calloc((size_t)nc + 1, sizeof(*rb))) ||
+	    !(hold = rel_new(&st->x, 0, NULL))) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	/* the conversions the kernel does (gpu_ins_src); DEFAULTs become
+	 * constants, converted here as insert_rel converts them */
+	for (int c = 0; c < nc; c++) {
+		const stg_column_info *ci = &sch->cols[c];
+		etype to = stg_to_etype(ci);
+		int k = map ? map[c] : c;
+
+		src[c].dst_t = to.t;
+		src[c].dst_prec = to.prec;
+		src[c].dst_scale = to.scale;
+		src[c].width = stg_type_width(ci->type);
+		if (k < 0) {
+			sval v;
+
+			if (dml_default_value(st, ci, &v, hold) ||
+			    sval_convert(&st->x, &v, to, 1, hold)) {
+				snprintf(why, sizeof(why),
+					 "the DEFAULT of column %.64s: %.250s",
+					 ci->name, db->errmsg);
+				db_clear(db);
+				goto host;
+			}
+			src[c].is_const = 1;
+			src[c].knull = v.t == BC_T_NULL;
+			src[c].konst = v.t == BC_T_NULL
+					   ? 0
+					   : bg_default_bits(&v, ci->type);
+			continue;
+		}
+		etype from = node->ty[k];
+		if (from.t == BC_T_TEXT ||
+		    (from.t == BC_T_REAL && to.t == BC_T_DEC)) {
+			snprintf(why, sizeof(why),
+				 "column %s: %s to %s is converted by the CPU",
+				 ci->name, et_name(from), et_name(to));
+			goto host;
+		}
+	}
+	rc = exec_gpu_select_dev(&st->x, node, &dev, why, sizeof(why));
+	if (rc == -1) {
+		rc = GPMDB_OK;
+		goto host;
+	}
+	if (rc)
+		goto out;
+	for (int c = 0; c < nc; c++) {
+		int k = map ? map[c] : c;
+		const gpu_col *g;
+		etype from;
+
+		if (k < 0)
+			continue;
+		g = &dev->cols[k];
+		from = dev->ty[k];
+		if (from.t == BC_T_NULL) {
+			/* typed NULL by the plan: every value is NULL on the
+			 * CPU whatever the program's register type */
+			src[c].src = VEC_NULL;
+			continue;
+		}
+		/* the GPU's output as the plan types it, or the host's
+		 * conversion (xg_fetch's rel_put_vec) decides */
+		if (g->type != VEC_NULL &&
+		    (bg_col_class(g->type) != from.t ||
+		     (from.t == BC_T_DEC && g->scale != from.scale))) {
+			snprintf(why, sizeof(why),
+				 "column %s: the GPU's result type differs "
+				 "from the plan's (%s)",
+				 sch->cols[c].name, et_name(from));
+			goto host;
+		}
+		src[c].data = g->data;
+		src[c].nulls = g->nulls;
+		src[c].src = g->type;
+		src[c].src_scale = g->scale;
+	}
+	n = dev->nrows;
+	if (n == 0) {
+		db->changes = 0;
+		*done = true;
+		pthread_mutex_lock(&bg_lock);
+		bg_stat.is_dev_batches++;
+		pthread_mutex_unlock(&bg_lock);
+		goto out;
+	}
+	if (gpu_ins_convert(src, nc, n, dv, dn, fnull, fbad, err,
+			    sizeof(err))) {
+		snprintf(why, sizeof(why), "GPU conversion: %.300s", err);
+		goto host;
+	}
+	db->gstat.bytes_downloaded += 16 * (uint64_t)nc;
+	for (int c = 0; c < nc; c++)
+		if (fbad[c] != UINT64_MAX) {
+			/* an error on the CPU (or a value only it converts):
+			 * it reports the first one in its own words */
+			snprintf(why, sizeof(why),
+				 "column %s, row %llu: the CPU's conversion "
+				 "reports it",
+				 sch->cols[c].name,
+				 (unsigned long long)fbad[c] + 1);
+			goto host;
+		}
+	/* insert_rel's check, its words */
+	for (int c = 0; c < nc; c++)
+		if ((sch->cols[c].flags & STG_COL_NOTNULL) &&
+		    fnull[c] != UINT64_MAX) {
+			rc = db_err(db, GPMDB_CONSTRAINT,
+				    "NOT NULL constraint failed: %s.%s", tname,
+				    sch->cols[c].name);
+			goto out;
+		}
+	/* PRIMARY KEY / UNIQUE: keyidx checks and indexes on the host, so
+	 * the key columns (and no other) come down */
+	if ((rc = keyidx_keys(db, sch, &keys, &nk)))
+		goto out;
+	for (int q = 0; q < nk; q++)
+		for (int j = 0; j < keys[q].n; j++) {
+			int c = keys[q].cols[j];
+			/* the NULL bitmap only when the column has a NULL */
+			size_t vb = n * src[c].width,
+			       nb = fnull[c] == UINT64_MAX ? 0
+							   : (n + 31) / 32 * 4;
+			void *hv, *hn;
+
+			if (kb[c].values)
+				continue;
+			hv = malloc(vb + 1);
+			hn = nb ? malloc(nb) : NULL;
+			kb[c].values = hv;
+			kb[c].nulls = hn;
+			if (!hv || (nb && !hn)) {
+				rc = db_err(db, GPMDB_NOMEM, "out of memory");
+				goto out;
+			}
+			if ((rc = gpu_download(hv, dv[c], vb, err,
+					       sizeof(err))) ||
+			    (rc = gpu_download(hn, dn[c], nb, err,
+					       sizeof(err)))) {
+				rc = db_err(db, rc, "GPU INSERT: %s", err);
+				goto out;
+			}
+			db->gstat.bytes_downloaded += vb + nb;
+		}
+	if (nk && (rc = keyidx_insert(db, tid, sch, kb, n, KX_FIRST_KEY, &bad)))
+		goto out;
+	/* stg_append_reserve reads only whether values exist and the NULL
+	 * bitmaps for NOT NULL, checked above: device arrays, no bitmaps */
+	for (int c = 0; c < nc; c++)
+		rb[c].values = dv[c];
+	if (stg_append_reserve(db->pool, tid, rb, n, &start) ||
+	    stg_gpu_layout_get(db->pool, tid, &lay)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	/* the reserve may have grown and remapped the pool */
+	if (bg_register(db, err, sizeof(err))) {
+		rc = db_err(db, GPMDB_GPU, "%s", err);
+		goto out;
+	}
+	bg_glay(&lay, &gl);
+	rc = gpu_append_dev(db->gpu_reg_base, &gl, start, n,
+			    (const void *const *)dv,
+			    (const uint32_t *const *)dn, &t, err, sizeof(err));
+	if (rc) {
+		/* past the count: the statement's rollback hides them */
+		rc = db_err(db, rc, "GPU INSERT: %s", err);
+		goto out;
+	}
+	if (stg_append_finish(db->pool, tid, start, n, t.bytes)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	bg_done(db, "INSERT", n, &t);
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.is_dev_rows += n;
+	bg_stat.is_dev_batches++;
+	pthread_mutex_unlock(&bg_lock);
+	db->changes = (long long)n;
+	*done = true;
+	goto out;
+host:
+	bg_is_host(why);
+out:
+	for (int c = 0; dv && c < nc; c++) {
+		gpu_free(dv[c], NULL, 0);
+		gpu_free(dn[c], NULL, 0);
+	}
+	for (int c = 0; kb && c < nc; c++) {
+		free((void *)kb[c].values);
+		free((void *)kb[c].nulls);
+	}
+	exec_gpu_dev_free(dev);
+	stg_gpu_layout_free(&lay);
+	rel_free(hold);
+	free(src);
+	free(dv);
+	free(dn);
+	free(fnull);
+	free(fbad);
+	free(kb);
+	free(rb);
+	return rc;
 }
 
 /* ---- recovery, open, close ------------------------------------------ */
@@ -694,11 +1045,22 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_line_cols", (double)bg_stat.last_line_cols},
 		    {"last_line_rows", (double)bg_stat.last_line_rows},
 		    {"last_dirty_lines", (double)bg_stat.last_dirty_lines},
+		    {"insert_select_dev", (double)bg_stat.is_dev_rows},
+		    {"insert_select_dev_batches",
+		     (double)bg_stat.is_dev_batches},
+		    {"insert_select_host", (double)bg_stat.is_host},
 		};
+		char because[480];
+		uint64_t nhost = bg_stat.is_host;
+
+		snprintf(because, sizeof(because),
+			 "insert_select_host_because: %s", bg_stat.is_host_why);
 		pthread_mutex_unlock(&bg_lock);
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)
 			rc = bg_row(db, r, rows[i].n, NULL, rows[i].v);
+		if (!rc && nhost)
+			rc = bg_row(db, r, because, NULL, (double)nhost);
 	} else if (!strcasecmp(nm, "gpu_write_fallback")) {
 		char fb[600];
 

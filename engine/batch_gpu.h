@@ -15,6 +15,17 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
 int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n);
+/* INSERT ... SELECT (dml.c do_insert) with node, the planned SELECT, and
+ * map (table column c <- node column map[c], -1: its DEFAULT; NULL: the
+ * same order): under backend=gpu, when node is a GPU projection or
+ * filter over a table scan, its result goes from the device into the
+ * table without a round trip through the host and *done is set; else
+ * *done is false (counted in gpu_write_stats' insert_select_host with
+ * the reason) and the caller runs the general path.  tname: the table
+ * as the statement names it (error messages). */
+int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
+		       const char *tname, pnode *node, const int *map,
+		       bool *done);
 
 /* Before stg_open: the GPU recovery hook for this open (backend=gpu or
  * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */

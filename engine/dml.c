@@ -703,6 +703,15 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 					    s->name, nsrc, node->nvis);
 			goto out;
 		}
+		/* backend=gpu: a SELECT the GPU runs over a table goes from
+		 * the device into the table (batch_gpu.c) */
+		if (node->kind != PN_VALUES && db->backend == 2) {
+			bool done = false;
+			if ((rc = bgpu_insert_select(st, tid, sch, s->name,
+						     node, map, &done)) ||
+			    done)
+				goto out;
+		}
 		if ((rc = exec_node(&st->x, node, &src)))
 			goto out;
 	}

@@ -23,6 +23,7 @@
  * the CPU under every setting, and EXPLAIN says so.
  */
 #include "engine.h"
+#include "exec_gpu_dev.h"
 #include "exec_gpu_ops.h"
 #include "value.h"
 
@@ -2014,6 +2015,35 @@ out:
 	return GPMDB_OK;
 }
 
+/* Every column of a FILTER over a cache source, each through an identity
+ * program, into o[0..n->ncols). */
+static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
+{
+	cexpr c;
+	int rc = GPMDB_OK;
+
+	memset(&c, 0, sizeof(c));
+	c.ninputs = 1;
+	for (int k = 0; k < n->ncols && !rc; k++) {
+		bc_program *p = malloc(sizeof(bc_program));
+		etype t = n->ty[k];
+		if (!p)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		bc_init(p);
+		bc_input(p, xg_coltype(t.t), t.prec, t.scale);
+		if (xg_coltype(t.t) == VEC_NULL)
+			bc_emit_output(p, bc_emit_null(p, BC_T_INT, 0));
+		else
+			bc_emit_output(p, bc_emit_load(p, 0));
+		c.prog = p;
+		c.in[0].kind = IN_COL;
+		c.in[0].col = k;
+		rc = xg_run(s, &c, &o[k]);
+		free(p);
+	}
+	return rc;
+}
+
 /* A FILTER whose consumer is on the CPU: its rows, every column. */
 static int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 {
@@ -2051,33 +2081,11 @@ static int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	} else {
 		/* cache source: each column through an identity program */
 		xg_out *o = calloc((size_t)n->ncols + 1, sizeof(xg_out));
-		cexpr c;
 		if (!o) {
 			rel_free(r);
 			return db_err(x->db, GPMDB_NOMEM, "out of memory");
 		}
-		memset(&c, 0, sizeof(c));
-		c.ninputs = 1;
-		for (int k = 0; k < n->ncols && !rc; k++) {
-			bc_program *p = malloc(sizeof(bc_program));
-			etype t = n->ty[k];
-			if (!p) {
-				rc =
-				    db_err(x->db, GPMDB_NOMEM, "out of memory");
-				break;
-			}
-			bc_init(p);
-			bc_input(p, xg_coltype(t.t), t.prec, t.scale);
-			if (xg_coltype(t.t) == VEC_NULL)
-				bc_emit_output(p, bc_emit_null(p, BC_T_INT, 0));
-			else
-				bc_emit_output(p, bc_emit_load(p, 0));
-			c.prog = p;
-			c.in[0].kind = IN_COL;
-			c.in[0].col = k;
-			rc = xg_run(s, &c, &o[k]);
-			free(p);
-		}
+		rc = xg_filter_runs(x, n, s, o);
 		if (!rc)
 			rc = xg_fetch(x, o, n->ncols, xg_rows(s), r);
 		for (int k = 0; k < n->ncols; k++)
@@ -3414,4 +3422,132 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 bool exec_gpu_is_pragma(const char *name)
 {
 	return xg_is_pragma(name);
+}
+
+/* ---- INSERT ... SELECT: the result left on the device ---------------- */
+
+/* exec_gpu_dev's owner: the runs whose outputs it hands out. */
+typedef struct xg_dev {
+	exec_gpu_dev d;
+	xg_out *o;
+	int nout;
+	gpu_col *cols;
+} xg_dev;
+
+void exec_gpu_dev_free(exec_gpu_dev *d)
+{
+	xg_dev *h = d ? d->priv : NULL;
+
+	if (!h)
+		return;
+	for (int i = 0; h->o && i < h->nout; i++)
+		xg_out_free(&h->o[i]);
+	free(h->o);
+	free(h->cols);
+	free(h);
+}
+
+/*
+ * exec_gpu_node's PROJECT / FILTER over a cached table scan, without
+ * xg_fetch: the outputs stay on the device, owned by the handle.  Only
+ * the fitting path: a scan streamed in row windows appends each window's
+ * rows on the host (xg_stream), so it declines.  TEXT outputs point into
+ * text buffers freed here: the caller (batch_gpu.c) writes no TEXT.
+ */
+int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
+			size_t len)
+{
+	gpmdb *db = x->db;
+	xg_dev *h = NULL;
+	pnode *src = NULL;
+	xg_src s;
+	int rc = GPMDB_OK, d, nout;
+
+	*out = NULL;
+	why[0] = 0;
+	memset(&s, 0, sizeof(s));
+	if (db->backend == 1 || !n ||
+	    (n->kind != PN_PROJECT && n->kind != PN_FILTER)) {
+		snprintf(why, len,
+			 "the SELECT's top operator is %s, not a projection "
+			 "or filter",
+			 n ? xg_kind_name(n->kind) : "?");
+		return XG_DECLINE;
+	}
+	pthread_mutex_lock(&xg_lock);
+	if (xg_depth++ == 0)
+		gcache_begin();
+	d = xg_decide(x, n, why, len);
+	if (d == XG_GPU) {
+		src = xg_source(x, n, why, len);
+		if (!src || src->kind != PN_SCAN)
+			snprintf(why, len,
+				 "the %s's input (%s) is not a table scan",
+				 xg_kind_name(n->kind),
+				 src ? xg_kind_name(src->kind) : "?");
+	} else if (!why[0]) {
+		snprintf(why, len, "the %s runs on the CPU",
+			 xg_kind_name(n->kind));
+	}
+	if (!src || src->kind != PN_SCAN) {
+		xg_depth--;
+		pthread_mutex_unlock(&xg_lock);
+		return XG_DECLINE;
+	}
+	nout = n->kind == PN_PROJECT ? n->nexprs : n->ncols;
+	if (!(h = calloc(1, sizeof(*h))) ||
+	    !(h->o = calloc((size_t)nout + 1, sizeof(xg_out))) ||
+	    !(h->cols = calloc((size_t)nout + 1, sizeof(gpu_col)))) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	h->d.priv = h;
+	h->nout = nout;
+	if ((rc = xg_prepare(x, n, &s)))
+		goto out;
+	if (n->kind == PN_PROJECT) {
+		for (int i = 0; i < nout && !rc; i++) {
+			cexpr *c;
+			if (!(rc = exec_node_cx(x, n, i, n->exprs[i], n->post,
+						n->l, &c)))
+				rc = xg_run(&s, c, &h->o[i]);
+		}
+	} else {
+		rc = xg_filter_runs(x, n, &s, h->o);
+	}
+	if (rc)
+		goto out;
+	for (int i = 0; i < nout; i++)
+		h->cols[i] = h->o[i].col[0];
+	h->d.nrows = xg_rows(&s);
+	h->d.ncols = nout;
+	h->d.cols = h->cols;
+	h->d.ty = n->ty;
+	db->gstat.gpu_ops++;
+out:
+	xg_src_free(&s); /* stream-ordered: after the runs */
+	xg_depth--;
+	pthread_mutex_unlock(&xg_lock);
+	if (!rc) {
+		*out = &h->d;
+		return GPMDB_OK;
+	}
+	if (h)
+		h->d.priv = h; /* exec_gpu_dev_free finds it */
+	exec_gpu_dev_free(h ? &h->d : NULL);
+	if (rc == XG_STREAM) {
+		snprintf(why, len,
+			 "the table's columns do not fit the GPU cache (a "
+			 "streamed scan's rows come to the host)");
+		return XG_DECLINE;
+	}
+	/* an SQL error of a row is the statement's, as on the CPU; a GPU
+	 * failure (out of device memory...) leaves it to the general
+	 * path, which tries again and falls back as it does */
+	if (rc == GPMDB_ERROR || rc == GPMDB_INTERRUPT ||
+	    strncmp(db->errmsg, "GPU ", 4))
+		return rc;
+	snprintf(why, len, "%s", db->errmsg);
+	db_clear(db);
+	return XG_DECLINE;
 }

@@ -39,6 +39,9 @@
 
 #include "gpmdb.h"
 
+#include "../engine/value_inline.h"
+#include "../engine/vector.h"
+
 #define DML_TPB 256u /* HCL's geometry (hcl.c's HCL_TPB) */
 
 /* ---- tablet geometry: storage/tablet.c's, for host and device ------ */
@@ -981,10 +984,12 @@ __global__ void dml_k_putbits(uint32_t *dst, uint64_t lr0, uint64_t n,
 	gpm_persist_thread();
 }
 
-extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
-			  uint64_t n, const void *const *vals,
-			  const uint32_t *const *nulls, gpu_dml_timing *t,
-			  char *err, size_t errlen)
+/* gpu_append (dev 0: host arrays, uploaded a column at a time) and
+ * gpu_append_dev (dev 1: device arrays, read where they are). */
+static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
+		      uint64_t n, const void *const *vals,
+		      const uint32_t *const *nulls, int dev, gpu_dml_timing *t,
+		      char *err, size_t errlen)
 {
 	cudaStream_t s;
 	gpu_dml_timing tt;
@@ -1016,7 +1021,10 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		void *dv = NULL, *dn = NULL;
 		double tu = dml_ms();
 
-		if (c < lay->ncols) {
+		if (c < lay->ncols && dev) {
+			dv = (void *)vals[c];
+			dn = (void *)nulls[c];
+		} else if (c < lay->ncols) {
 			rc = dml_up(&m, &dv, vals[c], n * w, err, errlen);
 			if (rc == GPMDB_OK && nulls[c])
 				rc = dml_up(&m, &dn, nulls[c],
@@ -1071,6 +1079,214 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		dml_note(1);
 	t->total_ms = dml_ms() - t0;
 	t->data_ms = t->total_ms - t->upload_ms;
+	return rc;
+}
+
+extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
+			  uint64_t n, const void *const *vals,
+			  const uint32_t *const *nulls, gpu_dml_timing *t,
+			  char *err, size_t errlen)
+{
+	return dml_append(pool, lay, start, n, vals, nulls, 0, t, err, errlen);
+}
+
+extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
+			      uint64_t start, uint64_t n,
+			      const void *const *dvals,
+			      const uint32_t *const *dnulls, gpu_dml_timing *t,
+			      char *err, size_t errlen)
+{
+	return dml_append(pool, lay, start, n, dvals, dnulls, 1, t, err,
+			  errlen);
+}
+
+/* ---- INSERT ... SELECT: device results into storage arrays ----------- */
+
+/* Row i of a non-NULL source value, as the CPU's sval (engine.h): *iv
+ * for INT/BOOL/DEC/DATE, *dv for REAL; returns its BC_T_* class. */
+__device__ static inline int ins_read(const gpu_ins_src &s, uint64_t i,
+				      int64_t *iv, double *dv)
+{
+	switch (s.src) {
+	case BC_COL_INT64:
+		*iv = ((const int64_t *)s.data)[i];
+		return BC_T_INT;
+	case BC_COL_INT32:
+		*iv = ((const int32_t *)s.data)[i];
+		return BC_T_INT;
+	case BC_COL_DEC:
+		*iv = ((const int64_t *)s.data)[i];
+		return BC_T_DEC;
+	case BC_COL_DATE:
+		*iv = ((const int32_t *)s.data)[i];
+		return BC_T_DATE;
+	case BC_COL_BOOL:
+		*iv = ((const uint8_t *)s.data)[i];
+		return BC_T_BOOL;
+	case BC_COL_FLOAT:
+		*dv = ((const float *)s.data)[i];
+		return BC_T_REAL;
+	default: /* BC_COL_DOUBLE (the host admits no other type) */
+		*dv = ((const double *)s.data)[i];
+		return BC_T_REAL;
+	}
+}
+
+/* One value converted as rel.c's sval_convert(mode 1) and stored as
+ * dml.c's rcol_to_storage narrows it; false where the CPU reports an
+ * error (the caller then leaves the statement to the CPU). */
+__device__ static inline bool ins_value(const gpu_ins_src &s, uint64_t i,
+					uint64_t *bits)
+{
+	int64_t iv = 0;
+	double dv = 0;
+	int st = VAL_OK;
+	int from = ins_read(s, i, &iv, &dv);
+
+	switch (s.dst_t) {
+	case BC_T_INT:
+	case BC_T_BOOL:
+		if (from == BC_T_REAL) {
+			if (dv != floor(dv) || !(dv >= -9223372036854775808.0 &&
+						 dv < 9223372036854775808.0))
+				return false;
+			iv = val_real_to_i64(dv);
+		} else if (from == BC_T_DEC) {
+			if (iv % val_pow10(s.src_scale) != 0)
+				return false;
+			iv = val_dec_to_i64(iv, s.src_scale);
+		} else if (from == BC_T_DATE) {
+			return false;
+		}
+		if (s.dst_t == BC_T_BOOL && from != BC_T_BOOL)
+			iv = iv != 0;
+		if (s.width == 4)
+			*bits = (uint32_t)(int32_t)iv;
+		else
+			*bits = (uint64_t)iv; /* 8, or BOOL's 1 (0/1) */
+		return true;
+	case BC_T_REAL:
+		if (from == BC_T_DATE)
+			return false;
+		if (from == BC_T_DEC)
+			dv = val_dec_to_real(iv, s.src_scale);
+		else if (from != BC_T_REAL)
+			dv = (double)iv;
+		if (s.width == 4) {
+			float f = (float)dv;
+			*bits = __float_as_uint(f);
+		} else {
+			*bits = (uint64_t)__double_as_longlong(dv);
+		}
+		return true;
+	case BC_T_DEC:
+		/* the same scale is no conversion: no precision check */
+		if (from == BC_T_DEC && s.src_scale == s.dst_scale) {
+			*bits = (uint64_t)iv;
+			return true;
+		}
+		if (from == BC_T_INT || from == BC_T_BOOL)
+			st = val_i64_to_dec(iv, s.dst_scale, &iv);
+		else if (from == BC_T_DEC)
+			st = val_dec_rescale(iv, s.src_scale, s.dst_scale, &iv);
+		else
+			return false; /* REAL, DATE (the host declines REAL) */
+		if (st == VAL_OK && s.dst_prec && !val_dec_fits(iv, s.dst_prec))
+			st = VAL_OVERFLOW;
+		*bits = (uint64_t)iv;
+		return st == VAL_OK;
+	default: /* BC_T_DATE */
+		if (from != BC_T_DATE)
+			return false;
+		*bits = (uint32_t)(int32_t)iv;
+		return true;
+	}
+}
+
+/* Thread i: row i of one column into its storage array, 0 for NULL as
+ * on the CPU; lane 0 of each warp stores the warp's NULL word (a warp
+ * is 32 aligned rows: blocks are 256 threads). st[0]: the first NULL
+ * row, st[1]: the first row that does not convert. */
+__global__ void dml_k_ins_conv(gpu_ins_src s, uint64_t n, char *dst,
+			       uint32_t *bm, unsigned long long *st)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	bool act = i < n, nul = false, bad = false;
+	uint64_t bits = 0;
+
+	if (act) {
+		if (s.is_const) {
+			nul = s.knull;
+			bits = s.konst;
+		} else if (s.src == VEC_NULL) {
+			nul = true;
+		} else {
+			nul = s.nulls && s.nulls[i];
+			if (!nul)
+				bad = !ins_value(s, i, &bits);
+		}
+		if (nul || bad)
+			bits = 0;
+		dml_store(dst + i * s.width, bits, s.width);
+		if (nul)
+			atomicMin(&st[0], (unsigned long long)i);
+		if (bad)
+			atomicMin(&st[1], (unsigned long long)i);
+	}
+	uint32_t m = __ballot_sync(0xffffffffu, act && nul);
+	if ((threadIdx.x & 31) == 0 && act)
+		bm[i >> 5] = m;
+}
+
+extern "C" int gpu_ins_convert(const gpu_ins_src *src, int ncols, uint64_t n,
+			       void **vals, uint32_t **nulls,
+			       uint64_t *first_null, uint64_t *first_bad,
+			       char *err, size_t errlen)
+{
+	unsigned long long *dst = NULL, *hst = NULL;
+	cudaStream_t s;
+	int rc;
+
+	for (int c = 0; c < ncols; c++) {
+		vals[c] = NULL;
+		nulls[c] = NULL;
+		first_null[c] = first_bad[c] = UINT64_MAX;
+	}
+	if ((rc = gpu_init(err, errlen)) || n == 0 || ncols == 0)
+		return rc;
+	s = gpu_stream();
+	hst = (unsigned long long *)malloc(16 * (size_t)ncols);
+	if (!hst) {
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	rc = gpu_alloc((void **)&dst, 16 * (size_t)ncols, err, errlen);
+	/* 0xff bytes: UINT64_MAX, "none yet" for atomicMin */
+	if (rc == GPMDB_OK)
+		rc = gpu_memset(dst, 0xff, 16 * (size_t)ncols, err, errlen);
+	for (int c = 0; c < ncols && rc == GPMDB_OK; c++) {
+		rc = gpu_alloc(&vals[c], n * src[c].width, err, errlen);
+		if (rc == GPMDB_OK)
+			rc = gpu_alloc((void **)&nulls[c], (n + 31) / 32 * 4,
+				       err, errlen);
+		if (rc != GPMDB_OK)
+			break;
+		dml_k_ins_conv<<<dml_grid(n), DML_TPB, 0, s>>>(
+		    src[c], n, (char *)vals[c], nulls[c], dst + 2 * c);
+		cudaError_t e = cudaGetLastError();
+		if (e != cudaSuccess)
+			rc = gpu_cuda_fail(e, "dml_k_ins_conv", err, errlen);
+	}
+	/* gpu_download waits for the stream: the kernels are done */
+	if (rc == GPMDB_OK)
+		rc = gpu_download(hst, dst, 16 * (size_t)ncols, err, errlen);
+	if (rc == GPMDB_OK)
+		for (int c = 0; c < ncols; c++) {
+			first_null[c] = hst[2 * c];
+			first_bad[c] = hst[2 * c + 1];
+		}
+	gpu_free(dst, NULL, 0);
+	free(hst);
 	return rc;
 }
 

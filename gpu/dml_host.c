@@ -101,6 +101,26 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	return dml_no_cuda(err, errlen);
 }
 
+int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,
+		   uint64_t n, const void *const *dvals,
+		   const uint32_t *const *dnulls, gpu_dml_timing *t, char *err,
+		   size_t errlen)
+{
+	(void)pool, (void)lay, (void)start, (void)n, (void)dvals;
+	(void)dnulls, (void)t;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_ins_convert(const gpu_ins_src *src, int ncols, uint64_t n, void **vals,
+		    uint32_t **nulls, uint64_t *first_null, uint64_t *first_bad,
+		    char *err, size_t errlen)
+{
+	(void)src, (void)n, (void)first_null, (void)first_bad;
+	for (int c = 0; c < ncols; c++)
+		vals[c] = nulls[c] = NULL;
+	return dml_no_cuda(err, errlen);
+}
+
 int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 		    uint64_t seg_size, const gpu_tab_layout *lay,
 		    uint64_t row_count, uint64_t *applied,

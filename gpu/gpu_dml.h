@@ -134,6 +134,49 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	       uint64_t n, const void *const *vals,
 	       const uint32_t *const *nulls, gpu_dml_timing *t, char *err,
 	       size_t errlen);
+/* The same from device arrays (gpu_ins_convert's): nothing is uploaded,
+ * the kernels copy device memory into the pool. */
+int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,
+		   uint64_t n, const void *const *dvals,
+		   const uint32_t *const *dnulls, gpu_dml_timing *t, char *err,
+		   size_t errlen);
+
+/*
+ * INSERT ... SELECT whose SELECT result is on the device (docs/gpu.md
+ * "INSERT ... SELECT"): one source per table column, turned into the
+ * column's storage array as the CPU's INSERT does (rel.c sval_convert in
+ * its strict mode, then dml.c rcol_to_storage's narrowing).
+ *   data:    device column (a gpu_vm_run output: type src, scale
+ *            src_scale, nulls 1 byte per row, 1 = NULL, may be NULL);
+ *   src:     BC_COL_* (VEC_NULL: every row NULL, data unused);
+ *   is_const: every row is the constant konst (storage bits of the
+ *            column's width), or NULL when knull; data unused;
+ *   dst_t:   the column's SQL type (BC_T_INT, BOOL, REAL, DEC, DATE),
+ *            dst_prec/dst_scale for DEC; width: its storage width
+ *            (INT 4 or 8, REAL 4 (float) or 8, BOOL 1, DATE 4, DEC 8).
+ * Conversions that are an error on the CPU (a REAL or DECIMAL with a
+ * fraction into an integer, DECIMAL overflow, a DATE into a number) are
+ * not done: the row is reported in first_bad.
+ */
+typedef struct {
+	const void *data;
+	const uint8_t *nulls;
+	uint8_t src, src_scale, dst_t, dst_prec, dst_scale;
+	uint8_t is_const, knull;
+	uint32_t width;
+	uint64_t konst;
+} gpu_ins_src;
+
+/*
+ * Converts n rows of src[0..ncols): vals[c] (device, n * width bytes;
+ * NULL rows hold 0, as on the CPU) and nulls[c] (device NULL bitmap,
+ * (n + 31) / 32 words), both from gpu_alloc: the caller gpu_frees them,
+ * also on failure.  first_null[c] / first_bad[c]: the first NULL row and
+ * the first row that does not convert, UINT64_MAX when none.
+ */
+int gpu_ins_convert(const gpu_ins_src *src, int ncols, uint64_t n, void **vals,
+		    uint32_t **nulls, uint64_t *first_null, uint64_t *first_bad,
+		    char *err, size_t errlen);
 
 /*
  * The PCIe limits of the batch benchmark (tpc/batch/bench_batch.c):

@@ -5,7 +5,9 @@
  * (row count and checksums), the integrity check is clean.  Reopens
  * alternate between the GPU recovery kernel and the CPU recovery.
  *
- * Workloads: insert (gpmdb_append_columns), update (a predicate UPDATE
+ * Workloads: insert (gpmdb_append_columns), inssel (the same rows by an
+ * INSERT ... SELECT over table u, written from the SELECT's device
+ * result: insert_select_dev checked in the child), update (a predicate UPDATE
  * of every other row, values scattered: gpu_update_mode = scatter),
  * lines (the same UPDATE written as whole dirty lines: gpu_update_mode =
  * lines).  The write kernels are a few ms of a statement that takes
@@ -19,7 +21,7 @@
  * fails when fewer than a third landed inside, or (UPDATE) when no
  * recovery ran the GPU undo kernel or none the CPU's.
  *
- * Usage: crash_gpu_dml [insert|update|lines ...] (default all three).
+ * Usage: crash_gpu_dml [insert|inssel|update|lines ...] (default all).
  * GPMDB_CRASH_KILLS=n kills per workload (default 50), GPMDB_CRASH_ROWS=n
  * rows per batch (default 1M).
  */
@@ -124,6 +126,29 @@ static int child(const char *what, int fd)
 		if (write(fd, &c, 1) != 1)
 			return 2;
 		rc = gpmdb_append_columns(db, "t", 3, NULL, arr, batch);
+	} else if (!strcmp(what, "inssel")) {
+		/* ins_rows' rows, from u (ids 0 .. 2 batch - 1) */
+		int64_t first = (int64_t)du_num(db, "SELECT count(*) FROM t");
+		double d0 = du_stat(db, "gpu_write_stats", "insert_select_dev");
+		char sql[512];
+
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO t SELECT id + %lld, (id + %lld) * 2, CASE "
+		    "WHEN (id + %lld) %% 7 = 0 THEN NULL ELSE (id + %lld) "
+		    "%% 1000 END FROM u WHERE id < %lld",
+		    (long long)first, (long long)first, (long long)first,
+		    (long long)first, (long long)batch);
+		if (write(fd, &c, 1) != 1)
+			return 2;
+		rc = du_exec(db, sql);
+		if (rc == GPMDB_OK &&
+		    du_stat(db, "gpu_write_stats", "insert_select_dev") !=
+			d0 + (double)batch) {
+			fprintf(stderr, "INSERT ... SELECT did not write from "
+					"the device\n");
+			rc = GPMDB_ERROR;
+		}
 	} else {
 		if (write(fd, &c, 1) != 1)
 			return 2;
@@ -253,7 +278,8 @@ static gpmdb *reopen(int k, double *rec_ms, double *gseg)
 
 static void workload(const char *what)
 {
-	const char *tbl = !strcmp(what, "insert") ? "t" : "u";
+	int ins = !strcmp(what, "insert") || !strcmp(what, "inssel");
+	const char *tbl = ins ? "t" : "u";
 	gpmdb *db;
 	image before, after;
 	timing tm = {0, 0, 0};
@@ -309,13 +335,13 @@ static void workload(const char *what)
 			return;
 		}
 		before = img_read(db, tbl);
-		if (!strcmp(what, "insert") && before.rows > 8.0 * batch) {
+		if (ins && before.rows > 8.0 * batch) {
 			/* keep the table small: start again */
 			du_exec(db, "DROP TABLE t; CREATE TABLE t (id BIGINT, "
 				    "v BIGINT, a INT)");
 			before = img_read(db, tbl);
 		}
-		if (!strcmp(what, "insert")) {
+		if (ins) {
 			after = ins_after(before, (int64_t)before.rows);
 		} else {
 			after = before;
@@ -345,7 +371,7 @@ static void workload(const char *what)
 		    "count(a) %.0f; before %.0f/%.0f, after %.0f/%.0f",
 		    what, k, delay, now.rows, now.sv, now.sa, now.na,
 		    before.rows, before.sv, after.rows, after.sv);
-		if (strcmp(what, "insert")) {
+		if (!ins) {
 			/* no torn rows (lines: nor a neighbour changed): every
 			 * even row moved together */
 			double lo = du_num(db, "SELECT min(v - id * 3) FROM u "
@@ -377,7 +403,7 @@ static void workload(const char *what)
 	CHECKF(where[AT_INSIDE] * 3 >= kills,
 	       "%s: only %d of %d kills landed inside the write kernels", what,
 	       where[AT_INSIDE], kills);
-	if (strcmp(what, "insert") && where[AT_INSIDE] >= 4)
+	if (!ins && where[AT_INSIDE] >= 4)
 		CHECKF(gpu_recs > 0 && cpu_recs > 0,
 		       "%s: HCL batches undone by the GPU %d, by the CPU %d",
 		       what, gpu_recs, cpu_recs);
@@ -386,6 +412,11 @@ static void workload(const char *what)
 static void t_insert(void)
 {
 	workload("insert");
+}
+
+static void t_inssel(void)
+{
+	workload("inssel");
 }
 
 static void t_update(void)
@@ -422,14 +453,17 @@ int main(int argc, char **argv)
 		return child(argv[2], atoi(argv[4]));
 	}
 	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "insert") && strcmp(argv[i], "update") &&
-		    strcmp(argv[i], "lines")) {
-			fprintf(stderr, "usage: %s [insert|update|lines ...]\n",
+		if (strcmp(argv[i], "insert") && strcmp(argv[i], "inssel") &&
+		    strcmp(argv[i], "update") && strcmp(argv[i], "lines")) {
+			fprintf(stderr,
+				"usage: %s [insert|inssel|update|lines ...]\n",
 				argv[0]);
 			return 2;
 		}
 	if (want(argc, argv, "insert"))
 		TEST_RUN(t_insert);
+	if (want(argc, argv, "inssel"))
+		TEST_RUN(t_inssel);
 	if (want(argc, argv, "update"))
 		TEST_RUN(t_update);
 	if (want(argc, argv, "lines"))

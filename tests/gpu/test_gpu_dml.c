@@ -595,6 +595,301 @@ static void t_mixed(void)
 	}
 }
 
+/* ---- INSERT ... SELECT from device-resident results ------------------ */
+
+/* What a statement of is_steps should do on the GPU connection: DEV its
+ * rows go from the device into the table (insert_select_dev grows by
+ * them), HOST the host path (insert_select_host + 1), ERR an error, the
+ * same as the CPU's. */
+enum { IS_DEV, IS_HOST, IS_ERR };
+
+typedef struct {
+	const char *sql;
+	int kind;
+	/* DEV: the rows it inserts (a count query; run before it) */
+	const char *rows_sql;
+	/* DEV: key bytes per row that may come down (the PRIMARY KEY or
+	 * UNIQUE column's width; its NULL bitmap is allowed too); 0: none */
+	int key_width;
+} is_step;
+
+static const is_step is_steps[] = {
+    /* filters and plain columns (SELECT * is a PROJECT of the scan) */
+    {"INSERT INTO t1 SELECT * FROM src WHERE a > 0", IS_DEV,
+     "SELECT count(*) FROM src WHERE a > 0", 0},
+    /* expressions, NULLs from the source and from expressions */
+    {"INSERT INTO t1 SELECT id + 1000000, a * 2, b / 3, NOT c, d * 2, "
+     "e - id FROM src WHERE id % 3 = 0",
+     IS_DEV, "SELECT count(*) FROM src WHERE id % 3 = 0", 0},
+    {"INSERT INTO t1 SELECT id + 2000000, CASE WHEN a > 100 THEN NULL "
+     "ELSE a END, NULL, c, NULL, e FROM src WHERE b IS NULL OR a < -400",
+     IS_DEV, "SELECT count(*) FROM src WHERE b IS NULL OR a < -400", 0},
+    /* conversions: INT -> DOUBLE, BOOLEAN -> BIGINT, DECIMAL(12,2) ->
+     * DECIMAL(14,3), BIGINT -> FLOAT(24) (4 bytes), BIGINT -> INT, INT ->
+     * BOOLEAN, DATE kept */
+    {"INSERT INTO t2 SELECT a, c, d, id, e, a, g FROM src", IS_DEV,
+     "SELECT count(*) FROM src", 0},
+    /* DECIMAL -> DOUBLE, REAL with no fraction -> INT, a column list:
+     * z takes its DEFAULT (7.5), the others NULL */
+    {"INSERT INTO t2 (x, v, y) SELECT d, b * 4, id FROM src WHERE id < "
+     "5000",
+     IS_DEV, "SELECT count(*) FROM src WHERE id < 5000", 0},
+    /* into the table it reads: the rows before the statement, once */
+    {"INSERT INTO t1 SELECT id + 5000000, a, b, c, d, e FROM t1 WHERE "
+     "id % 2 = 1",
+     IS_DEV, "SELECT count(*) FROM t1 WHERE id % 2 = 1", 0},
+    {"INSERT INTO t1 SELECT * FROM t1", IS_DEV, "SELECT count(*) FROM t1", 0},
+    /* inside a transaction, then rolled back: written, then undone */
+    {"BEGIN; INSERT INTO t1 SELECT id + 9000000, a, b, c, d, e FROM src "
+     "WHERE id % 5 = 0; ROLLBACK",
+     IS_DEV, "SELECT count(*) FROM src WHERE id % 5 = 0", 0},
+    {"BEGIN; INSERT INTO t2 SELECT a, c, d, id, e, a, g FROM src WHERE a > "
+     "0; INSERT INTO t1 SELECT * FROM t1 WHERE a < 0; ROLLBACK",
+     IS_DEV, NULL, 0},
+    /* NOT NULL: a is NULL in some rows: rejected whole */
+    {"INSERT INTO t3 SELECT id, a FROM src", IS_ERR, NULL, 0},
+    {"INSERT INTO t3 SELECT id, a FROM src WHERE a IS NOT NULL", IS_DEV,
+     "SELECT count(*) FROM src WHERE a IS NOT NULL", 0},
+    /* PRIMARY KEY: fine, then duplicates of the table's rows, then
+     * duplicates inside the batch; UNIQUE the same */
+    {"INSERT INTO t4 SELECT id, a FROM src WHERE id % 2 = 0", IS_DEV,
+     "SELECT count(*) FROM src WHERE id % 2 = 0", 8},
+    {"INSERT INTO t4 SELECT id, a FROM src WHERE id % 3 = 0", IS_ERR, NULL, 0},
+    {"INSERT INTO t4 SELECT id % 7 + 1, a FROM src WHERE id % 2 = 1", IS_ERR,
+     NULL, 0},
+    {"INSERT INTO t4 SELECT -id, a FROM src WHERE id % 2 = 1", IS_DEV,
+     "SELECT count(*) FROM src WHERE id % 2 = 1", 8},
+    {"INSERT INTO t5 SELECT a, id FROM src WHERE a IS NOT NULL", IS_ERR, NULL,
+     0},
+    {"INSERT INTO t5 SELECT a, id FROM src WHERE id < 900 AND a IS NOT "
+     "NULL",
+     IS_DEV, "SELECT count(*) FROM src WHERE id < 900 AND a IS NOT NULL", 8},
+    /* conversions the kernel leaves to the host: an error there (a
+     * fraction into an integer), or one it does not do (REAL ->
+     * DECIMAL); both counted */
+    {"INSERT INTO t2 (v) SELECT b FROM src", IS_ERR, NULL, 0},
+    {"INSERT INTO t6 SELECT b FROM src", IS_HOST, NULL, 0},
+    /* no rows */
+    {"INSERT INTO t1 SELECT * FROM src WHERE id < 0", IS_DEV,
+     "SELECT count(*) FROM src WHERE id < 0", 0},
+};
+
+static const char *is_tables[] = {
+    "SELECT * FROM t1 ORDER BY id, a, b, c, d, e",
+    "SELECT * FROM t2 ORDER BY x, y, z, w, v, u, g",
+    "SELECT * FROM t3 ORDER BY id",
+    "SELECT * FROM t4 ORDER BY id",
+    "SELECT * FROM t5 ORDER BY k",
+    "SELECT * FROM t6 ORDER BY d"};
+#define IS_NT (int)(sizeof(is_tables) / sizeof(is_tables[0]))
+
+static int is_setup(gpmdb *db, int64_t n)
+{
+	int64_t *id = malloc(8 * n), *a = malloc(8 * n), *c = malloc(8 * n),
+		*e = malloc(8 * n);
+	double *b = malloc(8 * n), *d = malloc(8 * n);
+	uint8_t *an = calloc(n, 1), *bn = calloc(n, 1), *dn = calloc(n, 1);
+	int rc = GPMDB_NOMEM;
+
+	if (!id || !a || !c || !e || !b || !d || !an || !bn || !dn)
+		goto out;
+	for (int64_t i = 0; i < n; i++) {
+		id[i] = i;
+		a[i] = (i * 7919) % 1000 - 500;
+		c[i] = i % 3 == 0;
+		e[i] = i * 11 - 7;
+		b[i] = (double)((i * 31) % 1000) / 4.0;
+		d[i] = (double)(i % 100000) / 100.0 - 300;
+		an[i] = i % 7 == 0;
+		bn[i] = i % 13 == 0;
+		dn[i] = i % 17 == 0;
+	}
+	{
+		gpmdb_column_array arr[6] = {{GPMDB_ARRAY_INT64, id, NULL},
+					     {GPMDB_ARRAY_INT64, a, an},
+					     {GPMDB_ARRAY_DOUBLE, b, bn},
+					     {GPMDB_ARRAY_INT64, c, NULL},
+					     {GPMDB_ARRAY_DOUBLE, d, dn},
+					     {GPMDB_ARRAY_INT64, e, NULL}};
+		const char *names[6] = {"id", "a", "b", "c", "d", "e"};
+
+		if ((rc = du_exec(
+			 db, "CREATE TABLE src (id BIGINT, a INT, b DOUBLE, "
+			     "c BOOLEAN, d DECIMAL(12,2), e BIGINT, g DATE); "
+			     "CREATE TABLE t1 (id BIGINT, a INT, b DOUBLE, "
+			     "c BOOLEAN, d DECIMAL(12,2), e BIGINT, g DATE); "
+			     "CREATE TABLE t2 (x DOUBLE, y BIGINT, z "
+			     "DECIMAL(14,3) DEFAULT 7.5, w FLOAT(24), v INT, u "
+			     "BOOLEAN, g DATE); "
+			     "CREATE TABLE t3 (id BIGINT, a INT NOT NULL); "
+			     "CREATE TABLE t4 (id BIGINT PRIMARY KEY, a INT); "
+			     "CREATE TABLE t5 (k INT UNIQUE, id BIGINT); "
+			     "CREATE TABLE t6 (d DECIMAL(12,2))")))
+			goto out;
+		if ((rc = gpmdb_append_columns(db, "src", 6, names, arr, n))) {
+			fprintf(stderr, "append: %s\n", gpmdb_errmsg(db));
+			goto out;
+		}
+		/* dates (the batch API has no DATE arrays), some NULL */
+		rc =
+		    du_exec(db, "UPDATE src SET g = CAST('2024-03-01' AS DATE) "
+				"WHERE id % 4 = 1; UPDATE src SET g = "
+				"CAST('1999-12-31' AS DATE) WHERE id % 4 = 2");
+	}
+out:
+	free(id), free(a), free(c), free(e), free(b), free(d);
+	free(an), free(bn), free(dn);
+	return rc;
+}
+
+/*
+ * INSERT ... SELECT under backend=gpu (gpu_strict: the SELECTs run on the
+ * GPU) against the CPU backend, statement by statement: the same result
+ * code and error message, the same table contents (hashes), the device
+ * path taken (insert_select_dev grows by the rows inserted) with no
+ * transfer of the data (bytes_downloaded and bytes_uploaded grow by at
+ * most the key columns and a few status words), the host path counted
+ * where the kernel cannot convert; then the GPU's pool reopened by the
+ * CPU backend: what was persisted is what the CPU wrote.
+ */
+static void t_insert_select(void)
+{
+	int64_t n = nrows;
+	gpmdb *cdb, *gdb;
+	uint64_t hc, hg, rc_, rg;
+
+	unlink(shm_cpu);
+	unlink(shm_gpu);
+	cdb = du_open(shm_cpu, "cpu", 1);
+	gdb = du_open(shm_gpu, "cpu", 1);
+	CHECK(cdb && gdb);
+	if (!cdb || !gdb)
+		return;
+	CHECK_RC(is_setup(cdb, n), GPMDB_OK);
+	CHECK_RC(is_setup(gdb, n), GPMDB_OK);
+	CHECK_RC(du_exec(gdb, "PRAGMA backend = gpu; PRAGMA gpu_strict = on; "
+			      "PRAGMA gpu_persist = kernel"),
+		 GPMDB_OK);
+	for (size_t i = 0; i < sizeof(is_steps) / sizeof(is_steps[0]); i++) {
+		const is_step *sp = &is_steps[i];
+		double rows = sp->rows_sql ? du_num(cdb, sp->rows_sql) : -1;
+		double d0 =
+		    du_stat(gdb, "gpu_write_stats", "insert_select_dev");
+		double h0 =
+		    du_stat(gdb, "gpu_write_stats", "insert_select_host");
+		double b0 = du_stat(gdb, "gpu_write_stats",
+				    "insert_select_dev_"
+				    "batches");
+		double dn0 = du_stat(gdb, "gpu_stats", "bytes_downloaded");
+		double up0 = du_stat(gdb, "gpu_stats", "bytes_uploaded");
+		double f0 = du_stat(gdb, "gpu_stats", "cpu_fallbacks");
+		int rc1 = gpmdb_exec(cdb, sp->sql, NULL, NULL, NULL);
+		char m1[512];
+
+		snprintf(m1, sizeof(m1), "%s", gpmdb_errmsg(cdb));
+		if (rc1 != GPMDB_OK)
+			gpmdb_exec(cdb, "ROLLBACK", NULL, NULL, NULL);
+		int rc2 = gpmdb_exec(gdb, sp->sql, NULL, NULL, NULL);
+		const char *m2 = gpmdb_errmsg(gdb);
+
+		CHECKF(rc1 == rc2 && (rc1 == GPMDB_OK || !strcmp(m1, m2)),
+		       "%s: cpu %d '%s', gpu %d '%s'", sp->sql, rc1, m1, rc2,
+		       m2);
+		CHECKF((sp->kind == IS_ERR) == (rc1 != GPMDB_OK),
+		       "%s: rc %d (%s)", sp->sql, rc1, m1);
+		if (rc2 != GPMDB_OK)
+			gpmdb_exec(gdb, "ROLLBACK", NULL, NULL, NULL);
+		double dd =
+		    du_stat(gdb, "gpu_write_stats", "insert_select_dev") - d0;
+		double dh =
+		    du_stat(gdb, "gpu_write_stats", "insert_select_host") - h0;
+		double db_ = du_stat(gdb, "gpu_write_stats",
+				     "insert_select_dev_batches") -
+			     b0;
+		double ddn =
+		    du_stat(gdb, "gpu_stats", "bytes_downloaded") - dn0;
+		double dup = du_stat(gdb, "gpu_stats", "bytes_uploaded") - up0;
+		CHECKF(du_stat(gdb, "gpu_stats", "cpu_fallbacks") == f0,
+		       "%s: CPU fallbacks", sp->sql);
+		if (sp->kind == IS_DEV) {
+			/* rows_sql NULL: two statements, both on the device */
+			CHECKF(sp->rows_sql ? dd == rows && db_ == 1
+					    : db_ == 2 && dd > 0,
+			       "%s: insert_select_dev +%.0f in %.0f "
+			       "statements, expected +%.0f",
+			       sp->sql, dd, db_, rows);
+			CHECKF(dh == 0, "%s: host path %.0f", sp->sql, dh);
+			double allow = 4096 + (double)sp->key_width * dd +
+				       (dd + 31) / 32 * 4;
+			CHECKF(ddn <= allow && dup <= 4096,
+			       "%s: %.0f bytes down (allowed %.0f), %.0f up",
+			       sp->sql, ddn, allow, dup);
+		} else if (sp->kind == IS_HOST) {
+			CHECKF(dh == 1 && dd == 0, "%s: host %.0f, dev %.0f",
+			       sp->sql, dh, dd);
+			/* the contrast: that path moves the data both ways */
+			double r = du_num(cdb, "SELECT count(*) FROM src");
+			CHECKF(ddn >= 8 * r && dup >= 8 * r,
+			       "%s: %.0f bytes down, %.0f up for %.0f rows",
+			       sp->sql, ddn, dup, r);
+		} else {
+			/* rejected whole: nothing went in on the device */
+			CHECKF(dd == 0, "%s: insert_select_dev +%.0f", sp->sql,
+			       dd);
+		}
+		/* read back by the CPU backend: the writes are under test,
+		 * not the GPU's queries */
+		CHECK_RC(du_exec(gdb, "PRAGMA backend = cpu"), GPMDB_OK);
+		for (int t = 0; t < IS_NT; t++) {
+			hc = du_hash(cdb, is_tables[t], &rc_);
+			hg = du_hash(gdb, is_tables[t], &rg);
+			CHECKF(hc == hg && rc_ == rg,
+			       "after %s: %s: cpu %llu rows %016llx, gpu %llu "
+			       "rows %016llx",
+			       sp->sql, is_tables[t], (unsigned long long)rc_,
+			       (unsigned long long)hc, (unsigned long long)rg,
+			       (unsigned long long)hg);
+		}
+		CHECK_RC(du_exec(gdb, "PRAGMA backend = gpu"), GPMDB_OK);
+	}
+	char because[600] = "";
+	{
+		gpmdb_stmt *st = NULL;
+
+		if (gpmdb_prepare(gdb, "PRAGMA gpu_write_stats", -1, &st,
+				  NULL) == GPMDB_OK)
+			while (gpmdb_step(st) == GPMDB_ROW)
+				if (!strncmp(
+					(const char *)gpmdb_column_text(st, 0),
+					"insert_select_host_because", 26))
+					snprintf(because, sizeof(because), "%s",
+						 gpmdb_column_text(st, 0));
+		gpmdb_finalize(st);
+	}
+	printf("# INSERT ... SELECT: %.0f rows from device results in %.0f "
+	       "statements; last host path: %s\n",
+	       du_stat(gdb, "gpu_write_stats", "insert_select_dev"),
+	       du_stat(gdb, "gpu_write_stats", "insert_select_dev_batches"),
+	       because);
+	CHECK(strstr(because, "DECIMAL") != NULL);
+	char ok[256];
+	CHECKF(!strcmp(du_text(gdb, "PRAGMA integrity_check", ok, sizeof(ok)),
+		       "ok"),
+	       "integrity: %s", ok);
+	gpmdb_close(gdb);
+	/* persisted: the pool read back by the CPU backend */
+	gdb = du_open(shm_gpu, "cpu", 0);
+	CHECK(gdb);
+	for (int t = 0; gdb && t < IS_NT; t++) {
+		hc = du_hash(cdb, is_tables[t], &rc_);
+		hg = du_hash(gdb, is_tables[t], &rg);
+		CHECKF(hc == hg && rc_ == rg, "reopened: %s differs",
+		       is_tables[t]);
+	}
+	gpmdb_close(gdb);
+	gpmdb_close(cdb);
+}
+
 int main(int argc, char **argv)
 {
 	char why[512];
@@ -641,6 +936,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_equal_scatter);
 	TEST_RUN(t_auto_mode);
 	TEST_RUN(t_text);
+	TEST_RUN(t_insert_select);
 	TEST_RUN(t_msync);
 	TEST_RUN(t_recovery);
 	TEST_RUN(t_mixed);
