@@ -390,9 +390,8 @@ static void t_join_dev(void)
 	     "JOIN u ON t.k = u.k AND u.name <> 'p' GROUP BY t.k) GROUP BY c "
 	     "ORDER BY 2 DESC, 1 DESC",
 	     1},
-	    {"SELECT count(*), sum(a.i), sum(b.y), count(c.i), sum(c.m) FROM t "
-	     "a JOIN u b ON a.k = b.k LEFT JOIN t c ON c.i = b.y + 7 WHERE "
-	     "a.i % 7 = 0",
+	    {"SELECT count(*), sum(b.y), count(c.i), sum(c.m) FROM (SELECT u.y "
+	     "FROM u JOIN x ON x.i = u.y) b LEFT JOIN t c ON c.i = b.y * 3 + 7",
 	     2},
 	    {"SELECT count(*), count(b.y), count(c.i), sum(c.d) FROM t c LEFT "
 	     "JOIN (SELECT u.k, u.y FROM u JOIN x ON x.i = u.y) b ON b.k = "

@@ -619,10 +619,11 @@ static const is_step is_steps[] = {
      "SELECT count(*) FROM src WHERE a > 0", 0},
     /* expressions, NULLs from the source and from expressions */
     {"INSERT INTO t1 SELECT id + 1000000, a * 2, b / 3, NOT c, d * 2, "
-     "e - id FROM src WHERE id % 3 = 0",
+     "e - id, g FROM src WHERE id % 3 = 0",
      IS_DEV, "SELECT count(*) FROM src WHERE id % 3 = 0", 0},
     {"INSERT INTO t1 SELECT id + 2000000, CASE WHEN a > 100 THEN NULL "
-     "ELSE a END, NULL, c, NULL, e FROM src WHERE b IS NULL OR a < -400",
+     "ELSE a END, NULL, c, NULL, e, g FROM src WHERE b IS NULL OR a < "
+     "-400",
      IS_DEV, "SELECT count(*) FROM src WHERE b IS NULL OR a < -400", 0},
     /* conversions: INT -> DOUBLE, BOOLEAN -> BIGINT, DECIMAL(12,2) ->
      * DECIMAL(14,3), BIGINT -> FLOAT(24) (4 bytes), BIGINT -> INT, INT ->
@@ -635,12 +636,12 @@ static const is_step is_steps[] = {
      "5000",
      IS_DEV, "SELECT count(*) FROM src WHERE id < 5000", 0},
     /* into the table it reads: the rows before the statement, once */
-    {"INSERT INTO t1 SELECT id + 5000000, a, b, c, d, e FROM t1 WHERE "
+    {"INSERT INTO t1 SELECT id + 5000000, a, b, c, d, e, g FROM t1 WHERE "
      "id % 2 = 1",
      IS_DEV, "SELECT count(*) FROM t1 WHERE id % 2 = 1", 0},
     {"INSERT INTO t1 SELECT * FROM t1", IS_DEV, "SELECT count(*) FROM t1", 0},
     /* inside a transaction, then rolled back: written, then undone */
-    {"BEGIN; INSERT INTO t1 SELECT id + 9000000, a, b, c, d, e FROM src "
+    {"BEGIN; INSERT INTO t1 SELECT id + 9000000, a, b, c, d, e, g FROM src "
      "WHERE id % 5 = 0; ROLLBACK",
      IS_DEV, "SELECT count(*) FROM src WHERE id % 5 = 0", 0},
     {"BEGIN; INSERT INTO t2 SELECT a, c, d, id, e, a, g FROM src WHERE a > "
