@@ -51,6 +51,10 @@
  * the scan in row windows" (xg_stream). */
 #define XG_STREAM (-2)
 
+/* Not a GPMDB code: "the fused scan-filter-aggregate does not apply:
+ * run the filters, then the aggregate" (xg_fused). */
+#define XG_UNFUSED (-3)
+
 /* A streamed window's device bytes: at least this much */
 #define XG_WIN_MIN_BUDGET (256u << 10)
 
@@ -520,12 +524,20 @@ typedef struct xg_src {
 	 * cached) and, for an AGG, the merge of the windows' groups */
 	const xg_win *win;
 	struct xg_sagg *sagg;
+	/* a fused AGG (xg_fused): no filter ran, the aggregate evaluates
+	 * these terms itself over all nrows rows */
+	bool fuse;
+	const gpu_term *terms;
+	int nterms;
 	/* what to free */
 	void *dev[512];
 	int ndev;
 	void *host[512];
 	int nhost;
 } xg_src;
+
+/* Fused aggregates run and declined (gpu_stats, process-wide). */
+static uint64_t xg_fused_aggs, xg_fused_declines;
 
 /* xg_agg's hook for streamed scans (below). */
 struct xg_out;
@@ -2339,6 +2351,9 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			goto out;
 		if (xg_direct(s, c, &kc[k].col, &rc))
 			continue;
+		/* fused: no program runs over rows the filter would drop */
+		if (!rc && s->fuse)
+			rc = XG_UNFUSED;
 		if (rc || (rc = xg_run(s, c, &key[k])) ||
 		    (rc = xg_keycol(s, &key[k], &kc[k])))
 			goto out;
@@ -2347,6 +2362,10 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		const aggdef *ad = &n->aggs[a];
 		cexpr *c;
 		etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+		if (s->fuse && (ad->fn == AGG_ANY || ad->distinct)) {
+			rc = XG_UNFUSED;
+			goto out;
+		}
 		if (ad->arg) {
 			if ((rc = exec_node_cx(x, n, ng + a, ad->arg, false,
 					       n->l, &c)))
@@ -2355,6 +2374,8 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			 * mapped through the run's segments) */
 			if (ad->fn == AGG_ANY ||
 			    !xg_direct(s, c, &ga[a].arg, &rc)) {
+				if (!rc && s->fuse)
+					rc = XG_UNFUSED;
 				if (rc || (rc = xg_run(s, c, &args[a])))
 					goto out;
 				ga[a].arg = args[a].col[0];
@@ -2424,7 +2445,20 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		}
 		}
 	}
-	rc = gpu_group_agg(kc, ng, m, ga, na, &g, err, sizeof(err));
+	if (s->fuse) {
+		int declined = 0;
+		rc = gpu_fused_agg(s->terms, s->nterms, kc, ng, m, ga, na, &g,
+				   &declined, err, sizeof(err));
+		if (!rc && declined) {
+			/* the general path gives the exact result (or
+			 * error) */
+			xg_fused_declines++;
+			rc = XG_UNFUSED;
+			goto out;
+		}
+	} else {
+		rc = gpu_group_agg(kc, ng, m, ga, na, &g, err, sizeof(err));
+	}
 	if (rc) {
 		rc = xg_gerr(x, rc, "aggregate", err);
 		goto out;
@@ -2570,6 +2604,318 @@ out:
 	rel_free(anyv);
 	rel_free(r);
 	return rc;
+}
+
+/* ---- fused scan-filter-aggregate ---------------------------------------
+ *
+ * Why: an AGG over FILTERs of a cached scan ran each filter's program
+ * over every row (a BOOL column written), compacted the passing rows
+ * (CUB select: flags, row ids, the selection written and read again) and
+ * ran each argument over the selection before aggregating: at least two
+ * passes over the data and a synchronisation per step.  When every
+ * filter is a conjunction of comparisons of columns with constants or
+ * columns (and IS [NOT] NULL), and the keys and arguments are plain
+ * columns, the aggregation kernel evaluates the terms itself
+ * (gpu_fused_agg): one pass, no selection.  These programs cannot fail,
+ * so no row error can be missed; anything else takes the general path.
+ */
+
+/* The register kinds of xg_terms' walk. */
+enum { XT_NONE, XT_COL, XT_CONST, XT_CONJ };
+
+/* Column type ct LOAD_COL'ed into a register of type rt, compared as the
+ * interpreter compares it: 1 as int64, 2 as double, 0 not fused. */
+static int xg_term_fam(int ct, int rt)
+{
+	switch (rt) {
+	case BC_T_INT:
+		return ct == BC_COL_INT32 || ct == BC_COL_INT64;
+	case BC_T_DEC:
+		return ct == BC_COL_DEC;
+	case BC_T_DATE:
+		return ct == BC_COL_DATE;
+	case BC_T_BOOL:
+		return ct == BC_COL_BOOL;
+	case BC_T_REAL:
+		return ct == BC_COL_DOUBLE || ct == BC_COL_FLOAT ? 2 : 0;
+	}
+	return 0;
+}
+
+/* The comparison op's relation (GPU_TERM_EQ..GE) and register type, or
+ * -1. */
+static int xg_term_rel(int op, int *rt)
+{
+	static const struct {
+		int eq, t;
+	} fam[] = {{BC_EQ_I, BC_T_INT},
+		   {BC_EQ_R, BC_T_REAL},
+		   {BC_EQ_D, BC_T_DEC},
+		   {BC_EQ_DT, BC_T_DATE},
+		   {BC_EQ_B, BC_T_BOOL}};
+	/* each family is EQ, NE, LT, LE, GT, GE, IS, ISNOT, NULLIF */
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++)
+		if (op >= fam[k].eq && op <= fam[k].eq + 5) {
+			*rt = fam[k].t;
+			return op - fam[k].eq;
+		}
+	return -1;
+}
+
+/*
+ * Appends the terms of filter program c to t[*nt..] when the program is
+ * a conjunction the fused kernel evaluates exactly as the interpreter
+ * would; *ok = false (t unchanged) otherwise.  Only the terms the output
+ * depends on are kept (a dead comparison cannot fail, so dropping it
+ * changes nothing).
+ */
+static int xg_terms(xg_src *s, cexpr *c, gpu_term *t, int *nt, bool *ok)
+{
+	const bc_program *p = c->prog;
+	uint8_t kind[BC_MAX_REGS], cvt[BC_MAX_REGS], cscale[BC_MAX_REGS];
+	uint16_t col[BC_MAX_REGS]; /* XT_COL: the source column */
+	bc_imm cval[BC_MAX_REGS];  /* XT_CONST: the value CONST makes */
+	uint32_t mask[BC_MAX_REGS];
+	gpu_term cand[32];
+	int nc = 0, out = -1, rc;
+
+	*ok = false;
+	memset(kind, 0, sizeof(kind));
+	if (p->noutputs != 1 || p->nregs > BC_MAX_REGS)
+		return GPMDB_OK;
+	for (int k = 0; k < c->ninputs; k++)
+		if (c->in[k].kind != IN_COL || c->in[k].col < 0 ||
+		    c->in[k].col >= s->ncols)
+			return GPMDB_OK;
+	for (uint32_t pc = 0; pc < p->ninsns; pc++) {
+		const bc_insn *in = &p->insns[pc];
+		int d = in->dst, a = in->a, b = in->b, rt = 0, cmp;
+		if (in->op == BC_NOP)
+			continue;
+		if (in->op == BC_OUTPUT) {
+			out = a;
+			continue;
+		}
+		if (d >= BC_MAX_REGS || a >= BC_MAX_REGS || b >= BC_MAX_REGS)
+			return GPMDB_OK;
+		kind[d] = XT_NONE;
+		switch (in->op) {
+		case BC_LOAD_COL:
+			if (a >= c->ninputs)
+				return GPMDB_OK;
+			kind[d] = XT_COL;
+			col[d] = (uint16_t)c->in[a].col;
+			cvt[d] = GPU_CVT_NONE;
+			continue;
+		case BC_CONST: {
+			/* the value as gvm_row's CONST makes it */
+			bc_imm v = in->imm;
+			int ty = p->rtype[d].type;
+			if (ty == BC_T_NULL || ty == BC_T_TEXT)
+				return GPMDB_OK;
+			if (ty == BC_T_BOOL)
+				v.i = (uint8_t)v.i;
+			else if (ty == BC_T_DATE)
+				v.i = (int32_t)v.i;
+			kind[d] = XT_CONST;
+			cval[d] = v;
+			continue;
+		}
+		case BC_I2D: {
+			/* a constant made decimal (m >= 10): folded as the
+			 * interpreter computes it; a failure is left to the
+			 * general path */
+			int64_t v;
+			if (kind[a] != XT_CONST ||
+			    val_i64_to_dec(cval[a].i, p->rtype[d].scale, &v) ||
+			    !val_dec_fits(v, p->rtype[d].prec))
+				return GPMDB_OK;
+			kind[d] = XT_CONST;
+			cval[d].i = v;
+			continue;
+		}
+		case BC_I2R:
+		case BC_D2R:
+			/* a column compared as REAL (k = v, m <= 500.5) */
+			if (kind[a] != XT_COL || cvt[a] != GPU_CVT_NONE ||
+			    p->rtype[a].type !=
+				(in->op == BC_I2R ? BC_T_INT : BC_T_DEC))
+				return GPMDB_OK;
+			kind[d] = XT_COL;
+			col[d] = col[a];
+			cvt[d] = in->op == BC_I2R ? GPU_CVT_I2R : GPU_CVT_D2R;
+			cscale[d] = p->rtype[a].scale;
+			continue;
+		case BC_MOVE:
+			kind[d] = kind[a];
+			col[d] = col[a];
+			cvt[d] = cvt[a];
+			cscale[d] = cscale[a];
+			cval[d] = cval[a];
+			mask[d] = mask[a];
+			continue;
+		case BC_AND:
+			if (kind[a] != XT_CONJ || kind[b] != XT_CONJ)
+				return GPMDB_OK;
+			kind[d] = XT_CONJ;
+			mask[d] = mask[a] | mask[b];
+			continue;
+		}
+		if (nc == 32)
+			return GPMDB_OK;
+		gpu_term *tm = &cand[nc];
+		memset(tm, 0, sizeof(*tm));
+		if (in->op == BC_IS_NULL || in->op == BC_NOT_NULL) {
+			if (kind[a] != XT_COL)
+				return GPMDB_OK;
+			if ((rc = xg_load(s, col[a])))
+				return rc;
+			tm->op = in->op == BC_IS_NULL ? GPU_TERM_ISNULL
+						      : GPU_TERM_NOTNULL;
+			tm->a = s->cols[col[a]].col;
+		} else if ((cmp = xg_term_rel(in->op, &rt)) >= 0) {
+			int ra = a, rb = b;
+			if (kind[ra] == XT_CONST && kind[rb] == XT_COL) {
+				/* 5 < k is k > 5 */
+				static const int mirror[] = {
+				    GPU_TERM_EQ, GPU_TERM_NE, GPU_TERM_GT,
+				    GPU_TERM_GE, GPU_TERM_LT, GPU_TERM_LE};
+				ra = b;
+				rb = a;
+				cmp = mirror[cmp];
+			}
+			if (kind[ra] != XT_COL ||
+			    (kind[rb] != XT_COL && kind[rb] != XT_CONST) ||
+			    p->rtype[ra].type != rt || p->rtype[rb].type != rt)
+				return GPMDB_OK;
+			int opnd[2] = {ra, rb};
+			for (int q = 0; q < 2; q++) {
+				int r = opnd[q];
+				if (q == 1 && kind[r] == XT_CONST) {
+					tm->k = cval[r];
+					break;
+				}
+				if ((rc = xg_load(s, col[r])))
+					return rc;
+				const gpu_col *g = &s->cols[col[r]].col;
+				/* the column as LOAD_COL (and I2R/D2R) give
+				 * it to a register of type rt */
+				int fam = cvt[r] == GPU_CVT_I2R
+					      ? xg_term_fam(g->type, BC_T_INT)
+					  : cvt[r] == GPU_CVT_D2R
+					      ? xg_term_fam(g->type, BC_T_DEC)
+					      : xg_term_fam(g->type, rt);
+				if (!fam)
+					return GPMDB_OK;
+				if (q == 0) {
+					tm->a = *g;
+					tm->acvt = cvt[r];
+					tm->ascale = cscale[r];
+				} else {
+					tm->bcol = 1;
+					tm->b = *g;
+					tm->bcvt = cvt[r];
+					tm->bscale = cscale[r];
+				}
+			}
+			tm->op = cmp;
+			tm->real = rt == BC_T_REAL;
+		} else {
+			return GPMDB_OK;
+		}
+		tm->a.sel = NULL;
+		tm->b.sel = NULL;
+		kind[d] = XT_CONJ;
+		mask[d] = 1u << nc;
+		nc++;
+	}
+	if (out < 0 || out >= BC_MAX_REGS)
+		return GPMDB_OK;
+	if (kind[out] == XT_COL && cvt[out] == GPU_CVT_NONE &&
+	    p->rtype[out].type == BC_T_BOOL) {
+		/* WHERE b: true when not NULL and != 0 */
+		if ((rc = xg_load(s, col[out])))
+			return rc;
+		if (s->cols[col[out]].col.type != BC_COL_BOOL || nc == 32)
+			return GPMDB_OK;
+		memset(&cand[nc], 0, sizeof(cand[nc]));
+		cand[nc].op = GPU_TERM_NE;
+		cand[nc].a = s->cols[col[out]].col;
+		cand[nc].a.sel = NULL;
+		kind[out] = XT_CONJ;
+		mask[out] = 1u << nc;
+		nc++;
+	}
+	if (kind[out] != XT_CONJ)
+		return GPMDB_OK;
+	int need = 0;
+	for (int k = 0; k < nc; k++)
+		need += (mask[out] >> k) & 1;
+	if (*nt + need > GPU_FUSE_MAXTERMS)
+		return GPMDB_OK;
+	for (int k = 0; k < nc; k++)
+		if ((mask[out] >> k) & 1)
+			t[(*nt)++] = cand[k];
+	*ok = true;
+	return GPMDB_OK;
+}
+
+/*
+ * n (an AGG) with its filters fused into the aggregate kernel, when its
+ * source is a cached table scan (not streamed) and every filter, key and
+ * argument fits (xg_terms, xg_agg).  XG_UNFUSED: the general path runs
+ * (s is freed by the caller either way).
+ */
+static int xg_fused(exec_ctx *x, pnode *n, xg_src *s, rel **out)
+{
+	pnode *src;
+	gpu_term *t;
+	int nf = 0, nt = 0, rc;
+	bool fits = true, ok = true;
+	char why[300];
+
+	memset(s, 0, sizeof(*s));
+	if (n->kind != PN_AGG)
+		return XG_UNFUSED;
+	src = xg_source(x, n, why, sizeof(why));
+	if (!src || src->kind != PN_SCAN ||
+	    xg_scan_rows(x->db, src) > UINT32_MAX)
+		return XG_UNFUSED;
+	for (pnode *f = n->l; f != src; f = f->l)
+		nf++;
+	/* without filters a grouped aggregate reads its columns directly
+	 * already (the same hash kernel) */
+	if (!nf && n->ngroup)
+		return XG_UNFUSED;
+	if ((rc = xg_fits(x, n, src, &fits)))
+		return rc;
+	if (!fits)
+		return XG_UNFUSED;
+	s->x = x;
+	s->scan = src;
+	s->nrows = (uint32_t)xg_scan_rows(x->db, src);
+	s->ncols = src->ncols;
+	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))) ||
+	    !(t = calloc(GPU_FUSE_MAXTERMS, sizeof(gpu_term))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if ((rc = xg_keep_host(s, t)))
+		return rc;
+	for (pnode *f = n->l; f != src && ok; f = f->l) {
+		cexpr *c;
+		if ((rc = exec_node_cx(x, f, 0, f->pred, f->post, f->l, &c)) ||
+		    (rc = xg_terms(s, c, t, &nt, &ok)))
+			return rc;
+	}
+	if (!ok)
+		return XG_UNFUSED;
+	s->fuse = true;
+	s->terms = t;
+	s->nterms = nt;
+	if ((rc = xg_agg(x, n, s, out)))
+		return rc;
+	xg_fused_aggs++;
+	x->db->gstat.gpu_ops += (uint64_t)nf; /* the filters ran too */
+	return GPMDB_OK;
 }
 
 /* ---- streamed scans: running the chain window by window -------------- */
@@ -3174,14 +3520,18 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 			return XG_DECLINE;
 		goto fallback;
 	}
-	rc = xg_prepare(x, n, &s);
-	if (!rc) {
-		if (n->kind == PN_PROJECT)
-			rc = xg_project(x, n, &s, out);
-		else if (n->kind == PN_AGG)
-			rc = xg_agg(x, n, &s, out);
-		else
-			rc = xg_filter_out(x, n, &s, out);
+	rc = xg_fused(x, n, &s, out);
+	if (rc == XG_UNFUSED) {
+		xg_src_free(&s);
+		rc = xg_prepare(x, n, &s);
+		if (!rc) {
+			if (n->kind == PN_PROJECT)
+				rc = xg_project(x, n, &s, out);
+			else if (n->kind == PN_AGG)
+				rc = xg_agg(x, n, &s, out);
+			else
+				rc = xg_filter_out(x, n, &s, out);
+		}
 	}
 	bool scan = s.scan != NULL;
 	xg_src_free(&s);
@@ -3375,6 +3725,8 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
 		    {"stream_loaded_bytes", cs.range_bytes},
+		    {"fused_aggs", xg_fused_aggs},
+		    {"fused_declines", xg_fused_declines},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

@@ -242,6 +242,63 @@ int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 		  size_t errlen);
 void gpu_group_free(gpu_groups *g);
 
+/* ---- fused scan-filter-aggregate (gpu/ops.cu) ------------------------ */
+
+/* A term of a fused filter: the row passes when all its terms are true.
+ * Comparisons are the interpreter's (gvm_row.h) over the values LOAD_COL
+ * and CONST give: false when either side is NULL; EQ is ==, NE its
+ * negation, LT/LE/GT/GE by (x < y ? -1 : x > y) (REAL NaN compares
+ * "equal" there, as on the CPU).  IS_NULL / NOT_NULL test a's flag. */
+enum {
+	GPU_TERM_EQ,
+	GPU_TERM_NE,
+	GPU_TERM_LT,
+	GPU_TERM_LE,
+	GPU_TERM_GT,
+	GPU_TERM_GE,
+	GPU_TERM_ISNULL,
+	GPU_TERM_NOTNULL
+};
+
+/* A column operand converted before a REAL comparison, as I2R and D2R
+ * do (gvm_row.h): (double)v, or val_dec_to_real(v, scale). */
+enum { GPU_CVT_NONE, GPU_CVT_I2R, GPU_CVT_D2R };
+
+typedef struct gpu_term {
+	int op;		    /* GPU_TERM_* */
+	int real;	    /* compare as doubles (a, b DOUBLE or FLOAT or
+			       converted), else as int64 (INT32, INT64, DEC, DATE,
+			       BOOL widened) */
+	int bcol;	    /* b is a column, else the constant k */
+	int acvt, bcvt;	    /* GPU_CVT_* of a and b */
+	int ascale, bscale; /* GPU_CVT_D2R: the decimal's scale */
+	gpu_col a;	    /* dense device columns over the n rows (no sel) */
+	gpu_col b;
+	bc_imm k; /* the constant: k.i widened as CONST does, or k.r */
+} gpu_term;
+
+/* Terms one fused call takes. */
+#define GPU_FUSE_MAXTERMS 16
+
+/*
+ * gpu_group_agg over the rows [0, n) of dense columns that pass
+ * terms[0..nterms), without materialising them: the terms are evaluated
+ * inside the aggregation kernel and failing rows contribute nothing.
+ * Groups' first rows are row numbers in [0, n).  No keys: one kernel
+ * (per-thread accumulators, block reduction, per-block partials) and a
+ * one-block kernel folding the partials, one download; one integer key
+ * or several keys: the hash path of gpu_group_agg with the terms.
+ * Exactness is gpu_group_agg's: when the fused kernel cannot give the
+ * same result (an integer sum whose positive or negative part leaves the
+ * range where no partial sum can overflow, more groups than fit, a REAL
+ * min/max with keys), *declined is set with the reason in err and g is
+ * empty: the caller runs the general path, which checks every partial
+ * sum in row order.  No rows passing gives no groups.
+ */
+int gpu_fused_agg(const gpu_term *terms, int nterms, const gpu_sortcol *keys,
+		  int nkeys, uint32_t n, const gpu_agg *aggs, int naggs,
+		  gpu_groups *g, int *declined, char *err, size_t errlen);
+
 /* ---- sort, distinct, join (gpu/relops.cu): row numbers in the CPU's
  * order; the engine gathers the rows on the host ---------------------- */
 

@@ -166,6 +166,22 @@ void gpu_group_free(gpu_groups *g)
 	(void)g;
 }
 
+int gpu_fused_agg(const gpu_term *terms, int nterms, const gpu_sortcol *keys,
+		  int nkeys, uint32_t n, const gpu_agg *aggs, int naggs,
+		  gpu_groups *g, int *declined, char *err, size_t errlen)
+{
+	(void)terms;
+	(void)nterms;
+	(void)keys;
+	(void)nkeys;
+	(void)n;
+	(void)aggs;
+	(void)naggs;
+	memset(g, 0, sizeof(*g));
+	*declined = 0;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen)
 {
 	(void)dst;
