@@ -3830,18 +3830,25 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 	if (xg_depth++ == 0)
 		gcache_begin();
 	d = xg_decide(x, n, why, len);
+	bool dev_src = false;
 	if (d == XG_GPU) {
+		char jw[300];
 		src = xg_source(x, n, why, len);
-		if (!src || src->kind != PN_SCAN)
+		/* a table scan, or a join kept on the device */
+		dev_src = src && (src->kind == PN_SCAN ||
+				  (src->kind == PN_JOIN &&
+				   xg_join_ok(x, src, jw, sizeof(jw))));
+		if (!dev_src)
 			snprintf(why, len,
-				 "the %s's input (%s) is not a table scan",
+				 "the %s's input (%s) is not a table scan or "
+				 "a join kept on the device",
 				 xg_kind_name(n->kind),
 				 src ? xg_kind_name(src->kind) : "?");
 	} else if (!why[0]) {
 		snprintf(why, len, "the %s runs on the CPU",
 			 xg_kind_name(n->kind));
 	}
-	if (!src || src->kind != PN_SCAN) {
+	if (!dev_src) {
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		return XG_DECLINE;

@@ -640,6 +640,13 @@ static const is_step is_steps[] = {
      "id % 2 = 1",
      IS_DEV, "SELECT count(*) FROM t1 WHERE id % 2 = 1", 0},
     {"INSERT INTO t1 SELECT * FROM t1", IS_DEV, "SELECT count(*) FROM t1", 0},
+    /* a join kept on the device as the SELECT's input */
+    {"INSERT INTO t1 SELECT a.id + 20000000, a.a, b.b, a.c, b.d, a.e, b.g "
+     "FROM src a JOIN src b ON b.id = a.id + 1 WHERE a.id % 7 = 0",
+     IS_DEV,
+     "SELECT count(*) FROM src a JOIN src b ON b.id = a.id + 1 WHERE a.id "
+     "% 7 = 0",
+     0},
     /* inside a transaction, then rolled back: written, then undone */
     {"BEGIN; INSERT INTO t1 SELECT id + 9000000, a, b, c, d, e, g FROM src "
      "WHERE id % 5 = 0; ROLLBACK",
