@@ -505,6 +505,7 @@ typedef struct xg_leaf {
 	struct xg_src *src;
 	uint32_t *idx;
 	int col0;
+	bool borrowed; /* src belongs to someone else */
 } xg_leaf;
 
 typedef struct xg_src {
@@ -524,6 +525,11 @@ typedef struct xg_src {
 	 * cached) and, for an AGG, the merge of the windows' groups */
 	const xg_win *win;
 	struct xg_sagg *sagg;
+	/* a projection kept on the device (xg_prepare_proj): its outputs
+	 * are the columns, own the source they were computed over */
+	struct xg_out *outs;
+	int nouts;
+	struct xg_src *own;
 	/* a fused AGG (xg_fused): no filter ran, the aggregate evaluates
 	 * these terms itself over all nrows rows */
 	bool fuse;
@@ -573,10 +579,17 @@ static int xg_keep_host(xg_src *s, void *p)
 	return GPMDB_OK;
 }
 
+static void xg_outs_free(struct xg_out *o, int n);
+
 static void xg_src_free(xg_src *s)
 {
+	xg_outs_free(s->outs, s->nouts);
+	if (s->own) {
+		xg_src_free(s->own);
+		free(s->own);
+	}
 	for (int i = 0; i < s->nleaf; i++) {
-		if (s->leaf[i].src) {
+		if (s->leaf[i].src && !s->leaf[i].borrowed) {
 			xg_src_free(s->leaf[i].src);
 			free(s->leaf[i].src);
 		}
@@ -839,6 +852,16 @@ typedef struct xg_out {
 	const char *dtext; /* the run's text buffer (device) */
 	bool have;
 } xg_out;
+
+static void xg_out_free(xg_out *o);
+
+/* An array of n runs, and the array */
+static void xg_outs_free(struct xg_out *o, int n)
+{
+	for (int i = 0; o && i < n; i++)
+		xg_out_free(&o[i]);
+	free(o);
+}
 
 static void xg_out_free(xg_out *o)
 {
@@ -1398,6 +1421,7 @@ out:
 
 static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
 			 pnode *src, xg_src *s, const xg_win *win);
+static int xg_prepare(exec_ctx *x, pnode *n, xg_src *s);
 
 static uint32_t xg_rows(const xg_src *s)
 {
@@ -1519,10 +1543,10 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
 			 "the device");
 		return 0;
 	}
-	if (semi && j->pred) {
+	if (j->jtype == JOIN_ANTI_NULL && j->pred) {
 		snprintf(why, len,
-			 "a semi or anti join with a residual condition "
-			 "returns a host relation");
+			 "a NOT IN join with a residual condition returns a "
+			 "host relation");
 		return 0;
 	}
 	if (j->nkeys > 32) {
@@ -1537,10 +1561,70 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
 		    !xg_expr_ok(x, j, j->nkeys + k, j->rkeys[k], false, j->r,
 				&c, why, len))
 			return 0;
-	if (j->pred &&
-	    !xg_expr_ok(x, j, 2 * j->nkeys, j->pred, false, j, &c, why, len))
+	if (j->pred && !xg_expr_ok(x, j, 2 * j->nkeys, j->pred, false,
+				   semi && j->pair ? j->pair : j, &c, why, len))
 		return 0;
 	return 1;
+}
+
+/* Whether PROJECT c can be a device source (xg_prepare_proj): it runs on
+ * the GPU over a scan or a device join, and no output is TEXT (a TEXT
+ * output may point at its program's constants, which another program
+ * cannot read). */
+static int xg_proj_ok(exec_ctx *x, pnode *c)
+{
+	char why[400];
+	pnode *src;
+
+	if (c->kind != PN_PROJECT || c->ncols != c->nexprs)
+		return 0;
+	for (int i = 0; i < c->ncols; i++)
+		if (c->ty[i].t == BC_T_TEXT)
+			return 0;
+	if (xg_decide(x, c, why, sizeof(why)) != XG_GPU)
+		return 0;
+	src = xg_source(x, c, why, sizeof(why));
+	return src &&
+	       (src->kind == PN_SCAN ||
+		(src->kind == PN_JOIN && xg_join_ok(x, src, why, sizeof(why))));
+}
+
+/* PROJECT c as a source: run over its own source, the outputs stay on
+ * the device as dense columns (a join's input needs no host relation). */
+static int xg_prepare_proj(exec_ctx *x, pnode *c, xg_src *s)
+{
+	xg_src *in = calloc(1, sizeof(xg_src));
+	struct xg_out *o = calloc((size_t)c->nexprs + 1, sizeof(xg_out));
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->x = x;
+	s->own = in;
+	s->outs = o;
+	if (!in || !o)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	s->nouts = c->nexprs;
+	if ((rc = xg_prepare(x, c, in)))
+		return rc;
+	for (int i = 0; i < c->nexprs; i++) {
+		cexpr *cx;
+		if ((rc = exec_node_cx(x, c, i, c->exprs[i], c->post, c->l,
+				       &cx)) ||
+		    (rc = xg_run(in, cx, &o[i])))
+			return rc;
+	}
+	s->ncols = c->ncols;
+	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	s->nrows = xg_rows(in);
+	for (int i = 0; i < c->nexprs; i++) {
+		s->cols[i].col = o[i].col[0];
+		s->cols[i].col.sel = NULL;
+		s->cols[i].ndata = s->nrows;
+		s->cols[i].loaded = true;
+	}
+	x->db->gstat.gpu_ops++;
+	return GPMDB_OK;
 }
 
 /* A join's input c as a source: its GPU filters and scan, a device join,
@@ -1553,13 +1637,98 @@ static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
 	if (c->kind == PN_FILTER &&
 	    xg_expr_ok(x, c, 0, c->pred, c->post, c->l, &cx, why, sizeof(why)))
 		return xg_prepare_win(x, c, s, NULL);
+	if (xg_proj_ok(x, c))
+		return xg_prepare_proj(x, c, s);
 	memset(s, 0, sizeof(*s));
 	s->x = x;
 	return xg_prepare_at(x, c, NULL, 0, c, s, NULL);
 }
 
-/* A SEMI/ANTI join (no residual) of the prepared inputs side[0..1] with
- * their keys kc: s becomes the left input with the rows it keeps. */
+/*
+ * A SEMI/ANTI join's kept left rows (positions among the left input's
+ * rows, device) when it has a residual: the pairs (gpu_join_dev) as a
+ * source over the pair layout whose leaves borrow the inputs', the
+ * residual run over every pair (as exec.c does), then the left rows that
+ * a passing pair names (SEMI) or that none names (ANTI).
+ */
+static int xg_semi_residual(exec_ctx *x, pnode *j, xg_src **side,
+			    const gpu_sortcol *kc, uint32_t **rows,
+			    uint32_t *nrows)
+{
+	const pnode *pl = j->pair ? j->pair : j;
+	uint32_t nl = xg_rows(side[0]), *pi[2] = {NULL, NULL}, *idx = NULL,
+		 *kept = NULL, cnt = 0;
+	uint64_t np = 0;
+	struct xg_out o;
+	xg_src t;
+	char err[300];
+	cexpr *c;
+	int rc, n = 0;
+
+	memset(&o, 0, sizeof(o));
+	memset(&t, 0, sizeof(t));
+	t.x = x;
+	if ((rc = gpu_join_dev(kc, kc + j->nkeys, j->nkeys, nl,
+			       xg_rows(side[1]), NULL, NULL, 1ull << 31, &pi[0],
+			       &pi[1], &np, err, sizeof(err)))) {
+		rc = xg_gerr(x, rc, "join", err);
+		goto out;
+	}
+	t.ncols = pl->ncols;
+	t.nrows = (uint32_t)np;
+	if (!(t.cols = calloc((size_t)t.ncols + 1, sizeof(xg_col))) ||
+	    !(t.leaf = calloc((size_t)(side[0]->nleaf + side[1]->nleaf + 2),
+			      sizeof(xg_leaf)))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int s = 0; s < 2 && !rc; s++) {
+		xg_src *in = side[s];
+		int col0 = s ? j->l->ncols : 0;
+		uint32_t *m = NULL;
+		if (!in->nleaf) {
+			rc = in->sel
+				 ? xg_remap(x, in->sel, pi[s], (uint32_t)np, &m)
+				 : xg_concat(x, pi[s], (uint32_t)np, NULL, 0,
+					     &m);
+			if (!rc)
+				t.leaf[n++] = (xg_leaf){in, m, col0, true};
+			continue;
+		}
+		for (int q = 0; q < in->nleaf && !rc; q++)
+			if (!(rc = xg_remap(x, in->leaf[q].idx, pi[s],
+					    (uint32_t)np, &m)))
+				t.leaf[n++] =
+				    (xg_leaf){in->leaf[q].src, m,
+					      col0 + in->leaf[q].col0, true};
+	}
+	t.nleaf = n;
+	if (rc ||
+	    (rc = exec_node_cx(x, j, 2 * j->nkeys, j->pred, false, pl, &c)) ||
+	    (rc = xg_run(&t, c, &o)))
+		goto out;
+	if ((rc = gpu_select(&o.col[0], (uint32_t)np, NULL, &idx, &cnt, err,
+			     sizeof(err)))) {
+		rc = xg_gerr(x, rc, "select", err);
+		goto out;
+	}
+	if ((rc = xg_remap(x, pi[0], idx, cnt, &kept)))
+		goto out;
+	if ((rc = gpu_unmatched(kept, cnt, nl, j->jtype == JOIN_SEMI, rows,
+				nrows, err, sizeof(err))))
+		rc = xg_gerr(x, rc, "join", err);
+out:
+	xg_out_free(&o);
+	xg_src_free(&t);
+	gpu_free(pi[0], NULL, 0);
+	gpu_free(pi[1], NULL, 0);
+	gpu_free(idx, NULL, 0);
+	gpu_free(kept, NULL, 0);
+	return rc;
+}
+
+/* A SEMI/ANTI join of the prepared inputs side[0..1] with their keys kc:
+ * s becomes the left input with the rows it keeps. */
 static int xg_semi_dev(exec_ctx *x, pnode *j, xg_src **side,
 		       const gpu_sortcol *kc, xg_src *s)
 {
@@ -1571,6 +1740,12 @@ static int xg_semi_dev(exec_ctx *x, pnode *j, xg_src **side,
 	if (xg_rows(l) > UINT32_MAX / 2 || xg_rows(side[1]) > UINT32_MAX / 2)
 		return xg_gerr(x, GPMDB_UNSUPPORTED, "join",
 			       "an input of more than 2^31 rows");
+	if (j->pred) {
+		if ((rc = xg_semi_residual(x, j, side, kc, &rows, &cnt)) ||
+		    (rc = xg_src_select(l, rows, cnt)))
+			return rc;
+		goto done;
+	}
 	if ((rc = gpu_semi_join_dev(
 		 kc, kc + j->nkeys, j->nkeys, xg_rows(l), xg_rows(side[1]),
 		 j->jtype == JOIN_SEMI	 ? GPU_SEMI
@@ -1588,6 +1763,7 @@ static int xg_semi_dev(exec_ctx *x, pnode *j, xg_src **side,
 		l->sel = rows;
 		l->nsel = cnt;
 	}
+done:
 	free(s->cols);
 	*s = *l;
 	free(l);
@@ -1739,7 +1915,7 @@ static int xg_prepare_join(exec_ctx *x, pnode *j, xg_src *s)
 	if (left) {
 		int nll = side[0] ? side[0]->nleaf : 1;
 		uint32_t *u = NULL, nu = 0;
-		if ((rc = gpu_unmatched(ld, s->nrows, nleft, &u, &nu, err,
+		if ((rc = gpu_unmatched(ld, s->nrows, nleft, 0, &u, &nu, err,
 					sizeof(err)))) {
 			rc = xg_gerr(x, rc, "join", err);
 			goto out;

@@ -410,9 +410,10 @@ int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 
 /* A LEFT join's unmatched left rows: the positions [0, nl) that no
  * li[0..np) names (device), in order, into *rows (device: gpu_free it)
- * and *nrows. */
-int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, uint32_t **rows,
-		  uint32_t *nrows, char *err, size_t errlen);
+ * and *nrows; matched: those that some li names instead (a SEMI join's
+ * rows after its residual). */
+int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, int matched,
+		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen);
 
 /* Device-to-device copy on gpmdb's stream. */
 int gpu_copy(void *dst, const void *src, size_t n, char *err, size_t errlen);

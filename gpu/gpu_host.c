@@ -329,12 +329,13 @@ int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 	return gpu_no_cuda(err, errlen);
 }
 
-int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, uint32_t **rows,
-		  uint32_t *nrows, char *err, size_t errlen)
+int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, int matched,
+		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen)
 {
 	(void)li;
 	(void)np;
 	(void)nl;
+	(void)matched;
 	*rows = NULL;
 	*nrows = 0;
 	return gpu_no_cuda(err, errlen);

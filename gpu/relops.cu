@@ -1190,8 +1190,8 @@ __global__ void ro_not(uint8_t *f, uint32_t n)
 }
 
 extern "C" int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
-			     uint32_t **rows, uint32_t *nrows, char *err,
-			     size_t errlen)
+			     int matched, uint32_t **rows, uint32_t *nrows,
+			     char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	ro_mem m = {{0}, 0};
@@ -1216,8 +1216,10 @@ extern "C" int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl,
 			  0, s>>>(li, np, hit);
 		RO_TRY(cudaGetLastError());
 	}
-	ro_not<<<ro_grid(nl), RO_BLOCK, 0, s>>>(hit, nl);
-	RO_TRY(cudaGetLastError());
+	if (!matched) {
+		ro_not<<<ro_grid(nl), RO_BLOCK, 0, s>>>(hit, nl);
+		RO_TRY(cudaGetLastError());
+	}
 	{
 		thrust::counting_iterator<uint32_t> it(0);
 		RO_TRY(cub::DeviceSelect::Flagged(NULL, tb, it, hit, *rows, nv,

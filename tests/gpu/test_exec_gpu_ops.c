@@ -519,7 +519,16 @@ static void t_semi(void)
 	CHECK(gstat_of("device_joins") - j0 == 2);
 	explain_has("SELECT i FROM t WHERE NOT EXISTS (SELECT 1 FROM u "
 		    "WHERE u.k = t.k AND u.y > t.i)",
-		    "FILTER (u.y > t.i) (backend=gpu)");
+		    "FILTER (u.y > t.i) (backend=gpu (rows kept on the device");
+	/* a residual: the pairs on the device, the residual over them */
+	j0 = gstat_of("device_joins");
+	both("SELECT count(*), sum(i) FROM t WHERE EXISTS (SELECT 1 FROM u "
+	     "WHERE u.k = t.k AND u.y > t.i)");
+	both("SELECT count(*), sum(i) FROM t WHERE NOT EXISTS (SELECT 1 FROM "
+	     "u WHERE u.k = t.k AND u.y <> t.i % 1000)");
+	both("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = "
+	     "t.k AND u.y > t.i * 100000)");
+	CHECK(gstat_of("device_joins") - j0 == 3);
 }
 
 /* Bare columns (AGG_ANY: the group's first non-NULL value) and
