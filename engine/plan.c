@@ -919,29 +919,74 @@ static double est_order(est_ctx *ec, conjv *cv, int ns, const double *est,
 	return cost;
 }
 
-/* Joins built in the written order (LEFT JOIN present). */
+/* The conjunct's sources, computed again (its scope may have grown). */
+static void conj_mask(const scope *sc, conj *c)
+{
+	c->mask = 0;
+	c->all = false;
+	expr_mask(sc, c->e, &c->mask, &c->all);
+}
+
+/* WHERE conjuncts (and inner ON ones) over sources in `have` alone that
+ * no step used yet, as filters over node: see join_ordered. */
+static pnode *ordered_filters(bctx *b, const scope *sc, conjv *where,
+			      pnode *node, uint64_t have)
+{
+	for (int k = 0; k < where->n && node; k++) {
+		conj *c = &where->v[k];
+		if (c->used)
+			continue;
+		conj_mask(sc, c);
+		if (c->all || !c->mask || (c->mask & ~have))
+			continue;
+		node = pn_filter(b, node, c->e, false);
+		c->used = true;
+	}
+	return node;
+}
+
+/*
+ * Joins built in the written order (LEFT JOIN present).  WHERE conjuncts
+ * and inner joins' ON conjuncts are applied at the first step where all
+ * their sources are in: a filter over the rows so far commutes with the
+ * joins after it (inner ones, and LEFT ones, whose left rows it reads),
+ * so this is the result of filtering after the last join, without the
+ * cross products that left inner joins keyless (a three-way `a JOIN b ON
+ * ... LEFT JOIN c` ran out of memory).  At an inner join they are its
+ * keys or residual, or filter its right source alone; at a LEFT join
+ * they filter its output (never its right source: that would keep rows
+ * the WHERE drops).  The rest (subqueries, outer references, sources
+ * past 64) stay for the caller.
+ */
 static pnode *join_ordered(bctx *b, scope *sc, conjv *where)
 {
 	pnode *node = sc->src[0].node;
 	uint64_t inset = 1;
 
+	if (sc->nsrc <= 64 &&
+	    !(node = ordered_filters(b, sc, where, node, inset)))
+		return NULL;
 	for (int i = 1; i < sc->nsrc; i++) {
 		ssrc *s = &sc->src[i];
 		conjv on = {0};
-		pnode *j;
+		pnode *j, *r = s->node;
 		uint64_t bit = i < 64 ? 1ull << i : 0;
+		bool left = s->jtype == JOIN_LEFT;
 
 		if (s->on && conj_add(b, &on, s->on))
 			return NULL;
-		if (s->jtype != JOIN_LEFT && s->on) {
+		if (!left && s->on) {
 			/* inner ON: same as WHERE */
 			for (int k = 0; k < on.n; k++)
 				if (conj_add(b, where, on.v[k].e))
 					return NULL;
 			on.n = 0;
 		}
-		j = pn_join(b, node, s->node,
-			    s->jtype == JOIN_LEFT ? JOIN_LEFT : JOIN_INNER);
+		/* inner: conjuncts of this source alone filter it first */
+		if (!left && bit &&
+		    !(r = ordered_filters(b, sc, where, r, bit)))
+			return NULL;
+		j = pn_join(b, node, r, left ? JOIN_LEFT : JOIN_INNER);
 		if (!j)
 			return NULL;
 		for (int k = 0; k < on.n; k++) {
@@ -956,9 +1001,33 @@ static pnode *join_ordered(bctx *b, scope *sc, conjv *where)
 				j->pred = and_of(b, j->pred, c->e);
 			}
 		}
-		j->est = node->est * (j->nkeys ? 1 : s->node->est);
+		/* inner: what joins this source to those before */
+		for (int k = 0; !left && bit && k < where->n; k++) {
+			conj *c = &where->v[k];
+			ast_expr *lk, *rk;
+			if (c->used)
+				continue;
+			conj_mask(sc, c);
+			if (c->all || !(c->mask & bit) ||
+			    (c->mask & ~(inset | bit)))
+				continue;
+			if (j->nkeys < 64 &&
+			    equi_key(sc, c, inset, bit, &lk, &rk)) {
+				j->lkeys[j->nkeys] = lk;
+				j->rkeys[j->nkeys++] = rk;
+			} else {
+				j->pred = and_of(b, j->pred, c->e);
+			}
+			c->used = true;
+		}
+		j->est = node->est * (j->nkeys ? 1 : r->est);
 		node = j;
 		inset |= bit;
+		/* LEFT: WHERE conjuncts that read its right side filter its
+		 * output */
+		if (left && bit &&
+		    !(node = ordered_filters(b, sc, where, node, inset)))
+			return NULL;
 	}
 	return node;
 }
@@ -1929,7 +1998,8 @@ static pnode *plan_from_where(bctx *b, ast_select *s, scope *sc)
 		node = join_ordered(b, sc, &w);
 		cv = w;
 		for (int k = 0; k < cv.n; k++) {
-			cv.v[k].used = false;
+			if (cv.v[k].used)
+				continue; /* applied by join_ordered */
 			cv.v[k].mask = 0;
 			cv.v[k].all = false;
 			expr_mask(sc, cv.v[k].e, &cv.v[k].mask, &cv.v[k].all);
