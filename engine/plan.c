@@ -919,6 +919,21 @@ static double est_order(est_ctx *ec, conjv *cv, int ns, const double *est,
 	return cost;
 }
 
+/* Conjunct c over the sources `have` and `bit` goes to join j: a hash
+ * key when it equates an expression of each side, else its residual. */
+static void join_take(bctx *b, const scope *sc, pnode *j, conj *c,
+		      uint64_t have, uint64_t bit)
+{
+	ast_expr *lk, *rk;
+
+	if (j->nkeys < 64 && equi_key(sc, c, have, bit, &lk, &rk)) {
+		j->lkeys[j->nkeys] = lk;
+		j->rkeys[j->nkeys++] = rk;
+	} else {
+		j->pred = and_of(b, j->pred, c->e);
+	}
+}
+
 /* The conjunct's sources, computed again (its scope may have grown). */
 static void conj_mask(const scope *sc, conj *c)
 {
@@ -991,33 +1006,19 @@ static pnode *join_ordered(bctx *b, scope *sc, conjv *where)
 			return NULL;
 		for (int k = 0; k < on.n; k++) {
 			conj *c = &on.v[k];
-			ast_expr *lk, *rk;
 			expr_mask(sc, c->e, &c->mask, &c->all);
-			if (j->nkeys < 64 &&
-			    equi_key(sc, c, inset, bit, &lk, &rk)) {
-				j->lkeys[j->nkeys] = lk;
-				j->rkeys[j->nkeys++] = rk;
-			} else {
-				j->pred = and_of(b, j->pred, c->e);
-			}
+			join_take(b, sc, j, c, inset, bit);
 		}
 		/* inner: what joins this source to those before */
 		for (int k = 0; !left && bit && k < where->n; k++) {
 			conj *c = &where->v[k];
-			ast_expr *lk, *rk;
 			if (c->used)
 				continue;
 			conj_mask(sc, c);
 			if (c->all || !(c->mask & bit) ||
 			    (c->mask & ~(inset | bit)))
 				continue;
-			if (j->nkeys < 64 &&
-			    equi_key(sc, c, inset, bit, &lk, &rk)) {
-				j->lkeys[j->nkeys] = lk;
-				j->rkeys[j->nkeys++] = rk;
-			} else {
-				j->pred = and_of(b, j->pred, c->e);
-			}
+			join_take(b, sc, j, c, inset, bit);
 			c->used = true;
 		}
 		j->est = node->est * (j->nkeys ? 1 : r->est);
@@ -1083,16 +1084,9 @@ static pnode *join_greedy(bctx *b, scope *sc, conjv *cv)
 		uint64_t bit = 1ull << best;
 		for (int k = 0; k < cv->n; k++) {
 			conj *c = &cv->v[k];
-			ast_expr *lk, *rk;
 			if (c->used || c->all || (c->mask & ~(inset | bit)))
 				continue;
-			if (j->nkeys < 64 &&
-			    equi_key(sc, c, inset, bit, &lk, &rk)) {
-				j->lkeys[j->nkeys] = lk;
-				j->rkeys[j->nkeys++] = rk;
-			} else {
-				j->pred = and_of(b, j->pred, c->e);
-			}
+			join_take(b, sc, j, c, inset, bit);
 			c->used = true;
 		}
 		j->jtype = j->nkeys || j->pred ? JOIN_INNER : JOIN_CROSS;
