@@ -240,10 +240,11 @@ test: all
 	  GPMDB_EXAMPLES=$(BUILD)/examples \
 	  GPMDB_SHELLS="$(BUILD)/gpmdb $(BUILD)/tests/shell/gpmdb_sqlite" \
 	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch \
+	  GPMDB_BENCH_TPCH=$(BUILD)/bench_tpch GPMDB_TPCHGEN=$(BUILD)/tpchgen \
 	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
 	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
-	  tests/bench/check_bench_batch.sh
+	  tests/bench/check_bench_batch.sh tests/bench/check_bench_tpch.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi

@@ -8,7 +8,7 @@
  * Usage: bench_tpch --data DIR [--sf SF] [--queries DIR] [--dir DIR]
  *                   [--engines cpu,gpu,duckdb,sqlite] [--only 1,6,...]
  *                   [--reps 3] [--warm-budget S] [--timeout S]
- *                   [--sqlite-max-sf 1] [--plot FILE]
+ *                   [--sqlite-max-sf 1] [--plot FILE] [--partial FILE]
  *
  * DIR holds <table>.tbl (or .tbl.gz) for the 8 tables, as tpchgen -o or
  * dbgen write them (trailing '|').  --queries is the folder of q1.sql ..
@@ -96,7 +96,7 @@ typedef struct {
 } bt_engine;
 
 static struct {
-	const char *data, *qdir, *dir, *plot;
+	const char *data, *qdir, *dir, *plot, *partial;
 	double sf;
 	bool engines[E_N];
 	bool only[TPCHQ_N + 1];
@@ -773,6 +773,8 @@ static int bt_run(int e, bt_conn *c, int q, char *lite_sql, tpchq_res *r)
 	}
 }
 
+static void bt_partial(void);
+
 static void bt_query(int e, int q)
 {
 	bt_cell *cell = &bt_eng[e].q[q];
@@ -824,9 +826,35 @@ static void bt_query(int e, int q)
 		"bench_tpch: %-9s q%-2d cold %9.1f ms  warm %9.1f ms%s%s\n",
 		bt_names[e], q, cell->cold_ms, cell->warm_ms,
 		rc ? "  FAILED: " : "", rc ? cell->err : "");
+	bt_partial();
 }
 
 /* ---- the report -------------------------------------------------------- */
+
+static void bt_report(FILE *o, bool final, int *status);
+
+/* --partial FILE: the report so far, after every query, so that a run cut
+ * short (a machine's command limit) leaves its table (written to FILE.tmp,
+ * then renamed: FILE is always whole). */
+static void bt_partial(void)
+{
+	char tmp[4200];
+	int st = 0;
+	FILE *f;
+
+	if (!bt_opt.partial)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", bt_opt.partial);
+	if (!(f = fopen(tmp, "w"))) {
+		fprintf(stderr, "bench_tpch: %s: %s\n", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "(partial: written after each query; the run goes on)\n\n");
+	bt_report(f, false, &st);
+	if (fclose(f) || rename(tmp, bt_opt.partial))
+		fprintf(stderr, "bench_tpch: %s: %s\n", bt_opt.partial,
+			strerror(errno));
+}
 
 /* A time in ms: 3 significant digits or so. */
 static void bt_fmt_ms(char *out, size_t len, double ms)
@@ -989,41 +1017,43 @@ static int bt_check(char check[][200], char **details)
 	return bad;
 }
 
-static void bt_report(int *status)
+static void bt_report(FILE *o, bool final, int *status)
 {
 	char a[64], b[64], check[TPCHQ_N + 1][200], *details;
 	int bad = bt_check(check, &details);
 
-	printf(
+	fprintf(
+	    o,
 	    "## Load\n\n| engine | seconds | notes |\n| --- | --- | --- |\n");
 	for (int e = 0; e < E_N; e++) {
 		if (e == E_GPU) {
-			printf("| %s | %s | %s |\n", bt_names[e],
-			       bt_eng[e].state == ST_RUN ? "(gpmdb CPU's pool)"
-							 : bt_state_text(e),
-			       bt_eng[e].state == ST_RUN
-				   ? "the same pool, PRAGMA backend=gpu"
-				   : bt_eng[e].why);
+			fprintf(o, "| %s | %s | %s |\n", bt_names[e],
+				bt_eng[e].state == ST_RUN ? "(gpmdb CPU's pool)"
+							  : bt_state_text(e),
+				bt_eng[e].state == ST_RUN
+				    ? "the same pool, PRAGMA backend=gpu"
+				    : bt_eng[e].why);
 			continue;
 		}
 		if (bt_eng[e].state == ST_RUN)
-			printf("| %s | %.2f | %s |\n", bt_names[e],
-			       bt_eng[e].load_s, bt_eng[e].note);
+			fprintf(o, "| %s | %.2f | %s |\n", bt_names[e],
+				bt_eng[e].load_s, bt_eng[e].note);
 		else
-			printf("| %s | %s | %s |\n", bt_names[e],
-			       bt_state_text(e), bt_eng[e].why);
+			fprintf(o, "| %s | %s | %s |\n", bt_names[e],
+				bt_state_text(e), bt_eng[e].why);
 	}
-	printf("\n## Queries (milliseconds; cold: first run after opening the "
-	       "database; warm: best of the next %d)\n\n",
-	       bt_opt.reps);
-	printf("| query | rows |");
+	fprintf(o,
+		"\n## Queries (milliseconds; cold: first run after opening the "
+		"database; warm: best of the next %d)\n\n",
+		bt_opt.reps);
+	fprintf(o, "| query | rows |");
 	for (int e = 0; e < E_N; e++)
-		printf(" %s cold | %s warm |%s", bt_names[e], bt_names[e],
-		       e == E_GPU ? " GPU: CPU fallback |" : "");
-	printf(" answers |\n| --- | --- |");
+		fprintf(o, " %s cold | %s warm |%s", bt_names[e], bt_names[e],
+			e == E_GPU ? " GPU: CPU fallback |" : "");
+	fprintf(o, " answers |\n| --- | --- |");
 	for (int e = 0; e < E_N; e++)
-		printf(" --- | --- |%s", e == E_GPU ? " --- |" : "");
-	printf(" --- |\n");
+		fprintf(o, " --- | --- |%s", e == E_GPU ? " --- |" : "");
+	fprintf(o, " --- |\n");
 	for (int q = 1; q <= TPCHQ_N; q++) {
 		if (!bt_opt.only[q])
 			continue;
@@ -1031,24 +1061,24 @@ static void bt_report(int *status)
 		for (int e = 0; e < E_N && rows < 0; e++)
 			if (bt_eng[e].q[q].ok)
 				rows = bt_eng[e].q[q].res.nrows;
-		printf("| Q%d | %ld |", q, rows);
+		fprintf(o, "| Q%d | %ld |", q, rows);
 		for (int e = 0; e < E_N; e++) {
 			bt_cell_text(e, q, false, a, sizeof(a));
 			bt_cell_text(e, q, true, b, sizeof(b));
-			printf(" %s | %s |", a, b);
+			fprintf(o, " %s | %s |", a, b);
 			if (e == E_GPU)
-				printf(" %s |", bt_eng[e].state != ST_RUN
-						    ? bt_state_text(e)
-						: bt_eng[e].q[q].ok
-						    ? bt_eng[e].q[q].gpu
-						    : "-");
+				fprintf(o, " %s |",
+					bt_eng[e].state != ST_RUN
+					    ? bt_state_text(e)
+					: bt_eng[e].q[q].ok ? bt_eng[e].q[q].gpu
+							    : "-");
 		}
-		printf(" %s |\n", check[q]);
+		fprintf(o, " %s |\n", check[q]);
 	}
 	int nq = 0;
 	for (int q = 1; q <= TPCHQ_N; q++)
 		nq += bt_opt.only[q];
-	printf("| geometric mean | |");
+	fprintf(o, "| geometric mean | |");
 	for (int e = 0; e < E_N; e++) {
 		for (int w = 0; w < 2; w++) {
 			int n;
@@ -1064,12 +1094,12 @@ static void bt_report(int *status)
 						 sizeof(a) - strlen(a),
 						 " (%d of %d queries)", n, nq);
 			}
-			printf(" **%s** |", a);
+			fprintf(o, " **%s** |", a);
 		}
 		if (e == E_GPU)
-			printf(" |");
+			fprintf(o, " |");
 	}
-	printf(" %s |\n\n", bad ? "**MISMATCHES**" : "");
+	fprintf(o, " %s |\n\n", bad ? "**MISMATCHES**" : "");
 	/* gpmdb against the peers, warm, over the queries all of them ran */
 	for (int e = 0; e < E_N; e++) {
 		if ((e != E_CPU && e != E_GPU) || bt_eng[e].state != ST_RUN)
@@ -1086,19 +1116,23 @@ static void bt_report(int *status)
 					n++;
 				}
 			if (n)
-				printf("- %s / %s, warm, geometric mean of the "
-				       "per-query ratios over %d queries: "
-				       "%.2f (below 1: gpmdb is faster)\n",
-				       bt_names[e], bt_names[p], n, exp(s / n));
+				fprintf(
+				    o,
+				    "- %s / %s, warm, geometric mean of the "
+				    "per-query ratios over %d queries: "
+				    "%.2f (below 1: gpmdb is faster)\n",
+				    bt_names[e], bt_names[p], n, exp(s / n));
 		}
 	}
-	printf("- threads: gpmdb up to %d (OpenMP), DuckDB %ld, SQLite 1\n",
-	       omp_get_max_threads(), sysconf(_SC_NPROCESSORS_ONLN));
-	printf("- answers: each engine's result compared with DuckDB's (else "
-	       "SQLite's, else gpmdb CPU's): decimals to the cent, text and "
-	       "counts exactly, ORDER BY order (tpc/tpch/tpch_query.c)\n\n");
-	if (bad) {
-		printf("%s", details ? details : "");
+	fprintf(o, "- threads: gpmdb up to %d (OpenMP), DuckDB %ld, SQLite 1\n",
+		omp_get_max_threads(), sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(o,
+		"- answers: each engine's result compared with DuckDB's (else "
+		"SQLite's, else gpmdb CPU's): decimals to the cent, text and "
+		"counts exactly, ORDER BY order (tpc/tpch/tpch_query.c)\n\n");
+	if (bad)
+		fprintf(o, "%s", details ? details : "");
+	if (bad && final) {
 		fprintf(stderr,
 			"bench_tpch: %d MISMATCHES/FAILURES: see the "
 			"table\n",
@@ -1149,7 +1183,7 @@ static void bt_usage(void)
 		"         [--engines cpu,gpu,duckdb,sqlite] [--only 1,6,...] "
 		"[--reps N]\n"
 		"         [--warm-budget S] [--timeout S] [--sqlite-max-sf SF] "
-		"[--plot FILE]\n");
+		"[--plot FILE]\n         [--partial FILE]\n");
 	exit(2);
 }
 
@@ -1240,6 +1274,8 @@ int main(int argc, char **argv)
 			bt_opt.sqlite_max_sf = atof(v);
 		else if (!strcmp(a, "--plot"))
 			bt_opt.plot = v;
+		else if (!strcmp(a, "--partial"))
+			bt_opt.partial = v;
 		else
 			bt_usage();
 	}
@@ -1335,7 +1371,7 @@ int main(int argc, char **argv)
 	if (bt_eng[E_DUCK].state == ST_NOT_INSTALLED)
 		fprintf(stderr, "bench_tpch: DuckDB not installed: %s\n",
 			bt_eng[E_DUCK].why);
-	bt_report(&status);
+	bt_report(stdout, true, &status);
 	if (bt_opt.plot)
 		bt_write_plot();
 	for (int e = 0; e < E_N; e++)
