@@ -540,6 +540,9 @@ int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 		  rel *hold);
 int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold);
+/* LIMIT's or OFFSET's value: an integer (REAL truncated), else a
+ * datatype mismatch (exec_limit; the GPU's LIMIT too). */
+int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v);
 /* The value of a parameter-free literal (text points into the AST); false
  * when e is not one. */
 bool exec_literal(const ast_expr *e, sval *v);

@@ -2627,7 +2627,7 @@ static int exec_distinct(exec_ctx *x, pnode *n, rel **out)
 	return rc;
 }
 
-static int limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
+int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
 {
 	sval s;
 	int rc;
@@ -2651,8 +2651,8 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	rel *in;
 	int rc;
 
-	if ((rc = limit_value(x, n->limit, &lim)) ||
-	    (n->offset && (rc = limit_value(x, n->offset, &off))))
+	if ((rc = exec_limit_value(x, n->limit, &lim)) ||
+	    (n->offset && (rc = exec_limit_value(x, n->offset, &off))))
 		return rc;
 	if (off < 0)
 		off = 0;

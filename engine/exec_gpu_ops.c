@@ -793,24 +793,6 @@ out:
  * CPU run that follows at once must not try the GPU again. */
 static _Thread_local const pnode *xo_sort_declined;
 
-/* exec.c's limit_value: an integer, REAL truncated. */
-static int xo_limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
-{
-	sval s;
-	int rc;
-
-	if ((rc = exec_scalar(x, e, &s, NULL)))
-		return rc;
-	if (s.t == BC_T_REAL)
-		s.u.i = (int64_t)s.u.r;
-	else if (s.t != BC_T_INT && s.t != BC_T_BOOL && s.t != BC_T_DEC)
-		return db_err(x->db, GPMDB_MISMATCH,
-			      "datatype mismatch: LIMIT and OFFSET take "
-			      "integers");
-	*v = s.u.i;
-	return GPMDB_OK;
-}
-
 /*
  * LIMIT over an input that runs on the GPU: exec.c's exec_limit, the
  * input's rows truncated.  Over a SORT the GPU sort keeps only the first
@@ -826,8 +808,8 @@ static int xo_limit_run(exec_ctx *x, pnode *n, rel **out)
 	rel *in = NULL, *r;
 	int rc;
 
-	if ((rc = xo_limit_value(x, n->limit, &lim)) ||
-	    (n->offset && (rc = xo_limit_value(x, n->offset, &off))))
+	if ((rc = exec_limit_value(x, n->limit, &lim)) ||
+	    (n->offset && (rc = exec_limit_value(x, n->offset, &off))))
 		return rc;
 	if (off < 0)
 		off = 0;

@@ -586,6 +586,19 @@ int keyidx_keys(gpmdb *db, const stg_schema *sch, const dml_key **keys, int *nk)
 
 /* ---- INSERT ---- */
 
+/* keyidx_keys for a batch: at most 64 keys (its per-key arrays). */
+static int kx_keys64(gpmdb *db, const stg_schema *sch, const dml_key **keys,
+		     int *nk)
+{
+	int rc = keyidx_keys(db, sch, keys, nk);
+
+	if (!rc && *nk > 64)
+		return db_err(db, GPMDB_UNSUPPORTED,
+			      "table %s has more than 64 unique keys",
+			      sch->name);
+	return rc;
+}
+
 int keyidx_insert(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		  const stg_col_batch *cols, uint64_t n, int mode,
 		  int64_t *bad_row)
@@ -600,12 +613,8 @@ int keyidx_insert(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	kx_val v[32];
 
 	*bad_row = -1;
-	if ((rc = keyidx_keys(db, sch, &keys, &nk)) || !nk || !n)
+	if ((rc = kx_keys64(db, sch, &keys, &nk)) || !nk || !n)
 		return rc;
-	if (nk > 64)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "table %s has more than 64 unique keys",
-			      sch->name);
 	for (int q = 0; q < nk; q++) {
 		const dml_key *key = &keys[q];
 		kx_index *x;
@@ -841,12 +850,8 @@ int keyidx_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 	kx_cur cur;
 
 	*bad_row = -1;
-	if ((rc = keyidx_keys(db, sch, &keys, &nk)) || !nk || !n)
+	if ((rc = kx_keys64(db, sch, &keys, &nk)) || !nk || !n)
 		return rc;
-	if (nk > 64)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "table %s has more than 64 unique keys",
-			      sch->name);
 	for (int q = 0; q < nk && !rc; q++) {
 		kx_index *x;
 		bool dup;
