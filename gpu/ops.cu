@@ -843,6 +843,14 @@ __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 	for (uint32_t probe = 0; probe <= h.cap; probe++) {
 		volatile uint32_t *st = h.tstate + s;
 		uint32_t v = *st;
+		if (v == OPS_H_EMPTY &&
+		    *(volatile uint32_t *)&h.hdr[0] >= h.gmax) {
+			/* a new key past the groups that fit: the sort path
+			 * runs; claiming slots would fill the table, and every
+			 * later new key would probe all of it */
+			atomicOr(&h.hdr[1], OPS_HF_GROUPS);
+			return UINT32_MAX;
+		}
 		if (v == OPS_H_EMPTY) {
 			v = atomicCAS(h.tstate + s, OPS_H_EMPTY, OPS_H_BUSY);
 			if (v == OPS_H_EMPTY) {
