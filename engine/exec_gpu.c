@@ -3890,6 +3890,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_bytes", cs.bytes},
 		    {"cache_uploaded_bytes", cs.uploaded},
 		    {"cache_evictions", cs.evictions},
+		    {"cache_oom_evictions", cs.oom_evictions},
 		    {"cache_stale", cs.stale},
 		    {"cache_upload_direct_bytes", cs.up_direct},
 		    {"cache_upload_staged_bytes", cs.up_staged},

@@ -135,6 +135,14 @@ static int gc_evict_one(void)
 	return 1;
 }
 
+int gcache_reclaim(void)
+{
+	if (!gc_evict_one())
+		return 0;
+	gc_st.oom_evictions++;
+	return 1;
+}
+
 static int gc_alloc(void **dev, uint64_t bytes, char *err, size_t errlen)
 {
 	uint64_t lim = gc_limit_now();

@@ -58,6 +58,8 @@ typedef struct gcache_colref {
 typedef struct gcache_stats {
 	uint64_t entries, bytes, limit;
 	uint64_t hits, misses, uploaded, evictions, stale;
+	/* evictions asked by gpu_alloc when the device was out of memory */
+	uint64_t oom_evictions;
 	/* uploads: bytes DMA'd from the registered pool mapping, bytes
 	 * through pinned staging; time in loads (host side: queueing the
 	 * DMAs, packing); the pool's registration: 1 when registered, failed
@@ -68,6 +70,12 @@ typedef struct gcache_stats {
 	uint64_t reg_ok, reg_fail, reg_ns;
 	char reg_msg[200];
 } gcache_stats;
+
+/* Frees the least recently used column that no query in progress pins:
+ * 1, or 0 when there is none.  gpu_alloc calls it when the device is out
+ * of memory, so working memory (hash tables, sort buffers) comes before
+ * columns cached for earlier queries. */
+int gcache_reclaim(void);
 
 /* A new query: pins what it uses until the next call. */
 void gcache_begin(void);

@@ -11,6 +11,7 @@
 
 #include "gpmdb.h"
 
+#include "cache.h"
 #include "gpu_internal.h"
 
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -259,6 +260,30 @@ extern "C" void gpu_describe(char *buf, size_t len)
 		 f.bandwidth_gbs, f.pool_reserved / 1048576.0);
 }
 
+/* The message of an allocation nothing could make room for: what holds
+ * the device's memory. */
+static void gpu_stat_oom(size_t n, char *err, size_t errlen)
+{
+	uint64_t res = 0, used = 0;
+	size_t fr = 0, tot = 0;
+	gcache_stats cs;
+
+	(void)cudaMemPoolGetAttribute(gpu_pool,
+				      cudaMemPoolAttrReservedMemCurrent, &res);
+	(void)cudaMemPoolGetAttribute(gpu_pool, cudaMemPoolAttrUsedMemCurrent,
+				      &used);
+	(void)cudaMemGetInfo(&fr, &tot);
+	(void)cudaGetLastError();
+	gcache_get_stats(&cs);
+	gpu_say(err, errlen, GPMDB_NOMEM,
+		"cudaMallocFromPoolAsync: out of memory: %.1f MiB asked; %.1f "
+		"of %.1f MiB free, "
+		"gpmdb holds %.1f MiB (%.1f MiB in use, %.1f MiB of it "
+		"columns this query pins)",
+		n / 1048576.0, fr / 1048576.0, tot / 1048576.0, res / 1048576.0,
+		used / 1048576.0, cs.bytes / 1048576.0);
+}
+
 extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 {
 	int rc = gpu_init(err, errlen);
@@ -266,8 +291,35 @@ extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 	*dptr = NULL;
 	if (rc || n == 0)
 		return rc;
-	GPU_TRY(cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm));
-	return GPMDB_OK;
+	for (bool trimmed = false;;) {
+		cudaError_t e =
+		    cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm);
+		if (e == cudaSuccess)
+			return GPMDB_OK;
+		if (e != cudaErrorMemoryAllocation)
+			return gpu_cuda_fail(e, "cudaMallocFromPoolAsync", err,
+					     errlen);
+		(void)cudaGetLastError();
+		/* Out of memory: columns cached for earlier queries go first
+		 * (a long run of different queries otherwise fills HBM with
+		 * them: TPC-H Q12 at SF10 after the other 21), then the
+		 * pool's free blocks go back to the driver (blocks of other
+		 * sizes cannot serve this one). */
+		*dptr = NULL;
+		if (n > gpu_facts.mem_total)
+			break; /* nothing could make room for it */
+		if (gcache_reclaim())
+			continue;
+		if (!trimmed) {
+			trimmed = true;
+			GPU_TRY(cudaStreamSynchronize(gpu_strm));
+			GPU_TRY(cudaMemPoolTrimTo(gpu_pool, 0));
+			continue;
+		}
+		break;
+	}
+	gpu_stat_oom(n, err, errlen);
+	return GPMDB_NOMEM;
 }
 
 extern "C" int gpu_free(void *dptr, char *err, size_t errlen)
