@@ -2296,6 +2296,21 @@ static int xg_cmp_first(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/* perm[0..nout): group numbers in the order of their first rows (as the
+ * CPU's hash aggregate finds them): the device's order when it made one
+ * (many groups), else sorted here. */
+static void xg_group_order(const gpu_groups *g, uint32_t nout, uint32_t *perm)
+{
+	if (g->order && nout == g->ngroups) {
+		memcpy(perm, g->order, sizeof(uint32_t) * nout);
+		return;
+	}
+	for (uint32_t k = 0; k < nout; k++)
+		perm[k] = k;
+	if (g->ngroups && nout > 1)
+		qsort_r(perm, nout, sizeof(uint32_t), xg_cmp_first, g->first);
+}
+
 static sval xg_ival(etype t, int64_t i)
 {
 	sval v;
@@ -2495,6 +2510,95 @@ done:
 	return rc;
 }
 
+/* Row row of the aggregate's result: group perm[row]'s key and values.
+ * x NULL: no error message is set (the parallel pass). */
+static int xg_agg_row(exec_ctx *x, const pnode *n, const gpu_groups *g,
+		      const gpu_agg *ga, const rel *anyv, const int *anycol,
+		      bool empty_scalar, const uint32_t *perm, uint32_t row,
+		      rel *r)
+{
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	uint32_t gi = perm[row];
+
+	if (ng && g->key) {
+		sval v = xg_ival(n->ty[0], g->key[gi]);
+		if (g->key_null[gi])
+			v.t = BC_T_NULL;
+		if ((rc = rel_set(r, 0, row, &v)))
+			return rc;
+	}
+	for (int a = 0; a < na && !rc; a++) {
+		const aggdef *ad = &n->aggs[a];
+		const gpu_agg_res *res = empty_scalar ? NULL : &g->res[a];
+		etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+		uint64_t cnt = res ? res->cnt[gi] : 0;
+		sval v;
+		memset(&v, 0, sizeof(v));
+		v.t = BC_T_NULL;
+		switch (ad->fn) {
+		case AGG_COUNT_STAR:
+		case AGG_COUNT:
+			v.t = BC_T_INT;
+			v.u.i = (int64_t)cnt;
+			break;
+		case AGG_SUM:
+			if (!cnt)
+				break;
+			v.t = ad->res.t;
+			v.scale = ad->res.scale;
+			if (v.t == BC_T_REAL)
+				v.u.r = ga[a].op == GPU_AGG_SUM_R
+					    ? res->f64[gi]
+					    : (double)xg_i128(res, gi);
+			else
+				v.u.i = (int64_t)res->sum_lo[gi];
+			break;
+		case AGG_AVG:
+		case AGG_TOTAL: {
+			long double sum = 0;
+			if (cnt)
+				sum = ga[a].op == GPU_AGG_SUM_R
+					  ? (long double)res->f64[gi]
+					  : xg_i128(res, gi);
+			if (cnt && t.t == BC_T_DEC)
+				for (int q = 0; q < t.scale; q++)
+					sum /= 10;
+			if (ad->fn == AGG_TOTAL) {
+				v.t = BC_T_REAL;
+				v.u.r = (double)sum;
+			} else if (cnt) {
+				v.t = BC_T_REAL;
+				v.u.r = (double)(sum / cnt);
+			}
+			break;
+		}
+		case AGG_MIN:
+		case AGG_MAX:
+			if (!cnt)
+				break;
+			if (t.t == BC_T_REAL) {
+				v.t = BC_T_REAL;
+				v.u.r = res->f64[gi];
+			} else {
+				v = xg_ival(t, res->i64[gi]);
+			}
+			break;
+		case AGG_ANY:
+			if (cnt && anyv && anycol[a] >= 0)
+				rel_get(anyv, anycol[a], row, &v);
+			break;
+		}
+		/* as agg_final: to the aggregate's result type */
+		if (v.t != BC_T_NULL &&
+		    (v.t != ad->res.t ||
+		     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
+		    (rc = sval_convert(x, &v, ad->res, 0, r)))
+			break;
+		rc = rel_set(r, ng + a, row, &v);
+	}
+	return rc;
+}
+
 static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 {
 	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
@@ -2661,12 +2765,11 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	for (uint32_t k = 0; k < nout; k++)
-		perm[k] = k;
-	/* groups in the order of their first row, as the CPU's hash
-	 * aggregate finds them */
 	if (ng)
-		qsort_r(perm, nout, sizeof(uint32_t), xg_cmp_first, g.first);
+		xg_group_order(&g, nout, perm);
+	else
+		for (uint32_t k = 0; k < nout; k++)
+			perm[k] = k;
 	if (!(r = rel_new(x, n->ncols, n->ty)) || (rc = rel_reserve(r, nout))) {
 		rc = rc ? rc : x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
 		goto out;
@@ -2679,87 +2782,24 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	if (!empty_scalar && nout &&
 	    (rc = xg_any_values(x, n, s, args, &g, perm, nout, anycol, &anyv)))
 		goto out;
-	for (uint32_t row = 0; row < nout && !rc; row++) {
-		uint32_t gi = perm[row];
-		if (ng && g.key) {
-			sval v = xg_ival(n->ty[0], g.key[gi]);
-			if (g.key_null[gi])
-				v.t = BC_T_NULL;
-			if ((rc = rel_set(r, 0, row, &v)))
-				break;
-		}
-		for (int a = 0; a < na && !rc; a++) {
-			const aggdef *ad = &n->aggs[a];
-			const gpu_agg_res *res =
-			    empty_scalar ? NULL : &g.res[a];
-			etype t =
-			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
-			uint64_t cnt = res ? res->cnt[gi] : 0;
-			sval v;
-			memset(&v, 0, sizeof(v));
-			v.t = BC_T_NULL;
-			switch (ad->fn) {
-			case AGG_COUNT_STAR:
-			case AGG_COUNT:
-				v.t = BC_T_INT;
-				v.u.i = (int64_t)cnt;
-				break;
-			case AGG_SUM:
-				if (!cnt)
-					break;
-				v.t = ad->res.t;
-				v.scale = ad->res.scale;
-				if (v.t == BC_T_REAL)
-					v.u.r = ga[a].op == GPU_AGG_SUM_R
-						    ? res->f64[gi]
-						    : (double)xg_i128(res, gi);
-				else
-					v.u.i = (int64_t)res->sum_lo[gi];
-				break;
-			case AGG_AVG:
-			case AGG_TOTAL: {
-				long double sum = 0;
-				if (cnt)
-					sum = ga[a].op == GPU_AGG_SUM_R
-						  ? (long double)res->f64[gi]
-						  : xg_i128(res, gi);
-				if (cnt && t.t == BC_T_DEC)
-					for (int q = 0; q < t.scale; q++)
-						sum /= 10;
-				if (ad->fn == AGG_TOTAL) {
-					v.t = BC_T_REAL;
-					v.u.r = (double)sum;
-				} else if (cnt) {
-					v.t = BC_T_REAL;
-					v.u.r = (double)(sum / cnt);
-				}
-				break;
-			}
-			case AGG_MIN:
-			case AGG_MAX:
-				if (!cnt)
-					break;
-				if (t.t == BC_T_REAL) {
-					v.t = BC_T_REAL;
-					v.u.r = res->f64[gi];
-				} else {
-					v = xg_ival(t, res->i64[gi]);
-				}
-				break;
-			case AGG_ANY:
-				if (cnt && anyv && anycol[a] >= 0)
-					rel_get(anyv, anycol[a], row, &v);
-				break;
-			}
-			/* as agg_final: to the aggregate's result type */
-			if (v.t != BC_T_NULL &&
-			    (v.t != ad->res.t ||
-			     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
-			    (rc = sval_convert(x, &v, ad->res, 0, r)))
-				break;
-			rc = rel_set(r, ng + a, row, &v);
-		}
+	/* many groups and no TEXT to allocate: rows in parallel (15M groups
+	 * took most of a second in one thread, TPC-H Q18 at SF10); a row that
+	 * fails there runs again in order for the CPU's first error */
+	bool par = nout >= 65536;
+	for (int c = 0; c < n->ncols && par; c++)
+		par = n->ty[c].t != BC_T_TEXT;
+	if (par) {
+		int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+		for (int64_t row = 0; row < (int64_t)nout; row++)
+			bad |= xg_agg_row(NULL, n, &g, ga, anyv, anycol,
+					  empty_scalar, perm, (uint32_t)row,
+					  r) != GPMDB_OK;
+		par = !bad;
 	}
+	for (uint32_t row = 0; !par && row < nout && !rc; row++)
+		rc = xg_agg_row(x, n, &g, ga, anyv, anycol, empty_scalar, perm,
+				row, r);
 	if (!rc) {
 		r->nrows = nout;
 		*out = r;
@@ -3340,10 +3380,11 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 			 : db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	for (uint32_t j = 0; j < nw; j++)
-		perm2[j] = j;
 	if (ng)
-		qsort_r(perm2, nw, sizeof(uint32_t), xg_cmp_first, g2.first);
+		xg_group_order(&g2, nw, perm2);
+	else
+		for (uint32_t j = 0; j < nw; j++)
+			perm2[j] = j;
 	for (uint32_t j = 0; ng && j < nw; j++)
 		if (g2.first[perm2[j]] != g->first[perm[j]]) {
 			rc = db_err(x->db, GPMDB_INTERNAL,
@@ -3426,10 +3467,11 @@ static int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s,
 	}
 	if (!nw)
 		goto out;
-	for (uint32_t j = 0; j < nw; j++)
-		perm[j] = j;
 	if (ng)
-		qsort_r(perm, nw, sizeof(uint32_t), xg_cmp_first, g->first);
+		xg_group_order(g, nw, perm);
+	else
+		for (uint32_t j = 0; j < nw; j++)
+			perm[j] = j;
 	if (ng && !g->key) {
 		if (!(kr = rel_new(x, n->ncols, n->ty)) ||
 		    (rc = rel_reserve(kr, nw))) {

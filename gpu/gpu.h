@@ -204,6 +204,9 @@ typedef struct gpu_groups {
 			      columns at the first rows) */
 	uint8_t *key_null; /* with key: the NULL group */
 	gpu_agg_res *res;  /* naggs */
+	uint32_t *order;   /* the sort path: group numbers by first row (the
+			      CPU's order, sorted on the device); NULL: the
+			      caller sorts (few groups) */
 } gpu_groups;
 
 /* A key column (GROUP BY, ORDER BY, DISTINCT, join): a dense device

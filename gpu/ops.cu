@@ -502,6 +502,7 @@ extern "C" void gpu_group_free(gpu_groups *g)
 	if (!g)
 		return;
 	free(g->first);
+	free(g->order);
 	free(g->key);
 	free(g->key_null);
 	for (int a = 0; a < g->naggs; a++) {
@@ -1267,6 +1268,40 @@ static bool ops_int_key(const gpu_sortcol *k)
 	return false;
 }
 
+/* The groups in the order of their first rows (the CPU's hash aggregate
+ * meets them so): a radix sort of (first row, group) on the device, then
+ * *order on the host.  Why: the engine's qsort_r of 15M groups took about
+ * 2 s (TPC-H Q18 at SF10); this takes milliseconds. */
+static int ops_first_order(ops_mem *m, const uint32_t *dfirst, uint32_t ng,
+			   uint32_t n, uint32_t **order, char *err,
+			   size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint32_t *iota, *ord, *fs;
+	void *tmp;
+	size_t tb = 0;
+	int bits = 1, rc;
+
+	while (bits < 32 && (n - 1) >> bits)
+		bits++; /* first rows are below n */
+	if ((rc = ops_alloc(m, (void **)&iota, 4 * (size_t)ng, err, errlen)) ||
+	    (rc = ops_alloc(m, (void **)&ord, 4 * (size_t)ng, err, errlen)) ||
+	    (rc = ops_alloc(m, (void **)&fs, 4 * (size_t)ng, err, errlen)))
+		return rc;
+	ops_iota<<<ops_grid(ng), OPS_BLOCK, 0, s>>>(iota, ng);
+	GPU_TRY(cudaGetLastError());
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(NULL, tb, dfirst, fs, iota, ord,
+						(int)ng, 0, bits, s));
+	if ((rc = ops_alloc(m, &tmp, tb, err, errlen)) ||
+	    (rc = ops_host((void **)order, 4 * (size_t)ng, err, errlen)))
+		return rc;
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, dfirst, fs, iota, ord,
+						(int)ng, 0, bits, s));
+	GPU_TRY(cudaMemcpyAsync(*order, ord, 4 * (size_t)ng,
+				cudaMemcpyDeviceToHost, s));
+	return GPMDB_OK;
+}
+
 extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 			     const gpu_agg *aggs, int naggs, gpu_groups *g,
 			     char *err, size_t errlen)
@@ -1369,6 +1404,9 @@ extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 		goto out;
 	OPS_TRY(cudaMemcpyAsync(g->first, dfirst, 4 * (size_t)ng,
 				cudaMemcpyDeviceToHost, s));
+	if (ng > 1 &&
+	    (rc = ops_first_order(&m, dfirst, ng, n, &g->order, err, errlen)))
+		goto out;
 	if (!multi) {
 		/* multi: the engine reads the key columns at the first rows */
 		OPS_TRY(cudaMemcpyAsync(g->key, dgkey, 8 * (size_t)ng,
