@@ -121,7 +121,7 @@ static void test_unsupported(void)
 	bc_input(&p, BC_COL_TEXT, 0, 0);
 	bc_emit_output(&p,
 		       bc_emit_op(&p, BC_UPPER, bc_emit_load(&p, 0), -1, -1));
-	rc = gpu_vm_run(&p, &in, 1, 0, NULL, 0, out, err, sizeof(err));
+	rc = gpu_vm_run(&p, &in, 1, 0, NULL, 0, NULL, out, err, sizeof(err));
 	CHECKF(rc == GPMDB_UNSUPPORTED && strstr(err, "UPPER"), "%d %s", rc,
 	       err);
 }
@@ -202,7 +202,7 @@ static int dev_run(const bc_program *p, vd_data *d, gpu_col *out, char *e,
 	gpu_col dout[BC_MAX_OUTPUTS];
 	double t0 = now();
 	int rc = gpu_vm_run(p, dd->col, VD_NCOLS, d->n, dd->heap, d->nheap,
-			    dout, e, elen);
+			    NULL, dout, e, elen);
 
 	gpu_secs += now() - t0;
 	if (rc)

@@ -17,8 +17,8 @@
 static int host_run(const bc_program *p, vd_data *d, gpu_col *out, char *err,
 		    size_t errlen)
 {
-	return gvm_run_host(p, d->col, VD_NCOLS, d->n, d->heap, d->nheap, out,
-			    err, errlen);
+	return gvm_run_host(p, d->col, VD_NCOLS, d->n, d->heap, d->nheap, NULL,
+			    out, err, errlen);
 }
 
 static const vd_backend host_backend = {"host", NULL, NULL, host_run,
@@ -130,8 +130,8 @@ static void test_slots(void)
 		gpu_col in = {x, NULL, NULL, BC_COL_INT64, 0, 0, 0, 0};
 		gpu_col out[1];
 		char err[128];
-		int rc =
-		    gvm_run_host(&p, &in, 1, 2, NULL, 0, out, err, sizeof(err));
+		int rc = gvm_run_host(&p, &in, 1, 2, NULL, 0, NULL, out, err,
+				      sizeof(err));
 		CHECKF(rc == 0, "%s", err);
 		if (!rc) {
 			/* 1 + (0 + 1 + ... + 123) */
@@ -139,8 +139,8 @@ static void test_slots(void)
 			CHECK(((int64_t *)out[0].data)[1] == 2 + 123 * 124 / 2);
 			gvm_host_free_outputs(&p, out);
 		}
-		rc =
-		    gvm_run_host(&p, &in, 1, 3, NULL, 0, out, err, sizeof(err));
+		rc = gvm_run_host(&p, &in, 1, 3, NULL, 0, NULL, out, err,
+				  sizeof(err));
 		CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"),
 		       "%d %s", rc, err);
 	}
@@ -178,19 +178,19 @@ static void test_error_order(void)
 	t = bc_emit_load(&p, 1);
 	bc_emit_output(&p, bc_emit_op(&p, BC_ADD_I, a, bc_emit_int(&p, 1), -1));
 	bc_emit_output(&p, bc_emit_op(&p, BC_T2DT, t, -1, -1));
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "invalid date: '2020-02-30'"),
 	       "%d %s", rc, err);
 	/* Without batch 0's error, batch 1's shows. */
 	s[100].off = 0;
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"), "%d %s",
 	       rc, err);
 	/* Inputs of the wrong type: vm_run's words. */
 	in[0].type = BC_COL_DOUBLE;
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_MISUSE &&
 		   !strcmp(err, "input 0 has type 4, program wants 2"),
@@ -306,11 +306,11 @@ static void test_bind_input(void)
 			gpu_col bound[2] = {in[0], {0}}, o1[2], o2[2];
 			bound[1].type = VEC_NULL;
 			int rc1 = gvm_run_host(&p, in, 2, N, heap, sizeof(heap),
-					       o1, err, sizeof(err));
+					       NULL, o1, err, sizeof(err));
 			CHECKF(rc1 == 0, "%s", err);
 			int rc2 =
 			    gvm_run_host(&q, bound, 2, N, heap, sizeof(heap),
-					 o2, err, sizeof(err));
+					 NULL, o2, err, sizeof(err));
 			CHECKF(rc2 == 0, "%s", err);
 			if (rc1 || rc2)
 				continue;
