@@ -544,6 +544,9 @@ typedef struct xg_src {
 
 /* Fused aggregates run and declined (gpu_stats, process-wide). */
 static uint64_t xg_fused_aggs, xg_fused_declines;
+/* Runs that copied several text columns into one buffer (a TEXT
+ * output) and the bytes copied (gpu_stats, process-wide). */
+static uint64_t xg_text_merges, xg_text_merged_bytes;
 
 /* xg_agg's hook for streamed scans (below). */
 struct xg_out;
@@ -927,8 +930,9 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 	exec_ctx *x = s->x;
 	gpu_col in[BC_MAX_INPUTS];
 	int tcols[BC_MAX_INPUTS], nt = 0, rc;
-	const char *text = NULL;
+	const char *text = NULL, *itext[BC_MAX_INPUTS] = {0};
 	uint64_t ntext = 0;
+	bool tout = false;
 	char err[400];
 
 	memset(o, 0, sizeof(*o));
@@ -966,8 +970,19 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 				tcols[nt++] = col;
 		}
 	}
-	/* One text buffer per run: one column's own, or several copied
-	 * together with their references rebased. */
+	for (uint32_t k = 0; k < o->p->noutputs; k++)
+		tout |= o->p->rtype[o->p->out_reg[k]].type == BC_T_TEXT;
+	if (nt > 1 && !tout) {
+		/* No TEXT output, so nothing needs one buffer for the run:
+		 * each input reads its own column's text, no copy */
+		for (int k = 0; k < c->ninputs; k++)
+			if (in[k].type == BC_COL_TEXT)
+				itext[k] = s->cols[c->in[k].col].text;
+		nt = 0;
+	}
+	/* With a TEXT output, one text buffer per run (output offsets are
+	 * into it, and o->seg maps them back): one column's own, or
+	 * several copied together with their references rebased. */
 	uint32_t nseg = 0;
 	for (int j = 0; j < nt; j++)
 		nseg += s->cols[tcols[j]].nseg;
@@ -1021,10 +1036,12 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 		}
 		text = buf;
 		ntext = total;
+		xg_text_merges++;
+		xg_text_merged_bytes += total;
 	}
 	o->dtext = text;
 	rc = gpu_vm_run(o->p, in, c->ninputs, s->sel ? s->nsel : s->nrows, text,
-			ntext, o->col, err, sizeof(err));
+			ntext, itext, o->col, err, sizeof(err));
 	if (rc)
 		return xg_gerr(x, rc, "expression", err);
 	o->have = true;
@@ -3946,6 +3963,8 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    {"fused_aggs", xg_fused_aggs},
 		    {"fused_declines", xg_fused_declines},
+		    {"text_merges", xg_text_merges},
+		    {"text_merged_bytes", xg_text_merged_bytes},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

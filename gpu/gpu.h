@@ -135,7 +135,12 @@ int gpu_vm_supports(const bc_program *p, char *why, size_t len);
 
 /*
  * Runs p on the GPU over nrows rows of in[0..nin): one thread per row.
- * text/ntext: the device buffer that TEXT columns point into.  out[k]
+ * text/ntext: the device buffer that TEXT columns point into; itext
+ * (NULL, or nin entries) gives input k a buffer of its own where itext[k]
+ * is not NULL, so that a program reading several text columns needs no
+ * copy of them into one buffer.  TEXT outputs are offsets into text, so
+ * a TEXT output together with a TEXT input on its own buffer is
+ * GPMDB_MISUSE.  out[k]
  * (p->noutputs of them) gets the type and freshly allocated device arrays
  * (data and nulls, one allocation: free with gpu_vm_free_outputs).
  * Results are those of vm_run over the same rows in batches of VEC_BATCH,
@@ -145,8 +150,8 @@ int gpu_vm_supports(const bc_program *p, char *why, size_t len);
  * GPMDB_GPU.  On an error no outputs are left allocated.
  */
 int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin, uint32_t nrows,
-	       const char *text, uint64_t ntext, gpu_col *out, char *err,
-	       size_t errlen);
+	       const char *text, uint64_t ntext, const char *const *itext,
+	       gpu_col *out, char *err, size_t errlen);
 void gpu_vm_free_outputs(const bc_program *p, gpu_col *out);
 
 /* ---- operators (gpu/ops.cu): compaction, downloads, aggregation ------ */

@@ -108,8 +108,8 @@ int gpu_d2d_bandwidth(uint64_t bytes, int reps, double *gbs, char *err,
 }
 
 int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin, uint32_t nrows,
-	       const char *text, uint64_t ntext, gpu_col *out, char *err,
-	       size_t errlen)
+	       const char *text, uint64_t ntext, const char *const *itext,
+	       gpu_col *out, char *err, size_t errlen)
 {
 	(void)p;
 	(void)in;
@@ -117,6 +117,7 @@ int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin, uint32_t nrows,
 	(void)nrows;
 	(void)text;
 	(void)ntext;
+	(void)itext;
 	(void)out;
 	return gpu_no_cuda(err, errlen);
 }

@@ -197,9 +197,12 @@ size_t gvm_out_width(int coltype)
 	return 0;
 }
 
-int gvm_prepare(const bc_program *p, const gpu_col *in, int nin, gvm_prog *gp,
-		gvm_io *io, char *err, size_t errlen)
+int gvm_prepare(const bc_program *p, const gpu_col *in, int nin,
+		const char *text, uint64_t ntext, const char *const *itext,
+		gvm_prog *gp, gvm_io *io, char *err, size_t errlen)
 {
+	int own = -1; /* a TEXT input with a text base of its own */
+
 	if (err && errlen)
 		err[0] = 0;
 	/* The same checks, codes and words as vm_run. */
@@ -223,13 +226,25 @@ int gvm_prepare(const bc_program *p, const gpu_col *in, int nin, gvm_prog *gp,
 	memcpy(&gp->p, p, sizeof(*p));
 	gp->nslots = gvm_slots(p, gp->slot, gp->out_reg);
 	memset(io, 0, sizeof(*io));
-	for (uint32_t i = 0; i < p->ninputs; i++)
+	io->text = text;
+	io->ntext = ntext;
+	for (uint32_t i = 0; i < p->ninputs; i++) {
 		io->in[i] = in[i];
+		io->itext[i] = itext && itext[i] ? itext[i] : text;
+		if (in[i].type == BC_COL_TEXT && io->itext[i] != text)
+			own = (int)i;
+	}
 	for (uint32_t k = 0; k < p->noutputs; k++) {
 		const bc_rtype *t = &p->rtype[gp->out_reg[k]];
 		io->out[k].type = gvm_out_type(t->type);
 		io->out[k].prec = t->prec;
 		io->out[k].scale = t->scale;
+		/* output offsets are relative to text alone */
+		if (io->out[k].type == BC_COL_TEXT && own >= 0)
+			return gvm_fail(err, errlen, GPMDB_MISUSE,
+					"output %u is TEXT and input %d has a "
+					"text buffer of its own",
+					k, own);
 	}
 	return GPMDB_OK;
 }
@@ -279,8 +294,9 @@ void gvm_host_free_outputs(const bc_program *p, gpu_col *out)
 }
 
 int gvm_run_host(const bc_program *p, const gpu_col *in, int nin,
-		 uint32_t nrows, const char *text, uint64_t ntext, gpu_col *out,
-		 char *err, size_t errlen)
+		 uint32_t nrows, const char *text, uint64_t ntext,
+		 const char *const *itext, gpu_col *out, char *err,
+		 size_t errlen)
 {
 	struct {
 		gvm_prog gp;
@@ -293,11 +309,10 @@ int gvm_run_host(const bc_program *p, const gpu_col *in, int nin,
 
 	if (!w)
 		return gvm_fail(err, errlen, GPMDB_NOMEM, "out of memory");
-	rc = gvm_prepare(p, in, nin, &w->gp, &w->io, err, errlen);
+	rc = gvm_prepare(p, in, nin, text, ntext, itext, &w->gp, &w->io, err,
+			 errlen);
 	if (rc)
 		goto out;
-	w->io.text = text;
-	w->io.ntext = ntext;
 	for (uint32_t k = 0; k < p->noutputs; k++) {
 		size_t dbytes =
 		    (gvm_out_width(w->io.out[k].type) * nrows + 15) &

@@ -46,10 +46,13 @@ typedef struct gvm_prog {
 } gvm_prog;
 
 /* The columns of one run (device pointers on the GPU, host ones in
- * gvm_run_host). */
+ * gvm_run_host).  Input k's TEXT values are offsets into itext[k]; TEXT
+ * outputs are offsets into text (the run's one buffer), so a program with
+ * a TEXT output has itext[k] == text for every TEXT input. */
 typedef struct gvm_io {
 	const char *text;
 	uint64_t ntext;
+	const char *itext[BC_MAX_INPUTS];
 	gpu_col in[BC_MAX_INPUTS];
 	gpu_col out[BC_MAX_OUTPUTS];
 } gvm_io;
@@ -79,11 +82,15 @@ typedef struct gvm_errinfo {
 /*
  * Validates p and the inputs exactly as vm_run does (same codes and
  * messages), checks that the GPU supports every op, assigns slots and
- * fills gp and io (io->text and the output data pointers are left to the
- * caller).  GPMDB_OK, GPMDB_MISUSE or GPMDB_UNSUPPORTED.
+ * fills gp and io (the output data pointers are left to the caller).
+ * Text bases as gpu_vm_run takes them: itext NULL or itext[k] NULL is
+ * text.  A TEXT output with a TEXT input on a base of its own is
+ * GPMDB_MISUSE (its offsets would be ambiguous).  GPMDB_OK, GPMDB_MISUSE
+ * or GPMDB_UNSUPPORTED.
  */
-int gvm_prepare(const bc_program *p, const gpu_col *in, int nin, gvm_prog *gp,
-		gvm_io *io, char *err, size_t errlen);
+int gvm_prepare(const bc_program *p, const gpu_col *in, int nin,
+		const char *text, uint64_t ntext, const char *const *itext,
+		gvm_prog *gp, gvm_io *io, char *err, size_t errlen);
 /* Why the GPU leaves op to the CPU ("makes new text ..."), NULL if it
  * runs it. */
 const char *gvm_op_unsupported(int op);
@@ -99,8 +106,9 @@ int gvm_error_msg(const bc_program *p, const gvm_errinfo *ei, char *err,
  * gvm_host_free_outputs).  Used by tests/unit/test_vm_rowwise.c.
  */
 int gvm_run_host(const bc_program *p, const gpu_col *in, int nin,
-		 uint32_t nrows, const char *text, uint64_t ntext, gpu_col *out,
-		 char *err, size_t errlen);
+		 uint32_t nrows, const char *text, uint64_t ntext,
+		 const char *const *itext, gpu_col *out, char *err,
+		 size_t errlen);
 void gvm_host_free_outputs(const bc_program *p, gpu_col *out);
 
 #ifdef __cplusplus

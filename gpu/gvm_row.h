@@ -265,7 +265,7 @@ GVM_FN int gvm_row(const gvm_prog *gp, const gvm_io *io, uint32_t row,
 				break;
 			case BC_COL_TEXT: {
 				gpu_str s = ((const gpu_str *)c->data)[i];
-				z->v.s = io->text + s.off;
+				z->v.s = io->itext[in->a] + s.off;
 				z->len = s.len;
 				break;
 			}

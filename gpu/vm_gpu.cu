@@ -107,7 +107,8 @@ static int gvm_launch_run(gvm_launch *h, uint32_t nrows, gvm_scratch *d,
 
 extern "C" int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin,
 			  uint32_t nrows, const char *text, uint64_t ntext,
-			  gpu_col *out, char *err, size_t errlen)
+			  const char *const *itext, gpu_col *out, char *err,
+			  size_t errlen)
 {
 	gvm_launch *h = NULL;
 	gvm_scratch *d = NULL;
@@ -121,11 +122,10 @@ extern "C" int gpu_vm_run(const bc_program *p, const gpu_col *in, int nin,
 		snprintf(err, errlen, "out of memory");
 		return GPMDB_NOMEM;
 	}
-	rc = gvm_prepare(p, in, nin, &h->prog, &h->io, err, errlen);
+	rc = gvm_prepare(p, in, nin, text, ntext, itext, &h->prog, &h->io, err,
+			 errlen);
 	if (rc)
 		goto out;
-	h->io.text = text;
-	h->io.ntext = ntext;
 	for (k = 0; k < p->noutputs; k++, nout++) {
 		gpu_col *o = &h->io.out[k];
 		size_t db = (gvm_out_width(o->type) * (size_t)nrows + 255) &

@@ -741,6 +741,52 @@ static void t_stream(void)
 	CHECK(stat_of("stream_queries") == q0);
 }
 
+/*
+ * Programs reading two TEXT columns (s, s2: two cache entries) with no
+ * TEXT output: each column is read in its own buffer, nothing is copied
+ * into one buffer (gpu_stats text_merges unchanged), also in streamed
+ * windows (gpu_cache_limit = 2); a TEXT output made of both still
+ * merges them (text_merges goes up).
+ */
+static void t_text_inputs(void)
+{
+	static const char *q[] = {
+	    "SELECT i, b FROM t WHERE s = s2 OR (s2 IN ('apple', 'ban', 'x') "
+	    "AND s LIKE 'a%')",
+	    "SELECT count(*), sum(b) FROM t WHERE s > s2 AND s2 LIKE 'b%'",
+	    "SELECT i % 10, count(*), sum(length(s) + length(s2)) FROM t "
+	    "WHERE substr(s, 1, 2) = substr(s2, 1, 2) GROUP BY 1",
+	    "SELECT s = s2, s < s2, count(*), sum(i) FROM t GROUP BY 1, 2",
+	    "SELECT i, s LIKE s2, instr(s, s2), trim(s) = s2 FROM t WHERE i % "
+	    "100 = 3",
+	};
+	unsigned long long m0, q0;
+
+	for (int stream = 0; stream < 2; stream++) {
+		if (stream)
+			CHECK(!xq_exec(db, "PRAGMA gpu_cache_limit = 2"));
+		q0 = stat_of("stream_queries");
+		for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+			m0 = stat_of("text_merges");
+			both_ok(q[k], 0, 1);
+			CHECKF(stat_of("text_merges") == m0,
+			       "%s: %llu text columns merged", q[k],
+			       stat_of("text_merges") - m0);
+		}
+		m0 = stat_of("text_merges");
+		both_ok(
+		    "SELECT i, CASE WHEN bo THEN s ELSE s2 END FROM t WHERE "
+		    "i % 7 = 1",
+		    0, 1);
+		CHECKF(stat_of("text_merges") > m0,
+		       "no merge for a TEXT output");
+		printf("# %s: %llu streamed queries\n",
+		       stream ? "limit 2 MB" : "cached",
+		       stat_of("stream_queries") - q0);
+	}
+	CHECK(!xq_exec(db, "PRAGMA gpu_cache_limit = 0"));
+}
+
 static void t_cache(void)
 {
 	char *s;
@@ -806,6 +852,7 @@ int main(void)
 	TEST_RUN(t_subquery);
 	TEST_RUN(t_fused);
 	TEST_RUN(t_stream);
+	TEST_RUN(t_text_inputs);
 	TEST_RUN(t_cache);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);

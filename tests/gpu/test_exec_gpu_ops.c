@@ -410,6 +410,46 @@ static void t_join_dev(void)
 	}
 }
 
+/*
+ * Expressions over TEXT columns of both sides of a device join (TPC-H
+ * Q19's shape: text equalities, IN and LIKE of part and lineitem ORed
+ * together): without a TEXT output each column is read in its own cache
+ * entry's buffer through the join's pairs, no copy into one buffer
+ * (gpu_stats text_merges unchanged); a TEXT output made of two tables'
+ * text still merges them (text_merges goes up).
+ */
+static void t_join_text(void)
+{
+	static const char *q[] = {
+	    "SELECT count(*), sum(t.m), sum(u.y) FROM t JOIN u ON t.k = u.k "
+	    "WHERE (u.name = 'n' AND t.s IN ('a', 'b') AND t.i BETWEEN 1 AND "
+	    "100000) OR (u.name = 'p' AND t.s = 'b' AND u.y BETWEEN 10 AND "
+	    "2000) OR (u.name IN ('p', 'q') AND t.s LIKE 'a%' AND t.i < 500)",
+	    "SELECT count(*), sum(a.i) FROM x a JOIN t b ON a.i = b.i WHERE "
+	    "(a.s2 LIKE '1%' AND b.s = 'a') OR a.s3 = substr(a.s1, 1, 3) OR "
+	    "(b.s = 'b' AND a.s1 IS NULL)",
+	    "SELECT t.i, u.y, t.s = u.name, length(t.s) + length(u.name) FROM "
+	    "t JOIN u ON t.k = u.k WHERE t.i < 3000",
+	    "SELECT u.name < t.s, count(*), sum(u.y) FROM t JOIN u ON t.k = "
+	    "u.k GROUP BY 1 ORDER BY 1",
+	};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+		long j0 = gstat_of("device_joins"),
+		     m0 = gstat_of("text_merges");
+		both(q[k]);
+		CHECKF(gstat_of("device_joins") == j0 + 1,
+		       "%s: %ld device joins", q[k],
+		       gstat_of("device_joins") - j0);
+		CHECKF(gstat_of("text_merges") == m0,
+		       "%s: %ld text columns merged", q[k],
+		       gstat_of("text_merges") - m0);
+	}
+	long m0 = gstat_of("text_merges");
+	both("SELECT t.i, CASE WHEN t.i % 2 = 0 THEN t.s ELSE u.name END FROM "
+	     "t JOIN u ON t.k = u.k WHERE t.i < 2000");
+	CHECKF(gstat_of("text_merges") > m0, "no merge for a TEXT output");
+}
+
 /* LIMIT/OFFSET over GPU results: a truncation, counted as a GPU
  * operator; over a CPU input it stays a CPU operator and says why. */
 static void t_limit(void)
@@ -597,6 +637,7 @@ int main(void)
 	TEST_RUN(t_sort);
 	TEST_RUN(t_join);
 	TEST_RUN(t_join_dev);
+	TEST_RUN(t_join_text);
 	TEST_RUN(t_distinct_setops);
 	TEST_RUN(t_text);
 	TEST_RUN(t_limit);

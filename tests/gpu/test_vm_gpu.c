@@ -121,7 +121,7 @@ static void test_unsupported(void)
 	bc_input(&p, BC_COL_TEXT, 0, 0);
 	bc_emit_output(&p,
 		       bc_emit_op(&p, BC_UPPER, bc_emit_load(&p, 0), -1, -1));
-	rc = gpu_vm_run(&p, &in, 1, 0, NULL, 0, out, err, sizeof(err));
+	rc = gpu_vm_run(&p, &in, 1, 0, NULL, 0, NULL, out, err, sizeof(err));
 	CHECKF(rc == GPMDB_UNSUPPORTED && strstr(err, "UPPER"), "%d %s", rc,
 	       err);
 }
@@ -132,6 +132,8 @@ typedef struct dev_data {
 	gpu_col col[VD_NCOLS];
 	char *heap;
 	uint32_t *sel;
+	char *heap2; /* VD_TEXT2 in a buffer of its own (vd_data.heap2) */
+	gpu_str *own2;
 } dev_data;
 
 static void *dev_copy(const void *h, size_t n, int *rc)
@@ -158,6 +160,8 @@ static void dev_unload(vd_data *d)
 	}
 	gpu_free(dd->heap, NULL, 0);
 	gpu_free(dd->sel, NULL, 0);
+	gpu_free(dd->heap2, NULL, 0);
+	gpu_free(dd->own2, NULL, 0);
 	free(dd);
 	d->dev = NULL;
 }
@@ -170,6 +174,8 @@ static int dev_load(vd_data *d)
 
 	d->dev = dd;
 	dd->heap = dev_copy(d->heap, d->nheap, &rc);
+	dd->heap2 = dev_copy(d->heap2, d->nheap2, &rc);
+	dd->own2 = dev_copy(d->own2, ne * sizeof(gpu_str), &rc);
 	if (d->sel)
 		dd->sel = dev_copy(d->sel, sizeof(uint32_t) * d->n, &rc);
 	for (int c = 0; c < VD_NCOLS; c++) {
@@ -195,14 +201,17 @@ static void dev_free_out(const bc_program *p, gpu_col *out)
 
 static double gpu_secs;
 
-static int dev_run(const bc_program *p, vd_data *d, gpu_col *out, char *e,
-		   size_t elen)
+/* gpu_vm_run over in (device columns), the outputs back in host
+ * arrays as gvm_run_host gives them. */
+static int dev_run_in(const bc_program *p, vd_data *d, const gpu_col *in,
+		      const char *text, uint64_t ntext,
+		      const char *const *itext, gpu_col *out, char *e,
+		      size_t elen)
 {
-	dev_data *dd = d->dev;
 	gpu_col dout[BC_MAX_OUTPUTS];
 	double t0 = now();
-	int rc = gpu_vm_run(p, dd->col, VD_NCOLS, d->n, dd->heap, d->nheap,
-			    dout, e, elen);
+	int rc = gpu_vm_run(p, in, VD_NCOLS, d->n, text, ntext, itext, dout, e,
+			    elen);
 
 	gpu_secs += now() - t0;
 	if (rc)
@@ -226,8 +235,49 @@ static int dev_run(const bc_program *p, vd_data *d, gpu_col *out, char *e,
 	return rc;
 }
 
+static int dev_run(const bc_program *p, vd_data *d, gpu_col *out, char *e,
+		   size_t elen)
+{
+	dev_data *dd = d->dev;
+
+	return dev_run_in(p, d, dd->col, dd->heap, d->nheap, NULL, out, e,
+			  elen);
+}
+
 static const vd_backend gpu_backend = {"gpu", dev_load, dev_unload, dev_run,
 				       dev_free_out};
+
+/* Programs run with a text base per input (dev_run_own). */
+static unsigned own_runs;
+
+/* Each TEXT input in a device buffer of its own, no run buffer (the
+ * engine's way for a program without TEXT outputs); a program with a TEXT
+ * output is refused so and then runs on the shared heap. */
+static int dev_run_own(const bc_program *p, vd_data *d, gpu_col *out, char *e,
+		       size_t elen)
+{
+	dev_data *dd = d->dev;
+	gpu_col in[VD_NCOLS];
+	const char *itext[VD_NCOLS];
+	int rc;
+
+	vd_own_inputs(dd->col, dd->heap, dd->heap2, dd->own2, in, itext);
+	rc = dev_run_in(p, d, in, NULL, 0, itext, out, e, elen);
+	if (!vd_text_out(p)) {
+		own_runs++;
+		return rc;
+	}
+	CHECKF(rc == GPMDB_UNSUPPORTED ||
+		   (rc == GPMDB_MISUSE &&
+		    strstr(e, "has a text buffer of its own")),
+	       "a TEXT output with own text buffers: %d %s", rc, e);
+	if (!rc)
+		dev_free_out(p, out);
+	return dev_run(p, d, out, e, elen);
+}
+
+static const vd_backend gpu_own_backend = {"gpu-own", dev_load, dev_unload,
+					   dev_run_own, dev_free_out};
 
 static int scale(void)
 {
@@ -261,6 +311,25 @@ static void test_differential(void)
 			untested++;
 		}
 	CHECK(untested == 0);
+}
+
+/* The random programs with VD_TEXT and VD_TEXT2 in separate device
+ * buffers (gpu_vm_run's itext): those without a TEXT output read each
+ * through its own base, bit for bit as vm_run. */
+static void test_differential_own(void)
+{
+	vd_stats st;
+
+	if (!have_gpu)
+		return;
+	own_runs = 0;
+	vd_differential(&gpu_own_backend, 8, 20000, 60 * scale(), &st);
+	printf("# gpu, own text buffers: %u programs (%u ok, %u SQL errors, "
+	       "%u mismatches), %u without a TEXT output\n",
+	       st.programs, st.ok, st.errors, st.failed, own_runs);
+	CHECK(st.failed == 0);
+	CHECKF(own_runs > st.programs / 4, "%u of %u programs", own_runs,
+	       st.programs);
 }
 
 /* A large batch (many VEC_BATCHes), one error deep inside: the same
@@ -330,6 +399,7 @@ int main(void)
 	TEST_RUN(test_absurd_alloc);
 	TEST_RUN(test_unsupported);
 	TEST_RUN(test_differential);
+	TEST_RUN(test_differential_own);
 	TEST_RUN(test_large);
 	vm_scratch_free(&vd_scratch);
 	gpu_shutdown();

@@ -201,7 +201,13 @@ typedef struct vd_data {
 	uint64_t nheap;
 	gpu_col col[VD_NCOLS];	/* host arrays */
 	vec_str *str[VD_NCOLS]; /* TEXT columns as vm_run wants them */
-	void *dev;		/* the backend's copy */
+	/* VD_TEXT2's values again in a buffer of their own, laid out
+	 * differently (reversed, after a pad), for runs that give each TEXT
+	 * input its own base: a read through the wrong base shows */
+	char *heap2;
+	uint64_t nheap2;
+	gpu_str *own2;
+	void *dev; /* the backend's copy */
 } vd_data;
 
 static void vd_data_free(vd_data *d)
@@ -213,7 +219,27 @@ static void vd_data_free(vd_data *d)
 	}
 	free(d->sel);
 	free(d->heap);
+	free(d->heap2);
+	free(d->own2);
 	memset(d, 0, sizeof(*d));
+}
+
+/* heap2 and own2 from VD_TEXT2's values as they are now. */
+static void vd_make_own2(vd_data *d)
+{
+	free(d->heap2);
+	free(d->own2);
+	d->heap2 = malloc(d->nheap + 4);
+	d->own2 = calloc(d->nelem + 1, sizeof(gpu_str));
+	memcpy(d->heap2, "###", 3);
+	d->nheap2 = 3;
+	for (uint32_t i = d->nelem; i-- > 0;) {
+		gpu_str s = ((gpu_str *)d->col[VD_TEXT2].data)[i];
+		memcpy(d->heap2 + d->nheap2, d->heap + s.off, s.len);
+		d->own2[i].off = (uint32_t)d->nheap2;
+		d->own2[i].len = s.len;
+		d->nheap2 += s.len;
+	}
 }
 
 /* n rows; wild: extreme values; with_sel: a selection vector; nullcol:
@@ -311,6 +337,30 @@ static void vd_data_make(vd_data *d, uint32_t n, int wild, int with_sel,
 			d->str[c][i].ptr = d->heap + s.off;
 			d->str[c][i].len = s.len;
 		}
+	vd_make_own2(d);
+}
+
+/* Whether p has a TEXT output (its offsets need the run's one buffer). */
+static int vd_text_out(const bc_program *p)
+{
+	for (uint32_t k = 0; k < p->noutputs; k++)
+		if (p->rtype[p->out_reg[k]].type == BC_T_TEXT)
+			return 1;
+	return 0;
+}
+
+/* The inputs of a run where each TEXT input has a buffer of its own
+ * (no run buffer): VD_TEXT in heap, VD_TEXT2 in heap2 at own2, given
+ * (col, heap, heap2, own2) where the backend keeps them. */
+static void vd_own_inputs(const gpu_col *col, const char *heap,
+			  const char *heap2, gpu_str *own2, gpu_col *in,
+			  const char **itext)
+{
+	memcpy(in, col, sizeof(gpu_col) * VD_NCOLS);
+	memset(itext, 0, sizeof(*itext) * VD_NCOLS);
+	in[VD_TEXT2].data = own2;
+	itext[VD_TEXT] = heap;
+	itext[VD_TEXT2] = heap2;
 }
 
 /* ---- random programs --------------------------------------------------- */

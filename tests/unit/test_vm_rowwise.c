@@ -17,12 +17,46 @@
 static int host_run(const bc_program *p, vd_data *d, gpu_col *out, char *err,
 		    size_t errlen)
 {
-	return gvm_run_host(p, d->col, VD_NCOLS, d->n, d->heap, d->nheap, out,
-			    err, errlen);
+	return gvm_run_host(p, d->col, VD_NCOLS, d->n, d->heap, d->nheap, NULL,
+			    out, err, errlen);
 }
 
 static const vd_backend host_backend = {"host", NULL, NULL, host_run,
 					gvm_host_free_outputs};
+
+/* Programs run with a text base per input (host_run_own). */
+static unsigned own_runs;
+
+/*
+ * Each TEXT input in a buffer of its own, no run buffer (what the engine
+ * does for a program without TEXT outputs).  A program with a TEXT
+ * output is refused so (GPMDB_MISUSE) and then runs on the shared heap.
+ */
+static int host_run_own(const bc_program *p, vd_data *d, gpu_col *out,
+			char *err, size_t errlen)
+{
+	gpu_col in[VD_NCOLS];
+	const char *itext[VD_NCOLS];
+	int rc;
+
+	vd_own_inputs(d->col, d->heap, d->heap2, d->own2, in, itext);
+	rc = gvm_run_host(p, in, VD_NCOLS, d->n, NULL, 0, itext, out, err,
+			  errlen);
+	if (!vd_text_out(p)) {
+		own_runs++;
+		return rc;
+	}
+	CHECKF(rc == GPMDB_UNSUPPORTED ||
+		   (rc == GPMDB_MISUSE &&
+		    strstr(err, "has a text buffer of its own")),
+	       "a TEXT output with own text buffers: %d %s", rc, err);
+	if (!rc)
+		gvm_host_free_outputs(p, out);
+	return host_run(p, d, out, err, errlen);
+}
+
+static const vd_backend host_own_backend = {
+    "host-own", NULL, NULL, host_run_own, gvm_host_free_outputs};
 
 static int scale(void)
 {
@@ -130,8 +164,8 @@ static void test_slots(void)
 		gpu_col in = {x, NULL, NULL, BC_COL_INT64, 0, 0, 0, 0};
 		gpu_col out[1];
 		char err[128];
-		int rc =
-		    gvm_run_host(&p, &in, 1, 2, NULL, 0, out, err, sizeof(err));
+		int rc = gvm_run_host(&p, &in, 1, 2, NULL, 0, NULL, out, err,
+				      sizeof(err));
 		CHECKF(rc == 0, "%s", err);
 		if (!rc) {
 			/* 1 + (0 + 1 + ... + 123) */
@@ -139,8 +173,8 @@ static void test_slots(void)
 			CHECK(((int64_t *)out[0].data)[1] == 2 + 123 * 124 / 2);
 			gvm_host_free_outputs(&p, out);
 		}
-		rc =
-		    gvm_run_host(&p, &in, 1, 3, NULL, 0, out, err, sizeof(err));
+		rc = gvm_run_host(&p, &in, 1, 3, NULL, 0, NULL, out, err,
+				  sizeof(err));
 		CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"),
 		       "%d %s", rc, err);
 	}
@@ -178,19 +212,19 @@ static void test_error_order(void)
 	t = bc_emit_load(&p, 1);
 	bc_emit_output(&p, bc_emit_op(&p, BC_ADD_I, a, bc_emit_int(&p, 1), -1));
 	bc_emit_output(&p, bc_emit_op(&p, BC_T2DT, t, -1, -1));
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "invalid date: '2020-02-30'"),
 	       "%d %s", rc, err);
 	/* Without batch 0's error, batch 1's shows. */
 	s[100].off = 0;
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_ERROR && !strcmp(err, "integer overflow"), "%d %s",
 	       rc, err);
 	/* Inputs of the wrong type: vm_run's words. */
 	in[0].type = BC_COL_DOUBLE;
-	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), out, err,
+	rc = gvm_run_host(&p, in, 2, N, heap, sizeof(heap), NULL, out, err,
 			  sizeof(err));
 	CHECKF(rc == GPMDB_MISUSE &&
 		   !strcmp(err, "input 0 has type 4, program wants 2"),
@@ -306,11 +340,11 @@ static void test_bind_input(void)
 			gpu_col bound[2] = {in[0], {0}}, o1[2], o2[2];
 			bound[1].type = VEC_NULL;
 			int rc1 = gvm_run_host(&p, in, 2, N, heap, sizeof(heap),
-					       o1, err, sizeof(err));
+					       NULL, o1, err, sizeof(err));
 			CHECKF(rc1 == 0, "%s", err);
 			int rc2 =
 			    gvm_run_host(&q, bound, 2, N, heap, sizeof(heap),
-					 o2, err, sizeof(err));
+					 NULL, o2, err, sizeof(err));
 			CHECKF(rc2 == 0, "%s", err);
 			if (rc1 || rc2)
 				continue;
@@ -344,6 +378,116 @@ static void test_bind_input(void)
 	}
 }
 
+/*
+ * Two TEXT inputs in separate buffers (VD_TEXT in heap, VD_TEXT2 in
+ * heap2, laid out differently): comparisons of one with the other, IN,
+ * LIKE with the other as pattern, SUBSTR/TRIM of one compared with or
+ * measured against the other, all without a TEXT output, equal vm_run's
+ * over the same rows (several batches, a selection vector).  A TEXT
+ * output is refused with own buffers, and allowed when every base is the
+ * run's buffer.  (CONCAT makes new text, which the GPU does not run.)
+ */
+static void test_own_text(void)
+{
+	static const char *const list[] = {"abc", "a", "", "x ", "hello world"};
+	static const uint32_t llen[] = {3, 1, 0, 2, 11};
+	static vd_ref ref;
+	static bc_program p;
+	gpu_col out[BC_MAX_OUTPUTS], in[VD_NCOLS];
+	const char *itext[VD_NCOLS];
+	char err[256];
+	int rc;
+
+	for (int sel = 0; sel < 2; sel++) {
+		vd_data d;
+		int a, b, x, y, z;
+		vd_data_make(&d, 3 * VEC_BATCH + 17, 0, sel, 0);
+		/* a third of the rows: both columns hold the same word */
+		for (uint32_t i = 0; i < d.nelem; i += 3) {
+			((gpu_str *)d.col[VD_TEXT2].data)[i] =
+			    ((gpu_str *)d.col[VD_TEXT].data)[i];
+			d.col[VD_TEXT2].nulls[i] = d.col[VD_TEXT].nulls[i];
+			d.str[VD_TEXT2][i] = d.str[VD_TEXT][i];
+		}
+		vd_make_own2(&d);
+		bc_init(&p);
+		for (int c = 0; c < VD_NCOLS; c++)
+			bc_input(&p, vd_schema[c].type, vd_schema[c].prec,
+				 vd_schema[c].scale);
+		a = bc_emit_load(&p, VD_TEXT);
+		b = bc_emit_load(&p, VD_TEXT2);
+		bc_emit_output(&p, bc_emit_op(&p, BC_EQ_T, a, b, -1));
+		bc_emit_output(&p, bc_emit_op(&p, BC_LT_T, b, a, -1));
+		bc_emit_output(&p, bc_emit_op(&p, BC_NE_T, a, b, -1));
+		x = bc_emit_in_text(&p, b, list, llen, 5, 0);
+		y = bc_emit_in_text(&p, a, list, llen, 5, 1);
+		bc_emit_output(&p, bc_emit_op(&p, BC_AND, x, y, -1));
+		bc_emit_output(&p, bc_emit_op(&p, BC_LIKE, a, b, -1));
+		x = bc_emit_op(&p, BC_SUBSTR, b, bc_emit_int(&p, 2),
+			       bc_emit_int(&p, 3));
+		y = bc_emit_op(&p, BC_LENGTH, x, -1, -1);
+		z = bc_emit_op(&p, BC_LENGTH, a, -1, -1);
+		bc_emit_output(&p, bc_emit_op(&p, BC_ADD_I, y, z, -1));
+		x = bc_emit_op(&p, BC_TRIM, a, -1, -1);
+		bc_emit_output(&p, bc_emit_op(&p, BC_GE_T, x, b, -1));
+		bc_emit_output(
+		    &p, bc_emit_op(&p, BC_EQ_T, x,
+				   bc_emit_op(&p, BC_RTRIM, b, -1, -1), -1));
+		CHECKF(!p.err, "%s", p.errmsg);
+		vd_ref_run(&p, &d, &ref);
+		CHECKF(ref.rc == 0, "vm_run: %s", ref.err);
+		rc = host_run_own(&p, &d, out, err, sizeof(err));
+		CHECK(vd_compare(&p, &d, &ref, rc, err, out, "own text"));
+		if (!rc) {
+			/* the rows where both are equal were seen */
+			uint32_t eq = 0;
+			for (uint32_t i = 0; i < d.n; i++)
+				eq += !out[0].nulls[i] &&
+				      ((uint8_t *)out[0].data)[i];
+			CHECKF(eq > d.n / 8, "%u equal rows of %u", eq, d.n);
+			gvm_host_free_outputs(&p, out);
+		}
+		vd_ref_free(&p, &ref);
+
+		/* a TEXT output: refused with own buffers ... */
+		bc_emit_output(&p, b);
+		CHECKF(!p.err, "%s", p.errmsg);
+		vd_own_inputs(d.col, d.heap, d.heap2, d.own2, in, itext);
+		rc = gvm_run_host(&p, in, VD_NCOLS, d.n, NULL, 0, itext, out,
+				  err, sizeof(err));
+		CHECKF(rc == GPMDB_MISUSE &&
+			   !strcmp(err, "output 8 is TEXT and input 9 has a "
+					"text buffer of its own"),
+		       "%d %s", rc, err);
+		/* ... and allowed when every base is the run's buffer */
+		itext[VD_TEXT] = itext[VD_TEXT2] = d.heap;
+		rc = gvm_run_host(&p, d.col, VD_NCOLS, d.n, d.heap, d.nheap,
+				  itext, out, err, sizeof(err));
+		vd_ref_run(&p, &d, &ref);
+		CHECK(vd_compare(&p, &d, &ref, rc, err, out, "one buffer"));
+		if (!rc)
+			gvm_host_free_outputs(&p, out);
+		vd_ref_free(&p, &ref);
+		vd_data_free(&d);
+	}
+}
+
+/* The random programs with a text base per input: those without a TEXT
+ * output (most) read VD_TEXT and VD_TEXT2 in separate buffers. */
+static void test_differential_own(void)
+{
+	vd_stats st;
+
+	own_runs = 0;
+	vd_differential(&host_own_backend, 12, 2600, 70 * scale(), &st);
+	printf("# host, own text buffers: %u programs (%u ok, %u SQL "
+	       "errors, %u mismatches), %u without a TEXT output\n",
+	       st.programs, st.ok, st.errors, st.failed, own_runs);
+	CHECK(st.failed == 0);
+	CHECKF(own_runs > st.programs / 4, "%u of %u programs", own_runs,
+	       st.programs);
+}
+
 static void test_differential(void)
 {
 	vd_stats st;
@@ -374,6 +518,8 @@ int main(void)
 	TEST_RUN(test_error_order);
 	TEST_RUN(test_bind_input);
 	TEST_RUN(test_differential);
+	TEST_RUN(test_own_text);
+	TEST_RUN(test_differential_own);
 	vm_scratch_free(&vd_scratch);
 	TEST_MAIN_END();
 }
