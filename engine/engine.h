@@ -348,7 +348,8 @@ struct exec_ctx {
 	uint64_t kid_ns, kid_ops;
 	/* EXPLAIN ANALYZE: record runs in the plan nodes; an_kid_ns is the
 	 * time of the plan nodes below the one running, subqueries left
-	 * out (their plans are not shown: their time is their caller's) */
+	 * out (their time stays in the self time of the operator that
+	 * evaluates them, shown with their plans under it) */
 	bool analyze;
 	uint64_t an_kid_ns;
 };

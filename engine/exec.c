@@ -3005,8 +3005,8 @@ int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 	uint64_t base = f->row;
 	rel *r = NULL, *set = NULL;
 	bool has_null = false;
-	/* EXPLAIN ANALYZE shows no subquery plans: their time stays in the
-	 * self time of the operator evaluating them */
+	/* EXPLAIN ANALYZE: a subquery's time stays in the self time of the
+	 * operator evaluating it (its plan is shown under that operator) */
 	uint64_t an_kids = x->an_kid_ns;
 	int rc;
 
