@@ -287,7 +287,9 @@ int batch_check(gpmdb_stmt *st, ast_stmt *s)
 		return db_err(st->db, GPMDB_MISUSE,
 			      "array parameters are only for INSERT, UPDATE "
 			      "and DELETE, not %s%s",
-			      s->explain ? "EXPLAIN " : "",
+			      s->explain == 3 ? "EXPLAIN ANALYZE "
+			      : s->explain    ? "EXPLAIN "
+					      : "",
 			      ast_stmt_kind_name(s->kind));
 	return batch_rows(st, &n);
 }

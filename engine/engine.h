@@ -246,6 +246,9 @@ struct pnode {
 	/* runtime of a FILTER over a SCAN run by a correlated subquery: the
 	 * scan and a hash on its key, kept for one execution (exec.c) */
 	struct corr_cache *corr;
+	/* EXPLAIN ANALYZE: runs of this node (exec_span_end), summed;
+	 * an_calls 0: never run on its own */
+	uint64_t an_calls, an_rows, an_ns, an_self_ns;
 };
 
 /* Per expression node (ast_expr.bind). */
@@ -343,7 +346,19 @@ struct exec_ctx {
 	/* exec_node's accounting of GPU time: time and GPU operators of the
 	 * nodes below the one running (see exec_node) */
 	uint64_t kid_ns, kid_ops;
+	/* EXPLAIN ANALYZE: record runs in the plan nodes; an_kid_ns is the
+	 * time of the plan nodes below the one running, subqueries left
+	 * out (their time stays in the self time of the operator that
+	 * evaluates them, shown with their plans under it) */
+	bool analyze;
+	uint64_t an_kid_ns;
 };
+
+/* A node's run as EXPLAIN ANALYZE counts it: exec_node's, or that of a
+ * node its parent runs itself (a top-N sort under LIMIT). */
+typedef struct exec_span {
+	uint64_t t0, kids;
+} exec_span;
 
 struct gpmdb_stmt {
 	gpmdb *db;
@@ -430,7 +445,8 @@ etype stg_to_etype(const stg_column_info *c);
 pnode *plan_dml(bctx *b, uint32_t tid, const char *tname, ast_expr *where,
 		ast_expr **exprs, int n);
 pnode *plan_table_scan(bctx *b, uint32_t tid, bool rowid);
-int explain_plan(gpmdb_stmt *st, pnode *root, const char *head);
+int explain_plan(gpmdb_stmt *st, pnode *root, const char *head, bool analyze);
+void explain_analyze_reset(pnode *n);
 
 /* scope internals used by plan.c and bind.c */
 typedef struct scol {
@@ -521,6 +537,10 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 /* ---- executor ---- */
 
 int exec_node(exec_ctx *x, pnode *n, rel **out);
+void exec_span_begin(exec_ctx *x, exec_span *sp);
+void exec_span_drop(exec_ctx *x, const exec_span *sp);
+uint64_t exec_span_end(exec_ctx *x, pnode *n, const exec_span *sp, int rc,
+		       const rel *out);
 /* The compiled program of expression e, slot i of node n (compiled on first
  * use against in's layout; post: over an aggregate's output).  One slot
  * array per node, shared by the CPU and GPU operators. */

@@ -2648,7 +2648,7 @@ int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
 static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 {
 	int64_t lim = -1, off = 0;
-	rel *in;
+	rel *in = NULL;
 	int rc;
 
 	if ((rc = exec_limit_value(x, n->limit, &lim)) ||
@@ -2659,8 +2659,13 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	/* ORDER BY ... LIMIT: the sort keeps only the rows wanted. */
 	if (n->l->kind == PN_SORT && lim >= 0 &&
 	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
-		if ((rc = db_check_interrupt(x->db)) ||
-		    (rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &in)))
+		exec_span sp;
+		if ((rc = db_check_interrupt(x->db)))
+			return rc;
+		exec_span_begin(x, &sp);
+		rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &in);
+		exec_span_end(x, n->l, &sp, rc, in);
+		if (rc)
 			return rc;
 	} else if ((rc = exec_node(x, n->l, &in)))
 		return rc;
@@ -2809,19 +2814,54 @@ static uint64_t exec_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void exec_span_begin(exec_ctx *x, exec_span *sp)
+{
+	sp->t0 = exec_now_ns();
+	sp->kids = x->an_kid_ns;
+	x->an_kid_ns = 0;
+}
+
+/* Ends the span begun by exec_span_begin: under EXPLAIN ANALYZE, adds the
+ * run to n's figures (a failed run counts no rows); the time goes to the
+ * parent's account of its children either way.  Returns the time. */
+uint64_t exec_span_end(exec_ctx *x, pnode *n, const exec_span *sp, int rc,
+		       const rel *out)
+{
+	uint64_t dt = exec_now_ns() - sp->t0;
+
+	if (x->analyze) {
+		n->an_calls++;
+		n->an_ns += dt;
+		n->an_self_ns += dt > x->an_kid_ns ? dt - x->an_kid_ns : 0;
+		if (!rc && out)
+			n->an_rows += out->nrows;
+	}
+	x->an_kid_ns = sp->kids + dt;
+	return dt;
+}
+
+/* Ends a span whose node did not run after all (a GPU sort that fell
+ * back): the nodes it ran still count as children of the running one. */
+void exec_span_drop(exec_ctx *x, const exec_span *sp)
+{
+	x->an_kid_ns += sp->kids;
+}
+
 /* Runs node n.  A node that ran GPU operators of its own (not only in the
  * nodes below it) adds its time, less that of the nodes below it, to the
  * connection's GPU time (PRAGMA gpu_stats gpu_time_us, the shell's
  * .timer). */
 int exec_node(exec_ctx *x, pnode *n, rel **out)
 {
-	uint64_t t0 = exec_now_ns(), kid_ns0 = x->kid_ns, kid_ops0 = x->kid_ops;
+	uint64_t kid_ns0 = x->kid_ns, kid_ops0 = x->kid_ops;
 	uint64_t ops0 = x->db->gstat.gpu_ops, dt, kids, ops;
+	exec_span sp;
 	int rc;
 
 	x->kid_ns = x->kid_ops = 0;
+	exec_span_begin(x, &sp);
 	rc = exec_node_run(x, n, out);
-	dt = exec_now_ns() - t0;
+	dt = exec_span_end(x, n, &sp, rc, *out);
 	kids = x->kid_ns;
 	ops = x->db->gstat.gpu_ops - ops0;
 	if (ops > x->kid_ops)
@@ -2965,6 +3005,9 @@ int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 	uint64_t base = f->row;
 	rel *r = NULL, *set = NULL;
 	bool has_null = false;
+	/* EXPLAIN ANALYZE: a subquery's time stays in the self time of the
+	 * operator evaluating it (its plan is shown under that operator) */
+	uint64_t an_kids = x->an_kid_ns;
 	int rc;
 
 	hold->nrows = 0;
@@ -2975,6 +3018,7 @@ int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 		if (in->gen != x->gen || !in->hold) {
 			x->nframes++;
 			rc = exec_node(x, in->sub, &r);
+			x->an_kid_ns = an_kids;
 			x->nframes--;
 			if (rc)
 				return rc;
@@ -3005,6 +3049,7 @@ int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
 		x->nframes++;
 		x->corr++; /* filter_corr: keep scans across the rows */
 		rc = exec_node(x, in->sub, &r);
+		x->an_kid_ns = an_kids;
 		x->corr--;
 		x->nframes--;
 		if (rc)

@@ -815,14 +815,19 @@ static int xo_limit_run(exec_ctx *x, pnode *n, rel **out)
 		off = 0;
 	if (n->l->kind == PN_SORT && lim >= 0 &&
 	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
+		exec_span sp;
 		if ((rc = db_check_interrupt(x->db)))
 			return rc;
+		exec_span_begin(x, &sp);
 		rc = exec_gpu_sort(x, n->l, (uint64_t)(lim + off), &in);
 		if (rc == XO_DECLINE) {
 			/* fell back (counted): the CPU sorts it all */
+			exec_span_drop(x, &sp);
 			xo_sort_declined = n->l;
 			rc = exec_node(x, n->l, &in);
 			xo_sort_declined = NULL;
+		} else {
+			exec_span_end(x, n->l, &sp, rc, in);
 		}
 		if (rc)
 			return rc;

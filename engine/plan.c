@@ -2756,6 +2756,7 @@ typedef struct sbuf {
 	size_t n, cap;
 	bool fail;
 	bool backends; /* EXPLAIN: each node's backend (exec_gpu_annotate) */
+	bool analyze;  /* EXPLAIN ANALYZE: each node's figures of the run */
 } sbuf;
 
 static void sb_printf(sbuf *s, const char *fmt, ...)
@@ -2809,7 +2810,94 @@ static const char *agg_name(int fn)
 	return n[fn];
 }
 
-static void explain_node(sbuf *s, const pnode *n, int depth)
+/* Calls fn for each subquery plan that e evaluates (not those of parts
+ * read from the input: post_col under post, as compile.c reads them). */
+static void explain_expr_subs(const ast_expr *e, bool post,
+			      void (*fn)(pnode *, const einfo *, void *),
+			      void *arg)
+{
+	const einfo *in;
+
+	if (!e)
+		return;
+	in = e->bind;
+	if (post && in && in->post_col >= 0)
+		return;
+	if (in && in->sub &&
+	    (e->kind == AST_E_SUBQUERY || e->kind == AST_E_EXISTS ||
+	     e->kind == AST_E_IN_SELECT))
+		fn(in->sub, in, arg);
+	explain_expr_subs(e->l, post, fn, arg);
+	explain_expr_subs(e->r, post, fn, arg);
+	explain_expr_subs(e->x, post, fn, arg);
+	for (int i = 0; e->list && i < e->list->n; i++)
+		explain_expr_subs(e->list->v[i], post, fn, arg);
+}
+
+/* Calls fn for each subquery plan that node n evaluates itself. */
+static void explain_node_subs(const pnode *n,
+			      void (*fn)(pnode *, const einfo *, void *),
+			      void *arg)
+{
+	explain_expr_subs(n->pred, n->post, fn, arg);
+	for (int i = 0; i < n->nexprs; i++)
+		explain_expr_subs(n->exprs[i], n->post, fn, arg);
+	for (int i = 0; n->kind == PN_VALUES && i < n->nrows; i++)
+		for (int j = 0; n->rows[i] && j < n->rows[i]->n; j++)
+			explain_expr_subs(n->rows[i]->v[j], false, fn, arg);
+	for (int i = 0; i < n->nkeys; i++) {
+		explain_expr_subs(n->lkeys[i], false, fn, arg);
+		explain_expr_subs(n->rkeys[i], false, fn, arg);
+	}
+	for (int i = 0; i < n->ngroup; i++)
+		explain_expr_subs(n->group[i], false, fn, arg);
+	for (int i = 0; i < n->naggs; i++)
+		explain_expr_subs(n->aggs[i].arg, false, fn, arg);
+	explain_expr_subs(n->limit, false, fn, arg);
+	explain_expr_subs(n->offset, false, fn, arg);
+}
+
+/* EXPLAIN ANALYZE's figures of n.  A node with no run of its own under
+ * one that ran (or was run inside another) was taken in by it: a GPU
+ * operator that consumed its input on the device (a fused filter, a
+ * cached scan, a join kept on the device, a projection sorted there)
+ * never calls exec_node on it.  Under a node that never ran (a subquery
+ * no row asked for) it did not run either.  Neither has figures to show.
+ * Returns whether n ran, on its own or inside the node above. */
+static bool explain_analyzed(sbuf *s, const pnode *n, bool up_ran)
+{
+	if (!n->an_calls) {
+		sb_printf(s, " [%s]",
+			  up_ran ? "run inside the operator above" : "not run");
+		return up_ran;
+	}
+	sb_printf(s, " [");
+	if (n->an_calls > 1)
+		sb_printf(s, "calls=%llu ", (unsigned long long)n->an_calls);
+	sb_printf(s, "rows=%llu time=%.3f ms self=%.3f ms]",
+		  (unsigned long long)n->an_rows, (double)n->an_ns / 1e6,
+		  (double)n->an_self_ns / 1e6);
+	return true;
+}
+
+static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran);
+
+typedef struct explain_sub_arg {
+	sbuf *s;
+	int depth;
+} explain_sub_arg;
+
+static void explain_sub(pnode *sub, const einfo *in, void *arg)
+{
+	explain_sub_arg *a = arg;
+
+	sb_printf(a->s, "%*sSUBQUERY%s\n", a->depth * 2, "",
+		  in->correlated ? " (correlated: run per row)" : "");
+	explain_node(a->s, sub, a->depth + 1, false);
+}
+
+/* up_ran: EXPLAIN ANALYZE, the node above ran (explain_analyzed) */
+static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 {
 	static const char *jn[] = {"INNER", "LEFT", "CROSS",
 				   "SEMI",  "ANTI", "ANTI (NOT IN)"};
@@ -2899,26 +2987,56 @@ static void explain_node(sbuf *s, const pnode *n, int depth)
 	}
 	if (s->backends) {
 		char bb[512];
-		sb_printf(s, " (%s)\n", exec_gpu_explain(n, bb, sizeof(bb)));
+		sb_printf(s, " (%s)", exec_gpu_explain(n, bb, sizeof(bb)));
 	} else {
-		sb_printf(s, " (backend=cpu)\n");
+		sb_printf(s, " (backend=cpu)");
+	}
+	if (s->analyze) {
+		up_ran = explain_analyzed(s, n, up_ran);
+		sb_printf(s, "\n");
+		/* the subqueries this operator evaluated: their time is in
+		 * its own (self) time */
+		explain_sub_arg a = {s, depth + 1};
+		explain_node_subs(n, explain_sub, &a);
+	} else {
+		sb_printf(s, "\n");
 	}
 	if (n->l)
-		explain_node(s, n->l, depth + 1);
+		explain_node(s, n->l, depth + 1, up_ran);
 	if (n->r)
-		explain_node(s, n->r, depth + 1);
+		explain_node(s, n->r, depth + 1, up_ran);
 }
 
-int explain_plan(gpmdb_stmt *st, pnode *root, const char *head)
+static void explain_reset_sub(pnode *sub, const einfo *in, void *arg)
 {
-	sbuf s = {0};
+	(void)in;
+	(void)arg;
+	explain_analyze_reset(sub);
+}
+
+/* Clears the EXPLAIN ANALYZE figures of a plan and of its subqueries'
+ * plans before its run. */
+void explain_analyze_reset(pnode *n)
+{
+	for (; n; n = n->l) {
+		n->an_calls = n->an_rows = n->an_ns = n->an_self_ns = 0;
+		explain_node_subs(n, explain_reset_sub, NULL);
+		explain_analyze_reset(n->r);
+	}
+}
+
+/* The EXPLAIN text of root (NULL: head alone, a statement with no plan);
+ * analyze: with the figures of the run just made (EXPLAIN ANALYZE). */
+int explain_plan(gpmdb_stmt *st, pnode *root, const char *head, bool analyze)
+{
+	sbuf s = {.analyze = analyze};
 
 	if (head)
 		sb_printf(&s, "%s (backend=cpu)\n", head);
 	if (root) {
 		exec_gpu_annotate(st, root);
 		s.backends = true;
-		explain_node(&s, root, head ? 1 : 0);
+		explain_node(&s, root, head ? 1 : 0, false);
 	}
 	if (s.fail) {
 		free(s.p);

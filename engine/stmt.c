@@ -122,6 +122,12 @@ static int plan_now(gpmdb_stmt *st)
 	int rc;
 
 	free_plan(st);
+	/* a write's figures would need its rows run and kept apart from the
+	 * write itself: not supported rather than not run */
+	if (s->explain == 3 && s->kind != AST_STMT_SELECT)
+		return db_err(st->db, GPMDB_ERROR,
+			      "EXPLAIN ANALYZE supports SELECT only, not %s",
+			      ast_stmt_kind_name(s->kind));
 	if (s->kind == AST_STMT_SELECT) {
 		if ((rc = plan_stmt_select(st)))
 			return rc;
@@ -501,12 +507,29 @@ void stmt_exec_init(gpmdb_stmt *st)
 	st->x.nframes = 0;
 	st->x.depth = 0;
 	st->x.kid_ns = st->x.kid_ops = 0;
+	st->x.an_kid_ns = 0;
 }
 
 int stmt_run_select(gpmdb_stmt *st, rel **out)
 {
 	stmt_exec_init(st);
 	return exec_node(&st->x, st->plan, out);
+}
+
+/* EXPLAIN ANALYZE: runs the SELECT to its end with each plan node's
+ * figures recorded (explain_plan shows them); its rows are dropped. */
+static int stmt_run_analyze(gpmdb_stmt *st)
+{
+	rel *r = NULL;
+	int rc;
+
+	explain_analyze_reset(st->plan);
+	stmt_exec_init(st);
+	st->x.analyze = true;
+	rc = exec_node(&st->x, st->plan, &r);
+	st->x.analyze = false;
+	rel_free(r);
+	return rc;
 }
 
 static int start(gpmdb_stmt *st)
@@ -524,7 +547,9 @@ static int start(gpmdb_stmt *st)
 		const char *head = s->kind == AST_STMT_SELECT
 				       ? NULL
 				       : ast_stmt_kind_name(s->kind);
-		if ((rc = explain_plan(st, st->plan, head)))
+		if (s->explain == 3 && (rc = stmt_run_analyze(st)))
+			return rc;
+		if ((rc = explain_plan(st, st->plan, head, s->explain == 3)))
 			return rc;
 		return explain_rows(st);
 	}

@@ -1048,6 +1048,8 @@ static void sb_stmt(sbuf *b, const ast_stmt *s)
 		sb_puts(b, "EXPLAIN ");
 	else if (s->explain == 2)
 		sb_puts(b, "EXPLAIN QUERY PLAN ");
+	else if (s->explain == 3)
+		sb_puts(b, "EXPLAIN ANALYZE ");
 	switch (s->kind) {
 	case AST_STMT_SELECT:
 		sb_select(b, s->select);

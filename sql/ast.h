@@ -387,7 +387,7 @@ typedef struct ast_set_clause {
 
 typedef struct ast_stmt {
 	ast_stmt_kind kind;
-	int explain;	   /* 0, 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
+	int explain; /* 0, 1 EXPLAIN, 2 EXPLAIN QUERY PLAN, 3 EXPLAIN ANALYZE */
 	uint32_t off, end; /* the statement's text, without the ';' */
 
 	char *name;	/* table, view, index or pragma name */

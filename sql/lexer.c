@@ -21,6 +21,7 @@ static const struct lex_kw {
 	int code;
 } lex_keywords[] = {
     {"ALL", TK_ALL},
+    {"ANALYZE", TK_ANALYZE},
     {"AND", TK_AND},
     {"AS", TK_AS},
     {"ASC", TK_ASC},
@@ -139,8 +140,10 @@ bool lex_is_keyword(const char *s, size_t n)
 	int code = lex_keyword_code(s, n);
 
 	/* DATE and INTERVAL are keywords only before a literal, which no
-	 * name is ever followed by: names spelled so need no quotes. */
-	return code != 0 && code != TK_DATE && code != TK_INTERVAL;
+	 * name is ever followed by, and ANALYZE only after EXPLAIN, where
+	 * no name goes: names spelled so need no quotes. */
+	return code != 0 && code != TK_DATE && code != TK_INTERVAL &&
+	       code != TK_ANALYZE;
 }
 
 static bool lex_idchar(unsigned char c)

@@ -149,7 +149,7 @@ static ast_select *mk_compound(parse_ctx *ctx, ast_select *l, int op,
 }
 
 /* Keywords that may also be names (a column called "key" or "date"). */
-%fallback ID ASC DESC FIRST LAST NULLS KEY TEMP REPLACE IF PLAN QUERY
+%fallback ID ASC DESC FIRST LAST NULLS KEY TEMP REPLACE IF PLAN QUERY ANALYZE
 	RECURSIVE DEFERRED IMMEDIATE EXCLUSIVE TRANSACTION AUTOINCREMENT
 	OFFSET DATE INTERVAL EXTRACT TRUE FALSE FOR.
 
@@ -177,6 +177,7 @@ input ::= cmdx.
 cmdx ::= cmd(S). { ctx->stmt = S; }
 cmdx ::= EXPLAIN cmd(S). { S->explain = 1; ctx->stmt = S; }
 cmdx ::= EXPLAIN QUERY PLAN cmd(S). { S->explain = 2; ctx->stmt = S; }
+cmdx ::= EXPLAIN ANALYZE cmd(S). { S->explain = 3; ctx->stmt = S; }
 
 %type cmd {ast_stmt *}
 

@@ -5,7 +5,8 @@
  * within a relative 1e-12: docs/gpu.md).  Also: EXPLAIN's backends, the
  * column cache's hits and its coherence after UPDATE, DELETE, INSERT and
  * ROLLBACK, errors (integer overflow of sum) as on the CPU, uncorrelated
- * scalar subqueries inside GPU expressions (t_subquery).
+ * scalar subqueries inside GPU expressions (t_subquery), EXPLAIN ANALYZE
+ * of operators consumed on the device (t_explain_analyze).
  * GPMDB_TEST_ROWS=n sets the table size (default 300000: several tablets).
  */
 #include <stdint.h>
@@ -115,6 +116,45 @@ static void t_explain(void)
 	printf("# auto: %s", e);
 	CHECK(strstr(e, "backend=gpu") != NULL);
 	free(e);
+}
+
+/* EXPLAIN ANALYZE on the GPU: operators the GPU operator above consumed
+ * on the device have no figures of their own and say so; those run on
+ * their own have their real row counts. */
+static void t_explain_analyze(void)
+{
+	char *e, *n, want[64];
+	const char *l;
+
+	xq_exec(db, "PRAGMA backend = gpu");
+	e = xq(db, "EXPLAIN ANALYZE SELECT count(*), sum(b) FROM t WHERE b > "
+		   "5");
+	printf("# %s", e);
+	l = strstr(e, "SCAN t (backend=gpu (columns from the GPU cache))");
+	CHECKF(l && !strncmp(strchr(l, ')') + 2,
+			     " [run inside the operator above]\n", 33),
+	       "%s", e);
+	CHECKF(strstr(e, "HASH AGGREGATE COMPUTE count(*), sum(b) "
+			 "(backend=gpu) [rows=1 time="),
+	       "%s", e);
+	/* every line has its bracket: figures or why none */
+	for (const char *p = e; *p; p = strchr(p, '\n') + 1)
+		CHECKF(strchr(p, '\n')[-1] == ']', "%s", e);
+	free(e);
+	n = xq(db, "SELECT count(*) FROM t WHERE b > 5");
+	n[strcspn(n, "\n")] = 0;
+	e = xq(db, "EXPLAIN ANALYZE SELECT i, s FROM t WHERE b > 5 ORDER BY "
+		   "i");
+	printf("# %s", e);
+	/* the projection may be sorted on the device: inside, never
+	 * "not run" */
+	CHECKF(!strstr(e, "[not run]"), "%s", e);
+	snprintf(want, sizeof(want), "(backend=gpu) [rows=%s time=", n);
+	CHECKF(strstr(e, "SORT BY #1 ") &&
+		   strstr(strstr(e, "SORT BY #1 "), want),
+	       "%s wants %s", e, want);
+	free(e);
+	free(n);
 }
 
 static void t_filters(void)
@@ -843,6 +883,7 @@ int main(void)
 	printf("# device: %s\n", info);
 	setup();
 	TEST_RUN(t_explain);
+	TEST_RUN(t_explain_analyze);
 	TEST_RUN(t_filters);
 	TEST_RUN(t_projections);
 	TEST_RUN(t_aggregates);

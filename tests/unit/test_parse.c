@@ -719,6 +719,12 @@ static void test_misc_stmts(void)
 		  "EXPLAIN QUERY PLAN SELECT a FROM t WHERE (a = 1)");
 	check_sql("explain insert into t values (1)",
 		  "EXPLAIN INSERT INTO t VALUES (1)");
+	check_sql("explain analyze select 1", "EXPLAIN ANALYZE SELECT 1");
+	/* ANALYZE stays a name (as in SQLite), unquoted when rendered */
+	check_sql("EXPLAIN ANALYZE SELECT analyze FROM analyze analyze",
+		  "EXPLAIN ANALYZE SELECT analyze FROM analyze AS analyze");
+	check_sql("SELECT analyze.analyze AS analyze FROM analyze",
+		  "SELECT analyze.analyze AS analyze FROM analyze");
 }
 
 /* ---- errors ---- */
