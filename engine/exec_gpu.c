@@ -544,6 +544,9 @@ typedef struct xg_src {
 
 /* Fused aggregates run and declined (gpu_stats, process-wide). */
 static uint64_t xg_fused_aggs, xg_fused_declines;
+/* GROUP BY results kept on the device for the operator above
+ * (gpu_stats, process-wide). */
+static uint64_t xg_kept_aggs;
 /* Runs that copied several text columns into one buffer (a TEXT
  * output) and the bytes copied (gpu_stats, process-wide). */
 static uint64_t xg_text_merges, xg_text_merged_bytes;
@@ -1991,6 +1994,8 @@ static void xg_unjoin(xg_src *s)
 	memset(cols, 0, sizeof(xg_col) * (size_t)ncols);
 }
 
+static int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d);
+
 /* xg_prepare_win's work for the given chain (top first) and source. */
 static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
 			 pnode *src, xg_src *s, const xg_win *win)
@@ -2037,7 +2042,14 @@ static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
 				return rc;
 			}
 		}
-		if (rc == XG_DECLINE) {
+		/* a GROUP BY under this operator: its groups stay on the
+		 * device when there are many (TPC-H Q17, Q18: millions of
+		 * groups went to the host and came back) */
+		if (rc == XG_DECLINE && src->kind == PN_AGG &&
+		    (rc = xg_agg_keep(x, src, s)) != XG_DECLINE) {
+			if (rc)
+				return rc;
+		} else if (rc == XG_DECLINE) {
 			if ((rc = exec_node(x, src, &s->in)))
 				return rc;
 			if (s->in->nrows > UINT32_MAX)
@@ -2616,7 +2628,86 @@ static int xg_agg_row(exec_ctx *x, const pnode *n, const gpu_groups *g,
 	return rc;
 }
 
-static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
+/* How aggregate ad becomes its result on the device (gpu_group_agg_keep):
+ * false when the host must finish it (ANY, a result type the host would
+ * convert to). */
+static bool xg_agg_fin(const aggdef *ad, gpu_agg_fin *f)
+{
+	etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+
+	memset(f, 0, sizeof(*f));
+	f->type = (uint8_t)xg_coltype(ad->res.t);
+	switch (ad->fn) {
+	case AGG_COUNT_STAR:
+	case AGG_COUNT:
+		f->fin = GPU_FIN_COUNT;
+		return ad->res.t == BC_T_INT;
+	case AGG_SUM:
+		f->fin = GPU_FIN_SUM;
+		/* as xg_agg_row: an integer sum takes the result type, a
+		 * REAL sum must be REAL */
+		return t.t == BC_T_REAL
+			   ? ad->res.t == BC_T_REAL
+			   : (ad->res.t == BC_T_INT || ad->res.t == BC_T_DEC ||
+			      ad->res.t == BC_T_REAL);
+	case AGG_AVG:
+	case AGG_TOTAL:
+		f->fin = ad->fn == AGG_AVG ? GPU_FIN_AVG : GPU_FIN_TOTAL;
+		f->scale = t.t == BC_T_DEC ? t.scale : 0;
+		return ad->res.t == BC_T_REAL;
+	case AGG_MIN:
+	case AGG_MAX:
+		f->fin = GPU_FIN_MINMAX;
+		return ad->res.t == t.t &&
+		       (t.t != BC_T_DEC || ad->res.scale == t.scale) &&
+		       t.t != BC_T_TEXT && t.t != BC_T_NULL;
+	default:
+		return false;
+	}
+}
+
+/* Can n's groups stay on the device for the operator above (xg_agg's
+ * keep)?  Keys of any type but TEXT, aggregates xg_agg_fin finishes. */
+static bool xg_agg_keep_ok(const pnode *n)
+{
+	gpu_agg_fin f;
+
+	if (n->kind != PN_AGG || n->ngroup < 1)
+		return false;
+	for (int k = 0; k < n->ngroup; k++)
+		if (n->ty[k].t == BC_T_TEXT || n->ty[k].t == BC_T_NULL)
+			return false;
+	for (int a = 0; a < n->naggs; a++)
+		if (!xg_agg_fin(&n->aggs[a], &f))
+			return false;
+	return true;
+}
+
+/* The device result of gpu_group_agg_keep as source d's columns. */
+static int xg_agg_to_src(exec_ctx *x, pnode *n, gpu_col *cols, uint32_t ng,
+			 xg_src *d)
+{
+	int rc = GPMDB_OK;
+
+	for (int c = 0; c < n->ncols; c++) {
+		xg_col *o = &d->cols[c];
+		if (!rc)
+			rc = xg_keep_dev(d, cols[c].data);
+		else
+			gpu_free(cols[c].data, NULL, 0);
+		memset(o, 0, sizeof(*o));
+		o->col = cols[c];
+		o->col.prec = n->ty[c].prec;
+		o->col.scale = n->ty[c].scale;
+		o->ndata = ng;
+		o->loaded = true;
+	}
+	d->x = x;
+	d->nrows = ng;
+	return rc;
+}
+
+static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out, xg_src *keep)
 {
 	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
 	xg_out *key = calloc((size_t)ng + 1, sizeof(xg_out)),
@@ -2754,7 +2845,46 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			goto out;
 		}
 	} else {
-		rc = gpu_group_agg(kc, ng, m, ga, na, &g, err, sizeof(err));
+		if (keep && !s->sagg) {
+			/* the operator above reads the groups on the device:
+			 * many groups stay there (few come back as usual) */
+			gpu_agg_fin *fin = calloc((size_t)na + 1, sizeof(*fin));
+			gpu_col *kcols =
+			    calloc((size_t)n->ncols + 1, sizeof(gpu_col));
+			int on_dev = 0;
+			if (!fin || !kcols) {
+				free(fin);
+				free(kcols);
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				goto out;
+			}
+			for (int a = 0; a < na; a++)
+				xg_agg_fin(&n->aggs[a], &fin[a]);
+			rc = gpu_group_agg_keep(kc, ng, m, ga, na, fin, &g,
+						kcols, &on_dev, err,
+						sizeof(err));
+			free(fin);
+			if (!rc && on_dev) {
+				x->db->gstat.gpu_ops++;
+				xg_kept_aggs++;
+				for (int a = 0; a < na && !rc; a++)
+					if (g.res[a].overflow &&
+					    n->aggs[a].fn == AGG_SUM &&
+					    n->aggs[a].res.t != BC_T_REAL)
+						rc = db_err(x->db, GPMDB_ERROR,
+							    "integer overflow");
+				int rc2 =
+				    xg_agg_to_src(x, n, kcols, g.ngroups, keep);
+				free(kcols);
+				rc = rc ? rc : rc2;
+				goto out;
+			}
+			free(kcols);
+		} else {
+			rc = gpu_group_agg(kc, ng, m, ga, na, &g, err,
+					   sizeof(err));
+		}
 	}
 	if (rc) {
 		rc = xg_gerr(x, rc, "aggregate", err);
@@ -2837,6 +2967,54 @@ out:
 	rel_free(anyv);
 	rel_free(r);
 	return rc;
+}
+
+/* AGG n under an operator that reads its result on the device: its
+ * groups become source d's columns (xg_agg's keep: many groups stay on
+ * the device; few come back and d reads them as a host source).
+ * XG_DECLINE: n runs as usual (exec_node), nothing was done. */
+static int xg_fused(exec_ctx *x, pnode *n, xg_src *s, rel **out);
+
+static int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d)
+{
+	char why[400];
+	xg_src s;
+	rel *r = NULL;
+	int rc;
+
+	if (!xg_agg_keep_ok(n) || xg_decide(x, n, why, sizeof(why)) != XG_GPU)
+		return XG_DECLINE;
+	/* the fused kernel first, as exec_gpu_node: few groups, filters
+	 * evaluated inside the aggregate (a host result, d reads it as a
+	 * host source); it declines many groups */
+	rc = xg_fused(x, n, &s, &r);
+	if (rc == XG_UNFUSED) {
+		xg_src_free(&s);
+		rc = xg_prepare(x, n, &s);
+		if (!rc)
+			rc = xg_agg(x, n, &s, &r, d);
+	}
+	xg_src_free(&s);
+	/* too large for the device (exec_node streams it), or a GPU error:
+	 * the AGG again as its own operator, which falls back (or fails
+	 * under gpu_strict) as any other; SQL errors are the query's */
+	if (rc == XG_STREAM ||
+	    (rc && rc != GPMDB_ERROR && rc != GPMDB_INTERRUPT &&
+	     !strncmp(x->db->errmsg, "GPU ", 4))) {
+		if (rc != XG_STREAM)
+			db_clear(x->db);
+		rel_free(r);
+		return XG_DECLINE;
+	}
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	if (r) {
+		d->in = r;
+		d->nrows = (uint32_t)r->nrows;
+	}
+	return GPMDB_OK;
 }
 
 /* ---- fused scan-filter-aggregate ---------------------------------------
@@ -3144,7 +3322,7 @@ static int xg_fused(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	s->fuse = true;
 	s->terms = t;
 	s->nterms = nt;
-	if ((rc = xg_agg(x, n, s, out)))
+	if ((rc = xg_agg(x, n, s, out, NULL)))
 		return rc;
 	xg_fused_aggs++;
 	x->db->gstat.gpu_ops += (uint64_t)nf; /* the filters ran too */
@@ -3708,7 +3886,7 @@ static int xg_stream(exec_ctx *x, pnode *n, rel **out)
 		if (!rc) {
 			if (n->kind == PN_AGG) {
 				s.sagg = &sa;
-				rc = xg_agg(x, n, &s, &wr);
+				rc = xg_agg(x, n, &s, &wr, NULL);
 			} else if (n->kind == PN_PROJECT) {
 				rc = xg_project(x, n, &s, &wr);
 			} else {
@@ -3763,7 +3941,7 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 			if (n->kind == PN_PROJECT)
 				rc = xg_project(x, n, &s, out);
 			else if (n->kind == PN_AGG)
-				rc = xg_agg(x, n, &s, out);
+				rc = xg_agg(x, n, &s, out, NULL);
 			else
 				rc = xg_filter_out(x, n, &s, out);
 		}
@@ -3963,6 +4141,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    {"fused_aggs", xg_fused_aggs},
 		    {"fused_declines", xg_fused_declines},
+		    {"device_group_results", xg_kept_aggs},
 		    {"text_merges", xg_text_merges},
 		    {"text_merged_bytes", xg_text_merged_bytes},
 		};

@@ -250,6 +250,40 @@ int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 		  size_t errlen);
 void gpu_group_free(gpu_groups *g);
 
+/* How a group's aggregate becomes its result value (the engine's
+ * agg_final), for results kept on the device. */
+enum {
+	GPU_FIN_COUNT, /* COUNT, COUNT(*): the count, never NULL */
+	GPU_FIN_SUM,   /* SUM: NULL without values, else the sum (an
+			  integer sum as REAL when type is DOUBLE) */
+	GPU_FIN_AVG,   /* AVG: NULL without values, else sum / count */
+	GPU_FIN_TOTAL, /* TOTAL: the sum as REAL, 0.0 without values */
+	GPU_FIN_MINMAX /* MIN, MAX: NULL without values, else the value */
+};
+typedef struct gpu_agg_fin {
+	int fin;      /* GPU_FIN_* */
+	int scale;    /* AVG, TOTAL of a DECIMAL argument: its scale */
+	uint8_t type; /* the result column's BC_COL_* (INT64, DEC, INT32,
+			 DATE, BOOL, DOUBLE) */
+} gpu_agg_fin;
+
+/*
+ * gpu_group_agg whose result stays on the device when there are many
+ * groups (the sort path): *on_dev = 1 and out[0..nkeys + naggs) are new
+ * device columns of g->ngroups rows in the order of the groups' first
+ * rows (the CPU's order): each key as its column's value at the group's
+ * first row (its type; TEXT keys are not taken: GPMDB_UNSUPPORTED before
+ * any work), then each aggregate finished by fin[a].  Each out[k].data
+ * is one allocation (data, then the NULL bytes at out[k].nulls): free it
+ * with gpu_free.  g->res[a].overflow says an integer SUM left int64.
+ * Few groups (the hash path): *on_dev = 0 and g is gpu_group_agg's host
+ * result.
+ */
+int gpu_group_agg_keep(const gpu_sortcol *keys, int nkeys, uint32_t n,
+		       const gpu_agg *aggs, int naggs, const gpu_agg_fin *fin,
+		       gpu_groups *g, gpu_col *out, int *on_dev, char *err,
+		       size_t errlen);
+
 /* ---- fused scan-filter-aggregate (gpu/ops.cu) ------------------------ */
 
 /* A term of a fused filter: the row passes when all its terms are true.

@@ -167,6 +167,23 @@ void gpu_group_free(gpu_groups *g)
 	(void)g;
 }
 
+int gpu_group_agg_keep(const gpu_sortcol *keys, int nkeys, uint32_t n,
+		       const gpu_agg *aggs, int naggs, const gpu_agg_fin *fin,
+		       gpu_groups *g, gpu_col *out, int *on_dev, char *err,
+		       size_t errlen)
+{
+	(void)keys;
+	(void)nkeys;
+	(void)n;
+	(void)aggs;
+	(void)naggs;
+	(void)fin;
+	(void)out;
+	*on_dev = 0;
+	memset(g, 0, sizeof(*g));
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_fused_agg(const gpu_term *terms, int nterms, const gpu_sortcol *keys,
 		  int nkeys, uint32_t n, const gpu_agg *aggs, int naggs,
 		  gpu_groups *g, int *declined, char *err, size_t errlen)

@@ -886,6 +886,13 @@ __device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
 			   ((volatile unsigned long long *)h.tkey)[s] == k) {
 			return v - 2 < h.gmax ? v - 2 : UINT32_MAX;
 		}
+		/* overflowed already: the result will not be used.  Why
+		 * here: the first round's threads all pass the count check
+		 * above at once and claim every slot, and the rest then
+		 * probed the whole full table (about 250 ms for TPC-H Q17 at
+		 * SF10, 2M groups) */
+		if (*(volatile uint32_t *)&h.hdr[1] & OPS_HF_GROUPS)
+			return UINT32_MAX;
 		s = (s + 1) & (h.cap - 1);
 	}
 	atomicOr(&h.hdr[1], OPS_HF_GROUPS);
@@ -1044,6 +1051,11 @@ __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 		}
 	}
 	__syncthreads();
+	/* more groups than fit: the sort path runs, and the merge would
+	 * only add contention (every block adding every group into the same
+	 * few thousand words: 240-270 ms at TPC-H SF10, Q2, Q17, Q20) */
+	if (*(volatile uint32_t *)&h.hdr[1] & OPS_HF_GROUPS)
+		return;
 	/* merge: every group this block saw has an id below the count now */
 	uint32_t ng = *(volatile uint32_t *)&h.hdr[0];
 	if (ng > gm)
@@ -1302,9 +1314,331 @@ static int ops_first_order(ops_mem *m, const uint32_t *dfirst, uint32_t ng,
 	return GPMDB_OK;
 }
 
-extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
-			     const gpu_agg *aggs, int naggs, gpu_groups *g,
-			     char *err, size_t errlen)
+/* ---- results kept on the device (gpu_group_agg_keep) ----------------- */
+
+__device__ static void ops_put(const gpu_col &o, uint32_t j, long long i,
+			       double r)
+{
+	switch (o.type) {
+	case BC_COL_DOUBLE:
+		((double *)o.data)[j] = r;
+		break;
+	case BC_COL_INT32:
+	case BC_COL_DATE:
+		((int32_t *)o.data)[j] = (int32_t)i;
+		break;
+	case BC_COL_BOOL:
+		((uint8_t *)o.data)[j] = (uint8_t)i;
+		break;
+	default: /* INT64, DEC */
+		((int64_t *)o.data)[j] = i;
+	}
+}
+
+/* Output row j: the key of the group that comes j-th by first row. */
+__global__ void ops_key_at(gpu_col key, const uint32_t *first,
+			   const uint32_t *ord, uint32_t ng, gpu_col o)
+{
+	uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (j >= ng)
+		return;
+	uint32_t r = first[ord[j]];
+	bool nul = gk_null(key, r);
+	o.nulls[j] = nul;
+	if (key.type == BC_COL_DOUBLE)
+		ops_put(o, j, 0, nul ? 0 : ((const double *)key.data)[r]);
+	else if (key.type == BC_COL_FLOAT)
+		ops_put(o, j, 0, nul ? 0 : ((const float *)key.data)[r]);
+	else
+		ops_put(o, j, nul ? 0 : ops_ival(key, r), 0);
+}
+
+/* A DECIMAL sum as the CPU's AVG and TOTAL take it: divided by ten
+ * scale times. */
+__device__ static double ops_unscale(double v, int scale)
+{
+	for (int q = 0; q < scale; q++)
+		v /= 10;
+	return v;
+}
+
+__device__ static void ops_fin_one(const ops_isum &r, const gpu_agg_fin &f,
+				   const gpu_col &o, uint32_t j)
+{
+	double d = (double)r.s;
+	bool nul = !r.c && f.fin != GPU_FIN_COUNT && f.fin != GPU_FIN_TOTAL;
+
+	o.nulls[j] = nul;
+	if (f.fin == GPU_FIN_COUNT)
+		ops_put(o, j, (long long)r.c, 0);
+	else if (nul)
+		ops_put(o, j, 0, 0);
+	else if (f.fin == GPU_FIN_SUM)
+		ops_put(o, j, (long long)r.s, d);
+	else if (f.fin == GPU_FIN_AVG)
+		ops_put(o, j, 0, ops_unscale(d, f.scale) / (double)r.c);
+	else /* TOTAL */
+		ops_put(o, j, 0, r.c ? ops_unscale(d, f.scale) : 0);
+}
+
+__device__ static void ops_fin_one(const ops_rsum &r, const gpu_agg_fin &f,
+				   const gpu_col &o, uint32_t j)
+{
+	bool nul = !r.c && f.fin != GPU_FIN_TOTAL;
+
+	o.nulls[j] = nul;
+	if (nul)
+		ops_put(o, j, 0, 0);
+	else if (f.fin == GPU_FIN_AVG)
+		ops_put(o, j, 0, r.s / (double)r.c);
+	else
+		ops_put(o, j, 0, r.c ? r.s : 0);
+}
+
+__device__ static void ops_fin_one(const ops_imm &r, const gpu_agg_fin &f,
+				   const gpu_col &o, uint32_t j)
+{
+	(void)f;
+	o.nulls[j] = !r.c;
+	ops_put(o, j, r.c ? r.v : 0, 0);
+}
+
+__device__ static void ops_fin_one(const ops_rmm &r, const gpu_agg_fin &f,
+				   const gpu_col &o, uint32_t j)
+{
+	(void)f;
+	o.nulls[j] = !r.c;
+	ops_put(o, j, 0, r.c ? r.v : 0);
+}
+
+template <typename V>
+__global__ void ops_fin(const V *res, const uint32_t *ord, uint32_t ng,
+			gpu_agg_fin f, gpu_col o)
+{
+	uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (j < ng)
+		ops_fin_one(res[ord[j]], f, o, j);
+}
+
+static size_t ops_width(int type)
+{
+	switch (type) {
+	case BC_COL_DOUBLE:
+	case BC_COL_INT64:
+	case BC_COL_DEC:
+		return 8;
+	case BC_COL_INT32:
+	case BC_COL_DATE:
+		return 4;
+	default:
+		return 1;
+	}
+}
+
+/* A result column of ng rows: one allocation, values then NULL bytes. */
+static int ops_out_col(gpu_col *o, uint8_t type, uint32_t ng, char *err,
+		       size_t errlen)
+{
+	size_t w = ops_width(type), db = (w * (size_t)ng + 15) & ~(size_t)15;
+	void *p;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if ((rc = gpu_alloc(&p, db + ng + 16, err, errlen)))
+		return rc;
+	o->data = p;
+	o->nulls = (uint8_t *)p + db;
+	o->type = type;
+	return GPMDB_OK;
+}
+
+/* One aggregate over the sorted rows into its result column: build the
+ * values, scan by group, take each group's end, finish in first-row
+ * order. */
+template <typename V, typename Op>
+static int ops_keep_one(ops_mem *m, const uint32_t *gid, V *v, uint32_t n,
+			uint32_t ng, Op op, const uint32_t *ord,
+			const gpu_agg_fin &f, gpu_col *o, int *ovf, char *err,
+			size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	V *sc, *res;
+	int rc;
+
+	if ((rc = ops_scan(m, gid, v, n, op, &sc, err, errlen)) ||
+	    (rc = ops_alloc(m, (void **)&res, sizeof(V) * (size_t)ng, err,
+			    errlen)))
+		return rc;
+	ops_ends<V><<<ops_grid(n), OPS_BLOCK, 0, s>>>(sc, gid, n, res);
+	GPU_TRY(cudaGetLastError());
+	if (ovf) {
+		int *d;
+		if ((rc = ops_alloc(m, (void **)&d, sizeof(int), err, errlen)))
+			return rc;
+		GPU_TRY(cudaMemsetAsync(d, 0, sizeof(int), s));
+		ops_ovf<<<ops_grid(n), OPS_BLOCK, 0, s>>>((const ops_isum *)sc,
+							  n, d);
+		GPU_TRY(cudaGetLastError());
+		GPU_TRY(cudaMemcpyAsync(ovf, d, sizeof(int),
+					cudaMemcpyDeviceToHost, s));
+	}
+	if ((rc = ops_out_col(o, f.type, ng, err, errlen)))
+		return rc;
+	ops_fin<V><<<ops_grid(ng), OPS_BLOCK, 0, s>>>(res, ord, ng, f, *o);
+	GPU_TRY(cudaGetLastError());
+	return GPMDB_OK;
+}
+
+/* The sort path's groups (gid over the sorted positions, idx: position
+ * -> row, dfirst: each group's first row) finished on the device into
+ * out[0..nkeys + naggs) (gpu_group_agg_keep). */
+static int ops_keep(ops_mem *m, const gpu_sortcol *keys, int nkeys,
+		    const uint32_t *idx, const uint32_t *gid, uint32_t n,
+		    uint32_t ng, const uint32_t *dfirst, const gpu_agg *aggs,
+		    int naggs, const gpu_agg_fin *fin, gpu_groups *g,
+		    gpu_col *out, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	uint32_t *iota, *ord, *fs;
+	void *tmp;
+	size_t tb = 0;
+	int bits = 1, rc, k;
+
+	while (bits < 32 && (n - 1) >> bits)
+		bits++;
+	if ((rc = ops_alloc(m, (void **)&iota, 4 * (size_t)ng + 4, err,
+			    errlen)) ||
+	    (rc = ops_alloc(m, (void **)&ord, 4 * (size_t)ng + 4, err,
+			    errlen)) ||
+	    (rc = ops_alloc(m, (void **)&fs, 4 * (size_t)ng + 4, err, errlen)))
+		return rc;
+	ops_iota<<<ops_grid(ng), OPS_BLOCK, 0, s>>>(iota, ng);
+	GPU_TRY(cudaGetLastError());
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(NULL, tb, dfirst, fs, iota, ord,
+						(int)ng, 0, bits, s));
+	if ((rc = ops_alloc(m, &tmp, tb, err, errlen)))
+		return rc;
+	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, dfirst, fs, iota, ord,
+						(int)ng, 0, bits, s));
+	g->ngroups = ng;
+	g->naggs = naggs;
+	if ((rc = ops_host((void **)&g->res,
+			   sizeof(gpu_agg_res) * (size_t)(naggs ? naggs : 1),
+			   err, errlen)))
+		return rc;
+	for (k = 0; k < nkeys; k++) {
+		const gpu_col *kc = &keys[k].col;
+		uint8_t t = kc->type == BC_COL_FLOAT ? (uint8_t)BC_COL_DOUBLE
+						     : kc->type;
+		if (kc->type == VEC_NULL)
+			t = BC_COL_INT64; /* every value NULL */
+		if ((rc = ops_out_col(&out[k], t, ng, err, errlen)))
+			return rc;
+		out[k].prec = kc->prec;
+		out[k].scale = kc->scale;
+		ops_key_at<<<ops_grid(ng), OPS_BLOCK, 0, s>>>(*kc, dfirst, ord,
+							      ng, out[k]);
+		GPU_TRY(cudaGetLastError());
+	}
+	for (int a = 0; a < naggs && !rc; a++) {
+		const gpu_agg *ag = &aggs[a];
+		gpu_col *o = &out[nkeys + a];
+		int mark = m->n;
+		switch (ag->op) {
+		case GPU_AGG_COUNT_STAR:
+		case GPU_AGG_COUNT:
+		case GPU_AGG_SUM_I: {
+			ops_isum *v;
+			if ((rc = ops_alloc(m, (void **)&v,
+					    sizeof(*v) * (size_t)n, err,
+					    errlen)))
+				break;
+			ops_mk_isum<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
+			    ag->arg, idx, n, ag->op == GPU_AGG_COUNT_STAR, v);
+			rc = ops_keep_one(
+			    m, gid, v, n, ng, ops_isum_op(), ord, fin[a], o,
+			    ag->op == GPU_AGG_SUM_I ? &g->res[a].overflow
+						    : NULL,
+			    err, errlen);
+			break;
+		}
+		case GPU_AGG_SUM_R: {
+			ops_rsum *v;
+			if ((rc = ops_alloc(m, (void **)&v,
+					    sizeof(*v) * (size_t)n, err,
+					    errlen)))
+				break;
+			ops_mk_rsum<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
+			    ag->arg, idx, n, v);
+			rc = ops_keep_one(m, gid, v, n, ng, ops_rsum_op(), ord,
+					  fin[a], o, NULL, err, errlen);
+			break;
+		}
+		case GPU_AGG_MIN_I:
+		case GPU_AGG_MAX_I: {
+			ops_imm *v;
+			if ((rc = ops_alloc(m, (void **)&v,
+					    sizeof(*v) * (size_t)n, err,
+					    errlen)))
+				break;
+			ops_mk_imm<<<ops_grid(n), OPS_BLOCK, 0, s>>>(ag->arg,
+								     idx, n, v);
+			if (ag->op == GPU_AGG_MIN_I)
+				rc = ops_keep_one(m, gid, v, n, ng,
+						  ops_mm_op<ops_imm, false>(),
+						  ord, fin[a], o, NULL, err,
+						  errlen);
+			else
+				rc = ops_keep_one(m, gid, v, n, ng,
+						  ops_mm_op<ops_imm, true>(),
+						  ord, fin[a], o, NULL, err,
+						  errlen);
+			break;
+		}
+		case GPU_AGG_MIN_R:
+		case GPU_AGG_MAX_R: {
+			ops_rmm *v;
+			if ((rc = ops_alloc(m, (void **)&v,
+					    sizeof(*v) * (size_t)n, err,
+					    errlen)))
+				break;
+			ops_mk_rmm<<<ops_grid(n), OPS_BLOCK, 0, s>>>(ag->arg,
+								     idx, n, v);
+			if (ag->op == GPU_AGG_MIN_R)
+				rc = ops_keep_one(m, gid, v, n, ng,
+						  ops_mm_op<ops_rmm, false>(),
+						  ord, fin[a], o, NULL, err,
+						  errlen);
+			else
+				rc = ops_keep_one(m, gid, v, n, ng,
+						  ops_mm_op<ops_rmm, true>(),
+						  ord, fin[a], o, NULL, err,
+						  errlen);
+			break;
+		}
+		default:
+			snprintf(err, errlen, "unknown GPU aggregate %d",
+				 ag->op);
+			rc = GPMDB_INTERNAL;
+		}
+		/* this aggregate's device buffers are done with once the
+		 * finishing kernel ran (stream order) */
+		while (!rc && m->n > mark)
+			gpu_free(m->p[--m->n], NULL, 0);
+	}
+	if (!rc)
+		GPU_TRY(cudaStreamSynchronize(s));
+	return rc;
+}
+
+/* gpu_group_agg, or with out (gpu_group_agg_keep) the sort path's
+ * results finished on the device. */
+static int ops_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
+			 const gpu_agg *aggs, int naggs, const gpu_agg_fin *fin,
+			 gpu_groups *g, gpu_col *out, int *on_dev, char *err,
+			 size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	ops_mem m = {{0}, 0};
@@ -1391,6 +1725,13 @@ extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 	ops_groups<<<ops_grid(n), OPS_BLOCK, 0, s>>>(
 	    gid, head, idx, skey, snull, n, dfirst, dgkey, dgnull);
 	OPS_TRY(cudaGetLastError());
+	if (out) {
+		rc = ops_keep(&m, keys, nkeys, idx, gid, n, ng, dfirst, aggs,
+			      naggs, fin, g, out, err, errlen);
+		if (!rc)
+			*on_dev = 1;
+		goto out;
+	}
 	g->ngroups = ng;
 	g->naggs = naggs;
 	if ((rc = ops_host((void **)&g->first, 4 * (size_t)ng, err, errlen)) ||
@@ -1552,9 +1893,43 @@ extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
 	}
 out:
 	ops_release(&m);
-	if (rc)
+	if (rc) {
 		gpu_group_free(g);
+		for (int k = 0; out && k < nkeys + naggs; k++) {
+			gpu_free(out[k].data, NULL, 0);
+			memset(&out[k], 0, sizeof(out[k]));
+		}
+	}
 	return rc;
+}
+
+extern "C" int gpu_group_agg(const gpu_sortcol *keys, int nkeys, uint32_t n,
+			     const gpu_agg *aggs, int naggs, gpu_groups *g,
+			     char *err, size_t errlen)
+{
+	return ops_group_agg(keys, nkeys, n, aggs, naggs, NULL, g, NULL, NULL,
+			     err, errlen);
+}
+
+extern "C" int gpu_group_agg_keep(const gpu_sortcol *keys, int nkeys,
+				  uint32_t n, const gpu_agg *aggs, int naggs,
+				  const gpu_agg_fin *fin, gpu_groups *g,
+				  gpu_col *out, int *on_dev, char *err,
+				  size_t errlen)
+{
+	*on_dev = 0;
+	memset(out, 0, sizeof(gpu_col) * (size_t)(nkeys + naggs));
+	for (int k = 0; k < nkeys; k++)
+		if (keys[k].col.type == BC_COL_TEXT) {
+			memset(g, 0, sizeof(*g));
+			snprintf(err, errlen,
+				 "GROUP BY results kept on the device: TEXT "
+				 "key %d",
+				 k + 1);
+			return GPMDB_UNSUPPORTED;
+		}
+	return ops_group_agg(keys, nkeys, n, aggs, naggs, fin, g, out, on_dev,
+			     err, errlen);
 }
 
 /* ---- fused scan-filter-aggregate ----------------------------------------

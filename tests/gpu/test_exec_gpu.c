@@ -875,6 +875,47 @@ static void t_cache(void)
 	both("SELECT count(*) FROM t WHERE s = 'no'", 0);
 }
 
+/*
+ * GROUP BY results kept on the device for the operator above (xg_agg's
+ * keep, gpu_group_agg_keep): more groups than the hash path holds (4096),
+ * so the sort path runs and its groups are finished on the device, in
+ * first-row order, and read there by HAVING, a projection, a join.  Every
+ * aggregate the device finishes (COUNT, COUNT(*), SUM of integers,
+ * decimals and REAL, AVG, TOTAL, MIN/MAX of INT, DATE, DECIMAL, REAL),
+ * NULL keys and groups whose arguments are all NULL; the same rows as
+ * the CPU, and device_group_results counts them.
+ */
+static void t_agg_keep(void)
+{
+	static const char *qs[] = {
+	    "SELECT i % 10000, count(*), count(f), sum(b), sum(m), sum(d), "
+	    "avg(b), avg(m), avg(d), total(m), min(dt), max(dt), min(m), "
+	    "max(d), min(i) FROM t GROUP BY 1 HAVING count(*) > 25",
+	    "SELECT k * 2, c, sb FROM (SELECT i % 9000 AS k, count(*) AS c, "
+	    "sum(b) AS sb FROM t GROUP BY 1) AS g WHERE c > 30 AND k < 4000",
+	    "SELECT t2.i, g.c, g.ad FROM t AS t2 JOIN (SELECT i % 12000 AS "
+	    "k, count(*) AS c, avg(d) AS ad FROM t GROUP BY 1) AS g ON t2.i "
+	    "= g.k WHERE t2.i < 20000",
+	    "SELECT count(*), sum(g.c) FROM t AS t2 JOIN (SELECT i % 6000 AS "
+	    "k, dt AS d2, count(*) AS c FROM t GROUP BY 1, 2) AS g ON t2.i = "
+	    "g.k AND t2.dt = g.d2",
+	    "SELECT k, c FROM (SELECT b % 50000 AS k, count(*) AS c, max(f) "
+	    "AS mf FROM t GROUP BY 1) AS g WHERE mf IS NULL OR c > 3",
+	};
+	unsigned long long k0 = stat_of("device_group_results");
+
+	for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+		both_gpu(qs[q], 1e-9, 1);
+	unsigned long long k1 = stat_of("device_group_results");
+	printf("# device_group_results: %llu\n", k1 - k0);
+	CHECKF(k1 - k0 >= 2 * (sizeof(qs) / sizeof(qs[0])),
+	       "device_group_results went from %llu to %llu", k0, k1);
+	/* an SQL error inside stays the query's error, on both backends */
+	both("SELECT k FROM (SELECT i % 10000 AS k, sum(b * 1000000000000) AS "
+	     "s FROM t GROUP BY 1) AS g WHERE s > 0",
+	     0);
+}
+
 int main(void)
 {
 	char info[512];
@@ -894,6 +935,7 @@ int main(void)
 	TEST_RUN(t_fused);
 	TEST_RUN(t_stream);
 	TEST_RUN(t_text_inputs);
+	TEST_RUN(t_agg_keep);
 	TEST_RUN(t_cache);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);
