@@ -856,6 +856,7 @@ typedef struct xg_out {
 	gcache_seg *seg; /* the run's text buffer -> host */
 	uint32_t nseg;
 	const char *dtext; /* the run's text buffer (device) */
+	uint64_t ntext;	   /* its bytes */
 	bool have;
 } xg_out;
 
@@ -1043,6 +1044,7 @@ static int xg_run(xg_src *s, cexpr *c, xg_out *o)
 		xg_text_merged_bytes += total;
 	}
 	o->dtext = text;
+	o->ntext = ntext;
 	rc = gpu_vm_run(o->p, in, c->ninputs, s->sel ? s->nsel : s->nrows, text,
 			ntext, itext, o->col, err, sizeof(err));
 	if (rc)
@@ -1591,6 +1593,27 @@ static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len)
  * the GPU over a scan or a device join, and no output is TEXT (a TEXT
  * output may point at its program's constants, which another program
  * cannot read). */
+/* Is c's program a column of the source as it is (one LOAD_COL, its
+ * OUTPUT)? */
+static bool xg_passthrough(const cexpr *c)
+{
+	const bc_program *p = c->prog;
+	int load = -1;
+
+	if (c->ninputs != 1 || c->in[0].kind != IN_COL || p->noutputs != 1)
+		return false;
+	for (uint32_t k = 0; k < p->ninsns; k++) {
+		const bc_insn *in = &p->insns[k];
+		if (in->op == BC_NOP)
+			continue;
+		if (in->op == BC_LOAD_COL && in->a == 0 && load < 0)
+			load = in->dst;
+		else if (!(in->op == BC_OUTPUT && load >= 0 && in->a == load))
+			return false;
+	}
+	return load >= 0 && p->out_reg[0] == load;
+}
+
 static int xg_proj_ok(exec_ctx *x, pnode *c)
 {
 	char why[400];
@@ -1598,9 +1621,20 @@ static int xg_proj_ok(exec_ctx *x, pnode *c)
 
 	if (c->kind != PN_PROJECT || c->ncols != c->nexprs)
 		return 0;
-	for (int i = 0; i < c->ncols; i++)
-		if (c->ty[i].t == BC_T_TEXT)
+	/* TEXT outputs: source columns as they are (their values point
+	 * into the column's own text; a computed string may point into the
+	 * program's constants, which a consumer's program cannot read) */
+	for (int i = 0; i < c->ncols; i++) {
+		cexpr *cx;
+		if (c->ty[i].t != BC_T_TEXT)
+			continue;
+		if (exec_node_cx(x, c, i, c->exprs[i], c->post, c->l, &cx)) {
+			db_clear(x->db); /* the CPU's run reports it */
 			return 0;
+		}
+		if (!xg_passthrough(cx))
+			return 0;
+	}
 	if (xg_decide(x, c, why, sizeof(why)) != XG_GPU)
 		return 0;
 	src = xg_source(x, c, why, sizeof(why));
@@ -1642,6 +1676,12 @@ static int xg_prepare_proj(exec_ctx *x, pnode *c, xg_src *s)
 		s->cols[i].col.sel = NULL;
 		s->cols[i].ndata = s->nrows;
 		s->cols[i].loaded = true;
+		/* TEXT (xg_proj_ok: a column as it is): the run's buffer,
+		 * kept by in, and its map to host bytes, kept by o */
+		s->cols[i].text = o[i].dtext;
+		s->cols[i].ntext = o[i].ntext;
+		s->cols[i].seg = o[i].seg;
+		s->cols[i].nseg = o[i].nseg;
 	}
 	x->db->gstat.gpu_ops++;
 	return GPMDB_OK;
@@ -2042,6 +2082,31 @@ static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
 				return rc;
 			}
 		}
+		/* a projection under this operator (TPC-H Q9's under its
+		 * GROUP BY): its outputs stay on the device */
+		if (rc == XG_DECLINE && src->kind == PN_PROJECT &&
+		    xg_proj_ok(x, src)) {
+			free(s->cols);
+			s->cols = NULL;
+			rc = xg_prepare_proj(x, src, s);
+			if (rc == XG_STREAM ||
+			    (rc == GPMDB_NOMEM &&
+			     !strncmp(x->db->errmsg, "GPU ", 4))) {
+				/* too large for the device: as before */
+				if (rc != XG_STREAM)
+					db_clear(x->db);
+				xg_src_free(s);
+				s->x = x;
+				s->ncols = src->ncols;
+				if (!(s->cols = calloc((size_t)s->ncols + 1,
+						       sizeof(xg_col))))
+					return db_err(x->db, GPMDB_NOMEM,
+						      "out of memory");
+				rc = XG_DECLINE;
+			} else if (rc) {
+				return rc;
+			}
+		}
 		/* a GROUP BY under this operator: its groups stay on the
 		 * device when there are many (TPC-H Q17, Q18: millions of
 		 * groups went to the host and came back) */
@@ -2371,23 +2436,8 @@ static long double xg_i128(const gpu_agg_res *r, uint32_t g)
  */
 static int xg_direct(xg_src *s, cexpr *c, gpu_col *col, int *rc)
 {
-	const bc_program *p = c->prog;
-	int load = -1;
-
 	*rc = GPMDB_OK;
-	if (s->sel || s->nleaf || c->ninputs != 1 || c->in[0].kind != IN_COL ||
-	    p->noutputs != 1)
-		return 0;
-	for (uint32_t k = 0; k < p->ninsns; k++) {
-		const bc_insn *in = &p->insns[k];
-		if (in->op == BC_NOP)
-			continue;
-		if (in->op == BC_LOAD_COL && in->a == 0 && load < 0)
-			load = in->dst;
-		else if (!(in->op == BC_OUTPUT && load >= 0 && in->a == load))
-			return 0;
-	}
-	if (load < 0 || p->out_reg[0] != load)
+	if (s->sel || s->nleaf || !xg_passthrough(c))
 		return 0;
 	if ((*rc = xg_load(s, c->in[0].col)))
 		return 0;
@@ -2667,7 +2717,8 @@ static bool xg_agg_fin(const aggdef *ad, gpu_agg_fin *f)
 }
 
 /* Can n's groups stay on the device for the operator above (xg_agg's
- * keep)?  Keys of any type but TEXT, aggregates xg_agg_fin finishes. */
+ * keep)?  Keys of any type (TEXT ones: columns as they are, xg_agg
+ * checks), aggregates xg_agg_fin finishes. */
 static bool xg_agg_keep_ok(const pnode *n)
 {
 	gpu_agg_fin f;
@@ -2675,7 +2726,7 @@ static bool xg_agg_keep_ok(const pnode *n)
 	if (n->kind != PN_AGG || n->ngroup < 1)
 		return false;
 	for (int k = 0; k < n->ngroup; k++)
-		if (n->ty[k].t == BC_T_TEXT || n->ty[k].t == BC_T_NULL)
+		if (n->ty[k].t == BC_T_NULL)
 			return false;
 	for (int a = 0; a < n->naggs; a++)
 		if (!xg_agg_fin(&n->aggs[a], &f))
@@ -2685,9 +2736,11 @@ static bool xg_agg_keep_ok(const pnode *n)
 
 /* The device result of gpu_group_agg_keep as source d's columns. */
 static int xg_agg_to_src(exec_ctx *x, pnode *n, gpu_col *cols, uint32_t ng,
-			 xg_src *d)
+			 const xg_out *key, xg_src *d)
 {
 	int rc = GPMDB_OK;
+
+	d->x = x;
 
 	for (int c = 0; c < n->ncols; c++) {
 		xg_col *o = &d->cols[c];
@@ -2701,6 +2754,26 @@ static int xg_agg_to_src(exec_ctx *x, pnode *n, gpu_col *cols, uint32_t ng,
 		o->col.scale = n->ty[c].scale;
 		o->ndata = ng;
 		o->loaded = true;
+		if (c < n->ngroup && cols[c].type == BC_COL_TEXT) {
+			/* the key's run: its text buffer (kept alive with
+			 * the AGG's source, xg_agg_keep) and a copy of its
+			 * map to host bytes */
+			const xg_out *k = &key[c];
+			gcache_seg *sg = NULL;
+			if (!rc &&
+			    !(sg = malloc(sizeof(gcache_seg) * (k->nseg + 1))))
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+			if (!rc && (rc = xg_keep_host(d, sg)) == GPMDB_OK) {
+				if (k->nseg)
+					memcpy(sg, k->seg,
+					       sizeof(gcache_seg) * k->nseg);
+				o->text = k->dtext;
+				o->ntext = k->ntext;
+				o->seg = sg;
+				o->nseg = k->nseg;
+			}
+		}
 	}
 	d->x = x;
 	d->nrows = ng;
@@ -2745,6 +2818,10 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out, xg_src *keep)
 		if (rc || (rc = xg_run(s, c, &key[k])) ||
 		    (rc = xg_keycol(s, &key[k], &kc[k])))
 			goto out;
+		/* a computed TEXT key may point into the program's constants,
+		 * which a consumer cannot read: its groups come to the host */
+		if (n->ty[k].t == BC_T_TEXT && !xg_passthrough(c))
+			keep = NULL;
 	}
 	for (int a = 0; a < na; a++) {
 		const aggdef *ad = &n->aggs[a];
@@ -2874,8 +2951,8 @@ static int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out, xg_src *keep)
 					    n->aggs[a].res.t != BC_T_REAL)
 						rc = db_err(x->db, GPMDB_ERROR,
 							    "integer overflow");
-				int rc2 =
-				    xg_agg_to_src(x, n, kcols, g.ngroups, keep);
+				int rc2 = xg_agg_to_src(x, n, kcols, g.ngroups,
+							key, keep);
 				free(kcols);
 				rc = rc ? rc : rc2;
 				goto out;
@@ -2994,6 +3071,21 @@ static int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d)
 		if (!rc)
 			rc = xg_agg(x, n, &s, &r, d);
 	}
+	/* TEXT keys on the device point into buffers of the AGG's source:
+	 * d keeps it */
+	for (int k = 0; !rc && !r && k < n->ngroup; k++)
+		if (n->ty[k].t == BC_T_TEXT) {
+			xg_src *own = malloc(sizeof(*own));
+			if (!own) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+			*own = s;
+			memset(&s, 0, sizeof(s));
+			d->own = own;
+			break;
+		}
 	xg_src_free(&s);
 	/* too large for the device (exec_node streams it), or a GPU error:
 	 * the AGG again as its own operator, which falls back (or fails

@@ -272,8 +272,9 @@ typedef struct gpu_agg_fin {
  * groups (the sort path): *on_dev = 1 and out[0..nkeys + naggs) are new
  * device columns of g->ngroups rows in the order of the groups' first
  * rows (the CPU's order): each key as its column's value at the group's
- * first row (its type; TEXT keys are not taken: GPMDB_UNSUPPORTED before
- * any work), then each aggregate finished by fin[a].  Each out[k].data
+ * first row (its type; TEXT values still point into the key column's text
+ * buffer, so its gpu_str values must not be GPU_STR_CONST ones), then each
+ * aggregate finished by fin[a].  Each out[k].data
  * is one allocation (data, then the NULL bytes at out[k].nulls): free it
  * with gpu_free.  g->res[a].overflow says an integer SUM left int64.
  * Few groups (the hash path): *on_dev = 0 and g is gpu_group_agg's host

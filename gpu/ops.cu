@@ -1346,7 +1346,13 @@ __global__ void ops_key_at(gpu_col key, const uint32_t *first,
 	uint32_t r = first[ord[j]];
 	bool nul = gk_null(key, r);
 	o.nulls[j] = nul;
-	if (key.type == BC_COL_DOUBLE)
+	if (key.type == BC_COL_TEXT) {
+		/* still pointing into the key column's text buffer */
+		gpu_str v = {0, 0};
+		if (!nul)
+			v = ((const gpu_str *)key.data)[r];
+		((gpu_str *)o.data)[j] = v;
+	} else if (key.type == BC_COL_DOUBLE)
 		ops_put(o, j, 0, nul ? 0 : ((const double *)key.data)[r]);
 	else if (key.type == BC_COL_FLOAT)
 		ops_put(o, j, 0, nul ? 0 : ((const float *)key.data)[r]);
@@ -1425,6 +1431,7 @@ __global__ void ops_fin(const V *res, const uint32_t *ord, uint32_t ng,
 static size_t ops_width(int type)
 {
 	switch (type) {
+	case BC_COL_TEXT: /* gpu_str */
 	case BC_COL_DOUBLE:
 	case BC_COL_INT64:
 	case BC_COL_DEC:
@@ -1919,15 +1926,6 @@ extern "C" int gpu_group_agg_keep(const gpu_sortcol *keys, int nkeys,
 {
 	*on_dev = 0;
 	memset(out, 0, sizeof(gpu_col) * (size_t)(nkeys + naggs));
-	for (int k = 0; k < nkeys; k++)
-		if (keys[k].col.type == BC_COL_TEXT) {
-			memset(g, 0, sizeof(*g));
-			snprintf(err, errlen,
-				 "GROUP BY results kept on the device: TEXT "
-				 "key %d",
-				 k + 1);
-			return GPMDB_UNSUPPORTED;
-		}
 	return ops_group_agg(keys, nkeys, n, aggs, naggs, fin, g, out, on_dev,
 			     err, errlen);
 }
