@@ -2035,6 +2035,7 @@ static void xg_unjoin(xg_src *s)
 }
 
 static int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d);
+static bool xg_agg_keep_ok(const pnode *n);
 
 /* xg_prepare_win's work for the given chain (top first) and source. */
 static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,
@@ -2216,7 +2217,13 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		gcache_begin();
 	d = xg_decide(x, p, why, sizeof(why));
 	src = d == XG_GPU ? xg_source(x, p, why, sizeof(why)) : NULL;
-	if (!src || src->kind != PN_SCAN) {
+	/* a source that stays on the device: a scan, a device join, a
+	 * GROUP BY whose groups stay there (TPC-H Q10: 389k groups with
+	 * TEXT keys, of which LIMIT keeps 20) */
+	if (!src ||
+	    !(src->kind == PN_SCAN ||
+	      (src->kind == PN_JOIN && xg_join_ok(x, src, why, sizeof(why))) ||
+	      xg_agg_keep_ok(src))) {
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		return XG_DECLINE;

@@ -921,6 +921,15 @@ static void t_agg_keep(void)
 	 * is its top operator (its result goes to the host) */
 	CHECKF(k1 - k0 >= 2 * (sizeof(qs) / sizeof(qs[0]) - 1),
 	       "device_group_results went from %llu to %llu", k0, k1);
+	/* ORDER BY ... LIMIT over such groups and over a device join: the
+	 * projection sorted on the device, only the kept rows come back
+	 * (TPC-H Q10's shape) */
+	both_gpu("SELECT s, s2, count(*), sum(b) FROM t GROUP BY s, s2 ORDER "
+		 "BY 4 DESC, 1, 2 LIMIT 20",
+		 0, 1);
+	both_gpu("SELECT a.i, b.s, a.b + b.b FROM t AS a JOIN t AS b ON a.i = "
+		 "b.i + 1 WHERE a.b > 100 ORDER BY 3 DESC, 1 LIMIT 15",
+		 0, 1);
 	/* a computed TEXT key: the groups come to the host, same rows */
 	both_gpu("SELECT k, c FROM (SELECT substr(s, 1, 3) AS k, count(*) AS "
 		 "c FROM t GROUP BY 1) AS g WHERE c > 2",
