@@ -262,6 +262,7 @@ static pnode *xg_source(exec_ctx *x, pnode *n, char *why, size_t len)
 }
 
 static int xg_join_ok(exec_ctx *x, pnode *j, char *why, size_t len);
+static bool xg_agg_keep_ok(const pnode *n);
 
 static uint64_t xg_scan_rows(gpmdb *db, const pnode *s)
 {
@@ -1640,7 +1641,10 @@ static int xg_proj_ok(exec_ctx *x, pnode *c)
 	src = xg_source(x, c, why, sizeof(why));
 	return src &&
 	       (src->kind == PN_SCAN ||
-		(src->kind == PN_JOIN && xg_join_ok(x, src, why, sizeof(why))));
+		(src->kind == PN_JOIN &&
+		 xg_join_ok(x, src, why, sizeof(why))) ||
+		/* a GROUP BY kept on the device (TPC-H Q13, Q15's view) */
+		xg_agg_keep_ok(src));
 }
 
 /* PROJECT c as a source: run over its own source, the outputs stay on
@@ -2035,7 +2039,6 @@ static void xg_unjoin(xg_src *s)
 }
 
 static int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d);
-static bool xg_agg_keep_ok(const pnode *n);
 
 /* xg_prepare_win's work for the given chain (top first) and source. */
 static int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain,

@@ -901,6 +901,11 @@ static void t_agg_keep(void)
 	    "g.k AND t2.dt = g.d2",
 	    "SELECT k, c FROM (SELECT b % 50000 AS k, count(*) AS c, max(f) "
 	    "AS mf FROM t GROUP BY 1) AS g WHERE mf IS NULL OR c > 3",
+	    /* a projection of the groups as a join's side (TPC-H Q15's
+	     * view) */
+	    "SELECT t2.i, g.k2, g.sb FROM t AS t2 JOIN (SELECT i % 8000 AS k, "
+	    "count(*) * 2 AS k2, sum(b) - 1 AS sb FROM t GROUP BY 1) AS g "
+	    "ON t2.i = g.k WHERE t2.b > 1000",
 	    /* TEXT keys: the key column's text, read by the consumer */
 	    "SELECT s, count(*), sum(b) FROM t GROUP BY s HAVING count(*) > "
 	    "1 AND s LIKE '%a%'",
