@@ -270,6 +270,7 @@ void gcache_note_register(int ok, uint64_t ns, const char *msg)
  * device (gc_measure), and the live part of tablet view v in it. */
 typedef struct gc_size {
 	uint64_t live, ntext, bytes;
+	uint64_t hcopy; /* compacted text bytes (gc_compact) */
 	bool has_null;
 } gc_size;
 
@@ -291,10 +292,11 @@ static void gc_clip(const stg_tablet_view *v, uint64_t row0, uint64_t nrows,
  * [lo, hi) of a TEXT column reference (rows one by one: TEXT is rare);
  * 0, 0 when none. */
 static void gc_text_span(const stg_tablet_view *v, int col, uint32_t lo,
-			 uint32_t hi, uint64_t *tmin, uint64_t *tend)
+			 uint32_t hi, uint64_t *tmin, uint64_t *tend,
+			 uint64_t *bytes)
 {
 	const uint32_t *nb = v->nulls ? v->nulls[col] : NULL;
-	uint64_t mn = UINT64_MAX, end = 0;
+	uint64_t mn = UINT64_MAX, end = 0, sum = 0;
 	for (uint32_t i = lo; i < hi; i++) {
 		stg_strref s = ((const stg_strref *)v->data[col])[i];
 		if (gc_bit(v->deleted, i) || gc_bit(nb, i))
@@ -303,9 +305,26 @@ static void gc_text_span(const stg_tablet_view *v, int col, uint32_t lo,
 			mn = s.off;
 		if (s.off + (uint64_t)s.len > end)
 			end = s.off + (uint64_t)s.len;
+		sum += s.len;
 	}
 	*tmin = end ? mn : 0;
 	*tend = end;
+	*bytes = sum;
+}
+
+/*
+ * Whether a tablet's strings of one column are copied together (compact)
+ * instead of uploading the heap bytes they span.  Why: rows appended one
+ * at a time (the .tbl loader, INSERT) interleave every TEXT column of a
+ * row in the heap, so one column's span is the whole heap: lineitem's
+ * l_shipmode at SF10 spanned 2.9 GB (all its TEXT columns) for 0.3 GB of
+ * its own, over the 2 GiB a GPU run addresses, and TPC-H Q12 and Q19 fell
+ * back to the CPU.  The compacted bytes live on the host too (after the
+ * column's segments, one allocation), for reading results back.
+ */
+static bool gc_compact(uint64_t span, uint64_t bytes)
+{
+	return span > 2 * bytes + 4096;
 }
 
 /* Pass 1: live rows, NULLs, text bytes and device bytes of the range. */
@@ -336,9 +355,14 @@ static int gc_measure(stg_pool *p, uint32_t table_id, int col, int stype,
 		    gc_any_live(v.nulls[col], v.deleted, lo, hi))
 			z->has_null = true;
 		if (stype == STG_T_TEXT) {
-			uint64_t tmin, tend;
-			gc_text_span(&v, col, lo, hi, &tmin, &tend);
-			z->ntext += tend - tmin;
+			uint64_t tmin, tend, sum;
+			gc_text_span(&v, col, lo, hi, &tmin, &tend, &sum);
+			if (gc_compact(tend - tmin, sum)) {
+				z->ntext += sum;
+				z->hcopy += sum;
+			} else {
+				z->ntext += tend - tmin;
+			}
 		}
 	}
 	uint64_t dbytes = (z->live * w + 255) & ~255ull;
@@ -371,12 +395,15 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		snprintf(err, errlen, "%s", stg_errmsg(p));
 		return stg_errcode(p);
 	}
+	/* the segments, then the compacted text (gc_compact): one
+	 * allocation, freed with the segments */
 	if (stype == STG_T_TEXT &&
-	    !(seg = calloc(nt + 1, sizeof(gcache_seg)))) {
+	    !(seg = calloc(1, sizeof(gcache_seg) * (nt + 1) + z->hcopy))) {
 		snprintf(err, errlen, "out of memory");
 		return GPMDB_NOMEM;
 	}
-	uint64_t off = 0, toff = 0;
+	char *hc = seg ? (char *)(seg + nt + 1) : NULL;
+	uint64_t off = 0, toff = 0, hoff = 0;
 	for (uint32_t t = 0; t < nt && !rc; t++) {
 		stg_tablet_view v;
 		uint32_t m = 0, lo, hi;
@@ -413,16 +440,22 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		if (stype == STG_T_TEXT) {
 			gpu_str *o = (gpu_str *)stage;
 			uint32_t k = 0;
-			uint64_t tmin, tend;
-			/* only the heap bytes [tmin, tend) the rows use */
-			gc_text_span(&v, col, lo, hi, &tmin, &tend);
-			if (toff + (tend - tmin) > z->ntext) {
+			uint64_t tmin, tend, sum;
+			/* only the heap bytes [tmin, tend) the rows use, or
+			 * the strings themselves copied together */
+			gc_text_span(&v, col, lo, hi, &tmin, &tend, &sum);
+			bool cp = gc_compact(tend - tmin, sum);
+			uint64_t tb = cp ? sum : tend - tmin;
+			if (toff + tb > z->ntext ||
+			    (cp && hoff + sum > z->hcopy)) {
 				snprintf(err, errlen,
 					 "GPU column cache: table changed "
 					 "while loading");
 				rc = GPMDB_INTERNAL;
 				break;
 			}
+			char *h = cp ? hc + hoff : NULL;
+			uint64_t at = 0;
 			for (uint32_t i = lo; i < hi; i++) {
 				if (gc_bit(v.deleted, i))
 					continue;
@@ -431,6 +464,11 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 				if (gc_bit(nb, i)) {
 					o[k].off = (uint32_t)toff;
 					o[k].len = 0;
+				} else if (cp) {
+					memcpy(h + at, v.heap + s.off, s.len);
+					o[k].off = (uint32_t)(toff + at);
+					o[k].len = s.len;
+					at += s.len;
 				} else {
 					o[k].off =
 					    (uint32_t)(toff + s.off - tmin);
@@ -439,12 +477,13 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 				k++;
 			}
 			seg[ref->nseg].dev_off = toff;
-			seg[ref->nseg].host = v.heap + tmin;
+			seg[ref->nseg].host = cp ? h : v.heap + tmin;
 			ref->nseg++;
-			if ((rc = gc_put(dt + toff, v.heap + tmin, tend - tmin,
+			if ((rc = gc_put(dt + toff, cp ? h : v.heap + tmin, tb,
 					 err, errlen)))
 				break;
-			toff += tend - tmin;
+			toff += tb;
+			hoff += cp ? sum : 0;
 		} else if (col == GCACHE_ROWID) {
 			int64_t *o = (int64_t *)stage;
 			uint32_t k = 0;

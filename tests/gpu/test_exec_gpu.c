@@ -945,6 +945,45 @@ static void t_agg_keep(void)
 	     0);
 }
 
+/*
+ * TEXT columns of rows appended one at a time share the tablet's heap
+ * with the row's other TEXT columns (interleaved): the cache copies one
+ * column's strings together (gc_compact) instead of uploading every heap
+ * byte they span.  A short column next to a long one takes about its own
+ * bytes in the cache, and its values (read back through the host copy)
+ * are the CPU's.
+ */
+static void t_text_compact(void)
+{
+	char *r;
+	unsigned long long b0, b1, big, own;
+
+	xq_exec(db, "PRAGMA gpu_strict = off");
+	xq_exec(db, "PRAGMA backend = cpu");
+	CHECK(!xq_exec(db, "CREATE TABLE tc(a TEXT, big TEXT, n INTEGER)"));
+	CHECK(!xq_exec(
+	    db, "INSERT INTO tc SELECT s2, s || s || s || s || s || s || s || "
+		"s || s || s || s || s || s || s || s || s, i FROM t WHERE i "
+		"< 40000"));
+	r = xq(db, "SELECT sum(length(big)), sum(length(a)) FROM tc");
+	CHECK(sscanf(r, "%llu|%llu", &big, &own) == 2);
+	free(r);
+	xq_exec(db, "PRAGMA gpu_strict = on");
+	b0 = stat_of("cache_bytes");
+	both_gpu("SELECT a, count(*), sum(n) FROM tc WHERE a > 'b' GROUP BY a",
+		 0, 1);
+	both_gpu("SELECT n, a FROM tc WHERE n % 1000 = 7 ORDER BY n", 0, 1);
+	b1 = stat_of("cache_bytes");
+	printf("# text compact: big %llu, a %llu, cache grew %llu\n", big,
+	       own, b1 - b0);
+	/* the column's strings, its references and n: far below the heap
+	 * bytes the long column takes */
+	CHECKF(b1 - b0 < own + 40000ull * 24 + (1u << 20) && b1 - b0 < big / 2,
+	       "cache grew %llu for %llu bytes of a (big %llu)", b1 - b0, own,
+	       big);
+	CHECK(!xq_exec(db, "DROP TABLE tc"));
+}
+
 int main(void)
 {
 	char info[512];
@@ -965,6 +1004,7 @@ int main(void)
 	TEST_RUN(t_stream);
 	TEST_RUN(t_text_inputs);
 	TEST_RUN(t_agg_keep);
+	TEST_RUN(t_text_compact);
 	TEST_RUN(t_cache);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);
