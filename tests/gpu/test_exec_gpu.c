@@ -974,14 +974,53 @@ static void t_text_compact(void)
 		 0, 1);
 	both_gpu("SELECT n, a FROM tc WHERE n % 1000 = 7 ORDER BY n", 0, 1);
 	b1 = stat_of("cache_bytes");
-	printf("# text compact: big %llu, a %llu, cache grew %llu\n", big,
-	       own, b1 - b0);
+	printf("# text compact: big %llu, a %llu, cache grew %llu\n", big, own,
+	       b1 - b0);
 	/* the column's strings, its references and n: far below the heap
 	 * bytes the long column takes */
 	CHECKF(b1 - b0 < own + 40000ull * 24 + (1u << 20) && b1 - b0 < big / 2,
 	       "cache grew %llu for %llu bytes of a (big %llu)", b1 - b0, own,
 	       big);
 	CHECK(!xq_exec(db, "DROP TABLE tc"));
+}
+
+/*
+ * Out of device memory, gpu_alloc first evicts cached columns that no
+ * statement in progress pins (cache_oom_evictions), then gives up: the
+ * device is filled here with 1 GiB, then 16 MiB allocations while t's
+ * columns sit in the cache, unpinned (a later GPU statement ran on
+ * another table).  Afterwards the queries load them again.
+ */
+static void t_oom_reclaim(void)
+{
+	static void *blk[4096];
+	int nb = 0;
+	char err[400];
+	const char *q = "SELECT i % 10, count(*), sum(b), min(d) FROM t GROUP "
+			"BY 1";
+	unsigned long long e0, e1, c0;
+
+	both_gpu(q, 1e-9, 1);
+	CHECK(!xq_exec(db, "CREATE TABLE tiny(x INTEGER)"));
+	CHECK(!xq_exec(db, "INSERT INTO tiny VALUES (1), (2), (3)"));
+	both_gpu("SELECT sum(x) FROM tiny WHERE x > 1", 0, 1);
+	c0 = stat_of("cache_bytes");
+	e0 = stat_of("cache_oom_evictions");
+	for (size_t sz = (size_t)1 << 30; sz >= ((size_t)16 << 20); sz >>= 6)
+		while (nb < 4096 &&
+		       gpu_alloc(&blk[nb], sz, err, sizeof(err)) == GPMDB_OK)
+			nb++;
+	e1 = stat_of("cache_oom_evictions");
+	printf("# device filled with %d allocations (%s); cache %llu bytes "
+	       "before, %llu oom evictions\n",
+	       nb, err, c0, e1 - e0);
+	CHECKF(e1 > e0, "no cached column was evicted to make room (%s)", err);
+	CHECKF(strstr(err, "out of memory"), "%s", err);
+	while (nb > 0)
+		gpu_free(blk[--nb], NULL, 0);
+	CHECK_RC(gpu_sync(err, sizeof(err)), GPMDB_OK);
+	both_gpu(q, 1e-9, 1);
+	CHECK(!xq_exec(db, "DROP TABLE tiny"));
 }
 
 int main(void)
@@ -1006,6 +1045,7 @@ int main(void)
 	TEST_RUN(t_agg_keep);
 	TEST_RUN(t_text_compact);
 	TEST_RUN(t_cache);
+	TEST_RUN(t_oom_reclaim);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);
 	unlink(path);
