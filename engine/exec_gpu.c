@@ -2415,6 +2415,29 @@ static void xg_group_order(const gpu_groups *g, uint32_t nout, uint32_t *perm)
 		qsort_r(perm, nout, sizeof(uint32_t), xg_cmp_first, g->first);
 }
 
+/* AVG or TOTAL of a group from its sum (0 without values) and count, as
+ * agg_final: a DECIMAL argument's sum divided by ten scale times; TOTAL
+ * 0.0 without values, AVG NULL. */
+static sval xg_avg_total(const aggdef *ad, etype t, long double sum,
+			 uint64_t cnt)
+{
+	sval v;
+
+	memset(&v, 0, sizeof(v));
+	v.t = BC_T_NULL;
+	if (cnt && t.t == BC_T_DEC)
+		for (int q = 0; q < t.scale; q++)
+			sum /= 10;
+	if (ad->fn == AGG_TOTAL) {
+		v.t = BC_T_REAL;
+		v.u.r = (double)sum;
+	} else if (cnt) {
+		v.t = BC_T_REAL;
+		v.u.r = (double)(sum / cnt);
+	}
+	return v;
+}
+
 static sval xg_ival(etype t, int64_t i)
 {
 	sval v;
@@ -2643,24 +2666,14 @@ static int xg_agg_row(exec_ctx *x, const pnode *n, const gpu_groups *g,
 				v.u.i = (int64_t)res->sum_lo[gi];
 			break;
 		case AGG_AVG:
-		case AGG_TOTAL: {
-			long double sum = 0;
-			if (cnt)
-				sum = ga[a].op == GPU_AGG_SUM_R
-					  ? (long double)res->f64[gi]
-					  : xg_i128(res, gi);
-			if (cnt && t.t == BC_T_DEC)
-				for (int q = 0; q < t.scale; q++)
-					sum /= 10;
-			if (ad->fn == AGG_TOTAL) {
-				v.t = BC_T_REAL;
-				v.u.r = (double)sum;
-			} else if (cnt) {
-				v.t = BC_T_REAL;
-				v.u.r = (double)(sum / cnt);
-			}
+		case AGG_TOTAL:
+			v = xg_avg_total(ad, t,
+					 !cnt ? 0
+					 : ga[a].op == GPU_AGG_SUM_R
+					     ? (long double)res->f64[gi]
+					     : xg_i128(res, gi),
+					 cnt);
 			break;
-		}
 		case AGG_MIN:
 		case AGG_MAX:
 			if (!cnt)
@@ -3889,24 +3902,14 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 					v.u.i = (int64_t)ac->sum;
 				break;
 			case AGG_AVG:
-			case AGG_TOTAL: {
-				long double sum = 0;
-				if (cnt)
-					sum = op == GPU_AGG_SUM_R
-						  ? (long double)ac->f
-						  : (long double)ac->sum;
-				if (cnt && t.t == BC_T_DEC)
-					for (int q = 0; q < t.scale; q++)
-						sum /= 10;
-				if (ad->fn == AGG_TOTAL) {
-					v.t = BC_T_REAL;
-					v.u.r = (double)sum;
-				} else if (cnt) {
-					v.t = BC_T_REAL;
-					v.u.r = (double)(sum / cnt);
-				}
+			case AGG_TOTAL:
+				v = xg_avg_total(ad, t,
+						 !cnt ? 0
+						 : op == GPU_AGG_SUM_R
+						     ? (long double)ac->f
+						     : (long double)ac->sum,
+						 cnt);
 				break;
-			}
 			case AGG_MIN:
 			case AGG_MAX:
 				if (!cnt)

@@ -464,21 +464,23 @@ static int ops_scan(ops_mem *m, const uint32_t *gid, V *in, uint32_t n, Op op,
 	return GPMDB_OK;
 }
 
-/* One aggregate: build, scan, take the groups' ends, download. */
+/* One aggregate on the device: scan the built values by group, take
+ * each group's end into *res (ng, device); ovf: the integer overflow
+ * check of every prefix (queued: read after a synchronisation). */
 template <typename V, typename Op>
-static int ops_agg_one(ops_mem *m, const uint32_t *gid, V *vals, uint32_t n,
-		       uint32_t ng, Op op, V *host, int *ovf, char *err,
+static int ops_agg_res(ops_mem *m, const uint32_t *gid, V *vals, uint32_t n,
+		       uint32_t ng, Op op, V **res, int *ovf, char *err,
 		       size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	V *sc, *res;
+	V *sc;
 	int rc;
 
 	if ((rc = ops_scan(m, gid, vals, n, op, &sc, err, errlen)) ||
-	    (rc = ops_alloc(m, (void **)&res, sizeof(V) * (size_t)ng, err,
+	    (rc = ops_alloc(m, (void **)res, sizeof(V) * (size_t)ng, err,
 			    errlen)))
 		return rc;
-	ops_ends<V><<<ops_grid(n), OPS_BLOCK, 0, s>>>(sc, gid, n, res);
+	ops_ends<V><<<ops_grid(n), OPS_BLOCK, 0, s>>>(sc, gid, n, *res);
 	GPU_TRY(cudaGetLastError());
 	if (ovf) {
 		int *d;
@@ -491,6 +493,21 @@ static int ops_agg_one(ops_mem *m, const uint32_t *gid, V *vals, uint32_t n,
 		GPU_TRY(cudaMemcpyAsync(ovf, d, sizeof(int),
 					cudaMemcpyDeviceToHost, s));
 	}
+	return GPMDB_OK;
+}
+
+/* One aggregate: build, scan, take the groups' ends, download. */
+template <typename V, typename Op>
+static int ops_agg_one(ops_mem *m, const uint32_t *gid, V *vals, uint32_t n,
+		       uint32_t ng, Op op, V *host, int *ovf, char *err,
+		       size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	V *res;
+	int rc;
+
+	if ((rc = ops_agg_res(m, gid, vals, n, ng, op, &res, ovf, err, errlen)))
+		return rc;
 	GPU_TRY(cudaMemcpyAsync(host, res, sizeof(V) * (size_t)ng,
 				cudaMemcpyDeviceToHost, s));
 	GPU_TRY(cudaStreamSynchronize(s));
@@ -1471,27 +1488,11 @@ static int ops_keep_one(ops_mem *m, const uint32_t *gid, V *v, uint32_t n,
 			size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	V *sc, *res;
+	V *res;
 	int rc;
 
-	if ((rc = ops_scan(m, gid, v, n, op, &sc, err, errlen)) ||
-	    (rc = ops_alloc(m, (void **)&res, sizeof(V) * (size_t)ng, err,
-			    errlen)))
-		return rc;
-	ops_ends<V><<<ops_grid(n), OPS_BLOCK, 0, s>>>(sc, gid, n, res);
-	GPU_TRY(cudaGetLastError());
-	if (ovf) {
-		int *d;
-		if ((rc = ops_alloc(m, (void **)&d, sizeof(int), err, errlen)))
-			return rc;
-		GPU_TRY(cudaMemsetAsync(d, 0, sizeof(int), s));
-		ops_ovf<<<ops_grid(n), OPS_BLOCK, 0, s>>>((const ops_isum *)sc,
-							  n, d);
-		GPU_TRY(cudaGetLastError());
-		GPU_TRY(cudaMemcpyAsync(ovf, d, sizeof(int),
-					cudaMemcpyDeviceToHost, s));
-	}
-	if ((rc = ops_out_col(o, f.type, ng, err, errlen)))
+	if ((rc = ops_agg_res(m, gid, v, n, ng, op, &res, ovf, err, errlen)) ||
+	    (rc = ops_out_col(o, f.type, ng, err, errlen)))
 		return rc;
 	ops_fin<V><<<ops_grid(ng), OPS_BLOCK, 0, s>>>(res, ord, ng, f, *o);
 	GPU_TRY(cudaGetLastError());
