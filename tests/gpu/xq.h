@@ -48,6 +48,15 @@ static inline char *xq(gpmdb *db, const char *sql)
 	return out;
 }
 
+/* The rows of sql (or "ERROR: message") must be exactly want: a check
+ * of harness.h (CHECKF) at the caller's line. */
+#define XQ_WANT(db, sql, want)                                                 \
+	do {                                                                   \
+		char *xq_r_ = xq((db), (sql));                                 \
+		CHECKF(!strcmp(xq_r_, (want)), "%s: %s", (sql), xq_r_);        \
+		free(xq_r_);                                                   \
+	} while (0)
+
 static inline int xq_exec(gpmdb *db, const char *sql)
 {
 	char *r = xq(db, sql);
