@@ -263,6 +263,162 @@ int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
 int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 	     uint64_t n, void *out, uint32_t *nulls);
 
+/* ---- Indexes (index.c, btree.c; docs/ARCHITECTURE.md "Indexes") ------- */
+
+/*
+ * A B+-tree in the pool per index: every PRIMARY KEY and UNIQUE
+ * constraint and every CREATE INDEX.  Entries are (key, row id) in key
+ * order, NULLs first (SQLite's order), then row id; only live rows have
+ * entries.  Nodes change under the metadata log like any other target, so
+ * a statement, savepoint or transaction rollback and crash recovery undo
+ * them with the rows.  stg_append, stg_update and stg_delete keep every
+ * index of their table exact and refuse a duplicate of a unique key
+ * (GPMDB_CONSTRAINT "UNIQUE constraint failed: t.a, t.b", nothing
+ * written); stg_constraint_row says which row of the batch it was.
+ */
+#define STG_INDEX_MAX_COLS 32
+
+typedef enum {
+	STG_IX_CREATED = 0, /* CREATE [UNIQUE] INDEX ('c' in index_list) */
+	STG_IX_PRIMARY = 1, /* PRIMARY KEY ('pk') */
+	STG_IX_UNIQUE = 2   /* UNIQUE constraint ('u') */
+} stg_ix_origin;
+
+typedef struct {
+	uint32_t index_id;
+	uint32_t table_id;
+	char name[STG_NAME_MAX];
+	char tbl_name[STG_NAME_MAX];
+	bool unique;
+	stg_ix_origin origin;
+	int ncols;
+	uint32_t cols[STG_INDEX_MAX_COLS]; /* table column numbers */
+	uint64_t entries;		   /* live entries */
+	uint64_t bytes;			   /* extents the index holds */
+	uint32_t height;		   /* levels, 1 = a root leaf */
+} stg_index_info;
+
+/* Creates an index over the table's live rows (bulk: the rows' keys are
+ * sorted, then the leaves built left to right).  A unique index over
+ * duplicate keys fails with GPMDB_CONSTRAINT and leaves nothing.  sql is
+ * kept for .schema (NULL for constraint indexes). */
+int stg_index_create(stg_pool *p, uint32_t table_id, const char *name,
+		     const uint32_t *cols, int ncols, bool unique,
+		     stg_ix_origin origin, const char *sql, uint32_t *index_id);
+/* Drops an index by name (its space is freed at commit). */
+int stg_index_drop(stg_pool *p, const char *name);
+/* Builds the index again from its table (REINDEX). */
+int stg_index_rebuild(stg_pool *p, uint32_t index_id);
+/* Every index of a table (table_id 0: of every table), in creation order;
+ * *out malloc'd (free()). */
+int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out,
+		   int *n);
+/* By name, case-insensitive: GPMDB_NOTFOUND (no message) when absent. */
+int stg_index_find(stg_pool *p, const char *name, stg_index_info *out);
+
+/* A key column's value in the column's storage representation: i for
+ * INT, BIGINT, DECIMAL (scaled by the column's scale), DATE and BOOLEAN;
+ * d for FLOAT and DOUBLE; s/len for TEXT. */
+typedef struct {
+	bool null;
+	int64_t i;
+	double d;
+	const char *s;
+	uint32_t len;
+} stg_key_val;
+
+/* A range over a prefix of the key: lo holds nlo values of the first
+ * nlo key columns (nlo 0: from the first entry), hi nhi values (nhi 0: to
+ * the last).  An inclusive bound takes every entry whose first nlo
+ * columns equal lo.  desc reads the range from its end backwards. */
+typedef struct {
+	int nlo, nhi;
+	const stg_key_val *lo, *hi;
+	bool lo_incl, hi_incl;
+	bool desc;
+} stg_ix_range;
+
+/* A cursor over a range.  It reads the tree as it is: a write to the
+ * table between stg_icur_open and the last stg_icur_next is a misuse. */
+typedef struct stg_icur stg_icur;
+int stg_icur_open(stg_pool *p, uint32_t index_id, const stg_ix_range *r,
+		  stg_icur **out);
+/* Up to max row ids in key order (reverse when desc); *got 0 at the end. */
+int stg_icur_next(stg_icur *c, uint64_t *rowids, uint32_t max, uint32_t *got);
+void stg_icur_close(stg_icur *c);
+/* Fraction of the index's entries inside the range, estimated from the
+ * tree's inner nodes (exact for a root leaf): the planner's cost. */
+double stg_index_estimate(stg_pool *p, uint32_t index_id,
+			  const stg_ix_range *r);
+
+/* Looks n keys up in one call (the bound arrays of UPDATE ... WHERE k = ?):
+ * keys has one batch per key column, in the columns' storage arrays as
+ * stg_append takes them; rowids[i] is the row id of the first entry equal
+ * to key i, or -1 (a key with a NULL matches nothing). */
+int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
+		    uint64_t n, int64_t *rowids);
+
+/* Writes that bypass stg_append/stg_update/stg_delete (GPU kernels):
+ *   INSERT: stg_append_reserve checks the unique keys, stg_append_finish
+ *           adds the entries (nothing to call);
+ *   UPDATE: stg_index_update_begin before the kernels (checks the new
+ *           keys, removes the rows' entries of indexes on the changed
+ *           columns), stg_index_update_end after them (adds them again
+ *           from the table);
+ *   DELETE: stg_index_delete_rows before the kernels.
+ * Row ids must be distinct. */
+int stg_index_update_begin(stg_pool *p, uint32_t table_id, int ncols,
+			   const uint32_t *cols, const uint64_t *rowids,
+			   uint64_t n, const stg_col_batch *vals);
+int stg_index_update_end(stg_pool *p, uint32_t table_id, int ncols,
+			 const uint32_t *cols, const uint64_t *rowids,
+			 uint64_t n);
+int stg_index_delete_rows(stg_pool *p, uint32_t table_id,
+			  const uint64_t *rowids, uint64_t n);
+/* After GPMDB_CONSTRAINT from a write: the offending row's position in
+ * the batch (of the new rows, or of rowids), -1 when unknown. */
+int64_t stg_constraint_row(const stg_pool *p);
+
+/* Bulk sorting of index entries (CREATE INDEX, large batches): entries
+ * are n records of width bytes compared with memcmp over their first
+ * cmp bytes; a hook (the GPU backend) may sort them instead of the CPU.
+ * It returns GPMDB_OK when it sorted them, anything else to let the CPU
+ * do it; *why (if not NULL) says why it declined. */
+typedef int (*stg_ix_sort_hook)(void *recs, uint64_t n, uint32_t width,
+				uint32_t cmp, char *why, size_t whylen);
+void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows);
+
+/* Bulk probe by a hook (the GPU backend): the index's entries as records
+ * of width = kw + 8 bytes (kw bytes of key, memcmp-ordered, then the row
+ * id, uint64_t little-endian), in key order, produced on demand by fill
+ * (the hook caches them by (pool, index_id, version): version changes
+ * with every change of the index).  probes holds m keys of kw bytes; the
+ * hook sets rowids[i] to the row id of the first record whose first kw
+ * bytes equal probe i, -1 when none.  GPMDB_OK when it did the probe,
+ * anything else to let the CPU do it (*why says why). */
+typedef struct {
+	const void *pool;
+	uint32_t index_id;
+	uint64_t version;
+	uint64_t n; /* records */
+	uint32_t kw, width;
+	int (*fill)(void *ctx, void *recs); /* n records, key order */
+	void *ctx;
+	const void *probes;
+	uint64_t m;
+} stg_ix_probe_job;
+typedef int (*stg_ix_probe_hook)(const stg_ix_probe_job *job, int64_t *rowids,
+				 char *why, size_t whylen);
+void stg_set_index_probe_hook(stg_ix_probe_hook fn, uint64_t min_keys);
+/* What the last bulk sort / probe of this thread ran on ("gpu", "cpu")
+ * and why the hook declined, for gpu_stats and gpu_strict. */
+typedef struct {
+	bool sort_gpu, probe_gpu;
+	char sort_why[200], probe_why[200];
+	uint64_t sort_rows, probe_keys;
+} stg_ix_hook_stats;
+void stg_index_hook_stats(stg_ix_hook_stats *out);
+
 /* ---- Integrity and statistics ---------------------------------------- */
 
 /* Checks superblock, catalog, extents (none leaked, none used twice), row
