@@ -1037,6 +1037,8 @@ int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s)
 	case AST_STMT_CREATE_INDEX:
 		return name_free(st->db, s->name, STG_OBJ_INDEX, s->if_exists,
 				 &skip);
+	case AST_STMT_REINDEX:
+		return ixsql_reindex(st, s, true);
 	default:
 		return GPMDB_OK;
 	}
@@ -1085,6 +1087,8 @@ static int dml_run(gpmdb_stmt *st, ast_stmt *s)
 		return create_index(st, s);
 	case AST_STMT_DROP_INDEX:
 		return drop_object(st, s, STG_OBJ_INDEX);
+	case AST_STMT_REINDEX:
+		return ixsql_reindex(st, s, false);
 	default:
 		return db_err(st->db, GPMDB_INTERNAL, "not a write statement");
 	}

@@ -593,6 +593,13 @@ int dml_exec(gpmdb_stmt *st, ast_stmt *s);
  * is taken ("table t already exists"); checked again when it runs. */
 int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s);
 int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
+/* The indexes' SQL surface (index_sql.c): PRAGMA index_list(t) (SQLite's
+ * columns, then bytes and entries), PRAGMA index_info(i) / index_xinfo(i)
+ * into r (its columns made by pragma_exec), and REINDEX [[main.]name]
+ * (check_only: resolve the name, as at prepare, and rebuild nothing). */
+int ixsql_index_list(gpmdb *db, rel *r, const char *table);
+int ixsql_index_info(gpmdb *db, rel *r, const char *index, bool xinfo);
+int ixsql_reindex(gpmdb_stmt *st, ast_stmt *s, bool check_only);
 int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
 int stmt_add_hold(gpmdb_stmt *st, rel *r);
 int stmt_own(gpmdb_stmt *st, void *p);

@@ -1,9 +1,10 @@
 /*
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
- * table_bytes, integrity_check, memory_limit, pool_size, pool_used, gpu,
- * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys
- * (backend and gpu_*: exec_gpu.c); and the catalog view sqlite_schema.  Unknown
- * pragmas are errors (SQLite ignores them; a typo should not pass silently).
+ * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
+ * memory_limit, pool_size, pool_used, gpu, gpu_memory, hbm_cache, last_rows,
+ * last_bytes_persisted, foreign_keys (backend and gpu_*: exec_gpu.c); and the
+ * catalog view sqlite_schema.  Unknown pragmas are errors (SQLite ignores them;
+ * a typo should not pass silently).
  */
 #include "../gpu/gpu.h"
 #include "batch_gpu.h"
@@ -19,9 +20,13 @@ static const char *ti_cols[] = {"cid",	   "name",	 "type",
 				"notnull", "dflt_value", "pk"};
 static const char *ic_cols[] = {"integrity_check"};
 /* table_list and index_list: SQLite's columns (less table_list's wr and
- * strict, which have no meaning here) */
+ * strict, which have no meaning here); index_list adds the index's size
+ * in bytes and its entries */
 static const char *tl_cols[] = {"schema", "name", "type", "ncol"};
-static const char *il_cols[] = {"seq", "name", "unique", "origin", "partial"};
+static const char *il_cols[] = {"seq",	   "name",  "unique", "origin",
+				"partial", "bytes", "entries"};
+/* index_info and index_xinfo (its first three columns) */
+static const char *ii_cols[] = {"seqno", "cid", "name", "desc", "coll", "key"};
 
 int pragma_columns(ast_stmt *s, const char ***names)
 {
@@ -42,7 +47,15 @@ int pragma_columns(ast_stmt *s, const char ***names)
 	}
 	if (!strcasecmp(s->name, "index_list")) {
 		*names = il_cols;
-		return 5;
+		return 7;
+	}
+	if (!strcasecmp(s->name, "index_info")) {
+		*names = ii_cols;
+		return 3;
+	}
+	if (!strcasecmp(s->name, "index_xinfo")) {
+		*names = ii_cols;
+		return 6;
 	}
 	if (!strcasecmp(s->name, "integrity_check")) {
 		*names = ic_cols;
@@ -322,38 +335,6 @@ static int table_list(gpmdb *db, rel *r)
 	return rc;
 }
 
-/* PRAGMA index_list(t): the CREATE INDEX indexes of table t (a view has
- * none).  PRIMARY KEY and UNIQUE constraints are checked without index
- * objects, so there are no automatic indexes to list. */
-static int index_list(gpmdb *db, rel *r, const char *table)
-{
-	stg_object *objs;
-	int n, rc = GPMDB_OK, seq = 0, found = 0;
-
-	if (!table)
-		return db_err(db, GPMDB_ERROR,
-			      "PRAGMA index_list needs a table name");
-	if (stg_objects_list(db->pool, &objs, &n))
-		return db_err_stg(db);
-	for (int i = 0; i < n; i++)
-		if (o_is(&objs[i], STG_OBJ_TABLE, table) ||
-		    o_is(&objs[i], STG_OBJ_VIEW, table))
-			found = 1;
-	if (!found)
-		rc = db_err(db, GPMDB_ERROR, "no such table: %s", table);
-	for (int i = 0; i < n && !rc; i++) {
-		stg_object *o = &objs[i];
-		if (o->kind != STG_OBJ_INDEX || strcasecmp(o->tbl_name, table))
-			continue;
-		bool uniq = o->sql && !strncasecmp(o->sql, "CREATE UNIQUE", 13);
-		sval row[5] = {integer(seq++), text(o->name), integer(uniq),
-			       text("c"), integer(0)};
-		rc = put_row(db, r, row);
-	}
-	stg_objects_free(objs, n);
-	return rc;
-}
-
 /* Appends s as an SQL string literal. */
 static int put_literal(FILE *f, const char *s)
 {
@@ -423,7 +404,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	gpmdb *db = st->db;
 	char buf[256];
 	const char *v = pvalue(s, buf, sizeof(buf));
-	etype tt[6];
+	etype tt[8];
 	rel *r = NULL;
 	int rc = GPMDB_OK, nc = st->ncols;
 
@@ -440,14 +421,17 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	}
 	if (!strcasecmp(s->name, "hbm_cache") && !v)
 		return hbm_cache(st, s, out);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 8; i++)
 		tt[i] = et_make(BC_T_TEXT);
 	if (!strcasecmp(s->name, "table_info")) {
 		tt[0] = tt[3] = tt[5] = et_make(BC_T_INT);
 	} else if (!strcasecmp(s->name, "table_list")) {
 		tt[3] = et_make(BC_T_INT);
 	} else if (!strcasecmp(s->name, "index_list")) {
-		tt[0] = tt[2] = tt[4] = et_make(BC_T_INT);
+		tt[0] = tt[2] = tt[4] = tt[5] = tt[6] = et_make(BC_T_INT);
+	} else if (!strcasecmp(s->name, "index_info") ||
+		   !strcasecmp(s->name, "index_xinfo")) {
+		tt[0] = tt[1] = tt[3] = tt[5] = et_make(BC_T_INT);
 	} else if (is_int_pragma(s->name) ||
 		   !strcasecmp(s->name, "table_bytes")) {
 		tt[0] = et_make(BC_T_INT);
@@ -524,7 +508,11 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	} else if (!strcasecmp(s->name, "table_list")) {
 		rc = table_list(db, r);
 	} else if (!strcasecmp(s->name, "index_list")) {
-		rc = index_list(db, r, v);
+		rc = ixsql_index_list(db, r, v);
+	} else if (!strcasecmp(s->name, "index_info") ||
+		   !strcasecmp(s->name, "index_xinfo")) {
+		rc = ixsql_index_info(db, r, v,
+				      !strcasecmp(s->name, "index_xinfo"));
 	} else if (!strcasecmp(s->name, "table_bytes")) {
 		uint32_t tid;
 		uint64_t n;

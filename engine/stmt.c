@@ -373,6 +373,7 @@ static int is_write(int kind)
 	case AST_STMT_DROP_VIEW:
 	case AST_STMT_CREATE_INDEX:
 	case AST_STMT_DROP_INDEX:
+	case AST_STMT_REINDEX:
 		return 1;
 	}
 	return 0;

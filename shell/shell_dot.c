@@ -33,7 +33,8 @@ static const struct dot_help {
     {"help", ".help", "Show this message"},
     {"import", ".import [--csv] [--skip N] FILE TABLE",
      "Import data from FILE into TABLE"},
-    {"indexes", ".indexes [TABLE]", "Show names of indexes"},
+    {"indexes", ".indexes [--bytes] [TABLE]",
+     "Show names of indexes (--bytes: with entries and size)"},
     {"mode", ".mode MODE [TABLE]",
      "Set output mode: box column csv insert json line list markdown "
      "quote table tabs"},
@@ -412,22 +413,122 @@ static int dot_schema(struct shell *sh, const char *pattern)
 	return 0;
 }
 
-static int dot_indexes(struct shell *sh, const char *pattern)
+/* The indexes of the tables matching a pattern, with their size (PRAGMA
+ * index_list's bytes and entries), sorted by name. */
+struct ixrow {
+	char *name, *table, *origin, *bytes, *entries;
+};
+
+struct ixrows {
+	struct ixrow *v;
+	int n, cap;
+	const char *table;
+};
+
+static int ixrows_cb(void *arg, int ncol, char **vals, char **names)
 {
-	char **t = shell_catalog_tables(sh, pattern);
-	struct list l = {.col = "name"};
+	struct ixrows *l = arg;
+	struct ixrow r = {0};
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->v = realloc(l->v, (size_t)l->cap * sizeof(*l->v));
+	}
+	for (int i = 0; i < ncol; i++) {
+		char **to = !strcasecmp(names[i], "name")      ? &r.name
+			    : !strcasecmp(names[i], "origin")  ? &r.origin
+			    : !strcasecmp(names[i], "bytes")   ? &r.bytes
+			    : !strcasecmp(names[i], "entries") ? &r.entries
+							       : NULL;
+		if (to)
+			*to = strdup(vals[i] ? vals[i] : "");
+	}
+	if (!r.name)
+		r.name = strdup("");
+	r.table = strdup(l->table);
+	l->v[l->n++] = r;
+	return 0;
+}
+
+static int cmp_ixrow(const void *a, const void *b)
+{
+	return strcmp(((const struct ixrow *)a)->name,
+		      ((const struct ixrow *)b)->name);
+}
+
+static void ixrows_load(struct shell *sh, const char *pattern, int only_tables,
+			struct ixrows *l)
+{
+	char **t = catalog_list(sh, pattern, only_tables);
+	memset(l, 0, sizeof(*l));
 	for (char **p = t; *p; p++) {
 		char *q = shell_quote_ident(*p), *sql;
+		l->table = *p;
 		if (asprintf(&sql, "PRAGMA index_list(%s)", q) >= 0) {
-			gpmdb_exec(sh->db, sql, collect_cb, &l, NULL);
+			gpmdb_exec(sh->db, sql, ixrows_cb, l, NULL);
 			free(sql);
 		}
 		free(q);
 	}
 	shell_free_list(t);
-	char **names = list_done(&l);
-	print_columns(sh, names);
-	shell_free_list(names);
+	if (l->n)
+		qsort(l->v, (size_t)l->n, sizeof(*l->v), cmp_ixrow);
+}
+
+static void ixrows_free(struct ixrows *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].table);
+		free(l->v[i].origin);
+		free(l->v[i].bytes);
+		free(l->v[i].entries);
+	}
+	free(l->v);
+}
+
+/* .indexes [TABLE]: the names, as sqlite3 prints them; .indexes --bytes
+ * [TABLE]: one line per index with its table, origin (c, u, pk), entries
+ * and size in bytes. */
+static int dot_indexes(struct shell *sh, int argc, char **argv)
+{
+	struct ixrows l;
+	int bytes = argc > 1 && !strcmp(argv[1], "--bytes");
+	const char *pattern = argc > 1 + bytes ? argv[1 + bytes] : NULL;
+	if (argc > 2 + bytes) {
+		usage_error(sh, "indexes");
+		return 1;
+	}
+	ixrows_load(sh, pattern, 0, &l);
+	if (!bytes) {
+		char **names = calloc((size_t)l.n + 1, sizeof(char *));
+		for (int i = 0; names && i < l.n; i++)
+			names[i] = l.v[i].name;
+		if (names)
+			print_columns(sh, names);
+		free(names);
+		ixrows_free(&l);
+		return 0;
+	}
+	int w[5] = {5, 5, 6, 7, 5};
+	for (int i = 0; i < l.n; i++) {
+		const char *c[5] = {l.v[i].name, l.v[i].table, l.v[i].origin,
+				    l.v[i].entries, l.v[i].bytes};
+		for (int j = 0; j < 5; j++)
+			if (c[j] && (int)strlen(c[j]) > w[j])
+				w[j] = (int)strlen(c[j]);
+	}
+	if (l.n)
+		fprintf(sh->out, "%-*s  %-*s  %-*s  %*s  %*s\n", w[0], "index",
+			w[1], "table", w[2], "origin", w[3], "entries", w[4],
+			"bytes");
+	for (int i = 0; i < l.n; i++) {
+		struct ixrow *r = &l.v[i];
+		fprintf(sh->out, "%-*s  %-*s  %-*s  %*s  %*s\n", w[0], r->name,
+			w[1], r->table, w[2], r->origin ? r->origin : "?", w[3],
+			r->entries ? r->entries : "?", w[4],
+			r->bytes ? r->bytes : "?");
+	}
+	ixrows_free(&l);
 	return 0;
 }
 
@@ -622,6 +723,14 @@ static int dot_stats(struct shell *sh)
 		free(q);
 	}
 	shell_free_list(t);
+	struct ixrows ix;
+	ixrows_load(sh, NULL, 1, &ix);
+	for (int i = 0; i < ix.n; i++)
+		fprintf(out, "index %-26s on %s, entries %s, bytes %s\n",
+			ix.v[i].name, ix.v[i].table,
+			ix.v[i].entries ? ix.v[i].entries : "?",
+			ix.v[i].bytes ? ix.v[i].bytes : "?");
+	ixrows_free(&ix);
 	return 0;
 }
 
@@ -785,9 +894,8 @@ int shell_dot_command(struct shell *sh, const char *line)
 		shell_free_list(t);
 	} else if (!strcmp(c, "schema") && argc <= 2) {
 		rc = dot_schema(sh, argc > 1 ? argv[1] : NULL);
-	} else if ((!strcmp(c, "indexes") || !strcmp(c, "indices")) &&
-		   argc <= 2) {
-		rc = dot_indexes(sh, argc > 1 ? argv[1] : NULL);
+	} else if (!strcmp(c, "indexes") || !strcmp(c, "indices")) {
+		rc = dot_indexes(sh, argc, argv);
 	} else if (!strcmp(c, "mode") && argc <= 3) {
 		rc = dot_mode(sh, argc, argv);
 	} else if (!strcmp(c, "headers") || !strcmp(c, "header")) {

@@ -1179,6 +1179,18 @@ static void sb_stmt(sbuf *b, const ast_stmt *s)
 				sb_add(b, ")", 1);
 		}
 		break;
+	case AST_STMT_REINDEX:
+		sb_puts(b, "REINDEX");
+		if (s->schema) {
+			sb_add(b, " ", 1);
+			sb_ident(b, s->schema);
+			sb_add(b, ".", 1);
+		} else if (s->name) {
+			sb_add(b, " ", 1);
+		}
+		if (s->name)
+			sb_ident(b, s->name);
+		break;
 	}
 }
 
@@ -1223,6 +1235,7 @@ const char *ast_stmt_kind_name(ast_stmt_kind k)
 	    [AST_STMT_COMMIT] = "COMMIT",
 	    [AST_STMT_ROLLBACK] = "ROLLBACK",
 	    [AST_STMT_PRAGMA] = "PRAGMA",
+	    [AST_STMT_REINDEX] = "REINDEX",
 	};
 
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])

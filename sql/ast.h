@@ -378,6 +378,7 @@ typedef enum ast_stmt_kind {
 	AST_STMT_COMMIT,
 	AST_STMT_ROLLBACK,
 	AST_STMT_PRAGMA,
+	AST_STMT_REINDEX, /* name NULL: every index; schema as PRAGMA's */
 } ast_stmt_kind;
 
 typedef struct ast_set_clause {
@@ -391,7 +392,7 @@ typedef struct ast_stmt {
 	uint32_t off, end; /* the statement's text, without the ';' */
 
 	char *name;	/* table, view, index or pragma name */
-	char *schema;	/* PRAGMA schema.name; NULL if none */
+	char *schema;	/* PRAGMA/REINDEX schema.name; NULL if none */
 	bool if_exists; /* DROP ... IF EXISTS; CREATE ... IF NOT EXISTS */
 	bool unique;	/* CREATE UNIQUE INDEX */
 	bool temp;	/* CREATE TEMP TABLE|VIEW */

@@ -91,6 +91,7 @@ static const struct lex_kw {
     {"PRIMARY", TK_PRIMARY},
     {"QUERY", TK_QUERY},
     {"RECURSIVE", TK_RECURSIVE},
+    {"REINDEX", TK_REINDEX},
     {"REPLACE", TK_REPLACE},
     {"RIGHT", TK_RIGHT},
     {"ROLLBACK", TK_ROLLBACK},

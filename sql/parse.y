@@ -151,7 +151,7 @@ static ast_select *mk_compound(parse_ctx *ctx, ast_select *l, int op,
 /* Keywords that may also be names (a column called "key" or "date"). */
 %fallback ID ASC DESC FIRST LAST NULLS KEY TEMP REPLACE IF PLAN QUERY ANALYZE
 	RECURSIVE DEFERRED IMMEDIATE EXCLUSIVE TRANSACTION AUTOINCREMENT
-	OFFSET DATE INTERVAL EXTRACT TRUE FALSE FOR.
+	OFFSET DATE INTERVAL EXTRACT TRUE FALSE FOR REINDEX.
 
 /* LEFT, RIGHT, FULL, INNER, CROSS, NATURAL and OUTER are reserved: lemon
  * tries a fallback before a default reduction, so "FROM t LEFT JOIN u"
@@ -407,6 +407,18 @@ cmd(A) ::= CREATE uniq(U) INDEX ifnotexists(E) nm(N) ON nm(T) LP idxlist(L) RP. 
 cmd(A) ::= DROP INDEX ifexists(E) nm(N). {
 	A = parse_stmt_new(ctx, AST_STMT_DROP_INDEX);
 	A->if_exists = E;
+	A->name = N;
+}
+/* REINDEX [[schema.]name]: every index, a collation's, a table's or one
+ * (engine/reindex.c) */
+cmd(A) ::= REINDEX. { A = parse_stmt_new(ctx, AST_STMT_REINDEX); }
+cmd(A) ::= REINDEX nm(N). {
+	A = parse_stmt_new(ctx, AST_STMT_REINDEX);
+	A->name = N;
+}
+cmd(A) ::= REINDEX nm(S) DOT nm(N). {
+	A = parse_stmt_new(ctx, AST_STMT_REINDEX);
+	A->schema = S;
 	A->name = N;
 }
 %type uniq {bool}

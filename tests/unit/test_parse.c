@@ -725,6 +725,12 @@ static void test_misc_stmts(void)
 		  "EXPLAIN ANALYZE SELECT analyze FROM analyze AS analyze");
 	check_sql("SELECT analyze.analyze AS analyze FROM analyze",
 		  "SELECT analyze.analyze AS analyze FROM analyze");
+	check_same("REINDEX");
+	check_sql("reindex t1", "REINDEX t1");
+	check_sql("REINDEX main.\"my idx\";", "REINDEX main.\"my idx\"");
+	/* REINDEX stays a name, quoted when rendered */
+	check_sql("SELECT reindex FROM reindex",
+		  "SELECT \"reindex\" FROM \"reindex\"");
 }
 
 /* ---- errors ---- */
