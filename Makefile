@@ -73,6 +73,11 @@ PROGS += $(BUILD)/bench_batch
 $(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c
 $(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_batch: LDLIBS += -ldl
+# bench_kv: the key-value workload (tpc/kv, docs/benchmarks.md).
+PROGS += $(BUILD)/bench_kv
+$(BUILD)/bench_kv_SRC := tpc/kv/bench_kv.c
+$(BUILD)/bench_kv_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_kv: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
 # bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).
@@ -239,12 +244,12 @@ test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  GPMDB_EXAMPLES=$(BUILD)/examples \
 	  GPMDB_SHELLS="$(BUILD)/gpmdb $(BUILD)/tests/shell/gpmdb_sqlite" \
-	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch \
+	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch GPMDB_BENCH_KV=$(BUILD)/bench_kv \
 	  GPMDB_BENCH_TPCH=$(BUILD)/bench_tpch GPMDB_TPCHGEN=$(BUILD)/tpchgen \
 	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
 	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
-	  tests/bench/check_bench_batch.sh tests/bench/check_bench_tpch.sh
+	  tests/bench/check_bench_batch.sh tests/bench/check_bench_kv.sh tests/bench/check_bench_tpch.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi

@@ -4,7 +4,7 @@
 # (docs/benchmarks.md).
 # Environment:
 #   BUILD           build folder holding the programs (default build)
-#   BENCH_ONLY      append | sql | gpu | threshold | batch: run only that benchmark (default all)
+#   BENCH_ONLY      append | sql | gpu | threshold | batch | kv: run only that benchmark (default all)
 #   BENCH_ROWS      bench_append rows (default 50000000)
 #   BENCH_DIR       where pools go (default /dev/shm)
 #   BENCH_SQL_ROWS  bench_sql rows in fact (default 10000000)
@@ -13,6 +13,9 @@
 #   BENCH_GPU_ARGS  more bench_gpu arguments (e.g. "--cap 20 --queries 1,2")
 #   BENCH_BATCH_ROWS  bench_batch rows (default 50000000; tpc/batch)
 #   BENCH_BATCH_ARGS  more bench_batch arguments (e.g. "--sqlite-rows 1000000")
+#   KV_ROWS         bench_kv table sizes (default 1000000,10000000; tpc/kv)
+#   KV_OPS          bench_kv operations per workload (default 10000)
+#   KV_DISK_DIR     where bench_kv's on-disk databases go (default /var/tmp)
 #   BENCH_NOTE      a line added to the saved files' headers (e.g. "the
 #                   machine was shared with other jobs")
 #   BENCH_HOST      the name in the file names (default hostname -s)
@@ -125,5 +128,17 @@ if [ -z "$only" ] || [ "$only" = batch ]; then
 		status=1
 	tpc/batch/plot_batch.sh "$prefix" || status=1
 	echo "saved $prefix.md"
+fi
+if [ -z "$only" ] || [ "$only" = kv ]; then
+	# The key-value workload (tpc/kv/bench_kv.c): gpmdb, SQLite and
+	# DuckDB on /dev/shm and on disk; tpc/results/kv-<host>.{md,dat,svg}.
+	if [ -z "${GPMDB_DUCKDB_LIB:-}" ] && [ ! -f .peers/duckdb/libduckdb.so ]; then
+		tpc/peers/fetch_duckdb.sh || echo "run_bench: DuckDB could not be fetched" >&2
+	fi
+	save kv "Key-value workload: gpmdb, SQLite, DuckDB" "$build/bench_kv" \
+		--rows "${KV_ROWS:-1000000,10000000}" --ops "${KV_OPS:-10000}" \
+		--shm "${BENCH_DIR:-/dev/shm}" --disk "${KV_DISK_DIR:-/var/tmp}" \
+		--dat "tpc/results/kv-$host.dat" || status=1
+	tpc/kv/plot_kv.sh "tpc/results/kv-$host" || status=1
 fi
 exit $status
