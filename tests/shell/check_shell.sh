@@ -3,7 +3,8 @@
 # golden tests and the tmux test, on each SHELL given (default: $GPMDB_SHELLS,
 # else build/gpmdb, the shell on the real engine, and
 # build/tests/shell/gpmdb_sqlite, the same shell on the SQLite test double,
-# which tests the shell itself against outputs of the sqlite3 shell).
+# which tests the shell itself against outputs of the sqlite3 shell), and
+# on the real engine's shell the index listing (check_indexes.sh).
 # Prints each case as "ok - SHELL: CASE" and one "# passed P failed F".
 set -u
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,9 @@ p=0
 f=0
 for shell in "${shells[@]}"; do
 	name=${shell##*/}
-	for t in tests/shell/run_golden.sh tests/shell/interactive.sh; do
+	tests=(tests/shell/run_golden.sh tests/shell/interactive.sh)
+	[ "$name" = gpmdb ] && tests+=(tests/shell/check_indexes.sh)
+	for t in "${tests[@]}"; do
 		out=$("$t" "$shell" 2>&1)
 		echo "$out" | grep -v '^# passed' |
 			sed -E "s/^(not ok|ok) - /\\1 - $name: /"
