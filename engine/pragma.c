@@ -386,7 +386,9 @@ int pragma_schema_view(gpmdb *db, const char *name, char **sql)
 		bad |= put_literal(f, o->kind == STG_OBJ_INDEX ? o->tbl_name
 							       : o->name);
 		fputs(", ", f);
-		bad |= put_literal(f, o->sql);
+		/* a constraint's index has no CREATE text: NULL, as SQLite's
+		 * sqlite_autoindex_* rows */
+		bad |= put_literal(f, o->sql && *o->sql ? o->sql : NULL);
 		fputc(')', f);
 	}
 	bad |= fclose(f) != 0;

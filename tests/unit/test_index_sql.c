@@ -93,7 +93,7 @@ static void make_tables(gpmdb *db)
 	    su_exec(db, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT UNIQUE, "
 			"c INT);"
 			"CREATE INDEX i1 ON t1(c, b DESC);"
-			"CREATE UNIQUE INDEX i2 ON t1(c COLLATE NOCASE);"
+			"CREATE UNIQUE INDEX i2 ON t1(c);"
 			"CREATE TABLE t2(x INT, y TEXT);"
 			"CREATE INDEX i3 ON t2(y);"
 			"CREATE VIEW v1 AS SELECT a FROM t1"),
@@ -105,7 +105,7 @@ static void make_tables(gpmdb *db)
 			     "INSERT INTO t1 SELECT a.x*100+b.x*10+c.x, "
 			     "'k' || (a.x*100+b.x*10+c.x), a.x*100+b.x*10+c.x "
 			     "FROM n a, n b, n c;"
-			     "INSERT INTO t2 SELECT x, 'y' || x FROM t1 "
+			     "INSERT INTO t2 SELECT a, 'y' || a FROM t1 "
 			     "WHERE a < 500"),
 		 GPMDB_OK);
 }
@@ -182,7 +182,7 @@ static void test_index_info(void)
 	WANT(db, "PRAGMA index_xinfo(i1)",
 	     "0|2|c|0|BINARY|1\n1|1|b|1|BINARY|1\n2|-1|NULL|0|BINARY|0\n");
 	WANT(db, "PRAGMA index_xinfo(i2)",
-	     "0|2|c|0|NOCASE|1\n1|-1|NULL|0|BINARY|0\n");
+	     "0|2|c|0|BINARY|1\n1|-1|NULL|0|BINARY|0\n");
 	WANT(db, "PRAGMA index_info(sqlite_autoindex_t1_1)", "0|0|a\n");
 	WANT(db, "PRAGMA index_info(sqlite_autoindex_t1_2)", "0|1|b\n");
 	WANT(db, "PRAGMA index_info('I3')", "0|1|y\n");
