@@ -546,8 +546,8 @@ static int descend(const ixt *t, const uint8_t *ent, uint64_t *path,
 	return GPMDB_OK;
 }
 
-int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
-	    bool strict, ixpos *out)
+int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, uint64_t kid,
+	    int npre, bool strict, ixpos *out)
 {
 	uint64_t off = ix_hdr(t)->root;
 	int d = 0;
@@ -566,10 +566,10 @@ int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
 		if (n->level == 0)
 			break;
 		off = slot_child(t, n,
-				 inner_find(t, n, key, src, 0, npre, strict));
+				 inner_find(t, n, key, src, kid, npre, strict));
 	}
 	out->leaf = off;
-	out->pos = leaf_find(t, n, key, src, 0, npre, strict);
+	out->pos = leaf_find(t, n, key, src, kid, npre, strict);
 	if (out->pos >= n->n) { /* from the next leaf on */
 		if (n->n == 0) {
 			out->leaf = 0; /* an empty leaf is a lone root */
@@ -850,6 +850,7 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	free(tmp);
 	dirty(t, n, NHDR + (size_t)n->n * ew);
 	dirty(t, r, NHDR + (size_t)r->n * ew);
+	stg_crash_point("index.split");
 	{
 		uint8_t up[STG_IX_MAX_KEY + 8];
 		memcpy(up, leaf_ent(t, r, 0), ew);
@@ -1051,6 +1052,7 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 		first = lvl;
 	}
 	dirty(t, nd(t, base), nodes * NSIZE);
+	stg_crash_point("index.build");
 	h = ix_hdr(t);
 	h->root = first; /* the single node of the top level */
 	h->height = (uint64_t)levels;

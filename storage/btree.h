@@ -111,9 +111,9 @@ typedef struct {
 	uint32_t pos;
 } ixpos;
 /* The first entry whose first npre columns are >= key (strict: > key);
- * leaf 0 when there is none. */
-int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
-	    bool strict, ixpos *out);
+ * leaf 0 when there is none.  kid: the key's row in src (TEXT ties). */
+int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, uint64_t kid,
+	    int npre, bool strict, ixpos *out);
 /* The first / last entry of the tree. */
 void ix_first(const ixt *t, ixpos *out);
 void ix_last(const ixt *t, ixpos *out);

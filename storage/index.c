@@ -260,7 +260,7 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		}
 		if (ix_hdr(t)->entries == 0)
 			continue;
-		if ((rc = ix_seek(t, r, src, t->ncols, false, &c)) != GPMDB_OK)
+		if ((rc = ix_seek(t, r, src, id, t->ncols, false, &c)) != GPMDB_OK)
 			return rc;
 		while (c.leaf) {
 			const uint8_t *e = ix_at(t, &c);
@@ -346,10 +346,18 @@ static bool go_bulk(const ixt *t, uint64_t n)
 {
 	uint64_t entries = ix_hdr(t)->entries;
 
-	if (n < 64)
-		return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2;
-	return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2 ||
-	       n * 16 > entries;
+	uint64_t half = t->leaf_cap / 2 ? t->leaf_cap / 2 : 1;
+	/* nodes the batch may log: a leaf per entry at most as many as
+	 * there are leaves, the leaves its splits make, and a path */
+	uint64_t leaves = entries / half + 1;
+	uint64_t touched = (n < leaves ? n : leaves) + 2 * (n / half) +
+			   ix_hdr(t)->height + 2;
+
+	if (touched * (STG_IX_NODE + 64) > mlog_space(t->p) / 2)
+		return true;
+	/* a rebuild costs a pass over the tree (tens of ns an entry), an
+	 * entry about a microsecond: large batches against the tree */
+	return n >= 1024 && n * 8 > entries;
 }
 
 /* Records (key, row id) of rows, from the table. */
@@ -992,13 +1000,14 @@ int stg_icur_open(stg_pool *p, uint32_t index_id, const stg_ix_range *r,
 	c->epoch = p->ix_epoch;
 	if (!c->desc) {
 		if (c->nlo)
-			rc = ix_seek(&c->t, c->lo, &c->slo, c->nlo,
+			rc = ix_seek(&c->t, c->lo, &c->slo, 0, c->nlo,
 				     !c->lo_incl, &c->c);
 		else
 			ix_first(&c->t, &c->c);
 	} else {
 		if (c->nhi) {
-			rc = ix_seek(&c->t, c->hi, &c->shi, c->nhi, c->hi_incl,
+			rc = ix_seek(&c->t, c->hi, &c->shi, 0, c->nhi,
+				     c->hi_incl,
 				     &c->c);
 			if (rc == GPMDB_OK && c->c.leaf)
 				ix_prev(&c->t, &c->c);
@@ -1119,7 +1128,7 @@ static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
 	*out = -1;
 	if (ix_key_has_null(t, key))
 		return GPMDB_OK;
-	if ((rc = ix_seek(t, key, src, t->ncols, false, &c)) != GPMDB_OK)
+	if ((rc = ix_seek(t, key, src, i, t->ncols, false, &c)) != GPMDB_OK)
 		return rc;
 	if (c.leaf) {
 		const uint8_t *e = ix_at(t, &c);
