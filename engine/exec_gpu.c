@@ -22,6 +22,7 @@
  * with no GPU version yet (limit, cross joins, UNION ALL, values) run on
  * the CPU under every setting, and EXPLAIN says so.
  */
+#include "batch_gpu.h"
 #include "engine.h"
 #include "exec_gpu_dev.h"
 #include "exec_gpu_ops.h"
@@ -4152,6 +4153,7 @@ int exec_gpu_set_backend(gpmdb *db, const char *v)
 			      "unknown backend \"%s\" (expected auto, cpu or "
 			      "gpu)",
 			      v);
+	bgpu_index_hooks(db); /* index sort and probe on the GPU or not */
 	return GPMDB_OK;
 }
 
