@@ -875,7 +875,7 @@ static void bg_launch_note(int done)
  * GPU: from these sizes up the hooks' whole round trip (upload, kernels,
  * download) beats the CPU (docs/gpu.md "Index sort and probe on the
  * GPU"); below them storage does it on the CPU without asking. */
-#define BG_IX_SORT_MIN_ROWS  (1u << 20)
+#define BG_IX_SORT_MIN_ROWS  (1u << 18)
 #define BG_IX_PROBE_MIN_KEYS (1u << 16)
 
 /* storage/index.c (issue 15) defines the setters.  Until it is merged

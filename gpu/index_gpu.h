@@ -60,9 +60,10 @@ int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 
 /* Where the time of the last gpu_ix_probe went (milliseconds). */
 typedef struct {
-	int hit;	 /* 1: the records came from the cache */
-	double fill_ms;	 /* job->fill on a miss */
-	double build_ms; /* upload and words of the records on a miss */
+	int hit;	      /* 1: the records came from the cache */
+	double fill_ms;	      /* job->fill on a miss */
+	double rec_upload_ms; /* a miss: the records to the device */
+	double build_ms;      /* a miss: upload, words, row ids, checks */
 	double upload_ms, kernel_ms, download_ms, total_ms; /* the probes */
 } gpu_ix_probe_stats;
 

@@ -100,6 +100,8 @@ static void make_key(uint8_t *p, uint32_t width, uint64_t h, uint64_t range)
 	uint32_t kw = width - 8;
 
 	memset(p, 0, kw);
+	if (kw == 0)
+		return;
 	if (width == 17 && !gen_signed) {
 		put_int(p, 0, (int64_t)(h % range));
 	} else if (width == 17) {
@@ -130,7 +132,8 @@ static uint8_t *make_recs(uint64_t n, uint32_t width, uint64_t range,
 		uint64_t h = hash64((uint64_t)i ^ seed);
 		uint8_t *p = r + (uint64_t)i * width;
 		make_key(p, width, h, range);
-		put_rowid(p + width - 8, bigrid ? hash64(h) : (uint64_t)i);
+		/* row ids are below 2^63 (rowids[] are int64_t) */
+		put_rowid(p + width - 8, bigrid ? hash64(h) >> 1 : (uint64_t)i);
 	}
 	return r;
 }
@@ -307,6 +310,9 @@ static void test_sort_small(void)
 		sort_case(1000, widths[w], widths[w], 20, 0); /* no row id */
 		sort_case(4099, widths[w], widths[w] - 8, 7, 1);
 	}
+	/* only a row id; a wide text key (25 words) */
+	sort_case(20000, 8, 0, 1, 1);
+	sort_case(20000, 200, 192, 1000, 1);
 	/* every record equal: nothing to sort */
 	{
 		uint8_t r[10 * 17];
@@ -436,7 +442,7 @@ static void probe_case(uint64_t n, uint32_t width, uint64_t m, uint64_t range,
 		uint64_t bad = 0, hits = 0;
 		for (uint64_t i = 0; i < m; i++) {
 			bad += got[i] != want[i];
-			hits += want[i] >= 0;
+			hits += want[i] != -1;
 		}
 		CHECKF(bad == 0,
 		       "n %llu width %u pass %d: %llu of %llu probes differ",
@@ -467,6 +473,7 @@ static void test_probe(void)
 		probe_case(1000, widths[w], 3000, 5, 2); /* many duplicates */
 		probe_case(5000000, widths[w], 300000, 2000000, 1);
 	}
+	probe_case(20000, 200, 5000, 1000, 1); /* 25 words */
 	/* the sampled upper level off: the same answers */
 	gpu_ix_set_probe_samples(0);
 	probe_case(5000000, 17, 300000, 2000000, 3);
@@ -685,6 +692,23 @@ static void test_bench(void)
 		}
 	}
 	gpu_ix_set_xfer(GPU_IX_XFER_AUTO);
+	/* as CREATE INDEX would: records just written by the CPU */
+	for (int r = 0; r < 2; r++) {
+		gen_signed = 0;
+		uint8_t *fr = make_recs(n, 17, n * 2, 0, 77);
+		gen_signed = 1;
+		int rc = gpu_ix_sort(fr, n, 17, 9, &st, err, sizeof(err));
+		CHECKF(rc == GPMDB_OK, "%d %s", rc, err);
+		CHECK(same_order(fr, ref, n, 17));
+		printf("# gpu sort (fresh buffer, auto): %.1f ms = upload %.1f "
+		       "+ plan %.1f + sort %.1f (%u words, %u bits, %u "
+		       "passes) + gather/check %.1f + download %.1f; %.1fx "
+		       "the cpu\n",
+		       st.total_ms, st.upload_ms, st.plan_ms, st.sort_ms,
+		       st.words, st.key_bits, st.passes, st.gather_ms,
+		       st.download_ms, cpu_ms / st.total_ms);
+		free(fr);
+	}
 	/* signed keys and NULLs: every bit of the value varies */
 	{
 		uint8_t *sg = make_recs(n, 17, n * 2, 0, 78);
@@ -725,10 +749,11 @@ static void test_bench(void)
 					.m = m};
 		int rc = gpu_ix_probe(&job, got, &ps, err, sizeof(err));
 		CHECKF(rc == GPMDB_OK, "%d %s", rc, err);
-		printf("# probe miss: %.1f ms = fill %.1f + build %.1f + "
-		       "probes %.2f\n",
-		       ps.total_ms, ps.fill_ms, ps.build_ms,
-		       ps.upload_ms + ps.kernel_ms + ps.download_ms);
+		printf(
+		    "# probe miss: %.1f ms = fill %.1f + build %.1f (records "
+		    "to the device %.1f) + probes %.2f\n",
+		    ps.total_ms, ps.fill_ms, ps.build_ms, ps.rec_upload_ms,
+		    ps.upload_ms + ps.kernel_ms + ps.download_ms);
 		t0 = now_ms();
 		cpu_probe(ref, n, 17, p, m, want, omp_get_max_threads());
 		double c = now_ms() - t0;
@@ -761,6 +786,19 @@ static void test_bench(void)
 				       omp_get_max_threads(), c, c1);
 			}
 		gpu_ix_set_probe_samples(1);
+		/* the transfers' spread: rounds of each mode in turn */
+		for (int round = 0; round < 3; round++)
+			for (int x = 1; x <= 3; x += 2) {
+				gpu_ix_set_xfer(x);
+				printf("# probe 2.5M round %d %s:", round,
+				       names[x]);
+				for (int r = 0; r < 5; r++) {
+					gpu_ix_probe(&job, got, &ps, err,
+						     sizeof(err));
+					printf(" %.2f", ps.total_ms);
+				}
+				printf(" ms\n");
+			}
 		gpu_ix_set_xfer(GPU_IX_XFER_AUTO);
 		bench_probe_sizes(ref, n, &job);
 		free(p);
