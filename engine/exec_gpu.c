@@ -37,6 +37,7 @@
 #include "../gpu/cache.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
+#include "../gpu/index_gpu.h"
 
 #include <time.h>
 
@@ -4214,10 +4215,12 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	}
 	if (!strcasecmp(nm, "gpu_stats")) {
 		gcache_stats cs;
+		gpu_ix_cache_stats ics;
 		if (!(r = rel_new(NULL, 2, tt)))
 			return db_err(db, GPMDB_NOMEM, "out of memory");
 		pthread_mutex_lock(&xg_lock);
 		gcache_get_stats(&cs);
+		gpu_ix_cache_get_stats(&ics);
 		pthread_mutex_unlock(&xg_lock);
 		const struct {
 			const char *n;
@@ -4251,6 +4254,11 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"device_group_results", xg_kept_aggs},
 		    {"text_merges", xg_text_merges},
 		    {"text_merged_bytes", xg_text_merged_bytes},
+		    {"index_cache_entries", ics.entries},
+		    {"index_cache_bytes", ics.bytes},
+		    {"index_cache_hits", ics.hits},
+		    {"index_cache_misses", ics.misses},
+		    {"index_cache_evictions", ics.evictions},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

@@ -87,9 +87,10 @@ int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 int gpu_ix_probe_hook(const stg_ix_probe_job *job, int64_t *rowids, char *why,
 		      size_t whylen);
 
-/* The index cache: entries, device bytes, limit (0 until the first use:
- * a quarter of the GPU's memory), hits, misses, evictions (limit,
- * version change, out of memory), bytes uploaded. */
+/* The index cache: entries, device bytes, limit (0: the default, a
+ * quarter of the GPU's memory), hits, misses, evictions (least recently
+ * used first, for the limit or a new entry; oom_evictions of them asked
+ * by gpu_alloc), stale (an older version freed), bytes uploaded. */
 typedef struct {
 	uint64_t entries, bytes, limit;
 	uint64_t hits, misses, evictions, stale, oom_evictions;

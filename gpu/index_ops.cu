@@ -856,7 +856,7 @@ extern "C" void gpu_ix_cache_get_stats(gpu_ix_cache_stats *s)
 	for (int i = 0; i < IX_MAX_ENTRIES; i++)
 		s->entries += ix_cache[i].used;
 	s->bytes = ix_bytes;
-	s->limit = ix_limit_now();
+	s->limit = ix_limit; /* 0: a quarter of the GPU's (no gpu_init here) */
 }
 
 /* ---- building an entry ---------------------------------------------- */
