@@ -754,6 +754,15 @@ static void test_bench(void)
 		    "to the device %.1f) + probes %.2f\n",
 		    ps.total_ms, ps.fill_ms, ps.build_ms, ps.rec_upload_ms,
 		    ps.upload_ms + ps.kernel_ms + ps.download_ms);
+		{
+			gpu_ix_cache_stats cs;
+			gpu_ix_cache_get_stats(&cs);
+			printf("# index cache: %llu entries, %.1f MiB for %llu "
+			       "records (%.1f bytes a record)\n",
+			       (unsigned long long)cs.entries,
+			       cs.bytes / 1048576.0, (unsigned long long)n,
+			       (double)cs.bytes / (double)n);
+		}
 		t0 = now_ms();
 		cpu_probe(ref, n, 17, p, m, want, omp_get_max_threads());
 		double c = now_ms() - t0;
