@@ -30,6 +30,10 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 /* Before stg_open: the GPU recovery hook for this open (backend=gpu or
  * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */
 void bgpu_before_open(gpmdb *db);
+/* The index sort and probe hooks (gpu/index_gpu.h) for the backend:
+ * set under auto and gpu, cleared under cpu; GPMDB_GPU_INDEX=0 or 1
+ * overrides.  At open and at every PRAGMA backend. */
+void bgpu_index_hooks(gpmdb *db);
 /* Before stg_close: the pool's CUDA registration goes. */
 void bgpu_before_close(gpmdb *db);
 
