@@ -888,12 +888,23 @@ static void bg_launch_note(int done)
 #define BG_IX_SORT_MIN_ROWS  (1u << 18)
 #define BG_IX_PROBE_MIN_KEYS (1u << 16)
 
-/* storage/index.c (issue 15) defines the setters.  Until it is merged
- * into this branch the references are weak so that every program links;
- * a setter that is not there is skipped.  TODO(merge): drop the pragmas
- * and the NULL checks. */
-#pragma weak stg_set_index_sort_hook
-#pragma weak stg_set_index_probe_hook
+int bgpu_index_check(gpmdb *db, const char *op)
+{
+	stg_ix_hook_stats hs;
+	int rc = GPMDB_OK;
+
+	stg_index_hook_stats(&hs);
+	stg_index_hook_stats_reset();
+	if (db->backend != 2)
+		return GPMDB_OK;
+	if (hs.sort_rows >= BG_IX_SORT_MIN_ROWS && !hs.sort_gpu)
+		rc = bg_fallback(db, op, hs.sort_why[0] ? hs.sort_why
+							: "index sort");
+	if (!rc && hs.probe_keys >= BG_IX_PROBE_MIN_KEYS && !hs.probe_gpu)
+		rc = bg_fallback(db, op, hs.probe_why[0] ? hs.probe_why
+							 : "index probe");
+	return rc;
+}
 
 void bgpu_index_hooks(gpmdb *db)
 {
@@ -904,12 +915,10 @@ void bgpu_index_hooks(gpmdb *db)
 
 	if (e && *e)
 		on = strcmp(e, "0") != 0;
-	if (stg_set_index_sort_hook)
-		stg_set_index_sort_hook(on ? gpu_ix_sort_hook : NULL,
-					BG_IX_SORT_MIN_ROWS);
-	if (stg_set_index_probe_hook)
-		stg_set_index_probe_hook(on ? gpu_ix_probe_hook : NULL,
-					 BG_IX_PROBE_MIN_KEYS);
+	stg_set_index_sort_hook(on ? gpu_ix_sort_hook : NULL,
+				BG_IX_SORT_MIN_ROWS);
+	stg_set_index_probe_hook(on ? gpu_ix_probe_hook : NULL,
+				 BG_IX_PROBE_MIN_KEYS);
 }
 
 void bgpu_before_open(gpmdb *db)

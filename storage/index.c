@@ -1107,6 +1107,11 @@ void stg_index_hook_stats(stg_ix_hook_stats *out)
 	*out = *ix_hook_stats();
 }
 
+void stg_index_hook_stats_reset(void)
+{
+	memset(ix_hook_stats(), 0, sizeof(stg_ix_hook_stats));
+}
+
 static int probe_fill(void *ctx, void *recs)
 {
 	ixt *t = ctx;

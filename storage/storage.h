@@ -420,6 +420,7 @@ typedef struct {
 	uint64_t sort_rows, probe_keys;
 } stg_ix_hook_stats;
 void stg_index_hook_stats(stg_ix_hook_stats *out);
+void stg_index_hook_stats_reset(void);
 
 /* ---- Integrity and statistics ---------------------------------------- */
 
