@@ -470,12 +470,73 @@ static void test_txn_rollback(void)
 	CHECK_RC(stg_close(p), GPMDB_OK);
 }
 
+/* A node damaged on purpose (an entry's key bytes changed in the file):
+ * stg_check and gpmdb_check's report name the index. */
+static void test_corrupt_detected(void)
+{
+	const char *path = tu_path("ixbad", 1);
+	stg_pool *p = tu_open_ex(path, true, false, 8u << 20, 0);
+	enum { N = 2000 };
+	int64_t a[N];
+	double cv[N] = {0};
+	int bi[N] = {0};
+	uint32_t tid, col0 = 0;
+	char *rep = NULL;
+	bool done = false;
+
+	if (!p)
+		return;
+	for (int i = 0; i < N; i++)
+		a[i] = i * 3;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	tid = mk_table(p);
+	CHECK_RC(app(p, tid, a, NULL, bi, cv, N), GPMDB_OK);
+	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, false,
+				  STG_IX_CREATED, NULL, NULL),
+		 GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK_RC(stg_close(p), GPMDB_OK);
+	{
+		/* the second leaf found: its 5th entry's value byte */
+		FILE *f = fopen(path, "r+b");
+		stg_ix_node n;
+		int leaves = 0;
+		for (long off = 0; f && !done; off += STG_IX_NODE) {
+			if (fseek(f, off, SEEK_SET) ||
+			    fread(&n, sizeof(n), 1, f) != 1)
+				break;
+			if (n.magic != STG_IXN_MAGIC || n.level != 0 ||
+			    n.n < 10 || ++leaves < 2)
+				continue;
+			/* entry 4: 9 key bytes + 8 row id; byte 8 = low byte */
+			unsigned char x = 0xee;
+			CHECK(fseek(f, off + STG_IX_NODE_HDR + 4 * 17 + 8,
+				    SEEK_SET) == 0);
+			CHECK(fwrite(&x, 1, 1, f) == 1);
+			done = true;
+		}
+		if (f)
+			fclose(f);
+	}
+	CHECK(done);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	CHECK_RC(stg_check(p, &rep), GPMDB_CORRUPT);
+	CHECKF(rep && strstr(rep, "index ia"), "report: %s",
+	       rep ? rep : "(none)");
+	free(rep);
+	CHECK_RC(stg_close(p), GPMDB_OK);
+}
+
 int main(void)
 {
 	TEST_RUN(test_random_insert_delete);
 	TEST_RUN(test_text_unique);
 	TEST_RUN(test_dups_nulls_update);
 	TEST_RUN(test_txn_rollback);
+	TEST_RUN(test_corrupt_detected);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
