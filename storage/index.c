@@ -30,28 +30,49 @@ static bool bit_at_(const uint32_t *b, uint64_t i);
 
 /* ---- finding indexes ---------------------------------------------------- */
 
+/* A table's indexes, opened; t has room for exactly n (malloc'd). */
 typedef struct {
 	int n;
-	ixt t[MAX_IX];
+	ixt *t;
 } ixset;
+
+static void ixset_free(ixset *s)
+{
+	if (s) {
+		free(s->t);
+		free(s);
+	}
+}
 
 /* The indexes of the table at tcat (those with a tree). */
 static int ix_of_table(stg_pool *p, uint64_t tcat, ixset *s)
 {
 	uint32_t tid = cat_entry(p, tcat)->table_id;
 	uint64_t off = 0, steps = 0;
-	int rc;
+	int rc, cnt = 0;
 
 	s->n = 0;
+	s->t = NULL;
 	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		cnt += e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid;
+	}
+	if (cnt > MAX_IX)
+		return pool_err(p, GPMDB_UNSUPPORTED,
+				"table %s has more than %d indexes",
+				cat_entry(p, tcat)->name, MAX_IX);
+	if (cnt == 0)
+		return GPMDB_OK;
+	if (!(s->t = malloc(sizeof(ixt) * (size_t)cnt)))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	off = 0;
+	steps = 0;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks &&
+	       s->n < cnt) {
 		stg_cat_entry *e = cat_entry(p, off);
 
 		if (e->kind != STG_OBJ_INDEX || !e->tdir || e->table_id != tid)
 			continue;
-		if (s->n == MAX_IX)
-			return pool_err(p, GPMDB_UNSUPPORTED,
-					"table %s has more than %d indexes",
-					cat_entry(p, tcat)->name, MAX_IX);
 		rc = ix_open(p, e->tdir, (uint32_t)e->obj_seq, e->name,
 			     &s->t[s->n]);
 		if (rc != GPMDB_OK)
@@ -290,7 +311,7 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 	p->cons_key[0] = 0;
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -334,7 +355,7 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		rc = fail_unique(p, t, worst);
 	}
 out:
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -426,7 +447,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -450,7 +471,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		free(recs);
 	}
 out:
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -512,13 +533,13 @@ int idx_before_delete(stg_pool *p, uint64_t tcat, const uint64_t *rowids,
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) == GPMDB_OK)
 		for (int x = 0; x < s->n && rc == GPMDB_OK; x++)
 			rc = remove_rows(&s->t[x], rowids, n,
 					 go_bulk(&s->t[x], n));
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -536,7 +557,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	p->ix_bulk_mask = 0;
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -612,7 +633,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	}
 out:
 	free(sorted);
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -624,7 +645,7 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -664,7 +685,7 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 	}
 out:
 	p->ix_bulk_mask = 0;
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
