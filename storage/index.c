@@ -733,29 +733,95 @@ int stg_index_delete_rows(stg_pool *p, uint32_t table_id,
 	return rc ? rc : idx_before_delete(p, tcat, rowids, n);
 }
 
+/* The records (key, row id) of every live row, read from the tablets:
+ * live rows counted per tablet, then encoded on all cores. */
+static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
+{
+	stg_pool *p = t->p;
+	uint32_t nt = 0;
+	stg_tablet_view *v = NULL;
+	uint64_t *base = NULL, total = 0;
+	uint8_t *recs = NULL;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	if ((rc = stg_tablet_count(p, t->tid, &nt)) != GPMDB_OK)
+		return rc;
+	if (!(v = calloc((size_t)nt + 1, sizeof(*v))) ||
+	    !(base = calloc((size_t)nt + 1, sizeof(*base)))) {
+		free(v);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++)
+		rc = stg_tablet_get(p, t->tid, k, &v[k]);
+	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++) {
+		uint64_t live = v[k].nrows;
+		for (uint32_t w = 0; w < (v[k].nrows + 31) / 32; w++) {
+			uint32_t bits = v[k].deleted[w];
+			if (w == v[k].nrows / 32 && v[k].nrows % 32)
+				bits &= (1u << (v[k].nrows % 32)) - 1;
+			live -= (uint64_t)__builtin_popcount(bits);
+		}
+		base[k] = total;
+		total += live;
+	}
+	if (rc == GPMDB_OK && !(recs = malloc((size_t)(total + 1) * t->ew)))
+		rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+	if (rc == GPMDB_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (uint32_t k = 0; k < nt; k++) {
+			const stg_tablet_view *x = &v[k];
+			uint8_t *o = recs + base[k] * t->ew;
+			for (uint32_t r = 0; r < x->nrows; r++) {
+				uint64_t rid = x->first_row + r;
+				if (x->deleted[r / 32] >> (r % 32) & 1)
+					continue;
+				for (int c = 0; c < t->ncols; c++) {
+					uint32_t col = t->cols[c];
+					stg_type ty = (stg_type)t->types[c];
+					uint8_t *seg = o + t->soff[c];
+					const char *d = x->data[col];
+					if (x->nulls[col][r / 32] >> (r % 32) & 1) {
+						memset(seg, 0, t->segw[c]);
+					} else if (ty == STG_T_TEXT) {
+						const stg_strref *sr =
+						    (const stg_strref *)d + r;
+						ix_enc_stored(seg, ty, NULL,
+							   x->heap + sr->off,
+							   sr->len);
+					} else {
+						ix_enc_stored(
+						    seg, ty,
+						    d + (size_t)r *
+							    stg_type_width(ty),
+						    NULL, 0);
+					}
+				}
+				memcpy(o + t->kw, &rid, 8);
+				o += t->ew;
+			}
+		}
+	}
+	free(v);
+	free(base);
+	if (rc != GPMDB_OK) {
+		free(recs);
+		return rc;
+	}
+	*out = recs;
+	*count = total;
+	return GPMDB_OK;
+}
+
 /* Every live row's record (key, row id), sorted; a unique index over a
  * repeated key fails with GPMDB_CONSTRAINT. */
 static int build_from_table(ixt *t)
 {
-	stg_cat_entry *e = cat_entry(t->p, t->tcat);
-	uint64_t rows = e->row_count, k = 0, *ids;
-	uint8_t *recs;
-	int rc = GPMDB_OK;
+	uint64_t k = 0;
+	uint8_t *recs = NULL;
+	int rc = enc_table(t, &recs, &k);
 
-	if (!(ids = malloc(sizeof(uint64_t) * (rows + 1))))
-		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	for (uint64_t r = 0; r < rows && rc == GPMDB_OK; r++) {
-		tab_cellv v;
-		rc = tab_cell(t->p, t->tcat, t->cols[0], r, &v);
-		if (rc == GPMDB_OK && !v.deleted)
-			ids[k++] = r;
-	}
-	if (rc != GPMDB_OK || !(recs = malloc((size_t)(k + 1) * t->ew))) {
-		free(ids);
-		return rc ? rc : pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	}
-	rc = enc_rows(t, ids, 0, k, recs);
-	free(ids);
 	if (rc == GPMDB_OK)
 		rc = ix_sort(t, recs, k, NULL);
 	if (rc == GPMDB_OK && t->unique)
