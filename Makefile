@@ -180,6 +180,9 @@ CFLAGS_BASE += -I$(BUILD)/gen
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+# index_ops.cu copies between pinned staging and the caller's records on
+# every core (OpenMP in host code).
+$(BUILD)/obj/gpu/index_ops.o: NVFLAGS += -Xcompiler -fopenmp
 
 .SECONDEXPANSION:
 $(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a

@@ -22,6 +22,7 @@
  * with no GPU version yet (limit, cross joins, UNION ALL, values) run on
  * the CPU under every setting, and EXPLAIN says so.
  */
+#include "batch_gpu.h"
 #include "engine.h"
 #include "exec_gpu_dev.h"
 #include "exec_gpu_ops.h"
@@ -36,6 +37,7 @@
 #include "../gpu/cache.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
+#include "../gpu/index_gpu.h"
 
 #include <time.h>
 
@@ -4152,6 +4154,7 @@ int exec_gpu_set_backend(gpmdb *db, const char *v)
 			      "unknown backend \"%s\" (expected auto, cpu or "
 			      "gpu)",
 			      v);
+	bgpu_index_hooks(db); /* index sort and probe on the GPU or not */
 	return GPMDB_OK;
 }
 
@@ -4212,10 +4215,12 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	}
 	if (!strcasecmp(nm, "gpu_stats")) {
 		gcache_stats cs;
+		gpu_ix_cache_stats ics;
 		if (!(r = rel_new(NULL, 2, tt)))
 			return db_err(db, GPMDB_NOMEM, "out of memory");
 		pthread_mutex_lock(&xg_lock);
 		gcache_get_stats(&cs);
+		gpu_ix_cache_get_stats(&ics);
 		pthread_mutex_unlock(&xg_lock);
 		const struct {
 			const char *n;
@@ -4249,6 +4254,11 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"device_group_results", xg_kept_aggs},
 		    {"text_merges", xg_text_merges},
 		    {"text_merged_bytes", xg_text_merged_bytes},
+		    {"index_cache_entries", ics.entries},
+		    {"index_cache_bytes", ics.bytes},
+		    {"index_cache_hits", ics.hits},
+		    {"index_cache_misses", ics.misses},
+		    {"index_cache_evictions", ics.evictions},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

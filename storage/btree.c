@@ -78,6 +78,26 @@ static void dirty(const ixt *t, const void *addr, size_t len)
 	}
 }
 
+/* dirty() for a whole new tree: flushed by all cores in pmem mode. */
+static void dirty_big(const ixt *t, void *addr, size_t len)
+{
+	stg_pool *p = t->p;
+	const size_t chunk = 4u << 20;
+	long nc = (long)((len + chunk - 1) / chunk);
+
+	if (p->dur != STG_DUR_PMEM || len < 2 * chunk) {
+		dirty(t, addr, len);
+		return;
+	}
+#pragma omp parallel for schedule(static)
+	for (long i = 0; i < nc; i++) {
+		size_t o = (size_t)i * chunk;
+		pool_flush(p, (char *)addr + o, len - o < chunk ? len - o : chunk);
+	}
+	pool_drain(p);
+	pool_count_persisted(p, len);
+}
+
 /* ---- geometry and keys ---------------------------------------------- */
 
 int ix_geometry(stg_pool *p, const uint8_t *types, int ncols, uint8_t *segw,
@@ -184,9 +204,7 @@ void ix_enc_text(uint8_t *o, const char *s, uint32_t len)
 	o[P + 1] = (uint8_t)(len > P ? P + 1 : len);
 }
 
-/* One column's segment from a stored value (the column's array element,
- * or the text for TEXT). */
-static void enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
+void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
 		       uint32_t len)
 {
 	switch (ty) {
@@ -245,7 +263,7 @@ int ix_enc_row(const ixt *t, uint64_t rowid, uint8_t *out)
 		if (v.null)
 			memset(out + t->soff[c], 0, t->segw[c]);
 		else
-			enc_stored(out + t->soff[c], v.type, v.val, v.text,
+			ix_enc_stored(out + t->soff[c], v.type, v.val, v.text,
 				   v.tlen);
 	}
 	return GPMDB_OK;
@@ -268,7 +286,7 @@ int ix_enc_batch(const ixt *t, const stg_col_batch *b, const int *cols_of,
 			if (v.null)
 				memset(o, 0, t->segw[c]);
 			else
-				enc_stored(o, ty, v.val, v.text, v.tlen);
+				ix_enc_stored(o, ty, v.val, v.text, v.tlen);
 			continue;
 		}
 		if (bit_at(b[bc].nulls, i)) {
@@ -277,7 +295,7 @@ int ix_enc_batch(const ixt *t, const stg_col_batch *b, const int *cols_of,
 			const stg_text *x = (const stg_text *)b[bc].values + i;
 			ix_enc_text(o, x->ptr, x->len);
 		} else {
-			enc_stored(o, ty,
+			ix_enc_stored(o, ty,
 				   (const char *)b[bc].values +
 				       i * stg_type_width(ty),
 				   NULL, 0);
@@ -546,8 +564,8 @@ static int descend(const ixt *t, const uint8_t *ent, uint64_t *path,
 	return GPMDB_OK;
 }
 
-int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
-	    bool strict, ixpos *out)
+int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, uint64_t kid,
+	    int npre, bool strict, ixpos *out)
 {
 	uint64_t off = ix_hdr(t)->root;
 	int d = 0;
@@ -566,10 +584,10 @@ int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
 		if (n->level == 0)
 			break;
 		off = slot_child(t, n,
-				 inner_find(t, n, key, src, 0, npre, strict));
+				 inner_find(t, n, key, src, kid, npre, strict));
 	}
 	out->leaf = off;
-	out->pos = leaf_find(t, n, key, src, 0, npre, strict);
+	out->pos = leaf_find(t, n, key, src, kid, npre, strict);
 	if (out->pos >= n->n) { /* from the next leaf on */
 		if (n->n == 0) {
 			out->leaf = 0; /* an empty leaf is a lone root */
@@ -850,6 +868,7 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	free(tmp);
 	dirty(t, n, NHDR + (size_t)n->n * ew);
 	dirty(t, r, NHDR + (size_t)r->n * ew);
+	stg_crash_point("index.split");
 	{
 		uint8_t up[STG_IX_MAX_KEY + 8];
 		memcpy(up, leaf_ent(t, r, 0), ew);
@@ -1009,7 +1028,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 	    (rc = alloc_extent(t->p, nodes * NSIZE, &off, &ext)) != GPMDB_OK)
 		return rc;
 	base = off;
-	/* leaves */
+	/* leaves, on all cores */
+#pragma omp parallel for schedule(static) if (lv[0] > 64)
 	for (uint64_t l = 0; l < lv[0]; l++) {
 		stg_ix_node *x = nd(t, base + l * NSIZE);
 		uint64_t a = l * n / lv[0], b = (l + 1) * n / lv[0];
@@ -1050,7 +1070,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 		}
 		first = lvl;
 	}
-	dirty(t, nd(t, base), nodes * NSIZE);
+	dirty_big(t, nd(t, base), nodes * NSIZE);
+	stg_crash_point("index.build");
 	h = ix_hdr(t);
 	h->root = first; /* the single node of the top level */
 	h->height = (uint64_t)levels;

@@ -94,6 +94,11 @@ typedef struct {
 } stg_mark;
 int stg_savepoint(stg_pool *p, stg_mark *m);
 int stg_rollback_to(stg_pool *p, const stg_mark *m);
+/* The statement behind the mark succeeded and will not be rolled back to
+ * it: the DRAM images it kept go (without this, a transaction of many
+ * statements keeps an image of every target each of them changed, such
+ * as a 4 KiB index leaf per single-row INSERT).  Only the newest mark. */
+int stg_release(stg_pool *p, const stg_mark *m);
 
 /* ---- Types ------------------------------------------------------------ */
 
@@ -420,6 +425,7 @@ typedef struct {
 	uint64_t sort_rows, probe_keys;
 } stg_ix_hook_stats;
 void stg_index_hook_stats(stg_ix_hook_stats *out);
+void stg_index_hook_stats_reset(void);
 
 /* ---- Integrity and statistics ---------------------------------------- */
 

@@ -186,6 +186,8 @@ static void test_catalog(void)
 	CHECK(!strcmp(
 	    rows(db, "SELECT type, name, tbl_name, sql FROM sqlite_master"),
 	    "table|t1|t1|CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT)\n"
+	    /* the PRIMARY KEY's index, without SQL (NULL) as SQLite lists
+	     * its automatic indexes (an INTEGER PRIMARY KEY has one here) */
 	    "index|sqlite_autoindex_t1_1|t1|NULL\n"
 	    "index|i1|t1|CREATE UNIQUE INDEX i1 ON t1(b)\n"
 	    "index|i2|t1|CREATE INDEX i2 ON t1(a, b)\n"
