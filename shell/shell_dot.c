@@ -430,8 +430,12 @@ static int ixrows_cb(void *arg, int ncol, char **vals, char **names)
 	struct ixrows *l = arg;
 	struct ixrow r = {0};
 	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 8;
-		l->v = realloc(l->v, (size_t)l->cap * sizeof(*l->v));
+		int cap = l->cap ? l->cap * 2 : 8;
+		struct ixrow *v = realloc(l->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return 1; /* out of memory: stop the listing */
+		l->v = v;
+		l->cap = cap;
 	}
 	for (int i = 0; i < ncol; i++) {
 		char **to = !strcasecmp(names[i], "name")      ? &r.name
