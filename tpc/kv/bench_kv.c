@@ -16,9 +16,9 @@
  *           100 keys, every row read by the client)
  *   insert  INSERT INTO k VALUES (?, ?) of new keys N + 1, N + 2, ...
  * Each operation is timed (bind, execute, read every row, reset): the
- * table gives operations per second, p50 and p99 latencies, and the time
- * per operation against SQLite on /dev/shm.  Every engine must see the
- * same values: a checksum of the rows read and changed per workload, and
+ * table gives operations per second, p50, p99 and the largest latency,
+ * and the time per operation against SQLite on /dev/shm.  Every engine must see
+ * the same values: a checksum of the rows read and changed per workload, and
  * count(*) and sum(v) at the end, are compared with SQLite's.
  *
  * Then the fresh-process INSERT: the program runs itself (fork + exec,
@@ -93,7 +93,7 @@ typedef struct {
 	bool run, failed;
 	char err[512];
 	uint64_t ops;
-	double secs, p50_us, p99_us;
+	double secs, p50_us, p99_us, max_us;
 	uint64_t check;
 } kv_res;
 
@@ -480,6 +480,7 @@ static void kv_run(kv_db *d, int w, uint64_t ops, uint64_t nkeys, double *lat,
 	qsort(lat, ops, sizeof(double), bench_cmp_double);
 	out->p50_us = kv_pct(lat, ops, 0.50) * 1e6;
 	out->p99_us = kv_pct(lat, ops, 0.99) * 1e6;
+	out->max_us = lat[ops - 1] * 1e6;
 }
 
 /* ---- the fresh-process INSERT ----------------------------------------- */
@@ -647,9 +648,9 @@ static bool kv_print(uint64_t nrows, uint64_t ops, const char *shm,
 		       kv_engines[e].name, r[e].load_s, r[e].final >> 32,
 		       (uint64_t)(r[e].final & 0xffffffffu), chk);
 	}
-	printf("\n| workload | engine | ops/s | p50 us | p99 us | time per "
-	       "op / sqlite-shm | check |\n");
-	printf("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+	printf("\n| workload | engine | ops/s | p50 us | p99 us | max us | "
+	       "time per op / sqlite-shm | check |\n");
+	printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
 	for (int w = 0; w < W_N; w++) {
 		const kv_res *ref = &r[KV_REF].w[w];
 		for (int e = 0; e < KV_NENG; e++) {
@@ -658,7 +659,7 @@ static bool kv_print(uint64_t nrows, uint64_t ops, const char *shm,
 				continue;
 			if (x->failed) {
 				printf("| %s | %s | **FAILED** after %" PRIu64
-				       " ops: %s | | | | |\n",
+				       " ops: %s | | | | | |\n",
 				       kv_wname[w], kv_engines[e].name, x->ops,
 				       x->err);
 				continue;
@@ -673,9 +674,11 @@ static bool kv_print(uint64_t nrows, uint64_t ops, const char *shm,
 					      ? "ok"
 					      : "**MISMATCH**";
 			mismatch |= chk[0] == '*';
-			printf("| %s | %s | %.0f | %.1f | %.1f | %s | %s |\n",
-			       kv_wname[w], kv_engines[e].name, ops_s,
-			       x->p50_us, x->p99_us, ratio, chk);
+			printf(
+			    "| %s | %s | %.0f | %.1f | %.1f | %.0f | %s | %s "
+			    "|\n",
+			    kv_wname[w], kv_engines[e].name, ops_s, x->p50_us,
+			    x->p99_us, x->max_us, ratio, chk);
 		}
 	}
 	printf("\n| engine | one INSERT, fresh process, into %" PRIu64
