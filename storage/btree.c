@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "btree.h"
 
@@ -1170,17 +1171,41 @@ static void fix_ties(const sortctx *s, uint8_t *recs, uint64_t n)
 	}
 }
 
+uint64_t ix_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n,
+		    const ixsrc *src);
+
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
+{
+	uint64_t t0 = ix_now_us();
+	int rc;
+
+	if (n < 2)
+		return GPMDB_OK;
+	hstats.sort_gpu = false;
+	hstats.sort_rows = n;
+	hstats.sort_why[0] = 0;
+	hstats.sort_new = true;
+	rc = sort_cpu(t, recs, n, src);
+	hstats.sort_us = ix_now_us() - t0;
+	return rc;
+}
+
+/* The hook, else the CPU (the name says the fallback, not the rule). */
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n,
+		    const ixsrc *src)
 {
 	sortctx s = {t, src, t->ew};
 	int nt = 1;
 	uint8_t *tmp;
 
-	hstats.sort_gpu = false;
-	hstats.sort_rows = n;
-	hstats.sort_why[0] = 0;
-	if (n < 2)
-		return GPMDB_OK;
 	if (sort_hook && n >= sort_min) {
 		if (sort_hook(recs, n, t->ew, t->kw, hstats.sort_why,
 			      sizeof(hstats.sort_why)) == GPMDB_OK) {

@@ -1196,7 +1196,8 @@ void stg_index_hook_stats(stg_ix_hook_stats *out)
 
 void stg_index_hook_stats_reset(void)
 {
-	memset(ix_hook_stats(), 0, sizeof(stg_ix_hook_stats));
+	ix_hook_stats()->sort_new = false;
+	ix_hook_stats()->probe_new = false;
 }
 
 static int probe_fill(void *ctx, void *recs)
@@ -1235,6 +1236,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 		    uint64_t n, int64_t *rowids)
 {
 	stg_ix_hook_stats *hs = ix_hook_stats();
+	uint64_t t0;
 	int cols_of[32], rc;
 	uint8_t *enc;
 	ixsrc src;
@@ -1251,6 +1253,8 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	hs->probe_gpu = false;
 	hs->probe_keys = n;
 	hs->probe_why[0] = 0;
+	hs->probe_new = n > 1;
+	t0 = ix_now_us();
 	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
@@ -1277,6 +1281,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 						       &rowids[i]);
 			}
 			free(enc);
+			hs->probe_us = ix_now_us() - t0;
 			return rc;
 		}
 	} else if (probe_hook) {
@@ -1287,5 +1292,6 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
 		rc = probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]);
 	free(enc);
+	hs->probe_us = ix_now_us() - t0;
 	return rc;
 }
