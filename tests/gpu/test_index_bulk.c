@@ -1,5 +1,5 @@
 /*
- * test_index_sql.c - indexes' bulk work on the GPU through SQL and the
+ * test_index_bulk.c - indexes' bulk work on the GPU through SQL and the
  * batch API (backend = gpu, gpu_strict = 1, so a CPU fallback fails the
  * test): CREATE INDEX sorted on the GPU equal to the table (the integrity
  * check compares every entry with its row), a UNIQUE index over repeated
