@@ -79,7 +79,7 @@ void ix_enc_text(uint8_t *o, const char *s, uint32_t len);
 /* One column's segment from a stored value (the column's array element,
  * or the text for TEXT). */
 void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
-		uint32_t len);
+		   uint32_t len);
 /* The key of values vals[0..n) (a prefix of the key columns). */
 void ix_enc_vals(const ixt *t, const stg_key_val *vals, int n, uint8_t *out);
 /* The key of row i of a batch (one stg_col_batch per table column, as

@@ -61,8 +61,8 @@ typedef struct {
 	char note[160];
 } res;
 
-static void gm_run(const char *dir, const char *backend, uint64_t n,
-		   uint64_t m, res *r, res *warm)
+static void gm_run(const char *dir, const char *backend, uint64_t n, uint64_t m,
+		   res *r, res *warm)
 {
 	char path[512];
 	gpmdb *db = NULL;
@@ -234,9 +234,8 @@ static void dk_run(uint64_t n, uint64_t m, res *r)
 	if (duckdl_exec(&d, con, sql, err, sizeof(err)))
 		bench_die("duckdb keys", err);
 	t0 = bench_now();
-	if (duckdl_exec(&d, con,
-			"UPDATE t SET v = p.nv FROM p WHERE t.k = p.k", err,
-			sizeof(err)))
+	if (duckdl_exec(&d, con, "UPDATE t SET v = p.nv FROM p WHERE t.k = p.k",
+			err, sizeof(err)))
 		bench_die("duckdb UPDATE", err);
 	r->update_s = bench_now() - t0;
 	r->changed = m;
