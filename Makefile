@@ -78,6 +78,12 @@ PROGS += $(BUILD)/bench_kv
 $(BUILD)/bench_kv_SRC := tpc/kv/bench_kv.c
 $(BUILD)/bench_kv_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_kv: LDLIBS += -ldl
+# bench_index: CREATE INDEX and the bound-key probe, CPU and GPU beside
+# SQLite and DuckDB (tpc/index, docs/benchmarks.md).
+PROGS += $(BUILD)/bench_index
+$(BUILD)/bench_index_SRC := tpc/index/bench_index.c
+$(BUILD)/bench_index_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_index: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
 # bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).

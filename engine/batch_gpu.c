@@ -897,12 +897,13 @@ int bgpu_index_check(gpmdb *db, const char *op)
 	stg_index_hook_stats_reset();
 	if (db->backend != 2)
 		return GPMDB_OK;
-	if (hs.sort_rows >= BG_IX_SORT_MIN_ROWS && !hs.sort_gpu)
-		rc = bg_fallback(db, op, hs.sort_why[0] ? hs.sort_why
-							: "index sort");
-	if (!rc && hs.probe_keys >= BG_IX_PROBE_MIN_KEYS && !hs.probe_gpu)
-		rc = bg_fallback(db, op, hs.probe_why[0] ? hs.probe_why
-							 : "index probe");
+	if (hs.sort_new && hs.sort_rows >= BG_IX_SORT_MIN_ROWS && !hs.sort_gpu)
+		rc = bg_fallback(db, op,
+				 hs.sort_why[0] ? hs.sort_why : "index sort");
+	if (!rc && hs.probe_new && hs.probe_keys >= BG_IX_PROBE_MIN_KEYS &&
+	    !hs.probe_gpu)
+		rc = bg_fallback(
+		    db, op, hs.probe_why[0] ? hs.probe_why : "index probe");
 	return rc;
 }
 

@@ -4216,11 +4216,13 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	if (!strcasecmp(nm, "gpu_stats")) {
 		gcache_stats cs;
 		gpu_ix_cache_stats ics;
+		stg_ix_hook_stats ihs;
 		if (!(r = rel_new(NULL, 2, tt)))
 			return db_err(db, GPMDB_NOMEM, "out of memory");
 		pthread_mutex_lock(&xg_lock);
 		gcache_get_stats(&cs);
 		gpu_ix_cache_get_stats(&ics);
+		stg_index_hook_stats(&ihs);
 		pthread_mutex_unlock(&xg_lock);
 		const struct {
 			const char *n;
@@ -4259,6 +4261,14 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"index_cache_hits", ics.hits},
 		    {"index_cache_misses", ics.misses},
 		    {"index_cache_evictions", ics.evictions},
+		    /* the last bulk index sort and probe of this thread:
+		     * rows, where (1 GPU, 0 CPU) and wall time */
+		    {"index_sort_rows", ihs.sort_rows},
+		    {"index_sort_gpu", ihs.sort_gpu},
+		    {"index_sort_us", ihs.sort_us},
+		    {"index_probe_keys", ihs.probe_keys},
+		    {"index_probe_gpu", ihs.probe_gpu},
+		    {"index_probe_us", ihs.probe_us},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

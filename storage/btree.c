@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "btree.h"
 
@@ -92,7 +93,8 @@ static void dirty_big(const ixt *t, void *addr, size_t len)
 #pragma omp parallel for schedule(static)
 	for (long i = 0; i < nc; i++) {
 		size_t o = (size_t)i * chunk;
-		pool_flush(p, (char *)addr + o, len - o < chunk ? len - o : chunk);
+		pool_flush(p, (char *)addr + o,
+			   len - o < chunk ? len - o : chunk);
 	}
 	pool_drain(p);
 	pool_count_persisted(p, len);
@@ -205,7 +207,7 @@ void ix_enc_text(uint8_t *o, const char *s, uint32_t len)
 }
 
 void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
-		       uint32_t len)
+		   uint32_t len)
 {
 	switch (ty) {
 	case STG_T_INT:
@@ -264,7 +266,7 @@ int ix_enc_row(const ixt *t, uint64_t rowid, uint8_t *out)
 			memset(out + t->soff[c], 0, t->segw[c]);
 		else
 			ix_enc_stored(out + t->soff[c], v.type, v.val, v.text,
-				   v.tlen);
+				      v.tlen);
 	}
 	return GPMDB_OK;
 }
@@ -296,9 +298,9 @@ int ix_enc_batch(const ixt *t, const stg_col_batch *b, const int *cols_of,
 			ix_enc_text(o, x->ptr, x->len);
 		} else {
 			ix_enc_stored(o, ty,
-				   (const char *)b[bc].values +
-				       i * stg_type_width(ty),
-				   NULL, 0);
+				      (const char *)b[bc].values +
+					  i * stg_type_width(ty),
+				      NULL, 0);
 		}
 	}
 	return GPMDB_OK;
@@ -554,8 +556,7 @@ static int descend(const ixt *t, const uint8_t *ent, uint64_t *path,
 			break;
 		if (n->n == 0)
 			return pool_err(t->p, GPMDB_CORRUPT,
-					"index %s: empty inner node",
-					t->name);
+					"index %s: empty inner node", t->name);
 		slot[d] = inner_find(t, n, ent, NULL, 0, -1, true);
 		off = slot_child(t, n, slot[d]);
 		d++;
@@ -709,8 +710,7 @@ int ix_collect(const ixt *t, uint8_t **out, uint64_t *count)
 static int inner_insert(ixt *t, uint64_t *path, uint32_t *slot, int d,
 			uint32_t i, const uint8_t *sep, uint64_t child);
 
-static int new_root(ixt *t, uint64_t left, uint64_t right,
-		    const uint8_t *sep)
+static int new_root(ixt *t, uint64_t left, uint64_t right, const uint8_t *sep)
 {
 	stg_ix_hdr *h;
 	stg_ix_node *n;
@@ -817,8 +817,7 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	if (pos < n->n && ix_cmp_entry(t, leaf_ent(t, n, pos), ent) == 0)
 		return pool_err(t->p, GPMDB_CORRUPT,
 				"index %s: row %llu has an entry already",
-				t->name,
-				(unsigned long long)ix_rowid(t, ent));
+				t->name, (unsigned long long)ix_rowid(t, ent));
 	if ((rc = log_state(t)) != GPMDB_OK || (rc = log_node(t, off)))
 		return rc;
 	h = ix_hdr(t);
@@ -1057,7 +1056,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 			for (uint64_t j = a; j < b; j++) {
 				uint64_t c = first + j * NSIZE;
 				stg_ix_node *cn = nd(t, c);
-				uint8_t *s = inner_slot(t, x, (uint32_t)(j - a));
+				uint8_t *s =
+				    inner_slot(t, x, (uint32_t)(j - a));
 				memcpy(s, &c, 8);
 				if (cn->level == 0)
 					memcpy(s + 8,
@@ -1170,17 +1170,39 @@ static void fix_ties(const sortctx *s, uint8_t *recs, uint64_t n)
 	}
 }
 
+uint64_t ix_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
+{
+	uint64_t t0 = ix_now_us();
+	int rc;
+
+	if (n < 2)
+		return GPMDB_OK;
+	hstats.sort_gpu = false;
+	hstats.sort_rows = n;
+	hstats.sort_why[0] = 0;
+	hstats.sort_new = true;
+	rc = sort_cpu(t, recs, n, src);
+	hstats.sort_us = ix_now_us() - t0;
+	return rc;
+}
+
+/* The hook, else the CPU (the name says the fallback, not the rule). */
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 {
 	sortctx s = {t, src, t->ew};
 	int nt = 1;
 	uint8_t *tmp;
 
-	hstats.sort_gpu = false;
-	hstats.sort_rows = n;
-	hstats.sort_why[0] = 0;
-	if (n < 2)
-		return GPMDB_OK;
 	if (sort_hook && n >= sort_min) {
 		if (sort_hook(recs, n, t->ew, t->kw, hstats.sort_why,
 			      sizeof(hstats.sort_why)) == GPMDB_OK) {
@@ -1222,11 +1244,11 @@ int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 #pragma omp parallel for schedule(dynamic, 1)
 			for (int r = 0; r < runs; r += 2 * width) {
 				int m = r + width < runs ? r + width : runs;
-				int e = r + 2 * width < runs ? r + 2 * width
-							     : runs;
+				int e =
+				    r + 2 * width < runs ? r + 2 * width : runs;
 				merge_runs(&s, src_b + bd[r] * t->ew,
-					   bd[m] - bd[r],
-					   src_b + bd[m] * t->ew, bd[e] - bd[m],
+					   bd[m] - bd[r], src_b + bd[m] * t->ew,
+					   bd[e] - bd[m],
 					   dst_b + bd[r] * t->ew);
 			}
 			uint8_t *x = src_b;
@@ -1296,8 +1318,8 @@ static void vnode(vctx *v, uint64_t off, int lvl, const uint8_t *lo,
 		}
 		for (uint32_t i = 0; i < n->n; i++) {
 			const uint8_t *e = leaf_ent(t, n, i);
-			if ((i && ix_cmp_entry(t, leaf_ent(t, n, i - 1), e) >=
-				      0) ||
+			if ((i &&
+			     ix_cmp_entry(t, leaf_ent(t, n, i - 1), e) >= 0) ||
 			    (lo && ix_cmp_entry(t, e, lo) < 0) ||
 			    (hi && ix_cmp_entry(t, e, hi) >= 0)) {
 				vrep(v,

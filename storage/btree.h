@@ -79,7 +79,7 @@ void ix_enc_text(uint8_t *o, const char *s, uint32_t len);
 /* One column's segment from a stored value (the column's array element,
  * or the text for TEXT). */
 void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
-		uint32_t len);
+		   uint32_t len);
 /* The key of values vals[0..n) (a prefix of the key columns). */
 void ix_enc_vals(const ixt *t, const stg_key_val *vals, int n, uint8_t *out);
 /* The key of row i of a batch (one stg_col_batch per table column, as
@@ -139,6 +139,8 @@ int ix_collect(const ixt *t, uint8_t **out, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* Microseconds of a monotonic clock. */
+uint64_t ix_now_us(void);
 /* This thread's record of the last sort and probe (stg_index_hook_stats). */
 stg_ix_hook_stats *ix_hook_stats(void);
 

@@ -55,7 +55,8 @@ static int ix_of_table(stg_pool *p, uint64_t tcat, ixset *s)
 	s->t = NULL;
 	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
 		stg_cat_entry *e = cat_entry(p, off);
-		cnt += e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid;
+		cnt +=
+		    e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid;
 	}
 	if (cnt > MAX_IX)
 		return pool_err(p, GPMDB_UNSUPPORTED,
@@ -114,8 +115,7 @@ static int open_by_id(stg_pool *p, uint32_t id, ixt *t)
 	stg_cat_entry *e;
 
 	if (!off)
-		return pool_err(p, GPMDB_NOTFOUND, "no such index (id %u)",
-				id);
+		return pool_err(p, GPMDB_NOTFOUND, "no such index (id %u)", id);
 	e = cat_entry(p, off);
 	if (!e->tdir)
 		return pool_err(p, GPMDB_CORRUPT,
@@ -281,7 +281,8 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		}
 		if (ix_hdr(t)->entries == 0)
 			continue;
-		if ((rc = ix_seek(t, r, src, id, t->ncols, false, &c)) != GPMDB_OK)
+		if ((rc = ix_seek(t, r, src, id, t->ncols, false, &c)) !=
+		    GPMDB_OK)
 			return rc;
 		while (c.leaf) {
 			const uint8_t *e = ix_at(t, &c);
@@ -371,8 +372,8 @@ static bool go_bulk(const ixt *t, uint64_t n)
 	/* nodes the batch may log: a leaf per entry at most as many as
 	 * there are leaves, the leaves its splits make, and a path */
 	uint64_t leaves = entries / half + 1;
-	uint64_t touched = (n < leaves ? n : leaves) + 2 * (n / half) +
-			   ix_hdr(t)->height + 2;
+	uint64_t touched =
+	    (n < leaves ? n : leaves) + 2 * (n / half) + ix_hdr(t)->height + 2;
 
 	if (touched * (STG_IX_NODE + 64) > mlog_space(t->p) / 2)
 		return true;
@@ -616,8 +617,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 				if (cols[j] == t->cols[c])
 					cols_of[c] = j;
 		}
-		key_text(p, t, vals, cols_of, (uint64_t)worst,
-			 rowids[worst]);
+		key_text(p, t, vals, cols_of, (uint64_t)worst, rowids[worst]);
 		rc = fail_unique(p, t, worst);
 	}
 	/* the old entries go; after the write they come back from the
@@ -669,12 +669,13 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 			} else {
 				for (uint64_t i = 0; i < n; i++)
 					if (rowids[i] < nb)
-						drop[rowids[i] / 8] |= (uint8_t)(
-						    1u << (rowids[i] % 8));
+						drop[rowids[i] / 8] |=
+						    (uint8_t)(1u << (rowids[i] %
+								     8));
 				rc = ix_sort(t, recs, n, NULL);
 				if (rc == GPMDB_OK)
-					rc = rebuild_merge(t, drop, nb, recs,
-							   n);
+					rc =
+					    rebuild_merge(t, drop, nb, recs, n);
 				free(drop);
 			}
 		} else {
@@ -782,14 +783,15 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 					stg_type ty = (stg_type)t->types[c];
 					uint8_t *seg = o + t->soff[c];
 					const char *d = x->data[col];
-					if (x->nulls[col][r / 32] >> (r % 32) & 1) {
+					if (x->nulls[col][r / 32] >> (r % 32) &
+					    1) {
 						memset(seg, 0, t->segw[c]);
 					} else if (ty == STG_T_TEXT) {
 						const stg_strref *sr =
 						    (const stg_strref *)d + r;
 						ix_enc_stored(seg, ty, NULL,
-							   x->heap + sr->off,
-							   sr->len);
+							      x->heap + sr->off,
+							      sr->len);
 					} else {
 						ix_enc_stored(
 						    seg, ty,
@@ -959,8 +961,7 @@ static void fill_info(stg_pool *p, uint64_t off, stg_index_info *o)
 	o->height = (uint32_t)h->height;
 }
 
-int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out,
-		   int *n)
+int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out, int *n)
 {
 	uint64_t off = 0, steps = 0;
 	stg_index_info *v = NULL;
@@ -1094,8 +1095,7 @@ int stg_icur_open(stg_pool *p, uint32_t index_id, const stg_ix_range *r,
 	} else {
 		if (c->nhi) {
 			rc = ix_seek(&c->t, c->hi, &c->shi, 0, c->nhi,
-				     c->hi_incl,
-				     &c->c);
+				     c->hi_incl, &c->c);
 			if (rc == GPMDB_OK && c->c.leaf)
 				ix_prev(&c->t, &c->c);
 			else if (rc == GPMDB_OK)
@@ -1159,15 +1159,14 @@ void stg_icur_close(stg_icur *c)
 	free(c);
 }
 
-double stg_index_estimate(stg_pool *p, uint32_t index_id,
-			  const stg_ix_range *r)
+double stg_index_estimate(stg_pool *p, uint32_t index_id, const stg_ix_range *r)
 {
 	stg_icur *c;
 	double lo = 0, hi = 1;
 
-	if (stg_icur_open(p, index_id, &(stg_ix_range){r->nlo, r->nhi, r->lo,
-							r->hi, r->lo_incl,
-							r->hi_incl, false},
+	if (stg_icur_open(p, index_id,
+			  &(stg_ix_range){r->nlo, r->nhi, r->lo, r->hi,
+					  r->lo_incl, r->hi_incl, false},
 			  &c) != GPMDB_OK)
 		return 1;
 	if (c->nlo)
@@ -1196,7 +1195,8 @@ void stg_index_hook_stats(stg_ix_hook_stats *out)
 
 void stg_index_hook_stats_reset(void)
 {
-	memset(ix_hook_stats(), 0, sizeof(stg_ix_hook_stats));
+	ix_hook_stats()->sort_new = false;
+	ix_hook_stats()->probe_new = false;
 }
 
 static int probe_fill(void *ctx, void *recs)
@@ -1211,8 +1211,8 @@ static int probe_fill(void *ctx, void *recs)
 }
 
 /* Row id of the first entry equal to key i (IXS_BATCH source), -1. */
-static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
-		     uint64_t i, int64_t *out)
+static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src, uint64_t i,
+		     int64_t *out)
 {
 	ixpos c;
 	int rc;
@@ -1224,8 +1224,8 @@ static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
 		return rc;
 	if (c.leaf) {
 		const uint8_t *e = ix_at(t, &c);
-		if (ix_cmp(t, e, NULL, ix_rowid(t, e), key, src, i,
-			   t->ncols) == 0)
+		if (ix_cmp(t, e, NULL, ix_rowid(t, e), key, src, i, t->ncols) ==
+		    0)
 			*out = (int64_t)ix_rowid(t, e);
 	}
 	return GPMDB_OK;
@@ -1235,6 +1235,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 		    uint64_t n, int64_t *rowids)
 {
 	stg_ix_hook_stats *hs = ix_hook_stats();
+	uint64_t t0;
 	int cols_of[32], rc;
 	uint8_t *enc;
 	ixsrc src;
@@ -1251,6 +1252,8 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	hs->probe_gpu = false;
 	hs->probe_keys = n;
 	hs->probe_why[0] = 0;
+	hs->probe_new = n > 1;
+	t0 = ix_now_us();
 	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
@@ -1259,10 +1262,10 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 		memcpy(enc + i * t.kw, k, t.kw);
 	}
 	if (rc == GPMDB_OK && probe_hook && n >= probe_min) {
-		stg_ix_probe_job job = {p,	      index_id, p->ix_epoch,
-					ix_hdr(&t)->entries, t.kw,
-					t.ew,	      probe_fill, &t,
-					enc,	      n};
+		stg_ix_probe_job job = {
+		    p,	  index_id, p->ix_epoch, ix_hdr(&t)->entries,
+		    t.kw, t.ew,	    probe_fill,	 &t,
+		    enc,  n};
 		if (probe_hook(&job, rowids, hs->probe_why,
 			       sizeof(hs->probe_why)) == GPMDB_OK) {
 			hs->probe_gpu = true;
@@ -1277,6 +1280,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 						       &rowids[i]);
 			}
 			free(enc);
+			hs->probe_us = ix_now_us() - t0;
 			return rc;
 		}
 	} else if (probe_hook) {
@@ -1287,5 +1291,6 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
 		rc = probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]);
 	free(enc);
+	hs->probe_us = ix_now_us() - t0;
 	return rc;
 }

@@ -49,7 +49,8 @@ static int app(stg_pool *p, uint32_t tid, const int64_t *av,
 	int rc;
 
 	for (uint64_t i = 0; i < n; i++)
-		tv[i] = (stg_text){texts[bi[i]], (uint32_t)strlen(texts[bi[i]])};
+		tv[i] =
+		    (stg_text){texts[bi[i]], (uint32_t)strlen(texts[bi[i]])};
 	b[0] = (stg_col_batch){av, anull};
 	b[1] = (stg_col_batch){tv, NULL};
 	b[2] = (stg_col_batch){cv, NULL};
@@ -107,7 +108,8 @@ static void check_ranges(stg_pool *p, uint32_t ix, const int64_t *a,
 		bool ordered = true;
 
 		for (uint64_t r = 0; r < rows; r++)
-			if (alive[r] && (!hl || a[r] > lo || (li && a[r] == lo)) &&
+			if (alive[r] &&
+			    (!hl || a[r] > lo || (li && a[r] == lo)) &&
 			    (!hh || a[r] < hi || (hi_i && a[r] == hi)))
 				want++;
 		CHECKF(n == want, "range [%lld %lld] got %llu want %llu",
@@ -142,9 +144,8 @@ static void test_random_insert_delete(void)
 		return;
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	tid = mk_table(p);
-	CHECK_RC(stg_index_create(p, tid, "ia", &acol, 1, false,
-				  STG_IX_CREATED, "CREATE INDEX ia ON t(a)",
-				  NULL),
+	CHECK_RC(stg_index_create(p, tid, "ia", &acol, 1, false, STG_IX_CREATED,
+				  "CREATE INDEX ia ON t(a)", NULL),
 		 GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	ix = ix_id(p, "ia");
@@ -439,8 +440,8 @@ static void test_txn_rollback(void)
 		a[i] = (int64_t)(rnd() % 100000);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	tid = mk_table(p);
-	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, false,
-				  STG_IX_CREATED, NULL, &ix),
+	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, false, STG_IX_CREATED,
+				  NULL, &ix),
 		 GPMDB_OK);
 	CHECK_RC(app(p, tid, a, NULL, bi, cv, N), GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
@@ -491,8 +492,8 @@ static void test_corrupt_detected(void)
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	tid = mk_table(p);
 	CHECK_RC(app(p, tid, a, NULL, bi, cv, N), GPMDB_OK);
-	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, false,
-				  STG_IX_CREATED, NULL, NULL),
+	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, false, STG_IX_CREATED,
+				  NULL, NULL),
 		 GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	TU_CHECK_OK(p);
