@@ -434,6 +434,16 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 	return GPMDB_OK;
 }
 
+int exec_scan_table(exec_ctx *x, pnode *n, rel **out)
+{
+	return exec_scan(x, n, out);
+}
+
+int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
+{
+	return rel_gather(dst, src, idx, m);
+}
+
 /* ---- filter ---- */
 
 /* Appends to dst the row numbers s + i of the n rows of v that are true;
@@ -2656,8 +2666,18 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		return rc;
 	if (off < 0)
 		off = 0;
-	/* ORDER BY ... LIMIT: the sort keeps only the rows wanted. */
-	if (n->l->kind == PN_SORT && lim >= 0 &&
+	/* ORDER BY ... LIMIT read from an index in order: only the rows
+	 * wanted are read (-1: not that plan) */
+	rc = exec_index_limit(
+	    x, n,
+	    lim >= 0 && (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off
+		? lim + off
+		: -1,
+	    &in);
+	if (rc != -1) {
+		if (rc)
+			return rc;
+	} else if (n->l->kind == PN_SORT && lim >= 0 &&
 	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
 		exec_span sp;
 		if ((rc = db_check_interrupt(x->db)))
@@ -2774,6 +2794,8 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	switch (n->kind) {
 	case PN_SCAN:
 		return exec_scan(x, n, out);
+	case PN_ISCAN:
+		return exec_iscan(x, n, out);
 	case PN_ONE: {
 		rel *r = rel_new(x, 0, NULL);
 		if (!r)

@@ -91,7 +91,8 @@ static const char *xg_kind_name(int k)
 	static const char *nm[] = {"SCAN",	"ONE ROW",	 "VALUES",
 				   "FILTER",	"PROJECT",	 "JOIN",
 				   "AGGREGATE", "SORT",		 "DISTINCT",
-				   "LIMIT",	"SET OPERATION", "CONVERT"};
+				   "LIMIT",	"SET OPERATION", "CONVERT",
+				   "INDEX SCAN"};
 	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
 }
 
@@ -303,7 +304,9 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 		return exec_gpu_ops_decide(x, n, why, len);
 	if (n->kind != PN_FILTER && n->kind != PN_PROJECT &&
 	    n->kind != PN_AGG) {
-		if (n->kind == PN_SCAN || n->kind == PN_ONE)
+		/* an index read is a point or range access: the CPU's */
+		if (n->kind == PN_SCAN || n->kind == PN_ONE ||
+		    n->kind == PN_ISCAN)
 			return XG_CPU;
 		snprintf(why, len, "no GPU version of %s yet",
 			 xg_kind_name(n->kind));
