@@ -469,17 +469,17 @@ struct ixpath {
 	uint32_t index_id;
 	const char *iname;
 	bool unique;
-	int nkey;	/* key columns of the index */
-	int *ktcol;	/* their table columns */
-	int *kstype;	/* their storage types (stg_type) */
-	uint8_t *kscale; /* DECIMAL scales */
+	int nkey;	    /* key columns of the index */
+	int *ktcol;	    /* their table columns */
+	int *kstype;	    /* their storage types (stg_type) */
+	uint8_t *kscale;    /* DECIMAL scales */
 	const char **kname; /* names, for EXPLAIN */
-	int neq;	/* equality prefix */
-	ast_expr **eq;	/* neq values (NULL where is_null) */
-	bool *is_null;	/* key column i: IS NULL */
-	bool icol;	/* an interval on key column neq */
-	ast_expr_list *in; /* ... given as an IN list */
-	ast_expr *lo, *hi; /* ... or as bounds (NULL: open) */
+	int neq;	    /* equality prefix */
+	ast_expr **eq;	    /* neq values (NULL where is_null) */
+	bool *is_null;	    /* key column i: IS NULL */
+	bool icol;	    /* an interval on key column neq */
+	ast_expr_list *in;  /* ... given as an IN list */
+	ast_expr *lo, *hi;  /* ... or as bounds (NULL: open) */
 	bool lo_incl, hi_incl;
 	bool ordered, desc;
 	/* runtime, exec_index.c */
@@ -643,8 +643,7 @@ int exec_index_limit(exec_ctx *x, pnode *n, int64_t want, rel **out);
 /* Scans the table of a SCAN or ISCAN node (exec.c). */
 int exec_scan_table(exec_ctx *x, pnode *n, rel **out);
 /* Appends rows idx[0..m) of src to dst (same column types; exec.c). */
-int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx,
-		    uint64_t m);
+int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m);
 
 /* ---- statements ---- */
 

@@ -2668,17 +2668,17 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		off = 0;
 	/* ORDER BY ... LIMIT read from an index in order: only the rows
 	 * wanted are read (-1: not that plan) */
-	rc = exec_index_limit(
-	    x, n,
-	    lim >= 0 && (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off
-		? lim + off
-		: -1,
-	    &in);
+	rc = exec_index_limit(x, n,
+			      lim >= 0 && (uint64_t)lim <
+					      UINT64_MAX / 2 - (uint64_t)off
+				  ? lim + off
+				  : -1,
+			      &in);
 	if (rc != -1) {
 		if (rc)
 			return rc;
 	} else if (n->l->kind == PN_SORT && lim >= 0 &&
-	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
+		   (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
 		exec_span sp;
 		if ((rc = db_check_interrupt(x->db)))
 			return rc;

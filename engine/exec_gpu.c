@@ -88,11 +88,10 @@ void exec_gpu_unlock(void)
 
 static const char *xg_kind_name(int k)
 {
-	static const char *nm[] = {"SCAN",	"ONE ROW",	 "VALUES",
-				   "FILTER",	"PROJECT",	 "JOIN",
-				   "AGGREGATE", "SORT",		 "DISTINCT",
-				   "LIMIT",	"SET OPERATION", "CONVERT",
-				   "INDEX SCAN"};
+	static const char *nm[] = {
+	    "SCAN",	     "ONE ROW",	  "VALUES",    "FILTER",   "PROJECT",
+	    "JOIN",	     "AGGREGATE", "SORT",      "DISTINCT", "LIMIT",
+	    "SET OPERATION", "CONVERT",	  "INDEX SCAN"};
 	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
 }
 

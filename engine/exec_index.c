@@ -32,11 +32,11 @@
 
 struct ixrun {
 	ixranges rg;
-	int ri;		/* range being read */
-	stg_icur *cur;	/* its cursor (NULL: not open yet) */
-	bool done;	/* every range read */
-	bool pulling;	/* exec_index_limit drives the reads */
-	uint64_t want;	/* row ids the next pull reads */
+	int ri;	       /* range being read */
+	stg_icur *cur; /* its cursor (NULL: not open yet) */
+	bool done;     /* every range read */
+	bool pulling;  /* exec_index_limit drives the reads */
+	uint64_t want; /* row ids the next pull reads */
 };
 
 static void run_close(struct ixrun *r);
@@ -188,8 +188,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 			if (nl && (nl[lr / 32] >> (lr % 32) & 1)) {
 				/* NULL rows hold 0, as a scan leaves them */
 				d->nulls[o] = 1;
-				memset((char *)d->data +
-					   o * rel_width(d->ty.t),
+				memset((char *)d->data + o * rel_width(d->ty.t),
 				       0, rel_width(d->ty.t));
 				continue;
 			}

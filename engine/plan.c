@@ -3005,11 +3005,11 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 			sb_printf(s, " [index rows=%llu",
 				  (unsigned long long)n->ix->an_index_rows);
 			if (n->ix->an_fallback)
-				sb_printf(s,
-					  "; %llu runs scanned the table: a "
-					  "bound value is no key",
-					  (unsigned long long)
-					      n->ix->an_fallback);
+				sb_printf(
+				    s,
+				    "; %llu runs scanned the table: a "
+				    "bound value is no key",
+				    (unsigned long long)n->ix->an_fallback);
 			sb_printf(s, "]");
 		}
 		sb_printf(s, "\n");

@@ -425,13 +425,12 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 		if ((tc = scan_col(s, c)) < 0)
 			return GPMDB_OK;
 		if (op == AST_OP_IS && k->kind == AST_E_NULL)
-			return terms_add(b, t, (term){T_NULL, tc, NULL, NULL,
-						      true});
+			return terms_add(b, t,
+					 (term){T_NULL, tc, NULL, NULL, true});
 		if (!is_const(k))
 			return GPMDB_OK;
 		if (op == AST_OP_EQ || op == AST_OP_IS)
-			return terms_add(b, t,
-					 (term){T_EQ, tc, k, NULL, true});
+			return terms_add(b, t, (term){T_EQ, tc, k, NULL, true});
 		if (op == AST_OP_GT || op == AST_OP_GE)
 			return terms_add(
 			    b, t, (term){T_LO, tc, k, NULL, op == AST_OP_GE});
@@ -503,8 +502,8 @@ static ixpath *path_make(bctx *b, const pnode *s, const stg_index_info *info,
 	ix->kname = ast_alloc(b->a, sizeof(char *) * (size_t)nk);
 	ix->eq = ast_alloc(b->a, sizeof(ast_expr *) * (size_t)nk);
 	ix->is_null = ast_alloc(b->a, sizeof(bool) * (size_t)nk);
-	if (!ix->ktcol || !ix->kstype || !ix->kscale || !ix->kname ||
-	    !ix->eq || !ix->is_null)
+	if (!ix->ktcol || !ix->kstype || !ix->kscale || !ix->kname || !ix->eq ||
+	    !ix->is_null)
 		return NULL;
 	for (int j = 0; j < nk; j++) {
 		int tc = (int)info->cols[j];
@@ -548,8 +547,8 @@ static ixpath *path_make(bctx *b, const pnode *s, const stg_index_info *info,
 				continue;
 			if (m->kind == T_IN && !ordered) {
 				for (int i = 0; i < m->in->n && ok; i++)
-					ok = conv_ok(b, ix, j, m->in->v[i],
-						     &ex);
+					ok =
+					    conv_ok(b, ix, j, m->in->v[i], &ex);
 				if (ok) {
 					ix->icol = true;
 					ix->in = m->in;
@@ -688,8 +687,7 @@ static int best_search(bctx *b, pnode *top, pnode *s, scan_ctx *c,
 			*rows = r;
 		}
 	}
-	if (*best && *rows > IX_MAX_FRACTION * c->live &&
-	    !path_point(*best))
+	if (*best && *rows > IX_MAX_FRACTION * c->live && !path_point(*best))
 		*best = NULL;
 	return GPMDB_OK;
 }
@@ -719,8 +717,7 @@ static int sort_key_col(const pnode *pj, const pnode *s, const ixpath *ix,
 {
 	int tc;
 
-	if (k < 0 || k >= pj->nexprs ||
-	    (tc = scan_col(s, pj->exprs[k])) < 0)
+	if (k < 0 || k >= pj->nexprs || (tc = scan_col(s, pj->exprs[k])) < 0)
 		return -1;
 	for (int j = 0; j < ix->nkey; j++)
 		if (ix->ktcol[j] == tc)
@@ -781,8 +778,8 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	}
 	if ((rc = scan_ctx_open(b, s, &c)))
 		return rc;
-	if (!c.ninfo || (want > IX_ORDER_SMALL &&
-			 want > IX_ORDER_FRACTION * c.live)) {
+	if (!c.ninfo ||
+	    (want > IX_ORDER_SMALL && want > IX_ORDER_FRACTION * c.live)) {
 		scan_ctx_close(&c);
 		return GPMDB_OK;
 	}
