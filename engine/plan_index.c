@@ -601,6 +601,12 @@ static double path_rows(bctx *b, const ixpath *ix, const stg_index_info *info)
 	return f * (double)info->entries;
 }
 
+/* Key columns a path constrains. */
+static int path_cols(const ixpath *ix)
+{
+	return ix->neq + (ix->icol ? 1 : 0);
+}
+
 /* A unique index with an equality on every key column: one row. */
 static bool path_point(const ixpath *ix)
 {
@@ -682,7 +688,9 @@ static int best_search(bctx *b, pnode *top, pnode *s, scan_ctx *c,
 		r = path_rows(b, ix, &c->info[i]);
 		if (r < 0)
 			continue;
-		if (!*best || r < *rows) {
+		/* ties: the path that uses more key columns */
+		if (!*best || r < *rows ||
+		    (r == *rows && path_cols(ix) > path_cols(*best))) {
 			*best = ix;
 			*rows = r;
 		}
@@ -796,7 +804,9 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 		scan_ctx_close(&c);
 		return GPMDB_OK;
 	}
-	for (int i = 0; i < c.ninfo && !best; i++) {
+	/* of the indexes in the ORDER BY's order, the one whose key the
+	 * WHERE constrains most */
+	for (int i = 0; i < c.ninfo; i++) {
 		bool desc = false;
 		ixpath *ix = path_make(b, s, &c.info[i], &t, c.sch, true);
 		if (!ix) {
@@ -806,7 +816,8 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 			}
 			continue;
 		}
-		if (sort_matches(so, pj, s, ix, &desc)) {
+		if (sort_matches(so, pj, s, ix, &desc) &&
+		    (!best || path_cols(ix) > path_cols(best))) {
 			ix->desc = desc;
 			best = ix;
 		}
