@@ -482,6 +482,13 @@ struct ixpath {
 	ast_expr *lo, *hi;  /* ... or as bounds (NULL: open) */
 	bool lo_incl, hi_incl;
 	bool ordered, desc;
+	/* a join's inner side (index nested loop): key columns 0..njk-1
+	 * take the values of the join's keys jkey[0..njk) of each outer row
+	 * (jrel: the outer rows' keys, set by exec_join while the inner side
+	 * runs) instead of eq/icol */
+	int njk;
+	int *jkey;
+	const rel *jrel;
 	/* runtime, exec_index.c */
 	struct ixrun *run;
 	/* EXPLAIN ANALYZE: row ids the index gave, runs that scanned the

@@ -1442,7 +1442,20 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 	j.semi = semi;
 	if ((rc = exec_node(x, n->l, &j.l)))
 		return rc;
-	if ((rc = exec_node(x, n->r, &j.r)))
+	/* an inner side read through an index by the outer rows' keys
+	 * (plan_index.c try_join): the keys first */
+	pnode *ixs = n->r;
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	if (ixs->kind == PN_ISCAN && ixs->ix->njk && n->nkeys) {
+		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)))
+			goto done;
+		ixs->ix->jrel = lk;
+		rc = exec_node(x, n->r, &j.r);
+		ixs->ix->jrel = NULL;
+		if (rc)
+			goto done;
+	} else if ((rc = exec_node(x, n->r, &j.r)))
 		goto done;
 	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, pl))) {
 		rc = x->db->errcode;
@@ -1459,7 +1472,8 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		}
 	}
 	if (n->nkeys) {
-		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
+		if ((!lk && (rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l,
+						 &lk))) ||
 		    (rc = exec_eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r,
 					 &rk)))
 			goto done;

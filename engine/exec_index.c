@@ -259,12 +259,21 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out)
 		free(ids.v);
 		return rc;
 	}
-	rc = plan_index_ranges(x->db, x->st, ix, &own.rg);
+	/* an inner side with more outer rows than a fifth of its table:
+	 * the scan is cheaper than that many searches */
+	if (ix->njk && ix->jrel &&
+	    (double)ix->jrel->nrows >
+		0.2 * (double)stg_row_count(x->db->pool, n->table_id))
+		rc = 1;
+	else
+		rc = plan_index_ranges(x->db, x->st, ix, &own.rg);
 	if (rc == 1) {
 		if (ix->ordered)
 			return no_key(x, n);
-		/* a value that is no key of its column: the filters above
-		 * decide over every row */
+		/* a value that is no key of its column (or an inner side run
+		 * without its outer keys, or too many of them): the filters
+		 * above and the join decide over every row */
+		plan_index_ranges_free(&own.rg);
 		ix->an_fallback++;
 		return exec_scan_table(x, n, out);
 	}

@@ -3007,8 +3007,8 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 			if (n->ix->an_fallback)
 				sb_printf(
 				    s,
-				    "; %llu runs scanned the table: a "
-				    "bound value is no key",
+				    "; %llu runs scanned the table "
+				    "instead",
 				    (unsigned long long)n->ix->an_fallback);
 			sb_printf(s, "]");
 		}

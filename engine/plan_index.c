@@ -136,6 +136,11 @@ bool plan_index_key(const sval *v, int stype, int scale, stg_key_val *lo,
 	case STG_T_DECIMAL: {
 		double p10 = 1;
 		int64_t m = 1;
+		if (v->t == BC_T_DEC && v->scale == scale) {
+			key_int(lo, v->u.i);
+			key_int(hi, v->u.i);
+			return true;
+		}
 		for (int i = 0; i < scale; i++) {
 			p10 *= 10;
 			m *= 10;
@@ -218,8 +223,10 @@ static stg_ix_range *rng_add(ixranges *o, int nkey, const stg_key_val *pre,
 	lo = &o->keys[(size_t)o->n * 2 * (size_t)nkey];
 	hi = lo + nkey;
 	o->n++;
-	memcpy(lo, pre, sizeof(*pre) * (size_t)npre);
-	memcpy(hi, pre, sizeof(*pre) * (size_t)npre);
+	if (npre) {
+		memcpy(lo, pre, sizeof(*pre) * (size_t)npre);
+		memcpy(hi, pre, sizeof(*pre) * (size_t)npre);
+	}
 	*r = (stg_ix_range){.nlo = npre,
 			    .nhi = npre,
 			    .lo = lo,
@@ -229,6 +236,50 @@ static stg_ix_range *rng_add(ixranges *o, int nkey, const stg_key_val *pre,
 	*plo = lo;
 	*phi = hi;
 	return r;
+}
+
+/* The ranges of an inner side: one per outer row (its keys on the key
+ * prefix; a NULL key matches nothing). */
+static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
+{
+	const rel *k = ix->jrel;
+	stg_key_val l, h, *klo, *khi;
+	stg_ix_range *r;
+	sval v;
+	bool ex;
+
+	out->cap = (int)k->nrows + 1;
+	out->r = calloc((size_t)out->cap, sizeof(stg_ix_range));
+	out->keys = calloc((size_t)out->cap * 2 * (size_t)ix->nkey,
+			   sizeof(stg_key_val));
+	if (!out->r || !out->keys) {
+		plan_index_ranges_free(out);
+		return db_err(db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < k->nrows; i++) {
+		int j;
+		klo = khi = NULL;
+		r = rng_add(out, ix->nkey, NULL, 0, &klo, &khi);
+		if (!r || !klo || !khi)
+			return db_err(db, GPMDB_INTERNAL,
+				      "index ranges overflow");
+		for (j = 0; j < ix->njk; j++) {
+			rel_get(k, ix->jkey[j], i, &v);
+			if (v.t == BC_T_NULL)
+				break;
+			if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j],
+					    &l, &h, &ex))
+				return 1;
+			klo[j] = l;
+			khi[j] = h;
+			r->nlo = r->nhi = j + 1;
+			if (!ex)
+				break;
+		}
+		if (j < ix->njk && v.t == BC_T_NULL)
+			out->n--; /* no match: no range */
+	}
+	return GPMDB_OK;
 }
 
 int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
@@ -241,6 +292,8 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
 	bool ex;
 
 	memset(out, 0, sizeof(*out));
+	if (ix->njk)
+		return ix->jrel ? join_ranges(db, ix, out) : 1;
 	out->cap = cap;
 	out->r = calloc((size_t)cap, sizeof(stg_ix_range));
 	out->keys = calloc((size_t)cap * 2 * (size_t)nk, sizeof(stg_key_val));
@@ -851,6 +904,82 @@ static int try_search(bctx *b, pnode *top)
 	return rc;
 }
 
+/* A join key of the inner side that is a plain column of scan s: its
+ * number in n's keys, or -1. */
+static int join_key_of(const pnode *n, const pnode *s, int tc)
+{
+	for (int k = 0; k < n->nkeys; k++)
+		if (scan_col(s, n->rkeys[k]) == tc)
+			return k;
+	return -1;
+}
+
+/*
+ * Index nested loop: a join whose outer (left) side is estimated small
+ * and whose inner side is a table (under filters) with an index led by
+ * the inner join keys reads only the inner rows whose keys some outer row
+ * has, through the index, one range per outer row; the hash join then
+ * joins them as before (a reduction of the inner side: the result is the
+ * same whatever the inner side's other rows).  Not for NOT IN's join,
+ * whose rule needs to know whether the inner side has a NULL key.
+ */
+static int try_join(bctx *b, pnode *n)
+{
+	pnode *s = chain_scan(n->r);
+	scan_ctx c;
+	ixpath *best = NULL;
+	int rc;
+
+	if (!n->nkeys || n->jtype == JOIN_ANTI_NULL || n->jtype == JOIN_CROSS ||
+	    !s || n->l->est > 100000)
+		return GPMDB_OK;
+	if ((rc = scan_ctx_open(b, s, &c)))
+		return rc;
+	for (int i = 0; i < c.ninfo; i++) {
+		const stg_index_info *in = &c.info[i];
+		int jk[STG_INDEX_MAX_COLS], nj = 0;
+		while (nj < in->ncols) {
+			int k = join_key_of(n, s, (int)in->cols[nj]);
+			bool dup = false;
+			for (int u = 0; u < nj; u++)
+				dup |= jk[u] == k;
+			if (k < 0 || dup)
+				break;
+			jk[nj++] = k;
+		}
+		if (!nj)
+			continue;
+		/* each outer row reads about one entry of a unique key, a few
+		 * of another */
+		bool point = in->unique && nj == in->ncols;
+		if (n->l->est > (point ? 0.1 : 0.01) * c.live)
+			continue;
+		if (best && nj <= best->njk)
+			continue;
+		terms t = {0};
+		ixpath *ix = path_make(b, s, in, &t, c.sch, true);
+		if (!ix) {
+			scan_ctx_close(&c);
+			return b->a->err ? NOMEM(b) : GPMDB_OK;
+		}
+		ix->ordered = false;
+		ix->njk = nj;
+		ix->jkey = ast_alloc(b->a, sizeof(int) * (size_t)nj);
+		if (!ix->jkey) {
+			scan_ctx_close(&c);
+			return NOMEM(b);
+		}
+		memcpy(ix->jkey, jk, sizeof(int) * (size_t)nj);
+		best = ix;
+	}
+	scan_ctx_close(&c);
+	if (best) {
+		s->ix_tried = true;
+		to_iscan(n->r, s, best, n->l->est);
+	}
+	return GPMDB_OK;
+}
+
 int plan_index(bctx *b, pnode *n)
 {
 	int rc;
@@ -862,9 +991,13 @@ int plan_index(bctx *b, pnode *n)
 		return rc;
 	if (n->kind == PN_FILTER && !n->post)
 		return try_search(b, n);
-	if ((rc = plan_index(b, n->l)))
+	if ((rc = plan_index(b, n->l)) || (rc = plan_index(b, n->r)))
 		return rc;
-	return plan_index(b, n->r);
+	/* after the children: a search by constants on the inner side
+	 * comes first */
+	if (n->kind == PN_JOIN && (rc = try_join(b, n)))
+		return rc;
+	return GPMDB_OK;
 }
 
 /* ---- EXPLAIN ---- */
@@ -881,6 +1014,13 @@ void plan_index_explain(const pnode *n, char *buf, size_t len)
 			o += (size_t)snprintf(buf + o, len - o, __VA_ARGS__);  \
 	} while (0)
 	o = 0;
+	if (ix->njk) {
+		IXP("SEARCH %s USING INDEX %s (", n->tname, ix->iname);
+		for (int j = 0; j < ix->njk; j++)
+			IXP("%s%s=?", j ? " AND " : "", ix->kname[j]);
+		IXP(")");
+		return;
+	}
 	if (!ix->neq && !ix->icol) {
 		IXP("SCAN %s USING INDEX %s", n->tname, ix->iname);
 		return;

@@ -59,14 +59,14 @@ static void open_db(void)
 			snprintf(ts[i], 16, "k%d", i);
 		}
 	}
-	CHECK_RC(gpmdb_prepare(db, "INSERT INTO k VALUES (?, ?, ?)", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "INSERT INTO k VALUES (?, ?, ?)", -1, &st, NULL),
+	    GPMDB_OK);
 	CHECK_RC(gpmdb_bind_array_int64(st, 1, ids, NROWS, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_bind_array_int32(st, 2, vs, NROWS, NULL), GPMDB_OK);
-	CHECK_RC(gpmdb_bind_array_text(st, 3, (const char *const *)ts, NROWS,
-				       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_bind_array_text(st, 3, (const char *const *)ts, NROWS, NULL),
+	    GPMDB_OK);
 	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
 	gpmdb_finalize(st);
 	CHECK(!xq_exec(db, "CREATE INDEX kt ON k(t)"));
@@ -137,9 +137,9 @@ static void test_point_bindings(void)
 {
 	gpmdb_stmt *st = NULL;
 
-	CHECK_RC(gpmdb_prepare(db, "SELECT v, t FROM k WHERE id = ?", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "SELECT v, t FROM k WHERE id = ?", -1, &st, NULL),
+	    GPMDB_OK);
 	CHECK_RC(gpmdb_bind_int(st, 1, 1234), GPMDB_OK);
 	ROWS_WANT(st, "234|k1234\n");
 	CHECK_RC(gpmdb_bind_int64(st, 1, 199999), GPMDB_OK);
@@ -162,9 +162,9 @@ static void test_point_bindings(void)
 	gpmdb_finalize(st);
 
 	/* a TEXT key bound */
-	CHECK_RC(gpmdb_prepare(db, "SELECT id FROM k WHERE t = ?", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "SELECT id FROM k WHERE t = ?", -1, &st, NULL),
+	    GPMDB_OK);
 	CHECK_RC(gpmdb_bind_text(st, 1, "k4242", -1), GPMDB_OK);
 	ROWS_WANT(st, "4242\n");
 	CHECK_RC(gpmdb_bind_text(st, 1, "nope", -1), GPMDB_OK);
@@ -178,8 +178,7 @@ static void test_point_bindings(void)
 	CHECK_RC(gpmdb_bind_int(st, 1, 5), GPMDB_OK);
 	{
 		char *r = rows_of(st);
-		CHECKF(strstr(r, "SEARCH k USING INDEX") &&
-			   strstr(r, "(id=?)"),
+		CHECKF(strstr(r, "SEARCH k USING INDEX") && strstr(r, "(id=?)"),
 		       "%s", r);
 		free(r);
 	}
@@ -230,8 +229,7 @@ static void test_ranges_and_order(void)
 		"99999\n");
 	explain_has("SELECT id FROM k WHERE t IN ('k5', 'k6', 'k5')",
 		    "SEARCH k USING INDEX kt (t=?)");
-	XQ_WANT(db, "SELECT id FROM k WHERE t IN ('k5', 'k6', 'k5')",
-		"5\n6\n");
+	XQ_WANT(db, "SELECT id FROM k WHERE t IN ('k5', 'k6', 'k5')", "5\n6\n");
 	explain_has("SELECT count(*) FROM k WHERE v < 500", "SCAN k (");
 }
 
@@ -262,7 +260,8 @@ static void test_dml_by_key(void)
 		gpmdb_reset(st);
 	}
 	gpmdb_finalize(st);
-	XQ_WANT(db, "SELECT count(*), min(id), max(id) FROM k WHERE v >= 1000000",
+	XQ_WANT(db,
+		"SELECT count(*), min(id), max(id) FROM k WHERE v >= 1000000",
 		"50|3|49003\n");
 	CHECK(!xq_exec(db, "DELETE FROM k WHERE id BETWEEN 10 AND 19"));
 	XQ_WANT(db, "SELECT count(*) FROM k WHERE id < 30", "20\n");
@@ -275,9 +274,9 @@ static void test_dml_by_key(void)
 	int64_t keys[4] = {5, 6, 5, 900000};
 	int32_t vals[4] = {-1, -2, -3, -4};
 	CHECK(!xq_exec(db, "BEGIN"));
-	CHECK_RC(gpmdb_prepare(db, "UPDATE k SET v = ? WHERE id = ?", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "UPDATE k SET v = ? WHERE id = ?", -1, &st, NULL),
+	    GPMDB_OK);
 	CHECK_RC(gpmdb_bind_array_int32(st, 1, vals, 4, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_bind_array_int64(st, 2, keys, 4, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
@@ -302,9 +301,9 @@ static void test_point_speed(void)
 	int n = 20000;
 	double t0, dt;
 
-	CHECK_RC(gpmdb_prepare(db, "SELECT v FROM k WHERE id = ?", -1, &st,
-			       NULL),
-		 GPMDB_OK);
+	CHECK_RC(
+	    gpmdb_prepare(db, "SELECT v FROM k WHERE id = ?", -1, &st, NULL),
+	    GPMDB_OK);
 	t0 = now_s();
 	for (int i = 0; i < n; i++) {
 		int64_t id = (int64_t)((uint64_t)i * 2654435761u % NROWS);
