@@ -33,7 +33,6 @@
  */
 #include "batch_gpu.h"
 #include "engine.h"
-#include "keyidx.h"
 #include "value.h"
 
 #include <math.h>
@@ -100,6 +99,27 @@ static void berr_take(berr *e, gpmdb *db, int rc, int64_t row)
 		copy_msg(e->msg, sizeof(e->msg), db->errmsg);
 	}
 	db_clear(db);
+}
+
+static int berr_raise(gpmdb *db, const berr *e, const char *what);
+
+/* A unique violation from storage: the batch row at fault (mapped through
+ * map[0..nmap) when map is given) and the key's value, "(k.id = 5)". */
+static int bkey_raise(gpmdb *db, berr *e, const char *what, int64_t nmap,
+		      const int64_t *map)
+{
+	int64_t row = stg_constraint_row(db->pool);
+	const char *key = stg_constraint_key(db->pool);
+	char msg[sizeof(db->errmsg) + 300];
+
+	if (map && row >= 0 && row < nmap)
+		row = map[row];
+	if (key && key[0]) {
+		snprintf(msg, sizeof(msg), "%.700s (%.280s)", db->errmsg, key);
+		db_err(db, GPMDB_CONSTRAINT, "%s", msg);
+	}
+	berr_take(e, db, GPMDB_CONSTRAINT, row);
+	return berr_raise(db, e, what);
 }
 
 /* Raises e with " (<what> row k)" appended. */
@@ -694,6 +714,45 @@ static void kset_free(kset *k)
 	memset(k, 0, sizeof(*k));
 }
 
+/* A non-TEXT key value's bits, so that equal SQL values are equal bits:
+ * integers as int64, reals as double bits with -0.0 as 0.0.  */
+static inline uint64_t bkey_num_bits(stg_type t, const void *arr, uint64_t i)
+{
+	double d;
+	uint64_t u;
+
+	switch (t) {
+	case STG_T_INT:
+	case STG_T_DATE:
+		return (uint64_t)(int64_t)((const int32_t *)arr)[i];
+	case STG_T_BOOLEAN:
+		return ((const uint8_t *)arr)[i];
+	case STG_T_FLOAT:
+		d = ((const float *)arr)[i];
+		break;
+	case STG_T_DOUBLE:
+		d = ((const double *)arr)[i];
+		break;
+	default:
+		return (uint64_t)((const int64_t *)arr)[i];
+	}
+	if (d == 0)
+		d = 0; /* -0.0 equals 0.0 */
+	memcpy(&u, &d, 8);
+	return u;
+}
+
+/* The 64-bit finaliser both key hashes mix with. */
+static inline uint64_t bkey_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
 static int kset_init(gpmdb *db, kset *k, int ncols, const stg_type *types,
 		     uint64_t nrows)
 {
@@ -727,7 +786,7 @@ static void kset_put(kset *k, int c, uint64_t i, stg_type t, const void *arr,
 		return;
 	}
 	if (!k->c[c].text) {
-		k->c[c].iv[i] = keyidx_num_bits(t, arr, j);
+		k->c[c].iv[i] = bkey_num_bits(t, arr, j);
 	} else if (heap) {
 		stg_strref r = ((const stg_strref *)arr)[j];
 		k->c[c].tv[i] = (stg_text){heap + r.off, r.len};
@@ -751,7 +810,7 @@ static uint64_t kset_hash(const kset *k, uint64_t i)
 		} else {
 			v = k->c[c].iv[i];
 		}
-		h = keyidx_mix64(h ^ v) + (uint64_t)c;
+		h = bkey_mix64(h ^ v) + (uint64_t)c;
 	}
 	return h;
 }
@@ -844,7 +903,6 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	stg_col_batch *b = calloc((size_t)sch->ncols + 1, sizeof(*b));
 	rel *hold = rel_new(x, 0, NULL);
 	int rc = GPMDB_OK;
-	int64_t bad;
 	berr e = {0};
 
 	if (!cols || !b || !hold) {
@@ -865,17 +923,13 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		b[c].values = cols[c].values;
 		b[c].nulls = cols[c].nulls;
 	}
-	/* unique keys: the connection's key indexes (keyidx.c) */
-	rc = keyidx_insert(db, tid, sch, b, (uint64_t)nrows, KX_LOWEST_ROW,
-			   &bad);
-	if (rc == GPMDB_CONSTRAINT) {
-		berr_take(&e, db, rc, bad);
-		rc = berr_raise(db, &e, what);
-	}
-	if (rc)
+	/* unique keys: storage checks them through the table's indexes
+	 * before it writes; the error names the lowest row at fault */
+	if (nrows > 0 && (rc = bgpu_append(db, tid, b, (uint64_t)nrows))) {
+		if (rc == GPMDB_CONSTRAINT) /* backend=gpu: batch_gpu.c */
+			rc = bkey_raise(db, &e, what, -1, NULL);
 		goto out;
-	if (nrows > 0 && (rc = bgpu_append(db, tid, b, (uint64_t)nrows)))
-		goto out; /* backend=gpu: batch_gpu.c */
+	}
 	db->changes = nrows;
 	rc = GPMDB_OK;
 out:
@@ -1370,8 +1424,6 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	stmt_exec_init(st);
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
 		goto out;
-	if (m.n && (rc = keyidx_delete(db, tid, m.rowid, m.n)))
-		goto out;
 	if (m.n && (rc = bgpu_delete(db, tid, m.rowid, m.n)))
 		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = (long long)m.n;
@@ -1394,7 +1446,6 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	stg_col_batch *vals = NULL;
 	uint8_t *used = NULL;
 	rel *hold = NULL;
-	int64_t bad;
 	int nt = 0, nset = 0, rc;
 	kmatch m = {0};
 	berr e = {0};
@@ -1474,19 +1525,15 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 					set_null(nl, (int64_t)i);
 			}
 		}
-		/* unique keys of the table as it will be; a violation names
-		 * the parameter row whose values the offending row gets */
-		if (!rc)
-			rc = keyidx_update(db, tid, sch, nset, ucols, m.rowid,
-					   m.n, vals, m.prow, KX_LOWEST_ROW,
-					   &bad);
-		if (rc == GPMDB_CONSTRAINT) {
-			berr_take(&e, db, rc, bad);
-			rc = berr_raise(db, &e, "parameter row");
-		}
+		/* unique keys of the table as it will be (storage); a
+		 * violation names the parameter row whose values the
+		 * offending row gets */
 		if (!rc) /* backend=gpu: batch_gpu.c */
 			rc = bgpu_update(db, tid, nset, ucols, m.rowid, m.n,
 					 vals);
+		if (rc == GPMDB_CONSTRAINT)
+			rc = bkey_raise(db, &e, "parameter row", (int64_t)m.n,
+					m.prow);
 		if (rc)
 			goto out;
 	}
@@ -1740,19 +1787,15 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 		goto out;
 	}
 	db->changes = 0;
-	keyidx_stmt_begin(db, false);
 	rc = insert_batch(x, tid, sch, srcs, nrows, "row");
-	keyidx_stmt_end(db, rc);
 	if (own_txn) {
 		if (!rc && stg_commit(db->pool))
 			rc = db_err_stg(db);
 		if (rc)
 			stg_rollback(db->pool);
-		keyidx_txn_end(db, !rc);
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
-		keyidx_txn_end(db, false);
 	}
 	if (rc)
 		db->changes = 0;

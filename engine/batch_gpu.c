@@ -40,7 +40,6 @@
  */
 #include "batch_gpu.h"
 #include "exec_gpu_dev.h"
-#include "keyidx.h"
 
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
@@ -373,6 +372,12 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
 				n)))
 		goto out;
+	/* the indexes: new keys checked, the rows' entries out (storage) */
+	if (stg_index_update_begin(db->pool, tid, ncols, cols, rowids, n,
+				   vals)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
 	/* conventional logging: partition p is HCL thread p of a segment
 	 * of nparts threads holding ceil(n / nparts) rows' entries each */
 	nparts = db->gpu_log_parts ? db->gpu_log_parts : BG_CONV_PARTS;
@@ -415,7 +420,8 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		rc = db_err(db, rc, "GPU UPDATE: %s", err);
 		goto out;
 	}
-	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0)) {
+	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0) ||
+	    stg_index_update_end(db->pool, tid, ncols, cols, rowids, n)) {
 		rc = db_err_stg(db);
 		goto out;
 	}
@@ -461,7 +467,8 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
 				n)))
 		goto out;
-	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
+	if (stg_index_delete_rows(db->pool, tid, rowids, n) ||
+	    stg_gpu_layout_get(db->pool, tid, &lay) ||
 	    stg_hcl_begin_gpu(db->pool, tid, n, 1, &seg)) {
 		rc = db_err_stg(db);
 		goto out;
@@ -557,7 +564,7 @@ static int bg_col_class(int coltype)
  * or filter over a table scan (docs/gpu.md "INSERT ... SELECT"): the
  * result stays on the device (exec_gpu_select_dev), is converted there
  * to the table's storage arrays (gpu_ins_convert), checked (NOT NULL on
- * the device; unique keys by keyidx on the host, which needs the key
+ * the device; unique keys by storage on the host, which needs the key
  * columns: only those are downloaded), and the insert kernel copies the
  * arrays into the reserved tablets (gpu_append_dev), persisted; then the
  * row count commits through the metadata log, as for bgpu_append.
@@ -581,10 +588,9 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	stg_gpu_layout lay = {0};
 	gpu_tab_layout gl;
 	gpu_dml_timing t = {0};
-	const dml_key *keys = NULL;
+	stg_index_info *ixs = NULL;
 	rel *hold = NULL;
 	char why[400] = "", err[600];
-	int64_t bad;
 
 	*done = false;
 	if (db->backend != 2)
@@ -736,13 +742,15 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 				    sch->cols[c].name);
 			goto out;
 		}
-	/* PRIMARY KEY / UNIQUE: keyidx checks and indexes on the host, so
-	 * the key columns (and no other) come down */
-	if ((rc = keyidx_keys(db, sch, &keys, &nk)))
+	/* PRIMARY KEY / UNIQUE: storage checks the keys through the
+	 * indexes on the host, so the key columns (and no other) come down */
+	if (stg_index_list(db->pool, tid, &ixs, &nk)) {
+		rc = db_err_stg(db);
 		goto out;
+	}
 	for (int q = 0; q < nk; q++)
-		for (int j = 0; j < keys[q].n; j++) {
-			int c = keys[q].cols[j];
+		for (int j = 0; j < ixs[q].ncols && ixs[q].unique; j++) {
+			int c = (int)ixs[q].cols[j];
 			/* the NULL bitmap only when the column has a NULL */
 			size_t vb = n * src[c].width,
 			       nb = fnull[c] == UINT64_MAX ? 0
@@ -768,12 +776,13 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 			}
 			db->gstat.bytes_downloaded += vb + nb;
 		}
-	if (nk && (rc = keyidx_insert(db, tid, sch, kb, n, KX_FIRST_KEY, &bad)))
-		goto out;
-	/* stg_append_reserve reads only whether values exist and the NULL
-	 * bitmaps for NOT NULL, checked above: device arrays, no bitmaps */
-	for (int c = 0; c < nc; c++)
-		rb[c].values = dv[c];
+	/* stg_append_reserve reads whether values exist, the NULL bitmaps
+	 * for NOT NULL (checked above) and the unique keys' columns: those
+	 * downloaded, device arrays for the rest, no bitmaps */
+	for (int c = 0; c < nc; c++) {
+		rb[c].values = kb[c].values ? kb[c].values : dv[c];
+		rb[c].nulls = kb[c].values ? kb[c].nulls : NULL;
+	}
 	if (stg_append_reserve(db->pool, tid, rb, n, &start) ||
 	    stg_gpu_layout_get(db->pool, tid, &lay)) {
 		rc = db_err_stg(db);
@@ -826,6 +835,7 @@ out:
 	free(fbad);
 	free(kb);
 	free(rb);
+	free(ixs);
 	return rc;
 }
 

@@ -3,7 +3,6 @@
  */
 #include "batch_gpu.h"
 #include "engine.h"
-#include "keyidx.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,7 +124,6 @@ int gpmdb_close(gpmdb *db)
 		rc = stg_close(db->pool);
 	}
 	exec_gpu_close(db); /* its GPU column cache entries */
-	keyidx_free(db);
 	for (int i = 0; i < db->nscratch; i++)
 		vm_scratch_free(&db->scratch[i]);
 	for (int i = 0; i < db->npscratch; i++)

@@ -6,14 +6,14 @@
  * a number goes into a numeric column, other text is a datatype
  * mismatch), NOT NULL, PRIMARY KEY and UNIQUE (column and table
  * constraints and unique indexes) are checked against the table as it
- * will be (through the connection's key indexes, keyidx.c), and only
- * then is storage called.  The caller (stmt.c) runs
+ * will be (storage checks the unique keys through the table's indexes in
+ * the pool, storage/index.c, before it writes), and only then is storage
+ * called.  The caller (stmt.c) runs
  * the statement inside a transaction or behind a savepoint, so a storage
  * failure half way is undone too.
  */
 #include "batch_gpu.h"
 #include "engine.h"
-#include "keyidx.h"
 #include "value.h"
 
 #include <stdio.h>
@@ -135,6 +135,71 @@ static int col_type(gpmdb *db, ast_coldef *c, stg_column_def *d)
 static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 		      const char *tname, rel *src, const int *map);
 
+/* Adds ukey cols[0..m) (unless the same set is there) to the list. */
+static int key_add_unique(int (*keys)[33], int *nk, const int *cols, int m,
+			  bool pk)
+{
+	for (int k = 0; k < *nk; k++)
+		if (keys[k][0] == m &&
+		    !memcmp(&keys[k][1], cols, sizeof(int) * (size_t)m))
+			return 0;
+	if (*nk == 64)
+		return -1;
+	keys[*nk][0] = m;
+	memcpy(&keys[*nk][1], cols, sizeof(int) * (size_t)m);
+	keys[*nk][32] = pk;
+	(*nk)++;
+	return 0;
+}
+
+/* An index in the pool for every PRIMARY KEY and UNIQUE constraint, named
+ * as SQLite names them (sqlite_autoindex_TABLE_N), in the order the
+ * constraints appear. */
+static int create_key_indexes(gpmdb *db, ast_stmt *s,
+			      const stg_column_def *defs, int n, uint32_t tid)
+{
+	int keys[64][33], nk = 0;
+
+	for (int i = 0; i < n && !s->select; i++) {
+		ast_coldef *c = s->coldefs[i];
+		if ((c->primary_key &&
+		     key_add_unique(keys, &nk, &i, 1, true)) ||
+		    (c->unique && key_add_unique(keys, &nk, &i, 1, false)))
+			return db_err(db, GPMDB_UNSUPPORTED,
+				      "table %s has more than 64 unique keys",
+				      s->name);
+	}
+	for (int k = 0; k < s->ntabcons; k++) {
+		ast_tabcons *tc = s->tabcons[k];
+		int cols[32], m = 0;
+		for (int j = 0; j < tc->cols->n && m < 32; j++)
+			for (int i = 0; i < n; i++)
+				if (!strcasecmp(defs[i].name, tc->cols->v[j])) {
+					cols[m++] = i;
+					break;
+				}
+		if (m && key_add_unique(keys, &nk, cols, m, tc->primary_key))
+			return db_err(db, GPMDB_UNSUPPORTED,
+				      "table %s has more than 64 unique keys",
+				      s->name);
+	}
+	for (int k = 0; k < nk; k++) {
+		char name[STG_NAME_MAX];
+		uint32_t cols[32];
+		for (int j = 0; j < keys[k][0]; j++)
+			cols[j] = (uint32_t)keys[k][1 + j];
+		snprintf(name, sizeof(name), "sqlite_autoindex_%.80s_%d",
+			 s->name, k + 1);
+		if (stg_index_create(db->pool, tid, name, cols, keys[k][0],
+				     true,
+				     keys[k][32] ? STG_IX_PRIMARY
+						 : STG_IX_UNIQUE,
+				     NULL, NULL))
+			return db_err_stg(db);
+	}
+	return GPMDB_OK;
+}
+
 static int create_table(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
@@ -239,6 +304,8 @@ static int create_table(gpmdb_stmt *st, ast_stmt *s)
 		rc = db_err_stg(db);
 		goto out;
 	}
+	if ((rc = create_key_indexes(db, s, defs, n, tid)))
+		goto out;
 	if (src) {
 		stg_schema *sch;
 		rel *r;
@@ -357,80 +424,6 @@ static int load_keys(gpmdb *db, const stg_schema *sch, ukey **keys, int *nk)
 	return rc;
 }
 
-typedef struct kcmp {
-	const rel *r;
-	const ukey *k;
-} kcmp;
-
-static int key_cmp(const void *a, const void *b, void *arg)
-{
-	const kcmp *c = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-
-	for (int k = 0; k < c->k->n; k++) {
-		sval x, y;
-		rel_get(c->r, c->k->cols[k], i, &x);
-		rel_get(c->r, c->k->cols[k], j, &y);
-		int d = sval_cmp(&x, &y);
-		if (d)
-			return d;
-	}
-	return 0;
-}
-
-/* Fails when two rows of r (table columns) agree on a key (rows with a
- * NULL in the key never conflict). */
-static int check_keys(gpmdb *db, const rel *r, const ukey *keys, int nk,
-		      const stg_schema *sch)
-{
-	uint32_t *idx = malloc(sizeof(uint32_t) * (r->nrows + 1));
-
-	if (!idx)
-		return db_err(db, GPMDB_NOMEM, "out of memory");
-	for (int k = 0; k < nk; k++) {
-		uint64_t m = 0;
-		for (uint64_t i = 0; i < r->nrows; i++) {
-			bool null = false;
-			for (int c = 0; c < keys[k].n; c++)
-				if (r->cols[keys[k].cols[c]].nulls[i])
-					null = true;
-			if (!null)
-				idx[m++] = (uint32_t)i;
-		}
-		kcmp kc = {r, &keys[k]};
-		qsort_r(idx, m, sizeof(uint32_t), key_cmp, &kc);
-		for (uint64_t i = 1; i < m; i++)
-			if (!key_cmp(&idx[i - 1], &idx[i], &kc)) {
-				char names[512] = "";
-				size_t len = 0;
-				for (int c = 0; c < keys[k].n; c++)
-					len += (size_t)snprintf(
-					    names + len,
-					    len < sizeof(names)
-						? sizeof(names) - len
-						: 0,
-					    "%s%s.%s", c ? ", " : "", sch->name,
-					    sch->cols[keys[k].cols[c]].name);
-				free(idx);
-				return db_err(db, GPMDB_CONSTRAINT,
-					      "UNIQUE constraint failed: %s",
-					      names);
-			}
-	}
-	free(idx);
-	return GPMDB_OK;
-}
-
-/* The table as it is now (with row ids in the last column). */
-static int read_table(gpmdb_stmt *st, uint32_t tid, rel **out)
-{
-	bctx b = plan_bctx(st);
-	pnode *scan = plan_table_scan(&b, tid, true);
-
-	if (!scan)
-		return st->db->errcode;
-	return exec_node(&st->x, scan, out);
-}
 
 /* ---- writing ---- */
 
@@ -510,16 +503,13 @@ static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	stg_col_batch *b = calloc((size_t)sch->ncols, sizeof(*b));
 	int rc = GPMDB_OK;
 	uint64_t n = r->nrows;
-	int64_t bad;
 
 	if (!b)
 		return db_err(db, GPMDB_NOMEM, "out of memory");
 	for (int c = 0; c < sch->ncols && !rc; c++)
 		rc = rcol_to_storage(db, &r->cols[c], sch->cols[c].type, n,
 				     &b[c]);
-	if (!rc)
-		rc = keyidx_insert(db, tid, sch, b, n, KX_FIRST_KEY, &bad);
-	if (!rc) /* backend=gpu: batch_gpu.c */
+	if (!rc) /* backend=gpu: batch_gpu.c; unique keys: storage */
 		rc = bgpu_append(db, tid, b, n);
 	for (int c = 0; c < sch->ncols; c++) {
 		free((void *)b[c].values);
@@ -733,7 +723,6 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 	rel *r = NULL;
 	stg_col_batch *vals = NULL;
 	uint64_t *rowids = NULL;
-	int64_t bad;
 	int n = 0, rc;
 	pnode *node;
 
@@ -844,11 +833,7 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 			rc = rcol_to_storage(db, &r->cols[j + 1],
 					     sch->cols[cols[j]].type, r->nrows,
 					     &vals[j]);
-		/* the table as it will be: updated rows replaced */
-		if (!rc)
-			rc = keyidx_update(db, tid, sch, n, cols, rowids,
-					   r->nrows, vals, NULL, KX_FIRST_KEY,
-					   &bad);
+		/* unique keys of the table as it will be: storage */
 		if (!rc) /* backend=gpu: batch_gpu.c */
 			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows,
 					 vals);
@@ -899,8 +884,6 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 		}
 		for (uint64_t i = 0; i < r->nrows; i++)
 			rowids[i] = (uint64_t)((int64_t *)r->cols[0].data)[i];
-		if ((rc = keyidx_delete(db, tid, rowids, r->nrows)))
-			goto out;
 		if ((rc = bgpu_delete(db, tid, rowids, r->nrows)))
 			goto out; /* backend=gpu: batch_gpu.c */
 	}
@@ -968,22 +951,25 @@ static int create_index(gpmdb_stmt *st, ast_stmt *s)
 				    e->name);
 			goto out;
 		}
-		if (key.n < 32)
-			key.cols[key.n++] = c;
-	}
-	if (s->unique) {
-		rel *all;
-		stmt_exec_init(st);
-		if ((rc = read_table(st, tid, &all)))
+		if (key.n == 32) {
+			rc = db_err(db, GPMDB_ERROR,
+				    "an index has at most 32 columns");
 			goto out;
-		rc = check_keys(db, all, &key, 1, sch);
-		rel_free(all);
-		if (rc)
-			goto out;
+		}
+		key.cols[key.n++] = c;
 	}
-	char *sql = ast_strndup(&st->parena, st->sql + s->off, s->end - s->off);
-	if (stg_object_create(db->pool, STG_OBJ_INDEX, s->name, sch->name, sql))
-		rc = db_err_stg(db);
+	{
+		char *sql = ast_strndup(&st->parena, st->sql + s->off,
+					s->end - s->off);
+		uint32_t cols[32];
+		for (int i = 0; i < key.n; i++)
+			cols[i] = (uint32_t)key.cols[i];
+		/* the tree is built from the table now; a UNIQUE index over
+		 * repeated keys fails and leaves nothing */
+		if (stg_index_create(db->pool, tid, s->name, cols, key.n,
+				     s->unique, STG_IX_CREATED, sql, NULL))
+			rc = db_err_stg(db);
+	}
 out:
 	stg_schema_free(sch);
 	return rc;
@@ -1018,6 +1004,15 @@ static int drop_object(gpmdb_stmt *st, ast_stmt *s, stg_objkind want)
 			return db_err_stg(db);
 		return GPMDB_OK;
 	}
+	if (want == STG_OBJ_INDEX) {
+		stg_index_info ii;
+		if (stg_index_find(db->pool, s->name, &ii) == GPMDB_OK &&
+		    ii.origin != STG_IX_CREATED)
+			return db_err(db, GPMDB_ERROR,
+				      "index associated with UNIQUE or "
+				      "PRIMARY KEY constraint cannot be "
+				      "dropped");
+	}
 	if (stg_object_drop(db->pool, want, s->name))
 		return db_err_stg(db);
 	return GPMDB_OK;
@@ -1044,18 +1039,11 @@ int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s)
 
 static int dml_run(gpmdb_stmt *st, ast_stmt *s);
 
-/* The key indexes follow every writing statement (keyidx.h): a failed
- * one drops what it changed there, as storage undoes it. */
+/* Indexes live in the pool and change with the rows (storage/index.c):
+ * a failed statement's rollback undoes both. */
 int dml_exec(gpmdb_stmt *st, ast_stmt *s)
 {
-	bool ddl = s->kind != AST_STMT_INSERT && s->kind != AST_STMT_UPDATE &&
-		   s->kind != AST_STMT_DELETE;
-	int rc;
-
-	keyidx_stmt_begin(st->db, ddl);
-	rc = dml_run(st, s);
-	keyidx_stmt_end(st->db, rc);
-	return rc;
+	return dml_run(st, s);
 }
 
 static int dml_run(gpmdb_stmt *st, ast_stmt *s)

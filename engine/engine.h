@@ -9,7 +9,6 @@
  *   rel.c      materialised relations (column batches), scalar values
  *   exec.c     the CPU operators over relations
  *   dml.c      CREATE/DROP, INSERT, UPDATE, DELETE
- *   keyidx.c   hash indexes of unique keys for the constraint checks
  *   pragma.c   PRAGMA
  *
  * Types: every expression has a static type (etype): a bytecode register
@@ -325,8 +324,6 @@ struct gpmdb {
 	void *progress_arg;
 	int progress_n;
 	int progress_count;
-	/* hash indexes of unique keys kept between statements (keyidx.c) */
-	struct keyidx_db *kidx;
 };
 
 /* Evaluation frame of an outer query row, for correlated subqueries. */

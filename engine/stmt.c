@@ -5,7 +5,6 @@
  * statement is undone alone (back to a savepoint taken before it).
  */
 #include "engine.h"
-#include "keyidx.h"
 #include "value.h"
 
 #include <stdio.h>
@@ -395,16 +394,13 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 		rc = dml_exec(st, s);
 		if (rc) {
 			stg_rollback(db->pool);
-			keyidx_txn_end(db, false);
 			return rc;
 		}
 		if (stg_commit(db->pool)) {
 			rc = db_err_stg(db);
 			stg_rollback(db->pool);
-			keyidx_txn_end(db, false);
 			return rc;
 		}
-		keyidx_txn_end(db, true);
 		return GPMDB_OK;
 	}
 	if (stg_savepoint(db->pool, &mark))
@@ -415,13 +411,11 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 		 * the user meant to stop, not to go on without it */
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
-		keyidx_txn_end(db, false);
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		/* the statement could not be undone: give up the whole
 		 * transaction rather than leave half of it */
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
-		keyidx_txn_end(db, false);
 	}
 	return rc;
 }
@@ -453,10 +447,8 @@ static int run_txn(gpmdb_stmt *st, ast_stmt *s)
 		if (stg_in_txn(db->pool) && stg_commit(db->pool)) {
 			int rc = db_err_stg(db);
 			stg_rollback(db->pool);
-			keyidx_txn_end(db, false);
 			return rc;
 		}
-		keyidx_txn_end(db, true);
 		return GPMDB_OK;
 	default:
 		if (!db->explicit_txn)
@@ -464,9 +456,6 @@ static int run_txn(gpmdb_stmt *st, ast_stmt *s)
 				      "cannot rollback - no transaction is "
 				      "active");
 		db->explicit_txn = false;
-		/* the key indexes first: even a failed rollback leaves them
-		 * unsure */
-		keyidx_txn_end(db, false);
 		if (stg_in_txn(db->pool) && stg_rollback(db->pool))
 			return db_err_stg(db);
 		return GPMDB_OK;

@@ -195,6 +195,19 @@ static int cat_unlink(stg_pool *p, uint64_t off)
 		if (rc != GPMDB_OK)
 			return rc;
 	}
+	if (cat_entry(p, off)->kind == STG_OBJ_INDEX &&
+	    cat_entry(p, off)->tdir) { /* the tree and its header */
+		uint64_t h = cat_entry(p, off)->tdir;
+		if (pool_range_ok(p, h, sizeof(stg_ix_hdr))) {
+			rc = ix_free_all(p, h);
+			if (rc == GPMDB_OK)
+				rc = alloc_free_deferred(
+				    p, h, ((stg_ix_hdr *)pool_at(p, h))
+					      ->extent_size);
+			if (rc != GPMDB_OK)
+				return rc;
+		}
+	}
 	return alloc_free_deferred(p, off, cat_entry(p, off)->extent_size);
 }
 
@@ -339,6 +352,57 @@ int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
 		memcpy(e + 1, sql, sql_len);
 	pool_persist(p, e, size);
 	return cat_link(p, off, false, NULL);
+}
+
+int cat_index_add(stg_pool *p, const char *name, uint64_t tcat,
+		  const char *sql, uint64_t hoff, uint32_t *index_id)
+{
+	uint64_t size, off, ext, sql_len;
+	stg_cat_entry *e;
+	int rc;
+
+	if (!name_ok(name))
+		return pool_err(p, GPMDB_MISUSE, "bad index name");
+	rc = check_name_free(p, STG_OBJ_INDEX, name);
+	if (rc != GPMDB_OK)
+		return rc;
+	sql_len = sql ? strlen(sql) : 0;
+	size = sizeof(*e) + align8(sql_len + 1);
+	rc = alloc_extent(p, size, &off, &ext);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, off);
+	memset(e, 0, size);
+	e->magic = STG_CAT_MAGIC;
+	e->kind = STG_OBJ_INDEX;
+	e->extent_size = ext;
+	e->table_id = cat_entry(p, tcat)->table_id;
+	e->ncols = ((stg_ix_hdr *)pool_at(p, hoff))->ncols;
+	e->tdir = hoff;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->tbl_name, sizeof(e->tbl_name), "%s",
+		 cat_entry(p, tcat)->name);
+	e->sql_rel = sizeof(*e);
+	e->sql_len = sql_len;
+	if (sql_len)
+		memcpy(e + 1, sql, sql_len);
+	pool_persist(p, e, size);
+	rc = cat_link(p, off, false, NULL);
+	if (rc == GPMDB_OK && index_id)
+		*index_id = (uint32_t)cat_entry(p, off)->obj_seq;
+	return rc;
+}
+
+uint64_t cat_walk(stg_pool *p, uint64_t prev)
+{
+	uint64_t off = prev ? cat_next(p, prev) : cat_first(p);
+
+	return off;
+}
+
+int cat_unlink_entry(stg_pool *p, uint64_t off)
+{
+	return cat_unlink(p, off);
 }
 
 int stg_table_drop(stg_pool *p, uint32_t table_id)

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "internal.h"
+#include "btree.h"
 
 #define MAX_LINES 200
 
@@ -364,6 +364,32 @@ static void check_table(chk *c, stg_cat_entry *e)
 		       (unsigned long long)e->deleted_count);
 }
 
+static void index_problem(void *ctx, const char *msg)
+{
+	report(ctx, "%s", msg);
+}
+
+/* An index: its header and arenas are its extents; the tree is ordered,
+ * linked and counted right and holds each live row of its table once
+ * (btree.c ix_verify). */
+static void check_index(chk *c, stg_cat_entry *e, uint32_t id)
+{
+	stg_pool *p = c->p;
+	stg_ix_hdr *h;
+
+	if (!pool_range_ok(p, e->tdir, sizeof(stg_ix_hdr)) ||
+	    (h = pool_at(p, e->tdir))->magic != STG_IX_MAGIC ||
+	    h->narenas > STG_IX_MAX_ARENAS) {
+		report(c, "index %s: damaged header at 0x%llx", e->name,
+		       (unsigned long long)e->tdir);
+		return;
+	}
+	claim(c, e->tdir, h->extent_size, id, false);
+	for (uint64_t i = 0; i < h->narenas; i++)
+		claim(c, h->arenas[i][0], h->arenas[i][1], id, false);
+	ix_verify(p, e->tdir, e->name, index_problem, c);
+}
+
 static void check_catalog(chk *c)
 {
 	stg_pool *p = c->p;
@@ -409,6 +435,8 @@ static void check_catalog(chk *c)
 				       e->name, e->table_id);
 			check_table(c, e);
 		}
+		if (e->kind == STG_OBJ_INDEX && e->tdir)
+			check_index(c, e, id);
 		last = off;
 		off = e->next;
 	}

@@ -194,6 +194,10 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 	if (end < *start || end > (1ull << 48))
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
+	/* unique keys (of the key columns' values) before the kernels */
+	rc = idx_check_append(p, cat_off, cols, nrows);
+	if (rc != GPMDB_OK)
+		return rc;
 	return tab_ensure_tablets(p, cat_off, end);
 }
 
@@ -221,6 +225,8 @@ int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
 			  start + nrows);
 	if (rc == GPMDB_OK)
 		stg_crash_point("append.count");
+	if (rc == GPMDB_OK) /* the new rows' index entries, from the pool */
+		rc = idx_after_append(p, cat_off, start, nrows);
 	return rc;
 }
 

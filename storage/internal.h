@@ -91,6 +91,13 @@ struct stg_pool {
 	/* Tablet view arrays handed out by stg_tablet_get, by (table, idx). */
 	tab_vslot **vslots;
 	size_t vcap;
+
+	/* Indexes: the offending batch row of the last unique violation,
+	 * and a counter that changes with every index change (GPU caches). */
+	int64_t cons_row;
+	char cons_key[256];
+	uint64_t ix_epoch;
+	uint64_t ix_bulk_mask; /* idx_before_update's choice, per index */
 };
 
 /* ---- pool.c ------------------------------------------------------------- */
@@ -197,6 +204,16 @@ static inline stg_cat_column *cat_cols(stg_cat_entry *e)
 	return (stg_cat_column *)(e + 1);
 }
 
+/* An index's catalog entry for the header at hoff (index.c makes the
+ * tree first); *index_id its object sequence number. */
+int cat_index_add(stg_pool *p, const char *name, uint64_t tcat,
+		  const char *sql, uint64_t hoff, uint32_t *index_id);
+/* The entry after prev (0: the first), 0 at the end. */
+uint64_t cat_walk(stg_pool *p, uint64_t prev);
+/* Unlinks an entry, freeing its extents (an index's tree) at commit. */
+int cat_unlink_entry(stg_pool *p, uint64_t off);
+/* btree.c: frees every arena of the index at hoff (deferred). */
+int ix_free_all(stg_pool *p, uint64_t hoff);
 /* Finds a table by id (GPMDB_NOTFOUND with a message when absent). */
 int cat_find_table(stg_pool *p, uint32_t table_id, uint64_t *off);
 
@@ -246,6 +263,43 @@ int tab_hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
 int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh);
 /* Frees (deferred) every extent of a table: tablets, heaps, directory. */
 int tab_free_all(stg_pool *p, uint64_t cat_off);
+
+/* One cell of a table (index keys, checks). */
+typedef struct {
+	stg_type type;
+	bool null, deleted;
+	const void *val;  /* the column array's element */
+	const char *text; /* TEXT: the string in the heap */
+	uint32_t tlen;
+} tab_cellv;
+int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
+	     tab_cellv *out);
+
+/* ---- index.c ------------------------------------------------------------ */
+
+/* Keeps the table's indexes exact around the CPU write paths (and the
+ * GPU INSERT's reserve/finish): checks before anything is written, entry
+ * changes after. */
+int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
+		     uint64_t n);
+int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first,
+		     uint64_t n);
+int idx_before_update(stg_pool *p, uint64_t cat_off, int ncols,
+		      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
+		      const stg_col_batch *vals);
+int idx_after_update(stg_pool *p, uint64_t cat_off, int ncols,
+		     const uint32_t *cols, const uint64_t *rowids, uint64_t n);
+int idx_before_delete(stg_pool *p, uint64_t cat_off, const uint64_t *rowids,
+		      uint64_t n);
+/* True when the table has an index (a fast test for the write paths). */
+bool idx_table_has(stg_pool *p, uint64_t cat_off);
+
+/* mlog.c: a target allocated since the last savepoint needs no undo image
+ * (nothing reaches it after a rollback): later mlog_undo calls for it
+ * log nothing until the next savepoint. */
+void mlog_fresh(stg_pool *p, uint64_t off, uint64_t len);
+/* Bytes left in the metadata log. */
+uint64_t mlog_space(const stg_pool *p);
 
 /* ---- bits --------------------------------------------------------------- */
 

@@ -221,4 +221,66 @@ typedef struct {
 _Static_assert(sizeof(stg_tablet_hdr) == 128, "tablet header");
 _Static_assert(offsetof(stg_tablet_hdr, heap_used) == 56, "heap_used");
 
+
+/* ---- Indexes (btree.c, index.c) ---------------------------------------- */
+
+/* An index's catalog entry (kind STG_OBJ_INDEX) has table_id set to its
+ * table's id and tdir set to its header extent (stg_ix_hdr).  An entry
+ * with tdir 0 comes from an older format and has no tree. */
+#define STG_IX_MAGIC	  0x44485849u /* "IXHD" */
+#define STG_IXN_MAGIC	  0x444e5849u /* "IXND" */
+#define STG_IX_NODE	  4096u
+#define STG_IX_NODE_HDR	  64u
+#define STG_IX_MAX_ARENAS 224u
+#define STG_IX_TEXT_PREFIX 30u /* TEXT bytes kept in a key segment */
+#define STG_IX_MAX_KEY	  400u /* bytes of an encoded key */
+
+typedef struct {
+	uint32_t magic;
+	uint32_t version; /* 1 */
+	uint32_t table_id;
+	uint32_t ncols;
+	uint32_t flags; /* bit 0 unique; bits 8..15 stg_ix_origin */
+	uint32_t kw;	/* encoded key bytes */
+	uint32_t ew;	/* entry bytes: kw + 8 (row id) */
+	uint32_t node_size;
+	uint64_t extent_size;
+	uint8_t pad0[24];
+	/* [64, 128): the tree's state, undo-logged as one target */
+	uint64_t root;	     /* root node, 0 = none */
+	uint64_t height;     /* levels; 1 = the root is a leaf */
+	uint64_t entries;    /* live entries */
+	uint64_t free_head;  /* freed nodes, linked by free_next */
+	uint64_t arena_off;  /* the arena nodes are cut from */
+	uint64_t arena_used; /* bytes of it handed out */
+	uint64_t arena_size;
+	uint64_t narenas; /* arenas[0..narenas) are the index's extents */
+	uint32_t cols[32]; /* table column numbers */
+	uint8_t types[32]; /* their stg_type */
+	uint8_t segw[32];  /* bytes of each column's key segment */
+	uint8_t pad1[512 - 320];
+	uint64_t arenas[STG_IX_MAX_ARENAS][2]; /* offset, bytes */
+} stg_ix_hdr;
+
+_Static_assert(sizeof(stg_ix_hdr) == 4096, "index header");
+_Static_assert(offsetof(stg_ix_hdr, root) == 64, "index state at 64");
+_Static_assert(offsetof(stg_ix_hdr, arenas) == 512, "arenas at 512");
+
+/* A node: this header, then n entries (leaf: ew bytes each; inner: a
+ * child offset then the separator, the child's first entry, ew + 8
+ * bytes each; separator 0 stands for minus infinity). */
+typedef struct {
+	uint32_t magic;
+	uint16_t level; /* 0 = leaf */
+	uint16_t pad;
+	uint32_t n;
+	uint32_t pad1;
+	uint64_t prev, next; /* leaves: neighbours in key order, 0 = none */
+	uint64_t free_gen;   /* on the free list: the log generation */
+	uint64_t free_next;
+	uint8_t pad2[16];
+} stg_ix_node;
+
+_Static_assert(sizeof(stg_ix_node) == STG_IX_NODE_HDR, "index node header");
+
 #endif /* GPMDB_LAYOUT_H */

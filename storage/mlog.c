@@ -147,6 +147,20 @@ static void dd_add(stg_pool *p, uint64_t off, uint64_t len)
 	(void)set_add(&p->dd, off, len);
 }
 
+void mlog_fresh(stg_pool *p, uint64_t off, uint64_t len)
+{
+	dd_add(p, off, len);
+	if (p->sp_active)
+		(void)set_add(&p->spd, off, len);
+}
+
+uint64_t mlog_space(const stg_pool *p)
+{
+	uint64_t end = p->sb.log_off + p->sb.log_size;
+
+	return p->log_tail < end ? end - p->log_tail : 0;
+}
+
 void mlog_sp_reset(stg_pool *p)
 {
 	for (size_t i = 0; i < p->spi_n; i++)

@@ -378,6 +378,8 @@ int stg_index_delete_rows(stg_pool *p, uint32_t table_id,
 /* After GPMDB_CONSTRAINT from a write: the offending row's position in
  * the batch (of the new rows, or of rowids), -1 when unknown. */
 int64_t stg_constraint_row(const stg_pool *p);
+/* ... and its key, "t.a = 5, t.b = 'x'" ("" when unknown). */
+const char *stg_constraint_key(const stg_pool *p);
 
 /* Bulk sorting of index entries (CREATE INDEX, large batches): entries
  * are n records of width bytes compared with memcmp over their first

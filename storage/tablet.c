@@ -205,6 +205,40 @@ static uint32_t *deleted_bits(stg_tablet_hdr *h)
 	return (uint32_t *)((char *)h + h->deleted_rel);
 }
 
+int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
+	     tab_cellv *out)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	uint64_t ti = tab_index_of(row), lr = row - tab_first_row(ti);
+	stg_tablet_hdr *h;
+	const uint32_t *nb;
+
+	if (row >= e->row_count || c >= e->ncols ||
+	    (h = tablet_at(p, e, ti)) == NULL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"table %s: row %llu column %u not found",
+				e->name, (unsigned long long)row, c);
+	nb = col_nulls(h, c);
+	out->null = nb[lr / 32] >> (lr % 32) & 1;
+	out->deleted = deleted_bits(h)[lr / 32] >> (lr % 32) & 1;
+	out->type = (stg_type)cat_cols(e)[c].type;
+	out->val = (const char *)col_data(h, c) +
+		   lr * stg_type_width(out->type);
+	out->text = NULL;
+	out->tlen = 0;
+	if (out->type == STG_T_TEXT && !out->null) {
+		const stg_strref *sr = out->val;
+		if (!h->heap_off || sr->off + (uint64_t)sr->len > h->heap_size)
+			return pool_err(p, GPMDB_CORRUPT,
+					"table %s: row %llu: string outside "
+					"its heap",
+					e->name, (unsigned long long)row);
+		out->text = (const char *)pool_at(p, h->heap_off) + sr->off;
+		out->tlen = sr->len;
+	}
+	return GPMDB_OK;
+}
+
 /* Makes the directory of the table at cat_off hold tablets covering rows
  * [0, rows).  Allocates, so pointers die. */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
@@ -562,6 +596,10 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
 
+	/* unique keys before anything is written */
+	rc = idx_check_append(p, cat_off, cols, nrows);
+	if (rc != GPMDB_OK)
+		return rc;
 	rc = tab_ensure_tablets(p, cat_off, end);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -679,6 +717,8 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, row_count), end);
 	if (rc == GPMDB_OK)
 		stg_crash_point("append.count");
+	if (rc == GPMDB_OK)
+		rc = idx_after_append(p, cat_off, start, nrows);
 out:
 	free(tasks);
 	free(segs);
@@ -1100,6 +1140,12 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
 	ntab = tab_index_of(rows - 1) + 1;
+	/* the new keys checked, the rows' old entries removed */
+	rc = idx_before_update(p, cat_off, ncols, cols, rowids, n, vals);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
 
 	/* New strings go to the heaps of their rows' tablets. */
 	if (ntext) {
@@ -1255,6 +1301,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	pool_drain(p);
 	pool_count_persisted(p, total);
 	stg_crash_point("update.data");
+	rc = idx_after_update(p, cat_off, ncols, cols, rowids, n);
 out:
 	free(need);
 	free(at);
@@ -1287,6 +1334,9 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 					"(%llu rows)",
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
+	rc = idx_before_delete(p, cat_off, rowids, n);
+	if (rc != GPMDB_OK)
+		return rc;
 	rc = tab_hcl_begin(p, table_id, n, 1, &g, &seg_off);
 	if (rc != GPMDB_OK)
 		return rc;

@@ -1,0 +1,1190 @@
+/*
+ * index.c - indexes in the pool: the public API of storage.h's "Indexes"
+ * and their upkeep by the write paths (internal.h idx_*).
+ *
+ * Every write keeps every index of its table exact, inside the same
+ * storage transaction, so the indexes roll back and recover with the rows
+ * (the tree's nodes are mlog targets, btree.c):
+ *   - INSERT: the new rows' unique keys are checked before anything is
+ *     written (against the tree and each other), entries added after;
+ *   - UPDATE: the new keys are checked against the table as it will be
+ *     (rows being updated do not conflict with their old keys), the rows'
+ *     entries of indexes on changed columns removed before the write and
+ *     added back from the table after it;
+ *   - DELETE: the rows' entries are removed before.
+ * A small batch changes the tree entry by entry; a batch that would log
+ * too many nodes (or is large against the index) collects the entries,
+ * merges the change in sorted order and builds a new tree (ix_build),
+ * which costs one sequential pass and logs only the header.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "btree.h"
+
+#define MAX_IX 64
+
+static bool bit_at_(const uint32_t *b, uint64_t i);
+
+/* ---- finding indexes ---------------------------------------------------- */
+
+typedef struct {
+	int n;
+	ixt t[MAX_IX];
+} ixset;
+
+/* The indexes of the table at tcat (those with a tree). */
+static int ix_of_table(stg_pool *p, uint64_t tcat, ixset *s)
+{
+	uint32_t tid = cat_entry(p, tcat)->table_id;
+	uint64_t off = 0, steps = 0;
+	int rc;
+
+	s->n = 0;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+
+		if (e->kind != STG_OBJ_INDEX || !e->tdir || e->table_id != tid)
+			continue;
+		if (s->n == MAX_IX)
+			return pool_err(p, GPMDB_UNSUPPORTED,
+					"table %s has more than %d indexes",
+					cat_entry(p, tcat)->name, MAX_IX);
+		rc = ix_open(p, e->tdir, (uint32_t)e->obj_seq, e->name,
+			     &s->t[s->n]);
+		if (rc != GPMDB_OK)
+			return rc;
+		s->n++;
+	}
+	return GPMDB_OK;
+}
+
+bool idx_table_has(stg_pool *p, uint64_t tcat)
+{
+	uint32_t tid = cat_entry(p, tcat)->table_id;
+	uint64_t off = 0, steps = 0;
+
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		if (e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid)
+			return true;
+	}
+	return false;
+}
+
+/* The catalog entry of index id (its object sequence number). */
+static uint64_t find_index_entry(stg_pool *p, uint32_t id)
+{
+	uint64_t off = 0, steps = 0;
+
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		if (e->kind == STG_OBJ_INDEX && (uint32_t)e->obj_seq == id)
+			return off;
+	}
+	return 0;
+}
+
+static int open_by_id(stg_pool *p, uint32_t id, ixt *t)
+{
+	uint64_t off = find_index_entry(p, id);
+	stg_cat_entry *e;
+
+	if (!off)
+		return pool_err(p, GPMDB_NOTFOUND, "no such index (id %u)",
+				id);
+	e = cat_entry(p, off);
+	if (!e->tdir)
+		return pool_err(p, GPMDB_CORRUPT,
+				"index %s has no tree (an older format): "
+				"REINDEX %s builds it",
+				e->name, e->name);
+	return ix_open(p, e->tdir, id, e->name, t);
+}
+
+/* "t.a, t.b" for a unique violation. */
+static int fail_unique(stg_pool *p, const ixt *t, int64_t row)
+{
+	stg_cat_entry *e = cat_entry(p, t->tcat);
+	stg_cat_column *cc = cat_cols(e);
+	char names[600];
+	size_t len = 0;
+
+	names[0] = 0;
+	for (int c = 0; c < t->ncols && len < sizeof(names); c++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len,
+					"%s%s.%s", c ? ", " : "", e->name,
+					cc[t->cols[c]].name);
+	p->cons_row = row;
+	return pool_err(p, GPMDB_CONSTRAINT, "UNIQUE constraint failed: %s",
+			names);
+}
+
+int64_t stg_constraint_row(const stg_pool *p)
+{
+	return p ? p->cons_row : -1;
+}
+
+const char *stg_constraint_key(const stg_pool *p)
+{
+	return p ? p->cons_key : "";
+}
+
+/* "t.a = 5, t.b = 'x'" of batch row i (new values from b, through
+ * cols_of as ix_enc_batch takes them, the table's row for the rest). */
+static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
+		     const int *cols_of, uint64_t i, uint64_t rowid)
+{
+	stg_cat_entry *e = cat_entry(p, t->tcat);
+	size_t len = 0, cap = sizeof(p->cons_key);
+
+	p->cons_key[0] = 0;
+	for (int c = 0; c < t->ncols && len < cap; c++) {
+		stg_type ty = (stg_type)t->types[c];
+		const char *name = cat_cols(e)[t->cols[c]].name;
+		const void *v = NULL;
+		const char *s = NULL;
+		uint32_t sl = 0;
+		bool null = false;
+		char val[120];
+
+		if (cols_of[c] >= 0) {
+			const stg_col_batch *x = &b[cols_of[c]];
+			null = bit_at_(x->nulls, i);
+			if (ty == STG_T_TEXT) {
+				s = ((const stg_text *)x->values)[i].ptr;
+				sl = ((const stg_text *)x->values)[i].len;
+			} else {
+				v = (const char *)x->values +
+				    i * stg_type_width(ty);
+			}
+		} else {
+			tab_cellv cv;
+			if (tab_cell(p, t->tcat, t->cols[c], rowid, &cv))
+				return;
+			null = cv.null;
+			v = cv.val;
+			s = cv.text;
+			sl = cv.tlen;
+		}
+		if (null)
+			snprintf(val, sizeof(val), "NULL");
+		else if (ty == STG_T_TEXT)
+			snprintf(val, sizeof(val), "'%.*s'",
+				 (int)(sl > 100 ? 100 : sl), s);
+		else if (ty == STG_T_FLOAT)
+			snprintf(val, sizeof(val), "%.9g", *(const float *)v);
+		else if (ty == STG_T_DOUBLE)
+			snprintf(val, sizeof(val), "%.17g", *(const double *)v);
+		else if (ty == STG_T_INT || ty == STG_T_DATE)
+			snprintf(val, sizeof(val), "%d", *(const int32_t *)v);
+		else if (ty == STG_T_BOOLEAN)
+			snprintf(val, sizeof(val), "%u", *(const uint8_t *)v);
+		else
+			snprintf(val, sizeof(val), "%lld",
+				 (long long)*(const int64_t *)v);
+		len += (size_t)snprintf(p->cons_key + len, cap - len,
+					"%s%s.%s = %s", c ? ", " : "", e->name,
+					name, val);
+	}
+}
+
+/* ---- unique checks ------------------------------------------------------ */
+
+static bool bit_at_(const uint32_t *b, uint64_t i)
+{
+	return b && (b[i / 32] >> (i % 32) & 1);
+}
+
+/* Sorted row ids, for "is this row one of those being updated". */
+static bool in_sorted(const uint64_t *v, uint64_t n, uint64_t x)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t m = lo + (hi - lo) / 2;
+		if (v[m] < x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && v[lo] == x;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Checks n new keys of a unique index: recs holds n records (key, batch
+ * row), src resolves their TEXT ties; a key equal to an entry of the tree
+ * conflicts unless the entry's row is in skip[0..nskip) (sorted: rows
+ * being updated).  *bad is the lowest batch row at fault (the later row of
+ * a pair inside the batch), -1 when none.
+ */
+static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
+		      const uint64_t *skip, uint64_t nskip, int64_t *bad)
+{
+	uint32_t w = t->ew;
+	uint64_t k = 0;
+	int rc;
+
+	*bad = -1;
+	/* keys with a NULL never conflict: drop them */
+	for (uint64_t i = 0; i < n; i++)
+		if (!ix_key_has_null(t, recs + i * w)) {
+			if (k != i)
+				memcpy(recs + k * w, recs + i * w, w);
+			k++;
+		}
+	n = k;
+	if (n == 0)
+		return GPMDB_OK;
+	if (n > 1 && (rc = ix_sort(t, recs, n, src)) != GPMDB_OK)
+		return rc;
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *r = recs + i * w;
+		uint64_t id = ix_rowid(t, r);
+		ixpos c;
+
+		if (i > 0 && ix_cmp(t, r - w, src, ix_rowid(t, r - w), r, src,
+				    id, t->ncols) == 0) {
+			/* sorted by batch row within a key: r is later */
+			if (*bad < 0 || (int64_t)id < *bad)
+				*bad = (int64_t)id;
+			continue;
+		}
+		if (ix_hdr(t)->entries == 0)
+			continue;
+		if ((rc = ix_seek(t, r, src, t->ncols, false, &c)) != GPMDB_OK)
+			return rc;
+		while (c.leaf) {
+			const uint8_t *e = ix_at(t, &c);
+			if (ix_cmp(t, e, NULL, ix_rowid(t, e), r, src, id,
+				   t->ncols) != 0)
+				break;
+			if (!in_sorted(skip, nskip, ix_rowid(t, e))) {
+				if (*bad < 0 || (int64_t)id < *bad)
+					*bad = (int64_t)id;
+				break;
+			}
+			ix_next(t, &c);
+		}
+	}
+	return GPMDB_OK;
+}
+
+int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+		     uint64_t n)
+{
+	ixset *s;
+	int rc = GPMDB_OK;
+	int64_t worst = -1;
+	int worst_ix = -1;
+
+	p->cons_row = -1;
+	p->cons_key[0] = 0;
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = malloc(sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
+		goto out;
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
+		ixt *t = &s->t[x];
+		int cols_of[32];
+		stg_col_batch kb[32];
+		ixsrc src = {IXS_BATCH, kb, NULL, NULL};
+		uint8_t *recs;
+		int64_t bad;
+
+		if (!t->unique)
+			continue;
+		for (int c = 0; c < t->ncols; c++) {
+			cols_of[c] = (int)t->cols[c];
+			kb[c] = cols[t->cols[c]];
+		}
+		if (!(recs = malloc((size_t)n * t->ew))) {
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+			rc = ix_enc_batch(t, cols, cols_of, i, 0,
+					  recs + i * t->ew);
+			memcpy(recs + i * t->ew + t->kw, &i, 8);
+		}
+		if (rc == GPMDB_OK)
+			rc = check_keys(t, recs, n, &src, NULL, 0, &bad);
+		free(recs);
+		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
+			worst = bad;
+			worst_ix = x;
+		}
+	}
+	if (rc == GPMDB_OK && worst >= 0) {
+		ixt *t = &s->t[worst_ix];
+		int cols_of[32];
+		for (int c = 0; c < t->ncols; c++)
+			cols_of[c] = (int)t->cols[c];
+		key_text(p, t, cols, cols_of, (uint64_t)worst, 0);
+		rc = fail_unique(p, t, worst);
+	}
+out:
+	free(s);
+	return rc;
+}
+
+/* ---- entry changes ------------------------------------------------------ */
+
+/* Whether a change of n entries goes entry by entry (false) or through a
+ * rebuild: each entry may log two nodes, and the log must keep room. */
+static bool go_bulk(const ixt *t, uint64_t n)
+{
+	uint64_t entries = ix_hdr(t)->entries;
+
+	if (n < 64)
+		return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2;
+	return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2 ||
+	       n * 16 > entries;
+}
+
+/* Records (key, row id) of rows, from the table. */
+static int enc_rows(const ixt *t, const uint64_t *rowids, uint64_t first,
+		    uint64_t n, uint8_t *recs)
+{
+	int rc = GPMDB_OK;
+
+#pragma omp parallel for if (n > 65536) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = rowids ? rowids[i] : first + i;
+		if (ix_enc_row(t, r, recs + i * t->ew) != GPMDB_OK)
+			rc = GPMDB_CORRUPT;
+		memcpy(recs + i * t->ew + t->kw, &r, 8);
+	}
+	if (rc != GPMDB_OK && stg_errcode(t->p) == GPMDB_OK)
+		return pool_err(t->p, rc, "index %s: a row could not be read",
+				t->name);
+	return rc;
+}
+
+/* The tree again from its entries minus rows in drop (a bitmap over row
+ * ids, may be NULL) plus n sorted new records. */
+static int rebuild_merge(ixt *t, const uint8_t *drop, uint64_t dropn,
+			 const uint8_t *add, uint64_t n)
+{
+	uint8_t *old = NULL, *all;
+	uint64_t no = 0, k = 0, i = 0, j = 0;
+	uint32_t w = t->ew;
+	int rc;
+
+	if ((rc = ix_collect(t, &old, &no)) != GPMDB_OK)
+		return rc;
+	if (!(all = malloc((size_t)(no + n + 1) * w))) {
+		free(old);
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	}
+	while (i < no || j < n) {
+		const uint8_t *a = i < no ? old + i * w : NULL;
+		if (a && drop) {
+			uint64_t r = ix_rowid(t, a);
+			if (r < dropn && (drop[r / 8] >> (r % 8) & 1)) {
+				i++;
+				continue;
+			}
+		}
+		if (a && (j >= n || ix_cmp_entry(t, a, add + j * w) < 0)) {
+			memcpy(all + k * w, a, w);
+			i++;
+		} else {
+			memcpy(all + k * w, add + j * w, w);
+			j++;
+		}
+		k++;
+	}
+	free(old);
+	rc = ix_build(t, all, k);
+	free(all);
+	return rc;
+}
+
+int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
+{
+	ixset *s;
+	int rc = GPMDB_OK;
+
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = malloc(sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
+		goto out;
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
+		ixt *t = &s->t[x];
+		uint8_t *recs = malloc((size_t)n * t->ew);
+
+		if (!recs) {
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		rc = enc_rows(t, NULL, first, n, recs);
+		if (rc == GPMDB_OK && go_bulk(t, n)) {
+			rc = ix_sort(t, recs, n, NULL);
+			if (rc == GPMDB_OK)
+				rc = rebuild_merge(t, NULL, 0, recs, n);
+		} else {
+			for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
+				rc = ix_insert(t, recs + i * t->ew);
+		}
+		free(recs);
+	}
+out:
+	free(s);
+	return rc;
+}
+
+/* Does index t have a column among cols? */
+static bool touches(const ixt *t, int ncols, const uint32_t *cols)
+{
+	for (int c = 0; c < t->ncols; c++)
+		for (int j = 0; j < ncols; j++)
+			if (t->cols[c] == cols[j])
+				return true;
+	return false;
+}
+
+/* Removes the entries of rows (their current keys) from t, or marks them
+ * in a bitmap for a rebuild (*bulk). */
+static int remove_rows(ixt *t, const uint64_t *rowids, uint64_t n, bool bulk)
+{
+	uint8_t *recs;
+	int rc = GPMDB_OK;
+	uint64_t k = 0;
+
+	if (bulk) {
+		stg_cat_entry *e = cat_entry(t->p, t->tcat);
+		uint64_t nb = e->row_count;
+		uint8_t *drop = calloc((size_t)(nb / 8 + 1), 1);
+		if (!drop)
+			return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+		for (uint64_t i = 0; i < n; i++)
+			if (rowids[i] < nb)
+				drop[rowids[i] / 8] |=
+				    (uint8_t)(1u << (rowids[i] % 8));
+		rc = rebuild_merge(t, drop, nb, NULL, 0);
+		free(drop);
+		return rc;
+	}
+	if (!(recs = malloc((size_t)(n ? n : 1) * t->ew)))
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+		tab_cellv v;
+		/* deleting a deleted row is a no-op: it has no entry */
+		rc = tab_cell(t->p, t->tcat, t->cols[0], rowids[i], &v);
+		if (rc != GPMDB_OK || v.deleted)
+			continue;
+		rc = ix_enc_row(t, rowids[i], recs + k * t->ew);
+		memcpy(recs + k * t->ew + t->kw, &rowids[i], 8);
+		k++;
+	}
+	for (uint64_t i = 0; i < k && rc == GPMDB_OK; i++)
+		rc = ix_remove(t, recs + i * t->ew);
+	free(recs);
+	return rc;
+}
+
+int idx_before_delete(stg_pool *p, uint64_t tcat, const uint64_t *rowids,
+		      uint64_t n)
+{
+	ixset *s;
+	int rc = GPMDB_OK;
+
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = malloc(sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) == GPMDB_OK)
+		for (int x = 0; x < s->n && rc == GPMDB_OK; x++)
+			rc = remove_rows(&s->t[x], rowids, n,
+					 go_bulk(&s->t[x], n));
+	free(s);
+	return rc;
+}
+
+int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
+		      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
+		      const stg_col_batch *vals)
+{
+	ixset *s;
+	int rc = GPMDB_OK, worst_ix = -1;
+	uint64_t *sorted = NULL;
+	int64_t worst = -1;
+
+	p->cons_row = -1;
+	p->cons_key[0] = 0;
+	p->ix_bulk_mask = 0;
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = malloc(sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
+		goto out;
+	/* the new keys, against the table as it will be */
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
+		ixt *t = &s->t[x];
+		int cols_of[32];
+		stg_col_batch kb[32];
+		ixsrc src = {IXS_BATCH, kb, rowids, NULL};
+		uint8_t *recs;
+		int64_t bad;
+
+		if (!t->unique || !touches(t, ncols, cols))
+			continue;
+		if (!sorted) {
+			if (!(sorted = malloc(sizeof(uint64_t) * n))) {
+				rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+			memcpy(sorted, rowids, sizeof(uint64_t) * n);
+			qsort(sorted, n, sizeof(uint64_t), u64_cmp);
+		}
+		for (int c = 0; c < t->ncols; c++) {
+			cols_of[c] = -1;
+			kb[c].values = NULL;
+			kb[c].nulls = NULL;
+			for (int j = 0; j < ncols; j++)
+				if (cols[j] == t->cols[c]) {
+					cols_of[c] = j;
+					kb[c] = vals[j];
+				}
+		}
+		if (!(recs = malloc((size_t)n * t->ew))) {
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+			rc = ix_enc_batch(t, vals, cols_of, i, rowids[i],
+					  recs + i * t->ew);
+			memcpy(recs + i * t->ew + t->kw, &i, 8);
+		}
+		if (rc == GPMDB_OK)
+			rc = check_keys(t, recs, n, &src, sorted, n, &bad);
+		free(recs);
+		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
+			worst = bad;
+			worst_ix = x;
+		}
+	}
+	if (rc == GPMDB_OK && worst >= 0) {
+		ixt *t = &s->t[worst_ix];
+		int cols_of[32];
+		for (int c = 0; c < t->ncols; c++) {
+			cols_of[c] = -1;
+			for (int j = 0; j < ncols; j++)
+				if (cols[j] == t->cols[c])
+					cols_of[c] = j;
+		}
+		key_text(p, t, vals, cols_of, (uint64_t)worst,
+			 rowids[worst]);
+		rc = fail_unique(p, t, worst);
+	}
+	/* the old entries go; after the write they come back from the
+	 * table (a rebuild does both then) */
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
+		ixt *t = &s->t[x];
+		if (!touches(t, ncols, cols))
+			continue;
+		if (go_bulk(t, n))
+			p->ix_bulk_mask |= 1ull << x;
+		else
+			rc = remove_rows(t, rowids, n, false);
+	}
+out:
+	free(sorted);
+	free(s);
+	return rc;
+}
+
+int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
+		     const uint32_t *cols, const uint64_t *rowids, uint64_t n)
+{
+	ixset *s;
+	int rc = GPMDB_OK;
+
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = malloc(sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
+		goto out;
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
+		ixt *t = &s->t[x];
+		uint8_t *recs;
+
+		if (!touches(t, ncols, cols))
+			continue;
+		if (!(recs = malloc((size_t)n * t->ew))) {
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		rc = enc_rows(t, rowids, 0, n, recs);
+		if (rc == GPMDB_OK && (p->ix_bulk_mask >> x & 1)) {
+			stg_cat_entry *e = cat_entry(p, t->tcat);
+			uint64_t nb = e->row_count;
+			uint8_t *drop = calloc((size_t)(nb / 8 + 1), 1);
+			if (!drop) {
+				rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+			} else {
+				for (uint64_t i = 0; i < n; i++)
+					if (rowids[i] < nb)
+						drop[rowids[i] / 8] |= (uint8_t)(
+						    1u << (rowids[i] % 8));
+				rc = ix_sort(t, recs, n, NULL);
+				if (rc == GPMDB_OK)
+					rc = rebuild_merge(t, drop, nb, recs,
+							   n);
+				free(drop);
+			}
+		} else {
+			for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
+				rc = ix_insert(t, recs + i * t->ew);
+		}
+		free(recs);
+	}
+out:
+	p->ix_bulk_mask = 0;
+	free(s);
+	return rc;
+}
+
+/* ---- the public API ----------------------------------------------------- */
+
+static int writable_table(stg_pool *p, uint32_t tid, uint64_t *tcat)
+{
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if ((rc = tab_find_writable(p, tid, tcat)) != GPMDB_OK)
+		return rc;
+	return GPMDB_OK;
+}
+
+int stg_index_update_begin(stg_pool *p, uint32_t table_id, int ncols,
+			   const uint32_t *cols, const uint64_t *rowids,
+			   uint64_t n, const stg_col_batch *vals)
+{
+	uint64_t tcat;
+	int rc = writable_table(p, table_id, &tcat);
+
+	return rc ? rc
+		  : idx_before_update(p, tcat, ncols, cols, rowids, n, vals);
+}
+
+int stg_index_update_end(stg_pool *p, uint32_t table_id, int ncols,
+			 const uint32_t *cols, const uint64_t *rowids,
+			 uint64_t n)
+{
+	uint64_t tcat;
+	int rc = writable_table(p, table_id, &tcat);
+
+	return rc ? rc : idx_after_update(p, tcat, ncols, cols, rowids, n);
+}
+
+int stg_index_delete_rows(stg_pool *p, uint32_t table_id,
+			  const uint64_t *rowids, uint64_t n)
+{
+	uint64_t tcat;
+	int rc = writable_table(p, table_id, &tcat);
+
+	return rc ? rc : idx_before_delete(p, tcat, rowids, n);
+}
+
+/* Every live row's record (key, row id), sorted; a unique index over a
+ * repeated key fails with GPMDB_CONSTRAINT. */
+static int build_from_table(ixt *t)
+{
+	stg_cat_entry *e = cat_entry(t->p, t->tcat);
+	uint64_t rows = e->row_count, k = 0, *ids;
+	uint8_t *recs;
+	int rc = GPMDB_OK;
+
+	if (!(ids = malloc(sizeof(uint64_t) * (rows + 1))))
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t r = 0; r < rows && rc == GPMDB_OK; r++) {
+		tab_cellv v;
+		rc = tab_cell(t->p, t->tcat, t->cols[0], r, &v);
+		if (rc == GPMDB_OK && !v.deleted)
+			ids[k++] = r;
+	}
+	if (rc != GPMDB_OK || !(recs = malloc((size_t)(k + 1) * t->ew))) {
+		free(ids);
+		return rc ? rc : pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	}
+	rc = enc_rows(t, ids, 0, k, recs);
+	free(ids);
+	if (rc == GPMDB_OK)
+		rc = ix_sort(t, recs, k, NULL);
+	if (rc == GPMDB_OK && t->unique)
+		for (uint64_t i = 1; i < k; i++) {
+			const uint8_t *a = recs + (i - 1) * t->ew,
+				      *b = recs + i * t->ew;
+			if (!ix_key_has_null(t, b) &&
+			    ix_cmp(t, a, NULL, ix_rowid(t, a), b, NULL,
+				   ix_rowid(t, b), t->ncols) == 0) {
+				rc = fail_unique(t->p, t, -1);
+				break;
+			}
+		}
+	if (rc == GPMDB_OK)
+		rc = ix_build(t, recs, k);
+	free(recs);
+	return rc;
+}
+
+int stg_index_create(stg_pool *p, uint32_t table_id, const char *name,
+		     const uint32_t *cols, int ncols, bool unique,
+		     stg_ix_origin origin, const char *sql, uint32_t *index_id)
+{
+	uint64_t tcat, hoff, ext;
+	stg_cat_entry *e;
+	stg_ix_hdr *h;
+	uint8_t types[32], segw[32];
+	uint32_t kw, id;
+	ixt t;
+	int rc;
+
+	if ((rc = writable_table(p, table_id, &tcat)) != GPMDB_OK)
+		return rc;
+	if (!name || !name[0] || strlen(name) >= STG_NAME_MAX)
+		return pool_err(p, GPMDB_MISUSE, "bad index name");
+	if (ncols < 1 || ncols > 32)
+		return pool_err(p, GPMDB_RANGE,
+				"an index has 1 to 32 columns, not %d", ncols);
+	e = cat_entry(p, tcat);
+	for (int c = 0; c < ncols; c++) {
+		if (cols[c] >= e->ncols)
+			return pool_err(p, GPMDB_RANGE,
+					"table %s has no column %u", e->name,
+					cols[c]);
+		types[c] = (uint8_t)cat_cols(e)[cols[c]].type;
+	}
+	if ((rc = ix_geometry(p, types, ncols, segw, &kw)) != GPMDB_OK)
+		return rc;
+	if ((rc = alloc_extent(p, sizeof(stg_ix_hdr), &hoff, &ext)))
+		return rc;
+	h = (stg_ix_hdr *)pool_at(p, hoff);
+	memset(h, 0, sizeof(*h));
+	h->magic = STG_IX_MAGIC;
+	h->version = 1;
+	h->table_id = table_id;
+	h->ncols = (uint32_t)ncols;
+	h->flags = (unique ? 1u : 0u) | ((uint32_t)origin << 8);
+	h->kw = kw;
+	h->ew = kw + 8;
+	h->node_size = STG_IX_NODE;
+	h->extent_size = ext;
+	memcpy(h->cols, cols, sizeof(uint32_t) * (size_t)ncols);
+	memcpy(h->types, types, (size_t)ncols);
+	memcpy(h->segw, segw, (size_t)ncols);
+	pool_persist(p, h, sizeof(*h));
+	/* nothing reaches the header before the catalog links it */
+	mlog_fresh(p, hoff + offsetof(stg_ix_hdr, root), 64);
+	mlog_fresh(p, hoff + offsetof(stg_ix_hdr, arenas), 16);
+	if ((rc = ix_open(p, hoff, 0, name, &t)) != GPMDB_OK ||
+	    (rc = build_from_table(&t)) != GPMDB_OK)
+		return rc;
+	if ((rc = cat_index_add(p, name, tcat, sql, hoff, &id)) != GPMDB_OK)
+		return rc;
+	if (index_id)
+		*index_id = id;
+	p->ix_epoch++;
+	return GPMDB_OK;
+}
+
+int stg_index_drop(stg_pool *p, const char *name)
+{
+	uint64_t off = 0, steps = 0;
+	int rc;
+
+	if (p == NULL || name == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if ((rc = pool_check_writable(p)) != GPMDB_OK)
+		return rc;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		if (e->kind == STG_OBJ_INDEX &&
+		    strncasecmp(e->name, name, STG_CAT_NAME) == 0) {
+			p->ix_epoch++;
+			return cat_unlink_entry(p, off);
+		}
+	}
+	return pool_err(p, GPMDB_NOTFOUND, "no such index: %s", name);
+}
+
+int stg_index_rebuild(stg_pool *p, uint32_t index_id)
+{
+	uint64_t tcat;
+	ixt t;
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if ((rc = pool_check_writable(p)) != GPMDB_OK ||
+	    (rc = open_by_id(p, index_id, &t)) != GPMDB_OK ||
+	    (rc = tab_find_writable(p, t.tid, &tcat)) != GPMDB_OK)
+		return rc;
+	return build_from_table(&t);
+}
+
+static void fill_info(stg_pool *p, uint64_t off, stg_index_info *o)
+{
+	stg_cat_entry *e = cat_entry(p, off);
+	stg_ix_hdr *h = (stg_ix_hdr *)pool_at(p, e->tdir);
+
+	memset(o, 0, sizeof(*o));
+	o->index_id = (uint32_t)e->obj_seq;
+	o->table_id = e->table_id;
+	snprintf(o->name, sizeof(o->name), "%s", e->name);
+	snprintf(o->tbl_name, sizeof(o->tbl_name), "%s", e->tbl_name);
+	o->unique = h->flags & 1;
+	o->origin = (stg_ix_origin)(h->flags >> 8 & 0xff);
+	o->ncols = (int)h->ncols;
+	memcpy(o->cols, h->cols, sizeof(o->cols));
+	o->entries = h->entries;
+	o->bytes = h->extent_size;
+	for (uint64_t i = 0; i < h->narenas && i < STG_IX_MAX_ARENAS; i++)
+		o->bytes += h->arenas[i][1];
+	o->height = (uint32_t)h->height;
+}
+
+int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out,
+		   int *n)
+{
+	uint64_t off = 0, steps = 0;
+	stg_index_info *v = NULL;
+	int nv = 0;
+
+	if (p == NULL || out == NULL || n == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	*out = NULL;
+	*n = 0;
+	if (p->broken)
+		return GPMDB_IOERR;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		stg_index_info *nvv;
+
+		if (e->kind != STG_OBJ_INDEX || !e->tdir ||
+		    (table_id && e->table_id != table_id) ||
+		    !pool_range_ok(p, e->tdir, sizeof(stg_ix_hdr)))
+			continue;
+		if (!(nvv = realloc(v, sizeof(*v) * (size_t)(nv + 1)))) {
+			free(v);
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		}
+		v = nvv;
+		fill_info(p, off, &v[nv++]);
+	}
+	*out = v;
+	*n = nv;
+	return GPMDB_OK;
+}
+
+int stg_index_find(stg_pool *p, const char *name, stg_index_info *out)
+{
+	uint64_t off = 0, steps = 0;
+
+	if (p == NULL || name == NULL)
+		return GPMDB_MISUSE;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		if (e->kind == STG_OBJ_INDEX && e->tdir &&
+		    strncasecmp(e->name, name, STG_CAT_NAME) == 0) {
+			if (out)
+				fill_info(p, off, out);
+			return GPMDB_OK;
+		}
+	}
+	return GPMDB_NOTFOUND;
+}
+
+/* ---- cursors ------------------------------------------------------------ */
+
+struct stg_icur {
+	ixt t;
+	ixpos c;
+	bool desc, done, lo_incl, hi_incl;
+	int nlo, nhi;
+	uint8_t lo[STG_IX_MAX_KEY], hi[STG_IX_MAX_KEY];
+	stg_key_val lov[32], hiv[32]; /* TEXT copied into strs */
+	ixsrc slo, shi;
+	char *strs;
+	uint64_t epoch;
+};
+
+/* Copies a bound's values (TEXT too) so the caller's may go away. */
+static int copy_bound(stg_icur *c, const stg_key_val *in, int n,
+		      stg_key_val *out, size_t *used)
+{
+	for (int i = 0; i < n; i++) {
+		out[i] = in[i];
+		if (c->t.types[i] == STG_T_TEXT && !in[i].null) {
+			memcpy(c->strs + *used, in[i].s, in[i].len);
+			out[i].s = c->strs + *used;
+			*used += in[i].len;
+		}
+	}
+	return GPMDB_OK;
+}
+
+int stg_icur_open(stg_pool *p, uint32_t index_id, const stg_ix_range *r,
+		  stg_icur **out)
+{
+	stg_icur *c;
+	size_t slen = 1, used = 0;
+	int rc;
+
+	*out = NULL;
+	if (p == NULL || r == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!(c = calloc(1, sizeof(*c))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = open_by_id(p, index_id, &c->t)) != GPMDB_OK) {
+		free(c);
+		return rc;
+	}
+	if (r->nlo < 0 || r->nlo > c->t.ncols || r->nhi < 0 ||
+	    r->nhi > c->t.ncols) {
+		rc = pool_err(p, GPMDB_RANGE,
+			      "index %s: a bound of %d/%d columns, it has %d",
+			      c->t.name, r->nlo, r->nhi, c->t.ncols);
+		free(c);
+		return rc;
+	}
+	for (int i = 0; i < r->nlo; i++)
+		slen += r->lo[i].null ? 0 : r->lo[i].len;
+	for (int i = 0; i < r->nhi; i++)
+		slen += r->hi[i].null ? 0 : r->hi[i].len;
+	if (!(c->strs = malloc(slen))) {
+		free(c);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	c->desc = r->desc;
+	c->nlo = r->nlo;
+	c->nhi = r->nhi;
+	c->lo_incl = r->lo_incl;
+	c->hi_incl = r->hi_incl;
+	copy_bound(c, r->lo, r->nlo, c->lov, &used);
+	copy_bound(c, r->hi, r->nhi, c->hiv, &used);
+	ix_enc_vals(&c->t, c->lov, c->nlo, c->lo);
+	ix_enc_vals(&c->t, c->hiv, c->nhi, c->hi);
+	c->slo = (ixsrc){IXS_VALS, NULL, NULL, c->lov};
+	c->shi = (ixsrc){IXS_VALS, NULL, NULL, c->hiv};
+	c->epoch = p->ix_epoch;
+	if (!c->desc) {
+		if (c->nlo)
+			rc = ix_seek(&c->t, c->lo, &c->slo, c->nlo,
+				     !c->lo_incl, &c->c);
+		else
+			ix_first(&c->t, &c->c);
+	} else {
+		if (c->nhi) {
+			rc = ix_seek(&c->t, c->hi, &c->shi, c->nhi, c->hi_incl,
+				     &c->c);
+			if (rc == GPMDB_OK && c->c.leaf)
+				ix_prev(&c->t, &c->c);
+			else if (rc == GPMDB_OK)
+				ix_last(&c->t, &c->c);
+		} else {
+			ix_last(&c->t, &c->c);
+		}
+	}
+	if (rc != GPMDB_OK) {
+		stg_icur_close(c);
+		return rc;
+	}
+	*out = c;
+	return GPMDB_OK;
+}
+
+int stg_icur_next(stg_icur *c, uint64_t *rowids, uint32_t max, uint32_t *got)
+{
+	ixt *t = &c->t;
+	uint32_t k = 0;
+
+	*got = 0;
+	if (c->t.p->ix_epoch != c->epoch)
+		return pool_err(t->p, GPMDB_MISUSE,
+				"index %s changed under an open cursor",
+				t->name);
+	while (!c->done && k < max && c->c.leaf) {
+		const uint8_t *e = ix_at(t, &c->c);
+		uint64_t r = ix_rowid(t, e);
+		int d;
+
+		if (!c->desc && c->nhi) {
+			d = ix_cmp(t, e, NULL, r, c->hi, &c->shi, 0, c->nhi);
+			if (d > 0 || (d == 0 && !c->hi_incl)) {
+				c->done = true;
+				break;
+			}
+		}
+		if (c->desc && c->nlo) {
+			d = ix_cmp(t, e, NULL, r, c->lo, &c->slo, 0, c->nlo);
+			if (d < 0 || (d == 0 && !c->lo_incl)) {
+				c->done = true;
+				break;
+			}
+		}
+		rowids[k++] = r;
+		if (c->desc)
+			ix_prev(t, &c->c);
+		else
+			ix_next(t, &c->c);
+	}
+	*got = k;
+	return GPMDB_OK;
+}
+
+void stg_icur_close(stg_icur *c)
+{
+	if (!c)
+		return;
+	free(c->strs);
+	free(c);
+}
+
+double stg_index_estimate(stg_pool *p, uint32_t index_id,
+			  const stg_ix_range *r)
+{
+	stg_icur *c;
+	double lo = 0, hi = 1;
+
+	if (stg_icur_open(p, index_id, &(stg_ix_range){r->nlo, r->nhi, r->lo,
+							r->hi, r->lo_incl,
+							r->hi_incl, false},
+			  &c) != GPMDB_OK)
+		return 1;
+	if (c->nlo)
+		lo = ix_rank(&c->t, c->lo, &c->slo, c->nlo, !c->lo_incl);
+	if (c->nhi)
+		hi = ix_rank(&c->t, c->hi, &c->shi, c->nhi, c->hi_incl);
+	stg_icur_close(c);
+	return hi > lo ? hi - lo : 0;
+}
+
+/* ---- bulk probe --------------------------------------------------------- */
+
+static stg_ix_probe_hook probe_hook;
+static uint64_t probe_min = UINT64_MAX;
+
+void stg_set_index_probe_hook(stg_ix_probe_hook fn, uint64_t min_keys)
+{
+	probe_hook = fn;
+	probe_min = fn ? min_keys : UINT64_MAX;
+}
+
+void stg_index_hook_stats(stg_ix_hook_stats *out)
+{
+	*out = *ix_hook_stats();
+}
+
+static int probe_fill(void *ctx, void *recs)
+{
+	ixt *t = ctx;
+	ixpos c;
+	uint64_t k = 0, n = ix_hdr(t)->entries;
+
+	for (ix_first(t, &c); c.leaf && k < n; ix_next(t, &c), k++)
+		memcpy((uint8_t *)recs + k * t->ew, ix_at(t, &c), t->ew);
+	return k == n ? GPMDB_OK : GPMDB_CORRUPT;
+}
+
+/* Row id of the first entry equal to key i (IXS_BATCH source), -1. */
+static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
+		     uint64_t i, int64_t *out)
+{
+	ixpos c;
+	int rc;
+
+	*out = -1;
+	if (ix_key_has_null(t, key))
+		return GPMDB_OK;
+	if ((rc = ix_seek(t, key, src, t->ncols, false, &c)) != GPMDB_OK)
+		return rc;
+	if (c.leaf) {
+		const uint8_t *e = ix_at(t, &c);
+		if (ix_cmp(t, e, NULL, ix_rowid(t, e), key, src, i,
+			   t->ncols) == 0)
+			*out = (int64_t)ix_rowid(t, e);
+	}
+	return GPMDB_OK;
+}
+
+int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
+		    uint64_t n, int64_t *rowids)
+{
+	stg_ix_hook_stats *hs = ix_hook_stats();
+	int cols_of[32], rc;
+	uint8_t *enc;
+	ixsrc src;
+	ixt t;
+
+	if (p == NULL || (n && (keys == NULL || rowids == NULL)))
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if ((rc = open_by_id(p, index_id, &t)) != GPMDB_OK)
+		return rc;
+	src = (ixsrc){IXS_BATCH, keys, NULL, NULL};
+	for (int c = 0; c < t.ncols; c++)
+		cols_of[c] = c;
+	hs->probe_gpu = false;
+	hs->probe_keys = n;
+	hs->probe_why[0] = 0;
+	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+		uint8_t k[STG_IX_MAX_KEY + 8];
+		rc = ix_enc_batch(&t, keys, cols_of, i, 0, k);
+		memcpy(enc + i * t.kw, k, t.kw);
+	}
+	if (rc == GPMDB_OK && probe_hook && n >= probe_min) {
+		stg_ix_probe_job job = {p,	      index_id, p->ix_epoch,
+					ix_hdr(&t)->entries, t.kw,
+					t.ew,	      probe_fill, &t,
+					enc,	      n};
+		if (probe_hook(&job, rowids, hs->probe_why,
+			       sizeof(hs->probe_why)) == GPMDB_OK) {
+			hs->probe_gpu = true;
+			/* NULL keys match nothing; TEXT ties are checked
+			 * on the host (the device saw prefixes only) */
+			for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+				const uint8_t *k = enc + i * t.kw;
+				if (ix_key_has_null(&t, k))
+					rowids[i] = -1;
+				else if (t.has_text && rowids[i] >= 0)
+					rc = probe_one(&t, k, &src, i,
+						       &rowids[i]);
+			}
+			free(enc);
+			return rc;
+		}
+	} else if (probe_hook) {
+		snprintf(hs->probe_why, sizeof(hs->probe_why),
+			 "%llu keys, under the GPU's %llu",
+			 (unsigned long long)n, (unsigned long long)probe_min);
+	}
+	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
+		rc = probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]);
+	free(enc);
+	return rc;
+}
