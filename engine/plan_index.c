@@ -480,7 +480,9 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 		if (op == AST_OP_IS && k->kind == AST_E_NULL)
 			return terms_add(b, t,
 					 (term){T_NULL, tc, NULL, NULL, true});
-		if (!is_const(k))
+		/* `a IS ?` bound to NULL means IS NULL: a parameter's value
+		 * is not known for good here */
+		if (!is_const(k) || (op == AST_OP_IS && k->kind == AST_E_PARAM))
 			return GPMDB_OK;
 		if (op == AST_OP_EQ || op == AST_OP_IS)
 			return terms_add(b, t, (term){T_EQ, tc, k, NULL, true});

@@ -161,6 +161,16 @@ static void test_point_bindings(void)
 	ROWS_WANT(st, "7|NULL\n");
 	gpmdb_finalize(st);
 
+	/* `IS ?` bound to NULL is IS NULL: no key */
+	CHECK_RC(gpmdb_prepare(db, "SELECT id FROM k WHERE t IS ? AND id < 10",
+			       -1, &st, NULL),
+		 GPMDB_OK);
+	CHECK_RC(gpmdb_bind_null(st, 1), GPMDB_OK);
+	ROWS_WANT(st, "7\n");
+	CHECK_RC(gpmdb_bind_text(st, 1, "k3", -1), GPMDB_OK);
+	ROWS_WANT(st, "3\n");
+	gpmdb_finalize(st);
+
 	/* a TEXT key bound */
 	CHECK_RC(
 	    gpmdb_prepare(db, "SELECT id FROM k WHERE t = ?", -1, &st, NULL),
@@ -318,8 +328,14 @@ static void test_point_speed(void)
 	CHECK(sum == want);
 	printf("# point SELECT by key on %d rows: %.2f us each\n", NROWS,
 	       dt / n * 1e6);
-	/* generous (sanitizers, a loaded machine): a scan is ~1000 us */
-	CHECKF(dt / n < 200e-6, "%.1f us per point query", dt / n * 1e6);
+	/* generous (a loaded machine): a scan is ~1000 us, several times
+	 * that under the sanitizers, which slow the statement's mallocs */
+#ifdef __SANITIZE_ADDRESS__
+	double limit = 1500e-6;
+#else
+	double limit = 200e-6;
+#endif
+	CHECKF(dt / n < limit, "%.1f us per point query", dt / n * 1e6);
 }
 
 int main(void)
