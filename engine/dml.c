@@ -190,11 +190,10 @@ static int create_key_indexes(gpmdb *db, ast_stmt *s,
 			cols[j] = (uint32_t)keys[k][1 + j];
 		snprintf(name, sizeof(name), "sqlite_autoindex_%.80s_%d",
 			 s->name, k + 1);
-		if (stg_index_create(db->pool, tid, name, cols, keys[k][0],
-				     true,
-				     keys[k][32] ? STG_IX_PRIMARY
-						 : STG_IX_UNIQUE,
-				     NULL, NULL))
+		if (stg_index_create(
+			db->pool, tid, name, cols, keys[k][0], true,
+			keys[k][32] ? STG_IX_PRIMARY : STG_IX_UNIQUE, NULL,
+			NULL))
 			return db_err_stg(db);
 	}
 	return GPMDB_OK;
@@ -423,7 +422,6 @@ static int load_keys(gpmdb *db, const stg_schema *sch, ukey **keys, int *nk)
 	stg_objects_free(objs, n);
 	return rc;
 }
-
 
 /* ---- writing ---- */
 
@@ -895,6 +893,22 @@ out:
 	return rc;
 }
 
+/* EXPLAIN UPDATE/DELETE: the plan that finds the rows (plan_dml, the
+ * access path included), without running it. */
+int dml_explain_plan(gpmdb_stmt *st, ast_stmt *s)
+{
+	bctx b = plan_bctx(st);
+	stg_schema *sch;
+	uint32_t tid;
+	int rc;
+
+	if ((rc = find_table(st->db, s->name, &tid, &sch)))
+		return rc;
+	st->plan = plan_dml(&b, tid, s->name, s->where, NULL, 0);
+	stg_schema_free(sch);
+	return st->plan ? GPMDB_OK : st->db->errcode;
+}
+
 /* ---- views and indexes ---- */
 
 static int create_view(gpmdb_stmt *st, ast_stmt *s)
@@ -959,8 +973,8 @@ static int create_index(gpmdb_stmt *st, ast_stmt *s)
 		key.cols[key.n++] = c;
 	}
 	{
-		char *sql = ast_strndup(&st->parena, st->sql + s->off,
-					s->end - s->off);
+		char *sql =
+		    ast_strndup(&st->parena, st->sql + s->off, s->end - s->off);
 		uint32_t cols[32];
 		for (int i = 0; i < key.n; i++)
 			cols[i] = (uint32_t)key.cols[i];

@@ -674,6 +674,8 @@ int dml_exec(gpmdb_stmt *st, ast_stmt *s);
 /* What SQLite reports at prepare rather than step: CREATE of a name that
  * is taken ("table t already exists"); checked again when it runs. */
 int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s);
+/* EXPLAIN UPDATE/DELETE: st->plan is the plan that finds the rows. */
+int dml_explain_plan(gpmdb_stmt *st, ast_stmt *s);
 int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
 int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
 int stmt_add_hold(gpmdb_stmt *st, rel *r);
