@@ -499,9 +499,12 @@ int plan_index(bctx *b, pnode *root);
 /* The SQL-style description of an access path: "SEARCH t USING INDEX i
  * (a=? AND b>?)" or "SCAN t USING INDEX i". */
 void plan_index_explain(const pnode *n, char *buf, size_t len);
-/* The value of a key expression (a literal or a parameter's current
- * value); false when e is neither. */
-bool plan_index_value(const gpmdb_stmt *st, const ast_expr *e, sval *v);
+/* The value of a key expression: a literal, a parameter's current value,
+ * or (x not NULL: at run time) an outer query's column in a correlated
+ * subquery.  IXV_UNKNOWN: an outer column while planning. */
+enum { IXV_NONE = 0, IXV_VALUE, IXV_UNKNOWN };
+int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		     sval *v);
 /* The ranges of an access path for the current values: GPMDB_OK (n may
  * be 0: nothing can match), 1 when a value cannot be a key (scan the
  * table instead), an error code.  ranges and keys are malloc'd. */
@@ -510,8 +513,8 @@ typedef struct ixranges {
 	stg_ix_range *r;
 	stg_key_val *keys; /* 2 * nkey per range: its lo, then its hi */
 } ixranges;
-int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
-		      ixranges *out);
+int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
+		      const ixpath *ix, ixranges *out);
 void plan_index_ranges_free(ixranges *r);
 /* Converts v to the key of a column of storage type stype (DECIMAL:
  * scale): *lo and *hi bound the stored values that may compare equal to
@@ -644,6 +647,9 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out);
  * rows in key order until lim + off pass the filters; -1 when n is not
  * such a LIMIT. */
 int exec_index_limit(exec_ctx *x, pnode *n, int64_t want, rel **out);
+/* The outer row's value of column o (o->rel > 0) in a correlated
+ * subquery's run; false when no frame holds it (exec.c). */
+bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v);
 /* Scans the table of a SCAN or ISCAN node (exec.c). */
 int exec_scan_table(exec_ctx *x, pnode *n, rel **out);
 /* Appends rows idx[0..m) of src to dst (same column types; exec.c). */

@@ -665,6 +665,11 @@ static bool corr_outer(exec_ctx *x, const ast_expr *o, sval *v)
 	return false;
 }
 
+bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v)
+{
+	return o->kind == AST_E_COLUMN && o->rel > 0 && corr_outer(x, o, v);
+}
+
 static uint64_t corr_bucket(int64_t v, uint64_t nb)
 {
 	uint64_t h = hash_mix(0, (uint64_t)v);

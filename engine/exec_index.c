@@ -3,9 +3,9 @@
  * plan_index.c).
  *
  * The node's key ranges are made from the current values of its
- * literals and parameters (plan_index_ranges); a cursor per range gives
- * the row ids (stg_icur_*), and only the columns of the node's layout
- * are gathered from the rows' tablets (one tablet view per tablet
+ * literals, parameters and outer columns (plan_index_ranges); a cursor per
+ * range gives the row ids (stg_icur_*), and only the columns of the node's
+ * layout are gathered from the rows' tablets (one tablet view per tablet
  * touched, deleted rows skipped).  An unordered read sorts its row ids
  * first: the rows come in table order, as from a scan (a later sort's
  * ties, a DML's row order are then the same on both paths), duplicates
@@ -266,7 +266,7 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out)
 		0.2 * (double)stg_row_count(x->db->pool, n->table_id))
 		rc = 1;
 	else
-		rc = plan_index_ranges(x->db, x->st, ix, &own.rg);
+		rc = plan_index_ranges(x->db, x->st, x, ix, &own.rg);
 	if (rc == 1) {
 		if (ix->ordered)
 			return no_key(x, n);
@@ -333,7 +333,7 @@ int exec_index_limit(exec_ctx *x, pnode *li, int64_t want, rel **out)
 		return -1;
 	if (!(r = calloc(1, sizeof(*r))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	rc = plan_index_ranges(x->db, x->st, s->ix, &r->rg);
+	rc = plan_index_ranges(x->db, x->st, x, s->ix, &r->rg);
 	if (rc == 1)
 		rc = no_key(x, s);
 	if (rc) {

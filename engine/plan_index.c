@@ -57,8 +57,16 @@
 
 /* ---- values and keys ---- */
 
-bool plan_index_value(const gpmdb_stmt *st, const ast_expr *e, sval *v)
+int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		     sval *v)
 {
+	if (e->kind == AST_E_COLUMN) {
+		if (e->rel <= 0)
+			return IXV_NONE;
+		if (!x)
+			return IXV_UNKNOWN;
+		return exec_outer_value(x, e, v) ? IXV_VALUE : IXV_NONE;
+	}
 	if (e->kind == AST_E_PARAM) {
 		memset(v, 0, sizeof(*v));
 		v->t = BC_T_NULL;
@@ -69,11 +77,19 @@ bool plan_index_value(const gpmdb_stmt *st, const ast_expr *e, sval *v)
 			    p->t == BC_T_TEXT)
 				*v = *p;
 		}
-		return true;
+		return IXV_VALUE;
 	}
 	if (e->kind == AST_E_BOOL || e->kind == AST_E_NULL)
-		return false;
-	return exec_literal(e, v);
+		return IXV_NONE;
+	return exec_literal(e, v) ? IXV_VALUE : IXV_NONE;
+}
+
+/* A key value now: false when there is none (while planning, an outer
+ * column's). */
+static bool key_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		      sval *v)
+{
+	return plan_index_value(st, x, e, v) == IXV_VALUE;
 }
 
 static void key_int(stg_key_val *k, int64_t i)
@@ -282,8 +298,8 @@ static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
 	return GPMDB_OK;
 }
 
-int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
-		      ixranges *out)
+int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
+		      const ixpath *ix, ixranges *out)
 {
 	int cap = ix->in ? ix->in->n + 1 : 2, nk = ix->nkey;
 	stg_key_val pre[STG_INDEX_MAX_COLS], l, h, *klo, *khi;
@@ -307,7 +323,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
 			pre[j].null = true;
 			continue;
 		}
-		if (!plan_index_value(st, ix->eq[j], &v))
+		if (!key_value(st, x, ix->eq[j], &v))
 			return 1;
 		if (v.t == BC_T_NULL) /* = NULL: no row */
 			return GPMDB_OK;
@@ -336,7 +352,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
 	int j = ix->neq;
 	if (ix->in) {
 		for (int k = 0; k < ix->in->n; k++) {
-			if (!plan_index_value(st, ix->in->v[k], &v))
+			if (!key_value(st, x, ix->in->v[k], &v))
 				return 1;
 			if (v.t == BC_T_NULL) /* x IN (NULL, ...) */
 				continue;
@@ -353,7 +369,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
 	r = rng_add(out, nk, pre, j, &klo, &khi);
 	r->desc = ix->desc;
 	if (ix->lo) {
-		if (!plan_index_value(st, ix->lo, &v))
+		if (!key_value(st, x, ix->lo, &v))
 			return 1;
 		if (v.t == BC_T_NULL) {
 			out->n = 0;
@@ -373,7 +389,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixpath *ix,
 		r->lo_incl = false;
 	}
 	if (ix->hi) {
-		if (!plan_index_value(st, ix->hi, &v))
+		if (!key_value(st, x, ix->hi, &v))
 			return 1;
 		if (v.t == BC_T_NULL) {
 			out->n = 0;
@@ -406,6 +422,7 @@ typedef struct terms {
 	term *v;
 } terms;
 
+/* A key value: a literal, a parameter, an outer query's column. */
 static bool is_const(const ast_expr *e)
 {
 	switch (e->kind) {
@@ -415,6 +432,8 @@ static bool is_const(const ast_expr *e)
 	case AST_E_DATE:
 	case AST_E_PARAM:
 		return true;
+	case AST_E_COLUMN:
+		return e->rel > 0;
 	default:
 		return false;
 	}
@@ -527,9 +546,33 @@ static bool conv_ok(bctx *b, const ixpath *ix, int j, const ast_expr *e,
 {
 	sval v;
 	stg_key_val l, h;
+	int kv = plan_index_value(b->st, NULL, e, &v);
 
 	*exact = true;
-	if (!plan_index_value(b->st, e, &v))
+	if (kv == IXV_UNKNOWN) {
+		/* an outer column: known per outer row; its type says
+		 * whether it can be a key (an inexact one at run time makes
+		 * the range an interval on that column, ix->ordered never
+		 * has outer keys) */
+		int t = expr_type(e).t, st = ix->kstype[j];
+		if (ix->ordered)
+			return false;
+		switch (st) {
+		case STG_T_INT:
+		case STG_T_BIGINT:
+		case STG_T_DECIMAL:
+		case STG_T_DOUBLE:
+			return t == BC_T_INT || t == BC_T_REAL ||
+			       (t == BC_T_DEC && st == STG_T_DECIMAL);
+		case STG_T_TEXT:
+			return t == BC_T_TEXT;
+		case STG_T_DATE:
+			return t == BC_T_DATE;
+		default:
+			return false;
+		}
+	}
+	if (kv != IXV_VALUE)
 		return false;
 	if (v.t == BC_T_NULL)
 		return true; /* no row: any range will do */
@@ -570,6 +613,7 @@ static ixpath *path_make(bctx *b, const pnode *s, const stg_index_info *info,
 		ix->kname[j] = ast_strndup(b->a, sch->cols[tc].name,
 					   strlen(sch->cols[tc].name));
 	}
+	ix->ordered = ordered;
 	/* the equality prefix: exact keys only */
 	int j = 0;
 	for (; j < nk; j++) {
@@ -590,7 +634,6 @@ static ixpath *path_make(bctx *b, const pnode *s, const stg_index_info *info,
 		ix->eq[j] = t->v[k].v;
 	}
 	ix->neq = j;
-	ix->ordered = ordered;
 	if (j < nk) {
 		/* an interval on key column j: an IN list (not for an
 		 * ordered read: one range per value), bounds, or an equality
@@ -639,13 +682,38 @@ static ixpath *path_make(bctx *b, const pnode *s, const stg_index_info *info,
 	return ix;
 }
 
+static bool outer_ref(const ast_expr *e)
+{
+	return e && e->kind == AST_E_COLUMN && e->rel > 0;
+}
+
+/* Whether a key value of the path is an outer query's column. */
+static bool path_outer(const ixpath *ix)
+{
+	bool o = outer_ref(ix->lo) || outer_ref(ix->hi);
+
+	for (int j = 0; j < ix->neq; j++)
+		o |= outer_ref(ix->eq[j]);
+	for (int k = 0; ix->in && k < ix->in->n; k++)
+		o |= outer_ref(ix->in->v[k]);
+	return o;
+}
+
 /* Estimated rows of a path for the values bound now. */
 static double path_rows(bctx *b, const ixpath *ix, const stg_index_info *info)
 {
 	ixranges rg;
 	double f = 0;
-	int rc = plan_index_ranges(b->db, b->st, ix, &rg);
+	int rc;
 
+	if (path_outer(ix)) {
+		/* keys known per outer row only: a guess, an equality on a
+		 * key as selective as a join key's, a range as a filter's */
+		f = ix->neq || ix->in || (ix->lo && ix->lo == ix->hi) ? 0.01
+								      : 0.25;
+		return f * (double)info->entries;
+	}
+	rc = plan_index_ranges(b->db, b->st, NULL, ix, &rg);
 	if (rc) {
 		db_clear(b->db);
 		return -1;
@@ -828,12 +896,13 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	    pj->kind != PN_PROJECT || pj->post || !(s = chain_scan(pj->l)) ||
 	    s->ix_tried)
 		return GPMDB_OK;
-	if (!plan_index_value(b->st, li->limit, &lv) || lv.t != BC_T_INT ||
-	    lv.u.i < 0)
+	if (plan_index_value(b->st, NULL, li->limit, &lv) != IXV_VALUE ||
+	    lv.t != BC_T_INT || lv.u.i < 0)
 		return GPMDB_OK;
 	want = (double)lv.u.i;
 	if (li->offset) {
-		if (!plan_index_value(b->st, li->offset, &ov) ||
+		if (plan_index_value(b->st, NULL, li->offset, &ov) !=
+			IXV_VALUE ||
 		    ov.t != BC_T_INT)
 			return GPMDB_OK;
 		if (ov.u.i > 0)
@@ -887,20 +956,42 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	return GPMDB_OK;
 }
 
+/* Whether e reads an outer query's column (outside its subqueries). */
+static bool expr_outer(const ast_expr *e)
+{
+	if (!e)
+		return false;
+	if (outer_ref(e))
+		return true;
+	if (expr_outer(e->l) || expr_outer(e->r) || expr_outer(e->x))
+		return true;
+	for (int i = 0; e->list && i < e->list->n; i++)
+		if (expr_outer(e->list->v[i]))
+			return true;
+	return false;
+}
+
 static int try_search(bctx *b, pnode *top)
 {
 	pnode *s = chain_scan(top);
 	scan_ctx c;
 	ixpath *ix;
 	double rows;
+	bool corr = false;
 	int rc;
 
 	if (!s || s->ix_tried || top == s)
 		return GPMDB_OK;
 	s->ix_tried = true;
+	for (pnode *f = top; f != s; f = f->l)
+		corr |= expr_outer(f->pred);
 	if ((rc = scan_ctx_open(b, s, &c)))
 		return rc;
-	if (c.ninfo && !(rc = best_search(b, top, s, &c, &ix, &rows)) && ix)
+	if (c.ninfo && !(rc = best_search(b, top, s, &c, &ix, &rows)) && ix &&
+	    /* a correlated subquery's filter keeps its scan for the whole
+	     * statement (exec.c filter_corr): a search by constants alone
+	     * would run again for every outer row */
+	    (!corr || path_outer(ix) || path_point(ix)))
 		to_iscan(top, s, ix, rows);
 	scan_ctx_close(&c);
 	return rc;

@@ -255,6 +255,38 @@ static void test_explain_analyze_rows(void)
 	free(r);
 }
 
+/* A correlated subquery's key from the outer row: one search per outer
+ * row (calls=5), not a scan kept and filtered per row. */
+static void test_correlated_key(void)
+{
+	const char *q = "SELECT v, (SELECT t FROM k AS k2 WHERE k2.id = k.v + "
+			"0 * 0 OR k2.id = -1) FROM k WHERE id < 3";
+	char *r;
+
+	XQ_WANT(db,
+		"SELECT v, (SELECT t FROM k AS k2 WHERE k2.id = k.v) FROM k "
+		"WHERE id < 5",
+		"0|k0\n1|k1\n2|k2\n3|k3\n4|k4\n");
+	r = xq(db, "EXPLAIN ANALYZE SELECT v, (SELECT t FROM k AS k2 WHERE "
+		   "k2.id = k.v) FROM k WHERE id < 5");
+	CHECKF(strstr(r, "SEARCH k USING INDEX sqlite_autoindex_k_1 (id=?)") &&
+		   strstr(r, "calls=5") && strstr(r, "[index rows=5]"),
+	       "%s", r);
+	free(r);
+	/* no key in an OR: the scan, kept across the outer rows */
+	XQ_WANT(db, q, "0|k0\n1|k1\n2|k2\n");
+	/* a constant key beside a correlated term: the scan is kept across
+	 * the rows (filter_corr) rather than searched again per row */
+	r = xq(db, "EXPLAIN ANALYZE SELECT id, (SELECT count(*) FROM k AS k2 "
+		   "WHERE k2.v = 5 AND k2.t > k.t) FROM k WHERE id < 3");
+	CHECKF(!strstr(r, "USING INDEX kv"), "%s", r);
+	free(r);
+	XQ_WANT(db,
+		"SELECT id, (SELECT count(*) FROM k AS k2 WHERE k2.v = 5 AND "
+		"k2.t > k.t) FROM k WHERE id < 3",
+		"0|200\n1|200\n2|89\n");
+}
+
 static void test_dml_by_key(void)
 {
 	gpmdb_stmt *st = NULL;
@@ -344,6 +376,7 @@ int main(void)
 	TEST_RUN(test_point_bindings);
 	TEST_RUN(test_ranges_and_order);
 	TEST_RUN(test_explain_analyze_rows);
+	TEST_RUN(test_correlated_key);
 	TEST_RUN(test_dml_by_key);
 	TEST_RUN(test_point_speed);
 	close_db();
