@@ -10,6 +10,10 @@
  * SELECTs (projections, WHERE, joins, GROUP BY + HAVING, DISTINCT, ORDER BY
  * + LIMIT, subqueries, compounds) and writes (UPDATE, DELETE, INSERT ...
  * SELECT / VALUES) after which the written table is compared whole.
+ * Most tables get one or two indexes (CREATE INDEX on one or two random
+ * columns, after the load, so the build and the writes' maintenance are
+ * exercised) and a share of the queries is shaped for them (diff_q_index:
+ * equalities, IN, IS NULL, ranges, ORDER BY the key with LIMIT).
  *
  * Determinism: everything comes from one seed (DIFF_SEED, default fixed);
  * DIFF_N is the number of statements.  Each round has its own seed, so
