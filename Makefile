@@ -73,6 +73,12 @@ PROGS += $(BUILD)/bench_batch
 $(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c
 $(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_batch: LDLIBS += -ldl
+# bench_index: CREATE INDEX and the bound-key probe, CPU and GPU beside
+# SQLite and DuckDB (tpc/index, docs/benchmarks.md).
+PROGS += $(BUILD)/bench_index
+$(BUILD)/bench_index_SRC := tpc/index/bench_index.c
+$(BUILD)/bench_index_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_index: LDLIBS += -ldl
 $(BUILD)/gpmdb_check_SRC := shell/gpmdb_check.c
 $(BUILD)/bench_append_SRC := tpc/bench_append.c
 # bench_sql loads DuckDB at run time (tpc/peers/duckdb_dl.c, dlopen).
@@ -175,6 +181,9 @@ CFLAGS_BASE += -I$(BUILD)/gen
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+# index_ops.cu copies between pinned staging and the caller's records on
+# every core (OpenMP in host code).
+$(BUILD)/obj/gpu/index_ops.o: NVFLAGS += -Xcompiler -fopenmp
 
 .SECONDEXPANSION:
 $(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a

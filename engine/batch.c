@@ -1796,6 +1796,8 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
+	} else if (!rc) {
+		stg_release(db->pool, &mark);
 	}
 	if (rc)
 		db->changes = 0;

@@ -43,6 +43,7 @@
 
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
+#include "../gpu/index_gpu.h"
 #include "../storage/stg_gpu.h"
 
 #include <pthread.h>
@@ -880,6 +881,47 @@ static void bg_launch_note(int done)
 		bg_launch_fd = -1; /* the reader is gone: stop telling */
 }
 
+/* The bulk sort and probe of index entries (storage.h "Indexes") on the
+ * GPU: from these sizes up the hooks' whole round trip (upload, kernels,
+ * download) beats the CPU (docs/gpu.md "Index sort and probe on the
+ * GPU"); below them storage does it on the CPU without asking. */
+#define BG_IX_SORT_MIN_ROWS  (1u << 18)
+#define BG_IX_PROBE_MIN_KEYS (1u << 16)
+
+int bgpu_index_check(gpmdb *db, const char *op)
+{
+	stg_ix_hook_stats hs;
+	int rc = GPMDB_OK;
+
+	stg_index_hook_stats(&hs);
+	stg_index_hook_stats_reset();
+	if (db->backend != 2)
+		return GPMDB_OK;
+	if (hs.sort_new && hs.sort_rows >= BG_IX_SORT_MIN_ROWS && !hs.sort_gpu)
+		rc = bg_fallback(db, op,
+				 hs.sort_why[0] ? hs.sort_why : "index sort");
+	if (!rc && hs.probe_new && hs.probe_keys >= BG_IX_PROBE_MIN_KEYS &&
+	    !hs.probe_gpu)
+		rc = bg_fallback(
+		    db, op, hs.probe_why[0] ? hs.probe_why : "index probe");
+	return rc;
+}
+
+void bgpu_index_hooks(gpmdb *db)
+{
+	const char *e = getenv("GPMDB_GPU_INDEX");
+	/* auto or gpu: without a usable GPU the hooks decline with
+	 * gpu_init's message and storage sorts or probes on the CPU */
+	bool on = db->backend != 1;
+
+	if (e && *e)
+		on = strcmp(e, "0") != 0;
+	stg_set_index_sort_hook(on ? gpu_ix_sort_hook : NULL,
+				BG_IX_SORT_MIN_ROWS);
+	stg_set_index_probe_hook(on ? gpu_ix_probe_hook : NULL,
+				 BG_IX_PROBE_MIN_KEYS);
+}
+
 void bgpu_before_open(gpmdb *db)
 {
 	const char *e = getenv("GPMDB_GPU_RECOVERY");
@@ -894,12 +936,14 @@ void bgpu_before_open(gpmdb *db)
 	memset(&bg_rec, 0, sizeof(bg_rec));
 	stg_gpu_recovery_reset();
 	stg_set_hcl_undo_hook(on ? bgpu_recovery_hook : NULL);
+	bgpu_index_hooks(db);
 }
 
 void bgpu_before_close(gpmdb *db)
 {
 	char err[512];
 
+	gpu_ix_cache_drop(db->pool); /* its indexes' device copies */
 	if (db->gpu_reg_base &&
 	    gpu_pm_unregister(db->gpu_reg_base, err, sizeof(err)) != GPMDB_OK)
 		bg_stat.unregister_errors++;

@@ -30,6 +30,15 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 /* Before stg_open: the GPU recovery hook for this open (backend=gpu or
  * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */
 void bgpu_before_open(gpmdb *db);
+/* The index sort and probe hooks (gpu/index_gpu.h) for the backend:
+ * set under auto and gpu, cleared under cpu; GPMDB_GPU_INDEX=0 or 1
+ * overrides.  At open and at every PRAGMA backend. */
+/* After a statement that may have sorted or probed an index in bulk
+ * (CREATE INDEX, REINDEX, large INSERT/UPDATE, bound key arrays): under
+ * backend gpu, a bulk sort or probe the GPU declined is a counted
+ * fallback, an error under gpu_strict (the statement then rolls back). */
+int bgpu_index_check(gpmdb *db, const char *op);
+void bgpu_index_hooks(gpmdb *db);
 /* Before stg_close: the pool's CUDA registration goes. */
 void bgpu_before_close(gpmdb *db);
 

@@ -980,9 +980,12 @@ static int create_index(gpmdb_stmt *st, ast_stmt *s)
 			cols[i] = (uint32_t)key.cols[i];
 		/* the tree is built from the table now; a UNIQUE index over
 		 * repeated keys fails and leaves nothing */
+		stg_index_hook_stats_reset();
 		if (stg_index_create(db->pool, tid, s->name, cols, key.n,
 				     s->unique, STG_IX_CREATED, sql, NULL))
 			rc = db_err_stg(db);
+		else /* the GPU's bulk sort, or a counted fallback */
+			rc = bgpu_index_check(db, "CREATE INDEX");
 	}
 out:
 	stg_schema_free(sch);

@@ -22,6 +22,7 @@
  * with no GPU version yet (limit, cross joins, UNION ALL, values) run on
  * the CPU under every setting, and EXPLAIN says so.
  */
+#include "batch_gpu.h"
 #include "engine.h"
 #include "exec_gpu_dev.h"
 #include "exec_gpu_ops.h"
@@ -36,6 +37,7 @@
 #include "../gpu/cache.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_dml.h"
+#include "../gpu/index_gpu.h"
 
 #include <time.h>
 
@@ -4154,6 +4156,7 @@ int exec_gpu_set_backend(gpmdb *db, const char *v)
 			      "unknown backend \"%s\" (expected auto, cpu or "
 			      "gpu)",
 			      v);
+	bgpu_index_hooks(db); /* index sort and probe on the GPU or not */
 	return GPMDB_OK;
 }
 
@@ -4214,10 +4217,14 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	}
 	if (!strcasecmp(nm, "gpu_stats")) {
 		gcache_stats cs;
+		gpu_ix_cache_stats ics;
+		stg_ix_hook_stats ihs;
 		if (!(r = rel_new(NULL, 2, tt)))
 			return db_err(db, GPMDB_NOMEM, "out of memory");
 		pthread_mutex_lock(&xg_lock);
 		gcache_get_stats(&cs);
+		gpu_ix_cache_get_stats(&ics);
+		stg_index_hook_stats(&ihs);
 		pthread_mutex_unlock(&xg_lock);
 		const struct {
 			const char *n;
@@ -4251,6 +4258,19 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"device_group_results", xg_kept_aggs},
 		    {"text_merges", xg_text_merges},
 		    {"text_merged_bytes", xg_text_merged_bytes},
+		    {"index_cache_entries", ics.entries},
+		    {"index_cache_bytes", ics.bytes},
+		    {"index_cache_hits", ics.hits},
+		    {"index_cache_misses", ics.misses},
+		    {"index_cache_evictions", ics.evictions},
+		    /* the last bulk index sort and probe of this thread:
+		     * rows, where (1 GPU, 0 CPU) and wall time */
+		    {"index_sort_rows", ihs.sort_rows},
+		    {"index_sort_gpu", ihs.sort_gpu},
+		    {"index_sort_us", ihs.sort_us},
+		    {"index_probe_keys", ihs.probe_keys},
+		    {"index_probe_gpu", ihs.probe_gpu},
+		    {"index_probe_us", ihs.probe_us},
 		};
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc;
 		     i++)

@@ -422,6 +422,8 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 		 * transaction rather than leave half of it */
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
+	} else if (!rc) {
+		stg_release(db->pool, &mark);
 	}
 	return rc;
 }

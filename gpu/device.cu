@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "gpu_internal.h"
+#include "index_gpu.h"
 
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static int gpu_state; /* 0: not tried, 1: tried (gpu_rc says how) */
@@ -127,6 +128,7 @@ static void gpu_stage_free(void)
 static void gpu_teardown(void)
 {
 	gpu_stage_free();
+	gpu_ix_cache_forget(); /* its entries go with the pool */
 	if (gpu_strm) {
 		(void)cudaStreamSynchronize(gpu_strm);
 		(void)cudaStreamDestroy(gpu_strm);
@@ -308,7 +310,7 @@ extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 		*dptr = NULL;
 		if (n > gpu_facts.mem_total)
 			break; /* nothing could make room for it */
-		if (gcache_reclaim())
+		if (gcache_reclaim() || gpu_ix_cache_reclaim())
 			continue;
 		if (!trimmed) {
 			trimmed = true;

@@ -10,6 +10,7 @@
 #include "gpmdb.h"
 
 #include "gpu.h"
+#include "index_gpu.h"
 
 #ifndef GPMDB_HAVE_GPU
 
@@ -357,6 +358,76 @@ int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, int matched,
 	*rows = NULL;
 	*nrows = 0;
 	return gpu_no_cuda(err, errlen);
+}
+
+/* index_gpu.h */
+
+int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
+		gpu_ix_sort_stats *st, char *err, size_t errlen)
+{
+	(void)recs;
+	(void)n;
+	(void)width;
+	(void)cmp;
+	if (st)
+		memset(st, 0, sizeof(*st));
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
+		 gpu_ix_probe_stats *st, char *err, size_t errlen)
+{
+	(void)job;
+	(void)rowids;
+	if (st)
+		memset(st, 0, sizeof(*st));
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
+		     char *why, size_t whylen)
+{
+	return gpu_ix_sort(recs, n, width, cmp, NULL, why, whylen);
+}
+
+int gpu_ix_probe_hook(const stg_ix_probe_job *job, int64_t *rowids, char *why,
+		      size_t whylen)
+{
+	return gpu_ix_probe(job, rowids, NULL, why, whylen);
+}
+
+void gpu_ix_cache_get_stats(gpu_ix_cache_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void gpu_ix_cache_set_limit(uint64_t bytes)
+{
+	(void)bytes;
+}
+
+void gpu_ix_cache_drop(const void *pool)
+{
+	(void)pool;
+}
+
+int gpu_ix_cache_reclaim(void)
+{
+	return 0;
+}
+
+void gpu_ix_cache_forget(void)
+{
+}
+
+void gpu_ix_set_xfer(int mode)
+{
+	(void)mode;
+}
+
+void gpu_ix_set_probe_samples(int on)
+{
+	(void)on;
 }
 
 #else

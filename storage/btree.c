@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "btree.h"
 
@@ -76,6 +77,27 @@ static void dirty(const ixt *t, const void *addr, size_t len)
 	} else {
 		pool_persist(p, addr, len);
 	}
+}
+
+/* dirty() for a whole new tree: flushed by all cores in pmem mode. */
+static void dirty_big(const ixt *t, void *addr, size_t len)
+{
+	stg_pool *p = t->p;
+	const size_t chunk = 4u << 20;
+	long nc = (long)((len + chunk - 1) / chunk);
+
+	if (p->dur != STG_DUR_PMEM || len < 2 * chunk) {
+		dirty(t, addr, len);
+		return;
+	}
+#pragma omp parallel for schedule(static)
+	for (long i = 0; i < nc; i++) {
+		size_t o = (size_t)i * chunk;
+		pool_flush(p, (char *)addr + o,
+			   len - o < chunk ? len - o : chunk);
+	}
+	pool_drain(p);
+	pool_count_persisted(p, len);
 }
 
 /* ---- geometry and keys ---------------------------------------------- */
@@ -184,10 +206,8 @@ void ix_enc_text(uint8_t *o, const char *s, uint32_t len)
 	o[P + 1] = (uint8_t)(len > P ? P + 1 : len);
 }
 
-/* One column's segment from a stored value (the column's array element,
- * or the text for TEXT). */
-static void enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
-		       uint32_t len)
+void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
+		   uint32_t len)
 {
 	switch (ty) {
 	case STG_T_INT:
@@ -245,8 +265,8 @@ int ix_enc_row(const ixt *t, uint64_t rowid, uint8_t *out)
 		if (v.null)
 			memset(out + t->soff[c], 0, t->segw[c]);
 		else
-			enc_stored(out + t->soff[c], v.type, v.val, v.text,
-				   v.tlen);
+			ix_enc_stored(out + t->soff[c], v.type, v.val, v.text,
+				      v.tlen);
 	}
 	return GPMDB_OK;
 }
@@ -268,7 +288,7 @@ int ix_enc_batch(const ixt *t, const stg_col_batch *b, const int *cols_of,
 			if (v.null)
 				memset(o, 0, t->segw[c]);
 			else
-				enc_stored(o, ty, v.val, v.text, v.tlen);
+				ix_enc_stored(o, ty, v.val, v.text, v.tlen);
 			continue;
 		}
 		if (bit_at(b[bc].nulls, i)) {
@@ -277,10 +297,10 @@ int ix_enc_batch(const ixt *t, const stg_col_batch *b, const int *cols_of,
 			const stg_text *x = (const stg_text *)b[bc].values + i;
 			ix_enc_text(o, x->ptr, x->len);
 		} else {
-			enc_stored(o, ty,
-				   (const char *)b[bc].values +
-				       i * stg_type_width(ty),
-				   NULL, 0);
+			ix_enc_stored(o, ty,
+				      (const char *)b[bc].values +
+					  i * stg_type_width(ty),
+				      NULL, 0);
 		}
 	}
 	return GPMDB_OK;
@@ -536,8 +556,7 @@ static int descend(const ixt *t, const uint8_t *ent, uint64_t *path,
 			break;
 		if (n->n == 0)
 			return pool_err(t->p, GPMDB_CORRUPT,
-					"index %s: empty inner node",
-					t->name);
+					"index %s: empty inner node", t->name);
 		slot[d] = inner_find(t, n, ent, NULL, 0, -1, true);
 		off = slot_child(t, n, slot[d]);
 		d++;
@@ -546,8 +565,8 @@ static int descend(const ixt *t, const uint8_t *ent, uint64_t *path,
 	return GPMDB_OK;
 }
 
-int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
-	    bool strict, ixpos *out)
+int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, uint64_t kid,
+	    int npre, bool strict, ixpos *out)
 {
 	uint64_t off = ix_hdr(t)->root;
 	int d = 0;
@@ -566,10 +585,10 @@ int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
 		if (n->level == 0)
 			break;
 		off = slot_child(t, n,
-				 inner_find(t, n, key, src, 0, npre, strict));
+				 inner_find(t, n, key, src, kid, npre, strict));
 	}
 	out->leaf = off;
-	out->pos = leaf_find(t, n, key, src, 0, npre, strict);
+	out->pos = leaf_find(t, n, key, src, kid, npre, strict);
 	if (out->pos >= n->n) { /* from the next leaf on */
 		if (n->n == 0) {
 			out->leaf = 0; /* an empty leaf is a lone root */
@@ -691,8 +710,7 @@ int ix_collect(const ixt *t, uint8_t **out, uint64_t *count)
 static int inner_insert(ixt *t, uint64_t *path, uint32_t *slot, int d,
 			uint32_t i, const uint8_t *sep, uint64_t child);
 
-static int new_root(ixt *t, uint64_t left, uint64_t right,
-		    const uint8_t *sep)
+static int new_root(ixt *t, uint64_t left, uint64_t right, const uint8_t *sep)
 {
 	stg_ix_hdr *h;
 	stg_ix_node *n;
@@ -799,8 +817,7 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	if (pos < n->n && ix_cmp_entry(t, leaf_ent(t, n, pos), ent) == 0)
 		return pool_err(t->p, GPMDB_CORRUPT,
 				"index %s: row %llu has an entry already",
-				t->name,
-				(unsigned long long)ix_rowid(t, ent));
+				t->name, (unsigned long long)ix_rowid(t, ent));
 	if ((rc = log_state(t)) != GPMDB_OK || (rc = log_node(t, off)))
 		return rc;
 	h = ix_hdr(t);
@@ -850,6 +867,7 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	free(tmp);
 	dirty(t, n, NHDR + (size_t)n->n * ew);
 	dirty(t, r, NHDR + (size_t)r->n * ew);
+	stg_crash_point("index.split");
 	{
 		uint8_t up[STG_IX_MAX_KEY + 8];
 		memcpy(up, leaf_ent(t, r, 0), ew);
@@ -1009,7 +1027,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 	    (rc = alloc_extent(t->p, nodes * NSIZE, &off, &ext)) != GPMDB_OK)
 		return rc;
 	base = off;
-	/* leaves */
+	/* leaves, on all cores */
+#pragma omp parallel for schedule(static) if (lv[0] > 64)
 	for (uint64_t l = 0; l < lv[0]; l++) {
 		stg_ix_node *x = nd(t, base + l * NSIZE);
 		uint64_t a = l * n / lv[0], b = (l + 1) * n / lv[0];
@@ -1037,7 +1056,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 			for (uint64_t j = a; j < b; j++) {
 				uint64_t c = first + j * NSIZE;
 				stg_ix_node *cn = nd(t, c);
-				uint8_t *s = inner_slot(t, x, (uint32_t)(j - a));
+				uint8_t *s =
+				    inner_slot(t, x, (uint32_t)(j - a));
 				memcpy(s, &c, 8);
 				if (cn->level == 0)
 					memcpy(s + 8,
@@ -1050,7 +1070,8 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 		}
 		first = lvl;
 	}
-	dirty(t, nd(t, base), nodes * NSIZE);
+	dirty_big(t, nd(t, base), nodes * NSIZE);
+	stg_crash_point("index.build");
 	h = ix_hdr(t);
 	h->root = first; /* the single node of the top level */
 	h->height = (uint64_t)levels;
@@ -1149,17 +1170,39 @@ static void fix_ties(const sortctx *s, uint8_t *recs, uint64_t n)
 	}
 }
 
+uint64_t ix_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
+{
+	uint64_t t0 = ix_now_us();
+	int rc;
+
+	if (n < 2)
+		return GPMDB_OK;
+	hstats.sort_gpu = false;
+	hstats.sort_rows = n;
+	hstats.sort_why[0] = 0;
+	hstats.sort_new = true;
+	rc = sort_cpu(t, recs, n, src);
+	hstats.sort_us = ix_now_us() - t0;
+	return rc;
+}
+
+/* The hook, else the CPU (the name says the fallback, not the rule). */
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 {
 	sortctx s = {t, src, t->ew};
 	int nt = 1;
 	uint8_t *tmp;
 
-	hstats.sort_gpu = false;
-	hstats.sort_rows = n;
-	hstats.sort_why[0] = 0;
-	if (n < 2)
-		return GPMDB_OK;
 	if (sort_hook && n >= sort_min) {
 		if (sort_hook(recs, n, t->ew, t->kw, hstats.sort_why,
 			      sizeof(hstats.sort_why)) == GPMDB_OK) {
@@ -1201,11 +1244,11 @@ int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 #pragma omp parallel for schedule(dynamic, 1)
 			for (int r = 0; r < runs; r += 2 * width) {
 				int m = r + width < runs ? r + width : runs;
-				int e = r + 2 * width < runs ? r + 2 * width
-							     : runs;
+				int e =
+				    r + 2 * width < runs ? r + 2 * width : runs;
 				merge_runs(&s, src_b + bd[r] * t->ew,
-					   bd[m] - bd[r],
-					   src_b + bd[m] * t->ew, bd[e] - bd[m],
+					   bd[m] - bd[r], src_b + bd[m] * t->ew,
+					   bd[e] - bd[m],
 					   dst_b + bd[r] * t->ew);
 			}
 			uint8_t *x = src_b;
@@ -1275,8 +1318,8 @@ static void vnode(vctx *v, uint64_t off, int lvl, const uint8_t *lo,
 		}
 		for (uint32_t i = 0; i < n->n; i++) {
 			const uint8_t *e = leaf_ent(t, n, i);
-			if ((i && ix_cmp_entry(t, leaf_ent(t, n, i - 1), e) >=
-				      0) ||
+			if ((i &&
+			     ix_cmp_entry(t, leaf_ent(t, n, i - 1), e) >= 0) ||
 			    (lo && ix_cmp_entry(t, e, lo) < 0) ||
 			    (hi && ix_cmp_entry(t, e, hi) >= 0)) {
 				vrep(v,

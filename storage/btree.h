@@ -76,6 +76,10 @@ int ix_geometry(stg_pool *p, const uint8_t *types, int ncols, uint8_t *segw,
 void ix_enc_int(uint8_t *o, int64_t v);
 void ix_enc_real(uint8_t *o, double d);
 void ix_enc_text(uint8_t *o, const char *s, uint32_t len);
+/* One column's segment from a stored value (the column's array element,
+ * or the text for TEXT). */
+void ix_enc_stored(uint8_t *o, stg_type ty, const void *v, const char *s,
+		   uint32_t len);
 /* The key of values vals[0..n) (a prefix of the key columns). */
 void ix_enc_vals(const ixt *t, const stg_key_val *vals, int n, uint8_t *out);
 /* The key of row i of a batch (one stg_col_batch per table column, as
@@ -111,9 +115,9 @@ typedef struct {
 	uint32_t pos;
 } ixpos;
 /* The first entry whose first npre columns are >= key (strict: > key);
- * leaf 0 when there is none. */
-int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
-	    bool strict, ixpos *out);
+ * leaf 0 when there is none.  kid: the key's row in src (TEXT ties). */
+int ix_seek(const ixt *t, const uint8_t *key, const ixsrc *src, uint64_t kid,
+	    int npre, bool strict, ixpos *out);
 /* The first / last entry of the tree. */
 void ix_first(const ixt *t, ixpos *out);
 void ix_last(const ixt *t, ixpos *out);
@@ -135,6 +139,8 @@ int ix_collect(const ixt *t, uint8_t **out, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* Microseconds of a monotonic clock. */
+uint64_t ix_now_us(void);
 /* This thread's record of the last sort and probe (stg_index_hook_stats). */
 stg_ix_hook_stats *ix_hook_stats(void);
 

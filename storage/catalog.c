@@ -202,8 +202,8 @@ static int cat_unlink(stg_pool *p, uint64_t off)
 			rc = ix_free_all(p, h);
 			if (rc == GPMDB_OK)
 				rc = alloc_free_deferred(
-				    p, h, ((stg_ix_hdr *)pool_at(p, h))
-					      ->extent_size);
+				    p, h,
+				    ((stg_ix_hdr *)pool_at(p, h))->extent_size);
 			if (rc != GPMDB_OK)
 				return rc;
 		}
@@ -354,8 +354,8 @@ int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
 	return cat_link(p, off, false, NULL);
 }
 
-int cat_index_add(stg_pool *p, const char *name, uint64_t tcat,
-		  const char *sql, uint64_t hoff, uint32_t *index_id)
+int cat_index_add(stg_pool *p, const char *name, uint64_t tcat, const char *sql,
+		  uint64_t hoff, uint32_t *index_id)
 {
 	uint64_t size, off, ext, sql_len;
 	stg_cat_entry *e;

@@ -24,6 +24,8 @@
 	X("hcl.tail", "HCL tail persisted, row data not yet changed")          \
 	X("update.data", "row data changed in place, before commit")           \
 	X("delete.data", "deleted bits set, before commit")                    \
+	X("index.split", "a leaf split written, its parent not yet")           \
+	X("index.build", "a new tree written, the index header not yet")       \
 	X("commit.begin", "commit started, before the commit record")          \
 	X("commit.record", "commit record persisted, deferred frees pending")  \
 	X("commit.free", "deferred frees applied, log not yet cleared")        \

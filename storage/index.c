@@ -30,28 +30,50 @@ static bool bit_at_(const uint32_t *b, uint64_t i);
 
 /* ---- finding indexes ---------------------------------------------------- */
 
+/* A table's indexes, opened; t has room for exactly n (malloc'd). */
 typedef struct {
 	int n;
-	ixt t[MAX_IX];
+	ixt *t;
 } ixset;
+
+static void ixset_free(ixset *s)
+{
+	if (s) {
+		free(s->t);
+		free(s);
+	}
+}
 
 /* The indexes of the table at tcat (those with a tree). */
 static int ix_of_table(stg_pool *p, uint64_t tcat, ixset *s)
 {
 	uint32_t tid = cat_entry(p, tcat)->table_id;
 	uint64_t off = 0, steps = 0;
-	int rc;
+	int rc, cnt = 0;
 
 	s->n = 0;
+	s->t = NULL;
 	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
+		stg_cat_entry *e = cat_entry(p, off);
+		cnt +=
+		    e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid;
+	}
+	if (cnt > MAX_IX)
+		return pool_err(p, GPMDB_UNSUPPORTED,
+				"table %s has more than %d indexes",
+				cat_entry(p, tcat)->name, MAX_IX);
+	if (cnt == 0)
+		return GPMDB_OK;
+	if (!(s->t = malloc(sizeof(ixt) * (size_t)cnt)))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	off = 0;
+	steps = 0;
+	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks &&
+	       s->n < cnt) {
 		stg_cat_entry *e = cat_entry(p, off);
 
 		if (e->kind != STG_OBJ_INDEX || !e->tdir || e->table_id != tid)
 			continue;
-		if (s->n == MAX_IX)
-			return pool_err(p, GPMDB_UNSUPPORTED,
-					"table %s has more than %d indexes",
-					cat_entry(p, tcat)->name, MAX_IX);
 		rc = ix_open(p, e->tdir, (uint32_t)e->obj_seq, e->name,
 			     &s->t[s->n]);
 		if (rc != GPMDB_OK)
@@ -93,8 +115,7 @@ static int open_by_id(stg_pool *p, uint32_t id, ixt *t)
 	stg_cat_entry *e;
 
 	if (!off)
-		return pool_err(p, GPMDB_NOTFOUND, "no such index (id %u)",
-				id);
+		return pool_err(p, GPMDB_NOTFOUND, "no such index (id %u)", id);
 	e = cat_entry(p, off);
 	if (!e->tdir)
 		return pool_err(p, GPMDB_CORRUPT,
@@ -260,7 +281,8 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		}
 		if (ix_hdr(t)->entries == 0)
 			continue;
-		if ((rc = ix_seek(t, r, src, t->ncols, false, &c)) != GPMDB_OK)
+		if ((rc = ix_seek(t, r, src, id, t->ncols, false, &c)) !=
+		    GPMDB_OK)
 			return rc;
 		while (c.leaf) {
 			const uint8_t *e = ix_at(t, &c);
@@ -290,7 +312,7 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 	p->cons_key[0] = 0;
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -334,7 +356,7 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		rc = fail_unique(p, t, worst);
 	}
 out:
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -346,10 +368,18 @@ static bool go_bulk(const ixt *t, uint64_t n)
 {
 	uint64_t entries = ix_hdr(t)->entries;
 
-	if (n < 64)
-		return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2;
-	return n * 2 * (STG_IX_NODE + 64) > mlog_space(t->p) / 2 ||
-	       n * 16 > entries;
+	uint64_t half = t->leaf_cap / 2 ? t->leaf_cap / 2 : 1;
+	/* nodes the batch may log: a leaf per entry at most as many as
+	 * there are leaves, the leaves its splits make, and a path */
+	uint64_t leaves = entries / half + 1;
+	uint64_t touched =
+	    (n < leaves ? n : leaves) + 2 * (n / half) + ix_hdr(t)->height + 2;
+
+	if (touched * (STG_IX_NODE + 64) > mlog_space(t->p) / 2)
+		return true;
+	/* a rebuild costs a pass over the tree (tens of ns an entry), an
+	 * entry about a microsecond: large batches against the tree */
+	return n >= 1024 && n * 8 > entries;
 }
 
 /* Records (key, row id) of rows, from the table. */
@@ -418,7 +448,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -442,7 +472,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		free(recs);
 	}
 out:
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -504,13 +534,13 @@ int idx_before_delete(stg_pool *p, uint64_t tcat, const uint64_t *rowids,
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) == GPMDB_OK)
 		for (int x = 0; x < s->n && rc == GPMDB_OK; x++)
 			rc = remove_rows(&s->t[x], rowids, n,
 					 go_bulk(&s->t[x], n));
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -528,7 +558,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	p->ix_bulk_mask = 0;
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -587,8 +617,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 				if (cols[j] == t->cols[c])
 					cols_of[c] = j;
 		}
-		key_text(p, t, vals, cols_of, (uint64_t)worst,
-			 rowids[worst]);
+		key_text(p, t, vals, cols_of, (uint64_t)worst, rowids[worst]);
 		rc = fail_unique(p, t, worst);
 	}
 	/* the old entries go; after the write they come back from the
@@ -604,7 +633,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	}
 out:
 	free(sorted);
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -616,7 +645,7 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 
 	if (n == 0 || !idx_table_has(p, tcat))
 		return GPMDB_OK;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
 		goto out;
@@ -640,12 +669,13 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 			} else {
 				for (uint64_t i = 0; i < n; i++)
 					if (rowids[i] < nb)
-						drop[rowids[i] / 8] |= (uint8_t)(
-						    1u << (rowids[i] % 8));
+						drop[rowids[i] / 8] |=
+						    (uint8_t)(1u << (rowids[i] %
+								     8));
 				rc = ix_sort(t, recs, n, NULL);
 				if (rc == GPMDB_OK)
-					rc = rebuild_merge(t, drop, nb, recs,
-							   n);
+					rc =
+					    rebuild_merge(t, drop, nb, recs, n);
 				free(drop);
 			}
 		} else {
@@ -656,7 +686,7 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 	}
 out:
 	p->ix_bulk_mask = 0;
-	free(s);
+	ixset_free(s);
 	return rc;
 }
 
@@ -704,29 +734,96 @@ int stg_index_delete_rows(stg_pool *p, uint32_t table_id,
 	return rc ? rc : idx_before_delete(p, tcat, rowids, n);
 }
 
+/* The records (key, row id) of every live row, read from the tablets:
+ * live rows counted per tablet, then encoded on all cores. */
+static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
+{
+	stg_pool *p = t->p;
+	uint32_t nt = 0;
+	stg_tablet_view *v = NULL;
+	uint64_t *base = NULL, total = 0;
+	uint8_t *recs = NULL;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	if ((rc = stg_tablet_count(p, t->tid, &nt)) != GPMDB_OK)
+		return rc;
+	if (!(v = calloc((size_t)nt + 1, sizeof(*v))) ||
+	    !(base = calloc((size_t)nt + 1, sizeof(*base)))) {
+		free(v);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++)
+		rc = stg_tablet_get(p, t->tid, k, &v[k]);
+	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++) {
+		uint64_t live = v[k].nrows;
+		for (uint32_t w = 0; w < (v[k].nrows + 31) / 32; w++) {
+			uint32_t bits = v[k].deleted[w];
+			if (w == v[k].nrows / 32 && v[k].nrows % 32)
+				bits &= (1u << (v[k].nrows % 32)) - 1;
+			live -= (uint64_t)__builtin_popcount(bits);
+		}
+		base[k] = total;
+		total += live;
+	}
+	if (rc == GPMDB_OK && !(recs = malloc((size_t)(total + 1) * t->ew)))
+		rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+	if (rc == GPMDB_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (uint32_t k = 0; k < nt; k++) {
+			const stg_tablet_view *x = &v[k];
+			uint8_t *o = recs + base[k] * t->ew;
+			for (uint32_t r = 0; r < x->nrows; r++) {
+				uint64_t rid = x->first_row + r;
+				if (x->deleted[r / 32] >> (r % 32) & 1)
+					continue;
+				for (int c = 0; c < t->ncols; c++) {
+					uint32_t col = t->cols[c];
+					stg_type ty = (stg_type)t->types[c];
+					uint8_t *seg = o + t->soff[c];
+					const char *d = x->data[col];
+					if (x->nulls[col][r / 32] >> (r % 32) &
+					    1) {
+						memset(seg, 0, t->segw[c]);
+					} else if (ty == STG_T_TEXT) {
+						const stg_strref *sr =
+						    (const stg_strref *)d + r;
+						ix_enc_stored(seg, ty, NULL,
+							      x->heap + sr->off,
+							      sr->len);
+					} else {
+						ix_enc_stored(
+						    seg, ty,
+						    d + (size_t)r *
+							    stg_type_width(ty),
+						    NULL, 0);
+					}
+				}
+				memcpy(o + t->kw, &rid, 8);
+				o += t->ew;
+			}
+		}
+	}
+	free(v);
+	free(base);
+	if (rc != GPMDB_OK) {
+		free(recs);
+		return rc;
+	}
+	*out = recs;
+	*count = total;
+	return GPMDB_OK;
+}
+
 /* Every live row's record (key, row id), sorted; a unique index over a
  * repeated key fails with GPMDB_CONSTRAINT. */
 static int build_from_table(ixt *t)
 {
-	stg_cat_entry *e = cat_entry(t->p, t->tcat);
-	uint64_t rows = e->row_count, k = 0, *ids;
-	uint8_t *recs;
-	int rc = GPMDB_OK;
+	uint64_t k = 0;
+	uint8_t *recs = NULL;
+	int rc = enc_table(t, &recs, &k);
 
-	if (!(ids = malloc(sizeof(uint64_t) * (rows + 1))))
-		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	for (uint64_t r = 0; r < rows && rc == GPMDB_OK; r++) {
-		tab_cellv v;
-		rc = tab_cell(t->p, t->tcat, t->cols[0], r, &v);
-		if (rc == GPMDB_OK && !v.deleted)
-			ids[k++] = r;
-	}
-	if (rc != GPMDB_OK || !(recs = malloc((size_t)(k + 1) * t->ew))) {
-		free(ids);
-		return rc ? rc : pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	}
-	rc = enc_rows(t, ids, 0, k, recs);
-	free(ids);
 	if (rc == GPMDB_OK)
 		rc = ix_sort(t, recs, k, NULL);
 	if (rc == GPMDB_OK && t->unique)
@@ -864,8 +961,7 @@ static void fill_info(stg_pool *p, uint64_t off, stg_index_info *o)
 	o->height = (uint32_t)h->height;
 }
 
-int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out,
-		   int *n)
+int stg_index_list(stg_pool *p, uint32_t table_id, stg_index_info **out, int *n)
 {
 	uint64_t off = 0, steps = 0;
 	stg_index_info *v = NULL;
@@ -992,14 +1088,14 @@ int stg_icur_open(stg_pool *p, uint32_t index_id, const stg_ix_range *r,
 	c->epoch = p->ix_epoch;
 	if (!c->desc) {
 		if (c->nlo)
-			rc = ix_seek(&c->t, c->lo, &c->slo, c->nlo,
+			rc = ix_seek(&c->t, c->lo, &c->slo, 0, c->nlo,
 				     !c->lo_incl, &c->c);
 		else
 			ix_first(&c->t, &c->c);
 	} else {
 		if (c->nhi) {
-			rc = ix_seek(&c->t, c->hi, &c->shi, c->nhi, c->hi_incl,
-				     &c->c);
+			rc = ix_seek(&c->t, c->hi, &c->shi, 0, c->nhi,
+				     c->hi_incl, &c->c);
 			if (rc == GPMDB_OK && c->c.leaf)
 				ix_prev(&c->t, &c->c);
 			else if (rc == GPMDB_OK)
@@ -1063,15 +1159,14 @@ void stg_icur_close(stg_icur *c)
 	free(c);
 }
 
-double stg_index_estimate(stg_pool *p, uint32_t index_id,
-			  const stg_ix_range *r)
+double stg_index_estimate(stg_pool *p, uint32_t index_id, const stg_ix_range *r)
 {
 	stg_icur *c;
 	double lo = 0, hi = 1;
 
-	if (stg_icur_open(p, index_id, &(stg_ix_range){r->nlo, r->nhi, r->lo,
-							r->hi, r->lo_incl,
-							r->hi_incl, false},
+	if (stg_icur_open(p, index_id,
+			  &(stg_ix_range){r->nlo, r->nhi, r->lo, r->hi,
+					  r->lo_incl, r->hi_incl, false},
 			  &c) != GPMDB_OK)
 		return 1;
 	if (c->nlo)
@@ -1098,6 +1193,12 @@ void stg_index_hook_stats(stg_ix_hook_stats *out)
 	*out = *ix_hook_stats();
 }
 
+void stg_index_hook_stats_reset(void)
+{
+	ix_hook_stats()->sort_new = false;
+	ix_hook_stats()->probe_new = false;
+}
+
 static int probe_fill(void *ctx, void *recs)
 {
 	ixt *t = ctx;
@@ -1110,8 +1211,8 @@ static int probe_fill(void *ctx, void *recs)
 }
 
 /* Row id of the first entry equal to key i (IXS_BATCH source), -1. */
-static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
-		     uint64_t i, int64_t *out)
+static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src, uint64_t i,
+		     int64_t *out)
 {
 	ixpos c;
 	int rc;
@@ -1119,12 +1220,12 @@ static int probe_one(ixt *t, const uint8_t *key, const ixsrc *src,
 	*out = -1;
 	if (ix_key_has_null(t, key))
 		return GPMDB_OK;
-	if ((rc = ix_seek(t, key, src, t->ncols, false, &c)) != GPMDB_OK)
+	if ((rc = ix_seek(t, key, src, i, t->ncols, false, &c)) != GPMDB_OK)
 		return rc;
 	if (c.leaf) {
 		const uint8_t *e = ix_at(t, &c);
-		if (ix_cmp(t, e, NULL, ix_rowid(t, e), key, src, i,
-			   t->ncols) == 0)
+		if (ix_cmp(t, e, NULL, ix_rowid(t, e), key, src, i, t->ncols) ==
+		    0)
 			*out = (int64_t)ix_rowid(t, e);
 	}
 	return GPMDB_OK;
@@ -1134,6 +1235,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 		    uint64_t n, int64_t *rowids)
 {
 	stg_ix_hook_stats *hs = ix_hook_stats();
+	uint64_t t0;
 	int cols_of[32], rc;
 	uint8_t *enc;
 	ixsrc src;
@@ -1150,6 +1252,8 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	hs->probe_gpu = false;
 	hs->probe_keys = n;
 	hs->probe_why[0] = 0;
+	hs->probe_new = n > 1;
+	t0 = ix_now_us();
 	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
@@ -1158,10 +1262,10 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 		memcpy(enc + i * t.kw, k, t.kw);
 	}
 	if (rc == GPMDB_OK && probe_hook && n >= probe_min) {
-		stg_ix_probe_job job = {p,	      index_id, p->ix_epoch,
-					ix_hdr(&t)->entries, t.kw,
-					t.ew,	      probe_fill, &t,
-					enc,	      n};
+		stg_ix_probe_job job = {
+		    p,	  index_id, p->ix_epoch, ix_hdr(&t)->entries,
+		    t.kw, t.ew,	    probe_fill,	 &t,
+		    enc,  n};
 		if (probe_hook(&job, rowids, hs->probe_why,
 			       sizeof(hs->probe_why)) == GPMDB_OK) {
 			hs->probe_gpu = true;
@@ -1176,6 +1280,7 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 						       &rowids[i]);
 			}
 			free(enc);
+			hs->probe_us = ix_now_us() - t0;
 			return rc;
 		}
 	} else if (probe_hook) {
@@ -1186,5 +1291,6 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
 		rc = probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]);
 	free(enc);
+	hs->probe_us = ix_now_us() - t0;
 	return rc;
 }

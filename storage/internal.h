@@ -206,8 +206,8 @@ static inline stg_cat_column *cat_cols(stg_cat_entry *e)
 
 /* An index's catalog entry for the header at hoff (index.c makes the
  * tree first); *index_id its object sequence number. */
-int cat_index_add(stg_pool *p, const char *name, uint64_t tcat,
-		  const char *sql, uint64_t hoff, uint32_t *index_id);
+int cat_index_add(stg_pool *p, const char *name, uint64_t tcat, const char *sql,
+		  uint64_t hoff, uint32_t *index_id);
 /* The entry after prev (0: the first), 0 at the end. */
 uint64_t cat_walk(stg_pool *p, uint64_t prev);
 /* Unlinks an entry, freeing its extents (an index's tree) at commit. */
@@ -282,8 +282,7 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
  * changes after. */
 int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
 		     uint64_t n);
-int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first,
-		     uint64_t n);
+int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first, uint64_t n);
 int idx_before_update(stg_pool *p, uint64_t cat_off, int ncols,
 		      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
 		      const stg_col_batch *vals);

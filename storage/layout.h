@@ -221,19 +221,18 @@ typedef struct {
 _Static_assert(sizeof(stg_tablet_hdr) == 128, "tablet header");
 _Static_assert(offsetof(stg_tablet_hdr, heap_used) == 56, "heap_used");
 
-
 /* ---- Indexes (btree.c, index.c) ---------------------------------------- */
 
 /* An index's catalog entry (kind STG_OBJ_INDEX) has table_id set to its
  * table's id and tdir set to its header extent (stg_ix_hdr).  An entry
  * with tdir 0 comes from an older format and has no tree. */
-#define STG_IX_MAGIC	  0x44485849u /* "IXHD" */
-#define STG_IXN_MAGIC	  0x444e5849u /* "IXND" */
-#define STG_IX_NODE	  4096u
-#define STG_IX_NODE_HDR	  64u
-#define STG_IX_MAX_ARENAS 224u
-#define STG_IX_TEXT_PREFIX 30u /* TEXT bytes kept in a key segment */
-#define STG_IX_MAX_KEY	  400u /* bytes of an encoded key */
+#define STG_IX_MAGIC	   0x44485849u /* "IXHD" */
+#define STG_IXN_MAGIC	   0x444e5849u /* "IXND" */
+#define STG_IX_NODE	   4096u
+#define STG_IX_NODE_HDR	   64u
+#define STG_IX_MAX_ARENAS  224u
+#define STG_IX_TEXT_PREFIX 30u	/* TEXT bytes kept in a key segment */
+#define STG_IX_MAX_KEY	   400u /* bytes of an encoded key */
 
 typedef struct {
 	uint32_t magic;
@@ -254,7 +253,7 @@ typedef struct {
 	uint64_t arena_off;  /* the arena nodes are cut from */
 	uint64_t arena_used; /* bytes of it handed out */
 	uint64_t arena_size;
-	uint64_t narenas; /* arenas[0..narenas) are the index's extents */
+	uint64_t narenas;  /* arenas[0..narenas) are the index's extents */
 	uint32_t cols[32]; /* table column numbers */
 	uint8_t types[32]; /* their stg_type */
 	uint8_t segw[32];  /* bytes of each column's key segment */

@@ -668,6 +668,23 @@ int stg_savepoint(stg_pool *p, stg_mark *m)
 	return GPMDB_OK;
 }
 
+int stg_release(stg_pool *p, const stg_mark *m)
+{
+	if (p == NULL || m == NULL)
+		return GPMDB_MISUSE;
+	if (!p->in_txn || m->nimg > p->spi_n)
+		return pool_err(p, GPMDB_MISUSE,
+				"release of a savepoint outside a "
+				"transaction");
+	/* The images since the mark serve only a rollback to it. */
+	for (size_t k = m->nimg; k < p->spi_n; k++)
+		free(p->spi[k].img);
+	p->spi_n = m->nimg;
+	p->sp_active = false;
+	set_clear(&p->spd);
+	return GPMDB_OK;
+}
+
 int stg_rollback_to(stg_pool *p, const stg_mark *m)
 {
 	size_t i;

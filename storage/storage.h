@@ -94,6 +94,11 @@ typedef struct {
 } stg_mark;
 int stg_savepoint(stg_pool *p, stg_mark *m);
 int stg_rollback_to(stg_pool *p, const stg_mark *m);
+/* The statement behind the mark succeeded and will not be rolled back to
+ * it: the DRAM images it kept go (without this, a transaction of many
+ * statements keeps an image of every target each of them changed, such
+ * as a 4 KiB index leaf per single-row INSERT).  Only the newest mark. */
+int stg_release(stg_pool *p, const stg_mark *m);
 
 /* ---- Types ------------------------------------------------------------ */
 
@@ -415,11 +420,15 @@ void stg_set_index_probe_hook(stg_ix_probe_hook fn, uint64_t min_keys);
 /* What the last bulk sort / probe of this thread ran on ("gpu", "cpu")
  * and why the hook declined, for gpu_stats and gpu_strict. */
 typedef struct {
-	bool sort_gpu, probe_gpu;
-	char sort_why[200], probe_why[200];
+	bool sort_gpu, probe_gpu;	    /* the last bulk sort / probe */
+	char sort_why[200], probe_why[200]; /* why the hook declined */
 	uint64_t sort_rows, probe_keys;
+	uint64_t sort_us, probe_us; /* their wall time */
+	bool sort_new, probe_new;   /* since stg_index_hook_stats_reset */
 } stg_ix_hook_stats;
 void stg_index_hook_stats(stg_ix_hook_stats *out);
+/* Clears sort_new and probe_new (the start of a statement). */
+void stg_index_hook_stats_reset(void);
 
 /* ---- Integrity and statistics ---------------------------------------- */
 

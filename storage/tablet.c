@@ -222,8 +222,8 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	out->null = nb[lr / 32] >> (lr % 32) & 1;
 	out->deleted = deleted_bits(h)[lr / 32] >> (lr % 32) & 1;
 	out->type = (stg_type)cat_cols(e)[c].type;
-	out->val = (const char *)col_data(h, c) +
-		   lr * stg_type_width(out->type);
+	out->val =
+	    (const char *)col_data(h, c) + lr * stg_type_width(out->type);
 	out->text = NULL;
 	out->tlen = 0;
 	if (out->type == STG_T_TEXT && !out->null) {

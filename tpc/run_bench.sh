@@ -4,7 +4,9 @@
 # (docs/benchmarks.md).
 # Environment:
 #   BUILD           build folder holding the programs (default build)
-#   BENCH_ONLY      append | sql | gpu | threshold | batch: run only that benchmark (default all)
+#   BENCH_ONLY      append | sql | gpu | threshold | batch | index: run only that benchmark (default all)
+#   BENCH_INDEX_ROWS  bench_index rows (default 50000000; tpc/index)
+#   BENCH_INDEX_ARGS  more bench_index arguments (e.g. "--backends cpu --probe 100000")
 #   BENCH_ROWS      bench_append rows (default 50000000)
 #   BENCH_DIR       where pools go (default /dev/shm)
 #   BENCH_SQL_ROWS  bench_sql rows in fact (default 10000000)
@@ -125,5 +127,16 @@ if [ -z "$only" ] || [ "$only" = batch ]; then
 		status=1
 	tpc/batch/plot_batch.sh "$prefix" || status=1
 	echo "saved $prefix.md"
+fi
+if [ -z "$only" ] || [ "$only" = index ]; then
+	# CREATE INDEX and the bound-key probe (tpc/index/bench_index.c):
+	# without a GPU, run with BENCH_INDEX_ARGS="--backends cpu".
+	if [ -z "${GPMDB_DUCKDB_LIB:-}" ] && [ ! -f .peers/duckdb/libduckdb.so ]; then
+		tpc/peers/fetch_duckdb.sh || echo "run_bench: DuckDB could not be fetched" >&2
+	fi
+	# shellcheck disable=SC2086 # BENCH_INDEX_ARGS is a list of words
+	save index "Index build and bound-key probe" "$build/bench_index" \
+		--rows "${BENCH_INDEX_ROWS:-50000000}" --dir "${BENCH_DIR:-/dev/shm}" \
+		${BENCH_INDEX_ARGS:-} || status=1
 fi
 exit $status

@@ -974,8 +974,23 @@ static int st_create(wsink *s, const tdef *t)
 	uint32_t id;
 	int rc =
 	    stg_table_create(ss->p, t->name, t->cols, t->ncols, t->sql, &id);
+	char ix[64];
+	uint32_t c0 = 0, c10[2] = {1, 0};
 
-	return rc ? st_fail(ss, "stg_table_create", rc) : rc;
+	if (rc)
+		return st_fail(ss, "stg_table_create", rc);
+	/* Every table has indexes (non-unique: the workloads repeat
+	 * values), so every write below changes B+-trees as well: after
+	 * recovery stg_check finds each index equal to its table. */
+	snprintf(ix, sizeof(ix), "%s_i0", t->name);
+	rc = stg_index_create(ss->p, id, ix, &c0, 1, false, STG_IX_CREATED,
+			      NULL, NULL);
+	if (rc == GPMDB_OK && t->ncols > 1) {
+		snprintf(ix, sizeof(ix), "%s_i10", t->name);
+		rc = stg_index_create(ss->p, id, ix, c10, 2, false,
+				      STG_IX_CREATED, NULL, NULL);
+	}
+	return rc ? st_fail(ss, "stg_index_create", rc) : rc;
 }
 
 static int st_find(store_sink *ss, const char *name, uint32_t *id)

@@ -2,7 +2,9 @@
  * crash_gpu_dml.c - kill -9 at random moments during large GPU INSERT
  * and UPDATE batches (backend=gpu, kernels storing into the pool on
  * /dev/shm), then reopen: the table equals its before- or after-image
- * (row count and checksums), the integrity check is clean.  Reopens
+ * (row count and checksums), the integrity check is clean (it compares
+ * t's two indexes, which every batch changes too, with the table; an
+ * UPDATE of v is an UPDATE of a key column).  Reopens
  * alternate between the GPU recovery kernel and the CPU recovery.
  *
  * Workloads: insert (gpmdb_append_columns), inssel (the same rows by an
@@ -294,6 +296,8 @@ static void workload(const char *what)
 	if (!db)
 		return;
 	CHECK_RC(du_exec(db, "CREATE TABLE t (id BIGINT, v BIGINT, a INT); "
+			     "CREATE INDEX t_id ON t(id); "
+			     "CREATE INDEX t_va ON t(v, a); "
 			     "CREATE TABLE u (id BIGINT, v BIGINT)"),
 		 GPMDB_OK);
 	{
@@ -338,7 +342,9 @@ static void workload(const char *what)
 		if (ins && before.rows > 8.0 * batch) {
 			/* keep the table small: start again */
 			du_exec(db, "DROP TABLE t; CREATE TABLE t (id BIGINT, "
-				    "v BIGINT, a INT)");
+				    "v BIGINT, a INT); "
+				    "CREATE INDEX t_id ON t(id); "
+				    "CREATE INDEX t_va ON t(v, a)");
 			before = img_read(db, tbl);
 		}
 		if (ins) {

@@ -183,13 +183,16 @@ static void test_catalog(void)
 	CHECK(!strcmp(
 	    rows(db, "SELECT type, name, tbl_name, sql FROM sqlite_master"),
 	    "table|t1|t1|CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT)\n"
+	    /* the PRIMARY KEY's index, without SQL as SQLite lists its
+	     * automatic indexes (an INTEGER PRIMARY KEY has one here) */
+	    "index|sqlite_autoindex_t1_1|t1|\n"
 	    "index|i1|t1|CREATE UNIQUE INDEX i1 ON t1(b)\n"
 	    "index|i2|t1|CREATE INDEX i2 ON t1(a, b)\n"
 	    "view|v1|v1|CREATE VIEW v1 AS SELECT a, b, a + 1 AS c FROM t1\n"
 	    "table|it's|it's|CREATE TABLE \"it's\"(x)\n"));
 	CHECK(!strcmp(rows(db, "SELECT count(*) FROM gpmdb_schema s "
 			       "WHERE s.type = 'index'"),
-		      "2\n"));
+		      "3\n"));
 	/* a real table of that name comes first */
 	CHECK_RC(su_exec(db, "CREATE TABLE sqlite_master(z)"), GPMDB_OK);
 	CHECK(!strcmp(rows(db, "SELECT count(*) FROM sqlite_master"), "0\n"));
