@@ -222,7 +222,9 @@ static const char *diff_typename(int t)
 {
 	switch (t) {
 	case DT_INT:
-		return diff_pct(50) ? "INTEGER" : "INT";
+		return diff_pct(40)   ? "INTEGER"
+		       : diff_pct(70) ? "INT"
+				      : "BIGINT";
 	case DT_REAL:
 		return diff_pct(50) ? "REAL" : "DOUBLE";
 	default:
