@@ -327,6 +327,12 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 			return XG_CPU;
 		}
 	} else if (db->backend == 0) {
+		if (src && src->kind == PN_ISCAN) {
+			snprintf(why, len,
+				 "input is an index read (the rows a search "
+				 "found)");
+			return XG_CPU;
+		}
 		if (!src || src->kind != PN_SCAN) {
 			snprintf(why, len,
 				 "input (%s) is not a table scan (auto uses "
