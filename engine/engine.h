@@ -501,10 +501,14 @@ int plan_index(bctx *b, pnode *root);
 void plan_index_explain(const pnode *n, char *buf, size_t len);
 /* The value of a key expression: a literal, a parameter's current value,
  * or (x not NULL: at run time) an outer query's column in a correlated
- * subquery.  IXV_UNKNOWN: an outer column while planning. */
-enum { IXV_NONE = 0, IXV_VALUE, IXV_UNKNOWN };
+ * subquery or a value computed from literals, parameters and
+ * uncorrelated scalar subqueries (`id = ? + 1`, `id = (SELECT max(a)
+ * FROM t)`; hold keeps its text).  IXV_UNKNOWN: one of the last two
+ * while planning; IXV_ERROR: computing it failed (the message is the
+ * connection's). */
+enum { IXV_NONE = 0, IXV_VALUE, IXV_UNKNOWN, IXV_ERROR };
 int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
-		     sval *v);
+		     sval *v, rel **hold);
 /* The ranges of an access path for the current values: GPMDB_OK (n may
  * be 0: nothing can match), 1 when a value cannot be a key (scan the
  * table instead), an error code.  ranges and keys are malloc'd. */
@@ -512,6 +516,7 @@ typedef struct ixranges {
 	int n, cap;
 	stg_ix_range *r;
 	stg_key_val *keys; /* 2 * nkey per range: its lo, then its hi */
+	rel *hold;	   /* text of computed key values */
 } ixranges;
 int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 		      const ixpath *ix, ixranges *out);

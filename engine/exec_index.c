@@ -268,8 +268,10 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out)
 	else
 		rc = plan_index_ranges(x->db, x->st, x, ix, &own.rg);
 	if (rc == 1) {
-		if (ix->ordered)
+		if (ix->ordered) {
+			plan_index_ranges_free(&own.rg);
 			return no_key(x, n);
+		}
 		/* a value that is no key of its column (or an inner side run
 		 * without its outer keys, or too many of them): the filters
 		 * above and the join decide over every row */
@@ -277,8 +279,10 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out)
 		ix->an_fallback++;
 		return exec_scan_table(x, n, out);
 	}
-	if (rc)
+	if (rc) {
+		plan_index_ranges_free(&own.rg);
 		return rc;
+	}
 	rc = run_read(x, ix, &own, UINT64_MAX, &ids);
 	if (own.cur)
 		stg_icur_close(own.cur);

@@ -57,9 +57,53 @@
 
 /* ---- values and keys ---- */
 
-int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
-		     sval *v)
+/* Computed when the read runs: arithmetic, CAST and uncorrelated scalar
+ * subqueries over literals and parameters (no function: random() would
+ * be called once, not per row). */
+static bool computed(const ast_expr *e)
 {
+	const einfo *in;
+
+	switch (e->kind) {
+	case AST_E_INT:
+	case AST_E_REAL:
+	case AST_E_STRING:
+	case AST_E_DATE:
+	case AST_E_PARAM:
+		return true;
+	case AST_E_UNARY:
+		return (e->op == AST_OP_NEG || e->op == AST_OP_PLUS) &&
+		       computed(e->l);
+	case AST_E_BINARY:
+		return (e->op == AST_OP_ADD || e->op == AST_OP_SUB ||
+			e->op == AST_OP_MUL || e->op == AST_OP_DIV ||
+			e->op == AST_OP_MOD || e->op == AST_OP_CONCAT) &&
+		       computed(e->l) && computed(e->r);
+	case AST_E_CAST:
+		return computed(e->l);
+	case AST_E_SUBQUERY:
+		in = e->bind;
+		return in && !in->correlated;
+	default:
+		return false;
+	}
+}
+
+int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		     sval *v, rel **hold)
+{
+	if (e->kind != AST_E_COLUMN && e->kind != AST_E_PARAM &&
+	    e->kind != AST_E_BOOL && e->kind != AST_E_NULL &&
+	    !exec_literal(e, v)) {
+		if (!computed(e))
+			return IXV_NONE;
+		if (!x || !hold)
+			return IXV_UNKNOWN;
+		if (!*hold && !(*hold = rel_new(x, 0, NULL)))
+			return IXV_ERROR;
+		return exec_scalar(x, (ast_expr *)e, v, *hold) ? IXV_ERROR
+							       : IXV_VALUE;
+	}
 	if (e->kind == AST_E_COLUMN) {
 		if (e->rel <= 0)
 			return IXV_NONE;
@@ -84,13 +128,18 @@ int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
 	return exec_literal(e, v) ? IXV_VALUE : IXV_NONE;
 }
 
-/* A key value now: false when there is none (while planning, an outer
- * column's). */
-static bool key_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
-		      sval *v)
+/* A key value now (into out->hold when computed): IXV_VALUE, or
+ * IXV_ERROR, or anything else when there is none (while planning, an
+ * outer column's or a computed one's). */
+static int key_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		     sval *v, ixranges *out)
 {
-	return plan_index_value(st, x, e, v) == IXV_VALUE;
+	return plan_index_value(st, x, e, v, &out->hold);
 }
+
+/* plan_index_ranges' answer when a value is missing: the statement's
+ * error, or 1 (no key: scan). */
+#define NO_VALUE(db, kv) ((kv) == IXV_ERROR ? (db)->errcode : 1)
 
 static void key_int(stg_key_val *k, int64_t i)
 {
@@ -223,6 +272,7 @@ void plan_index_ranges_free(ixranges *r)
 {
 	free(r->r);
 	free(r->keys);
+	rel_free(r->hold);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -306,6 +356,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 	stg_ix_range *r;
 	sval v;
 	bool ex;
+	int kv;
 
 	memset(out, 0, sizeof(*out));
 	if (ix->njk)
@@ -323,8 +374,8 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 			pre[j].null = true;
 			continue;
 		}
-		if (!key_value(st, x, ix->eq[j], &v))
-			return 1;
+		if ((kv = key_value(st, x, ix->eq[j], &v, out)) != IXV_VALUE)
+			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) /* = NULL: no row */
 			return GPMDB_OK;
 		if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j], &l, &h,
@@ -352,8 +403,9 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 	int j = ix->neq;
 	if (ix->in) {
 		for (int k = 0; k < ix->in->n; k++) {
-			if (!key_value(st, x, ix->in->v[k], &v))
-				return 1;
+			if ((kv = key_value(st, x, ix->in->v[k], &v, out)) !=
+			    IXV_VALUE)
+				return NO_VALUE(db, kv);
 			if (v.t == BC_T_NULL) /* x IN (NULL, ...) */
 				continue;
 			if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j],
@@ -369,8 +421,8 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 	r = rng_add(out, nk, pre, j, &klo, &khi);
 	r->desc = ix->desc;
 	if (ix->lo) {
-		if (!key_value(st, x, ix->lo, &v))
-			return 1;
+		if ((kv = key_value(st, x, ix->lo, &v, out)) != IXV_VALUE)
+			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) {
 			out->n = 0;
 			return GPMDB_OK;
@@ -389,8 +441,8 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 		r->lo_incl = false;
 	}
 	if (ix->hi) {
-		if (!key_value(st, x, ix->hi, &v))
-			return 1;
+		if ((kv = key_value(st, x, ix->hi, &v, out)) != IXV_VALUE)
+			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) {
 			out->n = 0;
 			return GPMDB_OK;
@@ -435,7 +487,7 @@ static bool is_const(const ast_expr *e)
 	case AST_E_COLUMN:
 		return e->rel > 0;
 	default:
-		return false;
+		return computed(e);
 	}
 }
 
@@ -546,7 +598,7 @@ static bool conv_ok(bctx *b, const ixpath *ix, int j, const ast_expr *e,
 {
 	sval v;
 	stg_key_val l, h;
-	int kv = plan_index_value(b->st, NULL, e, &v);
+	int kv = plan_index_value(b->st, NULL, e, &v, NULL);
 
 	*exact = true;
 	if (kv == IXV_UNKNOWN) {
@@ -687,16 +739,31 @@ static bool outer_ref(const ast_expr *e)
 	return e && e->kind == AST_E_COLUMN && e->rel > 0;
 }
 
-/* Whether a key value of the path is an outer query's column. */
-static bool path_outer(const ixpath *ix)
+/* Known only when the read runs: an outer column, a computed value. */
+static bool late_value(const ast_expr *e)
 {
-	bool o = outer_ref(ix->lo) || outer_ref(ix->hi);
+	sval v;
+
+	return e && (outer_ref(e) ||
+		     plan_index_value(NULL, NULL, e, &v, NULL) == IXV_UNKNOWN);
+}
+
+/* Whether a key value of the path is an outer query's column (outer) or
+ * known only when it runs (late). */
+static bool path_has(const ixpath *ix, bool (*f)(const ast_expr *))
+{
+	bool o = f(ix->lo) || f(ix->hi);
 
 	for (int j = 0; j < ix->neq; j++)
-		o |= outer_ref(ix->eq[j]);
+		o |= f(ix->eq[j]);
 	for (int k = 0; ix->in && k < ix->in->n; k++)
-		o |= outer_ref(ix->in->v[k]);
+		o |= f(ix->in->v[k]);
 	return o;
+}
+
+static bool path_outer(const ixpath *ix)
+{
+	return path_has(ix, outer_ref);
 }
 
 /* Estimated rows of a path for the values bound now. */
@@ -706,8 +773,8 @@ static double path_rows(bctx *b, const ixpath *ix, const stg_index_info *info)
 	double f = 0;
 	int rc;
 
-	if (path_outer(ix)) {
-		/* keys known per outer row only: a guess, an equality on a
+	if (path_has(ix, late_value)) {
+		/* keys known when the read runs: a guess, an equality on a
 		 * key as selective as a join key's, a range as a filter's */
 		f = ix->neq || ix->in || (ix->lo && ix->lo == ix->hi) ? 0.01
 								      : 0.25;
@@ -715,6 +782,7 @@ static double path_rows(bctx *b, const ixpath *ix, const stg_index_info *info)
 	}
 	rc = plan_index_ranges(b->db, b->st, NULL, ix, &rg);
 	if (rc) {
+		plan_index_ranges_free(&rg);
 		db_clear(b->db);
 		return -1;
 	}
@@ -896,12 +964,12 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	    pj->kind != PN_PROJECT || pj->post || !(s = chain_scan(pj->l)) ||
 	    s->ix_tried)
 		return GPMDB_OK;
-	if (plan_index_value(b->st, NULL, li->limit, &lv) != IXV_VALUE ||
+	if (plan_index_value(b->st, NULL, li->limit, &lv, NULL) != IXV_VALUE ||
 	    lv.t != BC_T_INT || lv.u.i < 0)
 		return GPMDB_OK;
 	want = (double)lv.u.i;
 	if (li->offset) {
-		if (plan_index_value(b->st, NULL, li->offset, &ov) !=
+		if (plan_index_value(b->st, NULL, li->offset, &ov, NULL) !=
 			IXV_VALUE ||
 		    ov.t != BC_T_INT)
 			return GPMDB_OK;

@@ -4,7 +4,8 @@
  * new bindings reads the new key (integers, integral and fractional
  * doubles, text that is no key, NULL), ranges and ORDER BY ... LIMIT with
  * parameters, EXPLAIN of a bound statement, EXPLAIN ANALYZE's index
- * rows, UPDATE/DELETE by key, the batch UPDATE/DELETE matching bound keys
+ * rows, correlated and computed keys, UPDATE/DELETE by key, the batch
+ * UPDATE/DELETE matching bound keys
  * through the unique index, and the time of a point query on a 200k-row
  * table (a scan would cost a millisecond; the index microseconds).
  */
@@ -287,6 +288,39 @@ static void test_correlated_key(void)
 		"0|200\n1|200\n2|89\n");
 }
 
+/* Keys computed when the read runs: arithmetic over parameters, an
+ * uncorrelated scalar subquery (checked under the sanitizers: the text
+ * they hold is freed). */
+static void test_computed_keys(void)
+{
+	gpmdb_stmt *st = NULL;
+
+	CHECK_RC(gpmdb_prepare(db, "SELECT v, t FROM k WHERE id = ? + 1", -1,
+			       &st, NULL),
+		 GPMDB_OK);
+	CHECK_RC(gpmdb_bind_int(st, 1, 41), GPMDB_OK);
+	ROWS_WANT(st, "42|k42\n");
+	CHECK_RC(gpmdb_bind_int(st, 1, 1233), GPMDB_OK);
+	ROWS_WANT(st, "234|k1234\n");
+	gpmdb_finalize(st);
+	CHECK_RC(gpmdb_prepare(db, "SELECT id FROM k WHERE t = 'k' || ?", -1,
+			       &st, NULL),
+		 GPMDB_OK);
+	CHECK_RC(gpmdb_bind_int(st, 1, 777), GPMDB_OK);
+	ROWS_WANT(st, "777\n");
+	gpmdb_finalize(st);
+	explain_has("SELECT id FROM k WHERE id = (SELECT max(v) FROM k WHERE "
+		    "id < 10)",
+		    "SEARCH k USING INDEX sqlite_autoindex_k_1 (id=?)");
+	XQ_WANT(db,
+		"SELECT id FROM k WHERE id = (SELECT max(v) FROM k WHERE id < "
+		"10)",
+		"9\n");
+	XQ_WANT(db,
+		"SELECT id FROM k WHERE id = (SELECT v FROM k WHERE id < 0)",
+		"");
+}
+
 static void test_dml_by_key(void)
 {
 	gpmdb_stmt *st = NULL;
@@ -377,6 +411,7 @@ int main(void)
 	TEST_RUN(test_ranges_and_order);
 	TEST_RUN(test_explain_analyze_rows);
 	TEST_RUN(test_correlated_key);
+	TEST_RUN(test_computed_keys);
 	TEST_RUN(test_dml_by_key);
 	TEST_RUN(test_point_speed);
 	close_db();
