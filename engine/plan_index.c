@@ -504,6 +504,30 @@ static int scan_col(const pnode *s, const ast_expr *e)
 	return -1;
 }
 
+/* The table column of scan s that column reference e, read over node
+ * in's output, is: through FILTERs and the plain columns of PROJECTs (a
+ * view's or a derived table's), -1 otherwise. */
+static int col_at(const pnode *in, const pnode *s, const ast_expr *e)
+{
+	while (in && in != s) {
+		if (in->kind == PN_PROJECT && !in->post) {
+			int i = 0;
+			if (e->kind != AST_E_COLUMN || e->rel != 0)
+				return -1;
+			while (i < in->ncols && i < in->nexprs &&
+			       in->g[i] != e->col)
+				i++;
+			if (i >= in->ncols || i >= in->nexprs)
+				return -1;
+			e = in->exprs[i];
+		} else if (in->kind != PN_FILTER || in->post) {
+			return -1;
+		}
+		in = in->l;
+	}
+	return in ? scan_col(s, e) : -1;
+}
+
 static int terms_add(bctx *b, terms *t, term x)
 {
 	if (t->n == t->cap) {
@@ -520,14 +544,16 @@ static int terms_add(bctx *b, terms *t, term x)
 	return GPMDB_OK;
 }
 
-/* The terms of conjunct e over scan s (AND split). */
-static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
+/* The terms of conjunct e, over node in's output, on the columns of
+ * scan s (AND split). */
+static int terms_of(bctx *b, const pnode *s, const pnode *in, ast_expr *e,
+		    terms *t)
 {
 	int tc;
 
 	if (e->kind == AST_E_BINARY && e->op == AST_OP_AND) {
-		int rc = terms_of(b, s, e->l, t);
-		return rc ? rc : terms_of(b, s, e->r, t);
+		int rc = terms_of(b, s, in, e->l, t);
+		return rc ? rc : terms_of(b, s, in, e->r, t);
 	}
 	switch (e->kind) {
 	case AST_E_BINARY: {
@@ -536,7 +562,7 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 		if (op != AST_OP_EQ && op != AST_OP_LT && op != AST_OP_LE &&
 		    op != AST_OP_GT && op != AST_OP_GE && op != AST_OP_IS)
 			return GPMDB_OK;
-		if (scan_col(s, c) < 0) {
+		if (col_at(in, s, c) < 0) {
 			/* constant op column: the mirrored comparison */
 			c = e->r;
 			k = e->l;
@@ -546,7 +572,7 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 			     : op == AST_OP_GE ? AST_OP_LE
 					       : op;
 		}
-		if ((tc = scan_col(s, c)) < 0)
+		if ((tc = col_at(in, s, c)) < 0)
 			return GPMDB_OK;
 		if (op == AST_OP_IS && k->kind == AST_E_NULL)
 			return terms_add(b, t,
@@ -564,12 +590,12 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 				 (term){T_HI, tc, k, NULL, op == AST_OP_LE});
 	}
 	case AST_E_ISNULL:
-		if (e->negated || (tc = scan_col(s, e->l)) < 0)
+		if (e->negated || (tc = col_at(in, s, e->l)) < 0)
 			return GPMDB_OK;
 		return terms_add(b, t, (term){T_NULL, tc, NULL, NULL, true});
 	case AST_E_BETWEEN: {
 		int rc;
-		if (e->negated || (tc = scan_col(s, e->l)) < 0 ||
+		if (e->negated || (tc = col_at(in, s, e->l)) < 0 ||
 		    !is_const(e->r) || !is_const(e->x))
 			return GPMDB_OK;
 		if ((rc = terms_add(b, t, (term){T_LO, tc, e->r, NULL, true})))
@@ -578,7 +604,7 @@ static int terms_of(bctx *b, const pnode *s, ast_expr *e, terms *t)
 	}
 	case AST_E_IN_LIST:
 		if (e->negated || !e->list || !e->list->n ||
-		    (tc = scan_col(s, e->l)) < 0)
+		    (tc = col_at(in, s, e->l)) < 0)
 			return GPMDB_OK;
 		for (int i = 0; i < e->list->n; i++)
 			if (!is_const(e->list->v[i]))
@@ -844,7 +870,7 @@ static int chain_terms(bctx *b, pnode *top, const pnode *s, terms *t)
 
 	for (pnode *f = top; f != s; f = f->l)
 		if (f->kind == PN_FILTER && !f->post &&
-		    (rc = terms_of(b, s, f->pred, t)))
+		    (rc = terms_of(b, s, f->l, f->pred, t)))
 			return rc;
 	return GPMDB_OK;
 }
@@ -902,12 +928,20 @@ static void to_iscan(pnode *top, pnode *s, ixpath *ix, double rows)
 			f->est = s->est;
 }
 
-/* The FILTER chain over a SCAN starting at n, or NULL. */
-static pnode *chain_scan(pnode *n)
+/* The FILTER chain over a SCAN starting at n, or NULL; deep: through
+ * PROJECTs too (a view's, a derived table's: reading fewer rows under
+ * them changes nothing, unlike under a LIMIT, DISTINCT or aggregate). */
+static pnode *chain_scan_at(pnode *n, bool deep)
 {
-	while (n && n->kind == PN_FILTER && !n->post)
+	while (n && ((n->kind == PN_FILTER && !n->post) ||
+		     (deep && n->kind == PN_PROJECT && !n->post)))
 		n = n->l;
 	return n && n->kind == PN_SCAN ? n : NULL;
+}
+
+static pnode *chain_scan(pnode *n)
+{
+	return chain_scan_at(n, false);
 }
 
 /* The key column of ix that sort column k of project pj reads, or -1. */
@@ -1041,18 +1075,23 @@ static bool expr_outer(const ast_expr *e)
 
 static int try_search(bctx *b, pnode *top)
 {
-	pnode *s = chain_scan(top);
+	pnode *s = chain_scan_at(top, true);
 	scan_ctx c;
 	ixpath *ix;
 	double rows;
 	bool corr = false;
 	int rc;
 
-	if (!s || s->ix_tried || top == s)
+	/* each chain once from its top (the filters below it see fewer
+	 * terms); a view's own chain, tried when the view was planned, is
+	 * tried again from the outer query's filters above it */
+	if (!s || top->ix_tried || top == s)
 		return GPMDB_OK;
+	for (pnode *f = top; f != s; f = f->l) {
+		f->ix_tried = true;
+		corr |= f->kind == PN_FILTER && expr_outer(f->pred);
+	}
 	s->ix_tried = true;
-	for (pnode *f = top; f != s; f = f->l)
-		corr |= expr_outer(f->pred);
 	if ((rc = scan_ctx_open(b, s, &c)))
 		return rc;
 	if (c.ninfo && !(rc = best_search(b, top, s, &c, &ix, &rows)) && ix &&
@@ -1150,8 +1189,10 @@ int plan_index(bctx *b, pnode *n)
 		return GPMDB_OK;
 	if (n->kind == PN_LIMIT && (rc = try_ordered(b, n, &done)))
 		return rc;
-	if (n->kind == PN_FILTER && !n->post)
-		return try_search(b, n);
+	/* a filter chain over a scan (the lower filters of the chain find
+	 * their scan tried already); over anything else, what is below */
+	if (n->kind == PN_FILTER && !n->post && (rc = try_search(b, n)))
+		return rc;
 	if ((rc = plan_index(b, n->l)) || (rc = plan_index(b, n->r)))
 		return rc;
 	/* after the children: a search by constants on the inner side
