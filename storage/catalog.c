@@ -308,11 +308,44 @@ int stg_table_create(stg_pool *p, const char *name, const stg_column_def *cols,
 	return cat_link(p, off, true, table_id);
 }
 
+/* Bytes of a view's or index's entry in use: header and SQL. */
+static uint64_t entry_used(const stg_cat_entry *e)
+{
+	return e->sql_rel + align8(e->sql_len + 1);
+}
+
+/* A view's or index's entry in a fresh extent (not persisted, not linked):
+ * name, table name and SQL. */
+static int entry_new(stg_pool *p, stg_objkind kind, const char *name,
+		     const char *tbl_name, const char *sql, uint64_t *out)
+{
+	uint64_t size, off, ext, sql_len = sql ? strlen(sql) : 0;
+	stg_cat_entry *e;
+	int rc;
+
+	size = sizeof(*e) + align8(sql_len + 1);
+	rc = alloc_extent(p, size, &off, &ext);
+	if (rc != GPMDB_OK)
+		return rc;
+	e = cat_entry(p, off);
+	memset(e, 0, size);
+	e->magic = STG_CAT_MAGIC;
+	e->kind = kind;
+	e->extent_size = ext;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->tbl_name, sizeof(e->tbl_name), "%s", tbl_name);
+	e->sql_rel = sizeof(*e);
+	e->sql_len = sql_len;
+	if (sql_len)
+		memcpy(e + 1, sql, sql_len);
+	*out = off;
+	return GPMDB_OK;
+}
+
 int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
 		      const char *tbl_name, const char *sql)
 {
-	uint64_t size, off, ext, sql_len;
-	stg_cat_entry *e;
+	uint64_t off;
 	int rc;
 
 	rc = pool_check_writable(p);
@@ -334,59 +367,33 @@ int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
 	rc = check_name_free(p, kind, name);
 	if (rc != GPMDB_OK)
 		return rc;
-	sql_len = sql ? strlen(sql) : 0;
-	size = sizeof(*e) + align8(sql_len + 1);
-	rc = alloc_extent(p, size, &off, &ext);
+	rc = entry_new(p, kind, name, tbl_name, sql, &off);
 	if (rc != GPMDB_OK)
 		return rc;
-	e = cat_entry(p, off);
-	memset(e, 0, size);
-	e->magic = STG_CAT_MAGIC;
-	e->kind = kind;
-	e->extent_size = ext;
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	snprintf(e->tbl_name, sizeof(e->tbl_name), "%s", tbl_name);
-	e->sql_rel = sizeof(*e);
-	e->sql_len = sql_len;
-	if (sql_len)
-		memcpy(e + 1, sql, sql_len);
-	pool_persist(p, e, size);
+	pool_persist(p, cat_entry(p, off), entry_used(cat_entry(p, off)));
 	return cat_link(p, off, false, NULL);
 }
 
 int cat_index_add(stg_pool *p, const char *name, uint64_t tcat, const char *sql,
 		  uint64_t hoff, uint32_t *index_id)
 {
-	uint64_t size, off, ext, sql_len;
 	stg_cat_entry *e;
+	uint64_t off;
 	int rc;
 
 	if (!name_ok(name))
 		return pool_err(p, GPMDB_MISUSE, "bad index name");
 	rc = check_name_free(p, STG_OBJ_INDEX, name);
-	if (rc != GPMDB_OK)
-		return rc;
-	sql_len = sql ? strlen(sql) : 0;
-	size = sizeof(*e) + align8(sql_len + 1);
-	rc = alloc_extent(p, size, &off, &ext);
+	if (rc == GPMDB_OK)
+		rc = entry_new(p, STG_OBJ_INDEX, name, cat_entry(p, tcat)->name,
+			       sql, &off);
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, off);
-	memset(e, 0, size);
-	e->magic = STG_CAT_MAGIC;
-	e->kind = STG_OBJ_INDEX;
-	e->extent_size = ext;
 	e->table_id = cat_entry(p, tcat)->table_id;
 	e->ncols = ((stg_ix_hdr *)pool_at(p, hoff))->ncols;
 	e->tdir = hoff;
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	snprintf(e->tbl_name, sizeof(e->tbl_name), "%s",
-		 cat_entry(p, tcat)->name);
-	e->sql_rel = sizeof(*e);
-	e->sql_len = sql_len;
-	if (sql_len)
-		memcpy(e + 1, sql, sql_len);
-	pool_persist(p, e, size);
+	pool_persist(p, e, entry_used(e));
 	rc = cat_link(p, off, false, NULL);
 	if (rc == GPMDB_OK && index_id)
 		*index_id = (uint32_t)cat_entry(p, off)->obj_seq;

@@ -96,6 +96,41 @@ bool idx_table_has(stg_pool *p, uint64_t tcat)
 	return false;
 }
 
+/* The table's indexes for a write of n rows: *out NULL when there is
+ * nothing to do (no rows, no index). */
+static int ixset_open(stg_pool *p, uint64_t tcat, uint64_t n, ixset **out)
+{
+	ixset *s;
+	int rc;
+
+	*out = NULL;
+	if (n == 0 || !idx_table_has(p, tcat))
+		return GPMDB_OK;
+	if (!(s = calloc(1, sizeof(*s))))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK) {
+		ixset_free(s);
+		return rc;
+	}
+	*out = s;
+	return GPMDB_OK;
+}
+
+/* A bitmap over the table's row ids with rowids[0..n) set (*nb bits). */
+static uint8_t *drop_bitmap(const ixt *t, const uint64_t *rowids, uint64_t n,
+			    uint64_t *nb)
+{
+	uint8_t *drop;
+
+	*nb = cat_entry(t->p, t->tcat)->row_count;
+	if (!(drop = calloc((size_t)(*nb / 8 + 1), 1)))
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		if (rowids[i] < *nb)
+			drop[rowids[i] / 8] |= (uint8_t)(1u << (rowids[i] % 8));
+	return drop;
+}
+
 /* The catalog entry of index id (its object sequence number). */
 static uint64_t find_index_entry(stg_pool *p, uint32_t id)
 {
@@ -300,6 +335,50 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 	return GPMDB_OK;
 }
 
+/*
+ * Checks the new keys of unique index t: batch row i's key takes key
+ * column c from b[cols_of[c]], or from the table's row rowids[i] where
+ * cols_of[c] < 0; rows in skip (sorted) do not conflict.  *bad as for
+ * check_keys.
+ */
+static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
+		       const uint64_t *rowids, uint64_t n, const uint64_t *skip,
+		       uint64_t nskip, int64_t *bad)
+{
+	stg_col_batch kb[32];
+	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
+	uint8_t *recs;
+	int rc = GPMDB_OK;
+
+	for (int c = 0; c < t->ncols; c++)
+		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
+					: (stg_col_batch){NULL, NULL};
+	if (!(recs = malloc((size_t)n * t->ew)))
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+		rc = ix_enc_batch(t, b, cols_of, i, rowids ? rowids[i] : 0,
+				  recs + i * t->ew);
+		memcpy(recs + i * t->ew + t->kw, &i, 8);
+	}
+	if (rc == GPMDB_OK)
+		rc = check_keys(t, recs, n, &src, skip, nskip, bad);
+	free(recs);
+	return rc;
+}
+
+/* Where key column c of t is in a batch of columns cols[0..ncols) (an
+ * UPDATE's), -1 when the batch does not change it. */
+static void batch_map(const ixt *t, int ncols, const uint32_t *cols,
+		      int *cols_of)
+{
+	for (int c = 0; c < t->ncols; c++) {
+		cols_of[c] = -1;
+		for (int j = 0; j < ncols; j++)
+			if (cols[j] == t->cols[c])
+				cols_of[c] = j;
+	}
+}
+
 int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		     uint64_t n)
 {
@@ -310,38 +389,18 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 
 	p->cons_row = -1;
 	p->cons_key[0] = 0;
-	if (n == 0 || !idx_table_has(p, tcat))
-		return GPMDB_OK;
-	if (!(s = calloc(1, sizeof(*s))))
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
-		goto out;
+	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
+		return rc;
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
 		ixt *t = &s->t[x];
 		int cols_of[32];
-		stg_col_batch kb[32];
-		ixsrc src = {IXS_BATCH, kb, NULL, NULL};
-		uint8_t *recs;
 		int64_t bad;
 
 		if (!t->unique)
 			continue;
-		for (int c = 0; c < t->ncols; c++) {
+		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-			kb[c] = cols[t->cols[c]];
-		}
-		if (!(recs = malloc((size_t)n * t->ew))) {
-			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
-			rc = ix_enc_batch(t, cols, cols_of, i, 0,
-					  recs + i * t->ew);
-			memcpy(recs + i * t->ew + t->kw, &i, 8);
-		}
-		if (rc == GPMDB_OK)
-			rc = check_keys(t, recs, n, &src, NULL, 0, &bad);
-		free(recs);
+		rc = check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -355,7 +414,6 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		key_text(p, t, cols, cols_of, (uint64_t)worst, 0);
 		rc = fail_unique(p, t, worst);
 	}
-out:
 	ixset_free(s);
 	return rc;
 }
@@ -446,12 +504,8 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 	ixset *s;
 	int rc = GPMDB_OK;
 
-	if (n == 0 || !idx_table_has(p, tcat))
-		return GPMDB_OK;
-	if (!(s = calloc(1, sizeof(*s))))
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
-		goto out;
+	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
+		return rc;
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
 		ixt *t = &s->t[x];
 		uint8_t *recs = malloc((size_t)n * t->ew);
@@ -471,7 +525,6 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		}
 		free(recs);
 	}
-out:
 	ixset_free(s);
 	return rc;
 }
@@ -495,15 +548,10 @@ static int remove_rows(ixt *t, const uint64_t *rowids, uint64_t n, bool bulk)
 	uint64_t k = 0;
 
 	if (bulk) {
-		stg_cat_entry *e = cat_entry(t->p, t->tcat);
-		uint64_t nb = e->row_count;
-		uint8_t *drop = calloc((size_t)(nb / 8 + 1), 1);
+		uint64_t nb;
+		uint8_t *drop = drop_bitmap(t, rowids, n, &nb);
 		if (!drop)
 			return pool_err(t->p, GPMDB_NOMEM, "out of memory");
-		for (uint64_t i = 0; i < n; i++)
-			if (rowids[i] < nb)
-				drop[rowids[i] / 8] |=
-				    (uint8_t)(1u << (rowids[i] % 8));
 		rc = rebuild_merge(t, drop, nb, NULL, 0);
 		free(drop);
 		return rc;
@@ -532,14 +580,10 @@ int idx_before_delete(stg_pool *p, uint64_t tcat, const uint64_t *rowids,
 	ixset *s;
 	int rc = GPMDB_OK;
 
-	if (n == 0 || !idx_table_has(p, tcat))
-		return GPMDB_OK;
-	if (!(s = calloc(1, sizeof(*s))))
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) == GPMDB_OK)
-		for (int x = 0; x < s->n && rc == GPMDB_OK; x++)
-			rc = remove_rows(&s->t[x], rowids, n,
-					 go_bulk(&s->t[x], n));
+	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
+		return rc;
+	for (int x = 0; x < s->n && rc == GPMDB_OK; x++)
+		rc = remove_rows(&s->t[x], rowids, n, go_bulk(&s->t[x], n));
 	ixset_free(s);
 	return rc;
 }
@@ -556,19 +600,12 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	p->cons_row = -1;
 	p->cons_key[0] = 0;
 	p->ix_bulk_mask = 0;
-	if (n == 0 || !idx_table_has(p, tcat))
-		return GPMDB_OK;
-	if (!(s = calloc(1, sizeof(*s))))
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
-		goto out;
+	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
+		return rc;
 	/* the new keys, against the table as it will be */
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
 		ixt *t = &s->t[x];
 		int cols_of[32];
-		stg_col_batch kb[32];
-		ixsrc src = {IXS_BATCH, kb, rowids, NULL};
-		uint8_t *recs;
 		int64_t bad;
 
 		if (!t->unique || !touches(t, ncols, cols))
@@ -581,28 +618,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 			memcpy(sorted, rowids, sizeof(uint64_t) * n);
 			qsort(sorted, n, sizeof(uint64_t), u64_cmp);
 		}
-		for (int c = 0; c < t->ncols; c++) {
-			cols_of[c] = -1;
-			kb[c].values = NULL;
-			kb[c].nulls = NULL;
-			for (int j = 0; j < ncols; j++)
-				if (cols[j] == t->cols[c]) {
-					cols_of[c] = j;
-					kb[c] = vals[j];
-				}
-		}
-		if (!(recs = malloc((size_t)n * t->ew))) {
-			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
-			rc = ix_enc_batch(t, vals, cols_of, i, rowids[i],
-					  recs + i * t->ew);
-			memcpy(recs + i * t->ew + t->kw, &i, 8);
-		}
-		if (rc == GPMDB_OK)
-			rc = check_keys(t, recs, n, &src, sorted, n, &bad);
-		free(recs);
+		batch_map(t, ncols, cols, cols_of);
+		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -611,12 +628,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 	if (rc == GPMDB_OK && worst >= 0) {
 		ixt *t = &s->t[worst_ix];
 		int cols_of[32];
-		for (int c = 0; c < t->ncols; c++) {
-			cols_of[c] = -1;
-			for (int j = 0; j < ncols; j++)
-				if (cols[j] == t->cols[c])
-					cols_of[c] = j;
-		}
+		batch_map(t, ncols, cols, cols_of);
 		key_text(p, t, vals, cols_of, (uint64_t)worst, rowids[worst]);
 		rc = fail_unique(p, t, worst);
 	}
@@ -631,7 +643,6 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 		else
 			rc = remove_rows(t, rowids, n, false);
 	}
-out:
 	free(sorted);
 	ixset_free(s);
 	return rc;
@@ -643,12 +654,8 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 	ixset *s;
 	int rc = GPMDB_OK;
 
-	if (n == 0 || !idx_table_has(p, tcat))
-		return GPMDB_OK;
-	if (!(s = calloc(1, sizeof(*s))))
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK)
-		goto out;
+	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
+		return rc;
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
 		ixt *t = &s->t[x];
 		uint8_t *recs;
@@ -661,17 +668,11 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 		}
 		rc = enc_rows(t, rowids, 0, n, recs);
 		if (rc == GPMDB_OK && (p->ix_bulk_mask >> x & 1)) {
-			stg_cat_entry *e = cat_entry(p, t->tcat);
-			uint64_t nb = e->row_count;
-			uint8_t *drop = calloc((size_t)(nb / 8 + 1), 1);
+			uint64_t nb;
+			uint8_t *drop = drop_bitmap(t, rowids, n, &nb);
 			if (!drop) {
 				rc = pool_err(p, GPMDB_NOMEM, "out of memory");
 			} else {
-				for (uint64_t i = 0; i < n; i++)
-					if (rowids[i] < nb)
-						drop[rowids[i] / 8] |=
-						    (uint8_t)(1u << (rowids[i] %
-								     8));
 				rc = ix_sort(t, recs, n, NULL);
 				if (rc == GPMDB_OK)
 					rc =
@@ -684,7 +685,6 @@ int idx_after_update(stg_pool *p, uint64_t tcat, int ncols,
 		}
 		free(recs);
 	}
-out:
 	p->ix_bulk_mask = 0;
 	ixset_free(s);
 	return rc;
