@@ -982,6 +982,21 @@ static bool sort_matches(const pnode *so, const pnode *pj, const pnode *s,
 	return nvar > 0;
 }
 
+/* Whether e reads an outer query's column (outside its subqueries). */
+static bool expr_outer(const ast_expr *e)
+{
+	if (!e)
+		return false;
+	if (outer_ref(e))
+		return true;
+	if (expr_outer(e->l) || expr_outer(e->r) || expr_outer(e->x))
+		return true;
+	for (int i = 0; e->list && i < e->list->n; i++)
+		if (expr_outer(e->list->v[i]))
+			return true;
+	return false;
+}
+
 /* LIMIT over SORT over PROJECT over FILTERs over SCAN: an index read in
  * order instead of the sort, when an index fits and the rows wanted are
  * few.  *done when it rewrote the plan. */
@@ -998,6 +1013,12 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	    pj->kind != PN_PROJECT || pj->post || !(s = chain_scan(pj->l)) ||
 	    s->ix_tried)
 		return GPMDB_OK;
+	/* in a correlated subquery the filters change with every outer row:
+	 * an ordered read could go through the whole index each time, where
+	 * the scan is kept for the statement (filter_corr) and sorted */
+	for (pnode *f = pj->l; f != s; f = f->l)
+		if (expr_outer(f->pred))
+			return GPMDB_OK;
 	if (plan_index_value(b->st, NULL, li->limit, &lv, NULL) != IXV_VALUE ||
 	    lv.t != BC_T_INT || lv.u.i < 0)
 		return GPMDB_OK;
@@ -1056,21 +1077,6 @@ static int try_ordered(bctx *b, pnode *li, bool *done)
 	li->l = pj; /* no sort: the rows come in order */
 	*done = true;
 	return GPMDB_OK;
-}
-
-/* Whether e reads an outer query's column (outside its subqueries). */
-static bool expr_outer(const ast_expr *e)
-{
-	if (!e)
-		return false;
-	if (outer_ref(e))
-		return true;
-	if (expr_outer(e->l) || expr_outer(e->r) || expr_outer(e->x))
-		return true;
-	for (int i = 0; e->list && i < e->list->n; i++)
-		if (expr_outer(e->list->v[i]))
-			return true;
-	return false;
 }
 
 static int try_search(bctx *b, pnode *top)

@@ -282,6 +282,18 @@ static void test_correlated_key(void)
 		   "WHERE k2.v = 5 AND k2.t > k.t) FROM k WHERE id < 3");
 	CHECKF(!strstr(r, "USING INDEX kv"), "%s", r);
 	free(r);
+	/* ORDER BY ... LIMIT under a correlated filter: no ordered read
+	 * (it could go through the whole index for every outer row) */
+	r = xq(db,
+	       "EXPLAIN ANALYZE SELECT id, (SELECT k2.t FROM k AS k2 WHERE "
+	       "k2.v = k.v ORDER BY k2.id DESC LIMIT 1) FROM k WHERE id < 3");
+	CHECKF(!strstr(r, "SCAN k USING INDEX"), "%s", r);
+	free(r);
+	XQ_WANT(
+	    db,
+	    "SELECT id, (SELECT k2.t FROM k AS k2 WHERE k2.v = k.v ORDER BY "
+	    "k2.id DESC LIMIT 1) FROM k WHERE id < 3",
+	    "0|k199000\n1|k199001\n2|k199002\n");
 	XQ_WANT(db,
 		"SELECT id, (SELECT count(*) FROM k AS k2 WHERE k2.v = 5 AND "
 		"k2.t > k.t) FROM k WHERE id < 3",
