@@ -1142,6 +1142,124 @@ static bool match_tablet(const khash *kh, const kset *k, const kterm *terms,
 	return false;
 }
 
+/* A unique index whose key columns are exactly the terms' columns: the
+ * index's id, and in kpos[i] the key position of term i; false when none
+ * (or a column is named twice). */
+static bool match_index(gpmdb *db, uint32_t tid, const kterm *terms, int nt,
+			uint32_t *index_id, int *kpos)
+{
+	stg_index_info *info = NULL;
+	int ni = 0;
+	bool ok = false;
+
+	if (stg_index_list(db->pool, tid, &info, &ni)) {
+		db_clear(db);
+		return false;
+	}
+	for (int i = 0; i < ni && !ok; i++) {
+		if (!info[i].unique || info[i].ncols != nt)
+			continue;
+		ok = true;
+		for (int t = 0; t < nt && ok; t++) {
+			kpos[t] = -1;
+			for (int j = 0; j < nt; j++)
+				if ((int)info[i].cols[j] == terms[t].col)
+					kpos[t] = j;
+			for (int u = 0; u < t && kpos[t] >= 0; u++)
+				if (kpos[u] == kpos[t])
+					kpos[t] = -1;
+			ok = kpos[t] >= 0;
+		}
+		if (ok)
+			*index_id = info[i].index_id;
+	}
+	free(info);
+	return ok;
+}
+
+typedef struct kpair {
+	uint64_t rowid;
+	int64_t prow;
+} kpair;
+
+static int kpair_cmp(const void *a, const void *b)
+{
+	const kpair *x = a, *y = b;
+
+	if (x->rowid != y->rowid)
+		return x->rowid < y->rowid ? -1 : 1;
+	return x->prow < y->prow ? -1 : x->prow > y->prow;
+}
+
+/*
+ * match_keys through a unique index covering the key columns: one
+ * stg_index_probe of the converted keys (a key with a NULL, or a value
+ * that cannot equal the column, matches nothing) instead of the hash
+ * and the pass over the table.  The matches are those of the hash path:
+ * in row id order, each with the last parameter row of its key, changes
+ * counting every parameter row that matched.
+ */
+static int match_keys_index(exec_ctx *x, uint32_t index_id, const int *kpos,
+			    int nt, const ccol *kc, const uint8_t *nomatch,
+			    int64_t n, uint8_t *used, kmatch *m)
+{
+	gpmdb *db = x->db;
+	stg_col_batch keys[32];
+	uint32_t *nl[32] = {0};
+	int64_t *rid = malloc(sizeof(int64_t) * ((size_t)n + 1));
+	kpair *pr = malloc(sizeof(kpair) * ((size_t)n + 1));
+	uint64_t np = 0;
+	int rc = GPMDB_OK;
+
+	if (!rid || !pr) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nt; i++) {
+		size_t words = (size_t)n / 32 + 1;
+		if (!(nl[i] = calloc(words, 4))) {
+			rc = db_err(db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		if (kc[i].nulls)
+			memcpy(nl[i], kc[i].nulls, words * 4);
+		for (int64_t j = 0; j < n; j++)
+			if (nomatch[j])
+				set_null(nl[i], j);
+		keys[kpos[i]].values = kc[i].values;
+		keys[kpos[i]].nulls = nl[i];
+	}
+	if (stg_index_probe(db->pool, index_id, keys, (uint64_t)n, rid)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	for (int64_t j = 0; j < n; j++)
+		if (rid[j] >= 0)
+			pr[np++] = (kpair){(uint64_t)rid[j], j};
+	qsort(pr, np, sizeof(kpair), kpair_cmp);
+	m->rowid = malloc(sizeof(uint64_t) * (np + 1));
+	m->prow = malloc(sizeof(int64_t) * (np + 1));
+	if (!m->rowid || !m->prow) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t i = 0; i < np; i++) {
+		if (used)
+			used[pr[i].prow] = 1;
+		m->changes++;
+		if (i + 1 < np && pr[i + 1].rowid == pr[i].rowid)
+			continue; /* the last parameter row of the key wins */
+		m->rowid[m->n] = pr[i].rowid;
+		m->prow[m->n++] = pr[i].prow;
+	}
+out:
+	for (int i = 0; i < nt; i++)
+		free(nl[i]);
+	free(rid);
+	free(pr);
+	return rc;
+}
+
 static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		      const kterm *terms, int nt, int64_t n, uint8_t *used,
 		      kmatch *m)
@@ -1173,6 +1291,27 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 				      &sch->cols[terms[i].col], sch->name, n,
 				      NULL, nomatch, false, &kc[i], &e)))
 			goto out;
+	}
+	/* a unique index on exactly these columns finds the rows (not
+	 * over REAL keys: the hash equates -0.0 and 0.0, which an index
+	 * may order as two keys).  On the CPU a probe is a descent of the
+	 * tree per key, about 0.9 us, where the pass costs about 75 ns a
+	 * table row (bench_index, 2M rows, 500k keys, 2-core VM: probe
+	 * 0.43 s, hash and pass 0.26 s in all): the probe for batches of at
+	 * most a tenth of the table's rows; with backend=gpu always (the
+	 * GPU probes large batches, stg_set_index_probe_hook) */
+	uint32_t ixid;
+	int kpos[32];
+	bool real_key = false;
+	uint64_t live =
+	    stg_row_count(db->pool, tid) - stg_deleted_count(db->pool, tid);
+	for (int i = 0; i < nt; i++)
+		real_key |= types[i] == STG_T_DOUBLE || types[i] == STG_T_FLOAT;
+	if (!real_key && (db->backend == 2 || (uint64_t)n * 10 <= live) &&
+	    match_index(db, tid, terms, nt, &ixid, kpos)) {
+		rc = match_keys_index(x, ixid, kpos, nt, kc, nomatch, n, used,
+				      m);
+		goto out;
 	}
 	if ((rc = kset_init(db, &k, nt, types, (uint64_t)n)) ||
 	    (rc = khash_init(db, &kh, (uint64_t)n)))

@@ -893,6 +893,22 @@ out:
 	return rc;
 }
 
+/* EXPLAIN UPDATE/DELETE: the plan that finds the rows (plan_dml, the
+ * access path included), without running it. */
+int dml_explain_plan(gpmdb_stmt *st, ast_stmt *s)
+{
+	bctx b = plan_bctx(st);
+	stg_schema *sch;
+	uint32_t tid;
+	int rc;
+
+	if ((rc = find_table(st->db, s->name, &tid, &sch)))
+		return rc;
+	st->plan = plan_dml(&b, tid, s->name, s->where, NULL, 0);
+	stg_schema_free(sch);
+	return st->plan ? GPMDB_OK : st->db->errcode;
+}
+
 /* ---- views and indexes ---- */
 
 static int create_view(gpmdb_stmt *st, ast_stmt *s)

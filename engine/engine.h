@@ -148,6 +148,7 @@ enum pn_kind {
 	PN_LIMIT,
 	PN_SETOP,
 	PN_CONVERT, /* column types changed (UNION of different types) */
+	PN_ISCAN,   /* a table read through an index (ixpath: plan_index.c) */
 };
 
 /* SEMI/ANTI: the left rows with / without a matching right row (EXISTS,
@@ -188,6 +189,7 @@ typedef struct aggdef {
 } aggdef;
 
 typedef struct pnode pnode;
+typedef struct ixpath ixpath;
 struct pnode {
 	int kind;
 	pnode *l, *r;
@@ -207,6 +209,9 @@ struct pnode {
 	/* the table column of each output column (ntcols: the row id) once
 	 * plan_prune dropped columns nobody reads; NULL: column i is i */
 	int *tcol;
+	/* ISCAN (a SCAN whose rows come from an index): the access path */
+	ixpath *ix;
+	bool ix_tried; /* plan_index looked at this scan already */
 	/* FILTER, JOIN residual */
 	ast_expr *pred;
 	bool post; /* expressions use the aggregate output (post_col) */
@@ -445,6 +450,84 @@ pnode *plan_table_scan(bctx *b, uint32_t tid, bool rowid);
 int explain_plan(gpmdb_stmt *st, pnode *root, const char *head, bool analyze);
 void explain_analyze_reset(pnode *n);
 
+/*
+ * An index access path (plan_index.c chooses it, exec_index.c runs it).
+ * The key is an equality prefix (key columns 0..neq-1: a constant, or
+ * IS NULL) and, on key column neq, an interval (lo/hi) or an IN list
+ * (one interval per value).  Values are literals or parameters, read
+ * when the node runs and converted to the column's storage
+ * representation so that the range only ever widens the rows the
+ * predicate can accept: the predicate stays as a FILTER above, which
+ * gives the exact result.  ordered: the rows come in key order (desc:
+ * reversed) for an ORDER BY that plan_index removed; the LIMIT above
+ * pulls them a chunk at a time (exec_index_limit).
+ */
+struct ixpath {
+	uint32_t index_id;
+	const char *iname;
+	bool unique;
+	int nkey;	    /* key columns of the index */
+	int *ktcol;	    /* their table columns */
+	int *kstype;	    /* their storage types (stg_type) */
+	uint8_t *kscale;    /* DECIMAL scales */
+	const char **kname; /* names, for EXPLAIN */
+	int neq;	    /* equality prefix */
+	ast_expr **eq;	    /* neq values (NULL where is_null) */
+	bool *is_null;	    /* key column i: IS NULL */
+	bool icol;	    /* an interval on key column neq */
+	ast_expr_list *in;  /* ... given as an IN list */
+	ast_expr *lo, *hi;  /* ... or as bounds (NULL: open) */
+	bool lo_incl, hi_incl;
+	bool ordered, desc;
+	/* a join's inner side (index nested loop): key columns 0..njk-1
+	 * take the values of the join's keys jkey[0..njk) of each outer row
+	 * (jrel: the outer rows' keys, set by exec_join while the inner side
+	 * runs) instead of eq/icol */
+	int njk;
+	int *jkey;
+	const rel *jrel;
+	/* runtime, exec_index.c */
+	struct ixrun *run;
+	/* EXPLAIN ANALYZE: row ids the index gave, runs that scanned the
+	 * table because a bound value could not be a key */
+	uint64_t an_index_rows, an_fallback;
+};
+
+/* plan_index.c: turns table scans under filters (and ORDER BY ... LIMIT
+ * over one table) into index reads where the cost rule says so. */
+int plan_index(bctx *b, pnode *root);
+/* The SQL-style description of an access path: "SEARCH t USING INDEX i
+ * (a=? AND b>?)" or "SCAN t USING INDEX i". */
+void plan_index_explain(const pnode *n, char *buf, size_t len);
+/* The value of a key expression: a literal, a parameter's current value,
+ * or (x not NULL: at run time) an outer query's column in a correlated
+ * subquery or a value computed from literals, parameters and
+ * uncorrelated scalar subqueries (`id = ? + 1`, `id = (SELECT max(a)
+ * FROM t)`; hold keeps its text).  IXV_UNKNOWN: one of the last two
+ * while planning; IXV_ERROR: computing it failed (the message is the
+ * connection's). */
+enum { IXV_NONE = 0, IXV_VALUE, IXV_UNKNOWN, IXV_ERROR };
+int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
+		     sval *v, rel **hold);
+/* The ranges of an access path for the current values: GPMDB_OK (n may
+ * be 0: nothing can match), 1 when a value cannot be a key (scan the
+ * table instead), an error code.  ranges and keys are malloc'd. */
+typedef struct ixranges {
+	int n, cap;
+	stg_ix_range *r;
+	stg_key_val *keys; /* 2 * nkey per range: its lo, then its hi */
+	rel *hold;	   /* text of computed key values */
+} ixranges;
+int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
+		      const ixpath *ix, ixranges *out);
+void plan_index_ranges_free(ixranges *r);
+/* Converts v to the key of a column of storage type stype (DECIMAL:
+ * scale): *lo and *hi bound the stored values that may compare equal to
+ * v (equal and *exact when the conversion is exact); false when no key
+ * can stand for v (the table must be scanned). */
+bool plan_index_key(const sval *v, int stype, int scale, stg_key_val *lo,
+		    stg_key_val *hi, bool *exact);
+
 /* scope internals used by plan.c and bind.c */
 typedef struct scol {
 	const char *name;
@@ -563,6 +646,19 @@ int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v);
 /* The value of a parameter-free literal (text points into the AST); false
  * when e is not one. */
 bool exec_literal(const ast_expr *e, sval *v);
+/* exec_index.c: an index read (PN_ISCAN) */
+int exec_iscan(exec_ctx *x, pnode *n, rel **out);
+/* LIMIT over PROJECT/FILTERs over an ordered index read: pulls chunks of
+ * rows in key order until lim + off pass the filters; -1 when n is not
+ * such a LIMIT. */
+int exec_index_limit(exec_ctx *x, pnode *n, int64_t want, rel **out);
+/* The outer row's value of column o (o->rel > 0) in a correlated
+ * subquery's run; false when no frame holds it (exec.c). */
+bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v);
+/* Scans the table of a SCAN or ISCAN node (exec.c). */
+int exec_scan_table(exec_ctx *x, pnode *n, rel **out);
+/* Appends rows idx[0..m) of src to dst (same column types; exec.c). */
+int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m);
 
 /* ---- statements ---- */
 
@@ -589,6 +685,8 @@ int dml_exec(gpmdb_stmt *st, ast_stmt *s);
 /* What SQLite reports at prepare rather than step: CREATE of a name that
  * is taken ("table t already exists"); checked again when it runs. */
 int dml_prepare_check(gpmdb_stmt *st, ast_stmt *s);
+/* EXPLAIN UPDATE/DELETE: st->plan is the plan that finds the rows. */
+int dml_explain_plan(gpmdb_stmt *st, ast_stmt *s);
 int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
 /* The indexes' SQL surface (index_sql.c): PRAGMA index_list(t) (SQLite's
  * columns, then bytes and entries), PRAGMA index_info(i) / index_xinfo(i)

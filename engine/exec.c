@@ -434,6 +434,16 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 	return GPMDB_OK;
 }
 
+int exec_scan_table(exec_ctx *x, pnode *n, rel **out)
+{
+	return exec_scan(x, n, out);
+}
+
+int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
+{
+	return rel_gather(dst, src, idx, m);
+}
+
 /* ---- filter ---- */
 
 /* Appends to dst the row numbers s + i of the n rows of v that are true;
@@ -653,6 +663,11 @@ static bool corr_outer(exec_ctx *x, const ast_expr *o, sval *v)
 			return true;
 		}
 	return false;
+}
+
+bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v)
+{
+	return o->kind == AST_E_COLUMN && o->rel > 0 && corr_outer(x, o, v);
 }
 
 static uint64_t corr_bucket(int64_t v, uint64_t nb)
@@ -1432,7 +1447,20 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 	j.semi = semi;
 	if ((rc = exec_node(x, n->l, &j.l)))
 		return rc;
-	if ((rc = exec_node(x, n->r, &j.r)))
+	/* an inner side read through an index by the outer rows' keys
+	 * (plan_index.c try_join): the keys first */
+	pnode *ixs = n->r;
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	if (ixs->kind == PN_ISCAN && ixs->ix->njk && n->nkeys) {
+		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)))
+			goto done;
+		ixs->ix->jrel = lk;
+		rc = exec_node(x, n->r, &j.r);
+		ixs->ix->jrel = NULL;
+		if (rc)
+			goto done;
+	} else if ((rc = exec_node(x, n->r, &j.r)))
 		goto done;
 	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, pl))) {
 		rc = x->db->errcode;
@@ -1449,7 +1477,8 @@ static int exec_join(exec_ctx *x, pnode *n, rel **out)
 		}
 	}
 	if (n->nkeys) {
-		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)) ||
+		if ((!lk && (rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l,
+						 &lk))) ||
 		    (rc = exec_eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r,
 					 &rk)))
 			goto done;
@@ -2656,9 +2685,19 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		return rc;
 	if (off < 0)
 		off = 0;
-	/* ORDER BY ... LIMIT: the sort keeps only the rows wanted. */
-	if (n->l->kind == PN_SORT && lim >= 0 &&
-	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
+	/* ORDER BY ... LIMIT read from an index in order: only the rows
+	 * wanted are read (-1: not that plan) */
+	rc = exec_index_limit(x, n,
+			      lim >= 0 && (uint64_t)lim <
+					      UINT64_MAX / 2 - (uint64_t)off
+				  ? lim + off
+				  : -1,
+			      &in);
+	if (rc != -1) {
+		if (rc)
+			return rc;
+	} else if (n->l->kind == PN_SORT && lim >= 0 &&
+		   (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
 		exec_span sp;
 		if ((rc = db_check_interrupt(x->db)))
 			return rc;
@@ -2774,6 +2813,8 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	switch (n->kind) {
 	case PN_SCAN:
 		return exec_scan(x, n, out);
+	case PN_ISCAN:
+		return exec_iscan(x, n, out);
 	case PN_ONE: {
 		rel *r = rel_new(x, 0, NULL);
 		if (!r)

@@ -90,10 +90,10 @@ void exec_gpu_unlock(void)
 
 static const char *xg_kind_name(int k)
 {
-	static const char *nm[] = {"SCAN",	"ONE ROW",	 "VALUES",
-				   "FILTER",	"PROJECT",	 "JOIN",
-				   "AGGREGATE", "SORT",		 "DISTINCT",
-				   "LIMIT",	"SET OPERATION", "CONVERT"};
+	static const char *nm[] = {
+	    "SCAN",	     "ONE ROW",	  "VALUES",    "FILTER",   "PROJECT",
+	    "JOIN",	     "AGGREGATE", "SORT",      "DISTINCT", "LIMIT",
+	    "SET OPERATION", "CONVERT",	  "INDEX SCAN"};
 	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
 }
 
@@ -305,7 +305,9 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 		return exec_gpu_ops_decide(x, n, why, len);
 	if (n->kind != PN_FILTER && n->kind != PN_PROJECT &&
 	    n->kind != PN_AGG) {
-		if (n->kind == PN_SCAN || n->kind == PN_ONE)
+		/* an index read is a point or range access: the CPU's */
+		if (n->kind == PN_SCAN || n->kind == PN_ONE ||
+		    n->kind == PN_ISCAN)
 			return XG_CPU;
 		snprintf(why, len, "no GPU version of %s yet",
 			 xg_kind_name(n->kind));
@@ -325,6 +327,12 @@ static int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 			return XG_CPU;
 		}
 	} else if (db->backend == 0) {
+		if (src && src->kind == PN_ISCAN) {
+			snprintf(why, len,
+				 "input is an index read (the rows a search "
+				 "found)");
+			return XG_CPU;
+		}
 		if (!src || src->kind != PN_SCAN) {
 			snprintf(why, len,
 				 "input (%s) is not a table scan (auto uses "

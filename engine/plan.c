@@ -2558,6 +2558,7 @@ static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 
 	switch (n->kind) {
 	case PN_SCAN:
+	case PN_ISCAN:
 		return prune_scan(b, n, need);
 	case PN_ONE:
 	case PN_VALUES:
@@ -2718,7 +2719,7 @@ pnode *plan_select(bctx *b, ast_select *s, scope *up)
 out:
 	b->nwith = nwith;
 	b->depth--;
-	if (n && plan_prune(b, n))
+	if (n && (plan_index(b, n) || plan_prune(b, n)))
 		return NULL;
 	return n;
 }
@@ -2907,6 +2908,12 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 	case PN_SCAN:
 		sb_printf(s, "SCAN %s", n->tname);
 		break;
+	case PN_ISCAN: {
+		char ib[1024];
+		plan_index_explain(n, ib, sizeof(ib));
+		sb_printf(s, "%s", ib);
+		break;
+	}
 	case PN_ONE:
 		sb_printf(s, "ONE ROW");
 		break;
@@ -2993,6 +3000,18 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 	}
 	if (s->analyze) {
 		up_ran = explain_analyzed(s, n, up_ran);
+		if (n->kind == PN_ISCAN && n->an_calls) {
+			/* what the index gave, before deleted rows */
+			sb_printf(s, " [index rows=%llu",
+				  (unsigned long long)n->ix->an_index_rows);
+			if (n->ix->an_fallback)
+				sb_printf(
+				    s,
+				    "; %llu runs scanned the table "
+				    "instead",
+				    (unsigned long long)n->ix->an_fallback);
+			sb_printf(s, "]");
+		}
 		sb_printf(s, "\n");
 		/* the subqueries this operator evaluated: their time is in
 		 * its own (self) time */
@@ -3020,6 +3039,8 @@ void explain_analyze_reset(pnode *n)
 {
 	for (; n; n = n->l) {
 		n->an_calls = n->an_rows = n->an_ns = n->an_self_ns = 0;
+		if (n->ix)
+			n->ix->an_index_rows = n->ix->an_fallback = 0;
 		explain_node_subs(n, explain_reset_sub, NULL);
 		explain_analyze_reset(n->r);
 	}
@@ -3096,7 +3117,7 @@ pnode *plan_dml(bctx *b, uint32_t tid, const char *tname, ast_expr *where,
 		pj->ty[i + 1] = expr_type(exprs[i]);
 	}
 	free(sc->orefs);
-	if (plan_prune(b, pj))
+	if (plan_index(b, pj) || plan_prune(b, pj))
 		return NULL;
 	return pj;
 }

@@ -136,6 +136,12 @@ static int plan_now(gpmdb_stmt *st)
 		if ((rc = dml_prepare_check(st, s)))
 			return rc;
 		st->ncols = 0;
+		/* EXPLAIN shows how an UPDATE/DELETE finds its rows */
+		if (s->explain &&
+		    (s->kind == AST_STMT_UPDATE ||
+		     s->kind == AST_STMT_DELETE) &&
+		    (rc = dml_explain_plan(st, s)))
+			return rc;
 	}
 	if (s->explain) {
 		st->ncols = 1;

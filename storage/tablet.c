@@ -228,6 +228,11 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	out->tlen = 0;
 	if (out->type == STG_T_TEXT && !out->null) {
 		const stg_strref *sr = out->val;
+		/* an empty string needs no heap (a tablet of '' has none) */
+		if (!sr->len) {
+			out->text = "";
+			return GPMDB_OK;
+		}
 		if (!h->heap_off || sr->off + (uint64_t)sr->len > h->heap_size)
 			return pool_err(p, GPMDB_CORRUPT,
 					"table %s: row %llu: string outside "

@@ -10,6 +10,10 @@
  * SELECTs (projections, WHERE, joins, GROUP BY + HAVING, DISTINCT, ORDER BY
  * + LIMIT, subqueries, compounds) and writes (UPDATE, DELETE, INSERT ...
  * SELECT / VALUES) after which the written table is compared whole.
+ * Most tables get one or two indexes (CREATE INDEX on one or two random
+ * columns, after the load, so the build and the writes' maintenance are
+ * exercised) and a share of the queries is shaped for them (diff_q_index:
+ * equalities, IN, IS NULL, ranges, ORDER BY the key with LIMIT).
  *
  * Determinism: everything comes from one seed (DIFF_SEED, default fixed);
  * DIFF_N is the number of statements.  Each round has its own seed, so
@@ -166,6 +170,10 @@ struct diff_tab {
 	int ncol;
 	struct diff_col col[DIFF_MAXCOL];
 	int nrows; /* as last counted: bounds join sizes */
+	/* indexes made by CREATE INDEX: nixc[k] columns ixc[k][..] */
+	int nix;
+	int nixc[2];
+	int ixc[2][2];
 };
 
 static struct diff_tab diff_tabs[DIFF_NTAB];
@@ -214,7 +222,9 @@ static const char *diff_typename(int t)
 {
 	switch (t) {
 	case DT_INT:
-		return diff_pct(50) ? "INTEGER" : "INT";
+		return diff_pct(40)   ? "INTEGER"
+		       : diff_pct(70) ? "INT"
+				      : "BIGINT";
 	case DT_REAL:
 		return diff_pct(50) ? "REAL" : "DOUBLE";
 	default:
@@ -1455,6 +1465,28 @@ static int diff_make_tables(void)
 		ok = diff_setup(b.p);
 		diff_add(&diff_loads, "  %s;\n", b.p);
 	}
+	/* indexes (on loaded tables: the index build; later writes keep
+	 * them), one or two columns each, for diff_q_index */
+	for (t = 0; t < DIFF_NTAB && ok; t++) {
+		struct diff_tab *tab = &diff_tabs[t];
+		tab->nix = diff_pct(60) ? diff_range(1, 2) : 0;
+		for (k = 0; k < tab->nix && ok; k++) {
+			tab->nixc[k] = tab->ncol > 1 && diff_pct(40) ? 2 : 1;
+			tab->ixc[k][0] = diff_rand(tab->ncol);
+			tab->ixc[k][1] =
+			    (tab->ixc[k][0] + 1 + diff_rand(tab->ncol - 1)) %
+			    tab->ncol;
+			diff_clear(&b);
+			diff_add(&b, "CREATE INDEX %s_ix%d ON %s(%s", tab->name,
+				 k, tab->name, tab->col[tab->ixc[k][0]].name);
+			if (tab->nixc[k] == 2)
+				diff_add(&b, ", %s",
+					 tab->col[tab->ixc[k][1]].name);
+			diff_add(&b, ")");
+			ok = diff_setup(b.p);
+			diff_add(&diff_schema, "  %s;\n", b.p);
+		}
+	}
 	free(b.p);
 	return ok;
 }
@@ -1911,6 +1943,141 @@ static void diff_q_write(struct diff_gen *g, struct diff_buf *b)
 	diff_write(b->p, t);
 }
 
+/* A value compared with a key column of type t: mostly of its type,
+ * INTEGER and REAL mixed now and then (never number and text), values
+ * that are in the data often. */
+static void diff_key_literal(struct diff_buf *b, int t)
+{
+	if (t == DT_TEXT) {
+		diff_literal(b, DT_TEXT);
+		return;
+	}
+	switch (diff_rand(5)) {
+	case 0:
+		diff_add(b, "%d", diff_range(-1000, 1000));
+		break;
+	case 1:
+		diff_add(b, "%.2f", diff_range(-24, 24) / 4.0);
+		break;
+	case 2:
+		diff_add(b, "%d.0", diff_range(-5, 5));
+		break;
+	default:
+		diff_add(b, "%d", diff_range(-6, 6));
+		break;
+	}
+}
+
+/* A condition on key column c that an index can use. */
+static void diff_key_term(struct diff_buf *b, const struct diff_col *c, int eq)
+{
+	int k = diff_rand(10), i, n;
+
+	if (eq) {
+		if (k < 6) {
+			diff_add(b, "%s = ", c->name);
+			diff_key_literal(b, c->type);
+		} else if (k < 7) {
+			diff_add(b, "%s IS NULL", c->name);
+		} else {
+			n = diff_range(1, 4);
+			diff_add(b, "%s IN (", c->name);
+			for (i = 0; i < n; i++) {
+				diff_add(b, i ? ", " : "");
+				diff_key_literal(b, c->type);
+			}
+			diff_add(b, ")");
+		}
+		return;
+	}
+	if (k < 3) {
+		diff_add(b, "%s BETWEEN ", c->name);
+		diff_key_literal(b, c->type);
+		diff_add(b, " AND ");
+		diff_key_literal(b, c->type);
+	} else if (k < 5) {
+		diff_key_literal(b, c->type);
+		diff_add(b, " %s %s", diff_pct(50) ? "<" : ">=", c->name);
+	} else {
+		static const char *ops[] = {"<", "<=", ">", ">="};
+		diff_add(b, "%s %s ", c->name, ops[diff_rand(4)]);
+		diff_key_literal(b, c->type);
+		if (diff_pct(40)) {
+			diff_add(b, " AND %s %s ", c->name, ops[diff_rand(4)]);
+			diff_key_literal(b, c->type);
+		}
+	}
+}
+
+/* A query over one indexed table shaped for its index: equalities, IN
+ * lists, IS NULL and ranges on the index's columns (with other
+ * conditions beside them now and then), or ORDER BY the index's columns
+ * with LIMIT, selecting only those columns so that the ORDER BY fixes
+ * every output column. */
+static void diff_q_index(struct diff_gen *g, struct diff_buf *b)
+{
+	struct diff_scope s;
+	int t, k, i, cand[DIFF_NTAB], nc = 0, order;
+	const struct diff_tab *tab;
+	const struct diff_col *c0, *c1 = NULL;
+
+	for (t = 0; t < DIFF_NTAB; t++)
+		if (diff_tabs[t].nix)
+			cand[nc++] = t;
+	if (!nc) {
+		diff_q_select(g, b);
+		return;
+	}
+	t = cand[diff_rand(nc)];
+	tab = &diff_tabs[t];
+	k = diff_rand(tab->nix);
+	c0 = &tab->col[tab->ixc[k][0]];
+	if (tab->nixc[k] == 2)
+		c1 = &tab->col[tab->ixc[k][1]];
+	memset(&s, 0, sizeof(s));
+	diff_scope_add(&s, t, tab->name);
+	s.rows = tab->nrows;
+	g->scope = &s;
+	order = diff_pct(40);
+	if (order)
+		diff_add(b, "SELECT %s%s%s FROM %s", c0->name, c1 ? ", " : "",
+			 c1 ? c1->name : "", tab->name);
+	else
+		diff_add(b, "SELECT * FROM %s", tab->name);
+	i = diff_rand(4);
+	if (i == 0 && !order) {
+		/* no condition on the key: the scan */
+		diff_add(b, " WHERE ");
+		diff_bool(g, b, 1);
+	} else if (i == 1 && c1) {
+		diff_add(b, " WHERE ");
+		diff_key_term(b, c0, 1);
+		diff_add(b, " AND ");
+		diff_key_term(b, c1, diff_pct(50));
+	} else if (i >= 1 || diff_pct(50)) {
+		diff_add(b, " WHERE ");
+		diff_key_term(b, c0, diff_pct(50));
+	}
+	if (i && !order && diff_pct(30)) {
+		diff_add(b, " AND ");
+		diff_bool(g, b, 1);
+	}
+	if (order) {
+		int desc = diff_pct(40);
+		diff_add(b, " ORDER BY %s%s", c0->name, desc ? " DESC" : "");
+		if (diff_pct(10))
+			diff_add(b,
+				 diff_pct(50) ? " NULLS FIRST" : " NULLS LAST");
+		if (c1)
+			diff_add(b, ", %s%s", c1->name,
+				 desc != diff_pct(10) ? " DESC" : "");
+		diff_add(b, " LIMIT %d", diff_range(0, 30));
+		if (diff_pct(30))
+			diff_add(b, " OFFSET %d", diff_range(0, 10));
+	}
+	diff_query(b->p, order);
+}
+
 static void diff_statement(void)
 {
 	struct diff_gen g;
@@ -1919,8 +2086,10 @@ static void diff_statement(void)
 
 	memset(&g, 0, sizeof(g));
 	diff_add(&b, "%s", "");
-	if (k < 40)
+	if (k < 30)
 		diff_q_select(&g, &b);
+	else if (k < 45)
+		diff_q_index(&g, &b);
 	else if (k < 70)
 		diff_q_aggregate(&g, &b);
 	else if (k < 85)
