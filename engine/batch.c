@@ -116,6 +116,7 @@ static int bkey_raise(gpmdb *db, berr *e, const char *what, int64_t nmap,
 		row = map[row];
 	if (key && key[0]) {
 		snprintf(msg, sizeof(msg), "%.700s (%.280s)", db->errmsg, key);
+		db_clear(db); /* db_err keeps a statement's first error */
 		db_err(db, GPMDB_CONSTRAINT, "%s", msg);
 	}
 	berr_take(e, db, GPMDB_CONSTRAINT, row);

@@ -128,7 +128,8 @@ static void test_insert_errors(void)
 	gpmdb_reset(st);
 	id[23] = 5;
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.id (parameter row 23)");
+	CHECK_MSG(db, "UNIQUE constraint failed: t.id (t.id = 5) (parameter "
+		      "row 23)");
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "1");
 	id[23] = 23;
 
@@ -136,7 +137,8 @@ static void test_insert_errors(void)
 	gpmdb_reset(st);
 	id[31] = 1000;
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.id (parameter row 31)");
+	CHECK_MSG(db, "UNIQUE constraint failed: t.id (t.id = 1000) (parameter "
+		      "row 31)");
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "1");
 	id[31] = 31;
 	gpmdb_finalize(st);
@@ -382,7 +384,7 @@ static void test_append_columns(void)
 	cols[0].values = id2;
 	CHECK_RC(gpmdb_append_columns(db, "t", 5, names, cols, 4),
 		 GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.id (row 2)");
+	CHECK_MSG(db, "UNIQUE constraint failed: t.id (t.id = 3) (row 2)");
 	/* a bad date at row 1 */
 	id2[2] = 13;
 	d[1] = "2023-02-30";
@@ -491,7 +493,8 @@ static void test_text_keys(void)
 	code[2] = "bb";
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.code (parameter row 0)");
+	CHECK_MSG(db, "UNIQUE constraint failed: t.code (t.code = 'aa') "
+		      "(parameter row 0)");
 	gpmdb_finalize(st);
 
 	/* update by text key; 'zz' and NULL match nothing */
