@@ -826,17 +826,20 @@ static int build_from_table(ixt *t)
 
 	if (rc == GPMDB_OK)
 		rc = ix_sort(t, recs, k, NULL);
-	if (rc == GPMDB_OK && t->unique)
+	if (rc == GPMDB_OK && t->unique) {
+		uint64_t dup = 0; /* 1 + the later of a repeated pair */
+#pragma omp parallel for if (k > 65536) schedule(static) reduction(max : dup)
 		for (uint64_t i = 1; i < k; i++) {
 			const uint8_t *a = recs + (i - 1) * t->ew,
 				      *b = recs + i * t->ew;
 			if (!ix_key_has_null(t, b) &&
 			    ix_cmp(t, a, NULL, ix_rowid(t, a), b, NULL,
-				   ix_rowid(t, b), t->ncols) == 0) {
-				rc = fail_unique(t->p, t, -1);
-				break;
-			}
+				   ix_rowid(t, b), t->ncols) == 0)
+				dup = i + 1;
 		}
+		if (dup)
+			rc = fail_unique(t->p, t, -1);
+	}
 	if (rc == GPMDB_OK)
 		rc = ix_build(t, recs, k);
 	free(recs);
@@ -1256,9 +1259,12 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	t0 = ix_now_us();
 	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+	/* the keys' bytes on all cores (the batch's columns hold every
+	 * key column: nothing is read from the table) */
+#pragma omp parallel for if (n > 65536) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
 		uint8_t k[STG_IX_MAX_KEY + 8];
-		rc = ix_enc_batch(&t, keys, cols_of, i, 0, k);
+		(void)ix_enc_batch(&t, keys, cols_of, i, 0, k);
 		memcpy(enc + i * t.kw, k, t.kw);
 	}
 	if (rc == GPMDB_OK && probe_hook && n >= probe_min) {
@@ -1271,14 +1277,21 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 			hs->probe_gpu = true;
 			/* NULL keys match nothing; TEXT ties are checked
 			 * on the host (the device saw prefixes only) */
-			for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
+#pragma omp parallel for if (n > 65536) schedule(static)
+			for (uint64_t i = 0; i < n; i++) {
 				const uint8_t *k = enc + i * t.kw;
 				if (ix_key_has_null(&t, k))
 					rowids[i] = -1;
-				else if (t.has_text && rowids[i] >= 0)
-					rc = probe_one(&t, k, &src, i,
-						       &rowids[i]);
+				else if (t.has_text && rowids[i] >= 0 &&
+					 probe_one(&t, k, &src, i,
+						   &rowids[i]) != GPMDB_OK)
+					rowids[i] = INT64_MIN;
 			}
+			for (uint64_t i = 0; i < n && t.has_text; i++)
+				if (rowids[i] == INT64_MIN)
+					rc = pool_err(p, GPMDB_CORRUPT,
+						      "index %s: damaged",
+						      t.name);
 			free(enc);
 			hs->probe_us = ix_now_us() - t0;
 			return rc;
@@ -1288,8 +1301,16 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 			 "%llu keys, under the GPU's %llu",
 			 (unsigned long long)n, (unsigned long long)probe_min);
 	}
+	/* the CPU: one descent a key, on all cores (reads only) */
+#pragma omp parallel for if (n > 4096) schedule(static)
+	for (uint64_t i = 0; i < n; i++)
+		if (probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]) !=
+		    GPMDB_OK)
+			rowids[i] = INT64_MIN;
 	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)
-		rc = probe_one(&t, enc + i * t.kw, &src, i, &rowids[i]);
+		if (rowids[i] == INT64_MIN)
+			rc = pool_err(p, GPMDB_CORRUPT, "index %s: damaged",
+				      t.name);
 	free(enc);
 	hs->probe_us = ix_now_us() - t0;
 	return rc;

@@ -294,7 +294,12 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	int is_pmem = 0, err;
 	void *base;
 
-	err = posix_fallocate(p->fd, 0, (off_t)new_size);
+	/* only the new range: from 0 the call walks every page of the file
+	 * (tmpfs), 100-200 ms at 10M rows for one INSERT that grows it */
+	err = new_size > p->map_len
+		  ? posix_fallocate(p->fd, (off_t)p->map_len,
+				    (off_t)(new_size - p->map_len))
+		  : posix_fallocate(p->fd, 0, (off_t)new_size);
 	if (err == ENOSPC || err == EFBIG)
 		return pool_err(p, GPMDB_FULL,
 				"database or disk is full: cannot grow %s to "
