@@ -1,7 +1,7 @@
 /*
- * test_keyidx.c - the key indexes behind PRIMARY KEY / UNIQUE checks
- * (engine/keyidx.c): duplicates inside one statement or batch and against
- * existing rows, keys freed by DELETE and UPDATE, keys swapped by one
+ * test_keyidx.c - the PRIMARY KEY / UNIQUE checks through the indexes in
+ * the pool (storage/index.c): duplicates inside one statement or batch and
+ * against existing rows, keys freed by DELETE and UPDATE, keys swapped by one
  * UPDATE, transactions and statements rolled back (the index must forget
  * what they did), NULLs, composite and TEXT keys, unique indexes created
  * and dropped, a reopened database, and a long loop of single-row
@@ -90,11 +90,13 @@ static void test_duplicates(void)
 	id[4] = 11; /* id: row 4 */
 	u[3] = "a"; /* u: row 3, lower */
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.u (parameter row 3)");
+	CHECK_MSG(
+	    db, "UNIQUE constraint failed: t.u (t.u = 'a') (parameter row 3)");
 	u[3] = "n";
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.id (parameter row 4)");
+	CHECK_MSG(
+	    db, "UNIQUE constraint failed: t.id (t.id = 11) (parameter row 4)");
 	id[4] = 14;
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
@@ -152,7 +154,8 @@ static void test_delete_update(void)
 	us[0] = 223; /* row 2 has it */
 	gpmdb_reset(st);
 	CHECK_RC(gpmdb_step(st), GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.u (parameter row 0)");
+	CHECK_MSG(
+	    db, "UNIQUE constraint failed: t.u (t.u = 223) (parameter row 0)");
 	gpmdb_finalize(st);
 	CHECK_SCALAR(db, "SELECT u FROM t WHERE id = 1", "100");
 	/* a batch DELETE frees keys too */
@@ -231,7 +234,7 @@ static void test_rollback(void)
 	const char *names[1] = {"id"};
 	CHECK_RC(gpmdb_append_columns(db, "t", 1, names, &col, 3),
 		 GPMDB_CONSTRAINT);
-	CHECK_MSG(db, "UNIQUE constraint failed: t.id (row 2)");
+	CHECK_MSG(db, "UNIQUE constraint failed: t.id (t.id = 1) (row 2)");
 	OK(db, "BEGIN");
 	a[2] = 22;
 	CHECK_RC(gpmdb_append_columns(db, "t", 1, names, &col, 3), GPMDB_OK);
