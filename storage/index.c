@@ -1259,8 +1259,8 @@ int stg_index_probe(stg_pool *p, uint32_t index_id, const stg_col_batch *keys,
 	t0 = ix_now_us();
 	if (!(enc = malloc((size_t)(n ? n : 1) * t.kw)))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	/* the keys' bytes on all cores (the batch's columns hold every
-	 * key column: nothing is read from the table) */
+		/* the keys' bytes on all cores (the batch's columns hold every
+		 * key column: nothing is read from the table) */
 #pragma omp parallel for if (n > 65536) schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
 		uint8_t k[STG_IX_MAX_KEY + 8];

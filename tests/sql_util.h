@@ -88,4 +88,32 @@ static inline const char *su_scalar(gpmdb *db, const char *sql)
 	return buf;
 }
 
+/* Every row of a query into buf, values joined by '|', rows by '\n';
+ * "<error: message>" on an error. */
+static inline char *su_rows(gpmdb *db, const char *sql, char *buf, size_t size)
+{
+	gpmdb_stmt *st = NULL;
+	size_t n = 0;
+	int rc;
+
+	buf[0] = 0;
+	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st) {
+		snprintf(buf, size, "<error: %s>", gpmdb_errmsg(db));
+		return buf;
+	}
+	while ((rc = gpmdb_step(st)) == GPMDB_ROW) {
+		for (int i = 0; i < gpmdb_column_count(st); i++) {
+			const unsigned char *t = gpmdb_column_text(st, i);
+			n += (size_t)snprintf(buf + n, n < size ? size - n : 0,
+					      "%s%s", i ? "|" : "",
+					      t ? (const char *)t : "NULL");
+		}
+		n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "\n");
+	}
+	if (rc != GPMDB_DONE)
+		snprintf(buf, size, "<error: %s>", gpmdb_errmsg(db));
+	gpmdb_finalize(st);
+	return buf;
+}
+
 #endif /* GPMDB_TEST_SQL_UTIL_H */

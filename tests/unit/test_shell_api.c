@@ -23,28 +23,8 @@ static char path[300];
 static char *rows(gpmdb *db, const char *sql)
 {
 	static char buf[4096];
-	gpmdb_stmt *st = NULL;
-	size_t n = 0;
-	int rc;
 
-	buf[0] = 0;
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) || !st) {
-		snprintf(buf, sizeof(buf), "<error: %s>", gpmdb_errmsg(db));
-		return buf;
-	}
-	while ((rc = gpmdb_step(st)) == GPMDB_ROW) {
-		for (int i = 0; i < gpmdb_column_count(st); i++) {
-			const unsigned char *t = gpmdb_column_text(st, i);
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
-					      i ? "|" : "",
-					      t ? (const char *)t : "NULL");
-		}
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n");
-	}
-	if (rc != GPMDB_DONE)
-		snprintf(buf, sizeof(buf), "<error: %s>", gpmdb_errmsg(db));
-	gpmdb_finalize(st);
-	return buf;
+	return su_rows(db, sql, buf, sizeof(buf));
 }
 
 /* A table of 100k rows; big x big with a filter that keeps nothing is
