@@ -425,6 +425,9 @@ struct wsink {
 		      const uint32_t *cols, const uint64_t *ids, uint64_t n,
 		      const batch *vals);
 	int (*del)(wsink *, const char *name, const uint64_t *ids, uint64_t n);
+	/* CREATE INDEX over the table's rows (the model: no change) */
+	int (*index)(wsink *, const char *table, const char *name,
+		     const uint32_t *cols, int ncols);
 	/* One savepoint at a time is enough for the workloads. */
 	int (*savepoint)(wsink *);
 	int (*rollback_to)(wsink *);
@@ -514,9 +517,9 @@ static int do_delete(wsink *s, const tdef *t, rng *r, uint64_t nrows,
 	return rc;
 }
 
-enum { W_APPEND, W_UPDATE, W_DDL, W_GROW, NWORK };
-static const char *const work_names[NWORK] = {"append", "update", "ddl",
-					      "grow"};
+enum { W_APPEND, W_UPDATE, W_DDL, W_GROW, W_INDEX, NWORK };
+static const char *const work_names[NWORK] = {"append", "update", "ddl", "grow",
+					      "index"};
 
 #define A_BS 100
 
@@ -714,6 +717,60 @@ static int wl_grow(wsink *s, int scale)
 	return GPMDB_OK;
 }
 
+#define X_ROWS 3000
+
+/* (e) indexes over existing rows (CREATE INDEX: a bulk build, one on a
+ * TEXT column), batch INSERTs into the indexed table (large: a rebuild of
+ * the trees; small: entries one by one), UPDATEs of key columns (small
+ * and large), deletes, a rolled-back batch and a rolled-back statement.
+ * Each table also has the store sink's indexes from its creation. */
+static int wl_index(wsink *s, int scale)
+{
+	static const uint32_t c0[] = {0}, c1[] = {1}, c10[] = {1, 0},
+			      c01[] = {0, 1};
+	tdef t = tdef_pair("tx", STG_T_BIGINT, STG_T_TEXT);
+	uint64_t nrows = X_ROWS;
+	int j, nj = 3 * scale;
+
+	TRY(s->begin(s));
+	TRY(s->create(s, &t));
+	TRY(do_append(s, &t, X_ROWS, 31, 0));
+	TRY(s->commit(s));
+	TRY(s->begin(s));
+	TRY(s->index(s, "tx", "tx_y", c1, 1));
+	TRY(s->commit(s));
+	TRY(s->begin(s));
+	TRY(s->index(s, "tx", "tx_yx", c10, 2));
+	TRY(do_append(s, &t, 2500, 32, nrows));
+	TRY(s->commit(s));
+	nrows += 2500;
+	for (j = 0; j < nj; j++) {
+		rng r = {g_seed * 53 + (uint64_t)j};
+		uint64_t key = 3000 + 10 * (uint64_t)j;
+
+		TRY(s->begin(s));
+		TRY(do_update(s, &t, &r, nrows, 200, c0, 1, key));
+		TRY(s->commit(s));
+		TRY(s->begin(s));
+		TRY(do_update(s, &t, &r, nrows, 1500, c01, 2, key + 1));
+		TRY(do_delete(s, &t, &r, nrows, 150));
+		TRY(s->commit(s));
+		TRY(s->begin(s));
+		TRY(do_append(s, &t, 40, key + 2, nrows));
+		TRY(s->savepoint(s));
+		TRY(do_update(s, &t, &r, nrows, 100, c1, 1, key + 3));
+		TRY(s->rollback_to(s));
+		TRY(do_append(s, &t, 1200, key + 4, nrows + 40));
+		TRY(s->commit(s));
+		nrows += 1240;
+		TRY(s->begin(s));
+		TRY(do_append(s, &t, 1500, key + 5, nrows));
+		TRY(do_update(s, &t, &r, nrows, 300, c0, 1, key + 6));
+		TRY(s->rollback(s));
+	}
+	return GPMDB_OK;
+}
+
 static int run_workload(int w, wsink *s, int scale)
 {
 	switch (w) {
@@ -723,6 +780,8 @@ static int run_workload(int w, wsink *s, int scale)
 		return wl_update(s, scale);
 	case W_DDL:
 		return wl_ddl(s, scale);
+	case W_INDEX:
+		return wl_index(s, scale);
 	default:
 		return wl_grow(s, scale);
 	}
@@ -865,6 +924,17 @@ static int m_del(wsink *s, const char *name, const uint64_t *ids, uint64_t n)
 	return GPMDB_OK;
 }
 
+static int m_index(wsink *s, const char *table, const char *name,
+		   const uint32_t *cols, int ncols)
+{
+	(void)s;
+	(void)table;
+	(void)name;
+	(void)cols;
+	(void)ncols;
+	return GPMDB_OK;
+}
+
 static int m_savepoint(wsink *s)
 {
 	model_sink *m = (model_sink *)s;
@@ -900,9 +970,9 @@ static const images *model_images(int w, int scale)
 	if (im->img)
 		return im;
 	memset(&m, 0, sizeof(m));
-	m.s =
-	    (wsink){m_begin,  m_commit, m_rollback, m_create,	 m_drop,
-		    m_append, m_update, m_del,	    m_savepoint, m_rollback_to};
+	m.s = (wsink){m_begin, m_commit,    m_rollback,	  m_create,
+		      m_drop,  m_append,    m_update,	  m_del,
+		      m_index, m_savepoint, m_rollback_to};
 	m_commit(&m.s); /* image 0: the freshly created pool */
 	if (run_workload(w, &m.s, scale) != GPMDB_OK) {
 		fprintf(stderr, "model of workload %s failed\n", work_names[w]);
@@ -1046,6 +1116,19 @@ static int st_del(wsink *s, const char *name, const uint64_t *ids, uint64_t n)
 	return rc ? st_fail(ss, "stg_delete", rc) : rc;
 }
 
+static int st_index(wsink *s, const char *table, const char *name,
+		    const uint32_t *cols, int ncols)
+{
+	store_sink *ss = (store_sink *)s;
+	uint32_t id;
+	int rc = st_find(ss, table, &id);
+
+	if (rc == GPMDB_OK)
+		rc = stg_index_create(ss->p, id, name, cols, ncols, false,
+				      STG_IX_CREATED, NULL, NULL);
+	return rc ? st_fail(ss, "stg_index_create", rc) : rc;
+}
+
 static int st_savepoint(wsink *s)
 {
 	store_sink *ss = (store_sink *)s;
@@ -1077,9 +1160,9 @@ static int child_main(int w, int mode, const char *path, int ackfd, int scale)
 	int rc;
 
 	memset(&ss, 0, sizeof(ss));
-	ss.s = (wsink){st_begin,     st_commit,	    st_rollback, st_create,
-		       st_drop,	     st_append,	    st_update,	 st_del,
-		       st_savepoint, st_rollback_to};
+	ss.s = (wsink){st_begin, st_commit,    st_rollback,   st_create,
+		       st_drop,	 st_append,    st_update,     st_del,
+		       st_index, st_savepoint, st_rollback_to};
 	ss.ackfd = ackfd;
 	/* A hung child would hang the whole test: SIGALRM reports it. */
 	alarm(60);
@@ -1804,6 +1887,23 @@ static void series_random(int idx, int mode)
 	run_one(&rs, &killed);
 }
 
+/* The index workload alone, killed at random moments of its whole run
+ * (CREATE INDEX, batch INSERTs into indexed tables, UPDATEs of key
+ * columns): GPMDB_CRASH_INDEX_KILLS (default 60) per mode. */
+#define NRANDOM_INDEX 60
+#define INDEX_SPAN_US 400000
+
+static void series_random_index(int idx, int mode)
+{
+	rng r = {g_seed ^ (uint64_t)(mode + 7) * 0x9e3779b9 ^
+		 (uint64_t)idx * 0x2545f491};
+	run_spec rs = {
+	    W_INDEX, mode, 1, NULL, (long)(rng_next(&r) % INDEX_SPAN_US), NULL};
+	bool killed;
+
+	run_one(&rs, &killed);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -1823,6 +1923,16 @@ static void timed(int nseries, series_fn fn, int mode, const char *what)
 	printf("# %s %s: %d runs, %d children killed before the end, "
 	       "%.1fs\n",
 	       what, mode_names[mode], nruns - r0, nkilled - k0, now_s() - t0);
+}
+
+static void test_random_kills_index_pmem(void)
+{
+	timed(NRANDOM_INDEX, series_random_index, 0, "index random kills");
+}
+
+static void test_random_kills_index_msync(void)
+{
+	timed(NRANDOM_INDEX, series_random_index, 1, "index random kills");
 }
 
 static void test_points_pmem(void)
@@ -1898,6 +2008,8 @@ int main(int argc, char **argv)
 	TEST_RUN(test_recovery_points_msync);
 	TEST_RUN(test_random_kills_pmem);
 	TEST_RUN(test_random_kills_msync);
+	TEST_RUN(test_random_kills_index_pmem);
+	TEST_RUN(test_random_kills_index_msync);
 	TEST_RUN(test_every_point_hit);
 	printf("# %d runs, %d children killed\n", nruns, nkilled);
 	TEST_MAIN_END();
