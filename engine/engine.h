@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../include/gpmdb.h"
 #include "../sql/ast.h"
@@ -80,6 +81,23 @@ typedef struct sval {
 		vec_str s;
 	} u;
 } sval;
+
+/* A TEXT value over s (not copied) and an INT value: the rows that
+ * PRAGMAs build. */
+static inline sval sval_of_text(const char *s)
+{
+	sval v = {.t = BC_T_TEXT};
+	v.u.s.ptr = s;
+	v.u.s.len = (uint32_t)strlen(s);
+	return v;
+}
+
+static inline sval sval_of_int(int64_t i)
+{
+	sval v = {.t = BC_T_INT};
+	v.u.i = i;
+	return v;
+}
 
 /* ---- relations: materialised column batches ---- */
 

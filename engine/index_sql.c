@@ -20,21 +20,6 @@ typedef struct {
 	char coll[32];
 } ixsql_decl;
 
-static sval ixsql_text(const char *s)
-{
-	sval v = {.t = BC_T_TEXT};
-	v.u.s.ptr = s;
-	v.u.s.len = (uint32_t)strlen(s);
-	return v;
-}
-
-static sval ixsql_int(int64_t i)
-{
-	sval v = {.t = BC_T_INT};
-	v.u.i = i;
-	return v;
-}
-
 static int ixsql_put_row(gpmdb *db, rel *r, const sval *v)
 {
 	if (rel_reserve(r, 1))
@@ -140,13 +125,13 @@ int ixsql_index_list(gpmdb *db, rel *r, const char *table)
 		return db_err_stg(db);
 	rc = GPMDB_OK;
 	for (int i = 0; i < n && !rc; i++) {
-		sval row[7] = {ixsql_int(i),
-			       ixsql_text(ix[i].name),
-			       ixsql_int(ix[i].unique),
-			       ixsql_text(ixsql_origin(ix[i].origin)),
-			       ixsql_int(0),
-			       ixsql_int((int64_t)ix[i].bytes),
-			       ixsql_int((int64_t)ix[i].entries)};
+		sval row[7] = {sval_of_int(i),
+			       sval_of_text(ix[i].name),
+			       sval_of_int(ix[i].unique),
+			       sval_of_text(ixsql_origin(ix[i].origin)),
+			       sval_of_int(0),
+			       sval_of_int((int64_t)ix[i].bytes),
+			       sval_of_int((int64_t)ix[i].entries)};
 		rc = ixsql_put_row(db, r, row);
 	}
 	free(ix);
@@ -175,16 +160,16 @@ int ixsql_index_info(gpmdb *db, rel *r, const char *index, bool xinfo)
 		uint32_t c = ix.cols[j];
 		const char *name =
 		    c < (uint32_t)sch->ncols ? sch->cols[c].name : "";
-		sval row[6] = {ixsql_int(j),	      ixsql_int(c),
-			       ixsql_text(name),      ixsql_int(d[j].desc),
-			       ixsql_text(d[j].coll), ixsql_int(1)};
+		sval row[6] = {sval_of_int(j),		sval_of_int(c),
+			       sval_of_text(name),	sval_of_int(d[j].desc),
+			       sval_of_text(d[j].coll), sval_of_int(1)};
 		rc = ixsql_put_row(db, r, row);
 	}
 	/* the entries' last part: the row id (SQLite's rowid column) */
 	if (!rc && xinfo) {
-		sval row[6] = {ixsql_int(ix.ncols),    ixsql_int(-1),
-			       (sval){.t = BC_T_NULL}, ixsql_int(0),
-			       ixsql_text("BINARY"),   ixsql_int(0)};
+		sval row[6] = {sval_of_int(ix.ncols),  sval_of_int(-1),
+			       (sval){.t = BC_T_NULL}, sval_of_int(0),
+			       sval_of_text("BINARY"), sval_of_int(0)};
 		rc = ixsql_put_row(db, r, row);
 	}
 	stg_schema_free(sch);

@@ -107,21 +107,6 @@ int pragma_row(gpmdb *db, rel *r, const char *name, const char *txt, sval num)
 	return GPMDB_OK;
 }
 
-static sval text(const char *s)
-{
-	sval v = {.t = BC_T_TEXT};
-	v.u.s.ptr = s;
-	v.u.s.len = (uint32_t)strlen(s);
-	return v;
-}
-
-static sval integer(int64_t i)
-{
-	sval v = {.t = BC_T_INT};
-	v.u.i = i;
-	return v;
-}
-
 static bool o_is(const stg_object *o, stg_objkind k, const char *name)
 {
 	return o->kind == k && !strcasecmp(o->name, name);
@@ -214,13 +199,13 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 	if (stg_get_stats(db->pool, &ss))
 		return db_err_stg(db);
 	if (!strcasecmp(s->name, "pool_size")) {
-		x = integer((int64_t)ss.pool_size);
+		x = sval_of_int((int64_t)ss.pool_size);
 	} else if (!strcasecmp(s->name, "pool_used")) {
-		x = integer((int64_t)ss.used_bytes);
+		x = sval_of_int((int64_t)ss.used_bytes);
 	} else if (!strcasecmp(s->name, "last_rows")) {
-		x = integer(db->last_rows);
+		x = sval_of_int(db->last_rows);
 	} else if (!strcasecmp(s->name, "last_bytes_persisted")) {
-		x = integer((int64_t)ss.last_txn_bytes_persisted);
+		x = sval_of_int((int64_t)ss.last_txn_bytes_persisted);
 	} else {
 		/* gpu_memory: device memory in bytes, 0 without a usable GPU
 		 * (PRAGMA gpu says why) */
@@ -228,7 +213,7 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 		char err[256];
 		if (gpu_get_info(&gi, err, sizeof(err)) != GPMDB_OK)
 			memset(&gi, 0, sizeof(gi));
-		x = integer((int64_t)gi.mem_total);
+		x = sval_of_int((int64_t)gi.mem_total);
 	}
 	return put_row(db, r, &x);
 }
@@ -277,12 +262,13 @@ static int view_info(gpmdb *db, rel *r, const char *name)
 	if (!(st = prepare_all(db, name)))
 		return db->errcode ? db->errcode : GPMDB_ERROR;
 	for (int i = 0; i < st->ncols && !rc; i++) {
-		sval row[6] = {integer(i),
-			       text(st->names[i]),
-			       text(st->types ? et_name(st->types[i]) : ""),
-			       integer(0),
-			       (sval){.t = BC_T_NULL},
-			       integer(0)};
+		sval row[6] = {
+		    sval_of_int(i),
+		    sval_of_text(st->names[i]),
+		    sval_of_text(st->types ? et_name(st->types[i]) : ""),
+		    sval_of_int(0),
+		    (sval){.t = BC_T_NULL},
+		    sval_of_int(0)};
 		rc = put_row(db, r, row);
 	}
 	gpmdb_finalize(st);
@@ -326,9 +312,9 @@ static int table_list(gpmdb *db, rel *r)
 			continue;
 		}
 		sval row[4] = {
-		    text("main"), text(o->name),
-		    text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
-		    nc < 0 ? (sval){.t = BC_T_NULL} : integer(nc)};
+		    sval_of_text("main"), sval_of_text(o->name),
+		    sval_of_text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
+		    nc < 0 ? (sval){.t = BC_T_NULL} : sval_of_int(nc)};
 		rc = put_row(db, r, row);
 	}
 	stg_objects_free(objs, n);
@@ -448,7 +434,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 				    "database is not supported yet (use "
 				    "gpmdb_open_v2 options)");
 		} else {
-			sval x = text(
+			sval x = sval_of_text(
 			    stg_durability_name(stg_pool_durability(db->pool)));
 			rc = put_row(db, r, &x);
 		}
@@ -461,7 +447,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			else
 				db->mem_limit = (uint64_t)mb << 20;
 		} else {
-			sval x = integer((int64_t)(db->mem_limit >> 20));
+			sval x = sval_of_int((int64_t)(db->mem_limit >> 20));
 			r->cols[0].ty = et_make(BC_T_INT);
 			rc = put_row(db, r, &x);
 		}
@@ -479,15 +465,16 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			for (int i = 0; i < sch->ncols && !rc; i++) {
 				stg_column_info *c = &sch->cols[i];
 				sval row[6] = {
-				    integer(i),
-				    text(c->name),
-				    text(c->decl_type[0]
-					     ? c->decl_type
-					     : stg_type_name(c->type)),
-				    integer(!!(c->flags & STG_COL_NOTNULL)),
-				    c->default_sql ? text(c->default_sql)
-						   : (sval){.t = BC_T_NULL},
-				    integer(
+				    sval_of_int(i),
+				    sval_of_text(c->name),
+				    sval_of_text(c->decl_type[0]
+						     ? c->decl_type
+						     : stg_type_name(c->type)),
+				    sval_of_int(!!(c->flags & STG_COL_NOTNULL)),
+				    c->default_sql
+					? sval_of_text(c->default_sql)
+					: (sval){.t = BC_T_NULL},
+				    sval_of_int(
 					!!(c->flags & STG_COL_PRIMARY_KEY))};
 				rc = put_row(db, r, row);
 			}
@@ -526,7 +513,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else if (stg_table_bytes(db->pool, tid, &n)) {
 			rc = db_err_stg(db);
 		} else {
-			sval x = integer((int64_t)n);
+			sval x = sval_of_int((int64_t)n);
 			rc = put_row(db, r, &x);
 		}
 	} else if (is_int_pragma(s->name)) {
@@ -543,7 +530,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 					    "(PRAGMA foreign_keys can only be "
 					    "OFF)");
 		} else {
-			sval x = integer(0);
+			sval x = sval_of_int(0);
 			r->cols[0].ty = et_make(BC_T_INT);
 			rc = put_row(db, r, &x);
 		}

@@ -23,10 +23,7 @@ static cudaStream_t gpu_strm;
 static cudaMemPool_t gpu_pool;
 static gpu_info gpu_facts;
 
-static int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
+int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 

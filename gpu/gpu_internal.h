@@ -10,6 +10,11 @@
 #include "gpu.h"
 
 extern "C" {
+
+/* Writes a printf-style message into err (when there is room) and
+ * returns rc: the GPU layer's errors (device.cu). */
+int gpu_say(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* gpmdb's stream (valid after gpu_init succeeded). */
 cudaStream_t gpu_stream(void);
 /* Turns a failed CUDA call into a gpmdb error: "call: text (name)";

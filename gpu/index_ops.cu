@@ -56,20 +56,6 @@ static double ix_now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int ix_say(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int ix_say(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 /* The grid of a grid-stride loop over n items. */
 static unsigned ix_grid(uint64_t n, unsigned block)
 {
@@ -296,8 +282,8 @@ static int ix_plan_make(const uint32_t *seq, uint32_t ns, const uint32_t *diff,
 	pl->wbits = (uint32_t *)malloc((ns + 1) * sizeof(uint32_t));
 	if (!pl->f || !pl->wf || !pl->wbits) {
 		ix_plan_free(pl);
-		return ix_say(err, errlen, GPMDB_NOMEM,
-			      "out of host memory for the sort plan");
+		return gpu_say(err, errlen, GPMDB_NOMEM,
+			       "out of host memory for the sort plan");
 	}
 	for (uint32_t i = 0; i < ns; i++) {
 		uint32_t d = diff[seq[i]] & 0xffu;
@@ -582,8 +568,8 @@ static int ix_sort_run(ix_sort_bufs *b, void *recs, uint64_t n, uint32_t width,
 		free(seq);
 		free(diff);
 		ix_xfer_end(&x);
-		return ix_say(err, errlen, GPMDB_NOMEM,
-			      "out of host memory for the sort plan");
+		return gpu_say(err, errlen, GPMDB_NOMEM,
+			       "out of host memory for the sort plan");
 	}
 	for (uint32_t i = 0; i < cmp; i++)
 		seq[i] = i;
@@ -680,9 +666,9 @@ static int ix_sort_run(ix_sort_bufs *b, void *recs, uint64_t n, uint32_t width,
 		if (!rc)
 			rc = gpu_download(&bad, b->bad, 4, err, errlen);
 		if (!rc && bad)
-			rc = ix_say(err, errlen, GPMDB_GPU,
-				    "the GPU sort left records out of order "
-				    "(a bug): the CPU sorts them");
+			rc = gpu_say(err, errlen, GPMDB_GPU,
+				     "the GPU sort left records out of order "
+				     "(a bug): the CPU sorts them");
 	}
 	t = ix_now_ms();
 	st->gather_ms = t - t0;
@@ -707,16 +693,16 @@ extern "C" int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 	memset(st, 0, sizeof(*st));
 	memset(&b, 0, sizeof(b));
 	if (cmp > width)
-		return ix_say(err, errlen, GPMDB_MISUSE,
-			      "gpu_ix_sort: cmp %u is more than width %u", cmp,
-			      width);
+		return gpu_say(err, errlen, GPMDB_MISUSE,
+			       "gpu_ix_sort: cmp %u is more than width %u", cmp,
+			       width);
 	if (n < 2 || width == 0)
 		return GPMDB_OK;
 	if (n > (uint64_t)INT_MAX)
-		return ix_say(err, errlen, GPMDB_UNSUPPORTED,
-			      "%llu records are more than the GPU sort takes "
-			      "(%d)",
-			      (unsigned long long)n, INT_MAX);
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "%llu records are more than the GPU sort takes "
+			       "(%d)",
+			       (unsigned long long)n, INT_MAX);
 	if ((rc = gpu_init(err, errlen)))
 		return rc;
 	rc = ix_sort_run(&b, recs, n, width, cmp, st, err, errlen);
@@ -724,12 +710,12 @@ extern "C" int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 	if (rc == GPMDB_NOMEM) {
 		char m[400];
 		snprintf(m, sizeof(m), "%s", err ? err : "");
-		ix_say(err, errlen, GPMDB_NOMEM,
-		       "not enough device memory to sort %llu records of %u "
-		       "bytes (%.1f MiB and as much again, plus 24 bytes a "
-		       "record): %s",
-		       (unsigned long long)n, width,
-		       n * (double)width / 1048576.0, m);
+		gpu_say(err, errlen, GPMDB_NOMEM,
+			"not enough device memory to sort %llu records of %u "
+			"bytes (%.1f MiB and as much again, plus 24 bytes a "
+			"record): %s",
+			(unsigned long long)n, width,
+			n * (double)width / 1048576.0, m);
 	}
 	/* a sticky error must not reach the next caller */
 	(void)cudaGetLastError();
@@ -926,10 +912,10 @@ static int ix_room(uint64_t bytes, char *err, size_t errlen)
 	uint64_t lim = ix_limit_now();
 
 	if (bytes > lim)
-		return ix_say(err, errlen, GPMDB_NOMEM,
-			      "the index needs %.1f MiB on the device, more "
-			      "than the GPU index cache's limit of %.1f MiB",
-			      bytes / 1048576.0, lim / 1048576.0);
+		return gpu_say(err, errlen, GPMDB_NOMEM,
+			       "the index needs %.1f MiB on the device, more "
+			       "than the GPU index cache's limit of %.1f MiB",
+			       bytes / 1048576.0, lim / 1048576.0);
 	while (ix_bytes + bytes > lim && ix_evict_one())
 		;
 	return GPMDB_OK;
@@ -955,8 +941,8 @@ static int ix_build_words(ix_entry *e, const uint8_t *drec, char *err,
 		free(seq);
 		free(cm);
 		free(cr);
-		return ix_say(err, errlen, GPMDB_NOMEM,
-			      "out of host memory for the index plan");
+		return gpu_say(err, errlen, GPMDB_NOMEM,
+			       "out of host memory for the index plan");
 	}
 	for (uint32_t i = 0; i < e->kw; i++)
 		seq[i] = i;
@@ -1044,10 +1030,10 @@ static int ix_build_words(ix_entry *e, const uint8_t *drec, char *err,
 		if (!rc)
 			rc = gpu_download(&bad, dbad, 4, err, errlen);
 		if (!rc && bad)
-			rc = ix_say(err, errlen, GPMDB_CORRUPT,
-				    "index %u: the records given for the GPU "
-				    "probe are not in key order",
-				    e->index_id);
+			rc = gpu_say(err, errlen, GPMDB_CORRUPT,
+				     "index %u: the records given for the GPU "
+				     "probe are not in key order",
+				     e->index_id);
 	}
 	(void)gpu_free(dbad, NULL, 0);
 	ix_plan_free(&pl);
@@ -1112,24 +1098,24 @@ static int ix_entry_get(const stg_ix_probe_job *job, ix_entry **out,
 				e = &ix_cache[i];
 	}
 	if (!e)
-		return ix_say(err, errlen, GPMDB_BUSY,
-			      "every GPU index cache entry is in use");
+		return gpu_say(err, errlen, GPMDB_BUSY,
+			       "every GPU index cache entry is in use");
 	/* the records, from the caller */
 	host = (uint8_t *)ix_host_alloc(bytes);
 	if (!host)
-		return ix_say(err, errlen, GPMDB_NOMEM,
-			      "out of host memory for %.1f MiB of index "
-			      "records",
-			      bytes / 1048576.0);
+		return gpu_say(err, errlen, GPMDB_NOMEM,
+			       "out of host memory for %.1f MiB of index "
+			       "records",
+			       bytes / 1048576.0);
 	t0 = ix_now_ms();
 	rc = job->fill(job->ctx, host);
 	st->fill_ms = ix_now_ms() - t0;
 	if (rc) {
 		free(host);
-		return ix_say(err, errlen, rc,
-			      "index %u: reading its records for the GPU "
-			      "failed (%d)",
-			      job->index_id, rc);
+		return gpu_say(err, errlen, rc,
+			       "index %u: reading its records for the GPU "
+			       "failed (%d)",
+			       job->index_id, rc);
 	}
 	t0 = ix_now_ms();
 	memset(e, 0, sizeof(*e));
@@ -1341,9 +1327,9 @@ extern "C" int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
 		st = &st0;
 	memset(st, 0, sizeof(*st));
 	if (job->width != job->kw + 8)
-		return ix_say(err, errlen, GPMDB_MISUSE,
-			      "gpu_ix_probe: width %u is not kw %u + 8",
-			      job->width, job->kw);
+		return gpu_say(err, errlen, GPMDB_MISUSE,
+			       "gpu_ix_probe: width %u is not kw %u + 8",
+			       job->width, job->kw);
 	if (job->m == 0)
 		return GPMDB_OK;
 	if (job->n == 0) {

@@ -120,8 +120,8 @@ int ix_geometry(stg_pool *p, const uint8_t *types, int ncols, uint8_t *segw,
 	return GPMDB_OK;
 }
 
-int ix_open(stg_pool *p, uint64_t hoff, uint32_t index_id, const char *name,
-	    ixt *t)
+int ix_open(stg_pool *p, uint64_t hoff, uint64_t tcat, uint32_t index_id,
+	    const char *name, ixt *t)
 {
 	stg_ix_hdr *h;
 	uint64_t cat;
@@ -162,11 +162,11 @@ int ix_open(stg_pool *p, uint64_t hoff, uint32_t index_id, const char *name,
 	t->unique = h->flags & 1;
 	t->leaf_cap = (NSIZE - NHDR) / t->ew;
 	t->inner_cap = (NSIZE - NHDR) / (t->ew + 8);
-	if (cat_find_table(p, t->tid, &cat) != GPMDB_OK)
+	if (!tcat && cat_find_table(p, t->tid, &cat) != GPMDB_OK)
 		return pool_err(p, GPMDB_CORRUPT,
 				"index %s: its table (id %u) does not exist",
 				name, t->tid);
-	t->tcat = cat;
+	t->tcat = tcat ? tcat : cat;
 	return GPMDB_OK;
 }
 
@@ -1366,7 +1366,7 @@ void ix_verify(stg_pool *p, uint64_t hoff, const char *name,
 	uint8_t *ents = NULL, *rows = NULL;
 	uint64_t n = 0, nr = 0, live;
 
-	if (ix_open(p, hoff, 0, name, &t) != GPMDB_OK) {
+	if (ix_open(p, hoff, 0, 0, name, &t) != GPMDB_OK) {
 		rep(ctx, stg_errmsg(p));
 		return;
 	}

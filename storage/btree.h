@@ -64,9 +64,10 @@ static inline uint64_t ix_rowid(const ixt *t, const uint8_t *e)
 	return r;
 }
 
-/* Fills t from the header at hoff (GPMDB_CORRUPT when it is damaged). */
-int ix_open(stg_pool *p, uint64_t hoff, uint32_t index_id, const char *name,
-	    ixt *t);
+/* Fills t from the header at hoff (GPMDB_CORRUPT when it is damaged);
+ * tcat is the table's catalog entry when the caller knows it, else 0. */
+int ix_open(stg_pool *p, uint64_t hoff, uint64_t tcat, uint32_t index_id,
+	    const char *name, ixt *t);
 /* Segment widths, kw and ew for ncols columns of these types; GPMDB_RANGE
  * (with a message) when the key is wider than STG_IX_MAX_KEY. */
 int ix_geometry(stg_pool *p, const uint8_t *types, int ncols, uint8_t *segw,

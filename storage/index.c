@@ -74,26 +74,13 @@ static int ix_of_table(stg_pool *p, uint64_t tcat, ixset *s)
 
 		if (e->kind != STG_OBJ_INDEX || !e->tdir || e->table_id != tid)
 			continue;
-		rc = ix_open(p, e->tdir, (uint32_t)e->obj_seq, e->name,
+		rc = ix_open(p, e->tdir, tcat, (uint32_t)e->obj_seq, e->name,
 			     &s->t[s->n]);
 		if (rc != GPMDB_OK)
 			return rc;
 		s->n++;
 	}
 	return GPMDB_OK;
-}
-
-bool idx_table_has(stg_pool *p, uint64_t tcat)
-{
-	uint32_t tid = cat_entry(p, tcat)->table_id;
-	uint64_t off = 0, steps = 0;
-
-	while ((off = cat_walk(p, off)) && steps++ <= p->sb.nchunks) {
-		stg_cat_entry *e = cat_entry(p, off);
-		if (e->kind == STG_OBJ_INDEX && e->tdir && e->table_id == tid)
-			return true;
-	}
-	return false;
 }
 
 /* The table's indexes for a write of n rows: *out NULL when there is
@@ -104,11 +91,12 @@ static int ixset_open(stg_pool *p, uint64_t tcat, uint64_t n, ixset **out)
 	int rc;
 
 	*out = NULL;
-	if (n == 0 || !idx_table_has(p, tcat))
+	if (n == 0)
 		return GPMDB_OK;
 	if (!(s = calloc(1, sizeof(*s))))
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK) {
+	/* one walk counts the table's indexes: none, nothing to do */
+	if ((rc = ix_of_table(p, tcat, s)) != GPMDB_OK || s->n == 0) {
 		ixset_free(s);
 		return rc;
 	}
@@ -157,7 +145,7 @@ static int open_by_id(stg_pool *p, uint32_t id, ixt *t)
 				"index %s has no tree (an older format): "
 				"REINDEX %s builds it",
 				e->name, e->name);
-	return ix_open(p, e->tdir, id, e->name, t);
+	return ix_open(p, e->tdir, 0, id, e->name, t);
 }
 
 /* "t.a, t.b" for a unique violation. */
@@ -895,7 +883,7 @@ int stg_index_create(stg_pool *p, uint32_t table_id, const char *name,
 	/* nothing reaches the header before the catalog links it */
 	mlog_fresh(p, hoff + offsetof(stg_ix_hdr, root), 64);
 	mlog_fresh(p, hoff + offsetof(stg_ix_hdr, arenas), 16);
-	if ((rc = ix_open(p, hoff, 0, name, &t)) != GPMDB_OK ||
+	if ((rc = ix_open(p, hoff, tcat, 0, name, &t)) != GPMDB_OK ||
 	    (rc = build_from_table(&t)) != GPMDB_OK)
 		return rc;
 	if ((rc = cat_index_add(p, name, tcat, sql, hoff, &id)) != GPMDB_OK)

@@ -290,8 +290,6 @@ int idx_after_update(stg_pool *p, uint64_t cat_off, int ncols,
 		     const uint32_t *cols, const uint64_t *rowids, uint64_t n);
 int idx_before_delete(stg_pool *p, uint64_t cat_off, const uint64_t *rowids,
 		      uint64_t n);
-/* True when the table has an index (a fast test for the write paths). */
-bool idx_table_has(stg_pool *p, uint64_t cat_off);
 
 /* mlog.c: a target allocated since the last savepoint needs no undo image
  * (nothing reaches it after a rollback): later mlog_undo calls for it

@@ -262,3 +262,19 @@ int bench_duck_query(duckdl *dl, duckdl_connection con, const char *sql,
 	dl->destroy_result(&r);
 	return 0;
 }
+
+double bench_gpmdb_stat(gpmdb *db, const char *pragma, const char *name)
+{
+	char sql[128];
+	gpmdb_stmt *st = NULL;
+	double v = -1;
+
+	snprintf(sql, sizeof(sql), "PRAGMA %s", pragma);
+	if (gpmdb_prepare(db, sql, -1, &st, NULL) != GPMDB_OK || !st)
+		return -1;
+	while (gpmdb_step(st) == GPMDB_ROW)
+		if (!strcmp((const char *)gpmdb_column_text(st, 0), name))
+			v = gpmdb_column_double(st, 1);
+	gpmdb_finalize(st);
+	return v;
+}

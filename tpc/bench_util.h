@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../include/gpmdb.h"
 #include "peers/duckdb_dl.h"
 
 /* The benchmark's name ("bench_sql"), defined by each benchmark. */
@@ -101,5 +102,9 @@ int bench_duck_query(duckdl *dl, duckdl_connection con, const char *sql,
  * true when equal. */
 bool qres_check(const char *query, const char *ref_name, const qres *ref,
 		const char *name, const qres *q);
+
+/* One value of a name/value PRAGMA (gpu_stats, gpu_write_stats,
+ * recovery_stats) as a number, -1 when the row is not there. */
+double bench_gpmdb_stat(gpmdb *db, const char *pragma, const char *name);
 
 #endif /* GPMDB_BENCH_UTIL_H */

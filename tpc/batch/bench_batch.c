@@ -351,23 +351,6 @@ static int gm_exec(gpmdb *db, const char *sql, char *err, size_t len)
 	return rc;
 }
 
-/* One number from a name/value pragma (gpu_write_stats, recovery_stats). */
-static double gm_stat(gpmdb *db, const char *pragma, const char *name)
-{
-	char sql[128];
-	gpmdb_stmt *st = NULL;
-	double v = -1;
-
-	snprintf(sql, sizeof(sql), "PRAGMA %s", pragma);
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) != GPMDB_OK || !st)
-		return -1;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		if (!strcmp((const char *)gpmdb_column_text(st, 0), name))
-			v = gpmdb_column_double(st, 1);
-	gpmdb_finalize(st);
-	return v;
-}
-
 static double gm_int(gpmdb *db, const char *sql)
 {
 	gpmdb_stmt *st = NULL;
@@ -547,20 +530,20 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 		snprintf(r->err[op], sizeof(r->err[op]), "reopen: %s", err);
 		return;
 	}
-	r->rec_ms[op] = gm_stat(*db, "recovery_stats", "recovery_ms");
+	r->rec_ms[op] = bench_gpmdb_stat(*db, "recovery_stats", "recovery_ms");
 	/* where GPU recovery's time goes: registering what it touches
 	 * (cudaHostRegister/Unregister) against its kernels */
 	printf("# %s %s recovery: %.1f ms; GPU: %.0f segments, %.1f ms "
 	       "registering %.1f MiB in %.0f ranges, %.1f ms kernels; CPU: "
 	       "%.0f segments\n",
 	       conf_names[conf], op_names[op], r->rec_ms[op],
-	       gm_stat(*db, "recovery_stats", "gpu_segments"),
-	       gm_stat(*db, "recovery_stats", "gpu_register_ms"),
-	       gm_stat(*db, "recovery_stats", "gpu_registered_bytes") /
+	       bench_gpmdb_stat(*db, "recovery_stats", "gpu_segments"),
+	       bench_gpmdb_stat(*db, "recovery_stats", "gpu_register_ms"),
+	       bench_gpmdb_stat(*db, "recovery_stats", "gpu_registered_bytes") /
 		   1048576.0,
-	       gm_stat(*db, "recovery_stats", "gpu_registered_ranges"),
-	       gm_stat(*db, "recovery_stats", "gpu_kernel_ms"),
-	       gm_stat(*db, "recovery_stats", "cpu_segments"));
+	       bench_gpmdb_stat(*db, "recovery_stats", "gpu_registered_ranges"),
+	       bench_gpmdb_stat(*db, "recovery_stats", "gpu_kernel_ms"),
+	       bench_gpmdb_stat(*db, "recovery_stats", "cpu_segments"));
 	if (gm_ck(*db, conf, &got, err, sizeof(err))) {
 		snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 		return;
@@ -632,8 +615,8 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		}
 		r->bytes[op] = gm_int(db, "PRAGMA last_bytes_persisted");
 		if (gpu && conf != C_CAP)
-			r->kernel_ms[op] =
-			    gm_stat(db, "gpu_write_stats", "last_total_ms");
+			r->kernel_ms[op] = bench_gpmdb_stat(
+			    db, "gpu_write_stats", "last_total_ms");
 		if (gm_ck(db, conf, &got, err, sizeof(err))) {
 			snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 			goto out;
@@ -644,7 +627,7 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		       r->secs[op], r->ck_ok[op] ? ", checksum ok" : "");
 		fflush(stdout);
 	}
-	if (gpu && gm_stat(db, "gpu_write_stats", "cpu_fallbacks") > 0)
+	if (gpu && bench_gpmdb_stat(db, "gpu_write_stats", "cpu_fallbacks") > 0)
 		snprintf(r->status, sizeof(r->status),
 			 "some batches fell back to the CPU");
 	for (int op = 0; crash && op < NOPS && db; op++)
@@ -1368,12 +1351,18 @@ static int bb_modes(uint64_t n, const char *dir, const char *prefix)
 				 dens[d] * 1e6);
 			if ((rc = gm_exec(db, sql, err, sizeof(err))))
 				bench_die("update", err);
-			lg = gm_stat(db, "gpu_write_stats", "last_log_ms");
-			dt = gm_stat(db, "gpu_write_stats", "last_data_ms");
-			ln = gm_stat(db, "gpu_write_stats", "last_lines_ms");
-			mk = gm_stat(db, "gpu_write_stats", "last_mark_ms");
-			lc = gm_stat(db, "gpu_write_stats", "last_line_cols");
-			dl = gm_stat(db, "gpu_write_stats", "last_dirty_lines");
+			lg = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_log_ms");
+			dt = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_data_ms");
+			ln = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_lines_ms");
+			mk = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_mark_ms");
+			lc = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_line_cols");
+			dl = bench_gpmdb_stat(db, "gpu_write_stats",
+					      "last_dirty_lines");
 			rows = (double)gpmdb_changes(db);
 			if (dl > 0)
 				snprintf(rpl, sizeof(rpl), "%.2f", rows / dl);

@@ -31,23 +31,6 @@ static void gm_exec(gpmdb *db, const char *sql)
 	gpmdb_free(msg);
 }
 
-/* One value of a name/value pragma (gpu_stats). */
-static double gm_stat(gpmdb *db, const char *pragma, const char *name)
-{
-	char sql[128];
-	gpmdb_stmt *st = NULL;
-	double v = -1;
-
-	snprintf(sql, sizeof(sql), "PRAGMA %s", pragma);
-	if (gpmdb_prepare(db, sql, -1, &st, NULL) != GPMDB_OK || !st)
-		return -1;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		if (!strcmp((const char *)gpmdb_column_text(st, 0), name))
-			v = gpmdb_column_double(st, 1);
-	gpmdb_finalize(st);
-	return v;
-}
-
 /* Key of row i: a permutation of [0, n) (so the sort has work to do). */
 static int64_t key_of(uint64_t i, uint64_t n, uint64_t step)
 {
@@ -100,7 +83,8 @@ static void gm_run(const char *dir, const char *backend, uint64_t n, uint64_t m,
 		t0 = bench_now();
 		gm_exec(db, "CREATE UNIQUE INDEX tk ON t(k)");
 		x->create_s = bench_now() - t0;
-		x->gpu_sort = (int)gm_stat(db, "gpu_stats", "index_sort_gpu");
+		x->gpu_sort =
+		    (int)bench_gpmdb_stat(db, "gpu_stats", "index_sort_gpu");
 	}
 	/* UPDATE ... WHERE k = ? over m bound keys (every 7th key) */
 	for (uint64_t i = 0; i < m; i++) {
@@ -119,8 +103,10 @@ static void gm_run(const char *dir, const char *backend, uint64_t n, uint64_t m,
 			bench_die("UPDATE", gpmdb_errmsg(db));
 		x->update_s = bench_now() - t0;
 		x->changed = (uint64_t)gpmdb_changes(db);
-		x->probe_ms = gm_stat(db, "gpu_stats", "index_probe_us") / 1e3;
-		x->gpu_probe = (int)gm_stat(db, "gpu_stats", "index_probe_gpu");
+		x->probe_ms =
+		    bench_gpmdb_stat(db, "gpu_stats", "index_probe_us") / 1e3;
+		x->gpu_probe =
+		    (int)bench_gpmdb_stat(db, "gpu_stats", "index_probe_gpu");
 		gpmdb_reset(st);
 	}
 	gpmdb_finalize(st);
