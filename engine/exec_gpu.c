@@ -759,6 +759,18 @@ static void xg_register(gpmdb *db)
 		return;
 	if (fail_base == base && fail_len == len)
 		return;
+	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC &&
+	    !stg_pool_readonly(db->pool)) {
+		/* msync mode maps the pool privately and drops private pages
+		 * after commits (storage/wal.c): pinned pages would go stale,
+		 * and pinning would copy every page */
+		gcache_note_register(0, 0,
+				     "msync mode: the pool is mapped privately "
+				     "and written back at commit");
+		fail_base = base;
+		fail_len = len;
+		return;
+	}
 	if (db->gpu_reg_base) {
 		/* remapped: the old range goes (it may be unmapped already;
 		 * a refusal only keeps its pins until the process ends) */

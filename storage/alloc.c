@@ -173,6 +173,10 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	*off = p->sb.data_off + s * c;
 	if (ext_bytes)
 		*ext_bytes = n * c;
+	/* msync mode: nothing committed lives here, it may reach the file
+	 * before the commit */
+	if (p->wal.on)
+		return wal_fresh(p, *off, n * c);
 	return GPMDB_OK;
 }
 
@@ -193,6 +197,8 @@ void alloc_free_now(stg_pool *p, uint64_t off, uint64_t bytes)
 	for (i = s; i < s + n; i++)
 		was += alloc_bit(p, i);
 	set_bits(bitmap(p), s, n, false);
+	if (p->wal.on)
+		wal_freed(p, off, n * c);
 	b0 = s >> 3;
 	b1 = (s + n - 1) >> 3;
 	pool_persist(p, bitmap(p) + b0, b1 - b0 + 1);

@@ -30,6 +30,16 @@
 	X("commit.record", "commit record persisted, deferred frees pending")  \
 	X("commit.free", "deferred frees applied, log not yet cleared")        \
 	X("recovery.undo", "recovery applied some undo entries")               \
-	X("recovery.hcl", "recovery applied some HCL entries")
+	X("recovery.hcl", "recovery applied some HCL entries")                 \
+	X("wal.fresh", "msync: fresh space synced, frame not yet written")     \
+	X("wal.frame", "msync: commit frame written, not yet synced")          \
+	X("wal.commit", "msync: commit frame synced, pages not yet in place")  \
+	X("wal.inplace", "msync: pages written in place, not synced")          \
+	X("wal.checkpoint", "msync: pool synced, log not yet started over")    \
+	X("wal.big_ckpt",                                                      \
+	  "msync big commit: log checkpointed, nothing written")               \
+	X("wal.big_undo", "msync big commit: undo log durable, no data yet")   \
+	X("wal.big_data", "msync big commit: data durable, no commit record")  \
+	X("wal.replayed", "msync: log replayed and synced, not yet removed")
 
 #endif /* GPMDB_CRASHPOINTS_H */

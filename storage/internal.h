@@ -41,6 +41,40 @@ typedef struct {
 	unsigned char *img;
 } mlog_spimg;
 
+/* An extent allocated by the running transaction (wal.c). */
+typedef struct {
+	uint64_t off, len;
+	bool shared; /* mapped MAP_SHARED until the transaction ends */
+	bool dead;   /* freed again by the commit: its bytes matter to nobody */
+} wal_extent;
+
+/* msync mode's private mapping and commit log (wal.c). */
+typedef struct {
+	bool on;	   /* the pool is mapped privately through wal.c */
+	bool stuck;	   /* an in-place write failed: never checkpoint */
+	int fd;		   /* "<pool>-wal", -1 until the first commit */
+	size_t resv;	   /* bytes of address space reserved at base */
+	uint64_t salt;	   /* of the current header */
+	uint64_t seq;	   /* of the next frame */
+	uint64_t tail;	   /* file offset of the next frame */
+	uint64_t *dbits;   /* one bit per page: changed since the commit */
+	size_t dwords;	   /* words of dbits */
+	uint64_t dlo, dhi; /* first and last word with a bit */
+	uint64_t ndirty;   /* bits set */
+	uint64_t *wbits; /* one bit per page: in a frame since the checkpoint */
+	uint64_t wlo, whi, wn;
+	uint64_t *pages; /* scratch: dirty page numbers */
+	size_t cap_pages;
+	wal_extent *fresh; /* this transaction's allocations */
+	size_t nfresh, cap_fresh;
+	bool fresh_sorted, shared_used;
+	size_t nframe;	  /* pages[0..nframe): the last frame's, for in place */
+	wal_extent *runs; /* written in place since the checkpoint: private */
+	size_t nruns, cap_runs; /* copies the checkpoint drops */
+	uint64_t ckpt_bytes, big_bytes, shared_min;	     /* thresholds */
+	uint64_t frames, checkpoints, big_commits, replayed; /* statistics */
+} wal_state;
+
 struct stg_pool {
 	char *path;
 	int fd;
@@ -81,6 +115,8 @@ struct stg_pool {
 	 * the commit (pool_flush_lazy), merged, at most POOL_NPEND. */
 	uint64_t pend_lo[8], pend_hi[8];
 	int npend;
+
+	wal_state wal;
 
 	/* Statistics. */
 	uint64_t bytes_persisted;
@@ -152,7 +188,42 @@ int pool_check_writable(stg_pool *p);
 /* True when [off, off + len) lies inside the allocator's range. */
 bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len);
 
+/* ---- wal.c -------------------------------------------------------------- */
+
+/* msync mode (see wal.c): maps the file privately in a reservation of
+ * max_size; grows the mapping in place; unmaps and closes the log. */
+int wal_map(stg_pool *p, uint64_t file_len);
+int wal_grow(stg_pool *p, uint64_t new_size);
+void wal_unmap(stg_pool *p);
+bool wal_active(const stg_pool *p);
+/* Marks the pages of [off, off + len) changed (thread-safe). */
+void wal_track(stg_pool *p, uint64_t off, uint64_t len);
+/* An extent the transaction allocated (its old bytes matter to nobody). */
+int wal_fresh(stg_pool *p, uint64_t off, uint64_t len);
+/* An extent the committing transaction frees (apply_frees). */
+void wal_freed(stg_pool *p, uint64_t off, uint64_t len);
+/* The commit of a transaction (calls mlog_commit_mem); on an error the
+ * transaction is rolled back and the message says so. */
+int wal_commit(stg_pool *p);
+/* After an in-memory rollback: fresh space's private pages go. */
+void wal_rollback_done(stg_pool *p);
+/* Before mapping: replays the commit log of a crashed writer into the
+ * file and removes the log. */
+int wal_recover(stg_pool *p, uint64_t file_len, bool *recovered);
+/* A reader's private mapping: the frames of a crashed writer, in memory. */
+int wal_apply_readonly(stg_pool *p);
+/* After mlog_open recovered in the private mapping: its writes in place. */
+int wal_flush_recovery(stg_pool *p);
+/* Clean close: pool durable in place, log emptied and removed. */
+int wal_close(stg_pool *p);
+
 /* ---- mlog.c ------------------------------------------------------------- */
+
+/* The in-memory part of a commit: commit record, frees, truncation. */
+int mlog_commit_mem(stg_pool *p);
+/* Re-reads the log's state from the mapping (after wal.c dropped a
+ * transaction's pages) and recounts the allocator. */
+void mlog_reload(stg_pool *p);
 
 /* Opens the log: recovers (undo, or finish a commit) when it is not
  * empty; the crash points of recovery are live there. */

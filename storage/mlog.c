@@ -590,36 +590,15 @@ int stg_rollback(stg_pool *p)
 	truncate_log(p);
 	p->in_txn = false;
 	mlog_sp_reset(p);
+	if (wal_active(p))
+		wal_rollback_done(p);
 	return finish_undo(p);
 }
 
-int stg_commit(stg_pool *p)
+int mlog_commit_mem(stg_pool *p)
 {
-	uint64_t *offs;
-	size_t n;
 	int rc;
 
-	if (p == NULL)
-		return GPMDB_MISUSE;
-	pool_clear_err(p);
-	if (!p->in_txn)
-		return pool_err(p, GPMDB_MISUSE,
-				"cannot commit - no transaction is active");
-	if (p->broken)
-		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
-				p->path);
-	/* appended data before the commit record (pool_flush_lazy) */
-	pool_sync_pending(p);
-	if (p->io_failed) {
-		char msg[sizeof(p->errmsg)];
-
-		snprintf(msg, sizeof(msg),
-			 "disk I/O error: flushing %s failed; the transaction "
-			 "was rolled back",
-			 p->path);
-		stg_rollback(p);
-		return pool_err(p, GPMDB_IOERR, "%s", msg);
-	}
 	stg_crash_point("commit.begin");
 	if (p->nents == 0) {
 		p->in_txn = false;
@@ -633,9 +612,7 @@ int stg_commit(stg_pool *p)
 	if (rc != GPMDB_OK)
 		return rc;
 	stg_crash_point("commit.record");
-	offs = p->ents;
-	n = p->nents;
-	rc = apply_frees(p, offs, n);
+	rc = apply_frees(p, p->ents, p->nents);
 	if (rc != GPMDB_OK)
 		return rc;
 	stg_crash_point("commit.free");
@@ -643,6 +620,52 @@ int stg_commit(stg_pool *p)
 	p->in_txn = false;
 	mlog_sp_reset(p);
 	return GPMDB_OK;
+}
+
+void mlog_reload(stg_pool *p)
+{
+	stg_log_hdr *h = log_hdr(p);
+
+	/* a new generation: entries left in the region never chain on */
+	h->gen = (h->gen > p->log_gen ? h->gen : p->log_gen) + 1;
+	pool_persist(p, &h->gen, sizeof(h->gen));
+	p->log_gen = h->gen;
+	p->log_tail = log_start(p);
+	p->log_last_seq = 0;
+	p->log_next_seq = 1;
+	p->nents = 0;
+	dd_clear(p);
+	p->in_txn = false;
+	mlog_sp_reset(p);
+	(void)finish_undo(p);
+}
+
+int stg_commit(stg_pool *p)
+{
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"cannot commit - no transaction is active");
+	if (p->broken)
+		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
+				p->path);
+	if (wal_active(p))
+		return wal_commit(p);
+	/* appended data before the commit record (pool_flush_lazy) */
+	pool_sync_pending(p);
+	if (p->io_failed) {
+		char msg[sizeof(p->errmsg)];
+
+		snprintf(msg, sizeof(msg),
+			 "disk I/O error: flushing %s failed; the transaction "
+			 "was rolled back",
+			 p->path);
+		stg_rollback(p);
+		return pool_err(p, GPMDB_IOERR, "%s", msg);
+	}
+	return mlog_commit_mem(p);
 }
 
 void mlog_mark(stg_pool *p, stg_mark *m)

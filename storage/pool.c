@@ -164,6 +164,10 @@ void pool_flush(stg_pool *p, const void *addr, size_t len)
 		pmem_flush(addr, len);
 		break;
 	case STG_DUR_MSYNC:
+		if (p->wal.on) {
+			wal_track(p, pool_off(p, addr), len);
+			break;
+		}
 		/* msync wants a page-aligned start. */
 		a = (uintptr_t)addr & ~(uintptr_t)(PAGE_BYTES - 1);
 		e = (uintptr_t)addr + len;
@@ -181,7 +185,7 @@ void pool_flush_lazy(stg_pool *p, const void *addr, size_t len)
 {
 	if (len == 0 || p->private_map)
 		return;
-	if (p->dur != STG_DUR_MSYNC) {
+	if (p->dur != STG_DUR_MSYNC || p->wal.on) {
 		pool_flush(p, addr, len);
 		return;
 	}
@@ -218,6 +222,8 @@ void pool_flush_lazy(stg_pool *p, const void *addr, size_t len)
 
 void pool_sync_pending(stg_pool *p)
 {
+	if (p->wal.on)
+		return; /* wal_commit writes the pages */
 	for (int i = 0; i < p->npend; i++)
 		if (pmem_msync(pool_at(p, p->pend_lo[i]),
 			       p->pend_hi[i] - p->pend_lo[i]) != 0)
@@ -312,6 +318,14 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	stg_crash_point("grow.extend");
 	if (new_size <= p->map_len)
 		return GPMDB_OK;
+	if (p->wal.on) {
+		/* the reservation has room: the base stays */
+		int rc = wal_grow(p, new_size);
+
+		if (rc == GPMDB_OK)
+			stg_crash_point("grow.remap");
+		return rc;
+	}
 	if (pmem_unmap(p->base, p->map_len) != 0) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot unmap %s: %s", p->path,
@@ -610,7 +624,14 @@ static bool on_tmpfs(int fd)
 	return fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 }
 
-static int map_file(stg_pool *p)
+static off_t pool_file_size(stg_pool *p)
+{
+	struct stat st;
+
+	return fstat(p->fd, &st) == 0 ? st.st_size : 0;
+}
+
+static int map_file(stg_pool *p, stg_durability dur)
 {
 	struct stat st;
 	size_t len = 0;
@@ -638,13 +659,30 @@ static int map_file(stg_pool *p)
 		p->is_pmem = false;
 		return GPMDB_OK;
 	}
-	base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
-	if (base == NULL)
-		return pool_err(p, GPMDB_IOERR, "cannot map %s: %s", p->path,
-				pmem_errormsg());
-	p->base = base;
-	p->map_len = len;
-	p->is_pmem = is_pmem != 0;
+	if (dur == STG_DUR_MSYNC) {
+		if (fstat(p->fd, &st) != 0) {
+			err = errno;
+			return pool_err(p, GPMDB_IOERR, "cannot stat %s: %s",
+					p->path, strerror(err));
+		}
+		len = (size_t)st.st_size;
+		if ((err = wal_map(p, len)) != GPMDB_OK)
+			return err;
+	} else {
+		base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
+		if (base == NULL)
+			return pool_err(p, GPMDB_IOERR, "cannot map %s: %s",
+					p->path, pmem_errormsg());
+		if (dur == STG_DUR_AUTO && !is_pmem && !on_tmpfs(p->fd)) {
+			/* an ordinary file system: msync mode (wal.c) */
+			pmem_unmap(base, len);
+			return map_file(p, STG_DUR_MSYNC);
+		}
+		p->base = base;
+		p->map_len = len;
+		p->is_pmem = is_pmem != 0;
+	}
+	p->dur = dur == STG_DUR_AUTO ? STG_DUR_PMEM : dur;
 	if (len < pool_root(p)->pool_size)
 		return pool_err(p, GPMDB_CORRUPT,
 				"database disk image is malformed: pool file "
@@ -660,7 +698,9 @@ static void pool_free(stg_pool *p)
 	if (p == NULL)
 		return;
 	tab_views_free(p);
-	if (p->base) {
+	if (p->wal.on) {
+		wal_unmap(p);
+	} else if (p->base) {
 		if (p->private_map)
 			munmap(p->base, p->map_len);
 		else
@@ -726,7 +766,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 {
 	stg_open_opts o = {0};
 	stg_pool *p;
-	bool created = false, recovered = false;
+	bool created = false, recovered = false, wal_rec = false;
 	double t0;
 	int rc;
 
@@ -758,16 +798,26 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	if (rc == GPMDB_OK)
 		rc = created ? create_file(p, p->fd, &o)
 			     : validate_file(p, p->fd);
+	t0 = now_ms();
+	/* a crashed msync-mode writer's commit log, into the file first */
+	if (rc == GPMDB_OK && !o.readonly && !created)
+		rc = wal_recover(p, (uint64_t)pool_file_size(p), &wal_rec);
 	if (rc == GPMDB_OK)
-		rc = map_file(p);
+		rc = map_file(p, o.readonly ? STG_DUR_AUTO : o.durability);
+	if (rc == GPMDB_OK && o.readonly)
+		rc = wal_apply_readonly(p);
 	if (rc == GPMDB_OK) {
-		p->dur = o.durability;
-		if (p->dur == STG_DUR_AUTO)
-			p->dur = p->is_pmem || on_tmpfs(p->fd) ? STG_DUR_PMEM
-							       : STG_DUR_MSYNC;
-		t0 = now_ms();
+		if (o.readonly) {
+			p->dur = o.durability;
+			if (p->dur == STG_DUR_AUTO)
+				p->dur = on_tmpfs(p->fd) ? STG_DUR_PMEM
+							 : STG_DUR_MSYNC;
+		}
 		rc = mlog_open(p, &recovered);
-		if (recovered)
+		/* recovery's writes, in place now (it is idempotent) */
+		if (rc == GPMDB_OK && recovered && p->wal.on)
+			rc = wal_flush_recovery(p);
+		if (recovered || wal_rec)
 			p->recovery_ms = now_ms() - t0;
 	}
 	if (rc == GPMDB_OK)
@@ -795,6 +845,12 @@ int stg_close(stg_pool *p)
 		return GPMDB_OK;
 	if (p->in_txn && !p->broken)
 		rc = stg_rollback(p); /* like SQLite: close rolls back */
+	if (p->wal.on) {
+		int rc2 = wal_close(p);
+
+		if (rc == GPMDB_OK)
+			rc = rc2;
+	}
 	pool_free(p);
 	return rc;
 }

@@ -1082,8 +1082,8 @@ static void sync_tablets(stg_pool *p, stg_cat_entry *e, const uint64_t *rowids,
 {
 	uint64_t i, last = UINT64_MAX;
 
-	if (p->dur != STG_DUR_MSYNC)
-		return;
+	if (p->dur != STG_DUR_MSYNC || p->wal.on)
+		return; /* wal.c writes the pages marked per value */
 	for (i = 0; i < n; i++) {
 		uint64_t ti = tab_index_of(rowids[i]);
 		stg_tablet_hdr *h;
@@ -1295,7 +1295,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 				       (const char *)vals[k].values + i * w, w);
 			}
 			bit_set_atomic(nb, lr, isnull);
-			if (p->dur == STG_DUR_PMEM) {
+			if (p->dur == STG_DUR_PMEM || p->wal.on) {
 				pool_flush(p, dst, w);
 				pool_flush(p, &nb[lr >> 5], 4);
 			}
@@ -1380,7 +1380,7 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 
 		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) & m))
 			added++;
-		if (p->dur == STG_DUR_PMEM)
+		if (p->dur == STG_DUR_PMEM || p->wal.on)
 			pool_flush(p, &db[lr >> 5], 4);
 	}
 	sync_tablets(p, e, rowids, n);

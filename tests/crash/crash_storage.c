@@ -1427,6 +1427,14 @@ typedef struct {
 	const char *rec_crash; /* crash point for a recovering child */
 } run_spec;
 
+static void unlink_wal(const char *pool)
+{
+	char w[300];
+
+	snprintf(w, sizeof(w), "%s-wal", pool);
+	unlink(w);
+}
+
 static void describe(const run_spec *rs, char *buf, size_t len)
 {
 	snprintf(buf, len, "[%s %s %s%s%s kill=%ldus]", work_names[rs->w],
@@ -1443,13 +1451,30 @@ static void allowed_images(const run_spec *rs, int k, int total, int *lo,
 	*hi = k < total ? k + 1 : k;
 	if (!rs->crash_at || rs->kill_after_us >= 0)
 		return;
-	/* Points before the commit record of the transaction in flight leave
-	 * it uncommitted; points after it leave it committed. */
-	if (strncmp(rs->crash_at, "commit.begin:", 13) == 0)
-		*hi = k;
-	else if (strncmp(rs->crash_at, "commit.record:", 14) == 0 ||
-		 strncmp(rs->crash_at, "commit.free:", 12) == 0)
-		*lo = *hi;
+	/* Points before the commit point of the transaction in flight leave
+	 * it uncommitted; points after it leave it committed.  pmem: the
+	 * commit record.  msync (storage/wal.c): the frame in the commit
+	 * log (a kill, unlike a power cut, keeps what was written before
+	 * the fdatasync) or, for a big commit, the commit record written in
+	 * place after its data. */
+	static const char *const before[] = {
+	    "commit.begin:", "wal.fresh:", "wal.big_ckpt:", "wal.big_undo:",
+	    "wal.big_data:"};
+	static const char *const after[] = {
+	    "wal.frame:", "wal.commit:", "wal.inplace:", "wal.checkpoint:"};
+	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+		if (strncmp(rs->crash_at, before[i], strlen(before[i])) == 0)
+			*hi = k;
+	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+		if (strncmp(rs->crash_at, after[i], strlen(after[i])) == 0)
+			*lo = *hi;
+	if (strncmp(rs->crash_at, "commit.record:", 14) == 0 ||
+	    strncmp(rs->crash_at, "commit.free:", 12) == 0) {
+		if (rs->mode == 0)
+			*lo = *hi;
+		else
+			*hi = k; /* msync: before the frame */
+	}
 }
 
 static void open_opts(int mode, bool ro, stg_open_opts *o)
@@ -1531,6 +1556,7 @@ static void run_one(const run_spec *rs, bool *child_killed)
 
 	/* A fresh pool. */
 	unlink(path);
+	unlink_wal(path);
 	open_opts(rs->mode, false, &o);
 	o.create = true;
 	o.initial_size = initial_size_for(rs->w);
@@ -1720,13 +1746,15 @@ static void run_one(const run_spec *rs, bool *child_killed)
 		CHECKF(0, "%s: third reopen: rc %d: %s", d, rc, err);
 	}
 	unlink(path);
+	unlink_wal(path);
 }
 
 /* ---- Test cases ------------------------------------------------------- */
 
 static bool is_recovery_point(const char *name)
 {
-	return strncmp(name, "recovery.", 9) == 0;
+	return strncmp(name, "recovery.", 9) == 0 ||
+	       strcmp(name, "wal.replayed") == 0;
 }
 
 /*
@@ -1784,6 +1812,7 @@ static void run_series(int nseries, series_fn fn, int mode)
 			/* A failed run may have left its pool behind. */
 			unlink(pool_paths[0]);
 			unlink(pool_paths[1]);
+			unlink_wal(pool_paths[1]);
 			fflush(stderr);
 			res.failed = th_case_failed;
 			res.runs = nruns;
@@ -1844,9 +1873,9 @@ static void series_points(int idx, int mode)
 
 /* Crashes during recovery, after crashes that leave work to undo. */
 static const char *const rec_bases[] = {
-    "commit.begin:2",  "commit.begin:4", "update.data:1",
-    "delete.data:2",   "hcl.tail:3",	 "append.count:2",
-    "catalog.write:3", "grow.remap:1",	 "commit.record:2"};
+    "commit.begin:2",  "commit.begin:4", "update.data:1",   "delete.data:2",
+    "hcl.tail:3",      "append.count:2", "catalog.write:3", "grow.remap:1",
+    "commit.record:2", "wal.commit:2",	 "wal.big_data:1"};
 #define NBASES ((int)(sizeof(rec_bases) / sizeof(rec_bases[0])))
 
 static void series_recovery(int idx, int mode)
@@ -1984,6 +2013,12 @@ int main(int argc, char **argv)
 
 	/* The parent recovers and checks; it must never crash itself. */
 	unsetenv("GPMDB_CRASH_AT");
+	/* msync mode's commit log: small thresholds, so that these small
+	 * workloads checkpoint, take the big-commit path and map fresh
+	 * extents shared (storage/wal.c) */
+	setenv("GPMDB_TEST_WAL_CKPT", "262144", 0);
+	setenv("GPMDB_TEST_WAL_BIG", "131072", 0);
+	setenv("GPMDB_TEST_WAL_SHARED", "65536", 0);
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (n <= 0) {
 		perror("/proc/self/exe");

@@ -38,8 +38,13 @@ static __attribute__((unused)) void tu_cleanup(void)
 	int i;
 
 	for (i = 0; i < 16; i++)
-		if (tu_paths[i][0])
+		if (tu_paths[i][0]) {
+			char w[4200];
+
+			snprintf(w, sizeof(w), "%s-wal", tu_paths[i]);
 			unlink(tu_paths[i]);
+			unlink(w); /* msync mode's commit log, if left */
+		}
 }
 
 static __attribute__((unused)) stg_pool *

@@ -1,0 +1,1165 @@
+/*
+ * wal.c - msync mode: a private mapping written back through a commit log.
+ *
+ * On an ordinary file system every persist barrier is a disk flush, and an
+ * undo log on a shared mapping needs one before each change (the kernel
+ * may write a dirty page back at any time).  A one-row UPDATE cost a dozen
+ * msyncs.  So in msync mode the pool is mapped MAP_PRIVATE: stores stay in
+ * this process's copy-on-write pages until the commit decides where they
+ * go, and the undo log in the mapping only serves rollback.  The persist
+ * helpers (pool_flush and friends) only mark pages dirty.
+ *
+ * Commit (small transactions): the dirty pages, as they are after the
+ * commit record and the log's truncation, go to "<pool>-wal" as one frame
+ * (header, page offsets, page images, crc); one fdatasync of that file is
+ * the commit point.  The pages are then written in place with pwrite (not
+ * synced).  When the log passes WAL_CKPT_BYTES, a checkpoint fdatasyncs
+ * the pool file, drops the private copies written since the last one
+ * (MADV_DONTNEED: the mapping reads the file again; dropping at every
+ * commit cost a third of a one-row UPDATE in faults) and starts the log
+ * over under a new salt.  Opening replays the frames of the current salt
+ * in order (page images: idempotent), fdatasyncs the pool and removes the
+ * log.
+ *
+ * Two kinds of pages never go to the file in a small commit: the undo
+ * log's region (the file keeps an empty log; the undo entries serve only
+ * rollback in this process) and extents the commit frees again (the HCL
+ * segment of an UPDATE).  A one-row UPDATE writes the data page and the
+ * allocator's bitmap page.
+ *
+ * Space the transaction allocated ("fresh": nothing committed lives
+ * there) may reach the file at any time.  Extents of WAL_SHARED_MIN bytes
+ * or more (tablets, HCL segments of big batches, index builds) are mapped
+ * MAP_SHARED while the transaction runs, so bulk writes go straight to the
+ * page cache; one fdatasync of the pool before the frame makes them
+ * durable, and they go back to MAP_PRIVATE after the commit.
+ *
+ * Big transactions (more than WAL_BIG_BYTES of committed pages changed)
+ * do not double their writes through the log: after a checkpoint, the
+ * undo log and the fresh pages go in place and are fdatasynced, then the
+ * changed pages, then the commit record - the undo protocol of pmem mode
+ * with three barriers, recovered by mlog_open.
+ *
+ * Before the commit point nothing of the transaction is in the file
+ * except fresh space, so a failed write rolls back by dropping the
+ * private pages.
+ *
+ * The mapping is a reservation of max_size bytes, so growing the pool
+ * maps the new range in place: the base never moves.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+#define WAL_PAGE	4096ull
+#define WAL_MAGIC	0x4c41574244504d47ull /* "GMPDBWAL" little-endian */
+#define WAL_FRAME_MAGIC 0x454d4152u	      /* "RAME" */
+#define WAL_VERSION	1u
+#define WAL_HDR_BYTES	WAL_PAGE
+/* Start the log over once it holds this much (then the next commit
+ * writes from the front again: no file growth, cheaper fdatasync). */
+#define WAL_CKPT_BYTES (16ull << 20)
+/* Transactions changing more committed bytes than this use the undo
+ * protocol in place instead of a log frame. */
+#define WAL_BIG_BYTES (64ull << 20)
+/* Fresh extents this large are mapped shared while the transaction runs. */
+#define WAL_SHARED_MIN (1ull << 20)
+/* The crash tests shrink the three (GPMDB_TEST_WAL_CKPT, _BIG, _SHARED,
+ * in bytes) so that small workloads take every path. */
+static uint64_t env_bytes(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	unsigned long long x;
+
+	if (v == NULL || sscanf(v, "%llu", &x) != 1 || x == 0)
+		return dflt;
+	return (uint64_t)x;
+}
+/* Private fresh pages up to this much go in the frame, not in place. */
+#define WAL_FRESH_INLINE (1ull << 20)
+
+typedef struct {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t page;
+	uint8_t uuid[16];
+	uint64_t salt;
+	uint32_t pad;
+	uint32_t crc; /* of the bytes before it */
+} wal_hdr;
+
+typedef struct {
+	uint32_t magic;
+	uint32_t npages;
+	uint64_t salt;
+	uint64_t seq;
+	uint32_t pad;
+	uint32_t crc; /* of this header (crc 0), the offsets and the pages */
+} wal_frame;
+
+/* ---- Small helpers ------------------------------------------------------ */
+
+static int wal_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pwrite(fd, (const char *)buf + done, n - done,
+				   off + (off_t)done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int wal_pread(int fd, void *buf, size_t n, off_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r =
+		    pread(fd, (char *)buf + done, n - done, off + (off_t)done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = 0; /* short file */
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static uint32_t hdr_crc(const wal_hdr *h)
+{
+	return (uint32_t)crc32(0L, (const Bytef *)h, offsetof(wal_hdr, crc));
+}
+
+static uint64_t frame_head_bytes(uint64_t npages)
+{
+	uint64_t b = sizeof(wal_frame) + 8 * npages;
+
+	return (b + WAL_PAGE - 1) / WAL_PAGE * WAL_PAGE;
+}
+
+static int io_err(stg_pool *p, const char *what, const char *path)
+{
+	int err = errno;
+
+	if (err == ENOSPC || err == EDQUOT)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %s %s", what, path);
+	return pool_err(p, GPMDB_IOERR, "disk I/O error: %s %s: %s", what, path,
+			err ? strerror(err) : "short read");
+}
+
+bool wal_active(const stg_pool *p)
+{
+	return p->wal.on;
+}
+
+/* ---- The mapping -------------------------------------------------------- */
+
+int wal_map(stg_pool *p, uint64_t file_len)
+{
+	uint64_t resv = p->sb.max_size > file_len ? p->sb.max_size : file_len;
+	void *r, *m;
+	int err;
+
+	r = mmap(NULL, (size_t)resv, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR,
+				"cannot reserve %llu bytes of address space "
+				"for %s: %s",
+				(unsigned long long)resv, p->path,
+				strerror(err));
+	}
+	m = mmap(r, (size_t)file_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED, p->fd, 0);
+	if (m == MAP_FAILED) {
+		err = errno;
+		munmap(r, (size_t)resv);
+		return pool_err(p, GPMDB_IOERR, "cannot map %s: %s", p->path,
+				strerror(err));
+	}
+	p->wal.dwords = (resv / WAL_PAGE + 63) / 64;
+	p->wal.dbits = calloc(p->wal.dwords, 8);
+	p->wal.wbits = calloc(p->wal.dwords, 8);
+	if (p->wal.dbits == NULL || p->wal.wbits == NULL) {
+		free(p->wal.dbits);
+		free(p->wal.wbits);
+		munmap(r, (size_t)resv);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	p->base = r;
+	p->map_len = (size_t)file_len;
+	p->wal.resv = (size_t)resv;
+	p->wal.on = true;
+	p->wal.fd = -1;
+	p->wal.dlo = UINT64_MAX;
+	p->wal.wlo = UINT64_MAX;
+	p->wal.ckpt_bytes = env_bytes("GPMDB_TEST_WAL_CKPT", WAL_CKPT_BYTES);
+	p->wal.big_bytes = env_bytes("GPMDB_TEST_WAL_BIG", WAL_BIG_BYTES);
+	p->wal.shared_min = env_bytes("GPMDB_TEST_WAL_SHARED", WAL_SHARED_MIN);
+	p->is_pmem = false;
+	return GPMDB_OK;
+}
+
+int wal_grow(stg_pool *p, uint64_t new_size)
+{
+	void *m;
+	int err;
+
+	if (new_size > p->wal.resv)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %s cannot grow "
+				"past its maximum size",
+				p->path);
+	m = mmap(p->base + p->map_len, (size_t)(new_size - p->map_len),
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, p->fd,
+		 (off_t)p->map_len);
+	if (m == MAP_FAILED) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot map %s: %s", p->path,
+				strerror(err));
+	}
+	p->map_len = (size_t)new_size;
+	return GPMDB_OK;
+}
+
+void wal_unmap(stg_pool *p)
+{
+	if (p->base)
+		munmap(p->base, p->wal.resv);
+	p->base = NULL;
+	free(p->wal.dbits);
+	free(p->wal.wbits);
+	p->wal.wbits = NULL;
+	free(p->wal.fresh);
+	free(p->wal.pages);
+	free(p->wal.runs);
+	p->wal.runs = NULL;
+	p->wal.dbits = NULL;
+	p->wal.fresh = NULL;
+	p->wal.pages = NULL;
+	if (p->wal.fd >= 0)
+		close(p->wal.fd);
+	p->wal.fd = -1;
+}
+
+/* ---- Dirty pages -------------------------------------------------------- */
+
+void wal_track(stg_pool *p, uint64_t off, uint64_t len)
+{
+	uint64_t pg, last;
+
+	if (len == 0)
+		return;
+	last = (off + len - 1) / WAL_PAGE;
+	for (pg = off / WAL_PAGE; pg <= last; pg++) {
+		uint64_t bit = 1ull << (pg & 63), w = pg >> 6, old, lo, hi;
+
+		if (__atomic_load_n(&p->wal.dbits[w], __ATOMIC_RELAXED) & bit)
+			continue;
+		old =
+		    __atomic_fetch_or(&p->wal.dbits[w], bit, __ATOMIC_RELAXED);
+		if (old & bit)
+			continue;
+		lo = __atomic_load_n(&p->wal.dlo, __ATOMIC_RELAXED);
+		while (w < lo && !__atomic_compare_exchange_n(
+				     &p->wal.dlo, &lo, w, false,
+				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		hi = __atomic_load_n(&p->wal.dhi, __ATOMIC_RELAXED);
+		while (w > hi && !__atomic_compare_exchange_n(
+				     &p->wal.dhi, &hi, w, false,
+				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		__atomic_add_fetch(&p->wal.ndirty, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* The dirty pages, ascending, into p->wal.pages; clears nothing. */
+static int collect_dirty(stg_pool *p, size_t *n)
+{
+	size_t k = 0, need = p->wal.ndirty;
+
+	*n = 0;
+	if (need == 0)
+		return GPMDB_OK;
+	if (need > p->wal.cap_pages) {
+		uint64_t *np = realloc(p->wal.pages, need * sizeof(*np));
+
+		if (np == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		p->wal.pages = np;
+		p->wal.cap_pages = need;
+	}
+	for (uint64_t w = p->wal.dlo; w <= p->wal.dhi && k < need; w++) {
+		uint64_t b = p->wal.dbits[w];
+
+		while (b && k < need) {
+			p->wal.pages[k++] =
+			    w * 64 + (uint64_t)__builtin_ctzll(b);
+			b &= b - 1;
+		}
+	}
+	*n = k;
+	return GPMDB_OK;
+}
+
+static void clear_dirty(stg_pool *p)
+{
+	if (p->wal.ndirty)
+		memset(p->wal.dbits + p->wal.dlo, 0,
+		       (p->wal.dhi - p->wal.dlo + 1) * 8);
+	p->wal.ndirty = 0;
+	p->wal.dlo = UINT64_MAX;
+	p->wal.dhi = 0;
+}
+
+/* ---- Fresh extents ------------------------------------------------------ */
+
+/* Does the log hold a page of [off, off + len)?  Such a page must not be
+ * written in place outside a frame until a checkpoint: replaying the
+ * log after a crash would put the frame's older image over it. */
+static bool in_frames(const stg_pool *p, uint64_t off, uint64_t len)
+{
+	uint64_t pg = off / WAL_PAGE,
+		 end = (off + len + WAL_PAGE - 1) / WAL_PAGE;
+
+	if (p->wal.wn == 0)
+		return false;
+	for (; pg < end; pg++)
+		if (p->wal.wbits[pg >> 6] & (1ull << (pg & 63)))
+			return true;
+	return false;
+}
+
+static int checkpoint(stg_pool *p, const char *crash_point);
+
+int wal_fresh(stg_pool *p, uint64_t off, uint64_t len)
+{
+	wal_extent *x;
+
+	if (p->wal.nfresh == p->wal.cap_fresh) {
+		size_t nc = p->wal.cap_fresh ? p->wal.cap_fresh * 2 : 16;
+		wal_extent *nf = realloc(p->wal.fresh, nc * sizeof(*nf));
+
+		if (nf == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		p->wal.fresh = nf;
+		p->wal.cap_fresh = nc;
+	}
+	x = &p->wal.fresh[p->wal.nfresh];
+	x->off = off;
+	x->len = len;
+	x->shared = false;
+	x->dead = false;
+	if (len >= p->wal.shared_min && off % WAL_PAGE == 0 &&
+	    len % WAL_PAGE == 0 &&
+	    (!in_frames(p, off, len) || checkpoint(p, NULL) == GPMDB_OK)) {
+		/* Nothing committed lives here: let the stores go to the
+		 * page cache (and the kernel write them back) directly. */
+		if (mmap(pool_at(p, off), (size_t)len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, p->fd,
+			 (off_t)off) != MAP_FAILED) {
+			x->shared = true;
+			p->wal.shared_used = true;
+		}
+	}
+	p->wal.nfresh++;
+	p->wal.fresh_sorted = false;
+	return GPMDB_OK;
+}
+
+void wal_freed(stg_pool *p, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < p->wal.nfresh; i++) {
+		wal_extent *x = &p->wal.fresh[i];
+
+		if (x->off >= off && x->off + x->len <= off + len)
+			x->dead = true;
+	}
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const wal_extent *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The fresh extent holding page pg, or NULL. */
+static const wal_extent *fresh_of(stg_pool *p, uint64_t pg)
+{
+	uint64_t off = pg * WAL_PAGE;
+	size_t lo = 0, hi = p->wal.nfresh;
+
+	if (p->wal.nfresh == 0)
+		return NULL;
+	if (!p->wal.fresh_sorted) {
+		qsort(p->wal.fresh, p->wal.nfresh, sizeof(wal_extent), cmp_ext);
+		p->wal.fresh_sorted = true;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const wal_extent *x = &p->wal.fresh[mid];
+
+		if (off < x->off)
+			hi = mid;
+		else if (off >= x->off + x->len)
+			lo = mid + 1;
+		else
+			return x;
+	}
+	return NULL;
+}
+
+/* Fresh extents go back to private mappings (their bytes are in the page
+ * cache, so the mapping reads the same). */
+static void end_fresh(stg_pool *p)
+{
+	for (size_t i = 0; i < p->wal.nfresh; i++) {
+		wal_extent *x = &p->wal.fresh[i];
+
+		if (x->shared &&
+		    mmap(pool_at(p, x->off), (size_t)x->len,
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, p->fd,
+			 (off_t)x->off) == MAP_FAILED)
+			p->broken = true; /* cannot happen short of ENOMEM */
+	}
+	p->wal.nfresh = 0;
+	p->wal.shared_used = false;
+}
+
+/* ---- Writing pages ------------------------------------------------------ */
+
+typedef bool (*page_pick)(stg_pool *p, uint64_t pg);
+
+/* A run written in place whose private copy the next checkpoint drops. */
+static int remember_run(stg_pool *p, uint64_t off, uint64_t len)
+{
+	if (p->wal.nruns == p->wal.cap_runs) {
+		size_t nc = p->wal.cap_runs ? p->wal.cap_runs * 2 : 256;
+		wal_extent *nr = realloc(p->wal.runs, nc * sizeof(*nr));
+
+		if (nr == NULL)
+			return GPMDB_NOMEM;
+		p->wal.runs = nr;
+		p->wal.cap_runs = nc;
+	}
+	p->wal.runs[p->wal.nruns++] = (wal_extent){off, len, false, false};
+	return GPMDB_OK;
+}
+
+static bool in_log(const stg_pool *p, uint64_t pg);
+
+/* Drops the private copies of the runs, except pages the running
+ * transaction changed again (the big path checkpoints before it writes)
+ * and the log's (the file's log is older than the mapping's). */
+static void drop_runs(stg_pool *p)
+{
+	for (size_t i = 0; i < p->wal.nruns; i++) {
+		uint64_t pg = p->wal.runs[i].off / WAL_PAGE,
+			 end = pg + p->wal.runs[i].len / WAL_PAGE;
+
+		while (pg < end) {
+			uint64_t q = pg;
+
+			while (q < end && !in_log(p, q) &&
+			       !(p->wal.dbits[q >> 6] & (1ull << (q & 63))))
+				q++;
+			if (q > pg)
+				(void)madvise(pool_at(p, pg * WAL_PAGE),
+					      (q - pg) * WAL_PAGE,
+					      MADV_DONTNEED);
+			pg = q + 1;
+		}
+	}
+	p->wal.nruns = 0;
+}
+
+/* pwrites the picked pages of list[0..n) in place, runs coalesced, and
+ * (drop) drops their private copies. */
+static int write_in_place(stg_pool *p, const uint64_t *list, size_t n,
+			  page_pick pick, bool drop)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t j;
+
+		if (pick && !pick(p, list[i])) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < n && list[j] == list[j - 1] + 1 &&
+				(!pick || pick(p, list[j]));
+		     j++)
+			;
+		uint64_t off = list[i] * WAL_PAGE, len = (j - i) * WAL_PAGE;
+
+		if (off + len > p->map_len)
+			len = off < p->map_len ? p->map_len - off : 0;
+		if (len && wal_pwrite(p->fd, pool_at(p, off), len, (off_t)off))
+			return io_err(p, "writing", p->path);
+		if (len && drop)
+			(void)madvise(pool_at(p, off), len, MADV_DONTNEED);
+		else if (len && !drop && remember_run(p, off, len) != GPMDB_OK)
+			(void)madvise(pool_at(p, off), len, MADV_DONTNEED);
+		i = j;
+	}
+	return GPMDB_OK;
+}
+
+static bool pick_shared(stg_pool *p, uint64_t pg)
+{
+	const wal_extent *x = fresh_of(p, pg);
+
+	return x && x->shared;
+}
+
+static bool pick_fresh_private(stg_pool *p, uint64_t pg)
+{
+	const wal_extent *x = fresh_of(p, pg);
+
+	return x && !x->shared;
+}
+
+static bool in_log(const stg_pool *p, uint64_t pg)
+{
+	uint64_t off = pg * WAL_PAGE;
+
+	return off + WAL_PAGE > p->sb.log_off &&
+	       off < p->sb.log_off + p->sb.log_size;
+}
+
+/* What a small commit writes: not the undo log, not shared fresh space
+ * (durable already), not space the commit freed. */
+static bool pick_commit(stg_pool *p, uint64_t pg)
+{
+	const wal_extent *x;
+
+	if (in_log(p, pg))
+		return false;
+	x = fresh_of(p, pg);
+	return !x || (!x->shared && !x->dead);
+}
+
+static bool pick_undo(stg_pool *p, uint64_t pg)
+{
+	return pick_fresh_private(p, pg) || in_log(p, pg);
+}
+
+static bool pick_rest(stg_pool *p, uint64_t pg)
+{
+	return !pick_undo(p, pg) && !pick_shared(p, pg);
+}
+
+static int sync_pool(stg_pool *p)
+{
+	if (fdatasync(p->fd) != 0)
+		return io_err(p, "flushing", p->path);
+	return GPMDB_OK;
+}
+
+/* ---- The log file ------------------------------------------------------- */
+
+static void wal_path(const stg_pool *p, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s-wal", p->path);
+}
+
+static int write_hdr(stg_pool *p, int fd, uint64_t salt)
+{
+	char page[WAL_HDR_BYTES];
+	wal_hdr h;
+
+	memset(page, 0, sizeof(page));
+	memset(&h, 0, sizeof(h));
+	h.magic = WAL_MAGIC;
+	h.version = WAL_VERSION;
+	h.page = (uint32_t)WAL_PAGE;
+	memcpy(h.uuid, p->sb.uuid, 16);
+	h.salt = salt;
+	h.crc = hdr_crc(&h);
+	memcpy(page, &h, sizeof(h));
+	return wal_pwrite(fd, page, sizeof(page), 0);
+}
+
+static uint64_t new_salt(void)
+{
+	uint64_t s = 0;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != sizeof(s))
+		s = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+	return s ? s : 1;
+}
+
+/* Opens (creating) the log file with a fresh header, durable with its
+ * directory entry before any frame counts on it. */
+static int open_log(stg_pool *p)
+{
+	char path[4200], dir[4200];
+	int fd, dfd;
+
+	wal_path(p, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return io_err(p, "creating", path);
+	p->wal.salt = new_salt();
+	if (write_hdr(p, fd, p->wal.salt) != 0 || fdatasync(fd) != 0) {
+		int rc = io_err(p, "writing", path);
+
+		close(fd);
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) != 0) {
+		int rc = io_err(p, "syncing the directory of", path);
+
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return rc;
+	}
+	close(dfd);
+	p->wal.fd = fd;
+	p->wal.tail = WAL_HDR_BYTES;
+	p->wal.seq = 1;
+	return GPMDB_OK;
+}
+
+/* The pool is durable in place: the frames are dead (a new salt). */
+static int checkpoint(stg_pool *p, const char *crash_point)
+{
+	char path[4200];
+
+	if (p->wal.fd < 0 || p->wal.tail == WAL_HDR_BYTES)
+		return GPMDB_OK;
+	if (sync_pool(p) != GPMDB_OK)
+		return p->errcode;
+	drop_runs(p);
+	if (crash_point)
+		stg_crash_point(crash_point);
+	wal_path(p, path, sizeof(path));
+	p->wal.salt = new_salt();
+	if (write_hdr(p, p->wal.fd, p->wal.salt) != 0 ||
+	    fdatasync(p->wal.fd) != 0)
+		return io_err(p, "writing", path);
+	p->wal.tail = WAL_HDR_BYTES;
+	p->wal.seq = 1;
+	p->wal.checkpoints++;
+	if (p->wal.wn)
+		memset(p->wal.wbits + p->wal.wlo, 0,
+		       (p->wal.whi - p->wal.wlo + 1) * 8);
+	p->wal.wn = 0;
+	p->wal.wlo = UINT64_MAX;
+	p->wal.whi = 0;
+	return GPMDB_OK;
+}
+
+/* Appends list[0..n) as one frame and makes it durable: the commit. */
+static int write_frame(stg_pool *p, const uint64_t *list, size_t n)
+{
+	char path[4200];
+	uint64_t hb = frame_head_bytes(n), *offs;
+	wal_frame f = {WAL_FRAME_MAGIC, (uint32_t)n, p->wal.salt,
+		       p->wal.seq,	0,	     0};
+	char *head = calloc(1, hb);
+	uLong c;
+	size_t i;
+	int rc = GPMDB_OK;
+
+	wal_path(p, path, sizeof(path));
+	if (head == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	offs = (uint64_t *)(head + sizeof(f));
+	for (i = 0; i < n; i++)
+		offs[i] = list[i] * WAL_PAGE;
+	c = crc32(0L, (const Bytef *)&f, sizeof(f));
+	c = crc32(c, (const Bytef *)offs, (uInt)(8 * n));
+	for (i = 0; i < n; i++)
+		c = crc32(c, (const Bytef *)pool_at(p, offs[i]),
+			  (uInt)WAL_PAGE);
+	f.crc = (uint32_t)c;
+	memcpy(head, &f, sizeof(f));
+	/* head and pages in one writev where it takes them all */
+	for (i = 0; i <= n;) {
+		struct iovec iov[512];
+		int k = 0;
+		size_t bytes = 0;
+		off_t at =
+		    (off_t)(p->wal.tail + (i ? hb + (i - 1) * WAL_PAGE : 0));
+
+		if (i == 0) {
+			iov[k].iov_base = head;
+			iov[k++].iov_len = hb;
+			bytes += hb;
+		}
+		for (size_t q = i ? i - 1 : 0; q < n && k < 512; q++, k++) {
+			iov[k].iov_base = pool_at(p, offs[q]);
+			iov[k].iov_len = WAL_PAGE;
+			bytes += WAL_PAGE;
+		}
+		ssize_t w = pwritev(p->wal.fd, iov, k, at);
+
+		if (w < 0 || (size_t)w != bytes) {
+			/* short or interrupted: finish it piece by piece */
+			size_t done = w > 0 ? (size_t)w : 0, po = 0;
+
+			if (w < 0 && errno != EINTR) {
+				rc = io_err(p, "writing", path);
+				goto out;
+			}
+			for (int q = 0; q < k; q++) {
+				size_t l = iov[q].iov_len;
+
+				if (po + l > done &&
+				    wal_pwrite(
+					p->wal.fd,
+					(char *)iov[q].iov_base +
+					    (done > po ? done - po : 0),
+					l - (done > po ? done - po : 0),
+					at + (off_t)(po + (done > po ? done - po
+								     : 0)))) {
+					rc = io_err(p, "writing", path);
+					goto out;
+				}
+				po += l;
+			}
+		}
+		i = i == 0 ? (size_t)k : i + (size_t)k;
+	}
+	stg_crash_point("wal.frame");
+	if (fdatasync(p->wal.fd) != 0) {
+		rc = io_err(p, "flushing", path);
+		goto out;
+	}
+	stg_crash_point("wal.commit");
+	for (i = 0; i < n; i++) {
+		uint64_t pg = list[i], w = pg >> 6;
+
+		if (!(p->wal.wbits[w] & (1ull << (pg & 63)))) {
+			p->wal.wbits[w] |= 1ull << (pg & 63);
+			p->wal.wn++;
+			if (w < p->wal.wlo)
+				p->wal.wlo = w;
+			if (w > p->wal.whi)
+				p->wal.whi = w;
+		}
+	}
+	p->wal.tail += hb + n * WAL_PAGE;
+	p->wal.seq++;
+	p->wal.frames++;
+out:
+	if (rc != GPMDB_OK) {
+		/* the caller rolls back: a frame that did reach the file must
+		 * not replay after a crash (the next frame overwrites it) */
+		uint32_t zero = 0;
+
+		(void)wal_pwrite(p->wal.fd, &zero, sizeof(zero),
+				 (off_t)p->wal.tail);
+	}
+	free(head);
+	return rc;
+}
+
+/* ---- Commit and rollback ------------------------------------------------ */
+
+/* Before the commit point: forget the transaction by dropping the private
+ * pages (the file still holds the state before it), and reload what DRAM
+ * keeps of the log and the allocator. */
+static void discard(stg_pool *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = p->wal.pages[i] * WAL_PAGE;
+
+		/* the log's pages stay: the file's log is empty and
+		 * mlog_reload starts a new generation over them */
+		if (off < p->map_len && !in_log(p, p->wal.pages[i]))
+			(void)madvise(pool_at(p, off), WAL_PAGE, MADV_DONTNEED);
+	}
+	clear_dirty(p);
+	end_fresh(p);
+	mlog_reload(p);
+}
+
+static int fail(stg_pool *p, int rc)
+{
+	size_t n = 0;
+	char msg[sizeof(p->errmsg)];
+
+	snprintf(msg, sizeof(msg), "%s", p->errmsg);
+	if (collect_dirty(p, &n) != GPMDB_OK)
+		n = 0; /* out of memory: the pages stay; reopen recovers */
+	discard(p, n);
+	return pool_err(p, rc, "%s; the transaction was rolled back", msg);
+}
+
+static int commit_small(stg_pool *p, size_t n)
+{
+	uint64_t fresh_bytes = 0;
+	size_t i, k = 0;
+	bool inline_fresh;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (pick_commit(p, p->wal.pages[i]) &&
+		    fresh_of(p, p->wal.pages[i]))
+			fresh_bytes += WAL_PAGE;
+	inline_fresh = fresh_bytes <= WAL_FRESH_INLINE;
+	if (p->wal.shared_used || !inline_fresh) {
+		/* fresh space first, durable before the frame names it */
+		if (!inline_fresh && p->wal.wn &&
+		    (rc = checkpoint(p, NULL)) != GPMDB_OK)
+			return rc;
+		if (!inline_fresh &&
+		    (rc = write_in_place(p, p->wal.pages, n, pick_fresh_private,
+					 false)) != GPMDB_OK)
+			return rc;
+		if ((rc = sync_pool(p)) != GPMDB_OK)
+			return rc;
+		stg_crash_point("wal.fresh");
+	}
+	/* the frame: the rest */
+	for (i = 0; i < n; i++) {
+		uint64_t pg = p->wal.pages[i];
+
+		if (!pick_commit(p, pg) || (!inline_fresh && fresh_of(p, pg)))
+			continue;
+		p->wal.pages[k++] = pg;
+	}
+	if (p->wal.fd < 0 && (rc = open_log(p)) != GPMDB_OK)
+		return rc;
+	if (k && (rc = write_frame(p, p->wal.pages, k)) != GPMDB_OK)
+		return rc;
+	/* committed: in place (kept in p->wal.pages[0..k)) */
+	p->wal.nframe = k;
+	return GPMDB_OK;
+}
+
+int wal_commit(stg_pool *p)
+{
+	size_t n = 0, i;
+	uint64_t big = 0;
+	int rc;
+
+	rc = collect_dirty(p, &n);
+	if (rc != GPMDB_OK)
+		return fail(p, rc);
+	for (i = 0; i < n; i++)
+		if (!fresh_of(p, p->wal.pages[i]))
+			big += WAL_PAGE;
+	if (big > p->wal.big_bytes) {
+		/* undo log and fresh space, then the data, then the commit
+		 * record: each durable before the next is written */
+		if ((rc = checkpoint(p, "wal.big_ckpt")) != GPMDB_OK ||
+		    (rc = write_in_place(p, p->wal.pages, n, pick_undo,
+					 false)) != GPMDB_OK ||
+		    (rc = sync_pool(p)) != GPMDB_OK)
+			return fail(p, rc);
+		stg_crash_point("wal.big_undo");
+		if ((rc = write_in_place(p, p->wal.pages, n, pick_rest,
+					 false)) != GPMDB_OK ||
+		    (rc = sync_pool(p)) != GPMDB_OK)
+			return fail(p, rc);
+		stg_crash_point("wal.big_data");
+		/* past this point the undo log in the file would bring the
+		 * old rows back after a crash: the commit record decides */
+		for (i = 0; i < n; i++)
+			(void)madvise(pool_at(p, p->wal.pages[i] * WAL_PAGE),
+				      WAL_PAGE, MADV_DONTNEED);
+		clear_dirty(p);
+		rc = mlog_commit_mem(p);
+		if (rc == GPMDB_OK)
+			rc = collect_dirty(p, &n);
+		if (rc == GPMDB_OK)
+			rc = write_in_place(p, p->wal.pages, n, NULL, true);
+		if (rc == GPMDB_OK)
+			rc = sync_pool(p);
+		clear_dirty(p);
+		end_fresh(p);
+		/* a failure here leaves a durable undo log and the data: the
+		 * next open rolls the transaction back */
+		if (rc != GPMDB_OK)
+			p->broken = true;
+		p->wal.big_commits++;
+		return rc;
+	}
+	rc = mlog_commit_mem(p);
+	if (rc == GPMDB_OK)
+		rc = collect_dirty(p, &n);
+	if (rc == GPMDB_OK)
+		rc = commit_small(p, n);
+	if (rc != GPMDB_OK)
+		return fail(p, rc);
+	/* Committed.  In place, and the private copies go.  A failure now
+	 * leaves the frames as the only durable copy: stop checkpointing,
+	 * the next open replays them. */
+	rc = write_in_place(p, p->wal.pages, p->wal.nframe, NULL, false);
+	stg_crash_point("wal.inplace");
+	if (rc != GPMDB_OK) {
+		p->wal.stuck = true;
+		pool_clear_err(p);
+	}
+	clear_dirty(p);
+	end_fresh(p);
+	if (!p->wal.stuck && p->wal.tail >= p->wal.ckpt_bytes &&
+	    checkpoint(p, "wal.checkpoint") != GPMDB_OK) {
+		p->wal.stuck = true;
+		pool_clear_err(p);
+	}
+	return GPMDB_OK;
+}
+
+void wal_rollback_done(stg_pool *p)
+{
+	size_t n = 0;
+
+	/* Fresh space is free again: its private pages can go.  The other
+	 * pages hold the committed bytes again and ride with the next
+	 * commit. */
+	if (collect_dirty(p, &n) == GPMDB_OK) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t pg = p->wal.pages[i];
+
+			if (!fresh_of(p, pg))
+				continue;
+			(void)madvise(pool_at(p, pg * WAL_PAGE), WAL_PAGE,
+				      MADV_DONTNEED);
+			p->wal.dbits[pg >> 6] &= ~(1ull << (pg & 63));
+			p->wal.ndirty--;
+		}
+		if (p->wal.ndirty == 0)
+			clear_dirty(p);
+	}
+	end_fresh(p);
+}
+
+/* ---- Open and close ----------------------------------------------------- */
+
+/*
+ * Replays "<pool>-wal" into the file through fd (before the pool is
+ * mapped; apply == NULL) or into a private mapping (apply: a reader's
+ * view).  Frames count while the salt matches and seq follows.
+ */
+static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
+		  uint64_t file_len, uint64_t *frames)
+{
+	char path[4200];
+	struct stat st;
+	wal_hdr h;
+	uint64_t pos = WAL_HDR_BYTES, seq = 1;
+	int fd, rc = GPMDB_OK;
+
+	*frames = 0;
+	wal_path(p, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)WAL_HDR_BYTES ||
+	    wal_pread(fd, &h, sizeof(h), 0) != 0 || h.magic != WAL_MAGIC ||
+	    h.version != WAL_VERSION || h.page != WAL_PAGE ||
+	    hdr_crc(&h) != h.crc) {
+		close(fd); /* never completed: no frame counts */
+		return GPMDB_OK;
+	}
+	if (memcmp(h.uuid, p->sb.uuid, 16) != 0) {
+		close(fd);
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s belongs "
+				"to another database than %s; move it away",
+				path, p->path);
+	}
+	for (;;) {
+		wal_frame f;
+		uint64_t hb, body;
+		char *buf;
+		uLong c;
+
+		if (pos + sizeof(f) > (uint64_t)st.st_size ||
+		    wal_pread(fd, &f, sizeof(f), (off_t)pos) != 0 ||
+		    f.magic != WAL_FRAME_MAGIC || f.salt != h.salt ||
+		    f.seq != seq || f.npages == 0)
+			break;
+		hb = frame_head_bytes(f.npages);
+		body = hb + (uint64_t)f.npages * WAL_PAGE;
+		if (pos + body > (uint64_t)st.st_size)
+			break;
+		buf = malloc(body);
+		if (buf == NULL) {
+			rc = pool_err(p, GPMDB_NOMEM,
+				      "out of memory replaying %s", path);
+			break;
+		}
+		if (wal_pread(fd, buf, body, (off_t)pos) != 0) {
+			free(buf);
+			break;
+		}
+		uint32_t want = f.crc;
+		wal_frame z = f;
+		const uint64_t *offs = (const uint64_t *)(buf + sizeof(f));
+
+		z.crc = 0;
+		c = crc32(0L, (const Bytef *)&z, sizeof(z));
+		c = crc32(c, (const Bytef *)offs, (uInt)(8ull * f.npages));
+		for (uint32_t i = 0; i < f.npages; i++)
+			c = crc32(c, (const Bytef *)(buf + hb + i * WAL_PAGE),
+				  (uInt)WAL_PAGE);
+		if ((uint32_t)c != want) {
+			free(buf);
+			break; /* torn: the commit never returned */
+		}
+		for (uint32_t i = 0; i < f.npages && rc == GPMDB_OK; i++) {
+			uint64_t o = offs[i];
+			const char *src = buf + hb + i * WAL_PAGE;
+
+			if (o % WAL_PAGE || o + WAL_PAGE > file_len) {
+				rc = pool_err(p, GPMDB_CORRUPT,
+					      "database disk image is "
+					      "malformed: %s names page "
+					      "0x%llx outside %s",
+					      path, (unsigned long long)o,
+					      p->path);
+			} else if (mem) {
+				if (o + WAL_PAGE <= mem_len)
+					memcpy(mem + o, src, WAL_PAGE);
+			} else if (wal_pwrite(pfd, src, WAL_PAGE, (off_t)o)) {
+				rc = io_err(p, "writing", p->path);
+			}
+		}
+		free(buf);
+		if (rc != GPMDB_OK)
+			break;
+		(*frames)++;
+		pos += body;
+		seq++;
+	}
+	close(fd);
+	return rc;
+}
+
+int wal_recover(stg_pool *p, uint64_t file_len, bool *recovered)
+{
+	char path[4200];
+	uint64_t frames = 0;
+	int rc, fd;
+
+	*recovered = false;
+	rc = replay(p, p->fd, NULL, 0, file_len, &frames);
+	if (rc != GPMDB_OK)
+		return rc;
+	wal_path(p, path, sizeof(path));
+	if (access(path, F_OK) != 0)
+		return GPMDB_OK;
+	if (frames) {
+		if (fdatasync(p->fd) != 0)
+			return io_err(p, "flushing", p->path);
+		*recovered = true;
+		p->wal.replayed = frames;
+		stg_crash_point("wal.replayed");
+	}
+	/* Dead now; emptied before it goes, so that a removal lost to a
+	 * power cut cannot bring old frames back. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0) != 0 || fdatasync(fd) != 0) {
+		rc = io_err(p, "clearing", path);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	close(fd);
+	if (unlink(path) != 0)
+		return io_err(p, "removing", path);
+	return GPMDB_OK;
+}
+
+int wal_apply_readonly(stg_pool *p)
+{
+	uint64_t frames = 0;
+	int rc;
+
+	/* A live writer holds LOCK_EX and keeps the file current after
+	 * each commit; only a crashed writer's log needs replaying. */
+	if (flock(p->fd, LOCK_SH | LOCK_NB) != 0)
+		return GPMDB_OK;
+	rc = replay(p, -1, p->base, p->map_len, p->map_len, &frames);
+	flock(p->fd, LOCK_UN);
+	return rc;
+}
+
+int wal_close(stg_pool *p)
+{
+	char path[4200];
+	int rc = GPMDB_OK;
+
+	if (p->wal.fd < 0)
+		return GPMDB_OK;
+	if (p->wal.stuck || p->broken) {
+		close(p->wal.fd); /* the next open replays it */
+		p->wal.fd = -1;
+		return GPMDB_OK;
+	}
+	wal_path(p, path, sizeof(path));
+	if (p->wal.tail > WAL_HDR_BYTES && (rc = sync_pool(p)) != GPMDB_OK) {
+		close(p->wal.fd);
+		p->wal.fd = -1;
+		return rc;
+	}
+	if (ftruncate(p->wal.fd, 0) != 0 || fdatasync(p->wal.fd) != 0)
+		rc = io_err(p, "clearing", path);
+	close(p->wal.fd);
+	p->wal.fd = -1;
+	if (rc == GPMDB_OK && unlink(path) != 0)
+		rc = io_err(p, "removing", path);
+	return rc;
+}
+
+void wal_stats(const stg_pool *p, uint64_t *frames, uint64_t *checkpoints,
+	       uint64_t *big)
+{
+	*frames = p->wal.frames;
+	*checkpoints = p->wal.checkpoints;
+	*big = p->wal.big_commits;
+}
+
+int wal_flush_recovery(stg_pool *p)
+{
+	size_t n = 0;
+	int rc = collect_dirty(p, &n);
+
+	if (rc == GPMDB_OK)
+		rc = write_in_place(p, p->wal.pages, n, NULL, true);
+	if (rc == GPMDB_OK)
+		rc = sync_pool(p);
+	clear_dirty(p);
+	return rc;
+}
