@@ -4276,6 +4276,8 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"device_group_results", xg_kept_aggs},
 		    {"text_merges", xg_text_merges},
 		    {"text_merged_bytes", xg_text_merged_bytes},
+		    /* CUDA context creation in this process */
+		    {"init_us", gpu_init_us()},
 		    {"index_cache_entries", ics.entries},
 		    {"index_cache_bytes", ics.bytes},
 		    {"index_cache_hits", ics.hits},

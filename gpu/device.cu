@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpmdb.h"
 
@@ -189,13 +190,28 @@ static int gpu_setup(char *err, size_t errlen)
 	return gpu_make_pool(err, errlen);
 }
 
+/* Wall time of the last gpu_setup: CUDA's driver and context creation,
+ * the stream and the memory pool (gpu_stats init_us). */
+static uint64_t gpu_setup_us;
+
+extern "C" uint64_t gpu_init_us(void)
+{
+	return gpu_setup_us;
+}
+
 extern "C" int gpu_init(char *err, size_t errlen)
 {
 	int rc;
 
 	pthread_mutex_lock(&gpu_lock);
 	if (!gpu_state) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		gpu_rc = gpu_setup(gpu_msg, sizeof(gpu_msg));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		gpu_setup_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+					  (t1.tv_nsec - t0.tv_nsec) / 1000);
 		if (gpu_rc)
 			gpu_teardown();
 		gpu_state = 1;

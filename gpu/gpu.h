@@ -54,6 +54,9 @@ typedef struct gpu_info {
  * GPMDB_GPU.
  */
 int gpu_init(char *err, size_t errlen);
+/* Microseconds the first gpu_init spent creating the CUDA context, the
+ * stream and the memory pool (0 before it ran). */
+uint64_t gpu_init_us(void);
 /* 1 when gpu_init succeeded (calls it if it has not run yet). */
 int gpu_available(void);
 /* Frees the pool and the stream; a later gpu_init starts again. */

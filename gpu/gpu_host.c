@@ -33,6 +33,11 @@ int gpu_available(void)
 	return 0;
 }
 
+uint64_t gpu_init_us(void)
+{
+	return 0;
+}
+
 void gpu_shutdown(void)
 {
 }

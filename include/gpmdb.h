@@ -80,7 +80,9 @@ typedef struct {
 
 /* Opens (and with GPMDB_OPEN_CREATE creates) a database.  *db is set even
  * on failure (unless out of memory) so that gpmdb_errmsg can say why; close
- * it with gpmdb_close. */
+ * it with gpmdb_close.  path ":memory:" or "": a new in-memory database
+ * that lives until gpmdb_close and leaves no file (each open its own;
+ * durability off; not GPMDB_OPEN_READONLY). */
 int gpmdb_open_v2(const char *path, gpmdb **db, int flags,
 		  const gpmdb_options *opts);
 int gpmdb_close(gpmdb *db);

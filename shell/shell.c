@@ -7,7 +7,6 @@
  * users feel at home; docs/shell.md describes the differences.  The shell
  * uses the database only through include/gpmdb.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -74,65 +73,29 @@ char *shell_quote_ident(const char *name)
 	return q;
 }
 
-static void remove_temp_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char path[4096];
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 void shell_close_db(struct shell *sh)
 {
 	if (sh->db)
 		gpmdb_close(sh->db);
 	sh->db = NULL;
-	if (sh->temp_dir) {
-		remove_temp_dir(sh->temp_dir);
-		free(sh->temp_dir);
-		sh->temp_dir = NULL;
-	}
 	free(sh->db_path);
 	sh->db_path = NULL;
 }
 
 /*
- * Opens path (NULL: a temporary database in a fresh directory, removed at
- * exit, since a pool is a file).  fresh: delete an existing file first.
+ * Opens path (NULL: an in-memory database, ":memory:").  fresh: delete
+ * an existing file first.
  */
 int shell_open(struct shell *sh, const char *path, int readonly, int fresh)
 {
 	char *p;
 	shell_close_db(sh);
-	if (!path) {
-		const char *tmp = getenv("TMPDIR");
-		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s/gpmdb-XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir)) {
-			shell_error(sh,
-				    "Error: cannot create a temporary "
-				    "directory: %s",
-				    strerror(errno));
-			return 1;
-		}
-		sh->temp_dir = strdup(dir);
-		if (asprintf(&p, "%s/temp.gpmdb", dir) < 0)
-			return 1;
-	} else {
-		p = strdup(path);
-		if (fresh)
-			unlink(p);
-	}
+	/* no file: an in-memory database (storage's ":memory:") */
+	p = strdup(path ? path : ":memory:");
+	if (!p)
+		return 1;
+	if (fresh && path)
+		unlink(p);
 	sh->db_path = p;
 	int flags = readonly ? GPMDB_OPEN_READONLY
 			     : GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE;
@@ -599,8 +562,8 @@ int main(int argc, char **argv)
 			       "Enter \".help\" for usage hints.\n",
 			       gpmdb_libversion());
 			if (!file)
-				printf("Connected to a temporary database "
-				       "that is removed at exit.\n"
+				printf("Connected to a transient in-memory "
+				       "database.\n"
 				       "Use \".open FILENAME\" to reopen on a "
 				       "persistent database.\n");
 			shell_edit_init(sh);

@@ -36,7 +36,6 @@ enum shell_mode {
 struct shell {
 	gpmdb *db;
 	char *db_path;	     /* as given, or the temporary file */
-	char *temp_dir;	     /* set when db_path is a temporary database */
 	int readonly;	     /* -readonly or .open --readonly */
 	const char *backend; /* -backend, passed to gpmdb_open_v2 */
 

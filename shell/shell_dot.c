@@ -760,8 +760,7 @@ static int dot_show(struct shell *sh)
 	fprintf(out, "\n%12s: %s\n", "bail", sh->bail ? "on" : "off");
 	fprintf(out, "%12s: %s\n", "timer", sh->timer ? "on" : "off");
 	fprintf(out, "%12s: %s\n", "changes", sh->show_changes ? "on" : "off");
-	fprintf(out, "%12s: %s\n", "filename",
-		sh->temp_dir ? "(temporary database)" : sh->db_path);
+	fprintf(out, "%12s: %s\n", "filename", sh->db_path);
 	return 0;
 }
 

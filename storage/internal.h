@@ -77,6 +77,8 @@ typedef struct {
 
 struct stg_pool {
 	char *path;
+	char map_path[64]; /* :memory: maps its memfd as /proc/self/fd/N */
+	bool memory;	   /* ":memory:" or "": an anonymous pool */
 	int fd;
 	bool readonly;
 	bool private_map; /* readonly: MAP_PRIVATE copy, recovery in memory */

@@ -332,7 +332,8 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 				strerror(err));
 	}
 	p->base = NULL;
-	base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
+	base = pmem_map_file(p->memory ? p->map_path : p->path, 0, 0, 0, &len,
+			     &is_pmem);
 	if (base == NULL || len < new_size) {
 		if (base)
 			pmem_unmap(base, len);
@@ -669,7 +670,8 @@ static int map_file(stg_pool *p, stg_durability dur)
 		if ((err = wal_map(p, len)) != GPMDB_OK)
 			return err;
 	} else {
-		base = pmem_map_file(p->path, 0, 0, 0, &len, &is_pmem);
+		base = pmem_map_file(p->memory ? p->map_path : p->path, 0, 0, 0,
+				     &len, &is_pmem);
 		if (base == NULL)
 			return pool_err(p, GPMDB_IOERR, "cannot map %s: %s",
 					p->path, pmem_errormsg());
@@ -739,6 +741,34 @@ static int open_fd(stg_pool *p, const stg_open_opts *o, bool *created)
 	return GPMDB_OK;
 }
 
+/* ":memory:" and "": a pool in an anonymous memfd (shmem, so the GPU can
+ * register it like /dev/shm) that ends with the connection; durability
+ * off, since nothing outlives the process. */
+static int open_memory(stg_pool *p, stg_open_opts *o, bool *created)
+{
+	int fd, err;
+
+	if (o->readonly)
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open database file: an in-memory "
+				"database (%s) cannot be opened read-only",
+				p->path[0] ? p->path : "\"\"");
+	fd = memfd_create("gpmdb-memory", MFD_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		return pool_err(p, GPMDB_CANTOPEN,
+				"unable to open an in-memory database: "
+				"memfd_create: %s",
+				strerror(err));
+	}
+	p->fd = fd;
+	p->memory = true;
+	snprintf(p->map_path, sizeof(p->map_path), "/proc/self/fd/%d", fd);
+	o->durability = STG_DUR_OFF;
+	*created = true;
+	return GPMDB_OK;
+}
+
 static int take_lock(stg_pool *p)
 {
 	int err;
@@ -792,7 +822,9 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	p->fd = -1;
 	p->readonly = o.readonly;
 
-	rc = open_fd(p, &o, &created);
+	rc = path[0] == '\0' || strcmp(path, ":memory:") == 0
+		 ? open_memory(p, &o, &created)
+		 : open_fd(p, &o, &created);
 	if (rc == GPMDB_OK && !o.readonly)
 		rc = take_lock(p);
 	if (rc == GPMDB_OK)
@@ -825,7 +857,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	if (rc != GPMDB_OK) {
 		if (errmsg && errmsg_len)
 			snprintf(errmsg, errmsg_len, "%s", stg_errmsg(p));
-		if (created)
+		if (created && !p->memory)
 			unlink(p->path); /* ours, never complete */
 		pool_free(p);
 		return rc;

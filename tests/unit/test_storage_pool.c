@@ -277,6 +277,52 @@ static void test_crash_point(void)
 	unlink(path);
 }
 
+/* ":memory:" and "": anonymous pools that grow, roll back, stay apart
+ * and leave no file behind; not read-only. */
+static void test_memory(void)
+{
+	const char *names[] = {":memory:", ""};
+
+	for (int k = 0; k < 2; k++) {
+		stg_pool *p = tu_open_ex(names[k], true, false, 1u << 20, 0);
+		stg_pool *q = tu_open_ex(names[k], true, false, 0, 0);
+		stg_stats st;
+		uint32_t tid, tq;
+
+		if (!p || !q)
+			return;
+		stg_get_stats(p, &st);
+		CHECK(st.durability == STG_DUR_OFF);
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		tid = tu_table(p, "t");
+		CHECK_RC(tu_append(p, tid, 0, 50000), GPMDB_OK); /* grows */
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(tu_append(p, tid, 50000, 10), GPMDB_OK);
+		CHECK_RC(stg_rollback(p), GPMDB_OK);
+		CHECK(tu_verify(p, tid, 50000) == 0);
+		stg_get_stats(p, &st);
+		CHECK(st.pool_size > (1u << 20));
+		TU_CHECK_OK(p);
+		/* a second open is another database */
+		CHECK_RC(stg_table_find(q, "t", &tq), GPMDB_NOTFOUND);
+		stg_close(q);
+		stg_close(p);
+		CHECK(access(":memory:", F_OK) != 0);
+	}
+	{
+		stg_open_opts o = {0};
+		stg_pool *p = NULL;
+		char err[512] = "";
+
+		o.readonly = true;
+		CHECK_RC(stg_open(":memory:", &o, &p, err, sizeof(err)),
+			 GPMDB_CANTOPEN);
+		CHECKF(strstr(err, "cannot be opened read-only") != NULL, "%s",
+		       err);
+	}
+}
+
 int main(void)
 {
 	TEST_RUN(test_names);
@@ -286,6 +332,7 @@ int main(void)
 	TEST_RUN(test_lock);
 	TEST_RUN(test_growth_and_full);
 	TEST_RUN(test_crash_point);
+	TEST_RUN(test_memory);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
