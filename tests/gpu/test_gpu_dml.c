@@ -351,19 +351,23 @@ static void t_text(void)
 }
 
 /* msync mode: CUDA refuses the mapping; kernel mode says so, auto uses
- * the CPU-assisted path. */
+ * the CPU-assisted path.  The mode is asked for: on tmpfs (a run from
+ * /dev/shm) the default would be pmem. */
 static void t_msync(void)
 {
 	const char *path = "gdml_msync.db";
 	gpmdb *db;
-	char err[600] = "";
+	char err[600] = "", mode[64];
 	int fd;
 
 	unlink(path);
-	db = du_open(path, "gpu", 1);
+	db = du_open_dur(path, "gpu", 1, "msync");
 	CHECK(db);
 	if (!db)
 		return;
+	CHECKF(!strcmp(du_text(db, "PRAGMA durability", mode, sizeof(mode)),
+		       "msync"),
+	       "durability %s", mode);
 	CHECK_RC(du_exec(db, "CREATE TABLE t (id BIGINT, v BIGINT)"), GPMDB_OK);
 	CHECK_RC(du_exec(db, "INSERT INTO t VALUES (1, 2), (3, 4)"), GPMDB_OK);
 	double c0 = du_stat(db, "gpu_write_stats", "cap_batches");
