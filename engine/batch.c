@@ -302,7 +302,8 @@ int batch_check(gpmdb_stmt *st, ast_stmt *s)
 
 	if (!batch_active(st))
 		return GPMDB_OK;
-	if (s->explain ||
+	/* EXPLAIN ANALYZE runs the batch (and shows its phases) */
+	if ((s->explain && s->explain != 3) ||
 	    (s->kind != AST_STMT_INSERT && s->kind != AST_STMT_UPDATE &&
 	     s->kind != AST_STMT_DELETE))
 		return db_err(st->db, GPMDB_MISUSE,
@@ -903,9 +904,10 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	ccol *cols = calloc((size_t)sch->ncols + 1, sizeof(ccol));
 	stg_col_batch *b = calloc((size_t)sch->ncols + 1, sizeof(*b));
 	rel *hold = rel_new(x, 0, NULL);
-	int rc = GPMDB_OK;
+	int rc = GPMDB_OK, ph = wp_to(db, WP_BIND);
 	berr e = {0};
 
+	wp_path(db, "%lld %ss converted in one pass", (long long)nrows, what);
 	if (!cols || !b || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
@@ -926,7 +928,7 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	}
 	/* unique keys: storage checks them through the table's indexes
 	 * before it writes; the error names the lowest row at fault */
-	if (nrows > 0 && (rc = bgpu_append(db, tid, b, (uint64_t)nrows))) {
+	if (nrows > 0 && (rc = wp_append(db, tid, sch, b, (uint64_t)nrows))) {
 		if (rc == GPMDB_CONSTRAINT) /* backend=gpu: batch_gpu.c */
 			rc = bkey_raise(db, &e, what, -1, NULL);
 		goto out;
@@ -934,6 +936,7 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	db->changes = nrows;
 	rc = GPMDB_OK;
 out:
+	wp_to(db, ph);
 	if (cols)
 		for (int c = 0; c < sch->ncols; c++)
 			ccol_free(&cols[c]);
@@ -1277,7 +1280,7 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	berr e = {0};
 	stg_tablet_view *views = NULL;
 	tmatch *tm = NULL;
-	int rc = GPMDB_OK;
+	int rc = GPMDB_OK, ph = wp_to(db, WP_LOCATE);
 
 	memset(kc, 0, sizeof(kc));
 	memset(m, 0, sizeof(*m));
@@ -1310,10 +1313,12 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		real_key |= types[i] == STG_T_DOUBLE || types[i] == STG_T_FLOAT;
 	if (!real_key && (db->backend == 2 || (uint64_t)n * 10 <= live) &&
 	    match_index(db, tid, terms, nt, &ixid, kpos)) {
+		wp_path(db, "%lld keys probed in a unique index", (long long)n);
 		rc = match_keys_index(x, ixid, kpos, nt, kc, nomatch, n, used,
 				      m);
 		goto out;
 	}
+	wp_path(db, "%lld keys hashed, one pass over the table", (long long)n);
 	if ((rc = kset_init(db, &k, nt, types, (uint64_t)n)) ||
 	    (rc = khash_init(db, &kh, (uint64_t)n)))
 		goto out;
@@ -1412,6 +1417,7 @@ out:
 		free(m->prow);
 		memset(m, 0, sizeof(*m));
 	}
+	wp_to(db, ph);
 	return rc;
 }
 
@@ -1433,7 +1439,7 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	stmt_exec_init(st);
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
 		goto out;
-	if (m.n && (rc = bgpu_delete(db, tid, m.rowid, m.n)))
+	if (m.n && (rc = wp_delete(db, tid, m.rowid, m.n)))
 		goto out; /* backend=gpu: batch_gpu.c */
 	db->changes = (long long)m.n;
 out:
@@ -1455,7 +1461,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	stg_col_batch *vals = NULL;
 	uint8_t *used = NULL;
 	rel *hold = NULL;
-	int nt = 0, nset = 0, rc;
+	int nt = 0, nset = 0, rc, ph = -1;
 	kmatch m = {0};
 	berr e = {0};
 
@@ -1493,6 +1499,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, used, &m)))
 		goto out;
 	/* the new values, by batch row; only rows that matched can fail */
+	ph = wp_to(db, WP_BIND);
 	for (int c = 0; c < sch->ncols; c++) {
 		if (set[c].kind == BS_NONE)
 			continue;
@@ -1538,8 +1545,8 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		 * violation names the parameter row whose values the
 		 * offending row gets */
 		if (!rc) /* backend=gpu: batch_gpu.c */
-			rc = bgpu_update(db, tid, nset, ucols, m.rowid, m.n,
-					 vals);
+			rc = wp_update(db, tid, sch, nset, ucols, m.rowid, m.n,
+				       vals);
 		if (rc == GPMDB_CONSTRAINT)
 			rc = bkey_raise(db, &e, "parameter row", (int64_t)m.n,
 					m.prow);
@@ -1549,6 +1556,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	db->changes = m.changes;
 	rc = GPMDB_OK;
 out:
+	wp_to(db, ph);
 	if (vals)
 		for (int j = 0; j < nset; j++) {
 			free((void *)vals[j].values);
@@ -1583,6 +1591,7 @@ static int row_by_row(gpmdb_stmt *st, ast_stmt *s, int64_t n)
 	int rc = GPMDB_OK;
 
 	b->in_loop = true;
+	wp_path(db, "%lld rows one by one (the last one's plan)", (long long)n);
 	for (int64_t k = 0; k < n; k++) {
 		for (int i = 0; i < st->nparams; i++)
 			if (b->arr[i].kind == BS_ARRAY)
@@ -1796,9 +1805,10 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 		goto out;
 	}
 	db->changes = 0;
+	wp_start(db, "INSERT"); /* its phases, as an INSERT's */
 	rc = insert_batch(x, tid, sch, srcs, nrows, "row");
 	if (own_txn) {
-		if (!rc && stg_commit(db->pool))
+		if (!rc && wp_commit(db))
 			rc = db_err_stg(db);
 		if (rc)
 			stg_rollback(db->pool);
@@ -1806,10 +1816,11 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
 	} else if (!rc) {
-		stg_release(db->pool, &mark);
+		wp_release(db, &mark);
 	}
 	if (rc)
 		db->changes = 0;
+	wp_finish(db, rc);
 out:
 	if (tmp) {
 		/* keep our message: finalize of the helper must not */

@@ -202,6 +202,27 @@ static void bg_done(gpmdb *db, const char *op, uint64_t rows,
 	pthread_mutex_unlock(&bg_lock);
 }
 
+/* The write phases (write_phases.h) of a batch's kernels: the caller
+ * charged their wall time to data; their own timing moves the upload and
+ * the logging kernels' parts, and up counts the bytes sent (row ids,
+ * values, NULL bitmaps, the tablet layout). */
+static void bg_phases(gpmdb *db, const gpu_dml_timing *t, uint64_t up,
+		      uint64_t log)
+{
+	wp_move(db, WP_DATA, WP_UPLOAD, (uint64_t)(t->upload_ms * 1e6));
+	wp_move(db, WP_DATA, WP_LOG, (uint64_t)(t->log_ms * 1e6));
+	wp_bytes(db, WP_UPLOAD, up);
+	wp_bytes(db, WP_LOG, log);
+	wp_note_gpu(db);
+}
+
+/* The HCL entries and tails the UPDATE/DELETE kernels store (gpu/dml.cu)
+ * for n rows of ncols values. */
+static uint64_t bg_log_bytes(uint64_t n, int ncols)
+{
+	return 4ull * HCL_ENTRY_WORDS * (uint64_t)ncols * n + 4 * n;
+}
+
 static void bg_glay(const stg_gpu_layout *l, gpu_tab_layout *g)
 {
 	g->tab = l->tab;
@@ -241,13 +262,16 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	gpu_dml_timing t = {0};
 	const void **vals = NULL;
 	const uint32_t **nls = NULL;
-	uint64_t start = 0;
+	uint64_t start = 0, up;
 	char err[600];
-	int want, rc;
+	int want, rc, ph;
 
 	if (db->backend != 2 || nrows == 0)
 		return bg_cpu_append(db, tid, cols, nrows);
+	/* the GPU's setup and the pool's registration */
+	ph = wp_to(db, WP_RESERVE);
 	want = bg_choose(db, "INSERT", bg_table_has_text(db, tid, &sch));
+	wp_to(db, ph);
 	if (want <= 0 || !sch) {
 		stg_schema_free(sch);
 		return want < 0 ? db->errcode
@@ -263,7 +287,9 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		vals[c] = cols[c].values;
 		nls[c] = cols[c].nulls;
 	}
-	/* tablets first: reserving may grow and remap the pool */
+	/* tablets first: reserving may grow and remap the pool (the unique
+	 * keys are checked there too) */
+	ph = wp_to(db, WP_RESERVE);
 	if (stg_append_reserve(db->pool, tid, cols, nrows, &start) ||
 	    stg_gpu_layout_get(db->pool, tid, &lay)) {
 		rc = db_err_stg(db);
@@ -274,6 +300,7 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		goto out;
 	}
 	bg_glay(&lay, &gl);
+	wp_to(db, WP_DATA);
 	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t, err,
 			sizeof(err));
 	if (rc) {
@@ -282,18 +309,25 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		rc = db_err(db, rc, "GPU INSERT: %s", err);
 		goto out;
 	}
+	/* the new count through the log, and the rows' index entries
+	 * (storage adds them in the same call: most of its time) */
+	wp_to(db, WP_INDEX);
 	if (stg_append_finish(db->pool, tid, start, nrows, t.bytes)) {
 		rc = db_err_stg(db);
 		goto out;
 	}
 	/* the rows went up from the host: PRAGMA gpu_stats shows it, as it
 	 * shows the uploads of query inputs */
+	up = (uint64_t)lay.ntab * lay.stride * 8;
 	for (uint32_t c = 0; c < gl.ncols; c++)
-		db->gstat.bytes_uploaded +=
+		up +=
 		    nrows * gl.widths[c] + (nls[c] ? (nrows + 31) / 32 * 4 : 0);
+	db->gstat.bytes_uploaded += up - (uint64_t)lay.ntab * lay.stride * 8;
+	bg_phases(db, &t, up, 0);
 	bg_done(db, "INSERT", nrows, &t);
 	rc = GPMDB_OK;
 out:
+	wp_to(db, ph);
 	free(vals);
 	free(nls);
 	stg_gpu_layout_free(&lay);
@@ -327,9 +361,9 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	const uint32_t *nl[64];
 	bool text = false;
 	char err[600];
-	uint64_t epp;
+	uint64_t epp, up;
 	uint32_t nparts;
-	int want, rc;
+	int want, rc, ph = -1;
 
 	if (db->backend != 2 || n == 0)
 		goto cpu;
@@ -346,13 +380,17 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 			goto out;
 		goto cpu;
 	}
+	ph = wp_to(db, WP_RESERVE); /* the GPU's setup, the registration */
 	want = bg_choose(db, "UPDATE", text);
 	if (want < 0) {
 		rc = db->errcode;
 		goto out;
 	}
-	if (want == 0)
+	if (want == 0) {
+		wp_to(db, ph);
 		goto cpu;
+	}
+	wp_to(db, WP_KEYCHECK); /* stg_update's checks, made here */
 	for (int k = 0; k < ncols; k++) {
 		const stg_column_info *ci = &sch->cols[cols[k]];
 
@@ -374,6 +412,7 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 				n)))
 		goto out;
 	/* the indexes: new keys checked, the rows' entries out (storage) */
+	wp_to(db, WP_INDEX);
 	if (stg_index_update_begin(db->pool, tid, ncols, cols, rowids, n,
 				   vals)) {
 		rc = db_err_stg(db);
@@ -390,6 +429,7 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 			    (unsigned long long)epp);
 		goto out;
 	}
+	wp_to(db, WP_RESERVE); /* the log segment, the registration */
 	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
 	    stg_hcl_begin_gpu(db->pool, tid, db->gpu_log ? nparts : n,
 			      (uint32_t)epp, &seg)) {
@@ -402,6 +442,7 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	bg_glay(&lay, &gl);
+	wp_to(db, WP_DATA);
 	if (db->gpu_log)
 		rc = gpu_conv_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
 				     &gl, rowids, n, ncols, cols, v, nl, nparts,
@@ -421,8 +462,17 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		rc = db_err(db, rc, "GPU UPDATE: %s", err);
 		goto out;
 	}
-	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0) ||
-	    stg_index_update_end(db->pool, tid, ncols, cols, rowids, n)) {
+	up = (uint64_t)lay.ntab * lay.stride * 8 + 8 * n;
+	for (int k = 0; k < ncols; k++)
+		up += n * lay.widths[cols[k]] + (nl[k] ? (n + 31) / 32 * 4 : 0);
+	bg_phases(db, &t, up, bg_log_bytes(n, ncols));
+	wp_to(db, WP_LOG); /* the batch's end through the log */
+	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	wp_to(db, WP_INDEX);
+	if (stg_index_update_end(db->pool, tid, ncols, cols, rowids, n)) {
 		rc = db_err_stg(db);
 		goto out;
 	}
@@ -434,6 +484,7 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	}
 	rc = GPMDB_OK;
 out:
+	wp_to(db, ph);
 	stg_gpu_layout_free(&lay);
 	stg_schema_free(sch);
 	return rc;
@@ -453,23 +504,32 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	gpu_dml_timing t = {0};
 	uint64_t added = 0;
 	char err[600];
-	int want, rc;
+	int want, rc, ph = -1;
 
 	if (db->backend != 2 || n == 0 ||
 	    stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
 		goto cpu;
+	ph = wp_to(db, WP_RESERVE); /* the GPU's setup, the registration */
 	want = bg_choose(db, "DELETE", false);
 	if (want < 0) {
 		rc = db->errcode;
 		goto out;
 	}
-	if (want == 0)
+	if (want == 0) {
+		wp_to(db, ph);
 		goto cpu;
+	}
+	wp_to(db, WP_KEYCHECK);
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
 				n)))
 		goto out;
-	if (stg_index_delete_rows(db->pool, tid, rowids, n) ||
-	    stg_gpu_layout_get(db->pool, tid, &lay) ||
+	wp_to(db, WP_INDEX);
+	if (stg_index_delete_rows(db->pool, tid, rowids, n)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	wp_to(db, WP_RESERVE);
+	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
 	    stg_hcl_begin_gpu(db->pool, tid, n, 1, &seg)) {
 		rc = db_err_stg(db);
 		goto out;
@@ -479,6 +539,7 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		goto out;
 	}
 	bg_glay(&lay, &gl);
+	wp_to(db, WP_DATA);
 	rc = gpu_hcl_delete(db->gpu_reg_base, seg.seg_off, &seg.geom, &gl,
 			    rowids, n, db->gpu_scope, &added, &t, err,
 			    sizeof(err));
@@ -486,6 +547,9 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		rc = db_err(db, rc, "GPU DELETE: %s", err);
 		goto out;
 	}
+	bg_phases(db, &t, (uint64_t)lay.ntab * lay.stride * 8 + 8 * n,
+		  bg_log_bytes(n, 1));
+	wp_to(db, WP_LOG); /* the deleted count through the log */
 	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, true, added)) {
 		rc = db_err_stg(db);
 		goto out;
@@ -493,6 +557,7 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	bg_done(db, "DELETE", n, &t);
 	rc = GPMDB_OK;
 out:
+	wp_to(db, ph);
 	stg_gpu_layout_free(&lay);
 	stg_schema_free(sch);
 	return rc;
@@ -579,7 +644,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		       bool *done)
 {
 	gpmdb *db = st->db;
-	int nc = sch->ncols, nk = 0, rc = GPMDB_OK;
+	int nc = sch->ncols, nk = 0, rc = GPMDB_OK, ph = wp_to(db, WP_OTHER);
 	exec_gpu_dev *dev = NULL;
 	gpu_ins_src *src = NULL;
 	void **dv = NULL;
@@ -670,7 +735,9 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 			goto host;
 		}
 	}
+	wp_to(db, WP_LOCATE); /* the SELECT, left on the device */
 	rc = exec_gpu_select_dev(&st->x, node, &dev, why, sizeof(why));
+	wp_to(db, WP_OTHER);
 	if (rc == -1) {
 		rc = GPMDB_OK;
 		goto host;
@@ -717,11 +784,13 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		pthread_mutex_unlock(&bg_lock);
 		goto out;
 	}
+	wp_to(db, WP_BIND);
 	if (gpu_ins_convert(src, nc, n, dv, dn, fnull, fbad, err,
 			    sizeof(err))) {
 		snprintf(why, sizeof(why), "GPU conversion: %.300s", err);
 		goto host;
 	}
+	wp_to(db, WP_KEYCHECK);
 	db->gstat.bytes_downloaded += 16 * (uint64_t)nc;
 	for (int c = 0; c < nc; c++)
 		if (fbad[c] != UINT64_MAX) {
@@ -784,6 +853,13 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		rb[c].values = kb[c].values ? kb[c].values : dv[c];
 		rb[c].nulls = kb[c].values ? kb[c].nulls : NULL;
 	}
+	/* no way back to the host from here: the bytes, as wp_append
+	 * counts them */
+	for (int c = 0; c < nc; c++) {
+		wp_bytes(db, WP_BIND, n * src[c].width);
+		wp_bytes(db, WP_DATA, n * src[c].width);
+	}
+	wp_to(db, WP_RESERVE);
 	if (stg_append_reserve(db->pool, tid, rb, n, &start) ||
 	    stg_gpu_layout_get(db->pool, tid, &lay)) {
 		rc = db_err_stg(db);
@@ -795,6 +871,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		goto out;
 	}
 	bg_glay(&lay, &gl);
+	wp_to(db, WP_DATA);
 	rc = gpu_append_dev(db->gpu_reg_base, &gl, start, n,
 			    (const void *const *)dv,
 			    (const uint32_t *const *)dn, &t, err, sizeof(err));
@@ -803,6 +880,8 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		rc = db_err(db, rc, "GPU INSERT: %s", err);
 		goto out;
 	}
+	bg_phases(db, &t, (uint64_t)lay.ntab * lay.stride * 8, 0);
+	wp_to(db, WP_INDEX); /* the count, the rows' index entries */
 	if (stg_append_finish(db->pool, tid, start, n, t.bytes)) {
 		rc = db_err_stg(db);
 		goto out;
@@ -818,6 +897,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 host:
 	bg_is_host(why);
 out:
+	wp_to(db, ph);
 	for (int c = 0; dv && c < nc; c++) {
 		gpu_free(dv[c], NULL, 0);
 		gpu_free(dn[c], NULL, 0);
@@ -954,6 +1034,8 @@ void bgpu_before_close(gpmdb *db)
 /* ---- pragmas -------------------------------------------------------- */
 
 static const char *bg_nv_cols[] = {"name", "value"};
+/* gpu_write_stats: the last write's phases have bytes */
+static const char *bg_nvb_cols[] = {"name", "value", "bytes"};
 static const char *bg_one_col[] = {"value"};
 
 bool bgpu_is_pragma(const char *name)
@@ -973,8 +1055,11 @@ int bgpu_pragma_columns(ast_stmt *s, const char ***names)
 {
 	if (!bgpu_is_pragma(s->name))
 		return -1;
-	if (!strcasecmp(s->name, "gpu_write_stats") ||
-	    !strcasecmp(s->name, "recovery_stats")) {
+	if (!strcasecmp(s->name, "gpu_write_stats")) {
+		*names = bg_nvb_cols;
+		return 3;
+	}
+	if (!strcasecmp(s->name, "recovery_stats")) {
 		*names = bg_nv_cols;
 		return 2;
 	}
@@ -989,6 +1074,8 @@ int bgpu_pragma_columns(ast_stmt *s, const char ***names)
 static int bg_row(gpmdb *db, rel *r, const char *name, const char *text,
 		  double num)
 {
+	if (r->ncols == 3) /* gpu_write_stats: no bytes but the phases' */
+		return wp_stat_row(db, r, name, num, -1);
 	sval v = {.t = BC_T_REAL};
 	v.u.r = num;
 	return pragma_row(db, r, name, text, v);
@@ -1067,8 +1154,13 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		return db_err(db, GPMDB_ERROR, "%s is %s, %s or %s", nm,
 			      names[0], names[1], names[2]);
 	}
-	if (!strcasecmp(nm, "gpu_write_stats") ||
-	    !strcasecmp(nm, "recovery_stats")) {
+	if (!strcasecmp(nm, "gpu_write_stats")) {
+		etype t3[3] = {et_make(BC_T_TEXT), et_make(BC_T_REAL),
+			       et_make(BC_T_INT)};
+
+		if (!(r = rel_new(NULL, 3, t3)))
+			return db_err(db, GPMDB_NOMEM, "out of memory");
+	} else if (!strcasecmp(nm, "recovery_stats")) {
 		tt[1] = et_make(BC_T_REAL);
 		if (!(r = rel_new(NULL, 2, tt)))
 			return db_err(db, GPMDB_NOMEM, "out of memory");
@@ -1076,6 +1168,11 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		return db_err(db, GPMDB_NOMEM, "out of memory");
 	}
 	if (!strcasecmp(nm, "gpu_write_stats")) {
+		/* this connection's last write, whichever backend ran it */
+		if ((rc = wp_pragma_rows(db, r))) {
+			rel_free(r);
+			return rc;
+		}
 		pthread_mutex_lock(&bg_lock);
 		const struct {
 			const char *n;

@@ -499,16 +499,18 @@ static int append_rel(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		      const rel *r)
 {
 	stg_col_batch *b = calloc((size_t)sch->ncols, sizeof(*b));
-	int rc = GPMDB_OK;
+	int rc = GPMDB_OK, ph;
 	uint64_t n = r->nrows;
 
 	if (!b)
 		return db_err(db, GPMDB_NOMEM, "out of memory");
+	ph = wp_to(db, WP_BIND);
 	for (int c = 0; c < sch->ncols && !rc; c++)
 		rc = rcol_to_storage(db, &r->cols[c], sch->cols[c].type, n,
 				     &b[c]);
 	if (!rc) /* backend=gpu: batch_gpu.c; unique keys: storage */
-		rc = bgpu_append(db, tid, b, n);
+		rc = wp_append(db, tid, sch, b, n);
+	wp_to(db, ph);
 	for (int c = 0; c < sch->ncols; c++) {
 		free((void *)b[c].values);
 		free((void *)b[c].nulls);
@@ -566,12 +568,13 @@ static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 	gpmdb *db = st->db;
 	etype ty[STG_MAX_COLUMNS];
 	rel *r;
-	int rc;
+	int rc, ph;
 
 	for (int c = 0; c < sch->ncols; c++)
 		ty[c] = col_etype(&sch->cols[c]);
 	if (!(r = rel_new(&st->x, sch->ncols, ty)))
 		return db->errcode;
+	ph = wp_to(db, WP_BIND);
 	if ((rc = rel_reserve(r, src->nrows)))
 		goto out;
 	for (int c = 0; c < sch->ncols; c++) {
@@ -594,6 +597,7 @@ static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 		}
 	}
 	r->nrows = src->nrows;
+	wp_to(db, WP_KEYCHECK);
 	for (int c = 0; c < sch->ncols; c++)
 		if ((rc = check_not_null(db, sch, r, c, tname)))
 			goto out;
@@ -601,6 +605,7 @@ static int insert_rel(gpmdb_stmt *st, uint32_t tid, stg_schema *sch,
 		goto out;
 	db->changes = (long long)r->nrows;
 out:
+	wp_to(db, ph);
 	rel_free(r);
 	return rc;
 }
@@ -628,7 +633,7 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 	bctx b = plan_bctx(st);
 	stg_schema *sch;
 	uint32_t tid;
-	int *map = NULL, rc, nsrc;
+	int *map = NULL, rc, nsrc, ph;
 	rel *src = NULL;
 	pnode *node = NULL;
 
@@ -691,6 +696,8 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 					    s->name, nsrc, node->nvis);
 			goto out;
 		}
+		if (st->x.analyze) /* EXPLAIN ANALYZE shows what ran */
+			st->plan = node;
 		/* backend=gpu: a SELECT the GPU runs over a table goes from
 		 * the device into the table (batch_gpu.c) */
 		if (node->kind != PN_VALUES && db->backend == 2) {
@@ -700,7 +707,11 @@ static int do_insert(gpmdb_stmt *st, ast_stmt *s)
 			    done)
 				goto out;
 		}
-		if ((rc = exec_node(&st->x, node, &src)))
+		/* VALUES are the values; a SELECT finds the rows */
+		ph = wp_to(db, node->kind == PN_VALUES ? WP_BIND : WP_LOCATE);
+		rc = exec_node(&st->x, node, &src);
+		wp_to(db, ph);
+		if (rc)
 			goto out;
 	}
 	rc = insert_rel(st, tid, sch, s->name, src, map);
@@ -721,7 +732,7 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 	rel *r = NULL;
 	stg_col_batch *vals = NULL;
 	uint64_t *rowids = NULL;
-	int n = 0, rc;
+	int n = 0, rc, ph = -1;
 	pnode *node;
 
 	if ((rc = find_table(db, s->name, &tid, &sch)))
@@ -748,14 +759,19 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 		if (j == n)
 			n++;
 	}
+	/* the rows and their new values (the PROJECT computes them) */
+	ph = wp_to(db, WP_LOCATE);
 	node = plan_dml(&b, tid, s->name, s->where, exprs, n);
 	if (!node) {
 		rc = db->errcode;
 		goto out;
 	}
+	if (st->x.analyze) /* EXPLAIN ANALYZE shows what ran */
+		st->plan = node;
 	stmt_exec_init(st);
 	if ((rc = exec_node(&st->x, node, &r)))
 		goto out;
+	wp_to(db, WP_BIND);
 	for (int j = 0; j < n; j++) {
 		etype t = col_etype(&sch->cols[cols[j]]);
 		for (uint64_t i = 0; i < r->nrows; i++) {
@@ -833,12 +849,13 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 					     &vals[j]);
 		/* unique keys of the table as it will be: storage */
 		if (!rc) /* backend=gpu: batch_gpu.c */
-			rc = bgpu_update(db, tid, n, cols, rowids, r->nrows,
-					 vals);
+			rc = wp_update(db, tid, sch, n, cols, rowids, r->nrows,
+				       vals);
 	}
 	if (!rc)
 		db->changes = (long long)r->nrows;
 out:
+	wp_to(db, ph);
 	if (vals)
 		for (int j = 0; j < n; j++) {
 			free((void *)vals[j].values);
@@ -862,15 +879,18 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 	rel *r = NULL;
 	uint64_t *rowids = NULL;
 	pnode *node;
-	int rc;
+	int rc, ph;
 
 	if ((rc = find_table(db, s->name, &tid, &sch)))
 		return rc;
+	ph = wp_to(db, WP_LOCATE);
 	node = plan_dml(&b, tid, s->name, s->where, NULL, 0);
 	if (!node) {
 		rc = db->errcode;
 		goto out;
 	}
+	if (st->x.analyze) /* EXPLAIN ANALYZE shows what ran */
+		st->plan = node;
 	stmt_exec_init(st);
 	if ((rc = exec_node(&st->x, node, &r)))
 		goto out;
@@ -882,11 +902,12 @@ static int do_delete(gpmdb_stmt *st, ast_stmt *s)
 		}
 		for (uint64_t i = 0; i < r->nrows; i++)
 			rowids[i] = (uint64_t)((int64_t *)r->cols[0].data)[i];
-		if ((rc = bgpu_delete(db, tid, rowids, r->nrows)))
+		if ((rc = wp_delete(db, tid, rowids, r->nrows)))
 			goto out; /* backend=gpu: batch_gpu.c */
 	}
 	db->changes = (long long)r->nrows;
 out:
+	wp_to(db, ph);
 	free(rowids);
 	rel_free(r);
 	stg_schema_free(sch);

@@ -31,6 +31,7 @@
 #include "bytecode.h"
 #include "vector.h"
 #include "vm.h"
+#include "write_phases.h"
 
 /* ---- types and scalar values ---- */
 
@@ -342,6 +343,8 @@ struct gpmdb {
 	void *progress_arg;
 	int progress_n;
 	int progress_count;
+	/* the phases of the last INSERT/UPDATE/DELETE (write_phases.c) */
+	wp_acc wp;
 };
 
 /* Evaluation frame of an outer query row, for correlated subqueries. */
@@ -740,6 +743,25 @@ int batch_exec(gpmdb_stmt *st, ast_stmt *s);
 void batch_unbind(gpmdb_stmt *st, int i);
 void batch_result_free(gpmdb_stmt *st);
 void batch_stmt_free(gpmdb_stmt *st);
+
+/* write_phases.c: rows to storage (bgpu_*) with their phase and bytes;
+ * the commit and a savepoint's release as the commit phase */
+int wp_append(gpmdb *db, uint32_t tid, const stg_schema *sch,
+	      const stg_col_batch *b, uint64_t n);
+int wp_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
+	      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
+	      const stg_col_batch *vals);
+int wp_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n);
+int wp_commit(gpmdb *db);
+int wp_release(gpmdb *db, const stg_mark *m);
+/* EXPLAIN ANALYZE INSERT/UPDATE/DELETE after the run: st->explain gets
+ * head, the plan that ran (st->plan), the batch path and the phases. */
+int wp_explain(gpmdb_stmt *st, const char *head);
+/* PRAGMA gpu_write_stats rows (name, value, bytes; bytes < 0: NULL) and
+ * the phase rows of the last write. */
+int wp_stat_row(gpmdb *db, rel *r, const char *name, double value,
+		int64_t bytes);
+int wp_pragma_rows(gpmdb *db, rel *r);
 
 /* dml.c services for batch.c */
 typedef struct dml_key {

@@ -115,17 +115,25 @@ static void free_plan(gpmdb_stmt *st)
 
 static const char *explain_names[] = {"plan"};
 
+/* The statements whose phases are measured (write_phases.h). */
+static bool is_dml(int kind)
+{
+	return kind == AST_STMT_INSERT || kind == AST_STMT_UPDATE ||
+	       kind == AST_STMT_DELETE;
+}
+
 static int plan_now(gpmdb_stmt *st)
 {
 	ast_stmt *s = st->pr.stmt;
 	int rc;
 
 	free_plan(st);
-	/* a write's figures would need its rows run and kept apart from the
-	 * write itself: not supported rather than not run */
-	if (s->explain == 3 && s->kind != AST_STMT_SELECT)
+	/* EXPLAIN ANALYZE of INSERT/UPDATE/DELETE runs the write and shows
+	 * its phases; other statements have no figures to show */
+	if (s->explain == 3 && s->kind != AST_STMT_SELECT && !is_dml(s->kind))
 		return db_err(st->db, GPMDB_ERROR,
-			      "EXPLAIN ANALYZE supports SELECT only, not %s",
+			      "EXPLAIN ANALYZE supports SELECT, INSERT, UPDATE "
+			      "and DELETE, not %s",
 			      ast_stmt_kind_name(s->kind));
 	if (s->kind == AST_STMT_SELECT) {
 		if ((rc = plan_stmt_select(st)))
@@ -386,7 +394,7 @@ static int is_write(int kind)
 
 /* Runs a writing statement as a transaction of its own, or inside the
  * open one behind a savepoint. */
-static int run_write(gpmdb_stmt *st, ast_stmt *s)
+static int run_write_txn(gpmdb_stmt *st, ast_stmt *s)
 {
 	gpmdb *db = st->db;
 	stg_mark mark;
@@ -403,7 +411,7 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 			stg_rollback(db->pool);
 			return rc;
 		}
-		if (stg_commit(db->pool)) {
+		if (wp_commit(db)) {
 			rc = db_err_stg(db);
 			stg_rollback(db->pool);
 			return rc;
@@ -424,8 +432,22 @@ static int run_write(gpmdb_stmt *st, ast_stmt *s)
 		stg_rollback(db->pool);
 		db->explicit_txn = false;
 	} else if (!rc) {
-		stg_release(db->pool, &mark);
+		wp_release(db, &mark);
 	}
+	return rc;
+}
+
+/* INSERT, UPDATE and DELETE have their phases measured, the transaction
+ * around them included. */
+static int run_write(gpmdb_stmt *st, ast_stmt *s)
+{
+	int rc;
+
+	if (!is_dml(s->kind))
+		return run_write_txn(st, s);
+	wp_start(st->db, ast_stmt_kind_name(s->kind));
+	rc = run_write_txn(st, s);
+	wp_finish(st->db, rc);
 	return rc;
 }
 
@@ -530,6 +552,24 @@ static int stmt_run_analyze(gpmdb_stmt *st)
 	return rc;
 }
 
+/* EXPLAIN ANALYZE INSERT/UPDATE/DELETE: the write runs (inside BEGIN it
+ * can be rolled back), the plan it ran records its figures and becomes
+ * st->plan (dml.c), and wp_explain shows it with the phases. */
+static int stmt_run_analyze_write(gpmdb_stmt *st, ast_stmt *s)
+{
+	int rc;
+
+	st->plan = NULL; /* a batch's set-at-a-time paths run no plan */
+	st->x.analyze = true;
+	rc = exec_gpu_after_write(run_write(st, s));
+	st->x.analyze = false;
+	if (rc)
+		return rc;
+	if ((rc = wp_explain(st, ast_stmt_kind_name(s->kind))))
+		return rc;
+	return explain_rows(st);
+}
+
 static int start(gpmdb_stmt *st)
 {
 	ast_stmt *s = st->pr.stmt;
@@ -541,6 +581,8 @@ static int start(gpmdb_stmt *st)
 	if (!st->planned || st->params_changed)
 		if ((rc = plan_now(st)))
 			return rc;
+	if (s->explain == 3 && is_dml(s->kind))
+		return stmt_run_analyze_write(st, s);
 	if (s->explain) {
 		const char *head = s->kind == AST_STMT_SELECT
 				       ? NULL

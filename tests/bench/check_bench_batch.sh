@@ -3,7 +3,8 @@
 # smoke test in `make test`: bench_batch at 20000 rows with the
 # configurations that need no GPU and no network (gpmdb CPU with its crash
 # recovery, SQLite; DuckDB only when .peers has it).  Every configuration's
-# checksums must match (bench_batch exits non-zero otherwise).
+# checksums must match (bench_batch exits non-zero otherwise), and each
+# gpmdb operation has its row of write phases.
 # GPMDB_BENCH_BATCH: the program (default build/bench_batch).
 cd "$(dirname "$0")/../.." || exit 1
 bin=${GPMDB_BENCH_BATCH:-build/bench_batch}
@@ -34,6 +35,14 @@ if [ "$n" -eq 3 ]; then
 else
 	fail=$((fail + 1))
 	echo "# gpmdb CPU: $n of 3 recoveries measured"
+fi
+# where the time went: a phase row (11 phases and the total) per operation
+n=$(printf '%s\n' "$out" | grep -cE "^\| .* \| gpmdb CPU .* \| CPU (\| [0-9]+\.[0-9]{3} ){12}\|$")
+if [ "$n" -eq 3 ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "# gpmdb CPU: $n of 3 operations with their write phases"
 fi
 echo "# passed $pass failed $fail"
 [ $fail -eq 0 ]

@@ -21,14 +21,18 @@ static __attribute__((unused)) double du_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static __attribute__((unused)) gpmdb *du_open(const char *path,
-					      const char *backend, int create)
+/* durability: NULL for the file system's default (pmem on tmpfs). */
+static __attribute__((unused)) gpmdb *du_open_dur(const char *path,
+						  const char *backend,
+						  int create,
+						  const char *durability)
 {
 	gpmdb_options o;
 	gpmdb *db = NULL;
 
 	memset(&o, 0, sizeof(o));
 	o.backend = backend;
+	o.durability = durability;
 	if (gpmdb_open_v2(path, &db,
 			  GPMDB_OPEN_READWRITE |
 			      (create ? GPMDB_OPEN_CREATE : 0),
@@ -38,6 +42,12 @@ static __attribute__((unused)) gpmdb *du_open(const char *path,
 		return NULL;
 	}
 	return db;
+}
+
+static __attribute__((unused)) gpmdb *du_open(const char *path,
+					      const char *backend, int create)
+{
+	return du_open_dur(path, backend, create, NULL);
 }
 
 static __attribute__((unused)) int du_exec(gpmdb *db, const char *sql)

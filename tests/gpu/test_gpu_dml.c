@@ -18,6 +18,7 @@
 #include "../../gpu/gpu.h"
 #include "../../gpu/gpu_dml.h"
 #include "gpu/dml_util.h"
+#include "gpu/xq.h"
 
 static int64_t nrows = 300000;
 static char shm_cpu[256], shm_gpu[256];
@@ -351,19 +352,23 @@ static void t_text(void)
 }
 
 /* msync mode: CUDA refuses the mapping; kernel mode says so, auto uses
- * the CPU-assisted path. */
+ * the CPU-assisted path.  The mode is asked for: on tmpfs (a run from
+ * /dev/shm) the default would be pmem. */
 static void t_msync(void)
 {
 	const char *path = "gdml_msync.db";
 	gpmdb *db;
-	char err[600] = "";
+	char err[600] = "", mode[64];
 	int fd;
 
 	unlink(path);
-	db = du_open(path, "gpu", 1);
+	db = du_open_dur(path, "gpu", 1, "msync");
 	CHECK(db);
 	if (!db)
 		return;
+	CHECKF(!strcmp(du_text(db, "PRAGMA durability", mode, sizeof(mode)),
+		       "msync"),
+	       "durability %s", mode);
 	CHECK_RC(du_exec(db, "CREATE TABLE t (id BIGINT, v BIGINT)"), GPMDB_OK);
 	CHECK_RC(du_exec(db, "INSERT INTO t VALUES (1, 2), (3, 4)"), GPMDB_OK);
 	double c0 = du_stat(db, "gpu_write_stats", "cap_batches");
@@ -392,6 +397,98 @@ static void t_msync(void)
 		close(fd);
 	}
 	unlink(path);
+}
+
+/* Phase name of an EXPLAIN ANALYZE text: its ms and bytes (-1: none). */
+static double ph_of(const char *text, const char *name, long long *bytes)
+{
+	char key[64];
+	const char *p;
+	double ms = -1;
+
+	*bytes = -1;
+	snprintf(key, sizeof(key), "\nPHASE %s [time=", name);
+	if ((p = strstr(text, key)) &&
+	    sscanf(p + strlen(key), "%lf ms bytes=%lld]", &ms, bytes) != 2)
+		ms = -1;
+	return ms;
+}
+
+/* The write phases of GPU batches (docs/engine.md "Write phases"): the
+ * head says backend=gpu; upload, log, data and row location have the
+ * bytes the kernels' arguments and stores hold; the phases add up to the
+ * wall time; the CPU-assisted path of the same statement says cpu. */
+static void t_phases(void)
+{
+	enum { N = 100000 };
+	int64_t *id = malloc(8 * N), *v = malloc(8 * N);
+	double *w = malloc(8 * N);
+	gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
+				     {GPMDB_ARRAY_INT64, v, NULL},
+				     {GPMDB_ARRAY_DOUBLE, w, NULL}};
+	long long b;
+	gpmdb *db;
+	char *r;
+
+	unlink(shm_gpu);
+	db = du_open(shm_gpu, "gpu", 1);
+	CHECK(db && id && v && w);
+	if (!db || !id || !v || !w)
+		goto out;
+	for (int64_t i = 0; i < N; i++) {
+		id[i] = i;
+		v[i] = 2 * i;
+		w[i] = (double)i / 4;
+	}
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "CREATE TABLE p (id BIGINT PRIMARY KEY, "
+			     "v BIGINT, w DOUBLE)"),
+		 GPMDB_OK);
+	CHECK_RC(gpmdb_append_columns(db, "p", 3, NULL, arr, N), GPMDB_OK);
+	CHECK(du_stat(db, "gpu_write_stats", "last_write_gpu") == 1);
+	CHECK(du_stat(db, "gpu_write_stats", "last_write_rows") == N);
+	/* upload: the values and the tablet layout */
+	r = xq(db, "PRAGMA gpu_write_stats");
+	CHECKF(strstr(r, "\nphase_data|") &&
+		   strstr(strstr(r, "\nphase_data|"), "|2400000\n") &&
+		   strstr(r, "\nphase_upload|"),
+	       "%s", r);
+	free(r);
+	r = xq(db, "EXPLAIN ANALYZE UPDATE p SET v = v + 1 WHERE id % 2 = 0");
+	printf("# %s", r);
+	CHECKF(!strncmp(r, "UPDATE (backend=gpu) [rows=50000 time=", 38), "%s",
+	       r);
+	CHECKF(ph_of(r, "row_location", &b) >= 0 && b == 8 * 50000, "%s", r);
+	CHECKF(ph_of(r, "data", &b) >= 0 && b == 8 * 50000, "%s", r);
+	/* HCL: 6 words of entry per value and a tail word per row */
+	CHECKF(ph_of(r, "log", &b) >= 0 && b == 4 * 6 * 50000 + 4 * 50000, "%s",
+	       r);
+	CHECKF(ph_of(r, "upload", &b) >= 0 && b > 16 * 50000, "%s", r);
+	CHECKF(ph_of(r, "reservation", &b) >= 0, "%s", r);
+	free(r);
+	r = xq(db, "EXPLAIN ANALYZE DELETE FROM p WHERE id < 1000");
+	printf("# %s", r);
+	CHECKF(!strncmp(r, "DELETE (backend=gpu) [rows=1000 time=", 37), "%s",
+	       r);
+	CHECKF(ph_of(r, "data", &b) >= 0 && b == 125, "%s", r);
+	CHECKF(ph_of(r, "log", &b) >= 0 && b == 4 * 6 * 1000 + 4 * 1000, "%s",
+	       r);
+	CHECKF(ph_of(r, "index_maintenance", &b) >= 0, "%s", r);
+	free(r);
+	CHECK(du_num(db, "SELECT count(*) FROM p") == N - 1000);
+	CHECK(du_num(db, "SELECT sum(v - 2 * id) FROM p") == 50000 - 500);
+	/* the CPU-assisted path: the same phases, written by the CPU */
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist = cap"), GPMDB_OK);
+	r = xq(db, "EXPLAIN ANALYZE UPDATE p SET w = 0 WHERE id < 2000");
+	CHECKF(!strncmp(r, "UPDATE (backend=cpu) [rows=1000 time=", 37) &&
+		   ph_of(r, "data", &b) >= 0 && b == 8000,
+	       "%s", r);
+	free(r);
+	CHECK(du_stat(db, "gpu_write_stats", "last_write_gpu") == 0);
+out:
+	gpmdb_close(db);
+	unlink(shm_gpu);
+	free(id), free(v), free(w);
 }
 
 /* A GPU batch killed at commit.begin, recovered by the GPU kernel or
@@ -946,6 +1043,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_text);
 	TEST_RUN(t_insert_select);
 	TEST_RUN(t_msync);
+	TEST_RUN(t_phases);
 	TEST_RUN(t_recovery);
 	TEST_RUN(t_mixed);
 	unlink(shm_cpu);

@@ -36,10 +36,12 @@
  * changed: 28 per inserted row, 4 per updated value), recovery after a
  * crash just before the commit (gpmdb: a child process runs the operation
  * with GPMDB_CRASH_AT=commit.begin:1, the reopen's recovery time as a
- * percentage of the operation's time; the peers: n/a), and time over the
- * bandwidth floor for the bytes moved.  Limits: cudaMemcpy pinned H2D and
- * D2H, device-to-device (HBM), and all cores memcpy + pmem_persist into a
- * pool mapping on --dir.
+ * percentage of the operation's time; the peers: n/a), time over the
+ * bandwidth floor for the bytes moved, and for gpmdb where the time went:
+ * the phases of the operation's statement (PRAGMA gpu_write_stats
+ * phase_* rows, docs/engine.md "Write phases"), in a table of their own.
+ * Limits: cudaMemcpy pinned H2D and D2H, device-to-device (HBM), and all cores
+ * memcpy + pmem_persist into a pool mapping on --dir.
  *
  * SQLite is slow at this size: it runs --sqlite-rows (on --dir) and
  * --sqlite-disk-rows (on --disk-dir) rows, and its rows/s is compared.
@@ -273,6 +275,19 @@ static const char *op_names[NOPS] = {"INSERT", "UPDATE a (predicate)",
 enum { C_GPU, C_CONV, C_CAP, C_CPU, C_SQLITE, C_SQLITE_DISK, C_DUCK, NCONF };
 static const char *conf_keys[NCONF] = {"gpu",	 "conv",	"cap",	 "cpu",
 				       "sqlite", "sqlite-disk", "duckdb"};
+/* The write phases of PRAGMA gpu_write_stats (phase_<name>), in order,
+ * and their column heads. */
+#define BB_NPH 11
+static const char *bb_ph_names[BB_NPH] = {"bind_convert", "key_check",
+					  "row_location", "reservation",
+					  "upload",	  "log",
+					  "data",	  "persist",
+					  "commit",	  "index_maintenance",
+					  "other"};
+static const char *bb_ph_heads[BB_NPH] = {
+    "bind", "key check", "locate", "reserve", "upload", "log",
+    "data", "persist",	 "commit", "index",   "other"};
+
 static const char *conf_names[NCONF] = {"gpmdb GPU pmem (HCL)",
 					"gpmdb GPU conventional log",
 					"gpmdb GPU CAP",
@@ -289,7 +304,10 @@ typedef struct {
 	double rec_ms[NOPS];	/* < 0: not measured */
 	double kernel_ms[NOPS]; /* gpu_write_stats last_total_ms */
 	double up_bytes[NOPS];	/* bytes the GPU path uploads */
-	int ck_ok[NOPS];	/* 1 ok, 0 mismatch, -1 not run */
+	/* the statement's phases (ms) and wall time; ph_ok: read */
+	double ph_ms[NOPS][BB_NPH], ph_total[NOPS];
+	bool ph_gpu[NOPS], ph_ok[NOPS];
+	int ck_ok[NOPS]; /* 1 ok, 0 mismatch, -1 not run */
 	bool rec_ok[NOPS];
 	char err[NOPS][256];
 } bb_res;
@@ -362,6 +380,38 @@ static double gm_int(gpmdb *db, const char *sql)
 		v = (double)gpmdb_column_int64(st, 0);
 	gpmdb_finalize(st);
 	return v;
+}
+
+/* The phases of the connection's last write (PRAGMA gpu_write_stats:
+ * phase_<name> rows, phase_total, last_write_gpu) into r's op. */
+static void gm_phases(gpmdb *db, bb_res *r, int op)
+{
+	gpmdb_stmt *st = NULL;
+	int got = 0;
+
+	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &st, NULL) !=
+		GPMDB_OK ||
+	    !st)
+		return;
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		const char *nm = (const char *)gpmdb_column_text(st, 0);
+		double v = gpmdb_column_double(st, 1);
+
+		if (!nm || strncmp(nm, "phase_", 6)) {
+			if (nm && !strcmp(nm, "last_write_gpu"))
+				r->ph_gpu[op] = v > 0;
+			continue;
+		}
+		if (!strcmp(nm + 6, "total"))
+			r->ph_total[op] = v;
+		for (int k = 0; k < BB_NPH; k++)
+			if (!strcmp(nm + 6, bb_ph_names[k])) {
+				r->ph_ms[op][k] = v;
+				got++;
+			}
+	}
+	gpmdb_finalize(st);
+	r->ph_ok[op] = got == BB_NPH;
 }
 
 /* Opens with the configuration's backend and write path. */
@@ -614,6 +664,7 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 			goto out;
 		}
 		r->bytes[op] = gm_int(db, "PRAGMA last_bytes_persisted");
+		gm_phases(db, r, op);
 		if (gpu && conf != C_CAP)
 			r->kernel_ms[op] = bench_gpmdb_stat(
 			    db, "gpu_write_stats", "last_total_ms");
@@ -1141,6 +1192,47 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 		}
 }
 
+/* Where each gpmdb operation's time went: its statement's phases
+ * (docs/engine.md "Write phases"), ms each, then their sum, the
+ * statement's wall time, which the operation's time above also holds
+ * (with the call's own overhead). */
+static void bb_phase_table(FILE *md, const bb_res *res, const bool *want)
+{
+	FILE *o = stdout;
+
+	bb_out(o, md,
+	       "\n## Where the time goes (gpmdb: PRAGMA gpu_write_stats "
+	       "phases, ms)\n\n| operation | configuration | wrote on |");
+	for (int k = 0; k < BB_NPH; k++)
+		bb_out(o, md, " %s |", bb_ph_heads[k]);
+	bb_out(o, md, " total |\n|---|---|---|");
+	for (int k = 0; k <= BB_NPH; k++)
+		bb_out(o, md, "---:|");
+	bb_out(o, md, "\n");
+	for (int op = 0; op < NOPS; op++)
+		for (int c = 0; c <= C_CPU; c++) {
+			const bb_res *r = &res[c];
+
+			if (!want[c] || !r->ran || !r->ph_ok[op])
+				continue;
+			bb_out(o, md, "| %s | %s | %s |", op_names[op],
+			       conf_names[c], r->ph_gpu[op] ? "GPU" : "CPU");
+			for (int k = 0; k < BB_NPH; k++)
+				bb_out(o, md, " %.3f |", r->ph_ms[op][k]);
+			bb_out(o, md, " %.3f |\n", r->ph_total[op]);
+		}
+	bb_out(o, md,
+	       "\nbind: values converted to storage arrays; key check: NOT "
+	       "NULL and row checks apart from storage; locate: the rows "
+	       "found (predicate plan, key probe or hash pass); reserve, "
+	       "upload, log, index: the GPU path's (on the CPU storage does "
+	       "them inside data); data: the rows written (CPU: storage's "
+	       "whole stg_append/stg_update/stg_delete); persist: flushes "
+	       "are inside data and commit (the row shows no time of its "
+	       "own); commit: the commit record; other: planning, catalog, "
+	       "allocation.  total: the statement's wall time.\n");
+}
+
 /* The issue's aims, computed; a miss is marked (the results file says
  * why, docs/benchmarks.md). */
 static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
@@ -1568,6 +1660,7 @@ int main(int argc, char **argv)
 			lim.d2d, lim.gpu_why, lim.cpu, lim.cpu_why);
 	}
 	bb_table(md, res, want, &lim, n);
+	bb_phase_table(md, res, want);
 	bb_aims(md, res, &lim);
 	bb_out(
 	    stdout, md,
