@@ -119,6 +119,7 @@ struct stg_pool {
 	int npend;
 
 	wal_state wal;
+	stg_write_times wt; /* stg_get_write_times */
 
 	/* Statistics. */
 	uint64_t bytes_persisted;
@@ -139,6 +140,9 @@ struct stg_pool {
 };
 
 /* ---- pool.c ------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in nanoseconds (the write timers). */
+uint64_t pool_now_ns(void);
 
 static inline void *pool_at(const stg_pool *p, uint64_t off)
 {

@@ -651,10 +651,17 @@ int stg_commit(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
-	if (wal_active(p))
-		return wal_commit(p);
+	if (wal_active(p)) {
+		uint64_t t0 = pool_now_ns();
+		int rc = wal_commit(p);
+
+		p->wt.persist_ns += pool_now_ns() - t0;
+		return rc;
+	}
 	/* appended data before the commit record (pool_flush_lazy) */
+	uint64_t t0 = pool_now_ns();
 	pool_sync_pending(p);
+	p->wt.persist_ns += pool_now_ns() - t0;
 	if (p->io_failed) {
 		char msg[sizeof(p->errmsg)];
 

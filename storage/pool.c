@@ -887,6 +887,19 @@ int stg_close(stg_pool *p)
 	return rc;
 }
 
+uint64_t pool_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void stg_get_write_times(const stg_pool *p, stg_write_times *out)
+{
+	*out = p->wt;
+}
+
 stg_durability stg_pool_durability(const stg_pool *p)
 {
 	return p->dur;

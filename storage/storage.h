@@ -450,6 +450,17 @@ typedef struct {
 } stg_stats;
 int stg_get_stats(stg_pool *p, stg_stats *out);
 
+/* Where storage's write calls spend their time, cumulative since open
+ * (nanoseconds): unique-key checks before an append, index entries
+ * (UPDATE's key check included), undo logging of UPDATE and DELETE (the
+ * HCL segment), and the commit's disk writes (msync mode's frame,
+ * fdatasync and in-place writes).  The engine's write phases subtract
+ * them from its "data" and "commit" phases. */
+typedef struct {
+	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
+} stg_write_times;
+void stg_get_write_times(const stg_pool *p, stg_write_times *out);
+
 /* Base address and length of the mapping, for GPU registration. */
 void *stg_pool_base(stg_pool *p, uint64_t *len);
 

@@ -564,7 +564,7 @@ int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
 int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	       uint64_t nrows)
 {
-	uint64_t cat_off, start, end, nseg, s, i, total = 0;
+	uint64_t cat_off, start, end, nseg, s, i, total = 0, t0;
 	app_seg *segs = NULL;
 	app_task *tasks = NULL;
 	size_t ntask = 0, captask;
@@ -602,7 +602,9 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 				e->name);
 
 	/* unique keys before anything is written */
+	t0 = pool_now_ns();
 	rc = idx_check_append(p, cat_off, cols, nrows);
+	p->wt.key_check_ns += pool_now_ns() - t0;
 	if (rc != GPMDB_OK)
 		return rc;
 	rc = tab_ensure_tablets(p, cat_off, end);
@@ -722,8 +724,11 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, row_count), end);
 	if (rc == GPMDB_OK)
 		stg_crash_point("append.count");
-	if (rc == GPMDB_OK)
+	if (rc == GPMDB_OK) {
+		t0 = pool_now_ns();
 		rc = idx_after_append(p, cat_off, start, nrows);
+		p->wt.index_ns += pool_now_ns() - t0;
+	}
 out:
 	free(tasks);
 	free(segs);
@@ -1099,7 +1104,7 @@ static void sync_tablets(stg_pool *p, stg_cat_entry *e, const uint64_t *rowids,
 int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	       const uint64_t *rowids, uint64_t n, const stg_col_batch *vals)
 {
-	uint64_t cat_off, i, seg_off, rows, ntab, total = 0;
+	uint64_t cat_off, i, seg_off, rows, ntab, total = 0, t0;
 	uint64_t *need = NULL, *at = NULL;
 	stg_strref *refs = NULL;
 	stg_cat_entry *e;
@@ -1146,7 +1151,9 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 					(unsigned long long)rows);
 	ntab = tab_index_of(rows - 1) + 1;
 	/* the new keys checked, the rows' old entries removed */
+	t0 = pool_now_ns();
 	rc = idx_before_update(p, cat_off, ncols, cols, rowids, n, vals);
+	p->wt.index_ns += pool_now_ns() - t0;
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, cat_off);
@@ -1189,6 +1196,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 				goto out;
 		}
 	}
+	t0 = pool_now_ns();
 	rc = tab_hcl_begin(p, table_id, n, (uint32_t)ncols, &g, &seg_off);
 	if (rc != GPMDB_OK)
 		goto out;
@@ -1267,6 +1275,7 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	for (i = 0; i < n; i++)
 		hcl_cpu_set_tail(seg, &g, i, (uint32_t)ncols);
 	pool_persist(p, seg + hcl_tails_offset(), 4 * n);
+	p->wt.log_ns += pool_now_ns() - t0;
 	stg_crash_point("hcl.tail");
 	/* Phase 3: the new values in place. */
 #pragma omp parallel for reduction(+ : total) if (n >= PAR_MIN_ROWS)
@@ -1306,7 +1315,9 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	pool_drain(p);
 	pool_count_persisted(p, total);
 	stg_crash_point("update.data");
+	t0 = pool_now_ns();
 	rc = idx_after_update(p, cat_off, ncols, cols, rowids, n);
+	p->wt.index_ns += pool_now_ns() - t0;
 out:
 	free(need);
 	free(at);
@@ -1317,7 +1328,7 @@ out:
 int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	       uint64_t n)
 {
-	uint64_t cat_off, i, seg_off, rows, added = 0;
+	uint64_t cat_off, i, seg_off, rows, added = 0, t0;
 	stg_cat_entry *e;
 	hcl_geom g;
 	char *seg;
@@ -1339,9 +1350,12 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 					"(%llu rows)",
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
+	t0 = pool_now_ns();
 	rc = idx_before_delete(p, cat_off, rowids, n);
+	p->wt.index_ns += pool_now_ns() - t0;
 	if (rc != GPMDB_OK)
 		return rc;
+	t0 = pool_now_ns();
 	rc = tab_hcl_begin(p, table_id, n, 1, &g, &seg_off);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -1368,6 +1382,7 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 			hcl_cpu_set_tail(seg, &g, i, 1);
 	}
 	pool_persist(p, seg + hcl_tails_offset(), 4 * n);
+	p->wt.log_ns += pool_now_ns() - t0;
 	stg_crash_point("hcl.tail");
 	/* Phase 3: set the bits; count the ones that were clear. */
 #pragma omp parallel for reduction(+ : added) if (n >= PAR_MIN_ROWS)
