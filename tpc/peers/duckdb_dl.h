@@ -39,13 +39,16 @@ typedef void *duckdl_appender;
 typedef void *duckdl_prepared;
 typedef void *duckdl_chunk;
 typedef void *duckdl_vector;
+typedef void *duckdl_logical_type;
 
 /* duckdb_state: DuckDBSuccess = 0, DuckDBError = 1. */
 #define DUCKDL_OK 0
 
-/* duckdb_type values the benchmarks read (duckdb.h's DUCKDB_TYPE enum). */
+/* duckdb_type values the benchmarks read or build chunks of (duckdb.h's
+ * DUCKDB_TYPE enum). */
 #define DUCKDL_TYPE_INTEGER 4
 #define DUCKDL_TYPE_BIGINT  5
+#define DUCKDL_TYPE_FLOAT   10
 #define DUCKDL_TYPE_DOUBLE  11
 #define DUCKDL_TYPE_VARCHAR 17
 #define DUCKDL_TYPE_DECIMAL 19
@@ -99,6 +102,16 @@ typedef struct {
 	void *(*vector_data)(duckdl_vector v);
 	uint64_t *(*vector_validity)(duckdl_vector v); /* NULL: all valid */
 	void (*destroy_chunk)(duckdl_chunk *c);
+	/* Chunks built by the caller (appended with append_data_chunk):
+	 * columns of logical types, at most vector_size() rows; after
+	 * chunk_reset the vectors' data pointers must be read again. */
+	duckdl_idx (*vector_size)(void);
+	duckdl_logical_type (*create_logical_type)(int duckdb_type);
+	void (*destroy_logical_type)(duckdl_logical_type *t);
+	duckdl_chunk (*create_data_chunk)(duckdl_logical_type *types,
+					  duckdl_idx ncols);
+	void (*chunk_reset)(duckdl_chunk c);
+	void (*chunk_set_size)(duckdl_chunk c, duckdl_idx size);
 	/* Prepared statements (parameters are numbered from 1). */
 	int (*prepare)(duckdl_connection con, const char *sql,
 		       duckdl_prepared *out);
@@ -110,7 +123,9 @@ typedef struct {
 	int (*bind_null)(duckdl_prepared p, duckdl_idx i);
 	int (*execute_prepared)(duckdl_prepared p, duckdl_result *out);
 	void (*destroy_prepare)(duckdl_prepared *p);
-	/* Appender: row by row, one append_* per column, then end_row. */
+	/* Appender: row by row, one append_* per column, then end_row; or
+	 * whole chunks whose column types are exactly the table's
+	 * (append_data_chunk copies the chunk, which can then be reused). */
 	int (*appender_create)(duckdl_connection con, const char *schema,
 			       const char *table, duckdl_appender *out);
 	const char *(*appender_error)(duckdl_appender a);
@@ -121,6 +136,7 @@ typedef struct {
 				     duckdl_idx len);
 	int (*append_null)(duckdl_appender a);
 	int (*appender_end_row)(duckdl_appender a);
+	int (*append_data_chunk)(duckdl_appender a, duckdl_chunk c);
 	int (*appender_flush)(duckdl_appender a);
 	int (*appender_close)(duckdl_appender a);
 	int (*appender_destroy)(duckdl_appender *a);
