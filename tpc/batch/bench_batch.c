@@ -16,14 +16,17 @@
  *
  * Operations, each one batch, durable at commit:
  *   INSERT    N rows (gpmdb: gpmdb_append_columns; SQLite: a prepared
- *             INSERT per row in one transaction; DuckDB: the Appender)
+ *             INSERT per row in one transaction; DuckDB: the Appender fed
+ *             whole DataChunks of duckdb_vector_size() rows, one
+ *             transaction)
  *   UPDATE a  UPDATE test SET uniformi = uniformi + 1 WHERE uniformi < 50000
  *             (about 5% of the rows, spread uniformly)
  *   UPDATE b  5% distinct ids (a permutation's prefix) get new values by
  *             array binding, UPDATE test SET uniformi = ? WHERE id = ?
  *             (SQLite: the prepared statement per key in one transaction;
- *             DuckDB: the keys appended to a temporary table, then one
- *             UPDATE ... FROM: its batch idiom)
+ *             DuckDB: the keys appended as DataChunks to a temporary
+ *             table, then one UPDATE ... FROM: its batch idiom)
+ * Each engine's idiom is named in the table's idiom column.
  * After every operation the table's checksum (count and sums of every
  * column, and sum((id % 1009) * uniformi), which moves when a wrong row
  * is updated) must equal the one computed from the generated data and the
@@ -47,10 +50,13 @@
  * --sqlite-disk-rows (on --disk-dir) rows, and its rows/s is compared.
  *
  * Usage: bench_batch [--rows N] [--sqlite-rows N] [--sqlite-disk-rows N]
- *                    [--duck-rows N] [--dir DIR] [--disk-dir DIR]
+ *                    [--duck-rows N] [--duck-appender chunks|rows]
+ *                    [--dir DIR] [--disk-dir DIR]
  *                    [--configs gpu,conv,cap,cpu,sqlite,sqlite-disk,duckdb]
  *                    [--smoke] [--no-crash] [--out PREFIX] [--probe]
  *                    [--update-modes]
+ * --duck-appender rows: DuckDB appends row by row (duckdb_append_int32 ...
+ * end_row), the idiom before issue 16, to compare with the chunks.
  * --smoke: the configurations that need no GPU and no network (gpmdb
  * CPU, SQLite, DuckDB when it is installed), for `make test`.
  * --out: also writes PREFIX.md (the table) and PREFIX.dat (rows/s, for
@@ -288,13 +294,14 @@ static const char *bb_ph_heads[BB_NPH] = {
     "bind", "key check", "locate", "reserve", "upload", "log",
     "data", "persist",	 "commit", "index",   "other"};
 
-static const char *conf_names[NCONF] = {"gpmdb GPU pmem (HCL)",
-					"gpmdb GPU conventional log",
-					"gpmdb GPU CAP",
-					"gpmdb CPU (all cores)",
-					"SQLite /dev/shm (WAL, FULL)",
-					"SQLite disk (WAL, FULL)",
-					"DuckDB /dev/shm"};
+static const char *conf_names[NCONF] = {
+    "gpmdb GPU pmem (HCL)",
+    "gpmdb GPU conventional log",
+    "gpmdb GPU CAP",
+    "gpmdb CPU (all cores)",
+    "SQLite /dev/shm (WAL, synchronous=FULL)",
+    "SQLite disk (WAL, synchronous=FULL)",
+    "DuckDB /dev/shm"};
 
 typedef struct {
 	bool ran;
@@ -867,9 +874,16 @@ static int dk_ck(duckdl *dl, duckdl_connection con, bb_ck *c, char *err,
 	return rc;
 }
 
-static int dk_append(duckdl *dl, duckdl_connection con, const char *table,
-		     const bb_data *d, const bb_keys *kk, uint64_t n, char *err,
-		     size_t len)
+/* DuckDB's append idiom (INSERT, and UPDATE b's keys): whole DataChunks,
+ * its fastest through the C API (the default), or row by row
+ * (duckdb_append_int32 ... end_row, the benchmark's idiom before issue 16;
+ * --duck-appender rows, to measure the two again). */
+static bool dk_rowwise;
+
+/* Row by row: one duckdb_append_* per value, end_row per row. */
+static int dk_append_rows(duckdl *dl, duckdl_connection con, const char *table,
+			  const bb_data *d, const bb_keys *kk, uint64_t n,
+			  char *err, size_t len)
 {
 	duckdl_appender ap = NULL;
 	int bad = 0;
@@ -902,6 +916,97 @@ static int dk_append(duckdl *dl, duckdl_connection con, const char *table,
 		snprintf(err, len, "append: %s", dl->appender_error(ap));
 	dl->appender_destroy(&ap);
 	return bad ? -1 : 0;
+}
+
+/* A column of a chunk: DUCKDL_TYPE_INTEGER from int32_t values (copied
+ * with memcpy) or DUCKDL_TYPE_FLOAT from doubles (each narrowed, exact:
+ * the values are multiples of 1/1024). */
+typedef struct {
+	int type;
+	const void *src;
+} dk_col;
+
+/* Whole DataChunks: duckdb_vector_size() rows (2048) a chunk, each column
+ * filled from its array, the chunk appended with duckdb_append_data_chunk
+ * and reused; appender_close flushes.  The bench has no NULLs, so the
+ * validity masks stay all valid. */
+static int dk_append_chunks(duckdl *dl, duckdl_connection con,
+			    const char *table, int ncols, const dk_col *cols,
+			    uint64_t n, char *err, size_t len)
+{
+	duckdl_logical_type lt[BB_NCOLS];
+	duckdl_appender ap = NULL;
+	duckdl_chunk ch = NULL;
+	uint64_t cap = dl->vector_size();
+	int bad = 0;
+
+	if (dl->appender_create(con, NULL, table, &ap) != DUCKDL_OK) {
+		snprintf(err, len, "appender: %s",
+			 ap ? dl->appender_error(ap) : "?");
+		dl->appender_destroy(&ap);
+		return -1;
+	}
+	for (int c = 0; c < ncols; c++)
+		lt[c] = dl->create_logical_type(cols[c].type);
+	ch = dl->create_data_chunk(lt, (duckdl_idx)ncols);
+	for (int c = 0; c < ncols; c++)
+		dl->destroy_logical_type(&lt[c]);
+	if (!ch) {
+		snprintf(err, len, "duckdb_create_data_chunk failed");
+		dl->appender_destroy(&ap);
+		return -1;
+	}
+	for (uint64_t i0 = 0; i0 < n && !bad; i0 += cap) {
+		uint64_t m = n - i0 < cap ? n - i0 : cap;
+
+		dl->chunk_reset(ch);
+		for (int c = 0; c < ncols; c++) {
+			void *dst = dl->vector_data(dl->chunk_vector(ch, c));
+
+			if (cols[c].type == DUCKDL_TYPE_INTEGER) {
+				memcpy(dst, (const int32_t *)cols[c].src + i0,
+				       4 * m);
+			} else {
+				const double *s =
+				    (const double *)cols[c].src + i0;
+				float *f = dst;
+
+				for (uint64_t k = 0; k < m; k++)
+					f[k] = (float)s[k];
+			}
+		}
+		dl->chunk_set_size(ch, m);
+		bad = dl->append_data_chunk(ap, ch) != DUCKDL_OK;
+	}
+	if (!bad)
+		bad = dl->appender_close(ap) != DUCKDL_OK;
+	if (bad)
+		snprintf(err, len, "append chunk: %s", dl->appender_error(ap));
+	dl->destroy_chunk(&ch);
+	dl->appender_destroy(&ap);
+	return bad ? -1 : 0;
+}
+
+/* The table's rows, or UPDATE b's keys (id, v), in the chosen idiom. */
+static int dk_append(duckdl *dl, duckdl_connection con, const char *table,
+		     const bb_data *d, const bb_keys *kk, uint64_t n, char *err,
+		     size_t len)
+{
+	if (dk_rowwise)
+		return dk_append_rows(dl, con, table, d, kk, n, err, len);
+	if (kk) {
+		dk_col kc[2] = {{DUCKDL_TYPE_INTEGER, kk->ids},
+				{DUCKDL_TYPE_INTEGER, kk->vals}};
+
+		return dk_append_chunks(dl, con, table, 2, kc, kk->k, err, len);
+	}
+	dk_col tc[BB_NCOLS] = {
+	    {DUCKDL_TYPE_INTEGER, d->id},  {DUCKDL_TYPE_INTEGER, d->ui},
+	    {DUCKDL_TYPE_INTEGER, d->n5},  {DUCKDL_TYPE_INTEGER, d->n20},
+	    {DUCKDL_TYPE_FLOAT, d->uf},	   {DUCKDL_TYPE_FLOAT, d->f5},
+	    {DUCKDL_TYPE_INTEGER, d->nf20}};
+
+	return dk_append_chunks(dl, con, table, BB_NCOLS, tc, n, err, len);
 }
 
 static void dk_run(bb_res *r, const bb_data *d, uint64_t n, const char *dir)
@@ -942,8 +1047,16 @@ static void dk_run(bb_res *r, const bb_data *d, uint64_t n, const char *dir)
 		int rc;
 
 		if (op == OP_INSERT) {
-			rc = dk_append(&dl, con, "test", d, NULL, n, err,
-				       sizeof(err));
+			/* one transaction: without it each of the
+			 * appender's flushes (every 100 chunks) commits on
+			 * its own */
+			rc = duckdl_exec(&dl, con, "BEGIN", err, sizeof(err));
+			if (!rc)
+				rc = dk_append(&dl, con, "test", d, NULL, n,
+					       err, sizeof(err));
+			if (!rc)
+				rc = duckdl_exec(&dl, con, "COMMIT", err,
+						 sizeof(err));
 		} else if (op == OP_UPD_A) {
 			rc = duckdl_exec(&dl, con, bb_sql_a, err, sizeof(err));
 		} else {
@@ -1105,6 +1218,29 @@ static void fmt_rate(double r, char *buf, size_t len)
 		snprintf(buf, len, "%.1f k", r / 1e3);
 }
 
+/* How configuration c does operation op: each engine's batch idiom. */
+static const char *bb_idiom(int c, int op)
+{
+	if (op == OP_UPD_A)
+		return "one UPDATE statement";
+	if (c <= C_CPU)
+		return op == OP_INSERT ? "gpmdb_append_columns"
+				       : "one UPDATE, arrays bound";
+	if (c == C_SQLITE || c == C_SQLITE_DISK)
+		return op == OP_INSERT ? "prepared INSERT per row, one "
+					 "transaction"
+				       : "prepared UPDATE per key, one "
+					 "transaction";
+	if (op == OP_INSERT)
+		return dk_rowwise ? "Appender row by row, one transaction"
+				  : "Appender, whole DataChunks, one "
+				    "transaction";
+	return dk_rowwise ? "keys appended row by row to a temp table, "
+			    "UPDATE ... FROM, one transaction"
+			  : "keys appended as DataChunks to a temp table, "
+			    "UPDATE ... FROM, one transaction";
+}
+
 static double bb_rate(const bb_res *r, int op)
 {
 	return r->ran && r->ck_ok[op] >= 0 && r->secs[op] > 0
@@ -1134,9 +1270,10 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 
 	bb_out(
 	    o, md,
-	    "\n| operation | configuration | rows | time | rows/s | bytes "
-	    "persisted | write ampl. | recovery (%% of op) | x floor | "
-	    "checksum |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	    "\n| operation | configuration | idiom | rows | time | rows/s | "
+	    "bytes persisted | write ampl. | recovery (%% of op) | x floor | "
+	    "checksum |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+	    "\n");
 	for (int op = 0; op < NOPS; op++)
 		for (int c = 0; c < NCONF; c++) {
 			const bb_res *r = &res[c];
@@ -1147,15 +1284,18 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 				continue;
 			if (!r->ran || (r->ck_ok[op] < 0 && r->err[op][0])) {
 				bb_out(o, md,
-				       "| %s | %s | | | | | | | | %s |\n",
+				       "| %s | %s | %s | | | | | | | | %s |\n",
 				       op_names[op], conf_names[c],
+				       bb_idiom(c, op),
 				       r->err[op][0] ? r->err[op] : r->status);
 				continue;
 			}
 			if (r->ck_ok[op] < 0) {
 				bb_out(o, md,
-				       "| %s | %s | | not run | | | | | | |\n",
-				       op_names[op], conf_names[c]);
+				       "| %s | %s | %s | | not run | | | | | | "
+				       "|\n",
+				       op_names[op], conf_names[c],
+				       bb_idiom(c, op));
 				continue;
 			}
 			fmt_rate(bb_rate(r, op), rate, sizeof(rate));
@@ -1181,9 +1321,10 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 				 r->ck_ok[op] ? "ok" : "**MISMATCH**");
 			bb_out(
 			    o, md,
-			    "| %s | %s | %" PRIu64 "%s | %.3f s | %s | %s | "
-			    "%.2f | %s | %s | %s |\n",
-			    op_names[op], conf_names[c], (uint64_t)r->rows[op],
+			    "| %s | %s | %s | %" PRIu64 "%s | %.3f s | %s | %s "
+			    "| %.2f | %s | %s | %s |\n",
+			    op_names[op], conf_names[c], bb_idiom(c, op),
+			    (uint64_t)r->rows[op],
 			    r->n != n ? " (smaller table)" : "", r->secs[op],
 			    rate, by,
 			    r->changed[op] > 0 ? r->bytes[op] / r->changed[op]
@@ -1305,6 +1446,17 @@ static void bb_dat(const char *prefix, const bb_res *res, const bool *want)
 }
 
 /* ---- main ---------------------------------------------------------------- */
+
+static const char bb_usage[] =
+    "usage: bench_batch [--rows N] [--sqlite-rows N] [--sqlite-disk-rows N]\n"
+    "                   [--duck-rows N] [--duck-appender chunks|rows]\n"
+    "                   [--dir DIR] [--disk-dir DIR]\n"
+    "                   [--configs "
+    "gpu,conv,cap,cpu,sqlite,sqlite-disk,duckdb]\n"
+    "                   [--smoke] [--no-crash] [--out PREFIX] [--probe]\n"
+    "       bench_batch --update-modes [--rows N] [--dir DIR] [--out "
+    "PREFIX]\n"
+    "(docs/benchmarks.md, bench_batch)\n";
 
 static void gpu_word(const char *name, char *out, size_t len)
 {
@@ -1538,6 +1690,9 @@ int main(int argc, char **argv)
 			crash = false;
 		} else if (!strcmp(a, "--update-modes")) {
 			modes = true;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("%s", bb_usage);
+			return 0;
 		} else if (!v) {
 			bench_die("missing value after", a);
 		} else if (!strcmp(a, "--rows")) {
@@ -1549,6 +1704,10 @@ int main(int argc, char **argv)
 			sqd_rows = bb_arg_u64(v), i++;
 		} else if (!strcmp(a, "--duck-rows")) {
 			dk_rows = bb_arg_u64(v), i++;
+		} else if (!strcmp(a, "--duck-appender")) {
+			if (strcmp(v, "rows") && strcmp(v, "chunks"))
+				bench_die("--duck-appender: rows or chunks", v);
+			dk_rowwise = !strcmp(v, "rows"), i++;
 		} else if (!strcmp(a, "--dir")) {
 			dir = v, i++;
 		} else if (!strcmp(a, "--disk-dir")) {
