@@ -1196,6 +1196,139 @@ int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 	return rc;
 }
 
+/*
+ * CPU sort of fixed-width records by memcmp of their first kw bytes, then
+ * row id (rec_cmp's order): a stable LSD radix sort of (64-bit key, index)
+ * pairs, the key packing the first eight key bytes that differ anywhere in
+ * the batch (constant bytes do not order anything), digits that are the
+ * same everywhere skipped; the records gathered into that order; then runs
+ * of equal packed keys that may still be out of rec_cmp's order (more than
+ * eight varying bytes, TEXT ties, row ids not ascending) sorted by
+ * rec_cmp.  On 5M BIGINT keys it replaced a merge of qsort runs that took
+ * about 0.4 s a sort on two cores.
+ */
+typedef struct {
+	uint64_t k;
+	uint64_t i;
+} rxpair;
+
+static int sort_radix(const sortctx *s, uint8_t *recs, uint64_t n)
+{
+	const ixt *t = s->t;
+	uint32_t w = s->w, kw = t->kw;
+	uint8_t vary[64] = {0};
+	int pos[8], npos = 0, nvary = 0;
+	rxpair *a = NULL, *b = NULL;
+	uint8_t *tmp = NULL;
+	int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+	uint64_t(*hist)[256] = NULL;
+
+	if (kw > 64)
+		return GPMDB_UNSUPPORTED;
+		/* which key bytes differ from the first record's somewhere */
+#pragma omp parallel
+	{
+		uint8_t v[64] = {0};
+#pragma omp for schedule(static)
+		for (uint64_t i = 1; i < n; i++)
+			for (uint32_t j = 0; j < kw; j++)
+				v[j] |= recs[i * w + j] ^ recs[j];
+#pragma omp critical(ix_radix_vary)
+		for (uint32_t j = 0; j < kw; j++)
+			vary[j] |= v[j];
+	}
+	for (uint32_t j = 0; j < kw; j++)
+		if (vary[j]) {
+			if (npos < 8)
+				pos[npos++] = (int)j;
+			nvary++;
+		}
+	a = malloc((size_t)n * sizeof(*a));
+	b = malloc((size_t)n * sizeof(*b));
+	tmp = malloc((size_t)n * w);
+	hist = calloc((size_t)nt, sizeof(*hist));
+	if (!a || !b || !tmp || !hist) {
+		free(a);
+		free(b);
+		free(tmp);
+		free(hist);
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	}
+#pragma omp parallel for schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t k = 0;
+		for (int q = 0; q < 8; q++)
+			k = (k << 8) | (q < npos ? recs[i * w + pos[q]] : 0);
+		a[i].k = k;
+		a[i].i = i;
+	}
+	/* LSD passes over the bytes of k that vary */
+	for (int d = 0; d < 8; d++) {
+		int sh = 8 * d;
+
+		if (8 - 1 - d >= npos)
+			continue; /* a padding byte: zero everywhere */
+		if (!vary[pos[8 - 1 - d]])
+			continue;
+		memset(hist, 0, (size_t)nt * sizeof(*hist));
+#pragma omp parallel num_threads(nt)
+		{
+			int me = omp_get_thread_num(),
+			    all = omp_get_num_threads();
+			uint64_t lo = n * (uint64_t)me / (uint64_t)all,
+				 hi = n * (uint64_t)(me + 1) / (uint64_t)all;
+			for (uint64_t i = lo; i < hi; i++)
+				hist[me][(a[i].k >> sh) & 255]++;
+#pragma omp barrier
+#pragma omp single
+			{
+				uint64_t sum = 0;
+				for (int v = 0; v < 256; v++)
+					for (int th = 0; th < all; th++) {
+						uint64_t c = hist[th][v];
+						hist[th][v] = sum;
+						sum += c;
+					}
+			}
+			for (uint64_t i = lo; i < hi; i++)
+				b[hist[me][(a[i].k >> sh) & 255]++] = a[i];
+		}
+		rxpair *x = a;
+		a = b;
+		b = x;
+	}
+	free(hist);
+#pragma omp parallel for schedule(static)
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(tmp + i * w, recs + a[i].i * w, w);
+	memcpy(recs, tmp, (size_t)n * w);
+	/* runs of equal packed keys: rec_cmp's order where it may differ */
+	{
+		bool all_in = nvary <= 8 && !t->has_text;
+		uint64_t i = 0;
+
+		while (i < n) {
+			uint64_t j = i + 1;
+			while (j < n && a[j].k == a[i].k)
+				j++;
+			if (j - i > 1) {
+				bool ok = all_in;
+				for (uint64_t q = i + 1; ok && q < j; q++)
+					ok = ix_rowid(t, recs + (q - 1) * w) <
+					     ix_rowid(t, recs + q * w);
+				if (!ok)
+					qsort_r(recs + i * w, j - i, w, rec_cmp,
+						(void *)s);
+			}
+			i = j;
+		}
+	}
+	free(a);
+	free(b);
+	free(tmp);
+	return GPMDB_OK;
+}
+
 /* The hook, else the CPU (the name says the fallback, not the rule). */
 static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 {
@@ -1218,6 +1351,11 @@ static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
 	if (n < 65536) {
 		qsort_r(recs, n, t->ew, rec_cmp, &s);
 		return GPMDB_OK;
+	}
+	if (n < UINT32_MAX && !getenv("GPMDB_IX_MERGESORT")) {
+		int rc = sort_radix(&s, recs, n);
+		if (rc != GPMDB_UNSUPPORTED)
+			return rc;
 	}
 	/* runs sorted in parallel, then merged pairwise in parallel */
 	nt = omp_get_max_threads();

@@ -36,6 +36,7 @@ typedef struct {
 	uint8_t segw[32];
 	uint32_t kw, ew;
 	bool unique, has_text;
+	bool sorted_all; /* index.c: the last unique check sorted all keys */
 	uint32_t leaf_cap, inner_cap;
 	char name[STG_NAME_MAX];
 } ixt;

@@ -235,6 +235,58 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 	}
 }
 
+/* ---- an append's sorted batch ------------------------------------------ */
+
+void idx_presorted_clear(stg_pool *p)
+{
+	for (int i = 0; i < p->nixpre; i++)
+		free(p->ixpre[i].recs);
+	p->nixpre = 0;
+}
+
+static void presorted_put(const ixt *t, uint8_t *recs, uint64_t n)
+{
+	stg_pool *p = t->p;
+
+	if (p->nixpre == (int)(sizeof(p->ixpre) / sizeof(p->ixpre[0]))) {
+		free(recs); /* more unique indexes than slots: sort again */
+		return;
+	}
+	p->ixpre[p->nixpre].index_id = t->index_id;
+	p->ixpre[p->nixpre].tcat = t->tcat;
+	p->ixpre[p->nixpre].n = n;
+	p->ixpre[p->nixpre].recs = recs;
+	p->nixpre++;
+}
+
+/* The records (key, batch row) t's check sorted for these n rows, now
+ * (key, first + batch row): the same order, since the row ids grow with
+ * the batch rows.  NULL when there are none. */
+static uint8_t *presorted_take(const ixt *t, uint64_t first, uint64_t n)
+{
+	stg_pool *p = t->p;
+
+	for (int i = 0; i < p->nixpre; i++) {
+		uint8_t *recs = p->ixpre[i].recs;
+
+		if (p->ixpre[i].index_id != t->index_id ||
+		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n)
+			continue;
+		p->ixpre[i] = p->ixpre[--p->nixpre];
+#pragma omp parallel for if (n > 65536) schedule(static)
+		for (uint64_t j = 0; j < n; j++) {
+			uint8_t *r = recs + j * t->ew + t->kw;
+			uint64_t id;
+
+			memcpy(&id, r, 8);
+			id += first;
+			memcpy(r, &id, 8);
+		}
+		return recs;
+	}
+	return NULL;
+}
+
 /* ---- unique checks ------------------------------------------------------ */
 
 static bool bit_at_(const uint32_t *b, uint64_t i)
@@ -277,49 +329,74 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 	uint64_t k = 0;
 	int rc;
 
+	bool any_null = false;
+	int64_t first_bad = INT64_MAX;
+	int err = GPMDB_OK;
+
 	*bad = -1;
-	/* keys with a NULL never conflict: drop them */
+	/* keys with a NULL never conflict: drop them (a pass only when there
+	 * are some) */
+#pragma omp parallel for reduction(|| : any_null) if (n > 65536)
 	for (uint64_t i = 0; i < n; i++)
-		if (!ix_key_has_null(t, recs + i * w)) {
-			if (k != i)
-				memcpy(recs + k * w, recs + i * w, w);
-			k++;
-		}
-	n = k;
+		if (ix_key_has_null(t, recs + i * w))
+			any_null = true;
+	if (any_null) {
+		for (uint64_t i = 0; i < n; i++)
+			if (!ix_key_has_null(t, recs + i * w)) {
+				if (k != i)
+					memcpy(recs + k * w, recs + i * w, w);
+				k++;
+			}
+		n = k;
+	}
 	if (n == 0)
 		return GPMDB_OK;
 	if (n > 1 && (rc = ix_sort(t, recs, n, src)) != GPMDB_OK)
 		return rc;
+		/* each key against its neighbour and the tree: read-only, on
+		 * all cores; the lowest batch row at fault wins */
+#pragma omp parallel for reduction(min                                         \
+				   : first_bad) if (n > 65536)                 \
+    schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *r = recs + i * w;
 		uint64_t id = ix_rowid(t, r);
 		ixpos c;
+		int src_rc;
 
 		if (i > 0 && ix_cmp(t, r - w, src, ix_rowid(t, r - w), r, src,
 				    id, t->ncols) == 0) {
 			/* sorted by batch row within a key: r is later */
-			if (*bad < 0 || (int64_t)id < *bad)
-				*bad = (int64_t)id;
+			if ((int64_t)id < first_bad)
+				first_bad = (int64_t)id;
 			continue;
 		}
 		if (ix_hdr(t)->entries == 0)
 			continue;
-		if ((rc = ix_seek(t, r, src, id, t->ncols, false, &c)) !=
-		    GPMDB_OK)
-			return rc;
+		if ((src_rc = ix_seek(t, r, src, id, t->ncols, false, &c)) !=
+		    GPMDB_OK) {
+			__atomic_store_n(&err, src_rc, __ATOMIC_RELAXED);
+			continue;
+		}
 		while (c.leaf) {
 			const uint8_t *e = ix_at(t, &c);
 			if (ix_cmp(t, e, NULL, ix_rowid(t, e), r, src, id,
 				   t->ncols) != 0)
 				break;
 			if (!in_sorted(skip, nskip, ix_rowid(t, e))) {
-				if (*bad < 0 || (int64_t)id < *bad)
-					*bad = (int64_t)id;
+				if ((int64_t)id < first_bad)
+					first_bad = (int64_t)id;
 				break;
 			}
 			ix_next(t, &c);
 		}
 	}
+	if (err != GPMDB_OK)
+		return err;
+	if (first_bad != INT64_MAX)
+		*bad = first_bad;
+	/* the whole batch, sorted: an append's entries come from it */
+	t->sorted_all = !any_null;
 	return GPMDB_OK;
 }
 
@@ -331,7 +408,7 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
  */
 static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		       const uint64_t *rowids, uint64_t n, const uint64_t *skip,
-		       uint64_t nskip, int64_t *bad)
+		       uint64_t nskip, int64_t *bad, bool keep)
 {
 	stg_col_batch kb[32];
 	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
@@ -343,13 +420,22 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 					: (stg_col_batch){NULL, NULL};
 	if (!(recs = malloc((size_t)n * t->ew)))
 		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++) {
-		rc = ix_enc_batch(t, b, cols_of, i, rowids ? rowids[i] : 0,
-				  recs + i * t->ew);
+#pragma omp parallel for if (n > 65536) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		int erc = ix_enc_batch(t, b, cols_of, i, rowids ? rowids[i] : 0,
+				       recs + i * t->ew);
+		if (erc != GPMDB_OK)
+			__atomic_store_n(&rc, erc, __ATOMIC_RELAXED);
 		memcpy(recs + i * t->ew + t->kw, &i, 8);
 	}
+	t->sorted_all = false;
 	if (rc == GPMDB_OK)
 		rc = check_keys(t, recs, n, &src, skip, nskip, bad);
+	/* an append keeps its sorted batch for idx_after_append */
+	if (rc == GPMDB_OK && keep && t->sorted_all && *bad < 0) {
+		presorted_put(t, recs, n);
+		return rc;
+	}
 	free(recs);
 	return rc;
 }
@@ -377,6 +463,7 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 
 	p->cons_row = -1;
 	p->cons_key[0] = 0;
+	idx_presorted_clear(p);
 	if ((rc = ixset_open(p, tcat, n, &s)) != GPMDB_OK || !s)
 		return rc;
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
@@ -388,12 +475,15 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 			continue;
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		rc = check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad);
+		rc =
+		    check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad, true);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
 		}
 	}
+	if (rc != GPMDB_OK || worst >= 0)
+		idx_presorted_clear(p);
 	if (rc == GPMDB_OK && worst >= 0) {
 		ixt *t = &s->t[worst_ix];
 		int cols_of[32];
@@ -457,6 +547,8 @@ static int rebuild_merge(ixt *t, const uint8_t *drop, uint64_t dropn,
 	uint32_t w = t->ew;
 	int rc;
 
+	if (ix_hdr(t)->entries == 0 && !drop)
+		return ix_build(t, add, n); /* nothing to merge with */
 	if ((rc = ix_collect(t, &old, &no)) != GPMDB_OK)
 		return rc;
 	if (!(all = malloc((size_t)(no + n + 1) * w))) {
@@ -496,15 +588,19 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		return rc;
 	for (int x = 0; x < s->n && rc == GPMDB_OK; x++) {
 		ixt *t = &s->t[x];
-		uint8_t *recs = malloc((size_t)n * t->ew);
+		/* sorted already by the unique check of these rows */
+		uint8_t *recs = presorted_take(t, first, n);
+		bool sorted = recs != NULL;
 
-		if (!recs) {
+		if (!recs && !(recs = malloc((size_t)n * t->ew))) {
 			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
 			break;
 		}
-		rc = enc_rows(t, NULL, first, n, recs);
+		if (!sorted)
+			rc = enc_rows(t, NULL, first, n, recs);
 		if (rc == GPMDB_OK && go_bulk(t, n)) {
-			rc = ix_sort(t, recs, n, NULL);
+			if (!sorted)
+				rc = ix_sort(t, recs, n, NULL);
 			if (rc == GPMDB_OK)
 				rc = rebuild_merge(t, NULL, 0, recs, n);
 		} else {
@@ -514,6 +610,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		free(recs);
 	}
 	ixset_free(s);
+	idx_presorted_clear(p);
 	return rc;
 }
 
@@ -607,7 +704,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 			qsort(sorted, n, sizeof(uint64_t), u64_cmp);
 		}
 		batch_map(t, ncols, cols, cols_of);
-		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad);
+		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad,
+				 false);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;

@@ -137,6 +137,15 @@ struct stg_pool {
 	char cons_key[256];
 	uint64_t ix_epoch;
 	uint64_t ix_bulk_mask; /* idx_before_update's choice, per index */
+	/* An append's unique check sorted its batch's records: kept for the
+	 * idx_after_append of the same rows, which then neither encodes nor
+	 * sorts them again (index.c presorted_*). */
+	struct {
+		uint32_t index_id;
+		uint64_t tcat, n;
+		uint8_t *recs;
+	} ixpre[4];
+	int nixpre;
 };
 
 /* ---- pool.c ------------------------------------------------------------- */
@@ -374,6 +383,8 @@ int idx_before_delete(stg_pool *p, uint64_t cat_off, const uint64_t *rowids,
 void mlog_fresh(stg_pool *p, uint64_t off, uint64_t len);
 /* Bytes left in the metadata log. */
 uint64_t mlog_space(const stg_pool *p);
+/* Drops the sorted batches an append's check kept (index.c). */
+void idx_presorted_clear(stg_pool *p);
 
 /* ---- bits --------------------------------------------------------------- */
 

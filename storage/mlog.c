@@ -552,6 +552,7 @@ int stg_begin(stg_pool *p)
 				"cannot start a transaction within a "
 				"transaction");
 	p->in_txn = true;
+	idx_presorted_clear(p);
 	p->txn_bytes_persisted = 0;
 	p->io_failed = false;
 	dd_clear(p);
@@ -584,6 +585,7 @@ int stg_rollback(stg_pool *p)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
 	p->npend = 0; /* rolled-back rows need no msync */
+	idx_presorted_clear(p);
 	rc = undo_range(p, p->ents, 0, p->nents, false, p->spi_n);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -599,6 +601,7 @@ int mlog_commit_mem(stg_pool *p)
 {
 	int rc;
 
+	idx_presorted_clear(p);
 	stg_crash_point("commit.begin");
 	if (p->nents == 0) {
 		p->in_txn = false;
@@ -727,6 +730,7 @@ int stg_rollback_to(stg_pool *p, const stg_mark *m)
 		return pool_err(p, GPMDB_MISUSE,
 				"rollback to a savepoint outside a "
 				"transaction");
+	idx_presorted_clear(p);
 	for (i = 0; i < p->nents && p->ents[i] < m->mlog_pos; i++)
 		;
 	if ((i < p->nents && p->ents[i] != m->mlog_pos) ||

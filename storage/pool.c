@@ -700,6 +700,7 @@ static void pool_free(stg_pool *p)
 	if (p == NULL)
 		return;
 	tab_views_free(p);
+	idx_presorted_clear(p);
 	if (p->wal.on) {
 		wal_unmap(p);
 	} else if (p->base) {
