@@ -998,6 +998,7 @@ void bgpu_index_hooks(gpmdb *db)
 		on = strcmp(e, "0") != 0;
 	stg_set_index_sort_hook(on ? gpu_ix_sort_hook : NULL,
 				BG_IX_SORT_MIN_ROWS);
+	stg_set_index_prewarm_hook(on ? gpu_ix_prewarm_hook : NULL);
 	stg_set_index_probe_hook(on ? gpu_ix_probe_hook : NULL,
 				 BG_IX_PROBE_MIN_KEYS);
 }

@@ -389,6 +389,12 @@ int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
 	return gpu_no_cuda(err, errlen);
 }
 
+void gpu_ix_prewarm_hook(uint64_t n, uint32_t width)
+{
+	(void)n;
+	(void)width;
+}
+
 int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 		     char *why, size_t whylen)
 {

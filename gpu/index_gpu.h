@@ -82,6 +82,11 @@ int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
 /* The hooks given to stg_set_index_sort_hook / stg_set_index_probe_hook
  * (engine/batch_gpu.c): gpu_ix_sort and gpu_ix_probe with the hooks'
  * signatures. */
+/* stg_ix_prewarm_hook: a thread creates the CUDA context, grows the
+ * device memory pool by what a sort of n records of width bytes takes,
+ * allocates the pinned staging and loads the sort's kernels, while the
+ * host makes the records; gpu_ix_sort and the probe wait for it. */
+void gpu_ix_prewarm_hook(uint64_t n, uint32_t width);
 int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 		     char *why, size_t whylen);
 int gpu_ix_probe_hook(const stg_ix_probe_job *job, int64_t *rowids, char *why,

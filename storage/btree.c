@@ -1116,6 +1116,19 @@ static stg_ix_sort_hook sort_hook;
 static uint64_t sort_min = UINT64_MAX;
 static __thread stg_ix_hook_stats hstats;
 
+static stg_ix_prewarm_hook prewarm_hook;
+
+void stg_set_index_prewarm_hook(stg_ix_prewarm_hook fn)
+{
+	prewarm_hook = fn;
+}
+
+void ix_prewarm(const ixt *t, uint64_t n)
+{
+	if (prewarm_hook && sort_hook && n >= sort_min)
+		prewarm_hook(n, t->ew);
+}
+
 void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows)
 {
 	sort_hook = fn;

@@ -141,6 +141,8 @@ int ix_collect(const ixt *t, uint8_t **out, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* A sort of n records of t is coming (stg_set_index_prewarm_hook). */
+void ix_prewarm(const ixt *t, uint64_t n);
 /* Microseconds of a monotonic clock. */
 uint64_t ix_now_us(void);
 /* This thread's record of the last sort and probe (stg_index_hook_stats). */

@@ -418,6 +418,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	for (int c = 0; c < t->ncols; c++)
 		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
 					: (stg_col_batch){NULL, NULL};
+	ix_prewarm(t, n); /* the GPU readies itself while we encode */
 	if (!(recs = malloc((size_t)n * t->ew)))
 		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
 #pragma omp parallel for if (n > 65536) schedule(static)
@@ -596,6 +597,8 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
 			break;
 		}
+		if (!sorted && go_bulk(t, n))
+			ix_prewarm(t, n);
 		if (!sorted)
 			rc = enc_rows(t, NULL, first, n, recs);
 		if (rc == GPMDB_OK && go_bulk(t, n)) {
@@ -853,6 +856,8 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 		base[k] = total;
 		total += live;
 	}
+	if (rc == GPMDB_OK)
+		ix_prewarm(t, total); /* the GPU readies itself meanwhile */
 	if (rc == GPMDB_OK && !(recs = malloc((size_t)(total + 1) * t->ew)))
 		rc = pool_err(p, GPMDB_NOMEM, "out of memory");
 	if (rc == GPMDB_OK) {

@@ -394,6 +394,12 @@ const char *stg_constraint_key(const stg_pool *p);
 typedef int (*stg_ix_sort_hook)(void *recs, uint64_t n, uint32_t width,
 				uint32_t cmp, char *why, size_t whylen);
 void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows);
+/* Told when a sort the sort hook will take is coming (an index build's,
+ * a big append's key check), before its records are made: the GPU
+ * backend gets its context, memory and staging ready meanwhile instead
+ * of after (the first CREATE INDEX of a process paid them in turn). */
+typedef void (*stg_ix_prewarm_hook)(uint64_t n, uint32_t width);
+void stg_set_index_prewarm_hook(stg_ix_prewarm_hook fn);
 
 /* Bulk probe by a hook (the GPU backend): the index's entries as records
  * of width = kw + 8 bytes (kw bytes of key, memcmp-ordered, then the row
