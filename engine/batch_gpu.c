@@ -67,7 +67,8 @@ enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
 /* Process-wide counters (PRAGMA gpu_write_stats). */
 static struct {
 	uint64_t gpu_batches, gpu_rows, gpu_bytes, cap_batches, fallbacks,
-	    registrations, unregister_errors, conv_batches, line_batches;
+	    registrations, unregister_errors, conv_batches, line_batches,
+	    registered_bytes;
 	double last_upload_ms, last_log_ms, last_data_ms, last_total_ms;
 	/* the last UPDATE's write of its values (gpu_dml_timing) */
 	double last_mark_ms, last_lines_ms;
@@ -98,33 +99,57 @@ static int bg_fallback(gpmdb *db, const char *op, const char *why)
 	return GPMDB_OK;
 }
 
-/* Makes the pool's current mapping the registered one: after the batch's
- * allocations, which may have grown and remapped it. */
+/* Whether kernels can store into the pool's current mapping: registers
+ * its first page (CUDA refuses a mapping of an ext4 file).  The write
+ * paths then register what their kernels touch (bg_register_write), not
+ * the whole pool: pinning a pool of a few GB took about a second, paid
+ * again after each growth. */
 static int bg_register(gpmdb *db, char *why, size_t wlen)
 {
-	uint64_t len = 0;
+	uint64_t len = 0, r[2] = {0, 4096};
 	void *base = stg_pool_base(db->pool, &len);
-	char e2[512];
 	int rc;
 
-	if (db->gpu_reg_base == base && db->gpu_reg_len == len &&
-	    gpu_pm_is_registered(base, len))
-		return GPMDB_OK;
-	if (db->gpu_reg_base) {
-		/* the old range may be unmapped already: CUDA may refuse,
-		 * which only leaks its pins until the process ends */
-		if (gpu_pm_unregister(db->gpu_reg_base, e2, sizeof(e2)))
-			bg_stat.unregister_errors++;
-		db->gpu_reg_base = NULL;
-		db->gpu_reg_len = 0;
-	}
-	rc = gpu_pm_register(base, len, why, wlen);
+	if (db->gpu_reg_base && db->gpu_reg_base != base)
+		gpu_pm_ranges_drop(db->gpu_reg_base); /* remapped */
+	rc = gpu_pm_ensure(base, len, r, 1, NULL, why, wlen);
 	if (rc != GPMDB_OK)
 		return rc;
+	if (db->gpu_reg_base != base || db->gpu_reg_len != len)
+		bg_stat.registrations++;
 	db->gpu_reg_base = base;
 	db->gpu_reg_len = len;
-	bg_stat.registrations++;
 	return GPMDB_OK;
+}
+
+/* Registers what a write's kernels touch: the tablets of rows [0,
+ * row_end) (the columns in cmask, their NULL bitmaps, the deleted
+ * bitmaps) and the log segment [seg_off, seg_off + seg_size); what was
+ * registered stays for the next writes. */
+static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
+			     uint64_t seg_off, uint64_t seg_size,
+			     uint64_t row_end, unsigned long long cmask,
+			     char *err, size_t errlen)
+{
+	uint64_t *r, nr, added = 0;
+	int rc = bg_register(db, err, errlen);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	r = malloc(16 * ((size_t)gl->ntab * (2 * gl->ncols + 1) + 4));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	nr = gpu_write_ranges(db->gpu_reg_len, seg_off, seg_off + seg_size, gl,
+			      row_end, cmask, 1, r);
+	rc = gpu_pm_ensure(db->gpu_reg_base, db->gpu_reg_len, r, (uint32_t)nr,
+			   &added, err, errlen);
+	free(r);
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.registered_bytes += added;
+	pthread_mutex_unlock(&bg_lock);
+	return rc;
 }
 
 /*
@@ -295,11 +320,12 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		rc = db_err_stg(db);
 		goto out;
 	}
-	if (bg_register(db, err, sizeof(err))) {
+	bg_glay(&lay, &gl);
+	if (bg_register_write(db, &gl, 0, 0, start + nrows, ~0ull, err,
+			      sizeof(err))) {
 		rc = db_err(db, GPMDB_GPU, "%s", err);
 		goto out;
 	}
-	bg_glay(&lay, &gl);
 	wp_to(db, WP_DATA);
 	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t, err,
 			sizeof(err));
@@ -437,11 +463,17 @@ int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	/* after the segment's allocation: the mapping is final now */
-	if (bg_register(db, err, sizeof(err))) {
-		rc = db_err(db, GPMDB_GPU, "%s", err);
-		goto out;
-	}
 	bg_glay(&lay, &gl);
+	{
+		unsigned long long cm = 0;
+		for (int k = 0; k < ncols; k++)
+			cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
+		if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size,
+				      lay.row_count, cm, err, sizeof(err))) {
+			rc = db_err(db, GPMDB_GPU, "%s", err);
+			goto out;
+		}
+	}
 	wp_to(db, WP_DATA);
 	if (db->gpu_log)
 		rc = gpu_conv_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
@@ -534,11 +566,12 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		rc = db_err_stg(db);
 		goto out;
 	}
-	if (bg_register(db, err, sizeof(err))) {
+	bg_glay(&lay, &gl);
+	if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size, lay.row_count,
+			      0, err, sizeof(err))) {
 		rc = db_err(db, GPMDB_GPU, "%s", err);
 		goto out;
 	}
-	bg_glay(&lay, &gl);
 	wp_to(db, WP_DATA);
 	rc = gpu_hcl_delete(db->gpu_reg_base, seg.seg_off, &seg.geom, &gl,
 			    rowids, n, db->gpu_scope, &added, &t, err,
@@ -866,11 +899,12 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		goto out;
 	}
 	/* the reserve may have grown and remapped the pool */
-	if (bg_register(db, err, sizeof(err))) {
+	bg_glay(&lay, &gl);
+	if (bg_register_write(db, &gl, 0, 0, start + n, ~0ull, err,
+			      sizeof(err))) {
 		rc = db_err(db, GPMDB_GPU, "%s", err);
 		goto out;
 	}
-	bg_glay(&lay, &gl);
 	wp_to(db, WP_DATA);
 	rc = gpu_append_dev(db->gpu_reg_base, &gl, start, n,
 			    (const void *const *)dv,
@@ -1025,9 +1059,14 @@ void bgpu_before_close(gpmdb *db)
 	char err[512];
 
 	gpu_ix_cache_drop(db->pool); /* its indexes' device copies */
-	if (db->gpu_reg_base &&
-	    gpu_pm_unregister(db->gpu_reg_base, err, sizeof(err)) != GPMDB_OK)
-		bg_stat.unregister_errors++;
+	if (db->gpu_reg_base) {
+		gpu_pm_ranges_drop(db->gpu_reg_base);
+		/* a whole-mapping registration (reads, older paths) */
+		if (gpu_pm_is_registered(db->gpu_reg_base, db->gpu_reg_len) &&
+		    gpu_pm_unregister(db->gpu_reg_base, err, sizeof(err)) !=
+			GPMDB_OK)
+			bg_stat.unregister_errors++;
+	}
 	db->gpu_reg_base = NULL;
 	db->gpu_reg_len = 0;
 }
@@ -1185,6 +1224,8 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cap_batches", (double)bg_stat.cap_batches},
 		    {"cpu_fallbacks", (double)bg_stat.fallbacks},
 		    {"registrations", (double)bg_stat.registrations},
+		    /* pool bytes pinned for GPU writes, range by range */
+		    {"registered_bytes", (double)bg_stat.registered_bytes},
 		    {"unregister_errors", (double)bg_stat.unregister_errors},
 		    {"conv_batches", (double)bg_stat.conv_batches},
 		    {"line_batches", (double)bg_stat.line_batches},

@@ -759,6 +759,20 @@ static void xg_register(gpmdb *db)
 		return;
 	if (fail_base == base && fail_len == len)
 		return;
+	{
+		/* Pinning the whole pool took seconds at SF10 (issue 17) for
+		 * a first query that reads a fraction of it: columns go up
+		 * through the pinned staging ring instead, unless asked */
+		const char *pin = getenv("GPMDB_GPU_PIN_POOL");
+		if (!pin || !*pin || !strcmp(pin, "0")) {
+			gcache_note_register(0, 0,
+					     "the pool is not pinned whole "
+					     "(GPMDB_GPU_PIN_POOL=1 does)");
+			fail_base = base;
+			fail_len = len;
+			return;
+		}
+	}
 	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC &&
 	    !stg_pool_readonly(db->pool)) {
 		/* msync mode maps the pool privately and drops private pages

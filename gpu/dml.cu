@@ -1494,6 +1494,23 @@ static uint32_t rec_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
 	return (uint32_t)n;
 }
 
+extern "C" uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
+				     const gpu_tab_layout *lay,
+				     uint64_t row_end, unsigned long long cmask,
+				     int del, uint64_t *r)
+{
+	uint32_t n =
+	    rec_ranges(map_len, s0, s1, lay, row_end, cmask, del != 0, r);
+
+	/* the segment itself is written too (rec_ranges leaves it out) */
+	if (s1 > s0) {
+		r[2 * n] = s0;
+		r[2 * n + 1] = s1;
+		n++;
+	}
+	return n;
+}
+
 /* Registers the ranges [pool + r[2k], pool + r[2k + 1]), adding to
  * *done (to unregister whatever happens) and *bytes. */
 static int rec_register(char *pool, const uint64_t *r, uint32_t nr,

@@ -132,4 +132,41 @@ int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 	return dml_no_cuda(err, errlen);
 }
 
+int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r, uint32_t nr,
+		  uint64_t *added, char *err, size_t errlen)
+{
+	(void)base;
+	(void)map_len;
+	(void)r;
+	(void)nr;
+	if (added)
+		*added = 0;
+	return dml_no_cuda(err, errlen);
+}
+
+void gpu_pm_ranges_drop(void *base)
+{
+	(void)base;
+}
+
+uint64_t gpu_pm_range_bytes(void)
+{
+	return 0;
+}
+
+uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
+			  const gpu_tab_layout *lay, uint64_t row_end,
+			  unsigned long long cmask, int del, uint64_t *r)
+{
+	(void)map_len;
+	(void)s0;
+	(void)s1;
+	(void)lay;
+	(void)row_end;
+	(void)cmask;
+	(void)del;
+	(void)r;
+	return 0;
+}
+
 #endif /* !GPMDB_HAVE_GPU */

@@ -30,6 +30,17 @@ int gpu_pm_register(void *base, uint64_t len, char *err, size_t errlen);
 int gpu_pm_unregister(void *base, char *err, size_t errlen);
 /* 1 when [base, base + len) is registered as one range. */
 int gpu_pm_is_registered(const void *base, uint64_t len);
+/* Registers what is not registered yet of the pool offset ranges
+ * [r[2k], r[2k + 1]) (k < nr) of the mapping at base (page-rounded), and
+ * keeps them for later calls; a mapping with another base or length
+ * drops the ranges of the old one first.  *added: bytes registered now.
+ * Nothing to do where the whole mapping is registered. */
+int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r, uint32_t nr,
+		  uint64_t *added, char *err, size_t errlen);
+/* Unregisters the ranges of the mapping at base (NULL: any). */
+void gpu_pm_ranges_drop(void *base);
+/* Bytes of the pool registered as ranges. */
+uint64_t gpu_pm_range_bytes(void);
 
 /* Persist scope of the HCL protocol's two barriers (entries -> tails,
  * tails -> data); see gpu/persist.cuh. */
@@ -87,6 +98,14 @@ typedef struct {
 	const uint32_t *widths;
 	uint32_t ncols;
 } gpu_tab_layout;
+
+/* The ranges a write of rows [0, row_end) of the table lay touches
+ * (columns in cmask, their NULL bitmaps, the deleted bitmaps when del)
+ * and the segment [s0, s1), page-rounded, merged, in r (2 * (ntab *
+ * (2 * ncols + 1) + 2) slots); returns how many. */
+uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
+			  const gpu_tab_layout *lay, uint64_t row_end,
+			  unsigned long long cmask, int del, uint64_t *r);
 
 /*
  * UPDATE: row rowids[i] (thread i of geom: 256-thread blocks) gets

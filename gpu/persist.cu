@@ -210,3 +210,154 @@ extern "C" int gpu_pcie_bandwidth(uint64_t bytes, int reps, double *h2d,
 		*d2h = (double)bytes / (best[1] * 1e-3) / 1e9;
 	return rc;
 }
+
+/* ---- ranges ---------------------------------------------------------------
+ *
+ * Registering a whole pool pins and maps every page of it: about a
+ * second for a few GB, paid by every process's first GPU write and again
+ * after each growth of the pool.  A GPU write only needs what its kernels
+ * store into: the tablets of the rows it writes and its log segment.
+ * gpu_pm_ensure registers the parts of such ranges not registered yet and
+ * keeps them for the next statements (the table's tablets are written
+ * again); a new mapping (the pool grew and was mapped again) or
+ * gpu_pm_ranges_drop forgets them.  Kernels keep using host addresses
+ * (UVA: a registered range's device address is its host address).
+ */
+typedef struct {
+	uint64_t lo, hi; /* pool offsets, page-aligned */
+} pm_range;
+static char *pr_base;
+static uint64_t pr_len;
+static pm_range *pr;
+static size_t pr_n, pr_cap;
+static uint64_t pr_bytes;
+
+/* Unregisters every range (lock held); errors only leak pins. */
+static void pr_drop_all(void)
+{
+	for (size_t i = 0; i < pr_n; i++)
+		if (cudaHostUnregister(pr_base + pr[i].lo) != cudaSuccess)
+			(void)cudaGetLastError();
+	pr_n = 0;
+	pr_bytes = 0;
+	pr_base = NULL;
+	pr_len = 0;
+}
+
+extern "C" void gpu_pm_ranges_drop(void *base)
+{
+	pthread_mutex_lock(&pm_lock);
+	if (pr_base && (!base || pr_base == base))
+		pr_drop_all();
+	pthread_mutex_unlock(&pm_lock);
+}
+
+/* Registers [lo, hi) as one more range (lock held). */
+static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
+{
+	void *p = pr_base + lo, *dp = NULL;
+	cudaError_t e;
+
+	if (pr_n == pr_cap) {
+		size_t nc = pr_cap ? 2 * pr_cap : 64;
+		pm_range *n = (pm_range *)realloc(pr, nc * sizeof(*n));
+		if (!n)
+			return gpu_say(err, errlen, GPMDB_NOMEM,
+				       "out of memory for the pool's "
+				       "registrations");
+		pr = n;
+		pr_cap = nc;
+	}
+	e = cudaHostRegister(p, (size_t)(hi - lo),
+			     cudaHostRegisterMapped | cudaHostRegisterPortable);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "cudaHostRegister of %llu bytes of the pool "
+			       "mapping failed: %s (%s); GPU writes need the "
+			       "pool on tmpfs (/dev/shm) or persistent memory "
+			       "(durability pmem)",
+			       (unsigned long long)(hi - lo),
+			       cudaGetErrorString(e), cudaGetErrorName(e));
+	}
+	e = cudaHostGetDevicePointer(&dp, p, 0);
+	if (e != cudaSuccess || dp != p) {
+		(void)cudaGetLastError();
+		(void)cudaHostUnregister(p);
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "registered pool: the device address differs "
+			       "from the host's: GPU writes need unified "
+			       "addressing");
+	}
+	/* keep the list sorted by lo */
+	size_t at = pr_n;
+	while (at > 0 && pr[at - 1].lo > lo) {
+		pr[at] = pr[at - 1];
+		at--;
+	}
+	pr[at].lo = lo;
+	pr[at].hi = hi;
+	pr_n++;
+	pr_bytes += hi - lo;
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r,
+			     uint32_t nr, uint64_t *added, char *err,
+			     size_t errlen)
+{
+	uint64_t pg = 4096;
+	int rc = gpu_init(err, errlen);
+
+	if (added)
+		*added = 0;
+	if (rc != GPMDB_OK)
+		return rc;
+	pthread_mutex_lock(&pm_lock);
+	/* the whole mapping registered (gpu_pm_register): nothing to add */
+	{
+		int i = pm_find(base);
+		if (i >= 0 && pm_regs[i].len == map_len) {
+			pthread_mutex_unlock(&pm_lock);
+			return GPMDB_OK;
+		}
+	}
+	if (pr_base != (char *)base || pr_len != map_len) {
+		pr_drop_all();
+		pr_base = (char *)base;
+		pr_len = map_len;
+	}
+	for (uint32_t k = 0; k < nr && rc == GPMDB_OK; k++) {
+		uint64_t lo = r[2 * k] / pg * pg,
+			 hi = (r[2 * k + 1] + pg - 1) / pg * pg;
+		if (hi > map_len)
+			hi = map_len;
+		/* the gaps of [lo, hi) between registered ranges */
+		for (size_t i = 0; i < pr_n && lo < hi && rc == GPMDB_OK; i++) {
+			if (pr[i].hi <= lo)
+				continue;
+			if (pr[i].lo >= hi)
+				break;
+			if (pr[i].lo > lo) {
+				uint64_t g = pr[i].lo;
+				rc = pr_add(lo, g, err, errlen);
+				if (added && rc == GPMDB_OK)
+					*added += g - lo;
+				i++; /* the range just added sits before i */
+			}
+			lo = pr[i].hi > lo ? pr[i].hi : lo;
+		}
+		if (rc == GPMDB_OK && lo < hi) {
+			rc = pr_add(lo, hi, err, errlen);
+			if (added && rc == GPMDB_OK)
+				*added += hi - lo;
+		}
+	}
+	pthread_mutex_unlock(&pm_lock);
+	return rc;
+}
+
+extern "C" uint64_t gpu_pm_range_bytes(void)
+{
+	return pr_bytes;
+}
