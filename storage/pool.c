@@ -647,8 +647,9 @@ static int map_file(stg_pool *p, stg_durability dur)
 		}
 		/* Private: recovery of a crashed writer's transaction for
 		 * this reader's view stays in memory. */
+		/* NORESERVE: a pool larger than memory plus swap maps */
 		base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE, p->fd, 0);
+			    MAP_PRIVATE | MAP_NORESERVE, p->fd, 0);
 		if (base == MAP_FAILED) {
 			err = errno;
 			return pool_err(p, GPMDB_IOERR, "cannot map %s: %s",

@@ -200,7 +200,7 @@ int wal_map(stg_pool *p, uint64_t file_len)
 				strerror(err));
 	}
 	m = mmap(r, (size_t)file_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_FIXED, p->fd, 0);
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, p->fd, 0);
 	if (m == MAP_FAILED) {
 		err = errno;
 		munmap(r, (size_t)resv);
@@ -241,7 +241,8 @@ int wal_grow(stg_pool *p, uint64_t new_size)
 				"past its maximum size",
 				p->path);
 	m = mmap(p->base + p->map_len, (size_t)(new_size - p->map_len),
-		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, p->fd,
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, p->fd,
 		 (off_t)p->map_len);
 	if (m == MAP_FAILED) {
 		err = errno;
@@ -448,10 +449,10 @@ static void end_fresh(stg_pool *p)
 	for (size_t i = 0; i < p->wal.nfresh; i++) {
 		wal_extent *x = &p->wal.fresh[i];
 
-		if (x->shared &&
-		    mmap(pool_at(p, x->off), (size_t)x->len,
-			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, p->fd,
-			 (off_t)x->off) == MAP_FAILED)
+		if (x->shared && mmap(pool_at(p, x->off), (size_t)x->len,
+				      PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE,
+				      p->fd, (off_t)x->off) == MAP_FAILED)
 			p->broken = true; /* cannot happen short of ENOMEM */
 	}
 	p->wal.nfresh = 0;
