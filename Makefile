@@ -189,6 +189,8 @@ $(BUILD)/obj/%.o: %.cu
 # index_ops.cu copies between pinned staging and the caller's records on
 # every core (OpenMP in host code).
 $(BUILD)/obj/gpu/index_ops.o: NVFLAGS += -Xcompiler -fopenmp
+# gpu_upload_staged copies into its pinned buffers on every core
+$(BUILD)/obj/gpu/device.o: NVFLAGS += -Xcompiler -fopenmp
 
 .SECONDEXPANSION:
 $(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a

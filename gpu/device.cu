@@ -103,8 +103,13 @@ static int gpu_make_pool(char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
-/* Pinned staging buffers of gpu_upload_staged (double-buffered). */
-#define GPU_STAGE_BYTES (16u << 20)
+/* Pinned staging buffers of gpu_upload_staged (double-buffered).  The
+ * copy into them runs on every core: a first query's columns come from a
+ * mapping this process has not touched yet, and one core faulting its
+ * pages in and copying them moved 4.4 GB/s (960 MB in 216 ms at SF10 on
+ * the H200). */
+#define GPU_STAGE_BYTES (64u << 20)
+#define GPU_STAGE_PIECE (1u << 20)
 static char *gpu_stage[2];
 static cudaEvent_t gpu_stage_ev[2];
 static int gpu_stage_next;
@@ -392,7 +397,20 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 		gpu_stage_next ^= 1;
 		/* the DMA that last read this buffer is done */
 		GPU_TRY(cudaEventSynchronize(gpu_stage_ev[b]));
-		memcpy(gpu_stage[b], (const char *)src + off, c);
+		{
+			long np =
+			    (long)((c + GPU_STAGE_PIECE - 1) / GPU_STAGE_PIECE);
+			char *d = gpu_stage[b];
+			const char *s0 = (const char *)src + off;
+#pragma omp parallel for schedule(static) if (np > 4)
+			for (long i = 0; i < np; i++) {
+				size_t o = (size_t)i * GPU_STAGE_PIECE;
+				memcpy(d + o, s0 + o,
+				       c - o < GPU_STAGE_PIECE
+					   ? c - o
+					   : GPU_STAGE_PIECE);
+			}
+		}
 		GPU_TRY(cudaMemcpyAsync((char *)dst + off, gpu_stage[b], c,
 					cudaMemcpyHostToDevice, gpu_strm));
 		GPU_TRY(cudaEventRecord(gpu_stage_ev[b], gpu_strm));
