@@ -169,7 +169,7 @@ static int io_err(stg_pool *p, const char *what, const char *path)
 {
 	int err = errno;
 
-	if (err == ENOSPC || err == EDQUOT)
+	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
 		return pool_err(p, GPMDB_FULL,
 				"database or disk is full: %s %s", what, path);
 	return pool_err(p, GPMDB_IOERR, "disk I/O error: %s %s: %s", what, path,

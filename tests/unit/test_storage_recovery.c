@@ -7,6 +7,8 @@
  */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 
 #include "test_storage_util.h"
 
@@ -325,6 +327,64 @@ static void test_msync_log(void)
 	unlink(g_path);
 }
 
+/* A full disk under the commit log: the file size limit makes the log's
+ * growth fail (EFBIG, as SQLite maps it: "database or disk is full"). */
+static void full_child(void *arg)
+{
+	stg_pool *p = tu_open_ex(g_path, false, false, 0, 0);
+	struct rlimit rl;
+	int rc;
+
+	(void)arg;
+	if (!p)
+		_exit(10);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &rl);
+	rl.rlim_cur = 16384; /* the header and a frame of two pages */
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		_exit(11);
+	if (stg_begin(p) != GPMDB_OK || tu_append(p, 1, 3000, 2000) != GPMDB_OK)
+		_exit(12);
+	rc = stg_commit(p);
+	if (rc != GPMDB_FULL)
+		_exit(13);
+	if (!strstr(stg_errmsg(p), "database or disk is full") ||
+	    !strstr(stg_errmsg(p), "rolled back"))
+		_exit(14);
+	/* rolled back: the rows before, and the connection goes on */
+	if (stg_row_count(p, 1) != 3000 || tu_verify(p, 1, 3000) != 0)
+		_exit(15);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	if (stg_begin(p) != GPMDB_OK ||
+	    tu_append(p, 1, 3000, 2000) != GPMDB_OK ||
+	    stg_commit(p) != GPMDB_OK)
+		_exit(16);
+	stg_close(p);
+	_exit(0);
+}
+
+static void test_msync_full(void)
+{
+	int status;
+	stg_pool *p;
+
+	g_path = tu_path("walfull", 1);
+	make_base(g_path);
+	status = tu_child(full_child, NULL);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "child status %x (exit %d)", status,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	p = tu_open_ex(g_path, false, false, 0, 0);
+	if (p) {
+		CHECK(stg_row_count(p, 1) == 5000);
+		CHECK(tu_verify(p, 1, 5000) == 0);
+		TU_CHECK_OK(p);
+		stg_close(p);
+	}
+	unlink(g_path);
+}
+
 int main(void)
 {
 	TEST_RUN(test_uncommitted);
@@ -332,6 +392,7 @@ int main(void)
 	TEST_RUN(test_crash_points);
 	TEST_RUN(test_recovery_idempotent);
 	TEST_RUN(test_msync_log);
+	TEST_RUN(test_msync_full);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
