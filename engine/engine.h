@@ -716,6 +716,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out);
 int ixsql_index_list(gpmdb *db, rel *r, const char *table);
 int ixsql_index_info(gpmdb *db, rel *r, const char *index, bool xinfo);
 int ixsql_reindex(gpmdb_stmt *st, ast_stmt *s, bool check_only);
+/* backup.c: VACUUM [main] INTO 'file' (plain VACUUM: an error saying so). */
+int vacuum_exec(gpmdb_stmt *st, ast_stmt *s);
 int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
 int stmt_add_hold(gpmdb_stmt *st, rel *r);
 int stmt_own(gpmdb_stmt *st, void *p);

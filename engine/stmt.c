@@ -606,6 +606,8 @@ static int start(gpmdb_stmt *st)
 		return exec_gpu_after_write(run_txn(st, s));
 	case AST_STMT_PRAGMA:
 		return pragma_exec(st, s, &st->res);
+	case AST_STMT_VACUUM:
+		return vacuum_exec(st, s);
 	default:
 		if (is_write(s->kind))
 			return exec_gpu_after_write(run_write(st, s));

@@ -22,6 +22,8 @@ static const struct dot_help {
 	const char *text;
 } dot_help[] = {
     {"backend", ".backend [auto|cpu|gpu]", "Show or set the backend"},
+    {"backup", ".backup [main] FILE",
+     "Write a copy of the database to the new FILE (VACUUM INTO)"},
     {"bail", ".bail on|off", "Stop after hitting an error"},
     {"changes", ".changes on|off", "Show number of rows changed by SQL"},
     {"dump", ".dump [TABLE]", "Render database content as SQL"},
@@ -493,6 +495,38 @@ static void ixrows_free(struct ixrows *l)
 /* .indexes [TABLE]: the names, as sqlite3 prints them; .indexes --bytes
  * [TABLE]: one line per index with its table, origin (c, u, pk), entries
  * and size in bytes. */
+/* .backup [main] FILE and .save FILE: VACUUM INTO 'FILE'. */
+static int dot_backup(struct shell *sh, int argc, char **argv)
+{
+	const char *file = argc == 2 ? argv[1] : argc == 3 ? argv[2] : NULL;
+	char *msg = NULL, *sql, *o;
+	int rc;
+
+	if (!file || (argc == 3 && strcmp(argv[1], "main"))) {
+		usage_error(sh, "backup");
+		return 1;
+	}
+	/* the name as an SQL string: quotes doubled */
+	sql = malloc(strlen("VACUUM INTO ''") + 2 * strlen(file) + 1);
+	if (!sql)
+		return 1;
+	o = sql + sprintf(sql, "VACUUM INTO '");
+	for (const char *p = file; *p; p++) {
+		if (*p == '\'')
+			*o++ = '\'';
+		*o++ = *p;
+	}
+	strcpy(o, "'");
+	rc = gpmdb_exec(sh->db, sql, NULL, NULL, &msg);
+	free(sql);
+	if (rc != GPMDB_OK) {
+		shell_error(sh, "Error: %s", msg ? msg : gpmdb_errmsg(sh->db));
+		gpmdb_free(msg);
+		return 1;
+	}
+	return 0;
+}
+
 static int dot_indexes(struct shell *sh, int argc, char **argv)
 {
 	struct ixrows l;
@@ -899,6 +933,8 @@ int shell_dot_command(struct shell *sh, const char *line)
 		rc = dot_schema(sh, argc > 1 ? argv[1] : NULL);
 	} else if (!strcmp(c, "indexes") || !strcmp(c, "indices")) {
 		rc = dot_indexes(sh, argc, argv);
+	} else if (!strcmp(c, "backup") || !strcmp(c, "save")) {
+		rc = dot_backup(sh, argc, argv);
 	} else if (!strcmp(c, "mode") && argc <= 3) {
 		rc = dot_mode(sh, argc, argv);
 	} else if (!strcmp(c, "headers") || !strcmp(c, "header")) {

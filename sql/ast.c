@@ -1191,6 +1191,17 @@ static void sb_stmt(sbuf *b, const ast_stmt *s)
 		if (s->name)
 			sb_ident(b, s->name);
 		break;
+	case AST_STMT_VACUUM:
+		sb_puts(b, "VACUUM");
+		if (s->schema) {
+			sb_add(b, " ", 1);
+			sb_ident(b, s->schema);
+		}
+		if (s->pragma_value) {
+			sb_puts(b, " INTO ");
+			sb_expr(b, s->pragma_value);
+		}
+		break;
 	}
 }
 
@@ -1236,6 +1247,7 @@ const char *ast_stmt_kind_name(ast_stmt_kind k)
 	    [AST_STMT_ROLLBACK] = "ROLLBACK",
 	    [AST_STMT_PRAGMA] = "PRAGMA",
 	    [AST_STMT_REINDEX] = "REINDEX",
+	    [AST_STMT_VACUUM] = "VACUUM",
 	};
 
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])

@@ -379,6 +379,7 @@ typedef enum ast_stmt_kind {
 	AST_STMT_ROLLBACK,
 	AST_STMT_PRAGMA,
 	AST_STMT_REINDEX, /* name NULL: every index; schema as PRAGMA's */
+	AST_STMT_VACUUM,  /* INTO pragma_value (NULL: plain VACUUM) */
 } ast_stmt_kind;
 
 typedef struct ast_set_clause {

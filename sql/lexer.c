@@ -107,6 +107,7 @@ static const struct lex_kw {
     {"UNIQUE", TK_UNIQUE},
     {"UPDATE", TK_UPDATE},
     {"USING", TK_USING},
+    {"VACUUM", TK_VACUUM},
     {"VALUES", TK_VALUES},
     {"VIEW", TK_VIEW},
     {"WHEN", TK_WHEN},

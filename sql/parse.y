@@ -151,7 +151,7 @@ static ast_select *mk_compound(parse_ctx *ctx, ast_select *l, int op,
 /* Keywords that may also be names (a column called "key" or "date"). */
 %fallback ID ASC DESC FIRST LAST NULLS KEY TEMP REPLACE IF PLAN QUERY ANALYZE
 	RECURSIVE DEFERRED IMMEDIATE EXCLUSIVE TRANSACTION AUTOINCREMENT
-	OFFSET DATE INTERVAL EXTRACT TRUE FALSE FOR REINDEX.
+	OFFSET DATE INTERVAL EXTRACT TRUE FALSE FOR REINDEX VACUUM.
 
 /* LEFT, RIGHT, FULL, INNER, CROSS, NATURAL and OUTER are reserved: lemon
  * tries a fallback before a default reduction, so "FROM t LEFT JOIN u"
@@ -420,6 +420,22 @@ cmd(A) ::= REINDEX nm(S) DOT nm(N). {
 	A = parse_stmt_new(ctx, AST_STMT_REINDEX);
 	A->schema = S;
 	A->name = N;
+}
+/* VACUUM [schema] [INTO file]: INTO writes a copy of the database
+ * (engine/backup.c); plain VACUUM says it is not supported */
+cmd(A) ::= VACUUM. { A = parse_stmt_new(ctx, AST_STMT_VACUUM); }
+cmd(A) ::= VACUUM nm(S). {
+	A = parse_stmt_new(ctx, AST_STMT_VACUUM);
+	A->schema = S;
+}
+cmd(A) ::= VACUUM INTO expr(E). {
+	A = parse_stmt_new(ctx, AST_STMT_VACUUM);
+	A->pragma_value = E;
+}
+cmd(A) ::= VACUUM nm(S) INTO expr(E). {
+	A = parse_stmt_new(ctx, AST_STMT_VACUUM);
+	A->schema = S;
+	A->pragma_value = E;
 }
 %type uniq {bool}
 uniq(A) ::= . { A = false; }

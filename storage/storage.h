@@ -456,6 +456,11 @@ typedef struct {
 } stg_stats;
 int stg_get_stats(stg_pool *p, stg_stats *out);
 
+/* Writes the committed state of the pool to a new file dest (backup.c):
+ * outside a transaction; dest must not exist; its superblock is written
+ * last, so a copy cut short never opens.  *bytes: the copy's size. */
+int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes);
+
 /* Where storage's write calls spend their time, cumulative since open
  * (nanoseconds): unique-key checks before an append, index entries
  * (UPDATE's key check included), undo logging of UPDATE and DELETE (the
