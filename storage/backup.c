@@ -40,21 +40,7 @@ static int bk_fail(stg_pool *p, int fd, const char *dest, const char *what,
 
 static int bk_write(int fd, const char *src, uint64_t n, uint64_t off)
 {
-	uint64_t done = 0;
-
-	while (done < n) {
-		ssize_t w = pwrite(fd, src + done, (size_t)(n - done),
-				   (off_t)(off + done));
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (w == 0)
-			return EIO;
-		done += (uint64_t)w;
-	}
-	return 0;
+	return pool_pwrite_full(fd, src, (size_t)n, (off_t)off) ? errno : 0;
 }
 
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hcl.h"
 #include "layout.h"
@@ -150,6 +151,10 @@ struct stg_pool {
 
 /* ---- pool.c ------------------------------------------------------------- */
 
+/* pread/pwrite of all n bytes at off, EINTR retried: 0, or -1 with
+ * errno (pread: *got bytes before the end of the file). */
+int pool_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got);
+int pool_pwrite_full(int fd, const void *buf, size_t n, off_t off);
 /* CLOCK_MONOTONIC in nanoseconds (the write timers). */
 uint64_t pool_now_ns(void);
 

@@ -629,15 +629,11 @@ void mlog_reload(stg_pool *p)
 {
 	stg_log_hdr *h = log_hdr(p);
 
-	/* a new generation: entries left in the region never chain on */
-	h->gen = (h->gen > p->log_gen ? h->gen : p->log_gen) + 1;
-	pool_persist(p, &h->gen, sizeof(h->gen));
-	p->log_gen = h->gen;
-	p->log_tail = log_start(p);
-	p->log_last_seq = 0;
-	p->log_next_seq = 1;
-	p->nents = 0;
-	dd_clear(p);
+	/* a new generation past both: entries left in the region never
+	 * chain on */
+	if (h->gen > p->log_gen)
+		p->log_gen = h->gen;
+	truncate_log(p);
 	p->in_txn = false;
 	mlog_sp_reset(p);
 	(void)finish_undo(p);

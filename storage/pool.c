@@ -357,7 +357,7 @@ static uint32_t sb_crc(const stg_superblock *sb)
 	return (uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF);
 }
 
-static int read_full(int fd, void *buf, size_t n, off_t off, size_t *got)
+int pool_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got)
 {
 	size_t done = 0;
 
@@ -378,7 +378,7 @@ static int read_full(int fd, void *buf, size_t n, off_t off, size_t *got)
 	return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t n, off_t off)
+int pool_pwrite_full(int fd, const void *buf, size_t n, off_t off)
 {
 	size_t done = 0;
 
@@ -453,7 +453,7 @@ static int validate_file(stg_pool *p, int fd)
 				"file is not a gpmdb database: %s (%lld bytes, "
 				"too small)",
 				p->path, (long long)st.st_size);
-	if (read_full(fd, &p->sb, sizeof(p->sb), 0, &got) != 0 ||
+	if (pool_pread_full(fd, &p->sb, sizeof(p->sb), 0, &got) != 0 ||
 	    got != sizeof(p->sb)) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot read %s: %s", p->path,
@@ -486,8 +486,8 @@ static int validate_file(stg_pool *p, int fd)
 				"least %llu",
 				p->path, (long long)st.st_size,
 				(unsigned long long)p->sb.data_off);
-	if (read_full(fd, &root, sizeof(root), (off_t)p->sb.root_off, &got) !=
-		0 ||
+	if (pool_pread_full(fd, &root, sizeof(root), (off_t)p->sb.root_off,
+			    &got) != 0 ||
 	    got != sizeof(root)) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot read %s: %s", p->path,
@@ -604,11 +604,13 @@ static int create_file(stg_pool *p, int fd, const stg_open_opts *o)
 	memset(&lh, 0, sizeof(lh));
 	lh.magic = STG_LOG_MAGIC;
 	lh.gen = 1;
-	if (write_full(fd, root, sizeof(*root), (off_t)sb->root_off) != 0 ||
-	    write_full(fd, &lh, sizeof(lh), (off_t)sb->log_off) != 0 ||
+	if (pool_pwrite_full(fd, root, sizeof(*root), (off_t)sb->root_off) !=
+		0 ||
+	    pool_pwrite_full(fd, &lh, sizeof(lh), (off_t)sb->log_off) != 0 ||
 	    fdatasync(fd) != 0 ||
 	    /* The superblock last: a file without one is not a pool. */
-	    write_full(fd, sb, sizeof(*sb), 0) != 0 || fdatasync(fd) != 0) {
+	    pool_pwrite_full(fd, sb, sizeof(*sb), 0) != 0 ||
+	    fdatasync(fd) != 0) {
 		err = errno;
 		free(root);
 		return pool_err(p, err == ENOSPC ? GPMDB_FULL : GPMDB_IOERR,

@@ -115,40 +115,19 @@ typedef struct {
 
 static int wal_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pwrite(fd, (const char *)buf + done, n - done,
-				   off + (off_t)done);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return 0;
+	return pool_pwrite_full(fd, buf, n, off);
 }
 
+/* A short read is an error here (errno 0: "short read"). */
 static int wal_pread(int fd, void *buf, size_t n, off_t off)
 {
-	size_t done = 0;
+	size_t got = 0;
 
-	while (done < n) {
-		ssize_t r =
-		    pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = 0; /* short file */
-			return -1;
-		}
-		done += (size_t)r;
+	if (pool_pread_full(fd, buf, n, off, &got) != 0)
+		return -1;
+	if (got != n) {
+		errno = 0;
+		return -1;
 	}
 	return 0;
 }
@@ -334,14 +313,19 @@ static int collect_dirty(stg_pool *p, size_t *n)
 	return GPMDB_OK;
 }
 
+/* Clears a page bitmap's words [*lo, *hi] when *n bits are set. */
+static void bits_clear(uint64_t *bits, uint64_t *lo, uint64_t *hi, uint64_t *n)
+{
+	if (*n)
+		memset(bits + *lo, 0, (*hi - *lo + 1) * 8);
+	*n = 0;
+	*lo = UINT64_MAX;
+	*hi = 0;
+}
+
 static void clear_dirty(stg_pool *p)
 {
-	if (p->wal.ndirty)
-		memset(p->wal.dbits + p->wal.dlo, 0,
-		       (p->wal.dhi - p->wal.dlo + 1) * 8);
-	p->wal.ndirty = 0;
-	p->wal.dlo = UINT64_MAX;
-	p->wal.dhi = 0;
+	bits_clear(p->wal.dbits, &p->wal.dlo, &p->wal.dhi, &p->wal.ndirty);
 }
 
 /* ---- Fresh extents ------------------------------------------------------ */
@@ -678,12 +662,7 @@ static int checkpoint(stg_pool *p, const char *crash_point)
 	p->wal.tail = WAL_HDR_BYTES;
 	p->wal.seq = 1;
 	p->wal.checkpoints++;
-	if (p->wal.wn)
-		memset(p->wal.wbits + p->wal.wlo, 0,
-		       (p->wal.whi - p->wal.wlo + 1) * 8);
-	p->wal.wn = 0;
-	p->wal.wlo = UINT64_MAX;
-	p->wal.whi = 0;
+	bits_clear(p->wal.wbits, &p->wal.wlo, &p->wal.whi, &p->wal.wn);
 	return GPMDB_OK;
 }
 

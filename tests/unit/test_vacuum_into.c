@@ -50,6 +50,18 @@ static void fill(gpmdb *db)
 	CHECK_RC(su_exec(db, "DELETE FROM t WHERE id % 10 = 3"), GPMDB_OK);
 }
 
+/* The test's database made again and filled. */
+static gpmdb *fresh_filled(void)
+{
+	gpmdb *db;
+
+	unlink(path);
+	db = open_mode(path, NULL);
+	if (db)
+		fill(db);
+	return db;
+}
+
 static void check_copy(const char *p)
 {
 	gpmdb *db = NULL;
@@ -133,11 +145,8 @@ static void test_refusals(void)
 	struct stat st;
 	int fd;
 
-	unlink(path);
-	db = open_mode(path, NULL);
-	if (!db)
+	if (!(db = fresh_filled()))
 		return;
-	fill(db);
 	/* an existing file stays as it was */
 	fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
@@ -172,11 +181,8 @@ static void test_full(void)
 	pid_t pid;
 	int status = -1;
 
-	unlink(path);
-	db = open_mode(path, NULL);
-	if (!db)
+	if (!(db = fresh_filled()))
 		return;
-	fill(db);
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -210,11 +216,8 @@ static void test_cut_short(void)
 	char sql[400], zero[4096] = {0};
 	int fd;
 
-	unlink(path);
-	db = open_mode(path, NULL);
-	if (!db)
+	if (!(db = fresh_filled()))
 		return;
-	fill(db);
 	unlink(copy);
 	snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
 	CHECK_RC(su_exec(db, sql), GPMDB_OK);

@@ -255,6 +255,26 @@ static void t_delete(void)
 	XQ_WANT(db, "SELECT count(*) FROM t", "2\n");
 }
 
+/* The text of EXPLAIN ANALYZE sql with two rows of arrays bound: vals
+ * (DOUBLE) to ?1, keys to ?2. */
+static void explain_arrays(gpmdb *d, const char *sql, const double *vals,
+			   const int64_t *keys, char *text, size_t size)
+{
+	gpmdb_stmt *st = NULL;
+	size_t n = 0;
+
+	text[0] = 0;
+	CHECK_RC(gpmdb_prepare(d, sql, -1, &st, NULL), GPMDB_OK);
+	if (!st)
+		return;
+	CHECK_RC(gpmdb_bind_array_double(st, 1, vals, 2, NULL), GPMDB_OK);
+	CHECK_RC(gpmdb_bind_array_int64(st, 2, keys, 2, NULL), GPMDB_OK);
+	while (gpmdb_step(st) == GPMDB_ROW && n < size)
+		n += (size_t)snprintf(text + n, size - n, "%s\n",
+				      gpmdb_column_text(st, 0));
+	gpmdb_finalize(st);
+}
+
 /* EXPLAIN ANALYZE of array-bound statements: the set-at-a-time paths
  * run no plan and say which path ran; gpmdb_append_columns' phases are
  * in the pragma. */
@@ -292,19 +312,8 @@ static void t_batch(void)
 	/* an UPDATE by array-bound keys */
 	static const int64_t keys[2] = {11, 13};
 	static const double nv[2] = {20, 40};
-	CHECK_RC(gpmdb_prepare(db,
-			       "EXPLAIN ANALYZE UPDATE t SET v = ? WHERE "
-			       "id = ?",
-			       -1, &st, NULL),
-		 GPMDB_OK);
-	CHECK_RC(gpmdb_bind_array_double(st, 1, nv, 2, NULL), GPMDB_OK);
-	CHECK_RC(gpmdb_bind_array_int64(st, 2, keys, 2, NULL), GPMDB_OK);
-	n = 0;
-	text[0] = 0;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\n",
-				      gpmdb_column_text(st, 0));
-	gpmdb_finalize(st);
+	explain_arrays(db, "EXPLAIN ANALYZE UPDATE t SET v = ? WHERE id = ?",
+		       nv, keys, text, sizeof(text));
 	CHECKF(!strncmp(text, "UPDATE (backend=cpu) [rows=2 time=", 34) &&
 		   strstr(text, "\n  BATCH 2 keys ") &&
 		   strstr(text, "\nPHASE row_location [time=") &&
@@ -315,19 +324,9 @@ static void t_batch(void)
 	XQ_WANT(db, "SELECT sum(v) FROM t WHERE id >= 10", "64.0\n");
 	/* an expression over a parameter: row by row, each row planned */
 	static const double inc[2] = {1, 2};
-	CHECK_RC(gpmdb_prepare(db,
-			       "EXPLAIN ANALYZE UPDATE t SET v = v + ? "
-			       "WHERE id = ?",
-			       -1, &st, NULL),
-		 GPMDB_OK);
-	CHECK_RC(gpmdb_bind_array_double(st, 1, inc, 2, NULL), GPMDB_OK);
-	CHECK_RC(gpmdb_bind_array_int64(st, 2, keys, 2, NULL), GPMDB_OK);
-	n = 0;
-	text[0] = 0;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\n",
-				      gpmdb_column_text(st, 0));
-	gpmdb_finalize(st);
+	explain_arrays(db,
+		       "EXPLAIN ANALYZE UPDATE t SET v = v + ? WHERE id = ?",
+		       inc, keys, text, sizeof(text));
 	CHECKF(!strncmp(text, "UPDATE (backend=cpu) [rows=2 time=", 34) &&
 		   strstr(text, "\n  BATCH 2 rows one by one (the last one's "
 				"plan)\n") &&
