@@ -27,11 +27,11 @@ enum wp_phase {
 	WP_RESERVE,  /* GPU: tablets, HCL segment, the pool's registration */
 	WP_UPLOAD,   /* GPU: row ids, values and layout to the device */
 	WP_LOG,	     /* GPU: undo entries and tails, the log's records */
-	WP_DATA,     /* the rows written (CPU: storage's call less its timers) */
-	WP_PERSIST,  /* bytes flushed; msync mode: the commit's disk writes */
-	WP_COMMIT,   /* the commit (or a savepoint's release in BEGIN) */
-	WP_INDEX,    /* GPU: index entries out, in, and their key checks */
-	WP_OTHER,    /* planning, catalog, allocation, everything else */
+	WP_DATA,    /* the rows written (CPU: storage's call less its timers) */
+	WP_PERSIST, /* bytes flushed; msync mode: the commit's disk writes */
+	WP_COMMIT,  /* the commit (or a savepoint's release in BEGIN) */
+	WP_INDEX,   /* GPU: index entries out, in, and their key checks */
+	WP_OTHER,   /* planning, catalog, allocation, everything else */
 	WP_NPHASES
 };
 
