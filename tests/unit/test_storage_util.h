@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -59,6 +60,9 @@ tu_open_ex(const char *path, bool create, bool ro, uint64_t init, uint64_t max)
 	o.readonly = ro;
 	o.initial_size = init;
 	o.max_size = max;
+	/* tu_path's mode 1 means msync mode, also where /tmp is a tmpfs */
+	if (!ro && strncmp(path, "/tmp/", 5) == 0)
+		o.durability = STG_DUR_MSYNC;
 	rc = stg_open(path, &o, &p, err, sizeof(err));
 	CHECKF(rc == GPMDB_OK, "open %s: rc %d: %s", path, rc, err);
 	return rc == GPMDB_OK ? p : NULL;
