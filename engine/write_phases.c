@@ -162,16 +162,18 @@ static uint64_t wp_batch_bytes(const stg_schema *sch, int ncols,
 /* Storage's own timers around a CPU write call: its key checks, index
  * entries and undo logging move out of "data" (the GPU path times its
  * storage calls itself). */
-static void wp_storage_begin(gpmdb *db, stg_write_times *t0)
+static int wp_storage_begin(gpmdb *db, stg_write_times *t0)
 {
 	if (db->wp.on)
 		stg_get_write_times(db->pool, t0);
+	return wp_to(db, WP_DATA);
 }
 
-static void wp_storage_end(gpmdb *db, const stg_write_times *t0)
+static void wp_storage_end(gpmdb *db, int ph, const stg_write_times *t0)
 {
 	stg_write_times t1;
 
+	wp_to(db, ph);
 	if (!db->wp.on || db->wp.gpu)
 		return;
 	stg_get_write_times(db->pool, &t1);
@@ -192,11 +194,9 @@ int wp_append(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		wp_bytes(db, WP_DATA,
 			 wp_batch_bytes(sch, sch->ncols, NULL, b, n, false));
 	}
-	wp_storage_begin(db, &t0);
-	ph = wp_to(db, WP_DATA);
+	ph = wp_storage_begin(db, &t0);
 	rc = bgpu_append(db, tid, b, n);
-	wp_to(db, ph);
-	wp_storage_end(db, &t0);
+	wp_storage_end(db, ph, &t0);
 	return rc;
 }
 
@@ -214,11 +214,9 @@ int wp_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 		wp_bytes(db, WP_DATA,
 			 wp_batch_bytes(sch, ncols, cols, vals, n, false));
 	}
-	wp_storage_begin(db, &t0);
-	ph = wp_to(db, WP_DATA);
+	ph = wp_storage_begin(db, &t0);
 	rc = bgpu_update(db, tid, ncols, cols, rowids, n, vals);
-	wp_to(db, ph);
-	wp_storage_end(db, &t0);
+	wp_storage_end(db, ph, &t0);
 	return rc;
 }
 
@@ -230,11 +228,9 @@ int wp_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	/* the row ids found; a deleted bit per row */
 	wp_bytes(db, WP_LOCATE, 8 * n);
 	wp_bytes(db, WP_DATA, (n + 7) / 8);
-	wp_storage_begin(db, &t0);
-	ph = wp_to(db, WP_DATA);
+	ph = wp_storage_begin(db, &t0);
 	rc = bgpu_delete(db, tid, rowids, n);
-	wp_to(db, ph);
-	wp_storage_end(db, &t0);
+	wp_storage_end(db, ph, &t0);
 	return rc;
 }
 

@@ -1518,32 +1518,16 @@ static int rec_register(char *pool, const uint64_t *r, uint32_t nr,
 			size_t errlen)
 {
 	for (uint32_t k = 0; k < nr; k++) {
-		void *base = pool + r[2 * k], *dp = NULL;
-		cudaError_t e = cudaHostRegister(
-		    base, (size_t)(r[2 * k + 1] - r[2 * k]),
-		    cudaHostRegisterMapped | cudaHostRegisterPortable);
+		int rc = gpu_host_register_uva(pool + r[2 * k],
+					       r[2 * k + 1] - r[2 * k],
+					       "a range of the pool for GPU "
+					       "recovery",
+					       err, errlen);
 
-		if (e != cudaSuccess) {
-			(void)cudaGetLastError(); /* not sticky: clear it */
-			snprintf(err, errlen,
-				 "GPU recovery: cudaHostRegister of %llu "
-				 "bytes at pool offset 0x%llx failed: %s (%s)",
-				 (unsigned long long)(r[2 * k + 1] - r[2 * k]),
-				 (unsigned long long)r[2 * k],
-				 cudaGetErrorString(e), cudaGetErrorName(e));
-			return GPMDB_UNSUPPORTED;
-		}
+		if (rc != GPMDB_OK)
+			return rc;
 		(*done)++;
 		*bytes += r[2 * k + 1] - r[2 * k];
-		/* the kernels use host addresses (UVA) */
-		e = cudaHostGetDevicePointer(&dp, base, 0);
-		if (e != cudaSuccess || dp != base) {
-			(void)cudaGetLastError();
-			snprintf(err, errlen,
-				 "GPU recovery: the registered pool's device "
-				 "address differs from the host's");
-			return GPMDB_UNSUPPORTED;
-		}
 	}
 	return GPMDB_OK;
 }

@@ -26,6 +26,11 @@ extern "C" {
  * length (the pool grew and was remapped in place) unregisters the old
  * range first.  Fails with GPMDB_UNSUPPORTED and the driver's words when
  * CUDA refuses the mapping (a file on ext4/xfs: "invalid argument"). */
+/* cudaHostRegister(p, len, Mapped|Portable), checked that the device
+ * address is the host's (kernels use host pointers); GPMDB_UNSUPPORTED
+ * with the driver's words about WHAT otherwise (nothing left registered). */
+int gpu_host_register_uva(void *p, uint64_t len, const char *what, char *err,
+			  size_t errlen);
 int gpu_pm_register(void *base, uint64_t len, char *err, size_t errlen);
 int gpu_pm_unregister(void *base, char *err, size_t errlen);
 /* 1 when [base, base + len) is registered as one range. */

@@ -49,12 +49,42 @@ static int pm_drop(int i, char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
+extern "C" int gpu_host_register_uva(void *p, uint64_t len, const char *what,
+				     char *err, size_t errlen)
+{
+	cudaError_t e = cudaHostRegister(
+	    p, (size_t)len, cudaHostRegisterMapped | cudaHostRegisterPortable);
+	void *dp = NULL;
+
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError(); /* not sticky: clear it */
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "cudaHostRegister of %s (%llu bytes) failed: "
+			       "%s (%s); GPU writes need the pool on tmpfs "
+			       "(/dev/shm) or persistent memory (durability "
+			       "pmem)",
+			       what, (unsigned long long)len,
+			       cudaGetErrorString(e), cudaGetErrorName(e));
+	}
+	/* Kernels use the host address (UVA): check the device agrees. */
+	e = cudaHostGetDevicePointer(&dp, p, 0);
+	if (e != cudaSuccess || dp != p) {
+		(void)cudaGetLastError();
+		(void)cudaHostUnregister(p);
+		return gpu_say(
+		    err, errlen, GPMDB_UNSUPPORTED,
+		    "registered %s: the device address differs from "
+		    "the host's (%s): GPU writes need unified "
+		    "addressing",
+		    what, e == cudaSuccess ? "no UVA" : cudaGetErrorString(e));
+	}
+	return GPMDB_OK;
+}
+
 extern "C" int gpu_pm_register(void *base, uint64_t len, char *err,
 			       size_t errlen)
 {
 	int rc = gpu_init(err, errlen), i, slot = -1;
-	cudaError_t e;
-	void *dp = NULL;
 
 	if (rc != GPMDB_OK)
 		return rc;
@@ -85,30 +115,10 @@ extern "C" int gpu_pm_register(void *base, uint64_t len, char *err,
 			 PM_MAX);
 		return GPMDB_UNSUPPORTED;
 	}
-	e = cudaHostRegister(base, (size_t)len,
-			     cudaHostRegisterMapped | cudaHostRegisterPortable);
-	if (e != cudaSuccess) {
-		(void)cudaGetLastError(); /* not sticky: clear it */
+	rc = gpu_host_register_uva(base, len, "the pool mapping", err, errlen);
+	if (rc != GPMDB_OK) {
 		pthread_mutex_unlock(&pm_lock);
-		snprintf(err, errlen,
-			 "cudaHostRegister of the pool mapping (%llu bytes) "
-			 "failed: %s (%s); GPU writes need the pool on tmpfs "
-			 "(/dev/shm) or persistent memory (durability pmem)",
-			 (unsigned long long)len, cudaGetErrorString(e),
-			 cudaGetErrorName(e));
-		return GPMDB_UNSUPPORTED;
-	}
-	/* Kernels use the host address (UVA): check the device agrees. */
-	e = cudaHostGetDevicePointer(&dp, base, 0);
-	if (e != cudaSuccess || dp != base) {
-		(void)cudaGetLastError();
-		(void)cudaHostUnregister(base);
-		pthread_mutex_unlock(&pm_lock);
-		snprintf(err, errlen,
-			 "registered pool: the device address differs from "
-			 "the host's (%s): GPU writes need unified addressing",
-			 e == cudaSuccess ? "no UVA" : cudaGetErrorString(e));
-		return GPMDB_UNSUPPORTED;
+		return rc;
 	}
 	pm_regs[slot].base = base;
 	pm_regs[slot].len = len;
@@ -255,8 +265,8 @@ extern "C" void gpu_pm_ranges_drop(void *base)
 /* Registers [lo, hi) as one more range (lock held). */
 static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
 {
-	void *p = pr_base + lo, *dp = NULL;
-	cudaError_t e;
+	void *p = pr_base + lo;
+	int rc;
 
 	if (pr_n == pr_cap) {
 		size_t nc = pr_cap ? 2 * pr_cap : 64;
@@ -268,27 +278,10 @@ static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
 		pr = n;
 		pr_cap = nc;
 	}
-	e = cudaHostRegister(p, (size_t)(hi - lo),
-			     cudaHostRegisterMapped | cudaHostRegisterPortable);
-	if (e != cudaSuccess) {
-		(void)cudaGetLastError();
-		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
-			       "cudaHostRegister of %llu bytes of the pool "
-			       "mapping failed: %s (%s); GPU writes need the "
-			       "pool on tmpfs (/dev/shm) or persistent memory "
-			       "(durability pmem)",
-			       (unsigned long long)(hi - lo),
-			       cudaGetErrorString(e), cudaGetErrorName(e));
-	}
-	e = cudaHostGetDevicePointer(&dp, p, 0);
-	if (e != cudaSuccess || dp != p) {
-		(void)cudaGetLastError();
-		(void)cudaHostUnregister(p);
-		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
-			       "registered pool: the device address differs "
-			       "from the host's: GPU writes need unified "
-			       "addressing");
-	}
+	rc = gpu_host_register_uva(p, hi - lo, "a range of the pool mapping",
+				   err, errlen);
+	if (rc != GPMDB_OK)
+		return rc;
 	/* keep the list sorted by lo */
 	size_t at = pr_n;
 	while (at > 0 && pr[at - 1].lo > lo) {

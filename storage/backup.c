@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,19 +22,14 @@
 
 #define BK_CHUNK (64ull << 20)
 
+/* A failed copy: closed, removed, the error said (pool_err_io). */
 static int bk_fail(stg_pool *p, int fd, const char *dest, const char *what,
 		   int err)
 {
 	if (fd >= 0)
 		close(fd);
 	unlink(dest);
-	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
-		return pool_err(p, GPMDB_FULL,
-				"database or disk is full: %s %s; no copy was "
-				"made",
-				what, dest);
-	return pool_err(p, GPMDB_IOERR, "cannot %s %s: %s; no copy was made",
-			what, dest, strerror(err));
+	return pool_err_io(p, err, what, dest);
 }
 
 static int bk_write(int fd, const char *src, uint64_t n, uint64_t off)
@@ -46,8 +40,7 @@ static int bk_write(int fd, const char *src, uint64_t n, uint64_t off)
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes)
 {
 	uint64_t size, off;
-	char dir[4200];
-	int fd, err = 0, dfd;
+	int fd, err = 0;
 
 	if (p == NULL || dest == NULL || !*dest)
 		return GPMDB_MISUSE;
@@ -90,12 +83,8 @@ int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes)
 		return bk_fail(p, fd, dest, "writing", err ? err : errno);
 	if (close(fd) != 0)
 		return bk_fail(p, -1, dest, "closing", errno);
-	snprintf(dir, sizeof(dir), "%s", dest);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd); /* the new name, durable */
-		close(dfd);
-	}
+	if (pool_fsync_dir(dest) != 0)
+		return bk_fail(p, -1, dest, "syncing the directory of", errno);
 	if (bytes)
 		*bytes = size;
 	return GPMDB_OK;

@@ -65,18 +65,10 @@ static const uint8_t *slot_sep(const ixt *t, stg_ix_node *n, uint32_t i)
 	return inner_slot(t, n, i) + 8;
 }
 
-/* Makes a changed range of a node durable: the node's undo image is
- * durable already, so in msync mode the msync waits for the commit. */
+/* Makes a changed range of a node durable (its undo image is already). */
 static void dirty(const ixt *t, const void *addr, size_t len)
 {
-	stg_pool *p = t->p;
-
-	if (p->dur == STG_DUR_MSYNC) {
-		pool_flush_lazy(p, addr, len);
-		pool_count_persisted(p, len);
-	} else {
-		pool_persist(p, addr, len);
-	}
+	pool_persist(t->p, addr, len);
 }
 
 /* dirty() for a whole new tree: flushed by all cores in pmem mode. */

@@ -51,17 +51,19 @@ typedef struct {
 
 /* msync mode's private mapping and commit log (wal.c). */
 typedef struct {
-	bool on;	   /* the pool is mapped privately through wal.c */
-	bool stuck;	   /* an in-place write failed: never checkpoint */
-	int fd;		   /* "<pool>-wal", -1 until the first commit */
-	size_t resv;	   /* bytes of address space reserved at base */
-	uint64_t salt;	   /* of the current header */
-	uint64_t seq;	   /* of the next frame */
-	uint64_t tail;	   /* file offset of the next frame */
-	uint64_t *dbits;   /* one bit per page: changed since the commit */
-	size_t dwords;	   /* words of dbits */
-	uint64_t dlo, dhi; /* first and last word with a bit */
-	uint64_t ndirty;   /* bits set */
+	bool on;	     /* the pool is mapped privately through wal.c */
+	bool stuck;	     /* an in-place write failed: never checkpoint */
+	int fd;		     /* "<pool>-wal", -1 until the first commit */
+	size_t resv;	     /* bytes of address space reserved at base */
+	uint64_t salt;	     /* of the current header */
+	uint64_t seq;	     /* of the next frame */
+	uint64_t tail;	     /* file offset of the next frame */
+	uint64_t *dbits;     /* one bit per page: changed since the commit */
+	size_t dwords;	     /* words of dbits */
+	uint64_t dlo, dhi;   /* first and last word with a bit */
+	uint64_t ndirty;     /* bits set */
+	uint64_t dlist[256]; /* the first pages marked (WAL_DLIST) */
+	uint64_t dlist_n;    /* pages marked, listed or not */
 	uint64_t *wbits; /* one bit per page: in a frame since the checkpoint */
 	uint64_t wlo, whi, wn;
 	uint64_t *pages; /* scratch: dirty page numbers */
@@ -84,7 +86,6 @@ struct stg_pool {
 	bool readonly;
 	bool private_map; /* readonly: MAP_PRIVATE copy, recovery in memory */
 	bool broken;	  /* a remap failed: nothing is mapped any more */
-	bool io_failed;	  /* a persist failed: the next commit fails */
 	char *base;
 	size_t map_len;
 	bool is_pmem;
@@ -113,11 +114,6 @@ struct stg_pool {
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
 	uint64_t used_chunks;
-
-	/* msync mode: page ranges of appended data whose msync waits for
-	 * the commit (pool_flush_lazy), merged, at most POOL_NPEND. */
-	uint64_t pend_lo[8], pend_hi[8];
-	int npend;
 
 	wal_state wal;
 	stg_write_times wt; /* stg_get_write_times */
@@ -155,6 +151,12 @@ struct stg_pool {
  * errno (pread: *got bytes before the end of the file). */
 int pool_pread_full(int fd, void *buf, size_t n, off_t off, size_t *got);
 int pool_pwrite_full(int fd, const void *buf, size_t n, off_t off);
+/* The error of a failed file operation (errno err): GPMDB_FULL "database
+ * or disk is full: WHAT PATH" for a full disk or file size limit, else
+ * GPMDB_IOERR "disk I/O error: WHAT PATH: <strerror>". */
+int pool_err_io(stg_pool *p, int err, const char *what, const char *path);
+/* fsync of the directory holding path (a new name made durable). */
+int pool_fsync_dir(const char *path);
 /* CLOCK_MONOTONIC in nanoseconds (the write timers). */
 uint64_t pool_now_ns(void);
 
@@ -182,21 +184,14 @@ void pool_clear_err(stg_pool *p);
 /* Makes [addr, addr + len) durable as the durability mode says, and
  * counts the bytes. */
 void pool_persist(stg_pool *p, const void *addr, size_t len);
-/* Flush without the final fence (PMEM) / msync (MSYNC); thread-safe,
- * counts nothing.  pool_drain completes earlier flushes. */
+/* Flush without the final fence (PMEM); in msync mode marks the pages
+ * for the commit (wal.c).  Thread-safe, counts nothing.  pool_drain
+ * completes earlier flushes. */
 void pool_flush(stg_pool *p, const void *addr, size_t len);
-/* As pool_flush, for data nothing can see before the transaction commits
- * (rows appended past the committed row count): in msync mode the msync
- * waits for pool_sync_pending, which stg_commit calls before its commit
- * record, so a transaction of N one-row INSERTs on an ordinary file
- * system costs one msync per written range at commit, not N disk writes.
- * Thread-safe (the parallel append calls it). */
-void pool_flush_lazy(stg_pool *p, const void *addr, size_t len);
-/* msyncs the ranges pool_flush_lazy deferred (io_failed on an error). */
-void pool_sync_pending(stg_pool *p);
 void pool_drain(stg_pool *p);
 void pool_count_persisted(stg_pool *p, uint64_t bytes);
-/* Bulk copy into the pool (PMEM: non-temporal, no drain). */
+/* Bulk copy into the pool (PMEM: non-temporal, no drain; msync mode:
+ * the pages marked for the commit). */
 void pool_memcpy_nodrain(stg_pool *p, void *dst, const void *src, size_t n);
 
 /* Extends the file and the mapping to new_size (not the root's size). */

@@ -358,16 +358,7 @@ int mlog_write(stg_pool *p, uint64_t off, const void *src, uint64_t len)
 	if (rc != GPMDB_OK)
 		return rc;
 	memmove(pool_at(p, off), src, len);
-	/* The undo image is durable, so a crash before the commit brings
-	 * the old value back whatever reached the file: in msync mode the
-	 * new value's msync waits for the commit (one per range, not one
-	 * disk write per statement). */
-	if (p->dur == STG_DUR_MSYNC) {
-		pool_flush_lazy(p, pool_at(p, off), len);
-		pool_count_persisted(p, len);
-	} else {
-		pool_persist(p, pool_at(p, off), len);
-	}
+	pool_persist(p, pool_at(p, off), len);
 	return GPMDB_OK;
 }
 
@@ -554,7 +545,6 @@ int stg_begin(stg_pool *p)
 	p->in_txn = true;
 	idx_presorted_clear(p);
 	p->txn_bytes_persisted = 0;
-	p->io_failed = false;
 	dd_clear(p);
 	mlog_sp_reset(p);
 	return GPMDB_OK;
@@ -584,7 +574,6 @@ int stg_rollback(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
-	p->npend = 0; /* rolled-back rows need no msync */
 	idx_presorted_clear(p);
 	rc = undo_range(p, p->ents, 0, p->nents, false, p->spi_n);
 	if (rc != GPMDB_OK)
@@ -609,8 +598,7 @@ int mlog_commit_mem(stg_pool *p)
 		return GPMDB_OK;
 	}
 	/* Every operation persisted its data before logging its metadata
-	 * change (appended rows in msync mode: just above), so the commit
-	 * record is the only thing left. */
+	 * change, so the commit record is the only thing left. */
 	rc = mlog_append(p, STG_LOG_COMMIT, NULL, 0, NULL);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -651,26 +639,14 @@ int stg_commit(stg_pool *p)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
 	if (wal_active(p)) {
+		/* msync mode: the commit is its writes to the disk */
 		uint64_t t0 = pool_now_ns();
 		int rc = wal_commit(p);
 
 		p->wt.persist_ns += pool_now_ns() - t0;
 		return rc;
 	}
-	/* appended data before the commit record (pool_flush_lazy) */
-	uint64_t t0 = pool_now_ns();
-	pool_sync_pending(p);
-	p->wt.persist_ns += pool_now_ns() - t0;
-	if (p->io_failed) {
-		char msg[sizeof(p->errmsg)];
-
-		snprintf(msg, sizeof(msg),
-			 "disk I/O error: flushing %s failed; the transaction "
-			 "was rolled back",
-			 p->path);
-		stg_rollback(p);
-		return pool_err(p, GPMDB_IOERR, "%s", msg);
-	}
+	/* pmem and off: every operation persisted its data already */
 	return mlog_commit_mem(p);
 }
 

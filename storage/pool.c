@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <libpmem.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -40,8 +41,6 @@
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
-
-#define PAGE_BYTES 4096ull
 
 /* ---- Errors ---------------------------------------------------------------
  */
@@ -155,80 +154,12 @@ const char *stg_type_name(stg_type t)
 
 void pool_flush(stg_pool *p, const void *addr, size_t len)
 {
-	uintptr_t a, e;
-
 	if (len == 0 || p->private_map)
 		return;
-	switch (p->dur) {
-	case STG_DUR_PMEM:
+	if (p->dur == STG_DUR_PMEM)
 		pmem_flush(addr, len);
-		break;
-	case STG_DUR_MSYNC:
-		if (p->wal.on) {
-			wal_track(p, pool_off(p, addr), len);
-			break;
-		}
-		/* msync wants a page-aligned start. */
-		a = (uintptr_t)addr & ~(uintptr_t)(PAGE_BYTES - 1);
-		e = (uintptr_t)addr + len;
-		if (pmem_msync((void *)a, e - a) != 0)
-			__atomic_store_n(&p->io_failed, true, __ATOMIC_RELAXED);
-		break;
-	default:
-		break;
-	}
-}
-
-#define POOL_NPEND 8
-
-void pool_flush_lazy(stg_pool *p, const void *addr, size_t len)
-{
-	if (len == 0 || p->private_map)
-		return;
-	if (p->dur != STG_DUR_MSYNC || p->wal.on) {
-		pool_flush(p, addr, len);
-		return;
-	}
-	uint64_t lo = pool_off(p, addr) & ~(uint64_t)(PAGE_BYTES - 1),
-		 hi = pool_off(p, addr) + len;
-#pragma omp critical(pool_pending)
-	{
-		/* merge into an overlapping or adjacent range, else add one;
-		 * when all are taken, widen the nearest (msync of a span only
-		 * writes its dirty pages) */
-		int best = -1;
-		uint64_t gap = UINT64_MAX;
-		for (int i = 0; i < p->npend; i++) {
-			uint64_t g = lo > p->pend_hi[i]	  ? lo - p->pend_hi[i]
-				     : p->pend_lo[i] > hi ? p->pend_lo[i] - hi
-							  : 0;
-			if (g < gap) {
-				gap = g;
-				best = i;
-			}
-		}
-		if (best >= 0 &&
-		    (gap <= PAGE_BYTES || p->npend == POOL_NPEND)) {
-			if (lo < p->pend_lo[best])
-				p->pend_lo[best] = lo;
-			if (hi > p->pend_hi[best])
-				p->pend_hi[best] = hi;
-		} else {
-			p->pend_lo[p->npend] = lo;
-			p->pend_hi[p->npend++] = hi;
-		}
-	}
-}
-
-void pool_sync_pending(stg_pool *p)
-{
-	if (p->wal.on)
-		return; /* wal_commit writes the pages */
-	for (int i = 0; i < p->npend; i++)
-		if (pmem_msync(pool_at(p, p->pend_lo[i]),
-			       p->pend_hi[i] - p->pend_lo[i]) != 0)
-			__atomic_store_n(&p->io_failed, true, __ATOMIC_RELAXED);
-	p->npend = 0;
+	else if (p->wal.on) /* msync mode: the commit writes the page */
+		wal_track(p, pool_off(p, addr), len);
 }
 
 void pool_drain(stg_pool *p)
@@ -256,10 +187,13 @@ void pool_persist(stg_pool *p, const void *addr, size_t len)
 
 void pool_memcpy_nodrain(stg_pool *p, void *dst, const void *src, size_t n)
 {
-	if (p->dur == STG_DUR_PMEM && !p->private_map)
+	if (p->dur == STG_DUR_PMEM && !p->private_map) {
 		pmem_memcpy_nodrain(dst, src, n);
-	else
-		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, n);
+	if (p->wal.on)
+		wal_track(p, pool_off(p, dst), n);
 }
 
 bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len)
@@ -888,6 +822,29 @@ int stg_close(stg_pool *p)
 			rc = rc2;
 	}
 	pool_free(p);
+	return rc;
+}
+
+int pool_err_io(stg_pool *p, int err, const char *what, const char *path)
+{
+	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %s %s", what, path);
+	return pool_err(p, GPMDB_IOERR, "disk I/O error: %s %s: %s", what, path,
+			err ? strerror(err) : "short read");
+}
+
+int pool_fsync_dir(const char *path)
+{
+	char dir[4200];
+	int dfd, rc;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	rc = fsync(dfd);
+	close(dfd);
 	return rc;
 }
 

@@ -495,16 +495,14 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		pool_memcpy_nodrain(
 		    p, dst, (const char *)cols[t->col].values + t->r0 * w,
 		    n * w);
-		if (p->dur == STG_DUR_MSYNC)
-			pool_flush_lazy(p, dst, n * w);
 		return n * w;
 	}
 	case 1: {
 		uint32_t *nb = col_nulls(h, (uint32_t)t->col);
 
 		bits_copy(nb, lr, cols[t->col].nulls, t->r0, n);
-		pool_flush_lazy(p, &nb[lr >> 5],
-				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		pool_flush(p, &nb[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
 	case 2: {
@@ -529,19 +527,19 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 			d->len = src[r].len;
 			at += src[r].len;
 		}
-		pool_flush_lazy(p, heap + t->heap_at, at - t->heap_at);
-		pool_flush_lazy(p, &dst[lr], n * sizeof(stg_strref));
+		pool_flush(p, heap + t->heap_at, at - t->heap_at);
+		pool_flush(p, &dst[lr], n * sizeof(stg_strref));
 		bits_copy(nb, lr, sn, t->r0, n);
-		pool_flush_lazy(p, &nb[lr >> 5],
-				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		pool_flush(p, &nb[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return (at - t->heap_at) + n * sizeof(stg_strref) + n / 8;
 	}
 	default: {
 		uint32_t *db = deleted_bits(h);
 
 		bits_copy(db, lr, NULL, 0, n);
-		pool_flush_lazy(p, &db[lr >> 5],
-				((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
+		pool_flush(p, &db[lr >> 5],
+			   ((lr + n + 31) >> 5) * 4 - (lr >> 5) * 4);
 		return n / 8;
 	}
 	}
@@ -1080,27 +1078,6 @@ static void hcl_persist_entries(stg_pool *p, char *seg, const hcl_geom *g,
 	pool_persist(p, seg + hcl_entries_offset(g), bytes);
 }
 
-/* After in-place writes: PMEM flushed per value; MSYNC syncs the touched
- * tablets whole (msync writes only dirty pages). */
-static void sync_tablets(stg_pool *p, stg_cat_entry *e, const uint64_t *rowids,
-			 uint64_t n)
-{
-	uint64_t i, last = UINT64_MAX;
-
-	if (p->dur != STG_DUR_MSYNC || p->wal.on)
-		return; /* wal.c writes the pages marked per value */
-	for (i = 0; i < n; i++) {
-		uint64_t ti = tab_index_of(rowids[i]);
-		stg_tablet_hdr *h;
-
-		if (ti == last)
-			continue;
-		last = ti;
-		h = tablet_at(p, e, ti);
-		pool_flush(p, h, h->extent_size);
-	}
-}
-
 int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 	       const uint64_t *rowids, uint64_t n, const stg_col_batch *vals)
 {
@@ -1304,14 +1281,11 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 				       (const char *)vals[k].values + i * w, w);
 			}
 			bit_set_atomic(nb, lr, isnull);
-			if (p->dur == STG_DUR_PMEM || p->wal.on) {
-				pool_flush(p, dst, w);
-				pool_flush(p, &nb[lr >> 5], 4);
-			}
+			pool_flush(p, dst, w);
+			pool_flush(p, &nb[lr >> 5], 4);
 			total += w + 4;
 		}
 	}
-	sync_tablets(p, e, rowids, n);
 	pool_drain(p);
 	pool_count_persisted(p, total);
 	stg_crash_point("update.data");
@@ -1395,10 +1369,8 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 
 		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) & m))
 			added++;
-		if (p->dur == STG_DUR_PMEM || p->wal.on)
-			pool_flush(p, &db[lr >> 5], 4);
+		pool_flush(p, &db[lr >> 5], 4);
 	}
-	sync_tablets(p, e, rowids, n);
 	pool_drain(p);
 	pool_count_persisted(p, 4 * n);
 	rc = mlog_set_u64(p, cat_off + offsetof(stg_cat_entry, deleted_count),

@@ -49,7 +49,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +90,8 @@ static uint64_t env_bytes(const char *name, uint64_t dflt)
 }
 /* Private fresh pages up to this much go in the frame, not in place. */
 #define WAL_FRESH_INLINE (1ull << 20)
+/* Dirty pages listed as well as marked, up to this many. */
+#define WAL_DLIST 256
 
 typedef struct {
 	uint64_t magic;
@@ -146,13 +147,7 @@ static uint64_t frame_head_bytes(uint64_t npages)
 
 static int io_err(stg_pool *p, const char *what, const char *path)
 {
-	int err = errno;
-
-	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
-		return pool_err(p, GPMDB_FULL,
-				"database or disk is full: %s %s", what, path);
-	return pool_err(p, GPMDB_IOERR, "disk I/O error: %s %s: %s", what, path,
-			err ? strerror(err) : "short read");
+	return pool_err_io(p, errno, what, path);
 }
 
 bool wal_active(const stg_pool *p)
@@ -281,10 +276,23 @@ void wal_track(stg_pool *p, uint64_t off, uint64_t len)
 				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			;
 		__atomic_add_fetch(&p->wal.ndirty, 1, __ATOMIC_RELAXED);
+		/* a short list too: a commit of a few pages in a big pool
+		 * then reads no bitmap */
+		uint64_t k =
+		    __atomic_fetch_add(&p->wal.dlist_n, 1, __ATOMIC_RELAXED);
+		if (k < WAL_DLIST)
+			p->wal.dlist[k] = pg;
 	}
 }
 
 /* The dirty pages, ascending, into p->wal.pages; clears nothing. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int collect_dirty(stg_pool *p, size_t *n)
 {
 	size_t k = 0, need = p->wal.ndirty;
@@ -299,6 +307,12 @@ static int collect_dirty(stg_pool *p, size_t *n)
 			return pool_err(p, GPMDB_NOMEM, "out of memory");
 		p->wal.pages = np;
 		p->wal.cap_pages = need;
+	}
+	if (need <= WAL_DLIST && p->wal.dlist_n == need) {
+		memcpy(p->wal.pages, p->wal.dlist, need * sizeof(uint64_t));
+		qsort(p->wal.pages, need, sizeof(uint64_t), cmp_u64);
+		*n = need;
+		return GPMDB_OK;
 	}
 	for (uint64_t w = p->wal.dlo; w <= p->wal.dhi && k < need; w++) {
 		uint64_t b = p->wal.dbits[w];
@@ -325,7 +339,17 @@ static void bits_clear(uint64_t *bits, uint64_t *lo, uint64_t *hi, uint64_t *n)
 
 static void clear_dirty(stg_pool *p)
 {
-	bits_clear(p->wal.dbits, &p->wal.dlo, &p->wal.dhi, &p->wal.ndirty);
+	if (p->wal.ndirty <= WAL_DLIST && p->wal.dlist_n == p->wal.ndirty) {
+		for (uint64_t i = 0; i < p->wal.ndirty; i++)
+			p->wal.dbits[p->wal.dlist[i] >> 6] = 0;
+		p->wal.ndirty = 0;
+		p->wal.dlo = UINT64_MAX;
+		p->wal.dhi = 0;
+	} else {
+		bits_clear(p->wal.dbits, &p->wal.dlo, &p->wal.dhi,
+			   &p->wal.ndirty);
+	}
+	p->wal.dlist_n = 0;
 }
 
 /* ---- Fresh extents ------------------------------------------------------ */
@@ -611,8 +635,8 @@ static uint64_t new_salt(void)
  * directory entry before any frame counts on it. */
 static int open_log(stg_pool *p)
 {
-	char path[4200], dir[4200];
-	int fd, dfd;
+	char path[4200];
+	int fd;
 
 	wal_path(p, path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -625,17 +649,12 @@ static int open_log(stg_pool *p)
 		close(fd);
 		return rc;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) != 0) {
+	if (pool_fsync_dir(path) != 0) {
 		int rc = io_err(p, "syncing the directory of", path);
 
-		if (dfd >= 0)
-			close(dfd);
 		close(fd);
 		return rc;
 	}
-	close(dfd);
 	p->wal.fd = fd;
 	p->wal.tail = WAL_HDR_BYTES;
 	p->wal.seq = 1;
@@ -938,8 +957,17 @@ void wal_rollback_done(stg_pool *p)
 			p->wal.dbits[pg >> 6] &= ~(1ull << (pg & 63));
 			p->wal.ndirty--;
 		}
-		if (p->wal.ndirty == 0)
+		if (p->wal.ndirty == 0) {
 			clear_dirty(p);
+		} else if (p->wal.ndirty <= WAL_DLIST) {
+			/* the list again, of the pages left */
+			p->wal.dlist_n = 0;
+			for (size_t i = 0; i < n; i++) {
+				uint64_t pg = p->wal.pages[i];
+				if (p->wal.dbits[pg >> 6] >> (pg & 63) & 1)
+					p->wal.dlist[p->wal.dlist_n++] = pg;
+			}
+		}
 	}
 	end_fresh(p);
 }
