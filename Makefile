@@ -44,7 +44,7 @@ ifeq ($(GPU),1)
 endif
 
 # Library sources: every .c of the layers; the lemon grammar when present.
-LIB_SRC := $(wildcard storage/*.c sql/*.c engine/*.c gpu/*.c)
+LIB_SRC := $(wildcard storage/*.c sql/*.c engine/*.c engine/*/*.c gpu/*.c gpu/*/*.c)
 GRAMMAR := $(wildcard sql/*.y)
 GEN_SRC := $(patsubst sql/%.y,$(BUILD)/gen/%.c,$(GRAMMAR))
 CU_SRC := $(if $(filter 1,$(GPU)),$(wildcard gpu/*.cu))
@@ -281,8 +281,8 @@ bench-tpch: $(BUILD)/tpchgen $(BUILD)/bench_tpch
 	BUILD=$(BUILD) SF=$(SF) tpc/tpch/run_bench_tpch.sh
 
 format:
-	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] \
-	  gpu/*.cu gpu/*.cuh gpu/*.[ch] shell/*.[ch] tests/*.h tests/*/*.[ch] \
+	clang-format -i $(wildcard include/*.h storage/*.[ch] sql/*.[ch] engine/*.[ch] engine/*/*.[ch] \
+	  gpu/*.cu gpu/*.cuh gpu/*.[ch] gpu/*/*.[ch] shell/*.[ch] tests/*.h tests/*/*.[ch] \
 	  tpc/*.[ch] tpc/*/*.[ch] examples/*.c)
 
 clean:

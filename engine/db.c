@@ -1,8 +1,8 @@
 /*
  * db.c - connections: open/close, the error state, gpmdb_exec.
  */
-#include "batch_gpu.h"
 #include "engine.h"
+#include "write/batch_gpu.h"
 
 #include <stdarg.h>
 #include <stdio.h>

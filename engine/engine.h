@@ -31,7 +31,7 @@
 #include "bytecode.h"
 #include "vector.h"
 #include "vm.h"
-#include "write_phases.h"
+#include "write/write_phases.h"
 
 /* ---- types and scalar values ---- */
 

@@ -7,8 +7,8 @@
  * a typo should not pass silently).
  */
 #include "../gpu/gpu.h"
-#include "batch_gpu.h"
 #include "engine.h"
+#include "write/batch_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef GPMDB_EXEC_GPU_OPS_H
 #define GPMDB_EXEC_GPU_OPS_H
 
-#include "engine.h"
+#include "../../engine/engine.h"
 
 /* The backend of an operator (exec_gpu.c xg_decide). */
 enum { XG_CPU, XG_GPU, XG_WANTED_CPU, XG_NO_OP };

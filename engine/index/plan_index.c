@@ -35,14 +35,14 @@
  * against an integer) makes the planner keep the scan; at run time it
  * makes the ISCAN scan the table (EXPLAIN ANALYZE counts it).
  */
-#include "engine.h"
+#include "../engine.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "value.h"
+#include "../value.h"
 
 /* A non-unique (or partial) path is taken when it reads at most this
  * share of the table: a row read through the index costs a random access

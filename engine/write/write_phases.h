@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../include/gpmdb.h"
+#include "../../include/gpmdb.h"
 
 enum wp_phase {
 	WP_BIND,     /* values evaluated and converted to storage arrays */

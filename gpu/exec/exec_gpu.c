@@ -22,11 +22,11 @@
  * with no GPU version yet (limit, cross joins, UNION ALL, values) run on
  * the CPU under every setting, and EXPLAIN says so.
  */
-#include "batch_gpu.h"
-#include "engine.h"
+#include "../../engine/engine.h"
+#include "../../engine/value.h"
+#include "../../engine/write/batch_gpu.h"
 #include "exec_gpu_dev.h"
 #include "exec_gpu_ops.h"
-#include "value.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -34,10 +34,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../gpu/cache.h"
-#include "../gpu/gpu.h"
-#include "../gpu/gpu_dml.h"
-#include "../gpu/index_gpu.h"
+#include "../cache.h"
+#include "../gpu.h"
+#include "../gpu_dml.h"
+#include "../index_gpu.h"
 
 #include <time.h>
 

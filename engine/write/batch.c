@@ -31,9 +31,9 @@
  * types are converted into per-statement caches freed by the next
  * execution, reset or finalize.
  */
+#include "../engine.h"
+#include "../value.h"
 #include "batch_gpu.h"
-#include "engine.h"
-#include "value.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,9 +8,9 @@
 #ifndef GPMDB_EXEC_GPU_DEV_H
 #define GPMDB_EXEC_GPU_DEV_H
 
-#include "engine.h"
+#include "../../engine/engine.h"
 
-#include "../gpu/gpu.h"
+#include "../gpu.h"
 
 typedef struct exec_gpu_dev {
 	uint32_t nrows;

@@ -14,8 +14,8 @@
  * compile time); a text column compared with a number without affinity
  * compares the number's text; otherwise a number is less than any text.
  */
-#include "engine.h"
-#include "value.h"
+#include "../engine.h"
+#include "../value.h"
 
 #include <stdio.h>
 #include <stdlib.h>

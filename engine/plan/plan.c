@@ -8,8 +8,8 @@
  * else the smallest one (cross join); conjuncts of one source filter it
  * before the joins.  With LEFT JOINs the written order is kept.
  */
-#include "engine.h"
-#include "value.h"
+#include "../engine.h"
+#include "../value.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gpu/gpu.h"
+#include "../gpu.h"
 
 #define XO_DECLINE (-1)
 

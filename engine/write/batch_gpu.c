@@ -39,12 +39,12 @@
  * stream (docs/gpu.md).
  */
 #include "batch_gpu.h"
-#include "exec_gpu_dev.h"
+#include "../../gpu/exec/exec_gpu_dev.h"
 
-#include "../gpu/gpu.h"
-#include "../gpu/gpu_dml.h"
-#include "../gpu/index_gpu.h"
-#include "../storage/stg_gpu.h"
+#include "../../gpu/gpu.h"
+#include "../../gpu/gpu_dml.h"
+#include "../../gpu/index_gpu.h"
+#include "../../storage/stg_gpu.h"
 
 #include <pthread.h>
 #include <stdio.h>

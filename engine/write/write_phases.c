@@ -6,8 +6,8 @@
  * PRAGMA gpu_write_stats (docs/engine.md "Write phases").
  */
 #include "write_phases.h"
+#include "../engine.h"
 #include "batch_gpu.h"
-#include "engine.h"
 
 #include <stdarg.h>
 #include <stdio.h>

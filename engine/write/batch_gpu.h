@@ -8,7 +8,7 @@
 #ifndef GPMDB_BATCH_GPU_H
 #define GPMDB_BATCH_GPU_H
 
-#include "engine.h"
+#include "../engine.h"
 
 int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		uint64_t nrows);

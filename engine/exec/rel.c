@@ -2,8 +2,8 @@
  * rel.c - materialised relations (typed column arrays with byte NULL
  * flags), scalar values and their conversions.
  */
-#include "engine.h"
-#include "value.h"
+#include "../engine.h"
+#include "../value.h"
 
 #include <math.h>
 #include <stdio.h>

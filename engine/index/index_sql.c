@@ -5,7 +5,7 @@
  * index's size in bytes and entries beside SQLite's columns of
  * index_list.  pragma.c and dml.c dispatch here.
  */
-#include "engine.h"
+#include "../engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

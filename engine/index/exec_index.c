@@ -20,12 +20,12 @@
  * statement is planned again whenever its bindings change and the plan
  * checked the values it saw.
  */
-#include "engine.h"
+#include "../engine.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../storage/stg_gpu.h"
+#include "../../storage/stg_gpu.h"
 
 /* Row ids read from a cursor per call. */
 #define IX_BATCH 1024

@@ -12,9 +12,9 @@
  * the statement inside a transaction or behind a savepoint, so a storage
  * failure half way is undone too.
  */
+#include "../engine.h"
+#include "../value.h"
 #include "batch_gpu.h"
-#include "engine.h"
-#include "value.h"
 
 #include <stdio.h>
 #include <stdlib.h>
