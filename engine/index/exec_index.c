@@ -3,7 +3,8 @@
  * plan_index.c).
  *
  * The node's key ranges are made from the current values of its
- * literals, parameters and outer columns (plan_index_ranges); a cursor per
+ * literals, parameters and outer columns (plan_index_ranges, with this
+ * file's ixlate for what only the run knows); a cursor per
  * range gives the row ids (stg_icur_*), and only the columns of the node's
  * layout are gathered from the rows' tablets (one tablet view per tablet
  * touched, deleted rows skipped).  An unordered read sorts its row ids
@@ -26,6 +27,46 @@
 #include <string.h>
 
 #include "../../storage/stg_gpu.h"
+
+/* ---- the key values only the run knows (plan.h ixlate) ---- */
+
+static int late_value(void *arg, const ast_expr *e, sval *v, rel **hold)
+{
+	exec_ctx *x = arg;
+
+	if (e->kind == AST_E_COLUMN)
+		return exec_outer_value(x, e, v) ? IXV_VALUE : IXV_NONE;
+	if (!*hold && !(*hold = rel_new(x, 0, NULL)))
+		return IXV_ERROR;
+	return exec_scalar(x, (ast_expr *)e, v, *hold) ? IXV_ERROR : IXV_VALUE;
+}
+
+static uint64_t late_join_rows(void *arg, const ixpath *ix)
+{
+	(void)arg;
+	return ix->jrel->nrows;
+}
+
+static void late_join_key(void *arg, const ixpath *ix, uint64_t i, int c,
+			  sval *v)
+{
+	(void)arg;
+	rel_get(ix->jrel, c, i, v);
+}
+
+/* The node's ranges for the values of this run. */
+static int ranges(exec_ctx *x, const ixpath *ix, ixranges *out)
+{
+	ixlate late = {late_value, late_join_rows, late_join_key, x};
+	return plan_index_ranges(x->db, x->st, &late, ix, out);
+}
+
+static void ranges_free(ixranges *r)
+{
+	rel *hold = r->hold;
+	plan_index_ranges_free(r);
+	rel_free(hold);
+}
 
 /* Row ids read from a cursor per call. */
 #define IX_BATCH 1024
@@ -107,7 +148,7 @@ static void run_close(struct ixrun *r)
 		return;
 	if (r->cur)
 		stg_icur_close(r->cur);
-	plan_index_ranges_free(&r->rg);
+	ranges_free(&r->rg);
 	free(r);
 }
 
@@ -266,27 +307,27 @@ int exec_iscan(exec_ctx *x, pnode *n, rel **out)
 		0.2 * (double)stg_row_count(x->db->pool, n->table_id))
 		rc = 1;
 	else
-		rc = plan_index_ranges(x->db, x->st, x, ix, &own.rg);
+		rc = ranges(x, ix, &own.rg);
 	if (rc == 1) {
 		if (ix->ordered) {
-			plan_index_ranges_free(&own.rg);
+			ranges_free(&own.rg);
 			return no_key(x, n);
 		}
 		/* a value that is no key of its column (or an inner side run
 		 * without its outer keys, or too many of them): the filters
 		 * above and the join decide over every row */
-		plan_index_ranges_free(&own.rg);
+		ranges_free(&own.rg);
 		ix->an_fallback++;
 		return exec_scan_table(x, n, out);
 	}
 	if (rc) {
-		plan_index_ranges_free(&own.rg);
+		ranges_free(&own.rg);
 		return rc;
 	}
 	rc = run_read(x, ix, &own, UINT64_MAX, &ids);
 	if (own.cur)
 		stg_icur_close(own.cur);
-	plan_index_ranges_free(&own.rg);
+	ranges_free(&own.rg);
 	if (!rc && !ix->ordered && ids.n > 1) {
 		uint64_t k = 0;
 		qsort(ids.v, ids.n, sizeof(uint64_t), u64_cmp);
@@ -337,7 +378,7 @@ int exec_index_limit(exec_ctx *x, pnode *li, int64_t want, rel **out)
 		return -1;
 	if (!(r = calloc(1, sizeof(*r))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	rc = plan_index_ranges(x->db, x->st, x, s->ix, &r->rg);
+	rc = ranges(x, s->ix, &r->rg);
 	if (rc == 1)
 		rc = no_key(x, s);
 	if (rc) {

@@ -35,7 +35,7 @@
  * against an integer) makes the planner keep the scan; at run time it
  * makes the ISCAN scan the table (EXPLAIN ANALYZE counts it).
  */
-#include "../engine.h"
+#include "../plan/plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -89,27 +89,24 @@ static bool computed(const ast_expr *e)
 	}
 }
 
-int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
-		     sval *v, rel **hold)
+int plan_index_value(const gpmdb_stmt *st, const ixlate *late,
+		     const ast_expr *e, sval *v, rel **hold)
 {
 	if (e->kind != AST_E_COLUMN && e->kind != AST_E_PARAM &&
 	    e->kind != AST_E_BOOL && e->kind != AST_E_NULL &&
 	    !exec_literal(e, v)) {
 		if (!computed(e))
 			return IXV_NONE;
-		if (!x || !hold)
+		if (!late || !hold)
 			return IXV_UNKNOWN;
-		if (!*hold && !(*hold = rel_new(x, 0, NULL)))
-			return IXV_ERROR;
-		return exec_scalar(x, (ast_expr *)e, v, *hold) ? IXV_ERROR
-							       : IXV_VALUE;
+		return late->value(late->arg, e, v, hold);
 	}
 	if (e->kind == AST_E_COLUMN) {
 		if (e->rel <= 0)
 			return IXV_NONE;
-		if (!x)
+		if (!late)
 			return IXV_UNKNOWN;
-		return exec_outer_value(x, e, v) ? IXV_VALUE : IXV_NONE;
+		return late->value(late->arg, e, v, hold);
 	}
 	if (e->kind == AST_E_PARAM) {
 		memset(v, 0, sizeof(*v));
@@ -131,10 +128,10 @@ int plan_index_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
 /* A key value now (into out->hold when computed): IXV_VALUE, or
  * IXV_ERROR, or anything else when there is none (while planning, an
  * outer column's or a computed one's). */
-static int key_value(const gpmdb_stmt *st, exec_ctx *x, const ast_expr *e,
-		     sval *v, ixranges *out)
+static int key_value(const gpmdb_stmt *st, const ixlate *late,
+		     const ast_expr *e, sval *v, ixranges *out)
 {
-	return plan_index_value(st, x, e, v, &out->hold);
+	return plan_index_value(st, late, e, v, &out->hold);
 }
 
 /* plan_index_ranges' answer when a value is missing: the statement's
@@ -272,7 +269,6 @@ void plan_index_ranges_free(ixranges *r)
 {
 	free(r->r);
 	free(r->keys);
-	rel_free(r->hold);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -306,15 +302,16 @@ static stg_ix_range *rng_add(ixranges *o, int nkey, const stg_key_val *pre,
 
 /* The ranges of an inner side: one per outer row (its keys on the key
  * prefix; a NULL key matches nothing). */
-static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
+static int join_ranges(gpmdb *db, const ixpath *ix, const ixlate *late,
+		       ixranges *out)
 {
-	const rel *k = ix->jrel;
+	uint64_t nrows = late->join_rows(late->arg, ix);
 	stg_key_val l, h, *klo, *khi;
 	stg_ix_range *r;
 	sval v;
 	bool ex;
 
-	out->cap = (int)k->nrows + 1;
+	out->cap = (int)nrows + 1;
 	out->r = calloc((size_t)out->cap, sizeof(stg_ix_range));
 	out->keys = calloc((size_t)out->cap * 2 * (size_t)ix->nkey,
 			   sizeof(stg_key_val));
@@ -322,7 +319,7 @@ static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
 		plan_index_ranges_free(out);
 		return db_err(db, GPMDB_NOMEM, "out of memory");
 	}
-	for (uint64_t i = 0; i < k->nrows; i++) {
+	for (uint64_t i = 0; i < nrows; i++) {
 		int j;
 		klo = khi = NULL;
 		r = rng_add(out, ix->nkey, NULL, 0, &klo, &khi);
@@ -330,7 +327,7 @@ static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
 			return db_err(db, GPMDB_INTERNAL,
 				      "index ranges overflow");
 		for (j = 0; j < ix->njk; j++) {
-			rel_get(k, ix->jkey[j], i, &v);
+			late->join_key(late->arg, ix, i, ix->jkey[j], &v);
 			if (v.t == BC_T_NULL)
 				break;
 			if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j],
@@ -348,7 +345,7 @@ static int join_ranges(gpmdb *db, const ixpath *ix, ixranges *out)
 	return GPMDB_OK;
 }
 
-int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
+int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
 		      const ixpath *ix, ixranges *out)
 {
 	int cap = ix->in ? ix->in->n + 1 : 2, nk = ix->nkey;
@@ -360,7 +357,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 
 	memset(out, 0, sizeof(*out));
 	if (ix->njk)
-		return ix->jrel ? join_ranges(db, ix, out) : 1;
+		return ix->jrel && late ? join_ranges(db, ix, late, out) : 1;
 	out->cap = cap;
 	out->r = calloc((size_t)cap, sizeof(stg_ix_range));
 	out->keys = calloc((size_t)cap * 2 * (size_t)nk, sizeof(stg_key_val));
@@ -374,7 +371,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 			pre[j].null = true;
 			continue;
 		}
-		if ((kv = key_value(st, x, ix->eq[j], &v, out)) != IXV_VALUE)
+		if ((kv = key_value(st, late, ix->eq[j], &v, out)) != IXV_VALUE)
 			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) /* = NULL: no row */
 			return GPMDB_OK;
@@ -403,7 +400,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 	int j = ix->neq;
 	if (ix->in) {
 		for (int k = 0; k < ix->in->n; k++) {
-			if ((kv = key_value(st, x, ix->in->v[k], &v, out)) !=
+			if ((kv = key_value(st, late, ix->in->v[k], &v, out)) !=
 			    IXV_VALUE)
 				return NO_VALUE(db, kv);
 			if (v.t == BC_T_NULL) /* x IN (NULL, ...) */
@@ -421,7 +418,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 	r = rng_add(out, nk, pre, j, &klo, &khi);
 	r->desc = ix->desc;
 	if (ix->lo) {
-		if ((kv = key_value(st, x, ix->lo, &v, out)) != IXV_VALUE)
+		if ((kv = key_value(st, late, ix->lo, &v, out)) != IXV_VALUE)
 			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) {
 			out->n = 0;
@@ -441,7 +438,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, exec_ctx *x,
 		r->lo_incl = false;
 	}
 	if (ix->hi) {
-		if ((kv = key_value(st, x, ix->hi, &v, out)) != IXV_VALUE)
+		if ((kv = key_value(st, late, ix->hi, &v, out)) != IXV_VALUE)
 			return NO_VALUE(db, kv);
 		if (v.t == BC_T_NULL) {
 			out->n = 0;

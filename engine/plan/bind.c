@@ -7,8 +7,8 @@
  * layout) and bind (an einfo for subqueries and aggregate rewriting).
  * Binding again (new parameter types) overwrites them.
  */
-#include "../engine.h"
 #include "../value.h"
+#include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

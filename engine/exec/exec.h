@@ -1,0 +1,162 @@
+/*
+ * exec.h - the CPU executor's API (engine/exec.c, engine/exec/): relations
+ * (materialised column batches, rel.c), compiled expressions (compile.c),
+ * the operators over plan nodes (exec.c) and the index read
+ * (engine/index/exec_index.c).  It depends on the planner (plan/plan.h),
+ * never the other way.
+ */
+#ifndef GPMDB_EXEC_H
+#define GPMDB_EXEC_H
+
+#include "../plan/plan.h"
+
+/* ---- relations: materialised column batches ---- */
+
+typedef struct rcol {
+	etype ty;
+	void *data; /* i64 (INT, DEC, NULL), double, i32 (DATE), u8, vec_str */
+	uint8_t *nulls; /* one byte a row, 1 = NULL */
+} rcol;
+
+typedef struct rel {
+	int ncols;
+	uint64_t nrows, cap;
+	rcol *cols;
+	vec_arena strs;	    /* text values owned by the relation */
+	vec_chunk *adopted; /* text chunks taken over from others (rel_adopt) */
+	size_t bytes;	    /* accounted against the query's memory limit */
+	exec_ctx *x;
+} rel;
+
+size_t rel_width(int t);
+rel *rel_new(exec_ctx *x, int ncols, const etype *types);
+void rel_free(rel *r);
+/* Room for n more rows. */
+int rel_reserve(rel *r, uint64_t n);
+/* dst takes over src's text (its arena and what it adopted), so that
+ * dst's values may point at src's text after src is freed. */
+void rel_adopt(rel *dst, rel *src);
+/* Copies a string into the relation's arena. */
+int rel_str(rel *r, const char *p, uint32_t len, vec_str *out);
+/* Appends row i of src (all columns, same types) / row i of vec v to c. */
+int rel_copy_row(rel *dst, const rel *src, uint64_t i);
+void rel_get(const rel *r, int c, uint64_t i, sval *v);
+int rel_set(rel *r, int c, uint64_t i, const sval *v);
+/* A vec over rows [start, start+n) of column c. */
+void rel_vec(const rel *r, int c, uint64_t start, vec *v);
+/* Element i of v (through its selection) as an sval. */
+void rel_vec_get(const vec *v, uint32_t i, sval *s);
+/* The vec type (BC_COL_*) that holds values of etype t. */
+int rel_vec_type(int t);
+/* Appends n values of vec v (converted to column c's type) at row nrows+k;
+ * the caller bumps nrows. */
+int rel_put_vec(rel *r, int c, uint64_t at, const vec *v, uint32_t n);
+
+/* SQLite's ordering of two values of the same static type; NULL first. */
+int sval_cmp(const sval *a, const sval *b);
+/* Converts v to type t: mode 0 = CAST rules, 1 = column affinity on
+ * INSERT (fails on text that is not a number). */
+int sval_convert(exec_ctx *x, sval *v, etype t, int mode, rel *arena);
+/* Text of a value into buf (>= 48 bytes) unless it is TEXT. */
+const char *sval_text(const sval *v, char *buf, uint32_t *len);
+
+/* A node's run as EXPLAIN ANALYZE counts it: exec_node's, or that of a
+ * node its parent runs itself (a top-N sort under LIMIT). */
+typedef struct exec_span {
+	uint64_t t0, kids;
+} exec_span;
+
+/* ---- compiler and evaluation ---- */
+
+enum { IN_COL, IN_OUTER, IN_SUBQ, IN_EXPR };
+
+typedef struct cinput {
+	int kind;
+	int col;     /* IN_COL: column of the input relation; IN_OUTER: g */
+	int level;   /* IN_OUTER */
+	ast_expr *e; /* IN_SUBQ */
+	cexpr *lhs;  /* IN_SUBQ of IN_SELECT: the left operand */
+	rel *hold;   /* IN_SUBQ, IN_EXPR: this batch's values */
+	rel *lhold;  /* IN_SUBQ of IN_SELECT: the left operand's values */
+	etype ty;
+} cinput;
+
+struct cexpr {
+	bc_program *prog;
+	int ninputs;
+	cinput in[BC_MAX_INPUTS];
+	etype ty;
+	vm_scratch scratch;
+	const pnode *node; /* input layout */
+	bool post;
+};
+
+/* Compiles e against node's output layout (post: aggregate output). */
+int cx_compile(exec_ctx *x, ast_expr *e, const pnode *node, bool post,
+	       cexpr **out);
+void cx_free(cexpr *c);
+/* Evaluates over rows [start, start+n) of in; *out valid until the next
+ * evaluation of c. */
+int cx_eval(exec_ctx *x, cexpr *c, const rel *in, uint64_t start, uint32_t n,
+	    vec *out);
+/* True when c reads only columns of its input relation (no subquery, outer
+ * row or nested program): its batches may then be evaluated by several
+ * threads at once with cx_eval_pure, each with its own scratch. */
+bool cx_pure(const cexpr *c);
+/* True when input k of c has one value for the whole statement: an
+ * uncorrelated scalar subquery or EXISTS (no left operand, no reference
+ * to an outer query).  The GPU backend runs such programs with the value
+ * as a constant. */
+bool cx_input_const(const cexpr *c, int k);
+/* The value of such an input, computed as the CPU computes it (once per
+ * statement, by exec_subquery, converted to the input's type); text is
+ * valid until c's next evaluation. */
+int cx_input_value(exec_ctx *x, cexpr *c, int k, sval *v);
+/* Thread-safe evaluation of a pure c; vm_run's codes, message in err. */
+int cx_eval_pure(const cexpr *c, const rel *in, uint64_t start, uint32_t n,
+		 vec *out, vm_scratch *s, char *err, size_t errlen);
+/* Per-thread VM scratch areas for parallel evaluation (n of them, kept by
+ * the connection); NULL when out of memory. */
+vm_scratch *db_par_scratch(gpmdb *db, int n);
+
+/* ---- executor ---- */
+
+int exec_node(exec_ctx *x, pnode *n, rel **out);
+void exec_span_begin(exec_ctx *x, exec_span *sp);
+void exec_span_drop(exec_ctx *x, const exec_span *sp);
+uint64_t exec_span_end(exec_ctx *x, pnode *n, const exec_span *sp, int rc,
+		       const rel *out);
+/* The compiled program of expression e, slot i of node n (compiled on first
+ * use against in's layout; post: over an aggregate's output).  One slot
+ * array per node, shared by the CPU and GPU operators. */
+int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
+		 const pnode *in, cexpr **out);
+int exec_mem(exec_ctx *x, size_t add);
+/* A join's key columns: keys[0..n->nkeys) (slots base.. of n, compiled
+ * against side's layout) evaluated over in, one column per key. */
+int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
+		   const pnode *side, const rel *in, rel **out);
+/* Runs a subquery for the current frame. */
+/* Fills hold (one column) with the values of subquery e for n rows; the
+ * outer row frame is x->frames[x->nframes] (row = the first row). */
+int exec_subquery(exec_ctx *x, ast_expr *e, const vec *lhs, uint32_t n,
+		  rel *hold);
+int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold);
+/* LIMIT's or OFFSET's value: an integer (REAL truncated), else a
+ * datatype mismatch (exec_limit; the GPU's LIMIT too). */
+int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v);
+/* exec_index.c: an index read (PN_ISCAN) */
+int exec_iscan(exec_ctx *x, pnode *n, rel **out);
+/* LIMIT over PROJECT/FILTERs over an ordered index read: pulls chunks of
+ * rows in key order until lim + off pass the filters; -1 when n is not
+ * such a LIMIT. */
+int exec_index_limit(exec_ctx *x, pnode *n, int64_t want, rel **out);
+/* The outer row's value of column o (o->rel > 0) in a correlated
+ * subquery's run; false when no frame holds it (exec.c). */
+bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v);
+/* Scans the table of a SCAN or ISCAN node (exec.c). */
+int exec_scan_table(exec_ctx *x, pnode *n, rel **out);
+/* Appends rows idx[0..m) of src to dst (same column types; exec.c). */
+int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m);
+
+#endif /* GPMDB_EXEC_H */
