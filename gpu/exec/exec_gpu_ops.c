@@ -175,25 +175,6 @@ static void xo_dev_free(xo_dev *d)
 	d->n = 0;
 }
 
-static int xo_coltype(int t)
-{
-	switch (t) {
-	case BC_T_BOOL:
-		return BC_COL_BOOL;
-	case BC_T_INT:
-		return BC_COL_INT64;
-	case BC_T_REAL:
-		return BC_COL_DOUBLE;
-	case BC_T_DEC:
-		return BC_COL_DEC;
-	case BC_T_DATE:
-		return BC_COL_DATE;
-	case BC_T_TEXT:
-		return BC_COL_TEXT;
-	}
-	return VEC_NULL;
-}
-
 /* A TEXT column c of a (and b after it): the strings packed into one
  * device buffer (k->text) and their gpu_str values (k->col). */
 static int xo_upload_text(exec_ctx *x, xo_dev *d, const rel *a, const rel *b,
@@ -278,7 +259,7 @@ static int xo_upload(exec_ctx *x, xo_dev *d, const rel *a, const rel *b, int c,
 	int rc;
 
 	memset(k, 0, sizeof(*k));
-	g->type = (uint8_t)xo_coltype(ca->ty.t);
+	g->type = (uint8_t)rel_vec_type(ca->ty.t);
 	g->scale = ca->ty.scale;
 	if (g->type == VEC_NULL || !n)
 		return GPMDB_OK;

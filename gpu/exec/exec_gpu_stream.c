@@ -1,0 +1,578 @@
+/*
+ * exec_gpu_stream.c - streamed scans: a chain over a table whose columns
+ * do not fit the cache, run window by window (xg_stream), FILTER and
+ * PROJECT rows appended in row order, AGG groups merged across windows
+ * (xg_sagg_*).
+ */
+#include "exec_gpu_int.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* ---- streamed scans: running the chain window by window -------------- */
+
+/* Appends the rows of s to d (same column types); s's text moves to d. */
+static int xg_rel_append(rel *d, rel *s)
+{
+	uint64_t n = s->nrows, at = d->nrows;
+	int rc;
+
+	if (!n)
+		return GPMDB_OK;
+	if ((rc = rel_reserve(d, n)))
+		return rc;
+	for (int c = 0; c < d->ncols; c++) {
+		size_t w = rel_width(d->cols[c].ty.t);
+		memcpy((char *)d->cols[c].data + at * w, s->cols[c].data,
+		       n * w);
+		memcpy(d->cols[c].nulls + at, s->cols[c].nulls, n);
+	}
+	rel_adopt(d, s);
+	d->nrows += n;
+	return GPMDB_OK;
+}
+
+/*
+ * The merge of a streamed AGG: groups in the order of their first row
+ * (windows in row order, a window's groups by first row: a group's first
+ * row is in the first window that has it), found by a hash of their key
+ * values; r holds the keys (and, at the end, the results).
+ */
+typedef struct xg_sagg {
+	rel *r;
+	uint64_t ngr, cap;
+	xg_acc *acc; /* ngr x naggs */
+	uint64_t *hv;
+	uint32_t *slot; /* open addressing: group + 1, 0 empty */
+	uint64_t nslot;
+	int *op; /* each aggregate's GPU op */
+	bool have_op;
+} xg_sagg;
+
+static void xg_sagg_free(xg_sagg *sa)
+{
+	free(sa->acc);
+	free(sa->hv);
+	free(sa->slot);
+	free(sa->op);
+}
+
+static uint64_t xg_sv_hash(uint64_t h, const sval *v)
+{
+	uint64_t u;
+
+	switch (v->t) {
+	case BC_T_NULL:
+		u = 0x12345;
+		break;
+	case BC_T_REAL: {
+		double d = v->u.r;
+		if (d == 0)
+			d = 0; /* -0.0 and 0.0 are one group */
+		memcpy(&u, &d, 8);
+		break;
+	}
+	case BC_T_TEXT:
+		u = 1469598103934665603ull;
+		for (uint32_t k = 0; k < v->u.s.len; k++)
+			u = (u ^ (uint8_t)v->u.s.ptr[k]) * 1099511628211ull;
+		break;
+	default:
+		u = (uint64_t)v->u.i;
+	}
+	h ^= u + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static int xg_sagg_grow_slots(exec_ctx *x, xg_sagg *sa)
+{
+	uint64_t ns = sa->nslot ? 2 * sa->nslot : 64;
+	uint32_t *sl = calloc(ns, sizeof(uint32_t));
+
+	if (!sl)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t g = 0; g < sa->ngr; g++) {
+		uint64_t i = sa->hv[g] & (ns - 1);
+		while (sl[i])
+			i = (i + 1) & (ns - 1);
+		sl[i] = (uint32_t)(g + 1);
+	}
+	free(sa->slot);
+	sa->slot = sl;
+	sa->nslot = ns;
+	return GPMDB_OK;
+}
+
+/* The group of key values kv (found or appended); *gid its index. */
+static int xg_sagg_find(exec_ctx *x, xg_sagg *sa, int ng, int na,
+			const sval *kv, uint64_t *gid)
+{
+	uint64_t h = 0, i;
+	int rc;
+
+	for (int k = 0; k < ng; k++)
+		h = xg_sv_hash(h, &kv[k]);
+	if ((sa->ngr + 1) * 2 > sa->nslot && (rc = xg_sagg_grow_slots(x, sa)))
+		return rc;
+	for (i = h & (sa->nslot - 1); sa->slot[i];
+	     i = (i + 1) & (sa->nslot - 1)) {
+		uint64_t g = sa->slot[i] - 1;
+		bool eq = sa->hv[g] == h;
+		for (int k = 0; k < ng && eq; k++) {
+			sval a;
+			rel_get(sa->r, k, g, &a);
+			eq = sval_cmp(&a, &kv[k]) == 0;
+		}
+		if (eq) {
+			*gid = g;
+			return GPMDB_OK;
+		}
+	}
+	if (sa->ngr >= UINT32_MAX - 1)
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "GPU stream: more than 2^32 groups");
+	if (sa->ngr == sa->cap) {
+		uint64_t c2 = sa->cap ? 2 * sa->cap : 64;
+		xg_acc *a2 =
+		    realloc(sa->acc, sizeof(xg_acc) * c2 * (size_t)(na + 1));
+		if (a2)
+			sa->acc = a2;
+		uint64_t *h2 = a2 ? realloc(sa->hv, 8 * c2) : NULL;
+		if (!h2)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		sa->hv = h2;
+		sa->cap = c2;
+	}
+	if ((rc = rel_reserve(sa->r, 1)))
+		return rc;
+	for (int k = 0; k < ng; k++)
+		if ((rc = rel_set(sa->r, k, sa->ngr, &kv[k])))
+			return rc;
+	memset(&sa->acc[sa->ngr * (uint64_t)na], 0, sizeof(xg_acc) * na);
+	sa->hv[sa->ngr] = h;
+	sa->slot[i] = (uint32_t)(sa->ngr + 1);
+	*gid = sa->ngr++;
+	sa->r->nrows = sa->ngr;
+	return GPMDB_OK;
+}
+
+static __int128 xg_sum128(const gpu_agg_res *r, uint32_t g)
+{
+	return (__int128)(((unsigned __int128)(uint64_t)r->sum_hi[g] << 64) |
+			  r->sum_lo[g]);
+}
+
+#define XG_I64_MAX ((__int128)INT64_MAX)
+#define XG_I64_MIN ((__int128)INT64_MIN)
+
+/*
+ * Overflow of integer sums across windows.  The CPU raises "integer
+ * overflow" when a partial sum of a group (in row order) leaves int64.
+ * A window gives each group its exact 128-bit total T and whether any
+ * partial sum inside the window, counted from the window's start, left
+ * int64 (one flag per aggregate).  With B the group's total of the
+ * earlier windows, the CPU's partial sums in the window are B + the
+ * window's.  So: B + T outside int64 is the CPU's error (that partial
+ * sum is one of the CPU's); B = 0 for every group of the window makes
+ * the flag exact.  Otherwise a second pass gives each group's min and
+ * max value m, M in the window (count c): its partial sums lie in
+ * [max(c min(m,0), T - c max(M,0)), min(c max(M,0), T - c min(m,0))]
+ * (between the sums of its negative and of its positive values), exact
+ * when the values have one sign.  Groups this bound proves safe are;
+ * when the others all have B = 0 the flag decides; otherwise the answer
+ * is not known on the GPU: GPMDB_UNSUPPORTED (the CPU runs the query,
+ * counted, or gpu_strict's error).
+ */
+static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
+			 const gpu_sortcol *kc, const gpu_agg *ga,
+			 const gpu_groups *g, const uint32_t *perm,
+			 const uint64_t *gid)
+{
+	xg_sagg *sa = s->sagg;
+	int ng = n->ngroup, na = n->naggs, nchk = 0, rc = GPMDB_OK;
+	uint32_t nw = g->ngroups, *perm2 = NULL;
+	int *chk = calloc((size_t)na + 1, sizeof(int));
+	gpu_agg *g2a = calloc(2 * (size_t)na + 1, sizeof(gpu_agg));
+	gpu_groups g2;
+	bool anyb = false;
+	char err[300];
+
+	memset(&g2, 0, sizeof(g2));
+	if (!chk || !g2a) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int a = 0; a < na; a++)
+		if (ga[a].op == GPU_AGG_SUM_I && n->aggs[a].fn == AGG_SUM &&
+		    n->aggs[a].res.t != BC_T_REAL)
+			chk[nchk++] = a;
+	for (int i = 0; i < nchk; i++)
+		for (uint32_t j = 0; j < nw; j++) {
+			const gpu_agg_res *res = &g->res[chk[i]];
+			__int128 b = sa->acc[gid[j] * na + chk[i]].sum,
+				 t = b + xg_sum128(res, perm[j]);
+			if (t > XG_I64_MAX || t < XG_I64_MIN) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+			anyb |= b != 0;
+		}
+	if (!anyb) {
+		for (int i = 0; i < nchk; i++)
+			if (g->res[chk[i]].overflow) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+		goto out;
+	}
+	for (int i = 0; i < nchk; i++) {
+		g2a[2 * i].op = GPU_AGG_MIN_I;
+		g2a[2 * i].arg = ga[chk[i]].arg;
+		g2a[2 * i + 1].op = GPU_AGG_MAX_I;
+		g2a[2 * i + 1].arg = ga[chk[i]].arg;
+	}
+	if ((rc = gpu_group_agg(kc, ng, xg_rows(s), g2a, 2 * nchk, &g2, err,
+				sizeof(err)))) {
+		rc = xg_gerr(x, rc, "aggregate", err);
+		goto out;
+	}
+	/* the same groups: matched by their first rows */
+	if (g2.ngroups != nw || !(perm2 = malloc(4 * (size_t)nw + 4))) {
+		rc = g2.ngroups != nw
+			 ? db_err(x->db, GPMDB_INTERNAL,
+				  "GPU stream: %u groups, then %u", nw,
+				  g2.ngroups)
+			 : db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (ng)
+		xg_group_order(&g2, nw, perm2);
+	else
+		for (uint32_t j = 0; j < nw; j++)
+			perm2[j] = j;
+	for (uint32_t j = 0; ng && j < nw; j++)
+		if (g2.first[perm2[j]] != g->first[perm[j]]) {
+			rc = db_err(x->db, GPMDB_INTERNAL,
+				    "GPU stream: groups differ between passes");
+			goto out;
+		}
+	for (int i = 0; i < nchk; i++) {
+		const gpu_agg_res *res = &g->res[chk[i]];
+		bool unsafe = false, unsafe_b = false;
+		for (uint32_t j = 0; j < nw; j++) {
+			uint32_t gi = perm[j], gj = perm2[j];
+			__int128 c = (__int128)res->cnt[gi],
+				 b = sa->acc[gid[j] * na + chk[i]].sum,
+				 t = xg_sum128(res, gi);
+			int64_t mn = g2.res[2 * i].i64[gj],
+				mx = g2.res[2 * i + 1].i64[gj];
+			if (!c)
+				continue;
+			__int128 cmn = c * (mn < 0 ? mn : 0),
+				 cmx = c * (mx > 0 ? mx : 0);
+			__int128 hi = cmx < t - cmn ? cmx : t - cmn;
+			__int128 lo = cmn > t - cmx ? cmn : t - cmx;
+			if (b + hi <= XG_I64_MAX && b + lo >= XG_I64_MIN)
+				continue;
+			unsafe = true;
+			unsafe_b |= b != 0;
+		}
+		if (!unsafe)
+			continue;
+		if (!unsafe_b) {
+			if (res->overflow) {
+				rc = db_err(x->db, GPMDB_ERROR,
+					    "integer overflow");
+				goto out;
+			}
+			continue;
+		}
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: an integer sum near the int64 limit "
+			    "over row windows (its partial sums across "
+			    "windows cannot be checked on the GPU)");
+		goto out;
+	}
+out:
+	gpu_group_free(&g2);
+	free(perm2);
+	free(chk);
+	free(g2a);
+	return rc;
+}
+
+/*
+ * xg_agg's hook for a streamed scan: merges one window's groups g (its
+ * keys: the one integer key in g->key, else read at the groups' first
+ * rows by xg_group_keys) into s->sagg.
+ */
+int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s, const struct xg_out *key,
+		   const gpu_sortcol *kc, const gpu_agg *ga,
+		   const gpu_groups *g)
+{
+	xg_sagg *sa = s->sagg;
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	uint32_t nw = g->ngroups, *perm = malloc(4 * (size_t)nw + 4);
+	uint64_t *gid = malloc(8 * (size_t)nw + 8);
+	sval *kv = calloc((size_t)ng + 1, sizeof(sval));
+	rel *kr = NULL;
+
+	if (!perm || !gid || !kv) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!sa->have_op) {
+		if (!(sa->op = calloc((size_t)na + 1, sizeof(int)))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		for (int a = 0; a < na; a++)
+			sa->op[a] = ga[a].op;
+		sa->have_op = true;
+	}
+	if (!nw)
+		goto out;
+	if (ng)
+		xg_group_order(g, nw, perm);
+	else
+		for (uint32_t j = 0; j < nw; j++)
+			perm[j] = j;
+	if (ng && !g->key) {
+		if (!(kr = rel_new(x, n->ncols, n->ty)) ||
+		    (rc = rel_reserve(kr, nw))) {
+			rc = rc		      ? rc
+			     : x->db->errcode ? x->db->errcode
+					      : GPMDB_NOMEM;
+			goto out;
+		}
+		if ((rc = xg_group_keys(x, n, s, key, kc, g->first, perm, nw,
+					kr)))
+			goto out;
+	}
+	for (uint32_t j = 0; j < nw && !rc; j++) {
+		uint32_t gi = perm[j];
+		if (ng && g->key) {
+			kv[0] = xg_ival(n->ty[0], g->key[gi]);
+			if (g->key_null[gi])
+				kv[0].t = BC_T_NULL;
+		} else {
+			for (int k = 0; k < ng; k++)
+				rel_get(kr, k, j, &kv[k]);
+		}
+		rc = xg_sagg_find(x, sa, ng, na, kv, &gid[j]);
+	}
+	if (rc || (rc = xg_sagg_check(x, n, s, kc, ga, g, perm, gid)))
+		goto out;
+	for (uint32_t j = 0; j < nw; j++) {
+		uint32_t gi = perm[j];
+		for (int a = 0; a < na; a++) {
+			const gpu_agg_res *res = &g->res[a];
+			xg_acc *ac = &sa->acc[gid[j] * na + a];
+			uint64_t c = res->cnt[gi];
+			bool first = ac->cnt == 0;
+			if (!c)
+				continue;
+			ac->cnt += c;
+			switch (ga[a].op) {
+			case GPU_AGG_COUNT_STAR:
+			case GPU_AGG_COUNT:
+				break;
+			case GPU_AGG_SUM_I:
+				ac->sum += xg_sum128(res, gi);
+				break;
+			case GPU_AGG_SUM_R:
+				ac->f += res->f64[gi];
+				break;
+			/* the earlier window's value on ties, as the CPU
+			 * keeps the first of equal values */
+			case GPU_AGG_MIN_I:
+				if (first || res->i64[gi] < ac->mm)
+					ac->mm = res->i64[gi];
+				break;
+			case GPU_AGG_MAX_I:
+				if (first || res->i64[gi] > ac->mm)
+					ac->mm = res->i64[gi];
+				break;
+			case GPU_AGG_MIN_R:
+				if (first || res->f64[gi] < ac->f)
+					ac->f = res->f64[gi];
+				break;
+			case GPU_AGG_MAX_R:
+				if (first || res->f64[gi] > ac->f)
+					ac->f = res->f64[gi];
+				break;
+			}
+		}
+	}
+out:
+	free(perm);
+	free(gid);
+	free(kv);
+	rel_free(kr);
+	return rc;
+}
+
+/* The results of the merged groups into sa->r (as xg_agg's). */
+static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
+{
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	rel *r = sa->r;
+	xg_acc zero;
+
+	memset(&zero, 0, sizeof(zero));
+	if (!ng && !sa->ngr) { /* the empty scalar aggregate: one row */
+		if ((rc = rel_reserve(r, 1)))
+			return rc;
+		r->nrows = 1;
+	}
+	for (uint64_t row = 0; row < r->nrows && !rc; row++) {
+		for (int a = 0; a < na && !rc; a++) {
+			const aggdef *ad = &n->aggs[a];
+			const xg_acc *ac =
+			    row < sa->ngr ? &sa->acc[row * na + a] : &zero;
+			int op = sa->op ? sa->op[a] : GPU_AGG_COUNT_STAR;
+			etype t =
+			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+			uint64_t cnt = ac->cnt;
+			sval v;
+			memset(&v, 0, sizeof(v));
+			v.t = BC_T_NULL;
+			switch (ad->fn) {
+			case AGG_COUNT_STAR:
+			case AGG_COUNT:
+				v.t = BC_T_INT;
+				v.u.i = (int64_t)cnt;
+				break;
+			case AGG_SUM:
+				if (!cnt)
+					break;
+				v.t = ad->res.t;
+				v.scale = ad->res.scale;
+				if (v.t == BC_T_REAL)
+					v.u.r =
+					    op == GPU_AGG_SUM_R
+						? ac->f
+						: (double)(long double)ac->sum;
+				else /* checked per window: fits */
+					v.u.i = (int64_t)ac->sum;
+				break;
+			case AGG_AVG:
+			case AGG_TOTAL:
+				v = xg_avg_total(ad, t,
+						 !cnt ? 0
+						 : op == GPU_AGG_SUM_R
+						     ? (long double)ac->f
+						     : (long double)ac->sum,
+						 cnt);
+				break;
+			case AGG_MIN:
+			case AGG_MAX:
+				if (!cnt)
+					break;
+				if (t.t == BC_T_REAL) {
+					v.t = BC_T_REAL;
+					v.u.r = ac->f;
+				} else {
+					v = xg_ival(t, ac->mm);
+				}
+				break;
+			default:
+				return db_err(x->db, GPMDB_UNSUPPORTED,
+					      "GPU stream: aggregate %d",
+					      (int)ad->fn);
+			}
+			if (v.t != BC_T_NULL &&
+			    (v.t != ad->res.t ||
+			     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
+			    (rc = sval_convert(x, &v, ad->res, 0, r)))
+				break;
+			rc = rel_set(r, ng + a, row, &v);
+		}
+	}
+	return rc;
+}
+
+/* Process-wide (as the cache's counters): PRAGMA gpu_stats. */
+uint64_t xg_stream_queries, xg_stream_windows;
+
+/*
+ * n's chain over a table scan whose columns do not fit the cache (or
+ * whose load ran out of device memory): window by window (xg_windows),
+ * each window's columns loaded into temporary device buffers
+ * (gcache_column_range), the chain run over them as over a cached
+ * table.  FILTER and PROJECT rows are appended in row order (the CPU's
+ * order); AGG results are merged by group (xg_sagg_window).  Row errors
+ * come window by window, so the first in row order is reported.
+ */
+int xg_stream(exec_ctx *x, pnode *n, rel **out)
+{
+	char why[300];
+	pnode *src = xg_source(x, n, why, sizeof(why));
+	xg_win *w = NULL;
+	uint32_t nw = 0;
+	xg_sagg sa;
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	memset(&sa, 0, sizeof(sa));
+	if (!src || src->kind != PN_SCAN)
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "GPU stream: the input is not a table scan");
+	for (int a = 0; n->kind == PN_AGG && a < n->naggs; a++) {
+		const aggdef *ad = &n->aggs[a];
+		if (ad->distinct || ad->fn == AGG_ANY ||
+		    ad->fn == AGG_GROUP_CONCAT)
+			return db_err(x->db, GPMDB_UNSUPPORTED,
+				      "GPU stream: the table's columns do not "
+				      "fit the GPU cache and %s aggregates "
+				      "are not merged across row windows",
+				      ad->distinct	  ? "DISTINCT"
+				      : ad->fn == AGG_ANY ? "bare-column"
+							  : "group_concat");
+	}
+	if ((rc = xg_windows(x, n, src, &w, &nw)))
+		return rc;
+	xg_stream_queries++;
+	xg_stream_windows += nw;
+	if (!(r = rel_new(x, n->ncols, n->ty))) {
+		free(w);
+		return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+	}
+	sa.r = r;
+	for (uint32_t i = 0; i < nw && !rc; i++) {
+		xg_src s;
+		rel *wr = NULL;
+		rc = xg_prepare_win(x, n, &s, &w[i]);
+		if (!rc) {
+			if (n->kind == PN_AGG) {
+				s.sagg = &sa;
+				rc = xg_agg(x, n, &s, &wr, NULL);
+			} else if (n->kind == PN_PROJECT) {
+				rc = xg_project(x, n, &s, &wr);
+			} else {
+				rc = xg_filter_out(x, n, &s, &wr);
+			}
+		}
+		xg_src_free(&s);
+		if (!rc && wr)
+			rc = xg_rel_append(r, wr);
+		rel_free(wr);
+	}
+	if (!rc && n->kind == PN_AGG)
+		rc = xg_sagg_finish(x, n, &sa);
+	xg_sagg_free(&sa);
+	free(w);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
