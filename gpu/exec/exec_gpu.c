@@ -50,6 +50,12 @@ void exec_gpu_unlock(void)
 	pthread_mutex_unlock(&xg_lock);
 }
 
+bool exec_gpu_failed(gpmdb *db, int rc)
+{
+	return rc != GPMDB_ERROR && rc != GPMDB_INTERRUPT &&
+	       !strncmp(db->errmsg, "GPU ", 4);
+}
+
 /* ---- decisions ------------------------------------------------------- */
 
 static const char *xg_kind_name(int k)
@@ -727,8 +733,7 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 	xg_src_free(&s);
 	/* columns that do not fit the cache, or a load or run that ran
 	 * out of device memory: the scan again, in row windows */
-	if (scan && (rc == XG_STREAM ||
-		     (rc == GPMDB_NOMEM && !strncmp(db->errmsg, "GPU ", 4)))) {
+	if (scan && xg_too_large(x, rc)) {
 		if (rc != XG_STREAM)
 			db_clear(db);
 		if (xg_depth == 1)
@@ -742,8 +747,7 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 	/* an SQL error of a row (overflow, invalid date) is the query's
 	 * error, as on the CPU; an error of the source's own operators
 	 * too */
-	if (!rc || rc == GPMDB_ERROR || rc == GPMDB_INTERRUPT ||
-	    strncmp(db->errmsg, "GPU ", 4))
+	if (!rc || !exec_gpu_failed(db, rc))
 		return rc;
 	snprintf(why, sizeof(why), "%s", db->errmsg + 4);
 	db_clear(db);
@@ -883,8 +887,7 @@ out:
 	/* an SQL error of a row is the statement's, as on the CPU; a GPU
 	 * failure (out of device memory...) leaves it to the general
 	 * path, which tries again and falls back as it does */
-	if (rc == GPMDB_ERROR || rc == GPMDB_INTERRUPT ||
-	    strncmp(db->errmsg, "GPU ", 4))
+	if (!exec_gpu_failed(db, rc))
 		return rc;
 	snprintf(why, len, "%s", db->errmsg);
 	db_clear(db);

@@ -72,10 +72,102 @@ sval xg_ival(etype t, int64_t i)
 	return v;
 }
 
-static long double xg_i128(const gpu_agg_res *r, uint32_t g)
+__int128 xg_sum128(const gpu_agg_res *r, uint32_t g)
 {
-	__int128 s = ((__int128)r->sum_hi[g] << 64) | r->sum_lo[g];
-	return (long double)s;
+	return (__int128)(((unsigned __int128)(uint64_t)r->sum_hi[g] << 64) |
+			  r->sum_lo[g]);
+}
+
+/* Group gi's state of aggregate ad (GPU op op) in the device's results
+ * res (NULL: no rows, the empty scalar aggregate). */
+static xg_acc xg_acc_of(const aggdef *ad, int op, const gpu_agg_res *res,
+			uint32_t gi)
+{
+	etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+	xg_acc ac;
+
+	memset(&ac, 0, sizeof(ac));
+	if (!res || !(ac.cnt = res->cnt[gi]))
+		return ac;
+	switch (ad->fn) {
+	case AGG_SUM:
+	case AGG_AVG:
+	case AGG_TOTAL:
+		if (op == GPU_AGG_SUM_R)
+			ac.f = res->f64[gi];
+		else
+			ac.sum = xg_sum128(res, gi);
+		break;
+	case AGG_MIN:
+	case AGG_MAX:
+		if (t.t == BC_T_REAL)
+			ac.f = res->f64[gi];
+		else
+			ac.mm = res->i64[gi];
+		break;
+	}
+	return ac;
+}
+
+int xg_agg_value(exec_ctx *x, const aggdef *ad, int op, const xg_acc *ac,
+		 const sval *any, rel *r, int col, uint64_t row)
+{
+	etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
+	uint64_t cnt = ac->cnt;
+	sval v;
+	int rc;
+
+	memset(&v, 0, sizeof(v));
+	v.t = BC_T_NULL;
+	switch (ad->fn) {
+	case AGG_COUNT_STAR:
+	case AGG_COUNT:
+		v.t = BC_T_INT;
+		v.u.i = (int64_t)cnt;
+		break;
+	case AGG_SUM:
+		if (!cnt)
+			break;
+		v.t = ad->res.t;
+		v.scale = ad->res.scale;
+		if (v.t == BC_T_REAL)
+			v.u.r = op == GPU_AGG_SUM_R
+				    ? ac->f
+				    : (double)(long double)ac->sum;
+		else /* the device's sums are checked: it fits */
+			v.u.i = (int64_t)ac->sum;
+		break;
+	case AGG_AVG:
+	case AGG_TOTAL:
+		v = xg_avg_total(ad, t,
+				 !cnt		       ? 0
+				 : op == GPU_AGG_SUM_R ? (long double)ac->f
+						       : (long double)ac->sum,
+				 cnt);
+		break;
+	case AGG_MIN:
+	case AGG_MAX:
+		if (!cnt)
+			break;
+		if (t.t == BC_T_REAL) {
+			v.t = BC_T_REAL;
+			v.u.r = ac->f;
+		} else {
+			v = xg_ival(t, ac->mm);
+		}
+		break;
+	case AGG_ANY:
+		if (cnt && any)
+			v = *any;
+		break;
+	}
+	/* as agg_final: to the aggregate's result type */
+	if (v.t != BC_T_NULL &&
+	    (v.t != ad->res.t ||
+	     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
+	    (rc = sval_convert(x, &v, ad->res, 0, r)))
+		return rc;
+	return rel_set(r, col, row, &v);
 }
 
 /*
@@ -262,62 +354,14 @@ static int xg_agg_row(exec_ctx *x, const pnode *n, const gpu_groups *g,
 	}
 	for (int a = 0; a < na && !rc; a++) {
 		const aggdef *ad = &n->aggs[a];
-		const gpu_agg_res *res = empty_scalar ? NULL : &g->res[a];
-		etype t = ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
-		uint64_t cnt = res ? res->cnt[gi] : 0;
-		sval v;
-		memset(&v, 0, sizeof(v));
-		v.t = BC_T_NULL;
-		switch (ad->fn) {
-		case AGG_COUNT_STAR:
-		case AGG_COUNT:
-			v.t = BC_T_INT;
-			v.u.i = (int64_t)cnt;
-			break;
-		case AGG_SUM:
-			if (!cnt)
-				break;
-			v.t = ad->res.t;
-			v.scale = ad->res.scale;
-			if (v.t == BC_T_REAL)
-				v.u.r = ga[a].op == GPU_AGG_SUM_R
-					    ? res->f64[gi]
-					    : (double)xg_i128(res, gi);
-			else
-				v.u.i = (int64_t)res->sum_lo[gi];
-			break;
-		case AGG_AVG:
-		case AGG_TOTAL:
-			v = xg_avg_total(ad, t,
-					 !cnt ? 0
-					 : ga[a].op == GPU_AGG_SUM_R
-					     ? (long double)res->f64[gi]
-					     : xg_i128(res, gi),
-					 cnt);
-			break;
-		case AGG_MIN:
-		case AGG_MAX:
-			if (!cnt)
-				break;
-			if (t.t == BC_T_REAL) {
-				v.t = BC_T_REAL;
-				v.u.r = res->f64[gi];
-			} else {
-				v = xg_ival(t, res->i64[gi]);
-			}
-			break;
-		case AGG_ANY:
-			if (cnt && anyv && anycol[a] >= 0)
-				rel_get(anyv, anycol[a], row, &v);
-			break;
-		}
-		/* as agg_final: to the aggregate's result type */
-		if (v.t != BC_T_NULL &&
-		    (v.t != ad->res.t ||
-		     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
-		    (rc = sval_convert(x, &v, ad->res, 0, r)))
-			break;
-		rc = rel_set(r, ng + a, row, &v);
+		xg_acc ac = xg_acc_of(ad, ga[a].op,
+				      empty_scalar ? NULL : &g->res[a], gi);
+		sval any;
+		bool have_any = anyv && anycol[a] >= 0;
+		if (have_any)
+			rel_get(anyv, anycol[a], row, &any);
+		rc = xg_agg_value(x, ad, ga[a].op, &ac, have_any ? &any : NULL,
+				  r, ng + a, row);
 	}
 	return rc;
 }
@@ -733,9 +777,7 @@ int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d)
 	/* too large for the device (exec_node streams it), or a GPU error:
 	 * the AGG again as its own operator, which falls back (or fails
 	 * under gpu_strict) as any other; SQL errors are the query's */
-	if (rc == XG_STREAM ||
-	    (rc && rc != GPMDB_ERROR && rc != GPMDB_INTERRUPT &&
-	     !strncmp(x->db->errmsg, "GPU ", 4))) {
+	if (rc == XG_STREAM || (rc && exec_gpu_failed(x->db, rc))) {
 		if (rc != XG_STREAM)
 			db_clear(x->db);
 		rel_free(r);

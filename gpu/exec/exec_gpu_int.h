@@ -167,12 +167,25 @@ bool xg_passthrough(const cexpr *c);
 int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		  xg_src *s, const xg_win *win);
 int xg_prepare(exec_ctx *x, pnode *n, xg_src *s);
+/* A device source (a scan, a join, a projection kept on the device) gave
+ * up with rc: true when its inputs are too large for the device
+ * (XG_STREAM, or the device's memory ran out). */
+bool xg_too_large(exec_ctx *x, int rc);
 
 /* ---- exec_gpu_agg.c ---- */
 
 void xg_group_order(const gpu_groups *g, uint32_t nout, uint32_t *perm);
 sval xg_avg_total(const aggdef *ad, etype t, long double sum, uint64_t cnt);
 sval xg_ival(etype t, int64_t i);
+/* The exact sum of group g in the device's results (SUM_I). */
+__int128 xg_sum128(const gpu_agg_res *r, uint32_t g);
+/* Aggregate ad's value from its state ac (op: its GPU op; the device's
+ * results of a group or a streamed scan's merge of them), converted to
+ * its result type as agg_final, into column col of row row of r.  any:
+ * ANY's value (NULL: none).  x NULL: no error message is set (the
+ * parallel pass). */
+int xg_agg_value(exec_ctx *x, const aggdef *ad, int op, const xg_acc *ac,
+		 const sval *any, rel *r, int col, uint64_t row);
 int xg_group_keys(exec_ctx *x, pnode *n, xg_src *s, const xg_out *key,
 		  const gpu_sortcol *kc, const uint32_t *first,
 		  const uint32_t *perm, uint32_t nout, rel *r);

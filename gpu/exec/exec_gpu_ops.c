@@ -857,8 +857,7 @@ static int xo_finish(exec_ctx *x, pnode *n, int rc, const char *why0)
 			db->gstat.gpu_ops++;
 			return GPMDB_OK;
 		}
-		if (rc == GPMDB_ERROR || rc == GPMDB_INTERRUPT ||
-		    strncmp(db->errmsg, "GPU ", 4))
+		if (!exec_gpu_failed(db, rc))
 			return rc;
 		snprintf(why, sizeof(why), "%s", db->errmsg + 4);
 		db_clear(db);

@@ -26,6 +26,10 @@ int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out);
  * device and only the first keep rows brought back (exec_gpu.c):
  * GPMDB_OK, an error, or -1 "use the general path". */
 int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* True when rc (not GPMDB_OK) is the GPU's failure (its message starts
+ * "GPU "; the operator falls back), not the query's own error: an SQL
+ * error of a row (GPMDB_ERROR) or an interrupt. */
+bool exec_gpu_failed(gpmdb *db, int rc);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

@@ -564,19 +564,24 @@ out:
 	return rc;
 }
 
-/* Undoes a failed xg_prepare_join: s is empty again. */
-static void xg_unjoin(xg_src *s)
+bool xg_too_large(exec_ctx *x, int rc)
 {
-	exec_ctx *x = s->x;
-	int ncols = s->ncols;
-	xg_col *cols = s->cols;
+	return rc == XG_STREAM ||
+	       (rc == GPMDB_NOMEM && !strncmp(x->db->errmsg, "GPU ", 4));
+}
 
-	s->cols = NULL;
+/* After xg_too_large: the device's error dropped, s an empty source of
+ * ncols columns again (for the host path). */
+static int xg_src_reset(exec_ctx *x, xg_src *s, int ncols, int rc)
+{
+	if (rc != XG_STREAM)
+		db_clear(x->db);
 	xg_src_free(s);
 	s->x = x;
 	s->ncols = ncols;
-	s->cols = cols;
-	memset(cols, 0, sizeof(xg_col) * (size_t)ncols);
+	if (!(s->cols = calloc((size_t)ncols + 1, sizeof(xg_col))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	return GPMDB_OK;
 }
 
 /* xg_prepare_win's work for the given chain (top first) and source. */
@@ -614,12 +619,9 @@ int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 			/* inputs too large for the device: the join on the
 			 * host path (exec_gpu_ops.c streams nothing either,
 			 * but takes less memory at once) */
-			if (rc == XG_STREAM ||
-			    (rc == GPMDB_NOMEM &&
-			     !strncmp(x->db->errmsg, "GPU ", 4))) {
-				if (rc != XG_STREAM)
-					db_clear(x->db);
-				xg_unjoin(s);
+			if (xg_too_large(x, rc)) {
+				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
+					return rc;
 				rc = XG_DECLINE;
 			} else if (rc) {
 				return rc;
@@ -632,19 +634,9 @@ int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 			free(s->cols);
 			s->cols = NULL;
 			rc = xg_prepare_proj(x, src, s);
-			if (rc == XG_STREAM ||
-			    (rc == GPMDB_NOMEM &&
-			     !strncmp(x->db->errmsg, "GPU ", 4))) {
-				/* too large for the device: as before */
-				if (rc != XG_STREAM)
-					db_clear(x->db);
-				xg_src_free(s);
-				s->x = x;
-				s->ncols = src->ncols;
-				if (!(s->cols = calloc((size_t)s->ncols + 1,
-						       sizeof(xg_col))))
-					return db_err(x->db, GPMDB_NOMEM,
-						      "out of memory");
+			if (xg_too_large(x, rc)) { /* as the join's */
+				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
+					return rc;
 				rc = XG_DECLINE;
 			} else if (rc) {
 				return rc;

@@ -161,12 +161,6 @@ static int xg_sagg_find(exec_ctx *x, xg_sagg *sa, int ng, int na,
 	return GPMDB_OK;
 }
 
-static __int128 xg_sum128(const gpu_agg_res *r, uint32_t g)
-{
-	return (__int128)(((unsigned __int128)(uint64_t)r->sum_hi[g] << 64) |
-			  r->sum_lo[g]);
-}
-
 #define XG_I64_MAX ((__int128)INT64_MAX)
 #define XG_I64_MIN ((__int128)INT64_MIN)
 
@@ -438,62 +432,11 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 			const xg_acc *ac =
 			    row < sa->ngr ? &sa->acc[row * na + a] : &zero;
 			int op = sa->op ? sa->op[a] : GPU_AGG_COUNT_STAR;
-			etype t =
-			    ad->arg ? expr_type(ad->arg) : et_make(BC_T_INT);
-			uint64_t cnt = ac->cnt;
-			sval v;
-			memset(&v, 0, sizeof(v));
-			v.t = BC_T_NULL;
-			switch (ad->fn) {
-			case AGG_COUNT_STAR:
-			case AGG_COUNT:
-				v.t = BC_T_INT;
-				v.u.i = (int64_t)cnt;
-				break;
-			case AGG_SUM:
-				if (!cnt)
-					break;
-				v.t = ad->res.t;
-				v.scale = ad->res.scale;
-				if (v.t == BC_T_REAL)
-					v.u.r =
-					    op == GPU_AGG_SUM_R
-						? ac->f
-						: (double)(long double)ac->sum;
-				else /* checked per window: fits */
-					v.u.i = (int64_t)ac->sum;
-				break;
-			case AGG_AVG:
-			case AGG_TOTAL:
-				v = xg_avg_total(ad, t,
-						 !cnt ? 0
-						 : op == GPU_AGG_SUM_R
-						     ? (long double)ac->f
-						     : (long double)ac->sum,
-						 cnt);
-				break;
-			case AGG_MIN:
-			case AGG_MAX:
-				if (!cnt)
-					break;
-				if (t.t == BC_T_REAL) {
-					v.t = BC_T_REAL;
-					v.u.r = ac->f;
-				} else {
-					v = xg_ival(t, ac->mm);
-				}
-				break;
-			default:
+			if (ad->fn == AGG_ANY || ad->fn == AGG_GROUP_CONCAT)
 				return db_err(x->db, GPMDB_UNSUPPORTED,
 					      "GPU stream: aggregate %d",
 					      (int)ad->fn);
-			}
-			if (v.t != BC_T_NULL &&
-			    (v.t != ad->res.t ||
-			     (v.t == BC_T_DEC && v.scale != ad->res.scale)) &&
-			    (rc = sval_convert(x, &v, ad->res, 0, r)))
-				break;
-			rc = rel_set(r, ng + a, row, &v);
+			rc = xg_agg_value(x, ad, op, ac, NULL, r, ng + a, row);
 		}
 	}
 	return rc;
