@@ -251,6 +251,8 @@ $(BUILD)/tests/shell/gpmdb_sqlite: $(SHELL_OBJ) $(BUILD)/obj/tests/shell/gpmdb_o
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $^ $(SHELL_LIBS)
 
 # ASan: leaks are errors; libgomp's thread pool is not a leak.
+# tests/check_layout.sh: no source file over 2,000 lines, no executor
+# header in the planner (docs/engine.md "Layout").
 test: all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  GPMDB_EXAMPLES=$(BUILD)/examples \
@@ -260,7 +262,8 @@ test: all
 	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
 	  tests/slt/check_corpus.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
-	  tests/bench/check_bench_batch.sh tests/bench/check_bench_kv.sh tests/bench/check_bench_tpch.sh
+	  tests/bench/check_bench_batch.sh tests/bench/check_bench_kv.sh tests/bench/check_bench_tpch.sh \
+	  tests/check_layout.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
