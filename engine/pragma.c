@@ -2,9 +2,9 @@
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
  * memory_limit, pool_size, pool_used, gpu, gpu_memory, hbm_cache, last_rows,
- * last_bytes_persisted, foreign_keys (backend and gpu_*: exec_gpu.c); and the
- * catalog view sqlite_schema.  Unknown pragmas are errors (SQLite ignores them;
- * a typo should not pass silently).
+ * last_bytes_persisted, foreign_keys (backend, gpu_*: exec_gpu_pragma.c); and
+ * the catalog view sqlite_schema.  Unknown pragmas are errors (SQLite ignores
+ * them; a typo should not pass silently).
  */
 #include "../gpu/gpu.h"
 #include "engine.h"
@@ -396,7 +396,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	rel *r = NULL;
 	int rc = GPMDB_OK, nc = st->ncols;
 
-	if (exec_gpu_is_pragma(s->name)) /* backend, gpu_*: exec_gpu.c */
+	if (exec_gpu_is_pragma(s->name)) /* backend, gpu_*: exec_gpu_pragma.c */
 		return exec_gpu_pragma(st, s, v, out);
 	if (bgpu_is_pragma(s->name)) /* GPU writes: batch_gpu.c */
 		return bgpu_pragma(st, s, v, out);
@@ -426,7 +426,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	}
 	if (nc && !(r = rel_new(NULL, nc, tt)))
 		return db_err(db, GPMDB_NOMEM, "out of memory");
-	/* backend: exec_gpu.c, above */
+	/* backend: exec_gpu_pragma.c, above */
 	if (!strcasecmp(s->name, "durability")) {
 		if (v && !s->pragma_call) {
 			rc = db_err(db, GPMDB_UNSUPPORTED,

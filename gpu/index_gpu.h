@@ -80,7 +80,7 @@ int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
 		 gpu_ix_probe_stats *st, char *err, size_t errlen);
 
 /* The hooks given to stg_set_index_sort_hook / stg_set_index_probe_hook
- * (engine/batch_gpu.c): gpu_ix_sort and gpu_ix_probe with the hooks'
+ * (engine/write/batch_gpu.c): gpu_ix_sort and gpu_ix_probe with the hooks'
  * signatures. */
 /* stg_ix_prewarm_hook: a thread creates the CUDA context, grows the
  * device memory pool by what a sort of n records of width bytes takes,

@@ -27,7 +27,7 @@
  * the index into the arrays) for the lowest k that fails.
  *
  * Columnar results read the statement's materialised result relation
- * (engine/rel.c): INTEGER and REAL columns are returned in place; other
+ * (engine/exec/rel.c): INTEGER and REAL columns are returned in place; other
  * types are converted into per-statement caches freed by the next
  * execution, reset or finalize.
  */

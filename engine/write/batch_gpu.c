@@ -257,6 +257,28 @@ static void bg_glay(const stg_gpu_layout *l, gpu_tab_layout *g)
 	g->ncols = l->ncols;
 }
 
+/* INSERT's rows [*start, *start + n) reserved in table tid, in the
+ * WP_RESERVE phase: tablets first (reserving may grow and remap the pool;
+ * the unique keys are checked there too), then the pool's layout (*lay,
+ * the caller frees it) and the rows' range registered for the kernels'
+ * writes. */
+static int bg_reserve(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
+		      uint64_t n, uint64_t *start, stg_gpu_layout *lay,
+		      gpu_tab_layout *gl)
+{
+	char err[600];
+
+	wp_to(db, WP_RESERVE);
+	if (stg_append_reserve(db->pool, tid, cols, n, start) ||
+	    stg_gpu_layout_get(db->pool, tid, lay))
+		return db_err_stg(db);
+	bg_glay(lay, gl);
+	if (bg_register_write(db, gl, 0, 0, *start + n, ~0ull, err,
+			      sizeof(err)))
+		return db_err(db, GPMDB_GPU, "%s", err);
+	return GPMDB_OK;
+}
+
 static bool bg_table_has_text(gpmdb *db, uint32_t tid, stg_schema **out)
 {
 	stg_schema *sch = NULL;
@@ -312,20 +334,8 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		vals[c] = cols[c].values;
 		nls[c] = cols[c].nulls;
 	}
-	/* tablets first: reserving may grow and remap the pool (the unique
-	 * keys are checked there too) */
-	ph = wp_to(db, WP_RESERVE);
-	if (stg_append_reserve(db->pool, tid, cols, nrows, &start) ||
-	    stg_gpu_layout_get(db->pool, tid, &lay)) {
-		rc = db_err_stg(db);
+	if ((rc = bg_reserve(db, tid, cols, nrows, &start, &lay, &gl)))
 		goto out;
-	}
-	bg_glay(&lay, &gl);
-	if (bg_register_write(db, &gl, 0, 0, start + nrows, ~0ull, err,
-			      sizeof(err))) {
-		rc = db_err(db, GPMDB_GPU, "%s", err);
-		goto out;
-	}
 	wp_to(db, WP_DATA);
 	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t, err,
 			sizeof(err));
@@ -892,19 +902,8 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		wp_bytes(db, WP_BIND, n * src[c].width);
 		wp_bytes(db, WP_DATA, n * src[c].width);
 	}
-	wp_to(db, WP_RESERVE);
-	if (stg_append_reserve(db->pool, tid, rb, n, &start) ||
-	    stg_gpu_layout_get(db->pool, tid, &lay)) {
-		rc = db_err_stg(db);
+	if ((rc = bg_reserve(db, tid, rb, n, &start, &lay, &gl)))
 		goto out;
-	}
-	/* the reserve may have grown and remapped the pool */
-	bg_glay(&lay, &gl);
-	if (bg_register_write(db, &gl, 0, 0, start + n, ~0ull, err,
-			      sizeof(err))) {
-		rc = db_err(db, GPMDB_GPU, "%s", err);
-		goto out;
-	}
 	wp_to(db, WP_DATA);
 	rc = gpu_append_dev(db->gpu_reg_base, &gl, start, n,
 			    (const void *const *)dv,

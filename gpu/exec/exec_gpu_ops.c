@@ -318,6 +318,29 @@ static int xo_gather(rel *dst, const rel *a, const rel *b, uint64_t na,
 	return GPMDB_OK;
 }
 
+/* After a GPU sort or DISTINCT/set operation that ended with rc: n's
+ * result in *out, rows idx[0..m) (row numbers: a's first na rows, then
+ * b's) brought back as 4-byte numbers and gathered on the host. */
+static int xo_result(exec_ctx *x, pnode *n, int rc, const rel *a, const rel *b,
+		     uint64_t na, const uint32_t *idx, uint64_t m, rel **out)
+{
+	rel *r = NULL;
+
+	if (!rc) {
+		x->db->gstat.bytes_downloaded += 4 * m;
+		if (!(r = rel_new(x, n->ncols, n->ty)))
+			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		else
+			rc = xo_gather(r, a, b, na, idx, m);
+	}
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
 /* ---- sort ------------------------------------------------------------- */
 
 static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
@@ -325,7 +348,6 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 	gpu_sortcol *keys = NULL;
 	xo_dev d = {{0}, 0};
 	uint32_t *perm = NULL;
-	rel *r = NULL;
 	char err[300];
 	int rc = GPMDB_OK;
 
@@ -355,21 +377,10 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 		rc = xo_gerr(x, rc, "sort", err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
-	if (!rc) {
-		x->db->gstat.bytes_downloaded += 4 * keep;
-		if (!(r = rel_new(x, n->ncols, n->ty)))
-			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-		else
-			rc = xo_gather(r, in, NULL, in->nrows, perm, keep);
-	}
+	rc = xo_result(x, n, rc, in, NULL, in->nrows, perm, keep, out);
 	free(perm);
 	free(keys);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 /* ---- DISTINCT and set operations -------------------------------------- */
@@ -384,7 +395,6 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 	/* UNION: b's rows are candidates too; INTERSECT/EXCEPT: a probe */
 	bool concat = b && mode == 0;
 	uint64_t n_all = a->nrows + (b ? b->nrows : 0);
-	rel *r = NULL;
 	char err[300];
 	int rc = GPMDB_OK;
 
@@ -409,21 +419,10 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 		rc = xo_gerr(x, rc, xo_name(n), err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
-	if (!rc) {
-		x->db->gstat.bytes_downloaded += 4 * (uint64_t)nrows;
-		if (!(r = rel_new(x, n->ncols, n->ty)))
-			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-		else
-			rc = xo_gather(r, a, b, a->nrows, rows, nrows);
-	}
+	rc = xo_result(x, n, rc, a, b, a->nrows, rows, nrows, out);
 	free(rows);
 	free(cols);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 /* ---- join ------------------------------------------------------------- */

@@ -15,7 +15,7 @@
  * lines).  The write kernels are a few ms of a statement that takes
  * ~100 ms, so random kills rarely land in them: the child tells the
  * parent through a pipe when they start and end (GPMDB_TEST_LAUNCH_FD,
- * engine/batch_gpu.c), and two kills in three wait for the start and
+ * engine/write/batch_gpu.c), and two kills in three wait for the start and
  * then sleep a random part of the kernels' duration measured in a
  * calibration run; the third kill is at a random moment of the whole
  * statement.  What the child wrote before it died says where each kill

@@ -305,7 +305,7 @@ static long gpu_ops_of(const char *sql)
 	return gstat_of("gpu_operators") - o0;
 }
 
-/* Joins kept on the device (exec_gpu.c xg_prepare_join): a GPU
+/* Joins kept on the device (exec_gpu_prep.c xg_prepare_join): a GPU
  * aggregate, projection or filter over inner joins reads the pairs and
  * the inputs' columns in HBM.  Each query's answer equals the CPU's and
  * gpu_stats' device_joins counts the joins that stayed there. */
@@ -541,7 +541,7 @@ static void t_semi(void)
 	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 		both(q[k]);
 	/* under a GPU operator, those without a residual stay on the
-	 * device (exec_gpu.c xg_semi_dev): 16 of the 24 (the others: a
+	 * device (exec_gpu_prep.c xg_semi_dev): 16 of the 24 (the others: a
 	 * residual, or a NOT EXISTS whose key has no GPU operator above) */
 	long made = gstat_of("device_joins") - j0;
 	CHECKF(made >= 14, "%ld semi/anti joins kept on the device", made);

@@ -1,5 +1,5 @@
 /*
- * test_gpu_dml.c - GPU INSERT/UPDATE/DELETE (engine/batch_gpu.c,
+ * test_gpu_dml.c - GPU INSERT/UPDATE/DELETE (engine/write/batch_gpu.c,
  * gpu/dml.cu) against the CPU backend, the three persist scopes and
  * conventional logging (PRAGMA gpu_log), the
  * registration errors, and recovery of a batch killed just before its

@@ -1,6 +1,6 @@
 /*
  * test_index_access.c - index access paths through the C API
- * (engine/plan_index.c, exec_index.c): a prepared point query re-run with
+ * (engine/index/plan_index.c, exec_index.c): a prepared point query re-run with
  * new bindings reads the new key (integers, integral and fractional
  * doubles, text that is no key, NULL), ranges and ORDER BY ... LIMIT with
  * parameters, EXPLAIN of a bound statement, EXPLAIN ANALYZE's index

@@ -1,6 +1,6 @@
 /*
  * test_index_sql.c - the SQL surface of the persistent indexes
- * (engine/index_sql.c): PRAGMA index_list (SQLite's columns, bytes and
+ * (engine/index/index_sql.c): PRAGMA index_list (SQLite's columns, bytes and
  * entries following the table's rows), PRAGMA index_info and index_xinfo,
  * and REINDEX in all its forms: every index, a collation's, a table's, an
  * index's, qualified by main, of a view, inside a transaction rolled back,

@@ -181,7 +181,7 @@ static bool tpchq_declit(const char *p, long long *v, int *scale,
  * `A + B` / `A - B` of two decimal literals (Q6's `.06 - 0.01` and
  * `.06 + 0.01`), folded exactly: SQLite computes them in binary
  * (0.06 + 0.01 = 0.06999999999999999) and would drop the rows whose
- * DECIMAL discount is exactly 0.07, which gpmdb (engine/compile.c, exact
+ * DECIMAL discount is exactly 0.07, which gpmdb (engine/exec/compile.c, exact
  * literal folding) and DuckDB keep.  Only where the previous token is not
  * an arithmetic operator and the next is not * or /, so that precedence
  * cannot change the meaning.
