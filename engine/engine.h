@@ -31,6 +31,9 @@ void explain_analyze_reset(pnode *n);
 /* A PRAGMA result row appended to r: name (when not NULL), then txt, or
  * num when txt is NULL (pragma.c; the GPU pragmas use it too). */
 int pragma_row(gpmdb *db, rel *r, const char *name, const char *txt, sval num);
+/* A row of r.ncols values v appended to a PRAGMA result (pragma.c,
+ * index_sql.c). */
+int pragma_put_row(gpmdb *db, rel *r, const sval *v);
 
 int dml_exec(gpmdb_stmt *st, ast_stmt *s);
 /* What SQLite reports at prepare rather than step: CREATE of a name that

@@ -69,7 +69,7 @@ int pragma_columns(ast_stmt *s, const char ***names)
 	return 1;
 }
 
-static int put_row(gpmdb *db, rel *r, const sval *v)
+int pragma_put_row(gpmdb *db, rel *r, const sval *v)
 {
 	if (rel_reserve(r, 1))
 		return db_err(db, GPMDB_NOMEM, "out of memory");
@@ -173,7 +173,7 @@ static int hbm_cache(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			continue;
 		if (!(r = rel_new(NULL, 1, &t))) {
 			rc = db_err(st->db, GPMDB_NOMEM, "out of memory");
-		} else if ((rc = put_row(st->db, r, &x))) {
+		} else if ((rc = pragma_put_row(st->db, r, &x))) {
 			rel_free(r);
 		} else {
 			*out = r;
@@ -215,7 +215,7 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 			memset(&gi, 0, sizeof(gi));
 		x = sval_of_int((int64_t)gi.mem_total);
 	}
-	return put_row(db, r, &x);
+	return pragma_put_row(db, r, &x);
 }
 
 /* SELECT * FROM "name", prepared on db (the caller finalizes). */
@@ -269,7 +269,7 @@ static int view_info(gpmdb *db, rel *r, const char *name)
 		    sval_of_int(0),
 		    (sval){.t = BC_T_NULL},
 		    sval_of_int(0)};
-		rc = put_row(db, r, row);
+		rc = pragma_put_row(db, r, row);
 	}
 	gpmdb_finalize(st);
 	return rc;
@@ -315,7 +315,7 @@ static int table_list(gpmdb *db, rel *r)
 		    sval_of_text("main"), sval_of_text(o->name),
 		    sval_of_text(o->kind == STG_OBJ_TABLE ? "table" : "view"),
 		    nc < 0 ? (sval){.t = BC_T_NULL} : sval_of_int(nc)};
-		rc = put_row(db, r, row);
+		rc = pragma_put_row(db, r, row);
 	}
 	stg_objects_free(objs, n);
 	return rc;
@@ -436,7 +436,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else {
 			sval x = sval_of_text(
 			    stg_durability_name(stg_pool_durability(db->pool)));
-			rc = put_row(db, r, &x);
+			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (!strcasecmp(s->name, "memory_limit")) {
 		if (v && !s->pragma_call) {
@@ -449,7 +449,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else {
 			sval x = sval_of_int((int64_t)(db->mem_limit >> 20));
 			r->cols[0].ty = et_make(BC_T_INT);
-			rc = put_row(db, r, &x);
+			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (!strcasecmp(s->name, "table_info")) {
 		uint32_t tid;
@@ -476,7 +476,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 					: (sval){.t = BC_T_NULL},
 				    sval_of_int(
 					!!(c->flags & STG_COL_PRIMARY_KEY))};
-				rc = put_row(db, r, row);
+				rc = pragma_put_row(db, r, row);
 			}
 			stg_schema_free(sch);
 		}
@@ -490,7 +490,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			sval x = {.t = BC_T_TEXT};
 			x.u.s.ptr = p;
 			x.u.s.len = (uint32_t)n;
-			rc = put_row(db, r, &x);
+			rc = pragma_put_row(db, r, &x);
 			p += n + (nl ? 1 : 0);
 		}
 		free(rep);
@@ -514,7 +514,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			rc = db_err_stg(db);
 		} else {
 			sval x = sval_of_int((int64_t)n);
-			rc = put_row(db, r, &x);
+			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (is_int_pragma(s->name)) {
 		rc = read_only_pragma(db, s, v, r);
@@ -532,7 +532,7 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else {
 			sval x = sval_of_int(0);
 			r->cols[0].ty = et_make(BC_T_INT);
-			rc = put_row(db, r, &x);
+			rc = pragma_put_row(db, r, &x);
 		}
 	} else {
 		rc = db_err(db, GPMDB_UNSUPPORTED, "unknown pragma: %s",

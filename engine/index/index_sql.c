@@ -20,17 +20,6 @@ typedef struct {
 	char coll[32];
 } ixsql_decl;
 
-static int ixsql_put_row(gpmdb *db, rel *r, const sval *v)
-{
-	if (rel_reserve(r, 1))
-		return db_err(db, GPMDB_NOMEM, "out of memory");
-	for (int c = 0; c < r->ncols; c++)
-		if (rel_set(r, c, r->nrows, &v[c]))
-			return db_err(db, GPMDB_NOMEM, "out of memory");
-	r->nrows++;
-	return GPMDB_OK;
-}
-
 static const char *ixsql_origin(stg_ix_origin o)
 {
 	switch (o) {
@@ -132,7 +121,7 @@ int ixsql_index_list(gpmdb *db, rel *r, const char *table)
 			       sval_of_int(0),
 			       sval_of_int((int64_t)ix[i].bytes),
 			       sval_of_int((int64_t)ix[i].entries)};
-		rc = ixsql_put_row(db, r, row);
+		rc = pragma_put_row(db, r, row);
 	}
 	free(ix);
 	return rc;
@@ -163,14 +152,14 @@ int ixsql_index_info(gpmdb *db, rel *r, const char *index, bool xinfo)
 		sval row[6] = {sval_of_int(j),		sval_of_int(c),
 			       sval_of_text(name),	sval_of_int(d[j].desc),
 			       sval_of_text(d[j].coll), sval_of_int(1)};
-		rc = ixsql_put_row(db, r, row);
+		rc = pragma_put_row(db, r, row);
 	}
 	/* the entries' last part: the row id (SQLite's rowid column) */
 	if (!rc && xinfo) {
 		sval row[6] = {sval_of_int(ix.ncols),  sval_of_int(-1),
 			       (sval){.t = BC_T_NULL}, sval_of_int(0),
 			       sval_of_text("BINARY"), sval_of_int(0)};
-		rc = ixsql_put_row(db, r, row);
+		rc = pragma_put_row(db, r, row);
 	}
 	stg_schema_free(sch);
 	return rc;

@@ -345,6 +345,30 @@ static int join_ranges(gpmdb *db, const ixpath *ix, const ixlate *late,
 	return GPMDB_OK;
 }
 
+/* bound's answer for a NULL bound: no row can match (no GPMDB code). */
+#define BOUND_NULL (-1)
+
+/* The key of bound e (the interval's lo, or hi) on key column ix->neq:
+ * GPMDB_OK with *key and *exact, BOUND_NULL, 1 when the value can be no
+ * key (scan instead), or the statement's error. */
+static int bound(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
+		 const ixpath *ix, const ast_expr *e, bool hi, ixranges *out,
+		 stg_key_val *key, bool *exact)
+{
+	int j = ix->neq, kv;
+	stg_key_val l, h;
+	sval v;
+
+	if ((kv = key_value(st, late, e, &v, out)) != IXV_VALUE)
+		return NO_VALUE(db, kv);
+	if (v.t == BC_T_NULL)
+		return BOUND_NULL;
+	if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j], &l, &h, exact))
+		return 1;
+	*key = hi ? h : l;
+	return GPMDB_OK;
+}
+
 int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
 		      const ixpath *ix, ixranges *out)
 {
@@ -353,7 +377,7 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
 	stg_ix_range *r;
 	sval v;
 	bool ex;
-	int kv;
+	int kv, rc;
 
 	memset(out, 0, sizeof(*out));
 	if (ix->njk)
@@ -418,16 +442,9 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
 	r = rng_add(out, nk, pre, j, &klo, &khi);
 	r->desc = ix->desc;
 	if (ix->lo) {
-		if ((kv = key_value(st, late, ix->lo, &v, out)) != IXV_VALUE)
-			return NO_VALUE(db, kv);
-		if (v.t == BC_T_NULL) {
-			out->n = 0;
-			return GPMDB_OK;
-		}
-		if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j], &l, &h,
-				    &ex))
-			return 1;
-		klo[j] = l;
+		if ((rc = bound(db, st, late, ix, ix->lo, false, out, &klo[j],
+				&ex)))
+			return rc == BOUND_NULL ? (out->n = 0, GPMDB_OK) : rc;
 		r->nlo = j + 1;
 		r->lo_incl = ex ? ix->lo_incl : true;
 	} else {
@@ -438,16 +455,9 @@ int plan_index_ranges(gpmdb *db, const gpmdb_stmt *st, const ixlate *late,
 		r->lo_incl = false;
 	}
 	if (ix->hi) {
-		if ((kv = key_value(st, late, ix->hi, &v, out)) != IXV_VALUE)
-			return NO_VALUE(db, kv);
-		if (v.t == BC_T_NULL) {
-			out->n = 0;
-			return GPMDB_OK;
-		}
-		if (!plan_index_key(&v, ix->kstype[j], ix->kscale[j], &l, &h,
-				    &ex))
-			return 1;
-		khi[j] = h;
+		if ((rc = bound(db, st, late, ix, ix->hi, true, out, &khi[j],
+				&ex)))
+			return rc == BOUND_NULL ? (out->n = 0, GPMDB_OK) : rc;
 		r->nhi = j + 1;
 		r->hi_incl = ex ? ix->hi_incl : true;
 	}
