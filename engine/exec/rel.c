@@ -10,52 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-etype et_unify(etype a, etype b)
-{
-	etype r;
-
-	if (a.t == BC_T_NULL)
-		return b;
-	if (b.t == BC_T_NULL || (a.t == b.t && a.t != BC_T_DEC))
-		return a;
-	if (a.t == BC_T_TEXT || b.t == BC_T_TEXT)
-		return et_make(BC_T_TEXT);
-	if (a.t == BC_T_DATE || b.t == BC_T_DATE)
-		return et_make(BC_T_TEXT);
-	if (a.t == BC_T_REAL || b.t == BC_T_REAL)
-		return et_make(BC_T_REAL);
-	if (a.t == BC_T_DEC || b.t == BC_T_DEC) {
-		r = et_make(BC_T_DEC);
-		r.scale = a.scale > b.scale ? a.scale : b.scale;
-		r.prec = 18;
-		return r;
-	}
-	return et_make(BC_T_INT);
-}
-
-const char *et_name(etype e)
-{
-	switch (e.t) {
-	case BC_T_NULL:
-		return "NULL";
-	case BC_T_BOOL:
-		return "BOOLEAN";
-	case BC_T_INT:
-		return "INTEGER";
-	case BC_T_REAL:
-		return "REAL";
-	case BC_T_DEC:
-		return "DECIMAL";
-	case BC_T_DATE:
-		return "DATE";
-	case BC_T_TEXT:
-		return "TEXT";
-	case ET_INTERVAL:
-		return "INTERVAL";
-	}
-	return "?";
-}
-
 size_t rel_width(int t)
 {
 	switch (t) {
