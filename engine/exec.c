@@ -319,7 +319,8 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
 	}
 	p = vec_arena_alloc(&r->strs, total ? total : 1);
 	if (!p)
-		return db_err(r->x->db, GPMDB_NOMEM, "out of memory");
+		return db_err(r->x ? r->x->db : NULL, GPMDB_NOMEM,
+			      "out of memory");
 	r->bytes += total;
 	for (uint64_t k = 0; k < sp->m; k++) {
 		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
@@ -815,7 +816,7 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 /* ---- project ---- */
 
 /* The input column a plain reference reads, or -1. */
-static int plain_col(const pnode *n, const ast_expr *e, bool post)
+int exec_plain_col(const pnode *n, const ast_expr *e, bool post)
 {
 	const einfo *in = e->bind;
 
@@ -896,7 +897,7 @@ static int exec_project(exec_ctx *x, pnode *n, rel **out)
 		goto fail;
 	for (int i = 0; i < n->nexprs; i++) {
 		ast_expr *e = n->exprs[i];
-		int pc = plain_col(n, e, n->post);
+		int pc = exec_plain_col(n, e, n->post);
 		rcol *d = &r->cols[i];
 
 		if (pc >= 0 && in->cols[pc].ty.t == d->ty.t &&
@@ -1641,6 +1642,19 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	}
 	case PN_VALUES:
 		return exec_values(x, n, out);
+	case PN_FILTER:
+	case PN_PROJECT:
+	case PN_JOIN:
+	case PN_AGG:
+		/* a chain of streaming operators: one pipeline (pipe.c) */
+		if ((rc = pipe_run(x, n, out)) != PIPE_DECLINE)
+			return rc;
+		rc = GPMDB_OK;
+		break;
+	default:
+		break;
+	}
+	switch (n->kind) {
 	case PN_FILTER:
 		return exec_filter(x, n, out);
 	case PN_PROJECT:

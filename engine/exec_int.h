@@ -52,6 +52,10 @@ int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
  * reserved), on all threads when c is pure and stores no text. */
 int exec_eval_into(exec_ctx *x, cexpr *c, const rel *in, rel *dst, int col);
 
+/* The input column that expression e of PROJECT n copies as it is, or
+ * -1. */
+int exec_plain_col(const pnode *n, const ast_expr *e, bool post);
+
 /* ---- scan ---- */
 
 /* One tablet's part of a scan: its view, its live rows (keep == NULL:
@@ -71,6 +75,12 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
 
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
+
+/* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
+ * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a
+ * chain (run the node's operator). */
+#define PIPE_DECLINE (-1)
+int pipe_run(exec_ctx *x, pnode *n, rel **out);
 
 /* ---- aggregate states ---- */
 

@@ -1,0 +1,1217 @@
+/*
+ * pipe.c - pipelined CPU execution.
+ *
+ * The materialising operators of exec.c build each node's whole relation
+ * before its parent runs: a FILTER over a SCAN first copies every row of
+ * the table.  A pipeline instead runs a chain of streaming operators
+ * (FILTER, PROJECT, the probe of a hash JOIN) over batches of VEC_BATCH
+ * rows taken from a source (a table scan, or a relation a breaker below
+ * produced), and hands each batch to a sink: an aggregate's per-thread
+ * groups, or the chain's result relation.  Intermediate relations never
+ * exist; a batch stays in the cache from the scan to the sink.
+ *
+ * Breakers end pipelines: the built side of a join, an aggregate, a sort,
+ * DISTINCT, set operations run through exec_node (which may itself run a
+ * pipeline below them) before the pipeline starts.
+ *
+ * Threads.  The source is cut into morsels of VEC_BATCH rows; thread t of
+ * T takes the t-th contiguous run of them, and the sinks merge the
+ * threads' results in thread order.  Results are therefore those of one
+ * thread reading the rows in order: the same groups in the same order
+ * (the first row of each), the same rows in the same order, INT sums
+ * checked with the prefixes of the serial order (agg_merge).  A hash join
+ * streams its larger input and builds the other (an INNER join whose
+ * left input is the smaller one emits its rows in the order of the
+ * right).
+ *
+ * What a pipeline declines (PIPE_DECLINE: exec.c's operators run it):
+ * correlated subqueries' executions, expressions that are not pure
+ * (subqueries, outer references), nodes the GPU backend takes, LEFT and
+ * cross joins, joins read through an index, DISTINCT aggregates and
+ * group_concat.  An error inside a pipeline other than running out of
+ * memory or an interrupt (an integer overflow, a bad cast) makes the
+ * statement run the plain operators again, which report the error that
+ * the first failing row gives in row order.
+ */
+#include "engine.h"
+#include "exec_gpu_ops.h"
+#include "exec_int.h"
+#include "value.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIPE_MAX 24
+/* Sources of fewer rows run on one thread. */
+#define PIPE_PAR_MIN_ROWS 65536
+
+enum { PS_FILTER, PS_PROJECT, PS_JOIN };
+
+typedef struct pstage {
+	int kind;
+	pnode *n;
+	const pnode *in; /* layout of the stage's input batch */
+	cexpr *pred;	 /* FILTER predicate, JOIN residual */
+	cexpr **ex;	 /* PROJECT: the columns; JOIN: the stream keys */
+	int *plain;	 /* PROJECT: input column copied as it is, or -1 */
+	/* JOIN */
+	bool sleft;	 /* the stream is the left input */
+	const pnode *pl; /* the residual's layout */
+	etype kty[64];	 /* key types */
+	rel *build, *bk; /* the built input and its keys */
+	int64_t *head, *next;
+	uint64_t *hash, nb;
+	bool bnull;   /* ANTI_NULL: a built key is NULL */
+	size_t bytes; /* accounted against the memory limit */
+} pstage;
+
+typedef struct pipe {
+	exec_ctx *x;
+	pnode *top;	/* the last streaming node: the sink's input layout */
+	pnode *src;	/* the SCAN, or NULL: srel */
+	pnode *top_src; /* the source's node */
+	rel *srel;
+	int ns;
+	pstage st[PIPE_MAX]; /* st[0] reads the source */
+	pnode *agg;	     /* the AGG sink, or NULL: a relation */
+	cexpr **gx;	     /* AGG: group keys, then arguments */
+	etype aty[128];	     /* AGG: argument types */
+	/* morsels: (tablet, first row) of a scan, or a relation's rows */
+	stg_tablet_view *tv;
+	uint32_t ntab;
+	uint64_t nm, *moff;
+	uint32_t *mtab;
+	int nthr;
+	atomic_int stop;
+	atomic_size_t mem; /* sink bytes held by the threads */
+} pipe;
+
+/* One thread's groups of the AGG sink: open addressing on the key hash;
+ * the key values of group g are row g of keys (text copied). */
+typedef struct pgroups {
+	rel *keys;
+	uint64_t n, cap, nslot;
+	uint64_t *hash;
+	int64_t *slot;
+	aggst *st;
+	vec_arena text; /* MIN/MAX/ANY text values */
+} pgroups;
+
+typedef struct pthr {
+	pipe *p;
+	vm_scratch scr[PIPE_MAX + 1];
+	rel *b[PIPE_MAX + 1]; /* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];    /* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];    /* JOIN: stream keys */
+	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
+	uint32_t np[PIPE_MAX];
+	uint8_t *matched[PIPE_MAX];
+	uint32_t keep[VEC_BATCH];
+	const void **sd;
+	const uint32_t **sn;
+	rel *out;	 /* relation sink */
+	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
+	pgroups g;	 /* AGG sink */
+	uint64_t m0, m1; /* morsels [m0, m1) */
+	int rc;
+	char msg[256];
+} pthr;
+
+/* ---- helpers ---- */
+
+static size_t pipe_stg_width(int stype)
+{
+	switch (stype) {
+	case STG_T_BIGINT:
+	case STG_T_DOUBLE:
+	case STG_T_DECIMAL:
+		return 8;
+	case STG_T_BOOLEAN:
+		return 1;
+	case STG_T_TEXT:
+		return sizeof(stg_strref);
+	default: /* INT, FLOAT, DATE */
+		return 4;
+	}
+}
+
+/* A batch relation of n's layout (no accounting: bounded, per thread). */
+static rel *pipe_batch(const pnode *n)
+{
+	rel *r = rel_new(NULL, n->ncols, n->ty);
+
+	if (r && rel_reserve(r, VEC_BATCH)) {
+		rel_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void pipe_reset(rel *r)
+{
+	r->nrows = 0;
+	vec_arena_reset(&r->strs);
+}
+
+/* Rows idx[0..m) of src into dst (same layout), text referenced. */
+static void pipe_gather(rel *dst, const rel *src, const uint32_t *idx,
+			uint32_t m)
+{
+	for (int c = 0; c < dst->ncols; c++) {
+		const rcol *s = &src->cols[c];
+		rcol *d = &dst->cols[c];
+		switch (rel_width(d->ty.t)) {
+		case 1:
+			for (uint32_t k = 0; k < m; k++)
+				((uint8_t *)d->data)[k] =
+				    ((uint8_t *)s->data)[idx[k]];
+			break;
+		case 4:
+			for (uint32_t k = 0; k < m; k++)
+				((int32_t *)d->data)[k] =
+				    ((int32_t *)s->data)[idx[k]];
+			break;
+		case 8:
+			for (uint32_t k = 0; k < m; k++)
+				((int64_t *)d->data)[k] =
+				    ((int64_t *)s->data)[idx[k]];
+			break;
+		default:
+			for (uint32_t k = 0; k < m; k++)
+				((vec_str *)d->data)[k] =
+				    ((vec_str *)s->data)[idx[k]];
+		}
+		for (uint32_t k = 0; k < m; k++)
+			d->nulls[k] = s->nulls[idx[k]];
+	}
+	dst->nrows = m;
+}
+
+static int pipe_fail(pthr *t, int rc, const char *msg)
+{
+	if (!t->rc) {
+		t->rc = rc;
+		snprintf(t->msg, sizeof(t->msg), "%s",
+			 msg && msg[0] ? msg : "expression failed");
+	}
+	return rc;
+}
+
+static int pipe_eval(pthr *t, int slot, const cexpr *c, const rel *in, vec *v)
+{
+	char err[256];
+	int rc;
+
+	err[0] = 0;
+	rc = cx_eval_pure(c, in, 0, (uint32_t)in->nrows, v, &t->scr[slot], err,
+			  sizeof(err));
+	return rc ? pipe_fail(t, rc, err) : GPMDB_OK;
+}
+
+/* Stores v into column c of r (rows 0..n): arrays copied when the types
+ * agree; otherwise converted (a conversion may fail: its message). */
+static int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n)
+{
+	int rc = rel_put_vec(r, c, 0, v, n);
+
+	return rc ? pipe_fail(t, rc, "cannot convert a value") : GPMDB_OK;
+}
+
+/* ---- sinks ---- */
+
+static int sink_rel(pthr *t, const rel *b)
+{
+	rel *o = t->out;
+	uint64_t at = o->nrows, m = b->nrows;
+	size_t add = 0;
+	int rc;
+
+	if ((rc = rel_reserve(o, m)))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	for (int c = 0; c < o->ncols; c++) {
+		rcol *d = &o->cols[c];
+		const rcol *s = &b->cols[c];
+		size_t w = rel_width(d->ty.t);
+		memcpy(d->nulls + at, s->nulls, m);
+		if (d->ty.t != BC_T_TEXT) {
+			memcpy((char *)d->data + at * w, s->data, m * w);
+			add += m * (w + 1);
+			continue;
+		}
+		for (uint64_t k = 0; k < m; k++) {
+			vec_str v = ((vec_str *)s->data)[k];
+			vec_str *dv = &((vec_str *)d->data)[at + k];
+			if (s->nulls[k]) {
+				dv->ptr = NULL;
+				dv->len = 0;
+				continue;
+			}
+			if (rel_str(o, v.ptr, v.len, dv))
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+			add += v.len;
+		}
+		add += m * (w + 1);
+	}
+	o->nrows += m;
+	atomic_fetch_add(&t->p->mem, add);
+	return GPMDB_OK;
+}
+
+static int groups_init(pgroups *g, const pnode *n)
+{
+	int na = n->naggs ? n->naggs : 1;
+
+	memset(g, 0, sizeof(*g));
+	g->cap = 64;
+	g->nslot = 256;
+	g->keys = rel_new(NULL, n->ngroup, n->ty);
+	g->hash = malloc(g->cap * 8);
+	g->st = malloc(g->cap * (size_t)na * sizeof(aggst));
+	g->slot = malloc(g->nslot * 8);
+	vec_arena_init(&g->text);
+	if (!g->keys || !g->hash || !g->st || !g->slot)
+		return GPMDB_NOMEM;
+	memset(g->slot, 0xff, g->nslot * 8);
+	return GPMDB_OK;
+}
+
+static void groups_free(pgroups *g)
+{
+	rel_free(g->keys);
+	free(g->hash);
+	free(g->slot);
+	free(g->st);
+	vec_arena_free(&g->text);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The group of row i of keys k (hash hv) in g, added when new; -1: out of
+ * memory. */
+static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
+			   int na)
+{
+	uint64_t m = g->nslot - 1, s = (hv ^ hv >> 29) & m;
+	int64_t e;
+
+	while ((e = g->slot[s]) >= 0) {
+		if (g->hash[e] == hv &&
+		    (!k->ncols || exec_keys_eq(g->keys, (uint64_t)e, k, i)))
+			return e;
+		s = (s + 1) & m;
+	}
+	if (g->n == g->cap) {
+		uint64_t cap = g->cap * 2;
+		uint64_t *h = realloc(g->hash, cap * 8);
+		aggst *st =
+		    h ? realloc(g->st, cap * (size_t)na * sizeof(aggst)) : NULL;
+		if (h)
+			g->hash = h;
+		if (!st)
+			return -1;
+		g->st = st;
+		g->cap = cap;
+	}
+	if (2 * (g->n + 1) > g->nslot) {
+		uint64_t ns = g->nslot * 2;
+		int64_t *sl = malloc(ns * 8);
+		if (!sl)
+			return -1;
+		memset(sl, 0xff, ns * 8);
+		for (uint64_t q = 0; q < g->n; q++) {
+			uint64_t u = (g->hash[q] ^ g->hash[q] >> 29) & (ns - 1);
+			while (sl[u] >= 0)
+				u = (u + 1) & (ns - 1);
+			sl[u] = (int64_t)q;
+		}
+		free(g->slot);
+		g->slot = sl;
+		g->nslot = ns;
+		m = ns - 1;
+		s = (hv ^ hv >> 29) & m;
+		while (g->slot[s] >= 0)
+			s = (s + 1) & m;
+	}
+	if (k->ncols && rel_copy_row(g->keys, k, i))
+		return -1;
+	e = (int64_t)g->n++;
+	g->hash[e] = hv;
+	memset(&g->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
+	g->slot[s] = e;
+	return e;
+}
+
+/* A MIN/MAX/ANY state that took a text value of the batch keeps a copy. */
+static int groups_keep_text(pgroups *g, aggst *s, const sval *v)
+{
+	char *p;
+
+	if (s->v.t != BC_T_TEXT || s->v.u.s.ptr != v->u.s.ptr || !v->u.s.len)
+		return GPMDB_OK;
+	if (!(p = vec_arena_alloc(&g->text, v->u.s.len)))
+		return GPMDB_NOMEM;
+	memcpy(p, v->u.s.ptr, v->u.s.len);
+	s->v.u.s.ptr = p;
+	return GPMDB_OK;
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups:
+ * the steps of agg_par_rows. */
+static int sink_agg(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	const pnode *n = p->agg;
+	int ng = n->ngroup, na = n->naggs, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *ka = t->ka, *aa = t->aa;
+	vec v;
+
+	for (int k = 0; k < ng; k++)
+		if ((rc = pipe_eval(t, PIPE_MAX, p->gx[k], b, &v)) ||
+		    (rc = pipe_put(t, ka, k, &v, m)))
+			return rc;
+	for (int a = 0; a < na; a++)
+		if (p->gx[ng + a] &&
+		    ((rc = pipe_eval(t, PIPE_MAX, p->gx[ng + a], b, &v)) ||
+		     (rc = pipe_put(t, aa, a, &v, m))))
+			return rc;
+	ka->nrows = aa->nrows = m;
+	uint64_t g0 = t->g.n;
+	size_t kb0 = t->g.keys->bytes;
+	for (uint32_t i = 0; i < m; i++) {
+		uint64_t hv = ng ? exec_hash_row(ka, ng, i) : 0;
+		int64_t e = groups_find(&t->g, ka, i, hv, na ? na : 1);
+		if (e < 0)
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+		aggst *st = &t->g.st[(uint64_t)e * (size_t)na];
+		for (int a = 0; a < na; a++) {
+			const aggdef *ad = &n->aggs[a];
+			aggst *s = &st[a];
+			sval sv;
+			if (ad->fn == AGG_COUNT_STAR) {
+				s->cnt++;
+				continue;
+			}
+			rel_get(aa, a, i, &sv);
+			if (agg_isum(ad) && sv.t != BC_T_NULL) {
+				int64_t add = sv.u.i, sum;
+				if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
+				    sv.scale != ad->res.scale)
+					val_dec_rescale(add, sv.scale,
+							ad->res.scale, &add);
+				if (__builtin_add_overflow(s->i, add, &sum))
+					return pipe_fail(t, GPMDB_ERROR,
+							 "integer overflow");
+				s->i = sum;
+				s->cnt++;
+				if (sum < s->plo)
+					s->plo = sum;
+				if (sum > s->phi)
+					s->phi = sum;
+				continue;
+			}
+			/* INT sums above, no group_concat: no error */
+			agg_step(NULL, ad, s, &sv, NULL);
+			if (sv.t == BC_T_TEXT &&
+			    groups_keep_text(&t->g, s, &sv))
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+		}
+	}
+	/* the groups' memory, for the memory limit */
+	atomic_fetch_add(&p->mem,
+			 (t->g.n - g0) * ((size_t)na * sizeof(aggst) + 24) +
+			     (t->g.keys->bytes - kb0));
+	return GPMDB_OK;
+}
+
+static int pipe_push(pthr *t, int i, rel *b);
+
+/* ---- stages ---- */
+
+static int stage_filter(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	uint32_t sel[VEC_BATCH], k;
+	vec v;
+	int rc;
+
+	if ((rc = pipe_eval(t, i, s->pred, b, &v)))
+		return rc;
+	k = exec_filter_true(&v, (uint32_t)b->nrows, 0, sel);
+	if (k == b->nrows)
+		return pipe_push(t, i + 1, b);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], b, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static int stage_project(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	rel *o = t->b[i + 1];
+	uint32_t m = (uint32_t)b->nrows;
+	vec v;
+	int rc;
+
+	pipe_reset(o);
+	for (int c = 0; c < s->n->nexprs; c++) {
+		int pc = s->plain[c];
+		if (pc >= 0) { /* the input's column: text referenced */
+			size_t w = rel_width(o->cols[c].ty.t);
+			memcpy(o->cols[c].data, b->cols[pc].data, m * w);
+			memcpy(o->cols[c].nulls, b->cols[pc].nulls, m);
+			continue;
+		}
+		if ((rc = pipe_eval(t, i, s->ex[c], b, &v)) ||
+		    (rc = pipe_put(t, o, c, &v, m)))
+			return rc;
+	}
+	o->nrows = m;
+	return pipe_push(t, i + 1, o);
+}
+
+/* The buffered pairs of stage i (stream row, built row) go through the
+ * residual: INNER joins push the rows that pass, SEMI/ANTI mark them. */
+static int join_flush_pairs(pthr *t, int i, const rel *b)
+{
+	pstage *s = &t->p->st[i];
+	int jt = s->n->jtype;
+	bool semi = jt != JOIN_INNER;
+	uint32_t m = t->np[i], sel[VEC_BATCH], k;
+	rel *c = semi || s->pred ? t->b2[i] : t->b[i + 1];
+	int64_t *li = s->sleft ? t->li[i] : t->ri[i];
+	int64_t *ri = s->sleft ? t->ri[i] : t->li[i];
+	vec v;
+	int rc;
+
+	if (!m)
+		return GPMDB_OK;
+	t->np[i] = 0;
+	if (semi && !s->pred) {
+		for (uint32_t q = 0; q < m; q++)
+			t->matched[i][t->li[i][q]] = 1;
+		return GPMDB_OK;
+	}
+	pipe_reset(c);
+	if (exec_join_emit(c, s->sleft ? b : s->build, s->sleft ? s->build : b,
+			   li, ri, m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	if (!s->pred)
+		return pipe_push(t, i + 1, c);
+	if ((rc = pipe_eval(t, i, s->pred, c, &v)))
+		return rc;
+	k = exec_filter_true(&v, m, 0, sel);
+	if (semi) {
+		for (uint32_t q = 0; q < k; q++)
+			t->matched[i][t->li[i][sel[q]]] = 1;
+		return GPMDB_OK;
+	}
+	if (k == m)
+		return pipe_push(t, i + 1, c);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], c, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static int stage_join(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	int jt = s->n->jtype, nk = s->n->nkeys;
+	bool semi = jt != JOIN_INNER, first = semi && !s->pred;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *kb = t->kb[i];
+	uint8_t *mt = t->matched[i];
+	vec v;
+	int rc;
+
+	for (int k = 0; k < nk; k++)
+		if ((rc = pipe_eval(t, i, s->ex[k], b, &v)) ||
+		    (rc = pipe_put(t, kb, k, &v, m)))
+			return rc;
+	kb->nrows = m;
+	if (semi)
+		memset(mt, 0, m);
+	for (uint32_t r = 0; r < m; r++) {
+		if (exec_key_has_null(kb, r))
+			continue;
+		uint64_t hv = exec_hash_row(kb, nk, r);
+		for (int64_t e = s->head[hv & (s->nb - 1)]; e >= 0;
+		     e = s->next[e]) {
+			if (s->hash[e] != hv ||
+			    !(s->sleft
+				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)e)
+				  : exec_keys_eq(s->bk, (uint64_t)e, kb, r)))
+				continue;
+			uint32_t q = t->np[i]++;
+			t->li[i][q] = r;
+			t->ri[i][q] = e;
+			if (t->np[i] == VEC_BATCH &&
+			    (rc = join_flush_pairs(t, i, b)))
+				return rc;
+			if (first)
+				break;
+		}
+	}
+	if ((rc = join_flush_pairs(t, i, b)))
+		return rc;
+	if (!semi)
+		return GPMDB_OK;
+	/* SEMI/ANTI: the stream rows that matched / did not */
+	uint32_t sel[VEC_BATCH], k = 0;
+	for (uint32_t r = 0; r < m; r++) {
+		bool keep = jt == JOIN_SEMI   ? mt[r] != 0
+			    : jt == JOIN_ANTI ? !mt[r]
+			    : s->bnull	      ? false
+			    : !s->build->nrows
+				? true
+				: !mt[r] && !exec_key_has_null(kb, r);
+		if (keep)
+			sel[k++] = r;
+	}
+	if (k == m)
+		return pipe_push(t, i + 1, b);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], b, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static int pipe_push(pthr *t, int i, rel *b)
+{
+	pipe *p = t->p;
+
+	if (!b->nrows)
+		return GPMDB_OK;
+	if (i == p->ns)
+		return p->agg ? sink_agg(t, b) : sink_rel(t, b);
+	switch (p->st[i].kind) {
+	case PS_FILTER:
+		return stage_filter(t, i, b);
+	case PS_PROJECT:
+		return stage_project(t, i, b);
+	default:
+		return stage_join(t, i, b);
+	}
+}
+
+/* ---- the source ---- */
+
+/* Fills b[0] with the live rows of morsel mi of a scan. */
+static void source_scan(pthr *t, uint64_t mi)
+{
+	pipe *p = t->p;
+	const pnode *n = p->src;
+	const stg_tablet_view *v = &p->tv[p->mtab[mi]];
+	uint64_t off = p->moff[mi];
+	uint32_t cnt =
+	    v->nrows - off < VEC_BATCH ? (uint32_t)(v->nrows - off) : VEC_BATCH;
+	rel *b = t->b[0];
+	scan_part sp;
+	bool del = false;
+
+	pipe_reset(b);
+	memset(&sp, 0, sizeof(sp));
+	/* the view shifted to the morsel's first row (off: a multiple of
+	 * VEC_BATCH, so of 32 in the bitmaps) */
+	for (int c = 0; c < v->ncols; c++) {
+		t->sd[c] = (const char *)v->data[c] +
+			   off * pipe_stg_width(n->stype[c]);
+		t->sn[c] =
+		    v->nulls && v->nulls[c] ? v->nulls[c] + off / 32 : NULL;
+	}
+	sp.v = *v;
+	sp.v.first_row = v->first_row + off;
+	sp.v.nrows = cnt;
+	sp.v.data = t->sd;
+	sp.v.nulls = t->sn;
+	sp.v.deleted = v->deleted ? v->deleted + off / 32 : NULL;
+	sp.m = cnt;
+	for (uint32_t w = 0; sp.v.deleted && w < (cnt + 31) / 32; w++)
+		if (sp.v.deleted[w])
+			del = true;
+	if (del) {
+		sp.keep = t->keep;
+		sp.m = 0;
+		for (uint32_t r = 0; r < cnt; r++)
+			if (!(sp.v.deleted[r / 32] >> (r % 32) & 1))
+				t->keep[sp.m++] = r;
+	}
+	for (int c = 0; c < n->ncols; c++) {
+		int tc = n->tcol ? n->tcol[c] : c;
+		if (tc < n->ntcols && n->stype[tc] == STG_T_TEXT)
+			scan_fill_text(b, &sp, tc, &b->cols[c]);
+		else
+			scan_fill(n, &sp, tc, &b->cols[c]);
+	}
+	b->nrows = sp.m;
+}
+
+/* b[0] as a window of rows of the source relation (no copy). */
+static void source_rel(pthr *t, uint64_t mi)
+{
+	const rel *s = t->p->srel;
+	rel *b = t->b[0];
+	uint64_t at = mi * VEC_BATCH;
+
+	for (int c = 0; c < s->ncols; c++) {
+		size_t w = rel_width(s->cols[c].ty.t);
+		b->cols[c].data = (char *)s->cols[c].data + at * w;
+		b->cols[c].nulls = s->cols[c].nulls + at;
+	}
+	b->nrows = s->nrows - at < VEC_BATCH ? s->nrows - at : VEC_BATCH;
+}
+
+static void pipe_thread(pthr *t)
+{
+	pipe *p = t->p;
+	exec_ctx *x = p->x;
+
+	for (uint64_t mi = t->m0; mi < t->m1; mi++) {
+		if (atomic_load(&p->stop) || atomic_load(&x->db->interrupted))
+			break;
+		if (x->mem_limit &&
+		    x->mem + atomic_load(&p->mem) > x->mem_limit) {
+			pipe_fail(t, GPMDB_NOMEM, "memory limit");
+			break;
+		}
+		if (p->src)
+			source_scan(t, mi);
+		else
+			source_rel(t, mi);
+		if (pipe_push(t, 0, t->b[0]))
+			break;
+	}
+	if (t->rc)
+		atomic_store(&p->stop, 1);
+}
+
+/* ---- per-thread state ---- */
+
+static void pthr_free(pthr *t)
+{
+	pipe *p = t->p;
+
+	for (int i = 0; i <= PIPE_MAX; i++)
+		vm_scratch_free(&t->scr[i]);
+	if (t->b[0] && !p->src) /* a window: the columns are the source's */
+		for (int c = 0; c < t->b[0]->ncols; c++)
+			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
+	for (int i = 0; i <= p->ns; i++)
+		rel_free(t->b[i]);
+	for (int i = 0; i < p->ns; i++) {
+		rel_free(t->b2[i]);
+		rel_free(t->kb[i]);
+		free(t->li[i]);
+		free(t->ri[i]);
+		free(t->matched[i]);
+	}
+	free(t->sd);
+	free(t->sn);
+	rel_free(t->out);
+	rel_free(t->ka);
+	rel_free(t->aa);
+	groups_free(&t->g);
+}
+
+static int pthr_init(pthr *t, pipe *p)
+{
+	t->p = p;
+	for (int i = 0; i <= PIPE_MAX; i++)
+		vm_scratch_init(&t->scr[i]);
+	if (p->src) {
+		int nc = p->src->ntcols + 8;
+		t->sd = calloc((size_t)nc, sizeof(*t->sd));
+		t->sn = calloc((size_t)nc, sizeof(*t->sn));
+		if (!t->sd || !t->sn || !(t->b[0] = pipe_batch(p->src)))
+			return GPMDB_NOMEM;
+	} else {
+		/* a window over the source: no arrays of its own */
+		if (!(t->b[0] =
+			  rel_new(NULL, p->top_src->ncols, p->top_src->ty)))
+			return GPMDB_NOMEM;
+	}
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		if (!(t->b[i + 1] = pipe_batch(s->kind == PS_JOIN &&
+						       s->n->jtype != JOIN_INNER
+						   ? s->in
+						   : s->n)))
+			return GPMDB_NOMEM;
+		if (s->kind != PS_JOIN)
+			continue;
+		t->li[i] = malloc(VEC_BATCH * 8);
+		t->ri[i] = malloc(VEC_BATCH * 8);
+		t->matched[i] = malloc(VEC_BATCH);
+		t->kb[i] = rel_new(NULL, s->n->nkeys, s->kty);
+		if (!t->li[i] || !t->ri[i] || !t->matched[i] || !t->kb[i] ||
+		    rel_reserve(t->kb[i], VEC_BATCH) ||
+		    !(t->b2[i] = pipe_batch(s->pl)))
+			return GPMDB_NOMEM;
+	}
+	if (p->agg) {
+		const pnode *n = p->agg;
+		if (!(t->ka = rel_new(NULL, n->ngroup, n->ty)) ||
+		    rel_reserve(t->ka, VEC_BATCH) ||
+		    !(t->aa = rel_new(NULL, n->naggs, p->aty)) ||
+		    rel_reserve(t->aa, VEC_BATCH) || groups_init(&t->g, n))
+			return GPMDB_NOMEM;
+	} else if (!(t->out = rel_new(NULL, p->top->ncols, p->top->ty))) {
+		return GPMDB_NOMEM;
+	}
+	return GPMDB_OK;
+}
+
+/* ---- planning a pipeline ---- */
+
+static bool pipe_cpu(exec_ctx *x, pnode *n)
+{
+	char why[400];
+	int d;
+
+	if (x->db->backend == 1)
+		return true;
+	d = exec_gpu_decide(x, n, why, sizeof(why));
+	return d == XG_CPU || d == XG_NO_OP;
+}
+
+static int pipe_cx(exec_ctx *x, pnode *n, int slot, ast_expr *e, bool post,
+		   const pnode *in, cexpr **c, bool *ok)
+{
+	int rc = exec_node_cx(x, n, slot, e, post, in, c);
+
+	if (!rc && !cx_pure(*c))
+		*ok = false;
+	return rc;
+}
+
+/* An inner join's stream: its larger input, unless the built one would
+ * be read through an index by the stream's keys. */
+static bool join_streams_left(const pnode *n)
+{
+	if (n->jtype != JOIN_INNER)
+		return true;
+	return n->l->est >= n->r->est;
+}
+
+static bool join_ok(const pnode *n)
+{
+	const pnode *ixs = n->r;
+
+	if (!n->nkeys || n->nkeys > 64 || n->jtype == JOIN_LEFT ||
+	    n->jtype == JOIN_CROSS)
+		return false;
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	return !(ixs->kind == PN_ISCAN && ixs->ix->njk);
+}
+
+/* Compiles stage s over node n; *ok false: n cannot stream. */
+static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
+{
+	int rc = GPMDB_OK;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	*ok = true;
+	switch (n->kind) {
+	case PN_FILTER:
+		s->kind = PS_FILTER;
+		s->in = n->l;
+		return pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+	case PN_PROJECT:
+		s->kind = PS_PROJECT;
+		s->in = n->l;
+		s->ex = ast_alloc(&x->st->parena,
+				  sizeof(cexpr *) * (size_t)(n->nexprs + 1));
+		s->plain = ast_alloc(&x->st->parena,
+				     sizeof(int) * (size_t)(n->nexprs + 1));
+		if (!s->ex || !s->plain)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int i = 0; i < n->nexprs && !rc && *ok; i++) {
+			int pc = exec_plain_col(n, n->exprs[i], n->post);
+			s->plain[i] = -1;
+			if (pc >= 0 && n->l->ty[pc].t == n->ty[i].t &&
+			    n->l->ty[pc].scale == n->ty[i].scale) {
+				s->plain[i] = pc;
+				continue;
+			}
+			rc = pipe_cx(x, n, i, n->exprs[i], n->post, n->l,
+				     &s->ex[i], ok);
+		}
+		return rc;
+	default: { /* PN_JOIN */
+		bool semi = n->jtype != JOIN_INNER;
+		s->kind = PS_JOIN;
+		s->sleft = join_streams_left(n);
+		s->in = s->sleft ? n->l : n->r;
+		s->pl = semi && n->pair ? n->pair : n;
+		s->ex = ast_alloc(&x->st->parena,
+				  sizeof(cexpr *) * (size_t)n->nkeys);
+		if (!s->ex)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int k = 0; k < n->nkeys && !rc && *ok; k++) {
+			ast_expr *e = s->sleft ? n->lkeys[k] : n->rkeys[k];
+			s->kty[k] = expr_type(e);
+			rc = pipe_cx(x, n, (s->sleft ? 0 : n->nkeys) + k, e,
+				     false, s->in, &s->ex[k], ok);
+		}
+		if (!rc && *ok && n->pred)
+			rc = pipe_cx(x, n, 2 * n->nkeys, n->pred, false, s->pl,
+				     &s->pred, ok);
+		return rc;
+	}
+	}
+}
+
+/* Runs the built input of join stage s and hashes it. */
+static int stage_build(exec_ctx *x, pstage *s)
+{
+	pnode *n = s->n;
+	pnode *bn = s->sleft ? n->r : n->l;
+	uint64_t nbuild, nb = 64;
+	int rc;
+
+	if ((rc = exec_node(x, bn, &s->build)) ||
+	    (rc = exec_eval_keys(x, n, s->sleft ? n->nkeys : 0,
+				 s->sleft ? n->rkeys : n->lkeys, bn, s->build,
+				 &s->bk)))
+		return rc;
+	nbuild = s->bk->nrows;
+	while (nb < nbuild * 2)
+		nb *= 2;
+	s->nb = nb;
+	s->head = malloc(nb * 8);
+	s->next = malloc(nbuild * 8 + 8);
+	s->hash = malloc(nbuild * 8 + 8);
+	if (!s->head || !s->next || !s->hash)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	s->bytes = (nb + 2 * nbuild) * 8;
+	if ((rc = exec_mem(x, s->bytes)))
+		return rc;
+	memset(s->head, 0xff, nb * 8);
+	const rel *bk = s->bk;
+#pragma omp parallel for schedule(static) if (nbuild >= 65536)
+	for (uint64_t i = 0; i < nbuild; i++)
+		s->hash[i] = exec_key_has_null(bk, i)
+				 ? 0
+				 : exec_hash_row(bk, bk->ncols, i);
+	/* chains newest first, as exec_join's */
+	for (uint64_t i = 0; i < nbuild; i++) {
+		uint64_t b = s->hash[i] & (nb - 1);
+		if (exec_key_has_null(bk, i)) {
+			s->next[i] = -1;
+			s->bnull = true;
+			continue;
+		}
+		s->next[i] = s->head[b];
+		s->head[b] = (int64_t)i;
+	}
+	return GPMDB_OK;
+}
+
+static void pipe_free(pipe *p)
+{
+	exec_ctx *x = p->x;
+
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		free(s->head);
+		free(s->next);
+		free(s->hash);
+		rel_free(s->build);
+		rel_free(s->bk);
+		if (x->mem >= s->bytes)
+			x->mem -= s->bytes;
+	}
+	rel_free(p->srel);
+	free(p->tv);
+	free(p->mtab);
+	free(p->moff);
+}
+
+/* The morsels of the source. */
+static int pipe_morsels(pipe *p)
+{
+	exec_ctx *x = p->x;
+
+	if (!p->src) {
+		p->nm = (p->srel->nrows + VEC_BATCH - 1) / VEC_BATCH;
+		return GPMDB_OK;
+	}
+	if (stg_tablet_count(x->db->pool, p->src->table_id, &p->ntab))
+		return db_err_stg(x->db);
+	p->tv = calloc((size_t)p->ntab + 1, sizeof(*p->tv));
+	if (!p->tv)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint32_t t = 0; t < p->ntab; t++) {
+		if (stg_tablet_get(x->db->pool, p->src->table_id, t, &p->tv[t]))
+			return db_err_stg(x->db);
+		p->nm += (p->tv[t].nrows + VEC_BATCH - 1) / VEC_BATCH;
+	}
+	p->mtab = malloc((p->nm + 1) * sizeof(uint32_t));
+	p->moff = malloc((p->nm + 1) * sizeof(uint64_t));
+	if (!p->mtab || !p->moff)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	uint64_t k = 0;
+	for (uint32_t t = 0; t < p->ntab; t++)
+		for (uint64_t r = 0; r < p->tv[t].nrows; r += VEC_BATCH) {
+			p->mtab[k] = t;
+			p->moff[k++] = r;
+		}
+	return GPMDB_OK;
+}
+
+/* ---- merging the threads' results ---- */
+
+static int merge_rel(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	uint64_t total = 0, at = 0;
+	rel *r = exec_rel_like(x, p->top);
+	int rc;
+
+	for (int t = 0; t < p->nthr; t++)
+		total += th[t].out->nrows;
+	if (!r)
+		return x->db->errcode;
+	if ((rc = rel_reserve(r, total))) {
+		rel_free(r);
+		return rc;
+	}
+	for (int t = 0; t < p->nthr; t++) {
+		rel *o = th[t].out;
+		for (int c = 0; c < r->ncols; c++) {
+			size_t w = rel_width(r->cols[c].ty.t);
+			memcpy((char *)r->cols[c].data + at * w,
+			       o->cols[c].data, o->nrows * w);
+			memcpy(r->cols[c].nulls + at, o->cols[c].nulls,
+			       o->nrows);
+		}
+		at += o->nrows;
+		/* the text stays where the thread copied it */
+		rel_adopt(r, o);
+	}
+	r->nrows = total;
+	*out = r;
+	return GPMDB_OK;
+}
+
+static int merge_agg(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	const pnode *n = p->agg;
+	int na = n->naggs, ng = n->ngroup, rc = GPMDB_OK;
+	pgroups gl;
+	size_t bytes = 0;
+	rel *r = NULL;
+
+	for (int t = 0; t < p->nthr; t++)
+		bytes += th[t].g.cap * ((size_t)na * sizeof(aggst) + 16) +
+			 th[t].g.nslot * 8;
+	if ((rc = exec_mem(x, bytes))) {
+		x->mem -= bytes;
+		return rc;
+	}
+	if (groups_init(&gl, n)) {
+		groups_free(&gl);
+		x->mem -= bytes;
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (int t = 0; t < p->nthr && !rc; t++) {
+		pgroups *l = &th[t].g;
+		for (uint64_t e = 0; e < l->n && !rc; e++) {
+			int64_t g = groups_find(&gl, l->keys, e, l->hash[e],
+						na ? na : 1);
+			if (g < 0) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+			for (int a = 0; a < na; a++)
+				if (!agg_merge(
+					&n->aggs[a],
+					&gl.st[(uint64_t)g * (size_t)na + a],
+					&l->st[e * (size_t)na + a]))
+					rc = PIPE_DECLINE;
+		}
+	}
+	/* no group by: one row even without input */
+	if (!rc && !ng && !gl.n &&
+	    groups_find(&gl, gl.keys, 0, 0, na ? na : 1) < 0)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (!rc &&
+	    (!(r = exec_rel_like(x, p->agg)) || (rc = rel_reserve(r, gl.n))))
+		rc = rc ? rc : x->db->errcode;
+	for (uint64_t g = 0; g < gl.n && !rc; g++) {
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(gl.keys, k, g, &v);
+			rc = rel_set(r, k, g, &v);
+		}
+		for (int a = 0; a < na && !rc; a++)
+			rc =
+			    agg_final(x, &n->aggs[a],
+				      &gl.st[g * (size_t)na + a], r, ng + a, g);
+	}
+	if (!rc) {
+		r->nrows = gl.n;
+		*out = r;
+		r = NULL;
+	}
+	rel_free(r);
+	groups_free(&gl);
+	x->mem -= bytes;
+	return rc;
+}
+
+/* ---- running one ---- */
+
+static int pipe_exec(pipe *p, rel **out)
+{
+	exec_ctx *x = p->x;
+	uint64_t rows = p->src ? 0 : p->srel->nrows;
+	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1;
+	pthr *th;
+
+	for (uint32_t t = 0; p->src && t < p->ntab; t++)
+		rows += p->tv[t].nrows;
+	if (rows < PIPE_PAR_MIN_ROWS || nt < 2)
+		nt = 1;
+	if ((uint64_t)nt > p->nm && p->nm)
+		nt = (int)p->nm;
+	p->nthr = nt;
+	if (!(th = calloc((size_t)nt, sizeof(pthr))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int t = 0; t < nt && !rc; t++) {
+		th[t].m0 = p->nm * (uint64_t)t / (uint64_t)nt;
+		th[t].m1 = p->nm * (uint64_t)(t + 1) / (uint64_t)nt;
+		if (pthr_init(&th[t], p))
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	if (!rc) {
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+		for (int t = 0; t < nt; t++)
+			pipe_thread(&th[t]);
+		if ((rc = db_check_interrupt(x->db)))
+			goto done;
+		for (int t = 0; t < nt && bad < 0; t++)
+			if (th[t].rc)
+				bad = t;
+		if (bad >= 0) {
+			if (th[bad].rc == GPMDB_NOMEM &&
+			    !strcmp(th[bad].msg, "memory limit"))
+				rc = db_err(x->db, GPMDB_NOMEM,
+					    "query needs more than the memory "
+					    "limit of %zu MiB (PRAGMA "
+					    "memory_limit)",
+					    x->mem_limit >> 20);
+			else if (th[bad].rc == GPMDB_NOMEM)
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+			else
+				rc = PIPE_DECLINE; /* the plain operators
+						      report it */
+			goto done;
+		}
+		rc = p->agg ? merge_agg(p, th, out) : merge_rel(p, th, out);
+	}
+done:
+	for (int t = 0; t < nt; t++)
+		if (th[t].p)
+			pthr_free(&th[t]);
+	free(th);
+	return rc;
+}
+
+/* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
+int pipe_run(exec_ctx *x, pnode *n, rel **out)
+{
+	pipe p;
+	pnode *chain[PIPE_MAX], *c;
+	int nc = 0, rc = GPMDB_OK;
+	bool ok = true;
+
+	/* a correlated subquery runs once per outer row: its plain
+	 * operators keep their per-execution caches */
+	if (x->corr || x->nframes)
+		return PIPE_DECLINE;
+	memset(&p, 0, sizeof(p));
+	p.x = x;
+	c = n;
+	if (n->kind == PN_AGG) {
+		if (n->naggs > 120 || n->ngroup > 64 || !pipe_cpu(x, n))
+			return PIPE_DECLINE;
+		for (int a = 0; a < n->naggs; a++)
+			if (n->aggs[a].distinct ||
+			    n->aggs[a].fn == AGG_GROUP_CONCAT)
+				return PIPE_DECLINE;
+		p.agg = n;
+		c = n->l;
+	}
+	/* the chain of streaming nodes, top down */
+	while (nc < PIPE_MAX && pipe_cpu(x, c) &&
+	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
+		(c->kind == PN_JOIN && join_ok(c)))) {
+		chain[nc++] = c;
+		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;
+	}
+	p.top_src = c;
+	if (c->kind == PN_SCAN && pipe_cpu(x, c))
+		p.src = c;
+	else if (!nc)
+		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg */
+	p.top = p.agg ? n->l : n;
+	/* compile bottom up; a node that cannot stream ends the chain
+	 * below it (it becomes the source) */
+	for (int i = nc - 1; i >= 0 && !rc; i--) {
+		pstage *s = &p.st[p.ns];
+		if ((rc = stage_make(x, chain[i], s, &ok)))
+			break;
+		if (!ok) { /* chain[i] and those above it: plain */
+			return PIPE_DECLINE;
+		}
+		p.ns++;
+	}
+	if (!rc && p.agg) {
+		const pnode *an = p.agg;
+		int ng = an->ngroup;
+		p.gx =
+		    ast_alloc(&x->st->parena,
+			      sizeof(cexpr *) * (size_t)(ng + an->naggs + 1));
+		if (!p.gx)
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int k = 0; k < ng && !rc && ok; k++)
+			rc = pipe_cx(x, n, k, an->group[k], false, an->l,
+				     &p.gx[k], &ok);
+		for (int a = 0; a < an->naggs && !rc && ok; a++) {
+			p.aty[a] = an->aggs[a].arg ? expr_type(an->aggs[a].arg)
+						   : et_make(BC_T_INT);
+			p.gx[ng + a] = NULL;
+			if (an->aggs[a].arg)
+				rc = pipe_cx(x, n, ng + a, an->aggs[a].arg,
+					     false, an->l, &p.gx[ng + a], &ok);
+		}
+		if (!rc && !ok)
+			return PIPE_DECLINE;
+	}
+	if (rc)
+		return rc;
+	/* the breakers below: the source relation, the joins' built sides */
+	if (!p.src)
+		rc = exec_node(x, c, &p.srel);
+	for (int i = 0; i < p.ns && !rc; i++)
+		if (p.st[i].kind == PS_JOIN)
+			rc = stage_build(x, &p.st[i]);
+	if (!rc)
+		rc = pipe_morsels(&p);
+	if (!rc)
+		rc = pipe_exec(&p, out);
+	pipe_free(&p);
+	return rc;
+}
