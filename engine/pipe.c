@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PIPE_MAX 24
 /* Sources of fewer rows run on one thread. */
@@ -78,6 +79,7 @@ typedef struct pipe {
 	pstage st[PIPE_MAX]; /* st[0] reads the source */
 	pnode *agg;	     /* the AGG sink, or NULL: a relation */
 	cexpr **gx;	     /* AGG: group keys, then arguments */
+	int *gcol;	     /* AGG: the input column each one is, or -1 */
 	etype aty[128];	     /* AGG: argument types */
 	/* morsels: (tablet, first row) of a scan, or a relation's rows */
 	stg_tablet_view *tv;
@@ -103,6 +105,8 @@ typedef struct pgroups {
 typedef struct pthr {
 	pipe *p;
 	vm_scratch scr[PIPE_MAX + 1];
+	vm_scratch *sscr; /* AGG sink: one per key and argument */
+	uint64_t gid[VEC_BATCH];
 	rel *b[PIPE_MAX + 1]; /* b[0]: source batch; b[i+1]: stage i's out */
 	rel *b2[PIPE_MAX];    /* JOIN: pairs before the residual */
 	rel *kb[PIPE_MAX];    /* JOIN: stream keys */
@@ -114,8 +118,12 @@ typedef struct pthr {
 	const uint32_t **sn;
 	rel *out;	 /* relation sink */
 	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
+	void **kown;	 /* their own arrays (data, nulls per column) */
 	pgroups g;	 /* AGG sink */
 	uint64_t m0, m1; /* morsels [m0, m1) */
+	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
+	 * the stages after it; the source's time */
+	uint64_t rows_in[PIPE_MAX + 1], incl_ns[PIPE_MAX + 1], src_ns;
 	int rc;
 	char msg[256];
 } pthr;
@@ -218,6 +226,22 @@ static int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n)
 	int rc = rel_put_vec(r, c, 0, v, n);
 
 	return rc ? pipe_fail(t, rc, "cannot convert a value") : GPMDB_OK;
+}
+
+/* Column c of r (rows 0..n) = v, text referenced (v's strings stay valid
+ * while the batch is processed); other types as pipe_put. */
+static int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n)
+{
+	rcol *d = &r->cols[c];
+
+	if (d->ty.t != BC_T_TEXT || v->type != BC_COL_TEXT)
+		return pipe_put(t, r, c, v, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = v->sel ? v->sel[i] : i;
+		d->nulls[i] = v->nulls ? v->nulls[j] : 0;
+		((vec_str *)d->data)[i] = v->v.str[j];
+	}
+	return GPMDB_OK;
 }
 
 /* ---- sinks ---- */
@@ -358,8 +382,121 @@ static int groups_keep_text(pgroups *g, aggst *s, const sval *v)
 	return GPMDB_OK;
 }
 
-/* Aggregates batch b (the AGG's input layout) into the thread's groups:
- * the steps of agg_par_rows. */
+/* The generic step of aggregate a for rows 0..m of the batch. */
+static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
+{
+	rel *aa = t->aa;
+	aggst *st = t->g.st;
+
+	for (uint32_t i = 0; i < aa->nrows; i++) {
+		aggst *s = &st[t->gid[i] * (size_t)na + a];
+		sval sv;
+		rel_get(aa, a, i, &sv);
+		if (agg_isum(ad) && sv.t != BC_T_NULL) {
+			int64_t add = sv.u.i, sum;
+			if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
+			    sv.scale != ad->res.scale)
+				val_dec_rescale(add, sv.scale, ad->res.scale,
+						&add);
+			if (__builtin_add_overflow(s->i, add, &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+			continue;
+		}
+		/* INT sums above, no group_concat: no error */
+		agg_step(NULL, ad, s, &sv, NULL);
+		if (sv.t == BC_T_TEXT && groups_keep_text(&t->g, s, &sv))
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	return GPMDB_OK;
+}
+
+/* Aggregate a over the batch: typed loops for counts and sums of numbers
+ * (the arithmetic of agg_step), the generic step otherwise. */
+static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
+{
+	const rcol *c = &t->aa->cols[a];
+	const uint8_t *nl = c->nulls;
+	const int64_t *iv = c->data;
+	const double *rv = c->data;
+	uint32_t m = (uint32_t)t->aa->nrows;
+	aggst *st = t->g.st;
+	const uint64_t *gid = t->gid;
+	int ty = c->ty.t;
+
+#define AGG_S (&st[gid[i] * (size_t)na + a])
+	if (ad->fn == AGG_COUNT_STAR) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt++;
+		return GPMDB_OK;
+	}
+	if (ad->fn == AGG_COUNT) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt += !nl[i];
+		return GPMDB_OK;
+	}
+	if (agg_isum(ad) &&
+	    (ty == BC_T_INT || (ty == BC_T_DEC && ad->res.t == BC_T_DEC &&
+				c->ty.scale == ad->res.scale))) {
+		for (uint32_t i = 0; i < m; i++) {
+			aggst *s = AGG_S;
+			int64_t sum;
+			if (nl[i])
+				continue;
+			if (__builtin_add_overflow(s->i, iv[i], &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+		}
+		return GPMDB_OK;
+	}
+	if ((ad->fn == AGG_SUM && !agg_isum(ad)) || ad->fn == AGG_AVG ||
+	    ad->fn == AGG_TOTAL) {
+		bool avg = ad->fn != AGG_SUM;
+		switch (ty) {
+		case BC_T_REAL:
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					AGG_S->r += rv[i];
+					AGG_S->cnt++;
+				}
+			return GPMDB_OK;
+		case BC_T_INT:
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					if (avg)
+						AGG_S->r += (long double)iv[i];
+					else
+						AGG_S->r += (double)iv[i];
+					AGG_S->cnt++;
+				}
+			return GPMDB_OK;
+		case BC_T_DEC:
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					AGG_S->r +=
+					    val_dec_to_real(iv[i], c->ty.scale);
+					AGG_S->cnt++;
+				}
+			return GPMDB_OK;
+		}
+	}
+#undef AGG_S
+	return agg_rows_generic(t, ad, a, na);
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
 static int sink_agg(pthr *t, const rel *b)
 {
 	pipe *p = t->p;
@@ -367,60 +504,40 @@ static int sink_agg(pthr *t, const rel *b)
 	int ng = n->ngroup, na = n->naggs, rc;
 	uint32_t m = (uint32_t)b->nrows;
 	rel *ka = t->ka, *aa = t->aa;
-	vec v;
-
-	for (int k = 0; k < ng; k++)
-		if ((rc = pipe_eval(t, PIPE_MAX, p->gx[k], b, &v)) ||
-		    (rc = pipe_put(t, ka, k, &v, m)))
-			return rc;
-	for (int a = 0; a < na; a++)
-		if (p->gx[ng + a] &&
-		    ((rc = pipe_eval(t, PIPE_MAX, p->gx[ng + a], b, &v)) ||
-		     (rc = pipe_put(t, aa, a, &v, m))))
-			return rc;
-	ka->nrows = aa->nrows = m;
 	uint64_t g0 = t->g.n;
 	size_t kb0 = t->g.keys->bytes;
+	vec v;
+
+	for (int k = 0; k < ng + na; k++) {
+		rcol *d = k < ng ? &ka->cols[k] : &aa->cols[k - ng];
+		if (p->gcol[k] >= 0) { /* the batch's column itself */
+			d->data = b->cols[p->gcol[k]].data;
+			d->nulls = b->cols[p->gcol[k]].nulls;
+			continue;
+		}
+		d->data = t->kown[2 * k];
+		d->nulls = t->kown[2 * k + 1];
+		if (!p->gx[k])
+			continue;
+		char err[256] = "";
+		if ((rc = cx_eval_pure(p->gx[k], b, 0, m, &v, &t->sscr[k], err,
+				       sizeof(err))))
+			return pipe_fail(t, rc, err);
+		if ((rc = k < ng ? pipe_put_ref(t, ka, k, &v, m)
+				 : pipe_put_ref(t, aa, k - ng, &v, m)))
+			return rc;
+	}
+	ka->nrows = aa->nrows = m;
 	for (uint32_t i = 0; i < m; i++) {
 		uint64_t hv = ng ? exec_hash_row(ka, ng, i) : 0;
 		int64_t e = groups_find(&t->g, ka, i, hv, na ? na : 1);
 		if (e < 0)
 			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
-		aggst *st = &t->g.st[(uint64_t)e * (size_t)na];
-		for (int a = 0; a < na; a++) {
-			const aggdef *ad = &n->aggs[a];
-			aggst *s = &st[a];
-			sval sv;
-			if (ad->fn == AGG_COUNT_STAR) {
-				s->cnt++;
-				continue;
-			}
-			rel_get(aa, a, i, &sv);
-			if (agg_isum(ad) && sv.t != BC_T_NULL) {
-				int64_t add = sv.u.i, sum;
-				if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
-				    sv.scale != ad->res.scale)
-					val_dec_rescale(add, sv.scale,
-							ad->res.scale, &add);
-				if (__builtin_add_overflow(s->i, add, &sum))
-					return pipe_fail(t, GPMDB_ERROR,
-							 "integer overflow");
-				s->i = sum;
-				s->cnt++;
-				if (sum < s->plo)
-					s->plo = sum;
-				if (sum > s->phi)
-					s->phi = sum;
-				continue;
-			}
-			/* INT sums above, no group_concat: no error */
-			agg_step(NULL, ad, s, &sv, NULL);
-			if (sv.t == BC_T_TEXT &&
-			    groups_keep_text(&t->g, s, &sv))
-				return pipe_fail(t, GPMDB_NOMEM,
-						 "out of memory");
-		}
+		t->gid[i] = (uint64_t)e;
 	}
+	for (int a = 0; a < na; a++)
+		if ((rc = agg_rows(t, &n->aggs[a], a, na)))
+			return rc;
 	/* the groups' memory, for the memory limit */
 	atomic_fetch_add(&p->mem,
 			 (t->g.n - g0) * ((size_t)na * sizeof(aggst) + 24) +
@@ -582,12 +699,36 @@ static int stage_join(pthr *t, int i, rel *b)
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
+static uint64_t pipe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pipe_step(pthr *t, int i, rel *b);
+
 static int pipe_push(pthr *t, int i, rel *b)
 {
-	pipe *p = t->p;
+	uint64_t t0;
+	int rc;
 
 	if (!b->nrows)
 		return GPMDB_OK;
+	if (!t->p->x->analyze)
+		return pipe_step(t, i, b);
+	t->rows_in[i] += b->nrows;
+	t0 = pipe_now();
+	rc = pipe_step(t, i, b);
+	t->incl_ns[i] += pipe_now() - t0;
+	return rc;
+}
+
+static int pipe_step(pthr *t, int i, rel *b)
+{
+	pipe *p = t->p;
+
 	if (i == p->ns)
 		return p->agg ? sink_agg(t, b) : sink_rel(t, b);
 	switch (p->st[i].kind) {
@@ -601,6 +742,29 @@ static int pipe_push(pthr *t, int i, rel *b)
 }
 
 /* ---- the source ---- */
+
+/* TEXT column tc of sp's rows into d, referencing the tablet's heap: the
+ * mapping does not move while a statement reads (the pool grows only
+ * under writes), and the sinks copy what they keep. */
+static void source_text(const scan_part *sp, int tc, rcol *d)
+{
+	const stg_strref *src = sp->v.data[tc];
+	const uint32_t *nl = sp->v.nulls ? sp->v.nulls[tc] : NULL;
+
+	for (uint64_t k = 0; k < sp->m; k++) {
+		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
+		vec_str *o = &((vec_str *)d->data)[k];
+		if (nl && (nl[i / 32] >> (i % 32) & 1)) {
+			d->nulls[k] = 1;
+			o->ptr = NULL;
+			o->len = 0;
+			continue;
+		}
+		d->nulls[k] = 0;
+		o->ptr = sp->v.heap + src[i].off;
+		o->len = src[i].len;
+	}
+}
 
 /* Fills b[0] with the live rows of morsel mi of a scan. */
 static void source_scan(pthr *t, uint64_t mi)
@@ -645,7 +809,7 @@ static void source_scan(pthr *t, uint64_t mi)
 	for (int c = 0; c < n->ncols; c++) {
 		int tc = n->tcol ? n->tcol[c] : c;
 		if (tc < n->ntcols && n->stype[tc] == STG_T_TEXT)
-			scan_fill_text(b, &sp, tc, &b->cols[c]);
+			source_text(&sp, tc, &b->cols[c]);
 		else
 			scan_fill(n, &sp, tc, &b->cols[c]);
 	}
@@ -680,10 +844,13 @@ static void pipe_thread(pthr *t)
 			pipe_fail(t, GPMDB_NOMEM, "memory limit");
 			break;
 		}
+		uint64_t t0 = x->analyze ? pipe_now() : 0;
 		if (p->src)
 			source_scan(t, mi);
 		else
 			source_rel(t, mi);
+		if (x->analyze)
+			t->src_ns += pipe_now() - t0;
 		if (pipe_push(t, 0, t->b[0]))
 			break;
 	}
@@ -699,6 +866,16 @@ static void pthr_free(pthr *t)
 
 	for (int i = 0; i <= PIPE_MAX; i++)
 		vm_scratch_free(&t->scr[i]);
+	for (int k = 0; t->sscr && k < p->agg->ngroup + p->agg->naggs; k++)
+		vm_scratch_free(&t->sscr[k]);
+	free(t->sscr);
+	for (int k = 0; t->kown && k < p->agg->ngroup + p->agg->naggs; k++) {
+		rcol *d = k < p->agg->ngroup ? &t->ka->cols[k]
+					     : &t->aa->cols[k - p->agg->ngroup];
+		d->data = t->kown[2 * k];
+		d->nulls = t->kown[2 * k + 1];
+	}
+	free(t->kown);
 	if (t->b[0] && !p->src) /* a window: the columns are the source's */
 		for (int c = 0; c < t->b[0]->ncols; c++)
 			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
@@ -756,11 +933,23 @@ static int pthr_init(pthr *t, pipe *p)
 	}
 	if (p->agg) {
 		const pnode *n = p->agg;
+		int ne = n->ngroup + n->naggs;
+		if (!(t->sscr = calloc((size_t)ne + 1, sizeof(vm_scratch))))
+			return GPMDB_NOMEM;
+		for (int k = 0; k < ne; k++)
+			vm_scratch_init(&t->sscr[k]);
 		if (!(t->ka = rel_new(NULL, n->ngroup, n->ty)) ||
 		    rel_reserve(t->ka, VEC_BATCH) ||
 		    !(t->aa = rel_new(NULL, n->naggs, p->aty)) ||
-		    rel_reserve(t->aa, VEC_BATCH) || groups_init(&t->g, n))
+		    rel_reserve(t->aa, VEC_BATCH) || groups_init(&t->g, n) ||
+		    !(t->kown = calloc(2 * (size_t)ne + 2, sizeof(void *))))
 			return GPMDB_NOMEM;
+		for (int k = 0; k < ne; k++) {
+			rcol *d = k < n->ngroup ? &t->ka->cols[k]
+						: &t->aa->cols[k - n->ngroup];
+			t->kown[2 * k] = d->data;
+			t->kown[2 * k + 1] = d->nulls;
+		}
 	} else if (!(t->out = rel_new(NULL, p->top->ncols, p->top->ty))) {
 		return GPMDB_NOMEM;
 	}
@@ -986,7 +1175,7 @@ static int merge_rel(pipe *p, pthr *th, rel **out)
 	}
 	for (int t = 0; t < p->nthr; t++) {
 		rel *o = th[t].out;
-		for (int c = 0; c < r->ncols; c++) {
+		for (int c = 0; c < r->ncols && o->nrows; c++) {
 			size_t w = rel_width(r->cols[c].ty.t);
 			memcpy((char *)r->cols[c].data + at * w,
 			       o->cols[c].data, o->nrows * w);
@@ -1072,6 +1261,59 @@ static int merge_agg(pipe *p, pthr *th, rel **out)
 
 /* ---- running one ---- */
 
+static void pipe_figures(pnode *n, uint64_t rows, uint64_t self, uint64_t tm)
+{
+	n->an_calls++;
+	n->an_rows += rows;
+	n->an_self_ns += self;
+	n->an_ns += tm;
+}
+
+/* EXPLAIN ANALYZE's figures of the nodes that ran inside the pipeline:
+ * rows out of each; its time and that of the nodes below it, the
+ * threads' time divided by their number.  The node on top (run by
+ * exec_node) counts them as its children. */
+static void pipe_analyzed(pipe *p, const pthr *th)
+{
+	uint64_t rows[PIPE_MAX + 1] = {0}, incl[PIPE_MAX + 2] = {0}, src = 0;
+	uint64_t below, piped = 0, nt = (uint64_t)p->nthr;
+
+	for (int t = 0; t < p->nthr; t++) {
+		src += th[t].src_ns;
+		for (int i = 0; i <= p->ns; i++) {
+			rows[i] += th[t].rows_in[i];
+			incl[i] += th[t].incl_ns[i];
+		}
+	}
+	src /= nt;
+	for (int i = 0; i <= p->ns; i++)
+		incl[i] /= nt;
+	if (p->src) {
+		pipe_figures(p->src, rows[0], src, src);
+		below = piped = src;
+	} else {
+		below = p->top_src->an_ns;
+	}
+	/* stage i's own time: its inclusive time less the next one's */
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		uint64_t self =
+		    incl[i] > incl[i + 1] ? incl[i] - incl[i + 1] : 0;
+		uint64_t tm = self + below;
+		if (s->kind == PS_JOIN)
+			tm += (s->sleft ? s->n->r : s->n->l)->an_ns;
+		if (!p->agg && s->n == p->top)
+			break;
+		pipe_figures(s->n, rows[i + 1], self, tm);
+		below = tm;
+		piped += self;
+	}
+	/* the node on top, run by exec_node, counts the pipelined ones as
+	 * its children (the built sides and a source relation ran through
+	 * exec_node: counted already) */
+	p->x->an_kid_ns += piped;
+}
+
 static int pipe_exec(pipe *p, rel **out)
 {
 	exec_ctx *x = p->x;
@@ -1120,6 +1362,8 @@ static int pipe_exec(pipe *p, rel **out)
 			goto done;
 		}
 		rc = p->agg ? merge_agg(p, th, out) : merge_rel(p, th, out);
+		if (!rc && x->analyze)
+			pipe_analyzed(p, th);
 	}
 done:
 	for (int t = 0; t < nt; t++)
@@ -1127,6 +1371,17 @@ done:
 			pthr_free(&th[t]);
 	free(th);
 	return rc;
+}
+
+/* The input column of AGG n that e reads as it is (type ty), or -1. */
+static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
+{
+	int pc = exec_plain_col(n, e, false);
+
+	if (pc < 0 || n->l->ty[pc].t != ty.t ||
+	    (ty.t == BC_T_DEC && n->l->ty[pc].scale != ty.scale))
+		return -1;
+	return pc;
 }
 
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
@@ -1184,15 +1439,23 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out)
 		p.gx =
 		    ast_alloc(&x->st->parena,
 			      sizeof(cexpr *) * (size_t)(ng + an->naggs + 1));
-		if (!p.gx)
+		p.gcol = ast_alloc(&x->st->parena,
+				   sizeof(int) * (size_t)(ng + an->naggs + 1));
+		if (!p.gx || !p.gcol)
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		for (int k = 0; k < ng && !rc && ok; k++)
+		for (int k = 0; k < ng && !rc && ok; k++) {
+			p.gcol[k] = agg_plain(an, an->group[k], an->ty[k]);
 			rc = pipe_cx(x, n, k, an->group[k], false, an->l,
 				     &p.gx[k], &ok);
+		}
 		for (int a = 0; a < an->naggs && !rc && ok; a++) {
 			p.aty[a] = an->aggs[a].arg ? expr_type(an->aggs[a].arg)
 						   : et_make(BC_T_INT);
 			p.gx[ng + a] = NULL;
+			p.gcol[ng + a] =
+			    an->aggs[a].arg
+				? agg_plain(an, an->aggs[a].arg, p.aty[a])
+				: -1;
 			if (an->aggs[a].arg)
 				rc = pipe_cx(x, n, ng + a, an->aggs[a].arg,
 					     false, an->l, &p.gx[ng + a], &ok);
