@@ -217,6 +217,14 @@ bool exec_keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j)
 			break;
 		}
 		case BC_T_TEXT: {
+			if (col2->ty.t == BC_T_TEXT) { /* binary collation */
+				vec_str a = ((vec_str *)col->data)[i],
+					b = ((vec_str *)col2->data)[j];
+				if (a.len != b.len ||
+				    (a.len && memcmp(a.ptr, b.ptr, a.len)))
+					return false;
+				break;
+			}
 			sval a, b;
 			rel_get(k, c, i, &a);
 			rel_get(k2, c, j, &b);

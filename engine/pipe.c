@@ -63,8 +63,11 @@ typedef struct pstage {
 	const pnode *pl; /* the residual's layout */
 	etype kty[64];	 /* key types */
 	rel *build, *bk; /* the built input and its keys */
-	int64_t *head, *next;
-	uint64_t *hash, nb;
+	/* open addressing, 2 slots a built row: the upper 32 bits of the
+	 * key hash, then the row + 1 (0: empty); equal keys lie along the
+	 * probe sequence newest first, as exec_join's chains */
+	uint64_t *slot, nb;
+	uint64_t *hash;
 	bool bnull;   /* ANTI_NULL: a built key is NULL */
 	size_t bytes; /* accounted against the memory limit */
 } pstage;
@@ -107,15 +110,17 @@ typedef struct pthr {
 	vm_scratch scr[PIPE_MAX + 1];
 	vm_scratch *sscr; /* AGG sink: one per key and argument */
 	uint64_t gid[VEC_BATCH];
-	rel *b[PIPE_MAX + 1]; /* b[0]: source batch; b[i+1]: stage i's out */
-	rel *b2[PIPE_MAX];    /* JOIN: pairs before the residual */
-	rel *kb[PIPE_MAX];    /* JOIN: stream keys */
+	uint64_t hv[VEC_BATCH]; /* JOIN: the stream keys' hashes */
+	rel *b[PIPE_MAX + 1];	/* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];	/* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];	/* JOIN: stream keys */
 	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
 	uint32_t np[PIPE_MAX];
 	uint8_t *matched[PIPE_MAX];
 	uint32_t keep[VEC_BATCH];
 	const void **sd;
 	const uint32_t **sn;
+	void **own0;	 /* b[0]'s own arrays (data, nulls per column) */
 	rel *out;	 /* relation sink */
 	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
 	void **kown;	 /* their own arrays (data, nulls per column) */
@@ -654,20 +659,27 @@ static int stage_join(pthr *t, int i, rel *b)
 	kb->nrows = m;
 	if (semi)
 		memset(mt, 0, m);
+	/* hashes first, the slots they probe prefetched */
+	uint64_t *hvs = t->hv, mask = s->nb - 1;
 	for (uint32_t r = 0; r < m; r++) {
-		if (exec_key_has_null(kb, r))
+		hvs[r] =
+		    exec_key_has_null(kb, r) ? 0 : exec_hash_row(kb, nk, r);
+		__builtin_prefetch(&s->slot[(hvs[r] ^ hvs[r] >> 29) & mask]);
+	}
+	for (uint32_t r = 0; r < m; r++) {
+		uint64_t hv = hvs[r], tag = hv >> 32, e;
+		if (!hv && exec_key_has_null(kb, r))
 			continue;
-		uint64_t hv = exec_hash_row(kb, nk, r);
-		for (int64_t e = s->head[hv & (s->nb - 1)]; e >= 0;
-		     e = s->next[e]) {
-			if (s->hash[e] != hv ||
-			    !(s->sleft
-				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)e)
-				  : exec_keys_eq(s->bk, (uint64_t)e, kb, r)))
+		for (uint64_t q = (hv ^ hv >> 29) & mask; (e = s->slot[q]);
+		     q = (q + 1) & mask) {
+			uint64_t row = (e & 0xffffffffu) - 1;
+			if (e >> 32 != tag ||
+			    !(s->sleft ? exec_keys_eq(kb, r, s->bk, row)
+				       : exec_keys_eq(s->bk, row, kb, r)))
 				continue;
-			uint32_t q = t->np[i]++;
-			t->li[i][q] = r;
-			t->ri[i][q] = e;
+			uint32_t np = t->np[i]++;
+			t->li[i][np] = r;
+			t->ri[i][np] = (int64_t)row;
 			if (t->np[i] == VEC_BATCH &&
 			    (rc = join_flush_pairs(t, i, b)))
 				return rc;
@@ -766,6 +778,9 @@ static void source_text(const scan_part *sp, int tc, rcol *d)
 	}
 }
 
+/* The NULL flags of a column without NULLs (never written). */
+static const uint8_t pipe_zeros[VEC_BATCH];
+
 /* Fills b[0] with the live rows of morsel mi of a scan. */
 static void source_scan(pthr *t, uint64_t mi)
 {
@@ -808,10 +823,22 @@ static void source_scan(pthr *t, uint64_t mi)
 	}
 	for (int c = 0; c < n->ncols; c++) {
 		int tc = n->tcol ? n->tcol[c] : c;
-		if (tc < n->ntcols && n->stype[tc] == STG_T_TEXT)
-			source_text(&sp, tc, &b->cols[c]);
+		rcol *d = &b->cols[c];
+		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
+		/* same width in the tablet and the batch, no NULL, no
+		 * deleted row: the batch reads the tablet's array */
+		if (!del && tc < n->ntcols && !sp.v.nulls[tc] &&
+		    st != STG_T_INT && st != STG_T_FLOAT && st != STG_T_TEXT) {
+			d->data = (void *)sp.v.data[tc];
+			d->nulls = (uint8_t *)pipe_zeros;
+			continue;
+		}
+		d->data = t->own0[2 * c];
+		d->nulls = t->own0[2 * c + 1];
+		if (st == STG_T_TEXT)
+			source_text(&sp, tc, d);
 		else
-			scan_fill(n, &sp, tc, &b->cols[c]);
+			scan_fill(n, &sp, tc, d);
 	}
 	b->nrows = sp.m;
 }
@@ -879,6 +906,11 @@ static void pthr_free(pthr *t)
 	if (t->b[0] && !p->src) /* a window: the columns are the source's */
 		for (int c = 0; c < t->b[0]->ncols; c++)
 			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
+	for (int c = 0; t->own0 && c < t->b[0]->ncols; c++) {
+		t->b[0]->cols[c].data = t->own0[2 * c];
+		t->b[0]->cols[c].nulls = t->own0[2 * c + 1];
+	}
+	free(t->own0);
 	for (int i = 0; i <= p->ns; i++)
 		rel_free(t->b[i]);
 	for (int i = 0; i < p->ns; i++) {
@@ -905,8 +937,14 @@ static int pthr_init(pthr *t, pipe *p)
 		int nc = p->src->ntcols + 8;
 		t->sd = calloc((size_t)nc, sizeof(*t->sd));
 		t->sn = calloc((size_t)nc, sizeof(*t->sn));
-		if (!t->sd || !t->sn || !(t->b[0] = pipe_batch(p->src)))
+		if (!t->sd || !t->sn || !(t->b[0] = pipe_batch(p->src)) ||
+		    !(t->own0 = calloc(2 * (size_t)p->src->ncols + 2,
+				       sizeof(void *))))
 			return GPMDB_NOMEM;
+		for (int c = 0; c < p->src->ncols; c++) {
+			t->own0[2 * c] = t->b[0]->cols[c].data;
+			t->own0[2 * c + 1] = t->b[0]->cols[c].nulls;
+		}
 	} else {
 		/* a window over the source: no arrays of its own */
 		if (!(t->b[0] =
@@ -1074,33 +1112,39 @@ static int stage_build(exec_ctx *x, pstage *s)
 	nbuild = s->bk->nrows;
 	while (nb < nbuild * 2)
 		nb *= 2;
+	if (nbuild >= UINT32_MAX)
+		return db_err(
+		    x->db, GPMDB_UNSUPPORTED,
+		    "a hash join over more than 4 billion rows is not "
+		    "supported");
 	s->nb = nb;
-	s->head = malloc(nb * 8);
-	s->next = malloc(nbuild * 8 + 8);
+	s->slot = calloc(nb, 8);
 	s->hash = malloc(nbuild * 8 + 8);
-	if (!s->head || !s->next || !s->hash)
+	if (!s->slot || !s->hash)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	s->bytes = (nb + 2 * nbuild) * 8;
+	s->bytes = (nb + nbuild) * 8;
 	if ((rc = exec_mem(x, s->bytes)))
 		return rc;
-	memset(s->head, 0xff, nb * 8);
 	const rel *bk = s->bk;
 #pragma omp parallel for schedule(static) if (nbuild >= 65536)
 	for (uint64_t i = 0; i < nbuild; i++)
 		s->hash[i] = exec_key_has_null(bk, i)
 				 ? 0
 				 : exec_hash_row(bk, bk->ncols, i);
-	/* chains newest first, as exec_join's */
-	for (uint64_t i = 0; i < nbuild; i++) {
-		uint64_t b = s->hash[i] & (nb - 1);
+	/* the newest first along each probe sequence: inserted from the
+	 * last row */
+	for (uint64_t i = nbuild; i-- > 0;) {
+		uint64_t hv = s->hash[i], q = (hv ^ hv >> 29) & (nb - 1);
 		if (exec_key_has_null(bk, i)) {
-			s->next[i] = -1;
 			s->bnull = true;
 			continue;
 		}
-		s->next[i] = s->head[b];
-		s->head[b] = (int64_t)i;
+		while (s->slot[q])
+			q = (q + 1) & (nb - 1);
+		s->slot[q] = (hv >> 32) << 32 | (i + 1);
 	}
+	free(s->hash);
+	s->hash = NULL;
 	return GPMDB_OK;
 }
 
@@ -1110,8 +1154,7 @@ static void pipe_free(pipe *p)
 
 	for (int i = 0; i < p->ns; i++) {
 		pstage *s = &p->st[i];
-		free(s->head);
-		free(s->next);
+		free(s->slot);
 		free(s->hash);
 		rel_free(s->build);
 		rel_free(s->bk);
