@@ -24,10 +24,14 @@
  * left input is the smaller one emits its rows in the order of the
  * right).
  *
+ * A LEFT JOIN emits, per batch of its left rows, the pairs that matched
+ * and then the rows that did not (exec_join puts all unmatched rows
+ * last): without ORDER BY, SQL leaves the order open.
+ *
  * What a pipeline declines (PIPE_DECLINE: exec.c's operators run it):
  * correlated subqueries' executions, expressions that are not pure
- * (subqueries, outer references), nodes the GPU backend takes, LEFT and
- * cross joins, joins read through an index, DISTINCT aggregates and
+ * (subqueries, outer references), nodes the GPU backend takes, cross
+ * joins, joins read through an index, DISTINCT aggregates and
  * group_concat.  An error inside a pipeline other than running out of
  * memory or an interrupt (an integer overflow, a bad cast) makes the
  * statement run the plain operators again, which report the error that
@@ -597,13 +601,20 @@ static int stage_project(pthr *t, int i, rel *b)
 	return pipe_push(t, i + 1, o);
 }
 
+/* SEMI, ANTI, ANTI_NULL: the output is the left rows. */
+static bool join_semi(int jt)
+{
+	return jt == JOIN_SEMI || jt == JOIN_ANTI || jt == JOIN_ANTI_NULL;
+}
+
 /* The buffered pairs of stage i (stream row, built row) go through the
- * residual: INNER joins push the rows that pass, SEMI/ANTI mark them. */
+ * residual: INNER and LEFT joins push the rows that pass, SEMI/ANTI mark
+ * them (LEFT marks them too). */
 static int join_flush_pairs(pthr *t, int i, const rel *b)
 {
 	pstage *s = &t->p->st[i];
 	int jt = s->n->jtype;
-	bool semi = jt != JOIN_INNER;
+	bool semi = join_semi(jt), left = jt == JOIN_LEFT;
 	uint32_t m = t->np[i], sel[VEC_BATCH], k;
 	rel *c = semi || s->pred ? t->b2[i] : t->b[i + 1];
 	int64_t *li = s->sleft ? t->li[i] : t->ri[i];
@@ -623,11 +634,17 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	if (exec_join_emit(c, s->sleft ? b : s->build, s->sleft ? s->build : b,
 			   li, ri, m))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
-	if (!s->pred)
+	if (!s->pred) {
+		for (uint32_t q = 0; left && q < m; q++)
+			t->matched[i][t->li[i][q]] = 1;
 		return pipe_push(t, i + 1, c);
+	}
 	if ((rc = pipe_eval(t, i, s->pred, c, &v)))
 		return rc;
 	k = exec_filter_true(&v, m, 0, sel);
+	if (semi || left)
+		for (uint32_t q = 0; q < k; q++)
+			t->matched[i][t->li[i][sel[q]]] = 1;
 	if (semi) {
 		for (uint32_t q = 0; q < k; q++)
 			t->matched[i][t->li[i][sel[q]]] = 1;
@@ -641,11 +658,31 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
+/* LEFT JOIN: the rows of batch b that matched nothing, with NULLs on the
+ * right. */
+static int join_unmatched(pthr *t, int i, const rel *b)
+{
+	pstage *s = &t->p->st[i];
+	uint32_t m = 0;
+
+	for (uint32_t r = 0; r < b->nrows; r++)
+		if (!t->matched[i][r]) {
+			t->li[i][m] = r;
+			t->ri[i][m++] = -1;
+		}
+	if (!m)
+		return GPMDB_OK;
+	pipe_reset(t->b[i + 1]);
+	if (exec_join_emit(t->b[i + 1], b, s->build, t->li[i], t->ri[i], m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
 static int stage_join(pthr *t, int i, rel *b)
 {
 	pstage *s = &t->p->st[i];
 	int jt = s->n->jtype, nk = s->n->nkeys;
-	bool semi = jt != JOIN_INNER, first = semi && !s->pred;
+	bool semi = join_semi(jt), first = semi && !s->pred;
 	uint32_t m = (uint32_t)b->nrows;
 	rel *kb = t->kb[i];
 	uint8_t *mt = t->matched[i];
@@ -657,7 +694,7 @@ static int stage_join(pthr *t, int i, rel *b)
 		    (rc = pipe_put(t, kb, k, &v, m)))
 			return rc;
 	kb->nrows = m;
-	if (semi)
+	if (semi || jt == JOIN_LEFT)
 		memset(mt, 0, m);
 	/* hashes first, the slots they probe prefetched */
 	uint64_t *hvs = t->hv, mask = s->nb - 1;
@@ -689,6 +726,8 @@ static int stage_join(pthr *t, int i, rel *b)
 	}
 	if ((rc = join_flush_pairs(t, i, b)))
 		return rc;
+	if (jt == JOIN_LEFT) /* the batch's rows without a match */
+		return join_unmatched(t, i, b);
 	if (!semi)
 		return GPMDB_OK;
 	/* SEMI/ANTI: the stream rows that matched / did not */
@@ -953,10 +992,9 @@ static int pthr_init(pthr *t, pipe *p)
 	}
 	for (int i = 0; i < p->ns; i++) {
 		pstage *s = &p->st[i];
-		if (!(t->b[i + 1] = pipe_batch(s->kind == PS_JOIN &&
-						       s->n->jtype != JOIN_INNER
-						   ? s->in
-						   : s->n)))
+		if (!(t->b[i + 1] = pipe_batch(
+			  s->kind == PS_JOIN && join_semi(s->n->jtype) ? s->in
+								       : s->n)))
 			return GPMDB_NOMEM;
 		if (s->kind != PS_JOIN)
 			continue;
@@ -1030,8 +1068,7 @@ static bool join_ok(const pnode *n)
 {
 	const pnode *ixs = n->r;
 
-	if (!n->nkeys || n->nkeys > 64 || n->jtype == JOIN_LEFT ||
-	    n->jtype == JOIN_CROSS)
+	if (!n->nkeys || n->nkeys > 64 || n->jtype == JOIN_CROSS)
 		return false;
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
@@ -1073,7 +1110,7 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 		}
 		return rc;
 	default: { /* PN_JOIN */
-		bool semi = n->jtype != JOIN_INNER;
+		bool semi = join_semi(n->jtype);
 		s->kind = PS_JOIN;
 		s->sleft = join_streams_left(n);
 		s->in = s->sleft ? n->l : n->r;
