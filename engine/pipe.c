@@ -104,7 +104,7 @@ typedef struct pgroups {
 	rel *keys;
 	uint64_t n, cap, nslot;
 	uint64_t *hash;
-	int64_t *slot;
+	uint64_t *slot;
 	aggst *st;
 	vec_arena text; /* MIN/MAX/ANY text values */
 } pgroups;
@@ -114,10 +114,11 @@ typedef struct pthr {
 	vm_scratch scr[PIPE_MAX + 1];
 	vm_scratch *sscr; /* AGG sink: one per key and argument */
 	uint64_t gid[VEC_BATCH];
-	uint64_t hv[VEC_BATCH]; /* JOIN: the stream keys' hashes */
-	rel *b[PIPE_MAX + 1];	/* b[0]: source batch; b[i+1]: stage i's out */
-	rel *b2[PIPE_MAX];	/* JOIN: pairs before the residual */
-	rel *kb[PIPE_MAX];	/* JOIN: stream keys */
+	uint64_t hv[VEC_BATCH];	 /* AGG sink: the keys' hashes */
+	uint64_t *jhv[PIPE_MAX]; /* JOIN: the stream keys' hashes */
+	rel *b[PIPE_MAX + 1];	 /* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];	 /* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];	 /* JOIN: stream keys */
 	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
 	uint32_t np[PIPE_MAX];
 	uint8_t *matched[PIPE_MAX];
@@ -304,11 +305,10 @@ static int groups_init(pgroups *g, const pnode *n)
 	g->keys = rel_new(NULL, n->ngroup, n->ty);
 	g->hash = malloc(g->cap * 8);
 	g->st = malloc(g->cap * (size_t)na * sizeof(aggst));
-	g->slot = malloc(g->nslot * 8);
+	g->slot = calloc(g->nslot, 8);
 	vec_arena_init(&g->text);
 	if (!g->keys || !g->hash || !g->st || !g->slot)
 		return GPMDB_NOMEM;
-	memset(g->slot, 0xff, g->nslot * 8);
 	return GPMDB_OK;
 }
 
@@ -324,18 +324,28 @@ static void groups_free(pgroups *g)
 
 /* The group of row i of keys k (hash hv) in g, added when new; -1: out of
  * memory. */
+static inline uint64_t groups_bucket(uint64_t hv, uint64_t m)
+{
+	return (hv ^ hv >> 29) & m;
+}
+
+/* A slot: the upper 32 bits of the group's key hash, then the group + 1
+ * (0: empty), so that most probes read no group. */
 static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
 			   int na)
 {
-	uint64_t m = g->nslot - 1, s = (hv ^ hv >> 29) & m;
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
 	int64_t e;
 
-	while ((e = g->slot[s]) >= 0) {
-		if (g->hash[e] == hv &&
+	while ((v = g->slot[s])) {
+		e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
 		    (!k->ncols || exec_keys_eq(g->keys, (uint64_t)e, k, i)))
 			return e;
 		s = (s + 1) & m;
 	}
+	if (g->n >= UINT32_MAX - 1)
+		return -1;
 	if (g->n == g->cap) {
 		uint64_t cap = g->cap * 2;
 		uint64_t *h = realloc(g->hash, cap * 8);
@@ -350,22 +360,21 @@ static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
 	}
 	if (2 * (g->n + 1) > g->nslot) {
 		uint64_t ns = g->nslot * 2;
-		int64_t *sl = malloc(ns * 8);
+		uint64_t *sl = calloc(ns, 8);
 		if (!sl)
 			return -1;
-		memset(sl, 0xff, ns * 8);
 		for (uint64_t q = 0; q < g->n; q++) {
-			uint64_t u = (g->hash[q] ^ g->hash[q] >> 29) & (ns - 1);
-			while (sl[u] >= 0)
+			uint64_t u = groups_bucket(g->hash[q], ns - 1);
+			while (sl[u])
 				u = (u + 1) & (ns - 1);
-			sl[u] = (int64_t)q;
+			sl[u] = (g->hash[q] >> 32) << 32 | (q + 1);
 		}
 		free(g->slot);
 		g->slot = sl;
 		g->nslot = ns;
 		m = ns - 1;
-		s = (hv ^ hv >> 29) & m;
-		while (g->slot[s] >= 0)
+		s = groups_bucket(hv, m);
+		while (g->slot[s])
 			s = (s + 1) & m;
 	}
 	if (k->ncols && rel_copy_row(g->keys, k, i))
@@ -373,7 +382,7 @@ static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
 	e = (int64_t)g->n++;
 	g->hash[e] = hv;
 	memset(&g->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
-	g->slot[s] = e;
+	g->slot[s] = tag << 32 | (uint64_t)(e + 1);
 	return e;
 }
 
@@ -537,12 +546,20 @@ static int sink_agg(pthr *t, const rel *b)
 			return rc;
 	}
 	ka->nrows = aa->nrows = m;
+	/* hashes first, their slots prefetched; then the groups, their
+	 * states prefetched for the aggregates' loops */
+	uint64_t *hvs = t->hv;
 	for (uint32_t i = 0; i < m; i++) {
-		uint64_t hv = ng ? exec_hash_row(ka, ng, i) : 0;
-		int64_t e = groups_find(&t->g, ka, i, hv, na ? na : 1);
+		hvs[i] = ng ? exec_hash_row(ka, ng, i) : 0;
+		__builtin_prefetch(
+		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		int64_t e = groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
 		if (e < 0)
 			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 		t->gid[i] = (uint64_t)e;
+		__builtin_prefetch(&t->g.st[(uint64_t)e * (size_t)na]);
 	}
 	for (int a = 0; a < na; a++)
 		if ((rc = agg_rows(t, &n->aggs[a], a, na)))
@@ -697,7 +714,7 @@ static int stage_join(pthr *t, int i, rel *b)
 	if (semi || jt == JOIN_LEFT)
 		memset(mt, 0, m);
 	/* hashes first, the slots they probe prefetched */
-	uint64_t *hvs = t->hv, mask = s->nb - 1;
+	uint64_t *hvs = t->jhv[i], mask = s->nb - 1;
 	for (uint32_t r = 0; r < m; r++) {
 		hvs[r] =
 		    exec_key_has_null(kb, r) ? 0 : exec_hash_row(kb, nk, r);
@@ -958,6 +975,7 @@ static void pthr_free(pthr *t)
 		free(t->li[i]);
 		free(t->ri[i]);
 		free(t->matched[i]);
+		free(t->jhv[i]);
 	}
 	free(t->sd);
 	free(t->sn);
@@ -1001,9 +1019,10 @@ static int pthr_init(pthr *t, pipe *p)
 		t->li[i] = malloc(VEC_BATCH * 8);
 		t->ri[i] = malloc(VEC_BATCH * 8);
 		t->matched[i] = malloc(VEC_BATCH);
+		t->jhv[i] = malloc(VEC_BATCH * 8);
 		t->kb[i] = rel_new(NULL, s->n->nkeys, s->kty);
-		if (!t->li[i] || !t->ri[i] || !t->matched[i] || !t->kb[i] ||
-		    rel_reserve(t->kb[i], VEC_BATCH) ||
+		if (!t->li[i] || !t->ri[i] || !t->matched[i] || !t->jhv[i] ||
+		    !t->kb[i] || rel_reserve(t->kb[i], VEC_BATCH) ||
 		    !(t->b2[i] = pipe_batch(s->pl)))
 			return GPMDB_NOMEM;
 	}
