@@ -867,9 +867,11 @@ static double est_join(est_ctx *ec, conjv *cv, uint64_t inset, int i,
 	if (!key)
 		return lrows * rrows * sel;
 	/* several keys: independent, but never more selective than a key
-	 * of the larger side (a composite foreign key) */
-	double big = lrows > rrows ? lrows : rrows;
-	double den = prod < big ? prod : big;
+	 * of the smaller side (a composite foreign key: each row of the
+	 * larger side meets one row of the smaller, as lineitem's
+	 * (partkey, suppkey) meets partsupp) */
+	double small = lrows < rrows ? lrows : rrows;
+	double den = prod < small ? prod : small;
 	if (den < maxd)
 		den = maxd;
 	return lrows * rrows / den * sel;
