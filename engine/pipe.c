@@ -55,6 +55,10 @@
 
 enum { PS_FILTER, PS_PROJECT, PS_JOIN };
 
+/* A thread gives up its work (another failed, or an interrupt): not an
+ * error of its own. */
+#define PIPE_STOP (-2)
+
 typedef struct pstage {
 	int kind;
 	pnode *n;
@@ -67,13 +71,15 @@ typedef struct pstage {
 	const pnode *pl; /* the residual's layout */
 	etype kty[64];	 /* key types */
 	rel *build, *bk; /* the built input and its keys */
-	/* open addressing, 2 slots a built row: the upper 32 bits of the
-	 * key hash, then the row + 1 (0: empty); equal keys lie along the
-	 * probe sequence newest first, as exec_join's chains */
+	/* open addressing over the distinct key hashes, 2 slots a built
+	 * row: the upper 32 bits of the hash, then the first row + 1 of
+	 * the chain (next) of the rows with that hash (0: empty); chains
+	 * newest first, as exec_join's */
 	uint64_t *slot, nb;
-	uint64_t *hash;
-	bool bnull;   /* ANTI_NULL: a built key is NULL */
-	size_t bytes; /* accounted against the memory limit */
+	uint64_t *hash; /* per built row */
+	uint32_t *next; /* per built row: the next row + 1 of its chain */
+	bool bnull;	/* ANTI_NULL: a built key is NULL */
+	size_t bytes;	/* accounted against the memory limit */
 } pstage;
 
 typedef struct pipe {
@@ -642,6 +648,9 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	if (!m)
 		return GPMDB_OK;
 	t->np[i] = 0;
+	/* a batch may make millions of pairs: stop here too */
+	if (atomic_load(&t->p->stop) || atomic_load(&t->p->x->db->interrupted))
+		return PIPE_STOP;
 	if (semi && !s->pred) {
 		for (uint32_t q = 0; q < m; q++)
 			t->matched[i][t->li[i][q]] = 1;
@@ -727,18 +736,27 @@ static int stage_join(pthr *t, int i, rel *b)
 		for (uint64_t q = (hv ^ hv >> 29) & mask; (e = s->slot[q]);
 		     q = (q + 1) & mask) {
 			uint64_t row = (e & 0xffffffffu) - 1;
-			if (e >> 32 != tag ||
-			    !(s->sleft ? exec_keys_eq(kb, r, s->bk, row)
-				       : exec_keys_eq(s->bk, row, kb, r)))
+			if (e >> 32 != tag || s->hash[row] != hv)
 				continue;
-			uint32_t np = t->np[i]++;
-			t->li[i][np] = r;
-			t->ri[i][np] = (int64_t)row;
-			if (t->np[i] == VEC_BATCH &&
-			    (rc = join_flush_pairs(t, i, b)))
-				return rc;
-			if (first)
-				break;
+			/* the chain of this hash: every equal key is here */
+			for (;;) {
+				if (s->sleft
+					? exec_keys_eq(kb, r, s->bk, row)
+					: exec_keys_eq(s->bk, row, kb, r)) {
+					uint32_t np = t->np[i]++;
+					t->li[i][np] = r;
+					t->ri[i][np] = (int64_t)row;
+					if (t->np[i] == VEC_BATCH &&
+					    (rc = join_flush_pairs(t, i, b)))
+						return rc;
+					if (first)
+						break;
+				}
+				if (!s->next[row])
+					break;
+				row = s->next[row] - 1;
+			}
+			break;
 		}
 	}
 	if ((rc = join_flush_pairs(t, i, b)))
@@ -1176,9 +1194,10 @@ static int stage_build(exec_ctx *x, pstage *s)
 	s->nb = nb;
 	s->slot = calloc(nb, 8);
 	s->hash = malloc(nbuild * 8 + 8);
-	if (!s->slot || !s->hash)
+	s->next = malloc(nbuild * 4 + 4);
+	if (!s->slot || !s->hash || !s->next)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	s->bytes = (nb + nbuild) * 8;
+	s->bytes = nb * 8 + nbuild * 12;
 	if ((rc = exec_mem(x, s->bytes)))
 		return rc;
 	const rel *bk = s->bk;
@@ -1187,20 +1206,20 @@ static int stage_build(exec_ctx *x, pstage *s)
 		s->hash[i] = exec_key_has_null(bk, i)
 				 ? 0
 				 : exec_hash_row(bk, bk->ncols, i);
-	/* the newest first along each probe sequence: inserted from the
-	 * last row */
-	for (uint64_t i = nbuild; i-- > 0;) {
-		uint64_t hv = s->hash[i], q = (hv ^ hv >> 29) & (nb - 1);
-		if (exec_key_has_null(bk, i)) {
+	/* each row goes to the front of its hash's chain: newest first */
+	for (uint64_t i = 0; i < nbuild; i++) {
+		uint64_t hv = s->hash[i], tag = hv >> 32, e;
+		uint64_t q = (hv ^ hv >> 29) & (nb - 1);
+		if ((!hv && exec_key_has_null(bk, i))) {
 			s->bnull = true;
 			continue;
 		}
-		while (s->slot[q])
+		while ((e = s->slot[q]) &&
+		       (e >> 32 != tag || s->hash[(e & 0xffffffffu) - 1] != hv))
 			q = (q + 1) & (nb - 1);
-		s->slot[q] = (hv >> 32) << 32 | (i + 1);
+		s->next[i] = (uint32_t)(e & 0xffffffffu);
+		s->slot[q] = tag << 32 | (i + 1);
 	}
-	free(s->hash);
-	s->hash = NULL;
 	return GPMDB_OK;
 }
 
@@ -1212,6 +1231,7 @@ static void pipe_free(pipe *p)
 		pstage *s = &p->st[i];
 		free(s->slot);
 		free(s->hash);
+		free(s->next);
 		rel_free(s->build);
 		rel_free(s->bk);
 		if (x->mem >= s->bytes)

@@ -12,11 +12,13 @@
 #include "gpmdb.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* more than pipe.c's PIPE_PAR_MIN_ROWS: the threads take part */
@@ -271,6 +273,50 @@ static void t_errors(void)
 	same("SELECT count(*) FROM f JOIN d ON f.k = d.k WHERE d.w = 2", true);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double interrupted_at;
+
+static void *interrupter(void *arg)
+{
+	struct timespec ts = {0, 200 * 1000000};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	interrupted_at = now_s();
+	gpmdb_interrupt(db);
+	return NULL;
+}
+
+/* gpmdb_interrupt stops a pipeline on every thread: a join of 800
+ * million pairs ends with "interrupted" soon after the call. */
+static void t_interrupt(void)
+{
+	pthread_t th;
+	char r[256];
+
+	omp_set_num_threads(4);
+	CHECK(!pthread_create(&th, NULL, interrupter, NULL));
+	su_rows(db,
+		"SELECT count(*), sum(a.id + b.id) FROM f a JOIN f b ON a.k % "
+		"10 = b.k % 10",
+		r, sizeof(r));
+	double late = now_s() - interrupted_at;
+	pthread_join(th, NULL);
+	CHECKF(strstr(r, "interrupted"), "%s", r);
+	/* not a speed figure: a pipeline that ignored the interrupt would
+	 * run for minutes */
+	CHECKF(late < 5, "stopped %.3f s after the interrupt", late);
+	printf("# stopped %.1f ms after gpmdb_interrupt\n", late * 1e3);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM d"), "1200"));
+}
+
 /* EXPLAIN ANALYZE: the nodes inside a pipeline show their rows. */
 static void t_analyze(void)
 {
@@ -305,6 +351,7 @@ int main(void)
 	TEST_RUN(t_joins);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);
+	TEST_RUN(t_interrupt);
 	gpmdb_close(db);
 	sqlite3_close(lite);
 	unlink(path);
