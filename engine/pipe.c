@@ -76,10 +76,11 @@ typedef struct pstage {
 	 * the chain (next) of the rows with that hash (0: empty); chains
 	 * newest first, as exec_join's */
 	uint64_t *slot, nb;
-	uint64_t *hash; /* per built row */
-	uint32_t *next; /* per built row: the next row + 1 of its chain */
-	bool bnull;	/* ANTI_NULL: a built key is NULL */
-	size_t bytes;	/* accounted against the memory limit */
+	uint64_t *hash;	   /* per built row */
+	uint32_t *next;	   /* per built row: the next row + 1 of its chain */
+	bool bnull;	   /* ANTI_NULL: a built key is NULL */
+	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
+	size_t bytes;	   /* accounted against the memory limit */
 } pstage;
 
 typedef struct pipe {
@@ -1107,6 +1108,11 @@ static bool join_ok(const pnode *n)
 
 	if (!n->nkeys || n->nkeys > 64 || n->jtype == JOIN_CROSS)
 		return false;
+	/* a SEMI/ANTI join whose right input is much the larger: exec_join
+	 * hashes the left rows and lets the right ones probe (a small
+	 * table in the cache instead of a large one built) */
+	if (join_semi(n->jtype) && n->r->est > 4 * n->l->est)
+		return false;
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
 	return !(ixs->kind == PN_ISCAN && ixs->ix->njk);
@@ -1170,16 +1176,32 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 	}
 }
 
+static int stage_hash(exec_ctx *x, pstage *s);
+
 /* Runs the built input of join stage s and hashes it. */
 static int stage_build(exec_ctx *x, pstage *s)
+{
+	pnode *n = s->n;
+	pnode *bn = s->sleft ? n->r : n->l;
+	int rc;
+
+	if ((rc = exec_node(x, bn, &s->build)))
+		return rc;
+	uint64_t t0 = pipe_now();
+	rc = stage_hash(x, s);
+	s->build_ns = pipe_now() - t0;
+	return rc;
+}
+
+/* Evaluates the built side's keys and hashes its rows. */
+static int stage_hash(exec_ctx *x, pstage *s)
 {
 	pnode *n = s->n;
 	pnode *bn = s->sleft ? n->r : n->l;
 	uint64_t nbuild, nb = 64;
 	int rc;
 
-	if ((rc = exec_node(x, bn, &s->build)) ||
-	    (rc = exec_eval_keys(x, n, s->sleft ? n->nkeys : 0,
+	if ((rc = exec_eval_keys(x, n, s->sleft ? n->nkeys : 0,
 				 s->sleft ? n->rkeys : n->lkeys, bn, s->build,
 				 &s->bk)))
 		return rc;
@@ -1418,7 +1440,10 @@ static void pipe_analyzed(pipe *p, const pthr *th)
 		pstage *s = &p->st[i];
 		uint64_t self =
 		    incl[i] > incl[i + 1] ? incl[i] - incl[i + 1] : 0;
-		uint64_t tm = self + below;
+		uint64_t tm;
+		if (s->kind == PS_JOIN)
+			self += s->build_ns;
+		tm = self + below;
 		if (s->kind == PS_JOIN)
 			tm += (s->sleft ? s->n->r : s->n->l)->an_ns;
 		if (!p->agg && s->n == p->top)
