@@ -113,7 +113,6 @@ typedef struct pgroups {
 	uint64_t *hash;
 	uint64_t *slot;
 	aggst *st;
-	vec_arena text; /* MIN/MAX/ANY text values */
 } pgroups;
 
 typedef struct pthr {
@@ -313,19 +312,19 @@ static int groups_init(pgroups *g, const pnode *n)
 	g->hash = malloc(g->cap * 8);
 	g->st = malloc(g->cap * (size_t)na * sizeof(aggst));
 	g->slot = calloc(g->nslot, 8);
-	vec_arena_init(&g->text);
 	if (!g->keys || !g->hash || !g->st || !g->slot)
 		return GPMDB_NOMEM;
 	return GPMDB_OK;
 }
 
-static void groups_free(pgroups *g)
+static void groups_free(pgroups *g, int na)
 {
+	for (uint64_t k = 0; g->st && k < g->n * (uint64_t)na; k++)
+		free(g->st[k].gc);
 	rel_free(g->keys);
 	free(g->hash);
 	free(g->slot);
 	free(g->st);
-	vec_arena_free(&g->text);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -393,17 +392,22 @@ static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
 	return e;
 }
 
-/* A MIN/MAX/ANY state that took a text value of the batch keeps a copy. */
-static int groups_keep_text(pgroups *g, aggst *s, const sval *v)
+/* A MIN/MAX/ANY state that took a text value of the batch keeps a copy,
+ * in the state's own buffer (gc: group_concat's, unused here), so that
+ * a group holds at most its longest value. */
+static int groups_keep_text(aggst *s, const sval *v)
 {
-	char *p;
-
 	if (s->v.t != BC_T_TEXT || s->v.u.s.ptr != v->u.s.ptr || !v->u.s.len)
 		return GPMDB_OK;
-	if (!(p = vec_arena_alloc(&g->text, v->u.s.len)))
-		return GPMDB_NOMEM;
-	memcpy(p, v->u.s.ptr, v->u.s.len);
-	s->v.u.s.ptr = p;
+	if (v->u.s.len > s->gccap) {
+		char *p = realloc(s->gc, v->u.s.len);
+		if (!p)
+			return GPMDB_NOMEM;
+		s->gc = p;
+		s->gccap = v->u.s.len;
+	}
+	memcpy(s->gc, v->u.s.ptr, v->u.s.len);
+	s->v.u.s.ptr = s->gc;
 	return GPMDB_OK;
 }
 
@@ -436,7 +440,7 @@ static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
 		}
 		/* INT sums above, no group_concat: no error */
 		agg_step(NULL, ad, s, &sv, NULL);
-		if (sv.t == BC_T_TEXT && groups_keep_text(&t->g, s, &sv))
+		if (sv.t == BC_T_TEXT && groups_keep_text(s, &sv))
 			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	}
 	return GPMDB_OK;
@@ -1001,7 +1005,7 @@ static void pthr_free(pthr *t)
 	rel_free(t->out);
 	rel_free(t->ka);
 	rel_free(t->aa);
-	groups_free(&t->g);
+	groups_free(&t->g, p->agg ? p->agg->naggs : 0);
 }
 
 static int pthr_init(pthr *t, pipe *p)
@@ -1349,7 +1353,7 @@ static int merge_agg(pipe *p, pthr *th, rel **out)
 		return rc;
 	}
 	if (groups_init(&gl, n)) {
-		groups_free(&gl);
+		groups_free(&gl, na);
 		x->mem -= bytes;
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
@@ -1395,7 +1399,7 @@ static int merge_agg(pipe *p, pthr *th, rel **out)
 		r = NULL;
 	}
 	rel_free(r);
-	groups_free(&gl);
+	groups_free(&gl, na);
 	x->mem -= bytes;
 	return rc;
 }
