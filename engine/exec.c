@@ -1354,6 +1354,21 @@ static void exec_par_sort(void *base, size_t n, size_t size, sort_cmp_fn cmp,
 	free(tmp);
 }
 
+uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
+		       uint32_t *idx)
+{
+	uint64_t m;
+
+	if (!sort_one_number(in, n, keep, idx, &m)) {
+		for (uint64_t i = 0; i < in->nrows; i++)
+			idx[i] = (uint32_t)i;
+		sortctx sc = {in, n};
+		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+		m = keep < in->nrows ? keep : in->nrows;
+	}
+	return m;
+}
+
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
  * UINT64_MAX: all). */
 static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
@@ -1366,20 +1381,21 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	/* the GPU backend sorts when chosen (exec_gpu_ops.c); -1: here */
 	if (x->db->backend != 1 && (rc = exec_gpu_sort(x, n, keep, out)) != -1)
 		return rc;
-	if ((rc = exec_node(x, n->l, &in)))
+	/* a top-N of a pipeline: its threads keep their candidates only
+	 * (pipe.c), in input order; else the whole input */
+	if (keep != UINT64_MAX &&
+	    (rc = pipe_run_topn(x, n, keep, &in)) != PIPE_DECLINE) {
+		if (rc)
+			return rc;
+	} else if ((rc = exec_node(x, n->l, &in))) {
 		return rc;
+	}
 	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	if (!idx) {
 		rel_free(in);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	if (!sort_one_number(in, n, keep, idx, &m)) {
-		for (uint64_t i = 0; i < in->nrows; i++)
-			idx[i] = (uint32_t)i;
-		sortctx sc = {in, n};
-		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
-		m = keep < in->nrows ? keep : in->nrows;
-	}
+	m = exec_sort_idx(in, n, keep, idx);
 	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
 	return rc;

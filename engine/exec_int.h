@@ -81,6 +81,14 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out);
  * chain (run the node's operator). */
 #define PIPE_DECLINE (-1)
 int pipe_run(exec_ctx *x, pnode *n, rel **out);
+/* The input of SORT node n as a pipeline whose threads keep only their
+ * first keep rows in n's order: *out holds them in input order (a stable
+ * sort of it gives the first keep rows of the whole input). */
+int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* idx[0..m) = rows of in in SORT n's order (stable), the first keep of
+ * them; returns m.  idx has room for in->nrows. */
+uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
+		       uint32_t *idx);
 
 /* ---- aggregate states ---- */
 

@@ -92,9 +92,12 @@ typedef struct pipe {
 	int ns;
 	pstage st[PIPE_MAX]; /* st[0] reads the source */
 	pnode *agg;	     /* the AGG sink, or NULL: a relation */
-	cexpr **gx;	     /* AGG: group keys, then arguments */
-	int *gcol;	     /* AGG: the input column each one is, or -1 */
-	etype aty[128];	     /* AGG: argument types */
+	pnode *topn;	     /* a relation sink keeping the first keep rows
+				in topn's (SORT) order, or NULL */
+	uint64_t keep;
+	cexpr **gx;	/* AGG: group keys, then arguments */
+	int *gcol;	/* AGG: the input column each one is, or -1 */
+	etype aty[128]; /* AGG: argument types */
 	/* morsels: (tablet, first row) of a scan, or a relation's rows */
 	stg_tablet_view *tv;
 	uint32_t ntab;
@@ -262,14 +265,64 @@ static int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n)
 
 /* ---- sinks ---- */
 
+/* A top-N thread sorts its rows once it holds this many. */
+static uint64_t topn_limit(const pipe *p)
+{
+	return p->keep < 32768 ? 65536 : 2 * p->keep;
+}
+
+/* Keeps the thread's first keep rows in the sort order, in the order
+ * they came (so that a stable sort of all threads' rows, concatenated
+ * in thread order, is that of the whole input). */
+static int topn_compact(pthr *t)
+{
+	pipe *p = t->p;
+	rel *o = t->out, *r;
+	uint64_t m;
+	uint32_t *idx = malloc(sizeof(uint32_t) * (o->nrows + 1));
+	size_t before = o->bytes;
+
+	if (!idx)
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	m = exec_sort_idx(o, p->topn, p->keep, idx);
+	if (m == o->nrows) {
+		free(idx);
+		return GPMDB_OK;
+	}
+	/* in input order */
+	uint8_t *sel = calloc(o->nrows + 1, 1);
+	if (!sel) {
+		free(idx);
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t k = 0; k < m; k++)
+		sel[idx[k]] = 1;
+	m = 0;
+	for (uint64_t i = 0; i < o->nrows; i++)
+		if (sel[i])
+			idx[m++] = (uint32_t)i;
+	free(sel);
+	r = rel_new(NULL, o->ncols, p->top->ty);
+	if (!r || rel_gather_rows(r, o, idx, m)) {
+		free(idx);
+		rel_free(r);
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	free(idx);
+	rel_free(o);
+	t->out = r;
+	atomic_fetch_sub(&p->mem, before);
+	atomic_fetch_add(&p->mem, r->bytes);
+	return GPMDB_OK;
+}
+
 static int sink_rel(pthr *t, const rel *b)
 {
 	rel *o = t->out;
 	uint64_t at = o->nrows, m = b->nrows;
-	size_t add = 0;
-	int rc;
+	size_t b0 = o->bytes;
 
-	if ((rc = rel_reserve(o, m)))
+	if (rel_reserve(o, m))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	for (int c = 0; c < o->ncols; c++) {
 		rcol *d = &o->cols[c];
@@ -278,7 +331,6 @@ static int sink_rel(pthr *t, const rel *b)
 		memcpy(d->nulls + at, s->nulls, m);
 		if (d->ty.t != BC_T_TEXT) {
 			memcpy((char *)d->data + at * w, s->data, m * w);
-			add += m * (w + 1);
 			continue;
 		}
 		for (uint64_t k = 0; k < m; k++) {
@@ -292,12 +344,13 @@ static int sink_rel(pthr *t, const rel *b)
 			if (rel_str(o, v.ptr, v.len, dv))
 				return pipe_fail(t, GPMDB_NOMEM,
 						 "out of memory");
-			add += v.len;
 		}
-		add += m * (w + 1);
 	}
 	o->nrows += m;
-	atomic_fetch_add(&t->p->mem, add);
+	/* o->bytes: its arrays' capacity and its text */
+	atomic_fetch_add(&t->p->mem, o->bytes - b0);
+	if (t->p->topn && o->nrows >= topn_limit(t->p))
+		return topn_compact(t);
 	return GPMDB_OK;
 }
 
@@ -960,6 +1013,8 @@ static void pipe_thread(pthr *t)
 		if (pipe_push(t, 0, t->b[0]))
 			break;
 	}
+	if (!t->rc && p->topn && t->out->nrows > p->keep)
+		topn_compact(t);
 	if (t->rc)
 		atomic_store(&p->stop, 1);
 }
@@ -1450,7 +1505,7 @@ static void pipe_analyzed(pipe *p, const pthr *th)
 		tm = self + below;
 		if (s->kind == PS_JOIN)
 			tm += (s->sleft ? s->n->r : s->n->l)->an_ns;
-		if (!p->agg && s->n == p->top)
+		if (!p->agg && !p->topn && s->n == p->top)
 			break;
 		pipe_figures(s->n, rows[i + 1], self, tm);
 		below = tm;
@@ -1533,7 +1588,9 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 }
 
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
-int pipe_run(exec_ctx *x, pnode *n, rel **out)
+/* The pipeline ending at n (with topn: n is that SORT's input, and the
+ * sink keeps keep rows of each thread). */
+static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 {
 	pipe p;
 	pnode *chain[PIPE_MAX], *c;
@@ -1546,6 +1603,8 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out)
 		return PIPE_DECLINE;
 	memset(&p, 0, sizeof(p));
 	p.x = x;
+	p.topn = topn;
+	p.keep = keep;
 	c = n;
 	if (n->kind == PN_AGG) {
 		if (n->naggs > 120 || n->ngroup > 64 || !pipe_cpu(x, n))
@@ -1568,7 +1627,8 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out)
 	if (c->kind == PN_SCAN && pipe_cpu(x, c))
 		p.src = c;
 	else if (!nc)
-		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg */
+		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg;
+					a top-N of one: exec_sort_top */
 	p.top = p.agg ? n->l : n;
 	/* compile bottom up; a node that cannot stream ends the chain
 	 * below it (it becomes the source) */
@@ -1625,4 +1685,16 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out)
 		rc = pipe_exec(&p, out);
 	pipe_free(&p);
 	return rc;
+}
+
+int pipe_run(exec_ctx *x, pnode *n, rel **out)
+{
+	return pipe_go(x, n, NULL, 0, out);
+}
+
+int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+{
+	if (!pipe_cpu(x, n) || keep > (1u << 24))
+		return PIPE_DECLINE;
+	return pipe_go(x, n->l, n, keep, out);
 }
