@@ -445,6 +445,33 @@ static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
 	return e;
 }
 
+/* One INT or DECIMAL group key: its hash (NULLs in one group). */
+static inline uint64_t groups_hash_i64(const rcol *c, uint64_t i)
+{
+	uint64_t v = (uint64_t)((const int64_t *)c->data)[i];
+
+	return c->nulls[i] ? 0x12345 : (v ^ v >> 31) * 0x9e3779b97f4a7c15ull;
+}
+
+/* groups_find for one INT or DECIMAL key: values compared in place. */
+static int64_t groups_find_i64(pgroups *g, const rel *k, uint64_t i,
+			       uint64_t hv, int na)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+	const rcol *kc = &k->cols[0], *gc = &g->keys->cols[0];
+	int64_t x = ((const int64_t *)kc->data)[i];
+	uint8_t nl = kc->nulls[i] != 0;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && (gc->nulls[e] != 0) == nl &&
+		    (nl || ((const int64_t *)gc->data)[e] == x))
+			return e;
+		s = (s + 1) & m;
+	}
+	return groups_find(g, k, i, hv, na ? na : 1);
+}
+
 /* A MIN/MAX/ANY state that took a text value of the batch keeps a copy,
  * in the state's own buffer (gc: group_concat's, unused here), so that
  * a group holds at most its longest value. */
@@ -613,13 +640,19 @@ static int sink_agg(pthr *t, const rel *b)
 	/* hashes first, their slots prefetched; then the groups, their
 	 * states prefetched for the aggregates' loops */
 	uint64_t *hvs = t->hv;
+	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
+			       ka->cols[0].ty.t == BC_T_DEC);
 	for (uint32_t i = 0; i < m; i++) {
-		hvs[i] = ng ? exec_hash_row(ka, ng, i) : 0;
+		hvs[i] = i64  ? groups_hash_i64(&ka->cols[0], i)
+			 : ng ? exec_hash_row(ka, ng, i)
+			      : 0;
 		__builtin_prefetch(
 		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
 	}
 	for (uint32_t i = 0; i < m; i++) {
-		int64_t e = groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
+		int64_t e =
+		    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)
+			: groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
 		if (e < 0)
 			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 		t->gid[i] = (uint64_t)e;
