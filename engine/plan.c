@@ -1070,13 +1070,25 @@ static pnode *join_ordered(bctx *b, scope *sc, conjv *where)
 		if (!left && bit &&
 		    !(r = ordered_filters(b, sc, where, r, bit)))
 			return NULL;
+		/* LEFT: an ON conjunct over the right source alone filters
+		 * it first (a right row it rejects matches no left row) */
+		for (int k = 0; k < on.n; k++) {
+			conj *c = &on.v[k];
+			expr_mask(sc, c->e, &c->mask, &c->all);
+			if (bit && !c->all && c->mask == bit &&
+			    conj_pure(c->e)) {
+				if (!(r = pn_filter(b, r, c->e, false)))
+					return NULL;
+				c->used = true;
+			}
+		}
 		j = pn_join(b, node, r, left ? JOIN_LEFT : JOIN_INNER);
 		if (!j)
 			return NULL;
 		for (int k = 0; k < on.n; k++) {
 			conj *c = &on.v[k];
-			expr_mask(sc, c->e, &c->mask, &c->all);
-			join_take(b, sc, j, c, inset, bit);
+			if (!c->used)
+				join_take(b, sc, j, c, inset, bit);
 		}
 		/* inner: what joins this source to those before */
 		for (int k = 0; !left && bit && k < where->n; k++) {
