@@ -80,6 +80,7 @@ typedef struct pstage {
 	uint32_t *next;	   /* per built row: the next row + 1 of its chain */
 	bool bnull;	   /* ANTI_NULL: a built key is NULL */
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
+	bool kf;	   /* its stream's keys filter the built AGG's groups */
 	size_t bytes;	   /* accounted against the memory limit */
 } pstage;
 
@@ -95,9 +96,10 @@ typedef struct pipe {
 	pnode *topn;	     /* a relation sink keeping the first keep rows
 				in topn's (SORT) order, or NULL */
 	uint64_t keep;
-	cexpr **gx;	/* AGG: group keys, then arguments */
-	int *gcol;	/* AGG: the input column each one is, or -1 */
-	etype aty[128]; /* AGG: argument types */
+	cexpr **gx;	    /* AGG: group keys, then arguments */
+	int *gcol;	    /* AGG: the input column each one is, or -1 */
+	struct pgroups *kf; /* AGG: only groups with these keys, or NULL */
+	etype aty[128];	    /* AGG: argument types */
 	/* morsels: (tablet, first row) of a scan, or a relation's rows */
 	stg_tablet_view *tv;
 	uint32_t ntab;
@@ -138,6 +140,7 @@ typedef struct pthr {
 	rel *out;	 /* relation sink */
 	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
 	void **kown;	 /* their own arrays (data, nulls per column) */
+	rel *kfb;	 /* AGG with a key filter: the rows it keeps */
 	pgroups g;	 /* AGG sink */
 	uint64_t m0, m1; /* morsels [m0, m1) */
 	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
@@ -606,19 +609,17 @@ static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
 }
 
 /* Aggregates batch b (the AGG's input layout) into the thread's groups. */
-static int sink_agg(pthr *t, const rel *b)
+/* Evaluates the group keys (k < ng) or the arguments (k >= ng) of the
+ * AGG sink over batch b into ka / aa. */
+static int sink_eval(pthr *t, const rel *b, int k0, int k1)
 {
 	pipe *p = t->p;
-	const pnode *n = p->agg;
-	int ng = n->ngroup, na = n->naggs, rc;
+	int ng = p->agg->ngroup, rc;
 	uint32_t m = (uint32_t)b->nrows;
-	rel *ka = t->ka, *aa = t->aa;
-	uint64_t g0 = t->g.n;
-	size_t kb0 = t->g.keys->bytes;
 	vec v;
 
-	for (int k = 0; k < ng + na; k++) {
-		rcol *d = k < ng ? &ka->cols[k] : &aa->cols[k - ng];
+	for (int k = k0; k < k1; k++) {
+		rcol *d = k < ng ? &t->ka->cols[k] : &t->aa->cols[k - ng];
 		if (p->gcol[k] >= 0) { /* the batch's column itself */
 			d->data = b->cols[p->gcol[k]].data;
 			d->nulls = b->cols[p->gcol[k]].nulls;
@@ -632,10 +633,61 @@ static int sink_agg(pthr *t, const rel *b)
 		if ((rc = cx_eval_pure(p->gx[k], b, 0, m, &v, &t->sscr[k], err,
 				       sizeof(err))))
 			return pipe_fail(t, rc, err);
-		if ((rc = k < ng ? pipe_put_ref(t, ka, k, &v, m)
-				 : pipe_put_ref(t, aa, k - ng, &v, m)))
+		if ((rc = k < ng ? pipe_put_ref(t, t->ka, k, &v, m)
+				 : pipe_put_ref(t, t->aa, k - ng, &v, m)))
 			return rc;
 	}
+	return GPMDB_OK;
+}
+
+/* The group of row i of keys k in g, or -1: no such group. */
+static int64_t groups_lookup(const pgroups *g, const rel *k, uint64_t i,
+			     uint64_t hv)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
+		    exec_keys_eq(g->keys, (uint64_t)e, k, i))
+			return e;
+		s = (s + 1) & m;
+	}
+	return -1;
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+static int sink_agg(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	const pnode *n = p->agg;
+	int ng = n->ngroup, na = n->naggs, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *ka = t->ka, *aa = t->aa;
+	uint64_t g0 = t->g.n;
+	size_t kb0 = t->g.keys->bytes;
+
+	if ((rc = sink_eval(t, b, 0, ng)))
+		return rc;
+	if (p->kf) { /* only the groups the join above will look up */
+		uint32_t sel[VEC_BATCH], k = 0;
+		ka->nrows = m;
+		for (uint32_t i = 0; i < m; i++)
+			if (groups_lookup(p->kf, ka, i,
+					  exec_hash_row(ka, ng, i)) >= 0)
+				sel[k++] = i;
+		if (!k)
+			return GPMDB_OK;
+		if (k < m) {
+			pipe_gather(t->kfb, b, sel, k);
+			b = t->kfb;
+			m = k;
+			if ((rc = sink_eval(t, b, 0, ng)))
+				return rc;
+		}
+	}
+	if ((rc = sink_eval(t, b, ng, ng + na)))
+		return rc;
 	ka->nrows = aa->nrows = m;
 	/* hashes first, their slots prefetched; then the groups, their
 	 * states prefetched for the aggregates' loops */
@@ -1070,6 +1122,7 @@ static void pthr_free(pthr *t)
 		d->nulls = t->kown[2 * k + 1];
 	}
 	free(t->kown);
+	rel_free(t->kfb);
 	if (t->b[0] && !p->src) /* a window: the columns are the source's */
 		for (int c = 0; c < t->b[0]->ncols; c++)
 			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
@@ -1156,6 +1209,8 @@ static int pthr_init(pthr *t, pipe *p)
 			t->kown[2 * k] = d->data;
 			t->kown[2 * k + 1] = d->nulls;
 		}
+		if (p->kf && !(t->kfb = pipe_batch(n->l)))
+			return GPMDB_NOMEM;
 	} else if (!(t->out = rel_new(NULL, p->top->ncols, p->top->ty))) {
 		return GPMDB_NOMEM;
 	}
@@ -1208,6 +1263,28 @@ static bool join_ok(const pnode *n)
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
 	return !(ixs->kind == PN_ISCAN && ixs->ix->njk);
+}
+
+/* A join that streams its left input into a table built from a GROUP
+ * BY on exactly its right keys (a decorrelated scalar subquery: TPC-H
+ * Q2, Q17, Q20), with far fewer left rows than the aggregate reads: the
+ * left rows are made first, and their keys keep the aggregate to the
+ * groups they will look up (pgroups keyfilter). */
+static bool join_kf_ok(const pnode *n)
+{
+	const pnode *a = n->r;
+
+	if (n->kind != PN_JOIN || !join_streams_left(n) || !n->nkeys ||
+	    a->kind != PN_AGG || a->ngroup != n->nkeys || n->l->est > a->l->est)
+		return false;
+	for (int k = 0; k < n->nkeys; k++) {
+		const ast_expr *e = n->rkeys[k];
+		if (e->kind != AST_E_COLUMN || e->rel || a->g[k] != e->col ||
+		    a->ty[k].t != expr_type(n->lkeys[k]).t ||
+		    a->ty[k].scale != expr_type(n->lkeys[k]).scale)
+			return false;
+	}
+	return true;
 }
 
 /* Compiles stage s over node n; *ok false: n cannot stream. */
@@ -1270,14 +1347,53 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 
 static int stage_hash(exec_ctx *x, pstage *s);
 
+/* Runs the built aggregate of join stage s with the stream's keys (of
+ * srel) as its key filter. */
+static int stage_build_kf(exec_ctx *x, pstage *s, const rel *srel)
+{
+	pnode *n = s->n;
+	int nk = n->nkeys, rc;
+	rel *kk = NULL;
+	pgroups g;
+
+	memset(&g, 0, sizeof(g));
+	if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, srel, &kk)))
+		return rc;
+	g.cap = 64;
+	g.nslot = 256;
+	g.keys = rel_new(NULL, nk, s->kty);
+	g.hash = malloc(g.cap * 8);
+	g.st = malloc(g.cap * sizeof(aggst));
+	g.slot = calloc(g.nslot, 8);
+	if (!g.keys || !g.hash || !g.st || !g.slot)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < kk->nrows && !rc; i++)
+		if (!exec_key_has_null(kk, i) &&
+		    groups_find(&g, kk, i, exec_hash_row(kk, nk, i), 1) < 0)
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (!rc) {
+		n->r->keyfilter = &g;
+		rc = exec_node(x, n->r, &s->build);
+		n->r->keyfilter = NULL;
+	}
+	groups_free(&g, 1);
+	rel_free(kk);
+	return rc;
+}
+
 /* Runs the built input of join stage s and hashes it. */
-static int stage_build(exec_ctx *x, pstage *s)
+static int stage_build(exec_ctx *x, pstage *s, const rel *srel)
 {
 	pnode *n = s->n;
 	pnode *bn = s->sleft ? n->r : n->l;
 	int rc;
 
-	if ((rc = exec_node(x, bn, &s->build)))
+	if (s->kf) {
+		rc = stage_build_kf(x, s, srel);
+	} else {
+		rc = exec_node(x, bn, &s->build);
+	}
+	if (rc)
 		return rc;
 	uint64_t t0 = pipe_now();
 	rc = stage_hash(x, s);
@@ -1647,17 +1763,22 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 			    n->aggs[a].fn == AGG_GROUP_CONCAT)
 				return PIPE_DECLINE;
 		p.agg = n;
+		p.kf = n->keyfilter;
 		c = n->l;
 	}
-	/* the chain of streaming nodes, top down */
-	while (nc < PIPE_MAX && pipe_cpu(x, c) &&
+	/* the chain of streaming nodes, top down; a join whose left keys
+	 * will filter its built aggregate ends it (its left input is the
+	 * source relation) */
+	bool kf = false;
+	while (!kf && nc < PIPE_MAX && pipe_cpu(x, c) &&
 	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
 		(c->kind == PN_JOIN && join_ok(c)))) {
 		chain[nc++] = c;
+		kf = c->kind == PN_JOIN && join_kf_ok(c);
 		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;
 	}
 	p.top_src = c;
-	if (c->kind == PN_SCAN && pipe_cpu(x, c))
+	if (c->kind == PN_SCAN && pipe_cpu(x, c) && !kf)
 		p.src = c;
 	else if (!nc)
 		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg;
@@ -1672,6 +1793,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 		if (!ok) { /* chain[i] and those above it: plain */
 			return PIPE_DECLINE;
 		}
+		s->kf = kf && p.ns == 0;
 		p.ns++;
 	}
 	if (!rc && p.agg) {
@@ -1711,7 +1833,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 		rc = exec_node(x, c, &p.srel);
 	for (int i = 0; i < p.ns && !rc; i++)
 		if (p.st[i].kind == PS_JOIN)
-			rc = stage_build(x, &p.st[i]);
+			rc = stage_build(x, &p.st[i], p.srel);
 	if (!rc)
 		rc = pipe_morsels(&p);
 	if (!rc)

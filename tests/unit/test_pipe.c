@@ -235,6 +235,14 @@ static void t_joins(void)
 	same("SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM d WHERE k "
 	     "IS NOT NULL)",
 	     true);
+	/* a decorrelated scalar subquery: the outer keys keep its GROUP BY
+	 * to the groups they look up */
+	same("SELECT d.name, d.w FROM d WHERE d.w * 10 < (SELECT avg(f.n) + 10 "
+	     "FROM f WHERE f.k = d.k)",
+	     false);
+	same("SELECT count(*), sum(d.w) FROM d WHERE d.k > (SELECT min(f.id) % "
+	     "1700 FROM f WHERE f.k = d.k AND f.n = d.w - 50)",
+	     true);
 	/* joins in a chain, each built side its own breaker */
 	same("SELECT a.name, count(*) FROM f JOIN d a ON f.k = a.k JOIN d b ON "
 	     "f.k + 3 = b.k WHERE a.w = 1 GROUP BY a.name",
