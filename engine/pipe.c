@@ -529,6 +529,25 @@ static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
 	return GPMDB_OK;
 }
 
+/* AVG and TOTAL of integers and decimals sum exactly in s->i: moved into
+ * s->r (as agg_final reads it). */
+static void agg_avg_flush(aggst *s, etype ty)
+{
+	if (!s->i)
+		return;
+	s->r += ty.t == BC_T_DEC
+		    ? (long double)s->i / (long double)val_pow10(ty.scale)
+		    : (long double)s->i;
+	s->i = 0;
+}
+
+/* Whether aggregate a of the AGG sink sums in s->i (agg_avg_flush). */
+static bool agg_avg_int(const aggdef *ad, etype ty)
+{
+	return (ad->fn == AGG_AVG || ad->fn == AGG_TOTAL) &&
+	       (ty.t == BC_T_INT || ty.t == BC_T_DEC);
+}
+
 /* Aggregate a over the batch: typed loops for counts and sums of numbers
  * (the arithmetic of agg_step), the generic step otherwise. */
 static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
@@ -585,21 +604,23 @@ static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
 				}
 			return GPMDB_OK;
 		case BC_T_INT:
-			for (uint32_t i = 0; i < m; i++)
-				if (!nl[i]) {
-					if (avg)
-						AGG_S->r += (long double)iv[i];
-					else
-						AGG_S->r += (double)iv[i];
-					AGG_S->cnt++;
-				}
-			return GPMDB_OK;
 		case BC_T_DEC:
+			if (!avg)
+				break;
+			/* exact: the integers (scaled decimals) are summed
+			 * in i, which goes into r when it would overflow and
+			 * at the end (agg_avg_flush) */
 			for (uint32_t i = 0; i < m; i++)
 				if (!nl[i]) {
-					AGG_S->r +=
-					    val_dec_to_real(iv[i], c->ty.scale);
-					AGG_S->cnt++;
+					aggst *s = AGG_S;
+					int64_t sum;
+					if (__builtin_add_overflow(s->i, iv[i],
+								   &sum)) {
+						agg_avg_flush(s, c->ty);
+						sum = iv[i];
+					}
+					s->i = sum;
+					s->cnt++;
 				}
 			return GPMDB_OK;
 		}
@@ -1100,6 +1121,12 @@ static void pipe_thread(pthr *t)
 	}
 	if (!t->rc && p->topn && t->out->nrows > p->keep)
 		topn_compact(t);
+	for (int a = 0; !t->rc && p->agg && a < p->agg->naggs; a++)
+		if (agg_avg_int(&p->agg->aggs[a], p->aty[a]))
+			for (uint64_t e = 0; e < t->g.n; e++)
+				agg_avg_flush(
+				    &t->g.st[e * (size_t)p->agg->naggs + a],
+				    p->aty[a]);
 	if (t->rc)
 		atomic_store(&p->stop, 1);
 }
