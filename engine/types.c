@@ -1,9 +1,11 @@
 /*
  * types.c - the static types of expressions (types.h): the common type of
- * two, and a type's name.  Used by the binder, the planner and the
- * executors alike.
+ * two, a type's name, the value of a literal.  Used by the binder, the
+ * planner and the executors alike.
  */
 #include "types.h"
+
+#include <string.h>
 
 etype et_unify(etype a, etype b)
 {
@@ -49,4 +51,37 @@ const char *et_name(etype e)
 		return "INTERVAL";
 	}
 	return "?";
+}
+
+bool exec_literal(const ast_expr *e, sval *v)
+{
+	memset(v, 0, sizeof(*v));
+	switch (e->kind) {
+	case AST_E_INT:
+		v->t = BC_T_INT;
+		v->u.i = e->ival;
+		return true;
+	case AST_E_REAL:
+		v->t = BC_T_REAL;
+		v->u.r = e->rval;
+		return true;
+	case AST_E_STRING:
+		v->t = BC_T_TEXT;
+		v->u.s.ptr = e->str;
+		v->u.s.len = (uint32_t)e->slen;
+		return true;
+	case AST_E_NULL:
+		v->t = BC_T_NULL;
+		return true;
+	case AST_E_BOOL:
+		v->t = BC_T_BOOL;
+		v->u.i = e->ival;
+		return true;
+	case AST_E_DATE:
+		v->t = BC_T_DATE;
+		v->u.i = e->ival;
+		return true;
+	default:
+		return false;
+	}
 }

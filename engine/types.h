@@ -97,8 +97,7 @@ static inline sval sval_of_int(int64_t i)
 
 /* The value of a parameter-free literal (text points into the AST); false
  * when e is not one.  It reads nothing but the AST: the planner uses it
- * too.  Defined in engine/exec.c until that file is split (it moves to the
- * value layer then). */
+ * too (types.c). */
 bool exec_literal(const ast_expr *e, sval *v);
 
 #endif /* GPMDB_TYPES_H */

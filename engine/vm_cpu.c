@@ -498,8 +498,14 @@ static int vm_load(vm_ctx *ctx, const bc_insn *in, const vec *v, uint32_t n)
 #define GATHER(TD, SRC)                                                        \
 	do {                                                                   \
 		TD *z_ = RD(in->dst, TD);                                      \
-		for (i = 0; i < n; i++)                                        \
-			z_[i] = (TD)v->v.SRC[sel ? sel[i] : i];                \
+		if (sel)                                                       \
+			for (i = 0; i < n; i++)                                \
+				z_[i] = (TD)v->v.SRC[sel[i]];                  \
+		else if (sizeof(TD) == sizeof(v->v.SRC[0]))                    \
+			memcpy(z_, v->v.SRC, n * sizeof(TD));                  \
+		else                                                           \
+			for (i = 0; i < n; i++)                                \
+				z_[i] = (TD)v->v.SRC[i];                       \
 	} while (0)
 
 	switch (v->type) {
@@ -537,10 +543,15 @@ static int vm_load(vm_ctx *ctx, const bc_insn *in, const vec *v, uint32_t n)
 		memset(zn, 0, n);
 		return 0;
 	}
-	for (i = 0; i < n; i++)
-		zn[i] = v->nulls[sel ? sel[i] : i] != 0;
+	uint8_t any = 0;
+	if (sel)
+		for (i = 0; i < n; i++)
+			any |= zn[i] = v->nulls[sel[i]] != 0;
+	else
+		for (i = 0; i < n; i++)
+			any |= zn[i] = v->nulls[i] != 0;
 	/* Zero NULL rows: 16 bytes covers every register type. */
-	for (i = 0; i < n; i++)
+	for (i = 0; any && i < n; i++)
 		if (zn[i]) {
 			switch (ctx->p->rtype[in->dst].type) {
 			case BC_T_TEXT:

@@ -169,7 +169,7 @@ ast_expr *parse_number(parse_ctx *c, lex_tok t, bool is_float)
 	e->kind = AST_E_REAL;
 	e->rval = strtod_l(copy, NULL, lex_c_locale());
 	/* the text as written (unsigned; the sign is rval's), so that a
-	 * DECIMAL column can take the exact value (engine/exec.c) */
+	 * DECIMAL column can take the exact value (engine/exec/exec.c) */
 	e->str = copy;
 	e->slen = t.n;
 	e->int_min_abs = !is_float && !big && v == (uint64_t)INT64_MAX + 1;

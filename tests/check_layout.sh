@@ -15,10 +15,7 @@ cd "$(dirname "$0")/.."
 
 MAX_LINES=2000
 # Known exceptions (path: why).  Keep this list short and dated.
-#   engine/exec.c: the CPU executor, being rewritten as pipelines (issue
-#   19) in parallel with the layout; it is split and moves to engine/exec/
-#   with that rewrite.
-EXCEPTIONS="engine/exec.c"
+EXCEPTIONS=""
 
 # The planner's files and the headers they must not reach.
 PLANNER="engine/plan/*.c engine/plan/*.h engine/index/plan_index.c"

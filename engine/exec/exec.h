@@ -1,5 +1,5 @@
 /*
- * exec.h - the CPU executor's API (engine/exec.c, engine/exec/): relations
+ * exec.h - the CPU executor's API (engine/exec/): relations
  * (materialised column batches, rel.c), compiled expressions (compile.c),
  * the operators over plan nodes (exec.c) and the index read
  * (engine/index/exec_index.c).  It depends on the planner (plan/plan.h),

@@ -588,6 +588,9 @@ pnode *plan_from_where(bctx *b, ast_select *s, scope *sc)
 	}
 	for (int k = 0; k < cv.n; k++)
 		plan_expr_mask(sc, cv.v[k].e, &cv.v[k].mask, &cv.v[k].all);
+	if (!has_left && sc->nsrc > 1 && sc->nsrc <= 64 &&
+	    plan_or_implied(b, sc, &cv))
+		return NULL;
 	if (sc->nsrc == 0) {
 		node = plan_node_new(b, PN_ONE, 0);
 		if (!node)

@@ -127,6 +127,10 @@ struct pnode {
 	/* runtime of a FILTER over a SCAN run by a correlated subquery: the
 	 * scan and a hash on its key, kept for one execution (exec.c) */
 	struct corr_cache *corr;
+	/* runtime of an AGG on a join's built side: the join's other keys,
+	 * set while it runs; groups without such a key are skipped
+	 * (exec/pipe.c) */
+	struct pgroups *keyfilter;
 	/* EXPLAIN ANALYZE: runs of this node (exec_span_end), summed;
 	 * an_calls 0: never run on its own */
 	uint64_t an_calls, an_rows, an_ns, an_self_ns;

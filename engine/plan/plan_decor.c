@@ -389,6 +389,75 @@ static pnode *decor_join(bctx *b, pnode *l, pnode *r, int jt, ast_expr **lk,
 	return n;
 }
 
+/* Every column e reads (of this query) is an output column of n. */
+static bool expr_in_layout(const ast_expr *e, const pnode *n)
+{
+	if (!e)
+		return true;
+	switch (e->kind) {
+	case AST_E_COLUMN: {
+		if (e->rel)
+			return false;
+		for (int k = 0; k < n->ncols; k++)
+			if (n->g[k] == e->col)
+				return true;
+		return false;
+	}
+	case AST_E_SUBQUERY:
+	case AST_E_EXISTS:
+	case AST_E_IN_SELECT:
+		return false;
+	default:
+		break;
+	}
+	if (!expr_in_layout(e->l, n) || !expr_in_layout(e->r, n) ||
+	    !expr_in_layout(e->x, n))
+		return false;
+	for (int i = 0; e->list && i < e->list->n; i++)
+		if (!expr_in_layout(e->list->v[i], n))
+			return false;
+	return true;
+}
+
+/* A SEMI/ANTI join of node with r on keys that read one input of an
+ * inner join (or the preserved side of a LEFT join, or the input of a
+ * filter) below node goes down to that input: it keeps a row by that
+ * row's own values, so it may filter before the joins above, which then
+ * meet fewer rows (TPC-H Q18: 57 orders of 1.5 million before the
+ * join with lineitem). */
+static pnode *semi_place(bctx *b, pnode *node, pnode *r, int jt,
+			 ast_expr **lk, ast_expr **rk, int nk)
+{
+	bool in_l = true, in_r = node->kind == PN_JOIN &&
+				   node->jtype == JOIN_INNER && node->r;
+
+	if (node->kind == PN_FILTER && !node->post) {
+		in_r = false;
+	} else if (node->kind != PN_JOIN ||
+		   (node->jtype != JOIN_INNER && node->jtype != JOIN_LEFT)) {
+		return decor_join(b, node, r, jt, lk, rk, nk);
+	}
+	for (int i = 0; i < nk; i++) {
+		in_l = in_l && expr_in_layout(lk[i], node->l);
+		in_r = in_r && expr_in_layout(lk[i], node->r);
+	}
+	if (in_l) {
+		pnode *d = semi_place(b, node->l, r, jt, lk, rk, nk);
+		if (!d)
+			return NULL;
+		node->l = d;
+		return node;
+	}
+	if (in_r) {
+		pnode *d = semi_place(b, node->r, r, jt, lk, rk, nk);
+		if (!d)
+			return NULL;
+		node->r = d;
+		return node;
+	}
+	return decor_join(b, node, r, jt, lk, rk, nk);
+}
+
 #define DECOR_MAX   64
 #define DECOR_DEPTH 24
 
@@ -448,7 +517,7 @@ pnode *plan_decor(bctx *b, scope *sc, pnode *node, ast_expr *e, bool *done)
 		p->g[0] = g;
 		ast_expr *rk = col_ref(b, g, p->ty[0], "subquery");
 		*done = true;
-		return decor_join(b, node, p, neg ? JOIN_ANTI_NULL : JOIN_SEMI,
+		return semi_place(b, node, p, neg ? JOIN_ANTI_NULL : JOIN_SEMI,
 				  &lhs, &rk, 1);
 	}
 	if (e->kind == AST_E_IN_SELECT && neg)

@@ -56,6 +56,9 @@ bool plan_hashable(etype a, etype b);
 pnode *plan_node_join(bctx *b, pnode *l, pnode *r, int jtype);
 double plan_est_sel(const ast_expr *e);
 pnode *plan_join_ordered(bctx *b, scope *sc, conjv *where);
+/* Adds to cv, per source, the OR its terms in an OR of AND-ed terms
+ * imply (the filters of that source before the joins). */
+int plan_or_implied(bctx *b, const scope *sc, conjv *cv);
 pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv);
 int plan_using(bctx *b, scope *sc, int si, conjv *extra);
 

@@ -474,9 +474,11 @@ static double est_join(est_ctx *ec, conjv *cv, uint64_t inset, int i,
 	if (!key)
 		return lrows * rrows * sel;
 	/* several keys: independent, but never more selective than a key
-	 * of the larger side (a composite foreign key) */
-	double big = lrows > rrows ? lrows : rrows;
-	double den = prod < big ? prod : big;
+	 * of the smaller side (a composite foreign key: each row of the
+	 * larger side meets one row of the smaller, as lineitem's
+	 * (partkey, suppkey) meets partsupp) */
+	double small = lrows < rrows ? lrows : rrows;
+	double den = prod < small ? prod : small;
 	if (den < maxd)
 		den = maxd;
 	return lrows * rrows / den * sel;
@@ -539,6 +541,75 @@ static void join_take(bctx *b, const scope *sc, pnode *j, conj *c,
 	} else {
 		j->pred = plan_and_of(b, j->pred, c->e);
 	}
+}
+
+/* The AND of e's AND-ed terms that read source set `bit` alone (pure
+ * ones: they are evaluated twice), or NULL. */
+static ast_expr *and_only(bctx *b, const scope *sc, ast_expr *e, uint64_t bit)
+{
+	uint64_t m = 0;
+	bool all = false;
+
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_AND) {
+		ast_expr *l = and_only(b, sc, e->l, bit);
+		ast_expr *r = and_only(b, sc, e->r, bit);
+		return l && r ? plan_and_of(b, l, r) : l ? l : r;
+	}
+	plan_expr_mask(sc, e, &m, &all);
+	return !all && m == bit && conj_pure(e) ? e : NULL;
+}
+
+/* For an OR of terms each of which has AND-ed terms over `bit` alone,
+ * the OR of those: implied by e, it filters that source before the
+ * joins.  NULL when some OR-ed term says nothing about the source. */
+static ast_expr *or_implied_for(bctx *b, const scope *sc, ast_expr *e,
+				uint64_t bit)
+{
+	if (e->kind == AST_E_BINARY && e->op == AST_OP_OR) {
+		ast_expr *l = or_implied_for(b, sc, e->l, bit);
+		ast_expr *r = l ? or_implied_for(b, sc, e->r, bit) : NULL;
+		ast_expr *o;
+		if (!r)
+			return NULL;
+		o = ast_binary(b->a, AST_OP_OR, l, r);
+		if (o)
+			o->rtype = et_pack(et_make(BC_T_BOOL));
+		return o;
+	}
+	return and_only(b, sc, e, bit);
+}
+
+/* (A1 AND B1) OR (A2 AND B2) over sources a and b: (A1 OR A2) filters a
+ * and (B1 OR B2) filters b before the joins; the OR stays as it is.
+ * TPC-H Q7 keeps 2 of 25 nations on each side, Q19 a few parts and
+ * lineitems, instead of joining everything first. */
+int plan_or_implied(bctx *b, const scope *sc, conjv *cv)
+{
+	int n0 = cv->n;
+
+	for (int k = 0; k < n0; k++) {
+		conj c = cv->v[k];
+		if (c.all || c.e->kind != AST_E_BINARY ||
+		    c.e->op != AST_OP_OR || !(c.mask & (c.mask - 1)))
+			continue;
+		for (int s = 0; s < sc->nsrc && s < 64; s++) {
+			uint64_t bit = 1ull << s;
+			ast_expr *d;
+			int n1 = cv->n;
+			if (!(c.mask & bit) ||
+			    !(d = or_implied_for(b, sc, c.e, bit)))
+				continue;
+			if (plan_conj_add(b, cv, d))
+				return -1;
+			for (int q = n1; q < cv->n; q++) {
+				cv->v[q].mask = 0;
+				cv->v[q].all = false;
+				plan_expr_mask(sc, cv->v[q].e, &cv->v[q].mask,
+					       &cv->v[q].all);
+			}
+		}
+	}
+	return 0;
 }
 
 /* The conjunct's sources, computed again (its scope may have grown). */
@@ -608,13 +679,25 @@ pnode *plan_join_ordered(bctx *b, scope *sc, conjv *where)
 		if (!left && bit &&
 		    !(r = ordered_filters(b, sc, where, r, bit)))
 			return NULL;
+		/* LEFT: an ON conjunct over the right source alone filters
+		 * it first (a right row it rejects matches no left row) */
+		for (int k = 0; k < on.n; k++) {
+			conj *c = &on.v[k];
+			plan_expr_mask(sc, c->e, &c->mask, &c->all);
+			if (bit && !c->all && c->mask == bit &&
+			    conj_pure(c->e)) {
+				if (!(r = plan_node_filter(b, r, c->e, false)))
+					return NULL;
+				c->used = true;
+			}
+		}
 		j = plan_node_join(b, node, r, left ? JOIN_LEFT : JOIN_INNER);
 		if (!j)
 			return NULL;
 		for (int k = 0; k < on.n; k++) {
 			conj *c = &on.v[k];
-			plan_expr_mask(sc, c->e, &c->mask, &c->all);
-			join_take(b, sc, j, c, inset, bit);
+			if (!c->used)
+				join_take(b, sc, j, c, inset, bit);
 		}
 		/* inner: what joins this source to those before */
 		for (int k = 0; !left && bit && k < where->n; k++) {

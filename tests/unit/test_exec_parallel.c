@@ -2,7 +2,7 @@
  * test_exec_parallel.c - the OpenMP paths of the executor (filter and
  * projection over inputs of many batches) give the same rows, values and
  * errors as a serial run.  The table is large enough for the parallel
- * path (engine/exec.c, PAR_MIN_BATCHES) and the thread count is forced
+ * path (engine/exec/exec.c, PAR_MIN_BATCHES) and the thread count is forced
  * above one so that the test means the same on a one-core machine.
  */
 #include "harness.h"

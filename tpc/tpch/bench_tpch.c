@@ -49,8 +49,10 @@
  * gpu_stats' cpu_fallbacks) and the operators EXPLAIN puts on the CPU.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -82,6 +84,7 @@ typedef struct {
 	bool timeout; /* interrupted after --timeout */
 	double cold_ms, warm_ms;
 	int nwarm;
+	double heap_mb; /* peak heap during the runs, beyond the start */
 	char err[1024];
 	tpchq_res res; /* the last run's rows */
 	char gpu[160]; /* GPU: fallbacks and CPU operators */
@@ -775,6 +778,74 @@ static int bt_run(int e, bt_conn *c, int q, char *lite_sql, tpchq_res *r)
 
 static void bt_partial(void);
 
+/* ---- memory: the heap's peak during a query ---------------------------- */
+
+/* A thread samples the process's anonymous resident memory (RssAnon:
+ * the heap, not the pool's mapped pages or the databases' files) every
+ * 2 ms while a query runs; its peak less the value before the query is
+ * the query's working memory (DuckDB's buffer pool counts there). */
+static long bt_anon_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "RssAnon:", 8)) {
+			kb = strtol(line + 8, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
+static pthread_mutex_t bt_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static long bt_mem_peak = -1; /* < 0: not sampling */
+
+static void *bt_mem_thread(void *arg)
+{
+	struct timespec ts = {0, 2000000};
+
+	(void)arg;
+	for (;;) {
+		long kb = bt_anon_kb();
+		pthread_mutex_lock(&bt_mem_lock);
+		if (bt_mem_peak >= 0 && kb > bt_mem_peak)
+			bt_mem_peak = kb;
+		pthread_mutex_unlock(&bt_mem_lock);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static long bt_mem_start(void)
+{
+	long kb;
+
+	/* free memory the previous query left in the allocator goes back to
+	 * the system, so that this query's growth shows */
+	malloc_trim(0);
+	kb = bt_anon_kb();
+
+	pthread_mutex_lock(&bt_mem_lock);
+	bt_mem_peak = kb < 0 ? 0 : kb;
+	pthread_mutex_unlock(&bt_mem_lock);
+	return kb;
+}
+
+static double bt_mem_stop(long base)
+{
+	long kb = bt_anon_kb(), peak;
+
+	pthread_mutex_lock(&bt_mem_lock);
+	peak = bt_mem_peak > kb ? bt_mem_peak : kb;
+	bt_mem_peak = -1;
+	pthread_mutex_unlock(&bt_mem_lock);
+	return base < 0 || peak < base ? 0 : (double)(peak - base) / 1024;
+}
+
 static void bt_query(int e, int q)
 {
 	bt_cell *cell = &bt_eng[e].q[q];
@@ -788,7 +859,9 @@ static void bt_query(int e, int q)
 			 "cannot rewrite for SQLite");
 		return;
 	}
+	long mem0 = bt_mem_start();
 	if (bt_open(e, &c, cell->err, sizeof(cell->err))) {
+		bt_mem_stop(mem0);
 		free(lite);
 		return;
 	}
@@ -818,6 +891,7 @@ static void bt_query(int e, int q)
 	} else {
 		cell->ok = true;
 	}
+	cell->heap_mb = bt_mem_stop(mem0);
 	if (!rc && e == E_GPU)
 		gpm_gpu_report(c.g, q, fb0, cell);
 	bt_close(e, &c);
@@ -1139,6 +1213,34 @@ static void bt_report(FILE *o, bool final, int *status)
 		"- answers: each engine's result compared with DuckDB's (else "
 		"SQLite's, else gpmdb CPU's): decimals to the cent, text and "
 		"counts exactly, ORDER BY order (tpc/tpch/tpch_query.c)\n\n");
+	/* memory */
+	fprintf(o, "## Memory (MiB: peak heap of the process during each "
+		   "query's runs, beyond the heap before it opened the "
+		   "database; the pool's pages and the databases' files are "
+		   "not heap)\n\n| query |");
+	for (int e = 0; e < E_N; e++)
+		if (bt_eng[e].state == ST_RUN)
+			fprintf(o, " %s |", bt_names[e]);
+	fprintf(o, "\n| --- |");
+	for (int e = 0; e < E_N; e++)
+		if (bt_eng[e].state == ST_RUN)
+			fprintf(o, " --- |");
+	fprintf(o, "\n");
+	for (int q = 1; q <= TPCHQ_N; q++) {
+		if (!bt_opt.only[q])
+			continue;
+		fprintf(o, "| Q%d |", q);
+		for (int e = 0; e < E_N; e++)
+			if (bt_eng[e].state == ST_RUN) {
+				if (bt_eng[e].q[q].ok)
+					fprintf(o, " %.0f |",
+						bt_eng[e].q[q].heap_mb);
+				else
+					fprintf(o, " - |");
+			}
+		fprintf(o, "\n");
+	}
+	fprintf(o, "\n");
 	if (bad)
 		fprintf(o, "%s", details ? details : "");
 	if (bad && final) {
@@ -1246,6 +1348,10 @@ int main(int argc, char **argv)
 	static char qdir[400];
 	int status = 0;
 
+	pthread_t mem_thr;
+	if (pthread_create(&mem_thr, NULL, bt_mem_thread, NULL) ||
+	    pthread_detach(mem_thr))
+		bt_die("cannot start the memory sampler%s%s", "", "");
 	bt_opt.sf = 1;
 	bt_opt.dir = "/dev/shm";
 	bt_opt.reps = 3;

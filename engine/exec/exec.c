@@ -1,11 +1,14 @@
 /*
- * exec.c - the CPU operators.  Each plan node produces a materialised
- * relation from its children's; expressions run batch by batch
+ * exec.c - the CPU operators (scan, filter, project, sort, distinct, limit,
+ * set operations, subqueries; joins in exec_join.c, aggregates in
+ * exec_agg.c, pipelines of them in pipe.c).  Each plan node produces a
+ * materialised relation from its children's; expressions run batch by batch
  * (VEC_BATCH rows) through the bytecode interpreter.  Every allocation
  * is counted against the query's memory limit.
  */
-#include "engine.h"
-#include "value.h"
+#include "../engine.h"
+#include "exec_int.h"
+#include "../value.h"
 
 #include <math.h>
 #include <omp.h>
@@ -45,7 +48,7 @@ int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 	return GPMDB_OK;
 }
 
-static rel *rel_like(exec_ctx *x, const pnode *n)
+rel *exec_rel_like(exec_ctx *x, const pnode *n)
 {
 	return rel_new(x, n->ncols, n->ty);
 }
@@ -80,10 +83,10 @@ static int rel_gather(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
 }
 
 /* *out = rows idx[0..m) of in, shaped as n's output; frees idx (not in). */
-static int gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
-		      uint64_t m, rel **out)
+int exec_gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
+		    uint64_t m, rel **out)
 {
-	rel *r = rel_like(x, n);
+	rel *r = exec_rel_like(x, n);
 	int rc = r ? rel_gather(r, in, idx, m) : x->db->errcode;
 
 	free(idx);
@@ -95,13 +98,13 @@ static int gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
 	return GPMDB_OK;
 }
 
-static uint64_t hash_mix(uint64_t h, uint64_t v)
+uint64_t exec_hash_mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
 	return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t hash_val(const rcol *c, uint64_t i)
+uint64_t exec_hash_val(const rcol *c, uint64_t i)
 {
 	if (c->nulls[i] || c->ty.t == BC_T_NULL)
 		return 0x12345;
@@ -130,18 +133,17 @@ static uint64_t hash_val(const rcol *c, uint64_t i)
 	}
 }
 
-static uint64_t hash_row(const rel *r, int ncols, uint64_t i)
+uint64_t exec_hash_row(const rel *r, int ncols, uint64_t i)
 {
 	uint64_t h = 0;
 
 	for (int c = 0; c < ncols; c++)
-		h = hash_mix(h, hash_val(&r->cols[c], i));
+		h = exec_hash_mix(h, exec_hash_val(&r->cols[c], i));
 	return h;
 }
 
 /* Row equality, NULLs equal (GROUP BY, DISTINCT, set operations). */
-static bool rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j,
-		    int ncols)
+bool exec_rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j, int ncols)
 {
 	sval x, y;
 
@@ -155,14 +157,8 @@ static bool rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j,
 }
 
 /* A chained hash table over row numbers. */
-typedef struct htab {
-	int64_t *head;
-	int64_t *next;
-	uint64_t *hash;
-	uint64_t nb, n, cap;
-} htab;
 
-static int ht_init(exec_ctx *x, htab *h, uint64_t expect)
+int exec_ht_init(exec_ctx *x, htab *h, uint64_t expect)
 {
 	memset(h, 0, sizeof(*h));
 	h->nb = 64;
@@ -175,7 +171,7 @@ static int ht_init(exec_ctx *x, htab *h, uint64_t expect)
 	return exec_mem(x, h->nb * 8);
 }
 
-static void ht_free(exec_ctx *x, htab *h)
+void exec_ht_free(exec_ctx *x, htab *h)
 {
 	if (x && x->mem >= (h->nb + h->cap * 2) * 8)
 		x->mem -= (h->nb + h->cap * 2) * 8;
@@ -184,7 +180,7 @@ static void ht_free(exec_ctx *x, htab *h)
 	free(h->hash);
 }
 
-static int ht_add(exec_ctx *x, htab *h, uint64_t hash)
+int exec_ht_add(exec_ctx *x, htab *h, uint64_t hash)
 {
 	int rc;
 
@@ -226,7 +222,7 @@ static int ht_add(exec_ctx *x, htab *h, uint64_t hash)
 	return GPMDB_OK;
 }
 
-static int64_t ht_first(const htab *h, uint64_t hash)
+int64_t exec_ht_first(const htab *h, uint64_t hash)
 {
 	return h->head[hash & (h->nb - 1)];
 }
@@ -235,16 +231,11 @@ static int64_t ht_first(const htab *h, uint64_t hash)
 
 /* One tablet's part of a scan: its view, its live rows (keep == NULL:
  * rows 0..m-1, none deleted) and where they go in the output. */
-typedef struct scan_part {
-	stg_tablet_view v;
-	uint32_t *keep;
-	uint64_t m, base;
-} scan_part;
 
 /* Copies column c (table column tc) of one tablet's live rows into d at
  * part->base: one loop per storage type, memcpy when the widths agree
  * and no row is deleted.  Not TEXT. */
-static void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
+void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
 {
 	const stg_tablet_view *v = &sp->v;
 	const uint32_t *keep = sp->keep;
@@ -313,7 +304,7 @@ static void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
 /* TEXT column c of one tablet: every live value copied into one block of
  * the relation's arena (the pool's mapping may move when it grows, and
  * the result outlives the scan). */
-static int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
+int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
 {
 	const stg_tablet_view *v = &sp->v;
 	const stg_strref *src = v->data[tc];
@@ -328,7 +319,8 @@ static int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
 	}
 	p = vec_arena_alloc(&r->strs, total ? total : 1);
 	if (!p)
-		return db_err(r->x->db, GPMDB_NOMEM, "out of memory");
+		return db_err(r->x ? r->x->db : NULL, GPMDB_NOMEM,
+			      "out of memory");
 	r->bytes += total;
 	for (uint64_t k = 0; k < sp->m; k++) {
 		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
@@ -363,7 +355,7 @@ static int exec_scan(exec_ctx *x, pnode *n, rel **out)
 
 	if (stg_tablet_count(p, n->table_id, &nt))
 		return db_err_stg(x->db);
-	if (!(r = rel_like(x, n)))
+	if (!(r = exec_rel_like(x, n)))
 		return x->db->errcode;
 	parts = calloc((size_t)nt + 1, sizeof(scan_part));
 	if (!parts) {
@@ -448,7 +440,7 @@ int rel_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
 
 /* Appends to dst the row numbers s + i of the n rows of v that are true;
  * returns how many. */
-static uint32_t filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst)
+uint32_t exec_filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst)
 {
 	uint32_t k = 0;
 
@@ -553,7 +545,7 @@ static int filter_batch(exec_ctx *x, uint64_t b, const vec *v, uint32_t n,
 	(void)x;
 	(void)err;
 	(void)errlen;
-	fp->cnt[b] = filter_true(v, n, s, fp->sel + s);
+	fp->cnt[b] = exec_filter_true(v, n, s, fp->sel + s);
 	return GPMDB_OK;
 }
 
@@ -596,7 +588,7 @@ static int filter_rows(exec_ctx *x, cexpr *c, const rel *in, uint32_t **idx,
 			free(sel);
 			return rc;
 		}
-		k += filter_true(&v, n, s, sel + k);
+		k += exec_filter_true(&v, n, s, sel + k);
 	}
 	*idx = sel;
 	*m = k;
@@ -672,7 +664,7 @@ bool exec_outer_value(exec_ctx *x, const ast_expr *o, sval *v)
 
 static uint64_t corr_bucket(int64_t v, uint64_t nb)
 {
-	uint64_t h = hash_mix(0, (uint64_t)v);
+	uint64_t h = exec_hash_mix(0, (uint64_t)v);
 	return (h ^ (h >> 31)) & (nb - 1);
 }
 
@@ -769,7 +761,7 @@ static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 				}
 				cidx[cm++] = (uint32_t)i;
 			}
-		cand = rel_like(x, n->l);
+		cand = exec_rel_like(x, n->l);
 		rc = cand ? rel_gather(cand, cc->scan, cidx, cm)
 			  : x->db->errcode;
 		free(cidx);
@@ -789,7 +781,7 @@ static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 		*out = cand;
 		return GPMDB_OK;
 	}
-	rc = gather_out(x, n, in, idx, m, out);
+	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(cand);
 	return rc;
 }
@@ -816,7 +808,7 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 		*out = in;
 		return GPMDB_OK;
 	}
-	rc = gather_out(x, n, in, idx, m, out);
+	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
 	return rc;
 }
@@ -824,7 +816,7 @@ static int exec_filter(exec_ctx *x, pnode *n, rel **out)
 /* ---- project ---- */
 
 /* The input column a plain reference reads, or -1. */
-static int plain_col(const pnode *n, const ast_expr *e, bool post)
+int exec_plain_col(const pnode *n, const ast_expr *e, bool post)
 {
 	const einfo *in = e->bind;
 
@@ -868,6 +860,31 @@ static int project_batch(exec_ctx *x, uint64_t b, const vec *v, uint32_t n,
 	return rc;
 }
 
+/* Evaluates c over every row of in into column col of dst (room
+ * reserved): batches on all threads when c reads only its input and
+ * stores no text. */
+int exec_eval_into(exec_ctx *x, cexpr *c, const rel *in, rel *dst, int col)
+{
+	int rc;
+
+	if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
+	    omp_get_max_threads() > 1 && cx_pure(c) &&
+	    dst->cols[col].ty.t != BC_T_TEXT) {
+		project_par pp = {dst, col};
+		return par_batches(x, c, in, project_batch, &pp);
+	}
+	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
+		uint32_t m =
+		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
+							 : VEC_BATCH);
+		vec v;
+		if ((rc = cx_eval(x, c, in, s, m, &v)) ||
+		    (rc = rel_put_vec(dst, col, s, &v, m)))
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
 static int exec_project(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in, *r;
@@ -875,12 +892,12 @@ static int exec_project(exec_ctx *x, pnode *n, rel **out)
 
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
-	r = rel_like(x, n);
+	r = exec_rel_like(x, n);
 	if (!r || (rc = rel_reserve(r, in->nrows)))
 		goto fail;
 	for (int i = 0; i < n->nexprs; i++) {
 		ast_expr *e = n->exprs[i];
-		int pc = plain_col(n, e, n->post);
+		int pc = exec_plain_col(n, e, n->post);
 		rcol *d = &r->cols[i];
 
 		if (pc >= 0 && in->cols[pc].ty.t == d->ty.t &&
@@ -902,25 +919,9 @@ static int exec_project(exec_ctx *x, pnode *n, rel **out)
 			continue;
 		}
 		cexpr *c;
-		if ((rc = exec_node_cx(x, n, i, e, n->post, n->l, &c)))
+		if ((rc = exec_node_cx(x, n, i, e, n->post, n->l, &c)) ||
+		    (rc = exec_eval_into(x, c, in, r, i)))
 			goto fail;
-		if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
-		    omp_get_max_threads() > 1 && cx_pure(c) &&
-		    d->ty.t != BC_T_TEXT) {
-			project_par pp = {r, i};
-			if ((rc = par_batches(x, c, in, project_batch, &pp)))
-				goto fail;
-			continue;
-		}
-		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
-			uint32_t m =
-			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
-								 : VEC_BATCH);
-			vec v;
-			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
-			    (rc = rel_put_vec(r, i, s, &v, m)))
-				goto fail;
-		}
 	}
 	r->nrows = in->nrows;
 	rel_free(in);
@@ -934,38 +935,6 @@ fail:
 
 /* ---- values ---- */
 
-bool exec_literal(const ast_expr *e, sval *v)
-{
-	memset(v, 0, sizeof(*v));
-	switch (e->kind) {
-	case AST_E_INT:
-		v->t = BC_T_INT;
-		v->u.i = e->ival;
-		return true;
-	case AST_E_REAL:
-		v->t = BC_T_REAL;
-		v->u.r = e->rval;
-		return true;
-	case AST_E_STRING:
-		v->t = BC_T_TEXT;
-		v->u.s.ptr = e->str;
-		v->u.s.len = (uint32_t)e->slen;
-		return true;
-	case AST_E_NULL:
-		v->t = BC_T_NULL;
-		return true;
-	case AST_E_BOOL:
-		v->t = BC_T_BOOL;
-		v->u.i = e->ival;
-		return true;
-	case AST_E_DATE:
-		v->t = BC_T_DATE;
-		v->u.i = e->ival;
-		return true;
-	default:
-		return false;
-	}
-}
 
 /* A parameter's value as compile.c's param() compiles it (INT, REAL,
  * TEXT, else NULL): INSERT ... VALUES (?, ...) then costs no program per
@@ -1032,7 +1001,7 @@ int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
 
 static int exec_values(exec_ctx *x, pnode *n, rel **out)
 {
-	rel *r = rel_like(x, n);
+	rel *r = exec_rel_like(x, n);
 	int rc;
 
 	if (!r || (rc = rel_reserve(r, (uint64_t)n->nrows)))
@@ -1072,1192 +1041,6 @@ static int exec_values(exec_ctx *x, pnode *n, rel **out)
 fail:
 	rel_free(r);
 	return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-}
-
-/* ---- join ---- */
-
-static bool keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j);
-
-typedef struct keyset {
-	rel *k; /* evaluated keys, one column per key */
-} keyset;
-
-int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
-		   const pnode *side, const rel *in, rel **out)
-{
-	etype ty[64];
-	rel *k;
-	int rc;
-
-	for (int i = 0; i < n->nkeys; i++)
-		ty[i] = expr_type(keys[i]);
-	if (!(k = rel_new(x, n->nkeys, ty)))
-		return x->db->errcode;
-	if ((rc = rel_reserve(k, in->nrows)))
-		goto fail;
-	for (int i = 0; i < n->nkeys; i++) {
-		cexpr *c;
-		if ((rc = exec_node_cx(x, n, base + i, keys[i], false, side,
-				       &c)))
-			goto fail;
-		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
-			uint32_t m =
-			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
-								 : VEC_BATCH);
-			vec v;
-			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
-			    (rc = rel_put_vec(k, i, s, &v, m)))
-				goto fail;
-		}
-	}
-	k->nrows = in->nrows;
-	*out = k;
-	return GPMDB_OK;
-fail:
-	rel_free(k);
-	return rc;
-}
-
-static bool key_has_null(const rel *k, uint64_t i)
-{
-	for (int c = 0; c < k->ncols; c++)
-		if (k->cols[c].nulls[i])
-			return true;
-	return false;
-}
-
-/* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out.  Values are
- * copied by width; text is referenced, not copied: exec_join makes the
- * output adopt the inputs' text (rel_adopt). */
-static int join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
-		     const int64_t *ri, uint64_t m)
-{
-	int rc;
-
-	if ((rc = rel_reserve(out, m)))
-		return rc;
-	for (int c = 0; c < out->ncols; c++) {
-		bool right = c >= l->ncols;
-		const rel *src = right ? r : l;
-		const rcol *s = &src->cols[right ? c - l->ncols : c];
-		const int64_t *ix = right ? ri : li;
-		rcol *d = &out->cols[c];
-		uint64_t o = out->nrows;
-#define JOIN_EMIT(T)                                                           \
-	do {                                                                   \
-		T *dd = (T *)d->data + o;                                      \
-		const T *ss = (const T *)s->data;                              \
-		for (uint64_t k = 0; k < m; k++) {                             \
-			int64_t i = ix[k];                                     \
-			if (i < 0 || s->nulls[i]) {                            \
-				d->nulls[o + k] = 1;                           \
-				memset(&dd[k], 0, sizeof(T));                  \
-				continue;                                      \
-			}                                                      \
-			d->nulls[o + k] = 0;                                   \
-			dd[k] = ss[i];                                         \
-		}                                                              \
-	} while (0)
-		switch (d->ty.t) {
-		case BC_T_BOOL:
-			JOIN_EMIT(uint8_t);
-			break;
-		case BC_T_DATE:
-			JOIN_EMIT(int32_t);
-			break;
-		case BC_T_TEXT:
-			JOIN_EMIT(vec_str);
-			break;
-		default:
-			JOIN_EMIT(int64_t);
-		}
-#undef JOIN_EMIT
-	}
-	out->nrows += m;
-	return GPMDB_OK;
-}
-
-typedef struct jstate {
-	exec_ctx *x;
-	pnode *n;
-	rel *l, *r, *out, *chunk;
-	cexpr *pred;
-	int64_t li[VEC_BATCH], ri[VEC_BATCH];
-	uint32_t m;
-	uint8_t *matched; /* LEFT, SEMI, ANTI JOIN: left rows with a match */
-	bool semi; /* SEMI/ANTI: pairs only mark matched, never emitted */
-} jstate;
-
-/* Flushes buffered pairs: the residual filters them into out. */
-static int join_flush(jstate *j)
-{
-	int rc;
-
-	if (!j->m)
-		return GPMDB_OK;
-	/* a batch of pairs: a cross join may make billions of them */
-	if ((rc = db_check_interrupt(j->x->db)))
-		return rc;
-	if (!j->pred) {
-		if (j->matched)
-			for (uint32_t k = 0; k < j->m; k++)
-				j->matched[j->li[k]] = 1;
-		rc = j->semi
-			 ? GPMDB_OK
-			 : join_emit(j->out, j->l, j->r, j->li, j->ri, j->m);
-		j->m = 0;
-		return rc;
-	}
-	j->chunk->nrows = 0;
-	vec_arena_reset(&j->chunk->strs);
-	if ((rc = join_emit(j->chunk, j->l, j->r, j->li, j->ri, j->m)))
-		return rc;
-	vec v;
-	if ((rc = cx_eval(j->x, j->pred, j->chunk, 0, j->m, &v)))
-		return rc;
-	int64_t li[VEC_BATCH], ri[VEC_BATCH];
-	uint32_t sel[VEC_BATCH];
-	/* filter_true reads every result type: a residual such as `AND 1`
-	 * or `AND -12.0` is an INT or REAL vector, not BOOL. */
-	uint32_t k2 = filter_true(&v, j->m, 0, sel);
-	for (uint32_t k = 0; k < k2; k++) {
-		li[k] = j->li[sel[k]];
-		ri[k] = j->ri[sel[k]];
-		if (j->matched)
-			j->matched[li[k]] = 1;
-	}
-	j->m = 0;
-	return j->semi ? GPMDB_OK : join_emit(j->out, j->l, j->r, li, ri, k2);
-}
-
-static int join_pair(jstate *j, int64_t li, int64_t ri)
-{
-	j->li[j->m] = li;
-	j->ri[j->m++] = ri;
-	return j->m == VEC_BATCH ? join_flush(j) : GPMDB_OK;
-}
-
-/* Left rows probed per parallel step: bounds the pairs held at once. */
-#define JOIN_PROBE_BLOCK (256u * 1024)
-
-/* The pairs one thread found for its left rows, in order. */
-typedef struct join_pairs {
-	int64_t *li, *ri;
-	uint64_t n, cap;
-	bool nomem;
-} join_pairs;
-
-static void join_pairs_add(join_pairs *p, int64_t li, int64_t ri)
-{
-	if (p->nomem)
-		return;
-	if (p->n == p->cap) {
-		uint64_t cap = p->cap ? p->cap * 2 : 4096;
-		int64_t *a = realloc(p->li, cap * 8);
-		int64_t *b = a ? realloc(p->ri, cap * 8) : NULL;
-		if (a)
-			p->li = a;
-		if (!b) {
-			p->nomem = true;
-			return;
-		}
-		p->ri = b;
-		p->cap = cap;
-	}
-	p->li[p->n] = li;
-	p->ri[p->n++] = ri;
-}
-
-/*
- * Hash join on the keys lk (left) and rk (right): a chained table over
- * the built side's rows, each chain newest first; the other side's rows
- * are probed by all threads a block at a time, each thread a contiguous
- * range, and the pairs are then emitted in probe-row order (join_pair:
- * residual, LEFT JOIN marks), as one thread would.  Rows with a NULL key
- * match nothing.
- *
- * Normally the right rows are built and the left rows probe.  rev, for a
- * SEMI/ANTI JOIN whose right side has more rows than its left (an EXISTS
- * over lineitem for a few orders), builds over the left keys and lets the
- * right rows probe.  Without a residual such a probe only marks the left
- * rows it meets (several threads may store the same 1: atomic); with one,
- * the pairs go through join_pair (its residual marks).
- */
-static int join_hash(exec_ctx *x, jstate *j, const rel *lk, const rel *rk,
-		     bool rev)
-{
-	const rel *bk = rev ? lk : rk, *pk = rev ? rk : lk;
-	uint64_t nbuild = bk->nrows, nprobe = pk->nrows, nb = 64;
-	int64_t *head, *next;
-	uint64_t *hash;
-	int nt = omp_get_max_threads();
-	join_pairs *pp;
-	/* SEMI/ANTI without a residual: one match decides a left row */
-	bool first = !rev && j->semi && !j->pred, mark = rev && !j->pred;
-	int rc;
-
-	while (nb < nbuild * 2)
-		nb *= 2;
-	head = malloc(nb * 8);
-	next = malloc(nbuild * 8 + 8);
-	hash = malloc(nbuild * 8 + 8);
-	pp = calloc((size_t)nt, sizeof(join_pairs));
-	if (!head || !next || !hash || !pp) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = exec_mem(x, (nb + 2 * nbuild) * 8)))
-		goto out;
-	memset(head, 0xff, nb * 8);
-#pragma omp parallel for schedule(static) if (nbuild >= 65536)
-	for (uint64_t i = 0; i < nbuild; i++)
-		hash[i] = key_has_null(bk, i) ? 0 : hash_row(bk, bk->ncols, i);
-	for (uint64_t i = 0; i < nbuild; i++) {
-		uint64_t b = hash[i] & (nb - 1);
-		if (key_has_null(bk, i)) {
-			next[i] = -1;
-			continue;
-		}
-		next[i] = head[b];
-		head[b] = (int64_t)i;
-	}
-	for (uint64_t lo = 0; lo < nprobe && !rc; lo += JOIN_PROBE_BLOCK) {
-		uint64_t hi = nprobe - lo < JOIN_PROBE_BLOCK
-				  ? nprobe
-				  : lo + JOIN_PROBE_BLOCK;
-		bool stop = false;
-		if ((rc = db_check_interrupt(x->db)))
-			break;
-		/* every buffer, not only those of the threads that run: a
-		 * small last block runs on one thread, and the others' pairs
-		 * of the previous block must not be emitted twice */
-		for (int t = 0; t < nt; t++)
-			pp[t].n = 0;
-#pragma omp parallel num_threads(nt) if (hi - lo >= 16384)
-		{
-			int t = omp_get_thread_num(),
-			    tn = omp_get_num_threads();
-			join_pairs *p = &pp[t];
-			uint64_t a =
-			    lo + (hi - lo) * (uint64_t)t / (uint64_t)tn;
-			uint64_t z =
-			    lo + (hi - lo) * (uint64_t)(t + 1) / (uint64_t)tn;
-			for (uint64_t i = a; i < z && !p->nomem; i++) {
-				if (!(i & 4095) &&
-				    atomic_load(&x->db->interrupted))
-					break;
-				if (key_has_null(pk, i))
-					continue;
-				uint64_t hv = hash_row(pk, pk->ncols, i);
-				for (int64_t e = head[hv & (nb - 1)]; e >= 0;
-				     e = next[e]) {
-					int64_t li = rev ? e : (int64_t)i,
-						ri = rev ? (int64_t)i : e;
-					if (hash[e] != hv ||
-					    !keys_eq(lk, (uint64_t)li, rk,
-						     (uint64_t)ri))
-						continue;
-					if (mark) {
-						__atomic_store_n(
-						    &j->matched[li], 1,
-						    __ATOMIC_RELAXED);
-						continue;
-					}
-					join_pairs_add(p, li, ri);
-					if (first)
-						break;
-				}
-			}
-		}
-		for (int t = 0; t < nt; t++)
-			stop |= pp[t].nomem;
-		if (stop) {
-			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-			break;
-		}
-		for (int t = 0; t < nt && !rc; t++)
-			for (uint64_t k = 0; k < pp[t].n && !rc; k++)
-				rc = join_pair(j, pp[t].li[k], pp[t].ri[k]);
-	}
-	if (!rc)
-		rc = db_check_interrupt(x->db);
-	if (x->mem >= (nb + 2 * nbuild) * 8)
-		x->mem -= (nb + 2 * nbuild) * 8;
-out:
-	for (int t = 0; pp && t < nt; t++) {
-		free(pp[t].li);
-		free(pp[t].ri);
-	}
-	free(pp);
-	free(head);
-	free(next);
-	free(hash);
-	return rc;
-}
-
-/* SEMI/ANTI JOIN's output: the left rows that matched (SEMI) or did not
- * (ANTI; ANTI_NULL with NOT IN's rule for NULLs: none when the right side
- * has a NULL key, all when it is empty, never a NULL left key). */
-static int semi_out(jstate *j, const rel *lk, const rel *rk)
-{
-	int jt = j->n->jtype;
-	bool all = false, none = false;
-	int64_t li[VEC_BATCH];
-	uint32_t m = 0;
-	int rc;
-
-	if (jt == JOIN_ANTI_NULL) {
-		all = j->r->nrows == 0;
-		for (uint64_t i = 0; !all && i < rk->nrows && !none; i++)
-			none = key_has_null(rk, i);
-	}
-	if (none)
-		return GPMDB_OK;
-	for (uint64_t i = 0; i < j->l->nrows; i++) {
-		bool keep = jt == JOIN_SEMI ? j->matched[i] != 0
-			    : all	    ? true
-			    : jt == JOIN_ANTI
-				? !j->matched[i]
-				: !j->matched[i] && !key_has_null(lk, i);
-		if (!keep)
-			continue;
-		li[m++] = (int64_t)i;
-		if (m == VEC_BATCH) {
-			if ((rc = join_emit(j->out, j->l, j->r, li, li, m)))
-				return rc;
-			m = 0;
-		}
-	}
-	return m ? join_emit(j->out, j->l, j->r, li, li, m) : GPMDB_OK;
-}
-
-static int exec_join(exec_ctx *x, pnode *n, rel **out)
-{
-	jstate j = {0};
-	rel *lk = NULL, *rk = NULL;
-	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
-	 * n->pair; the output has the left columns only */
-	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
-		    n->jtype == JOIN_ANTI_NULL;
-	const pnode *pl = semi && n->pair ? n->pair : n;
-	int rc;
-
-	j.x = x;
-	j.n = n;
-	j.semi = semi;
-	if ((rc = exec_node(x, n->l, &j.l)))
-		return rc;
-	/* an inner side read through an index by the outer rows' keys
-	 * (plan_index.c try_join): the keys first */
-	pnode *ixs = n->r;
-	while (ixs->kind == PN_FILTER && !ixs->post)
-		ixs = ixs->l;
-	if (ixs->kind == PN_ISCAN && ixs->ix->njk && n->nkeys) {
-		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)))
-			goto done;
-		ixs->ix->jrel = lk;
-		rc = exec_node(x, n->r, &j.r);
-		ixs->ix->jrel = NULL;
-		if (rc)
-			goto done;
-	} else if ((rc = exec_node(x, n->r, &j.r)))
-		goto done;
-	if (!(j.out = rel_like(x, n)) || !(j.chunk = rel_like(x, pl))) {
-		rc = x->db->errcode;
-		goto done;
-	}
-	if (n->pred && (rc = exec_node_cx(x, n, 2 * n->nkeys, n->pred, false,
-					  pl, &j.pred)))
-		goto done;
-	if (n->jtype == JOIN_LEFT || semi) {
-		j.matched = calloc(j.l->nrows + 1, 1);
-		if (!j.matched) {
-			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-			goto done;
-		}
-	}
-	if (n->nkeys) {
-		if ((!lk && (rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l,
-						 &lk))) ||
-		    (rc = exec_eval_keys(x, n, n->nkeys, n->rkeys, n->r, j.r,
-					 &rk)))
-			goto done;
-		if ((rc = join_hash(x, &j, lk, rk,
-				    semi && rk->nrows > lk->nrows)))
-			goto done;
-	} else {
-		for (uint64_t i = 0; i < j.l->nrows; i++)
-			for (uint64_t k = 0; k < j.r->nrows; k++)
-				if ((rc =
-					 join_pair(&j, (int64_t)i, (int64_t)k)))
-					goto done;
-	}
-	if ((rc = join_flush(&j)))
-		goto done;
-	if (semi && (rc = semi_out(&j, lk, rk)))
-		goto done;
-	if (j.matched && !semi)
-		for (uint64_t i = 0; i < j.l->nrows; i++)
-			if (!j.matched[i] &&
-			    (rc = join_emit(j.out, j.l, j.r,
-					    (int64_t[]){(int64_t)i},
-					    (int64_t[]){-1}, 1)))
-				goto done;
-	/* the output references the inputs' text (join_emit) */
-	for (int c = 0; c < j.out->ncols; c++)
-		if (j.out->cols[c].ty.t == BC_T_TEXT) {
-			rel_adopt(j.out, c < j.l->ncols ? j.l : j.r);
-			rel_adopt(j.out, c < j.l->ncols ? j.r : j.l);
-			break;
-		}
-	*out = j.out;
-	j.out = NULL;
-done:
-	rel_free(lk);
-	rel_free(rk);
-	free(j.matched);
-	rel_free(j.chunk);
-	rel_free(j.out);
-	rel_free(j.l);
-	rel_free(j.r);
-	return rc;
-}
-
-/* ---- aggregate ---- */
-
-typedef struct aggst {
-	int64_t cnt;
-	int64_t i;
-	long double r;
-	sval v;
-	bool has;
-	char *gc;
-	size_t gclen, gccap;
-	int64_t plo, phi; /* agg_par: least and greatest prefix of an INT sum */
-} aggst;
-
-static int agg_step(exec_ctx *x, const aggdef *a, aggst *s, const sval *v,
-		    const sval *sep)
-{
-	int64_t t;
-
-	if (a->fn == AGG_COUNT_STAR) {
-		s->cnt++;
-		return GPMDB_OK;
-	}
-	if (v->t == BC_T_NULL) {
-		if (a->fn == AGG_ANY && !s->has) {
-			s->v = *v;
-			s->has = true;
-		}
-		return GPMDB_OK;
-	}
-	s->cnt++;
-	switch (a->fn) {
-	case AGG_COUNT:
-		break;
-	case AGG_SUM:
-		if (a->res.t == BC_T_INT || a->res.t == BC_T_DEC) {
-			int64_t add = v->u.i;
-			if (a->res.t == BC_T_DEC && v->t == BC_T_DEC &&
-			    v->scale != a->res.scale)
-				val_dec_rescale(add, v->scale, a->res.scale,
-						&add);
-			if (__builtin_add_overflow(s->i, add, &t))
-				return db_err(x->db, GPMDB_ERROR,
-					      "integer overflow");
-			s->i = t;
-		} else {
-			s->r += v->t == BC_T_REAL ? v->u.r
-				: v->t == BC_T_DEC
-				    ? val_dec_to_real(v->u.i, v->scale)
-				: v->t == BC_T_TEXT
-				    ? val_text_to_real(v->u.s.ptr, v->u.s.len)
-				    : (double)v->u.i;
-		}
-		break;
-	case AGG_AVG:
-	case AGG_TOTAL:
-		s->r += v->t == BC_T_REAL  ? v->u.r
-			: v->t == BC_T_DEC ? val_dec_to_real(v->u.i, v->scale)
-			: v->t == BC_T_TEXT
-			    ? val_text_to_real(v->u.s.ptr, v->u.s.len)
-			    : (long double)v->u.i;
-		break;
-	case AGG_MIN:
-		if (!s->has || sval_cmp(v, &s->v) < 0)
-			s->v = *v;
-		s->has = true;
-		break;
-	case AGG_MAX:
-		if (!s->has || sval_cmp(v, &s->v) > 0)
-			s->v = *v;
-		s->has = true;
-		break;
-	case AGG_ANY:
-		if (!s->has || s->v.t == BC_T_NULL)
-			s->v = *v;
-		s->has = true;
-		break;
-	case AGG_GROUP_CONCAT: {
-		char buf[64], sbuf[64];
-		uint32_t len, slen = 1;
-		const char *p = sval_text(v, buf, &len);
-		const char *sp = ",";
-		if (sep)
-			sp = sep->t == BC_T_NULL ? ""
-						 : sval_text(sep, sbuf, &slen);
-		if (sep && sep->t == BC_T_NULL)
-			slen = 0;
-		size_t need = s->gclen + len + slen + 1;
-		if (need > s->gccap) {
-			size_t cap = s->gccap ? s->gccap * 2 : 64;
-			while (cap < need)
-				cap *= 2;
-			char *np = realloc(s->gc, cap);
-			if (!np)
-				return db_err(x->db, GPMDB_NOMEM,
-					      "out of memory");
-			int rc = exec_mem(x, cap - s->gccap);
-			s->gc = np;
-			s->gccap = cap;
-			if (rc)
-				return rc;
-		}
-		if (s->has) {
-			memcpy(s->gc + s->gclen, sp, slen);
-			s->gclen += slen;
-		}
-		memcpy(s->gc + s->gclen, p, len);
-		s->gclen += len;
-		s->has = true;
-		break;
-	}
-	}
-	return GPMDB_OK;
-}
-
-static int agg_final(exec_ctx *x, const aggdef *a, aggst *s, rel *r, int c,
-		     uint64_t row)
-{
-	sval v;
-
-	memset(&v, 0, sizeof(v));
-	v.t = BC_T_NULL;
-	switch (a->fn) {
-	case AGG_COUNT_STAR:
-	case AGG_COUNT:
-		v.t = BC_T_INT;
-		v.u.i = s->cnt;
-		break;
-	case AGG_SUM:
-		if (!s->cnt)
-			break;
-		v.t = a->res.t;
-		v.scale = a->res.scale;
-		if (v.t == BC_T_REAL)
-			v.u.r = (double)s->r;
-		else
-			v.u.i = s->i;
-		break;
-	case AGG_AVG:
-		if (!s->cnt)
-			break;
-		v.t = BC_T_REAL;
-		v.u.r = (double)(s->r / s->cnt);
-		break;
-	case AGG_TOTAL:
-		v.t = BC_T_REAL;
-		v.u.r = (double)s->r;
-		break;
-	case AGG_GROUP_CONCAT:
-		if (!s->has)
-			break;
-		v.t = BC_T_TEXT;
-		v.u.s.ptr = s->gc;
-		v.u.s.len = (uint32_t)s->gclen;
-		break;
-	default:
-		if (s->has)
-			v = s->v;
-	}
-	if (v.t != BC_T_NULL &&
-	    (v.t != a->res.t || (v.t == BC_T_DEC && v.scale != a->res.scale))) {
-		int rc = sval_convert(x, &v, a->res, 0, r);
-		if (rc)
-			return rc;
-	}
-	return rel_set(r, c, row, &v);
-}
-
-static int eval_col(exec_ctx *x, pnode *n, int slot, ast_expr *e, const rel *in,
-		    rel *dst, int c)
-{
-	cexpr *cx;
-	int rc;
-
-	if ((rc = exec_node_cx(x, n, slot, e, false, n->l, &cx)))
-		return rc;
-	/* as a projection: batches on all threads when it reads only its
-	 * input and stores no text */
-	if (in->nrows >= PAR_MIN_BATCHES * (uint64_t)VEC_BATCH &&
-	    omp_get_max_threads() > 1 && cx_pure(cx) &&
-	    dst->cols[c].ty.t != BC_T_TEXT) {
-		project_par pp = {dst, c};
-		return par_batches(x, cx, in, project_batch, &pp);
-	}
-	for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
-		uint32_t m =
-		    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
-							 : VEC_BATCH);
-		vec v;
-		if ((rc = cx_eval(x, cx, in, s, m, &v)) ||
-		    (rc = rel_put_vec(dst, c, s, &v, m)))
-			return rc;
-	}
-	return GPMDB_OK;
-}
-
-/* ---- parallel hash aggregate ---- */
-
-/* Inputs of fewer rows aggregate on one thread. */
-#define AGG_PAR_MIN_ROWS 65536
-#define AGG_DECLINE	 (-1)
-
-/* rows_eq over the key relation, numbers compared without svals (one
- * column has one type and scale; REAL as sval_cmp compares). */
-static bool keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j)
-{
-	for (int c = 0; c < k->ncols; c++) {
-		const rcol *col = &k->cols[c], *col2 = &k2->cols[c];
-		bool ni = col->nulls[i] || col->ty.t == BC_T_NULL,
-		     nj = col2->nulls[j] || col2->ty.t == BC_T_NULL;
-		if (ni || nj) {
-			if (ni != nj)
-				return false;
-			continue;
-		}
-		switch (col->ty.t) {
-		case BC_T_BOOL:
-			if (((uint8_t *)col->data)[i] !=
-			    ((uint8_t *)col2->data)[j])
-				return false;
-			break;
-		case BC_T_DATE:
-			if (((int32_t *)col->data)[i] !=
-			    ((int32_t *)col2->data)[j])
-				return false;
-			break;
-		case BC_T_REAL: {
-			double a = ((double *)col->data)[i],
-			       b = ((double *)col2->data)[j];
-			if (a < b || a > b)
-				return false;
-			break;
-		}
-		case BC_T_TEXT: {
-			sval a, b;
-			rel_get(k, c, i, &a);
-			rel_get(k2, c, j, &b);
-			if (sval_cmp(&a, &b))
-				return false;
-			break;
-		}
-		default:
-			if (((int64_t *)col->data)[i] !=
-			    ((int64_t *)col2->data)[j])
-				return false;
-		}
-	}
-	return true;
-}
-
-/* One thread's groups over its rows [lo, hi): open addressing on the key
- * hash, each group known by its first row (keys compared there). */
-typedef struct agg_local {
-	uint64_t lo, hi;
-	uint64_t n, cap, nslot;
-	uint64_t *hash, *frow;
-	int64_t *slot;
-	aggst *st;
-	int err; /* GPMDB_*: the work is given up (serial path or error) */
-} agg_local;
-
-static void agg_local_free(agg_local *l)
-{
-	free(l->hash);
-	free(l->frow);
-	free(l->slot);
-	free(l->st);
-	memset(l, 0, sizeof(*l));
-}
-
-/* The group of row i (hash hv) in l, added when new; -1 out of memory. */
-static int64_t agg_local_group(agg_local *l, const rel *keys, int na,
-			       uint64_t hv, uint64_t i)
-{
-	uint64_t m = l->nslot - 1, s = (hv ^ hv >> 29) & m;
-	int64_t e;
-
-	while ((e = l->slot[s]) >= 0) {
-		if (l->hash[e] == hv && keys_eq(keys, l->frow[e], keys, i))
-			return e;
-		s = (s + 1) & m;
-	}
-	if (l->n == l->cap) {
-		uint64_t cap = l->cap * 2;
-		uint64_t *h = realloc(l->hash, cap * 8);
-		uint64_t *f = h ? realloc(l->frow, cap * 8) : NULL;
-		aggst *st =
-		    f ? realloc(l->st, cap * (size_t)na * sizeof(aggst)) : NULL;
-		if (h)
-			l->hash = h;
-		if (f)
-			l->frow = f;
-		if (!st)
-			return -1;
-		l->st = st;
-		l->cap = cap;
-	}
-	if (2 * (l->n + 1) > l->nslot) { /* grow the slots and rehash */
-		uint64_t ns = l->nslot * 2;
-		int64_t *sl = malloc(ns * 8);
-		if (!sl)
-			return -1;
-		memset(sl, 0xff, ns * 8);
-		for (uint64_t g = 0; g < l->n; g++) {
-			uint64_t t = (l->hash[g] ^ l->hash[g] >> 29) & (ns - 1);
-			while (sl[t] >= 0)
-				t = (t + 1) & (ns - 1);
-			sl[t] = (int64_t)g;
-		}
-		free(l->slot);
-		l->slot = sl;
-		l->nslot = ns;
-		m = ns - 1;
-		s = (hv ^ hv >> 29) & m;
-		while (l->slot[s] >= 0)
-			s = (s + 1) & m;
-	}
-	e = (int64_t)l->n++;
-	l->hash[e] = hv;
-	l->frow[e] = i;
-	memset(&l->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
-	l->slot[s] = e;
-	return e;
-}
-
-static int agg_local_init(agg_local *l, int na)
-{
-	l->cap = 64;
-	l->nslot = 256;
-	l->hash = malloc(l->cap * 8);
-	l->frow = malloc(l->cap * 8);
-	l->st = malloc(l->cap * (size_t)na * sizeof(aggst) + 1);
-	l->slot = malloc(l->nslot * 8);
-	if (!l->hash || !l->frow || !l->st || !l->slot)
-		return GPMDB_NOMEM;
-	memset(l->slot, 0xff, l->nslot * 8);
-	return GPMDB_OK;
-}
-
-/* An INT or DECIMAL sum: s->i += v with the overflow check of agg_step,
- * and the least/greatest prefix, so that the merge can tell whether the
- * serial order would have overflowed on the way. */
-static bool agg_isum(const aggdef *a)
-{
-	return a->fn == AGG_SUM &&
-	       (a->res.t == BC_T_INT || a->res.t == BC_T_DEC);
-}
-
-static int agg_par_rows(exec_ctx *x, const pnode *n, const rel *keys,
-			const rel *args, agg_local *l)
-{
-	int na = n->naggs, ng = n->ngroup;
-
-	for (uint64_t i = l->lo; i < l->hi; i++) {
-		if (!(i & 4095) && atomic_load(&x->db->interrupted))
-			return GPMDB_INTERRUPT;
-		uint64_t hv = ng ? hash_row(keys, ng, i) : 0;
-		int64_t e = agg_local_group(l, keys, na, hv, i);
-		if (e < 0)
-			return GPMDB_NOMEM;
-		aggst *st = &l->st[(uint64_t)e * (size_t)na];
-		for (int a = 0; a < na; a++) {
-			const aggdef *ad = &n->aggs[a];
-			aggst *s = &st[a];
-			sval v;
-			if (ad->fn == AGG_COUNT_STAR) {
-				s->cnt++;
-				continue;
-			}
-			rel_get(args, 2 * a, i, &v);
-			if (agg_isum(ad) && v.t != BC_T_NULL) {
-				int64_t add = v.u.i, t;
-				if (ad->res.t == BC_T_DEC && v.t == BC_T_DEC &&
-				    v.scale != ad->res.scale)
-					val_dec_rescale(add, v.scale,
-							ad->res.scale, &add);
-				if (__builtin_add_overflow(s->i, add, &t))
-					return GPMDB_ERROR;
-				s->i = t;
-				s->cnt++;
-				if (t < s->plo)
-					s->plo = t;
-				if (t > s->phi)
-					s->phi = t;
-				continue;
-			}
-			/* no error here: INT sums are above, no group_concat */
-			agg_step(x, ad, s, &v, NULL);
-		}
-	}
-	return GPMDB_OK;
-}
-
-/* Adds the later partial state l into g (rows of g come first). */
-static bool agg_merge(const aggdef *a, aggst *g, const aggst *l)
-{
-	int64_t t;
-
-	switch (a->fn) {
-	case AGG_COUNT_STAR:
-	case AGG_COUNT:
-		g->cnt += l->cnt;
-		return true;
-	case AGG_SUM:
-		if (agg_isum(a)) {
-			if (__builtin_add_overflow(g->i, l->plo, &t) ||
-			    __builtin_add_overflow(g->i, l->phi, &t) ||
-			    __builtin_add_overflow(g->i, l->i, &t))
-				return false;
-			g->i = t;
-		} else {
-			g->r += l->r;
-		}
-		g->cnt += l->cnt;
-		return true;
-	case AGG_AVG:
-	case AGG_TOTAL:
-		g->r += l->r;
-		g->cnt += l->cnt;
-		return true;
-	case AGG_MIN:
-	case AGG_MAX:
-		if (l->has) {
-			int d = g->has ? sval_cmp(&l->v, &g->v) : 0;
-			if (!g->has || (a->fn == AGG_MIN ? d < 0 : d > 0))
-				g->v = l->v;
-			g->has = true;
-		}
-		g->cnt += l->cnt;
-		return true;
-	case AGG_ANY:
-		if (l->has &&
-		    (!g->has || (g->v.t == BC_T_NULL && l->v.t != BC_T_NULL)))
-			g->v = l->v;
-		g->has |= l->has;
-		g->cnt += l->cnt;
-		return true;
-	}
-	return false;
-}
-
-/*
- * The hash aggregate on all threads: each aggregates a contiguous range
- * of rows into groups of its own, then the partial groups are merged in
- * thread order, so that groups come out in the order of their first row
- * as on one thread.  INT sums check every prefix the serial order would
- * have had (agg_merge); REAL sums add partial sums (long double).  Not
- * for DISTINCT or group_concat.  AGG_DECLINE: use the serial path (also
- * when a thread met an overflow, so that it reports it as before).
- */
-static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
-		   rel *r)
-{
-	int na = n->naggs, ng = n->ngroup, nt = omp_get_max_threads();
-	uint64_t rows = keys->nrows;
-	agg_local *loc, gl = {0};
-	size_t bytes = 0;
-	int rc = GPMDB_OK;
-
-	if (rows < AGG_PAR_MIN_ROWS || nt < 2 || !na)
-		return AGG_DECLINE;
-	for (int a = 0; a < na; a++)
-		if (n->aggs[a].distinct || n->aggs[a].fn == AGG_GROUP_CONCAT)
-			return AGG_DECLINE;
-	if (!(loc = calloc((size_t)nt, sizeof(agg_local))))
-		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-#pragma omp parallel num_threads(nt)
-	{
-		int t = omp_get_thread_num(), tn = omp_get_num_threads();
-		agg_local *l = &loc[t];
-		l->lo = rows * (uint64_t)t / (uint64_t)tn;
-		l->hi = rows * (uint64_t)(t + 1) / (uint64_t)tn;
-		l->err = agg_local_init(l, na);
-		if (!l->err)
-			l->err = agg_par_rows(x, n, keys, args, l);
-	}
-	for (int t = 0; t < nt; t++) {
-		if (loc[t].err == GPMDB_NOMEM || loc[t].err == GPMDB_INTERRUPT)
-			rc = rc ? rc : loc[t].err;
-		else if (loc[t].err)
-			rc = rc ? rc : AGG_DECLINE;
-		bytes += loc[t].cap * ((size_t)na * sizeof(aggst) + 16) +
-			 loc[t].nslot * 8;
-	}
-	if (!rc && exec_mem(x, bytes)) {
-		/* over the memory limit: exec_mem's message */
-		x->mem -= bytes;
-		for (int t = 0; t < nt; t++)
-			agg_local_free(&loc[t]);
-		free(loc);
-		return x->db->errcode;
-	}
-	if (rc)
-		bytes = 0; /* not counted */
-	if (!rc && agg_local_init(&gl, na))
-		rc = GPMDB_NOMEM;
-	for (int t = 0; t < nt && !rc; t++) {
-		agg_local *l = &loc[t];
-		for (uint64_t e = 0; e < l->n && !rc; e++) {
-			int64_t g = agg_local_group(&gl, keys, na, l->hash[e],
-						    l->frow[e]);
-			if (g < 0) {
-				rc = GPMDB_NOMEM;
-				break;
-			}
-			for (int a = 0; a < na; a++)
-				if (!agg_merge(
-					&n->aggs[a],
-					&gl.st[(uint64_t)g * (size_t)na + a],
-					&l->st[e * (size_t)na + a]))
-					rc = AGG_DECLINE;
-		}
-	}
-	for (int t = 0; t < nt; t++)
-		agg_local_free(&loc[t]);
-	free(loc);
-	if (x->mem >= bytes)
-		x->mem -= bytes;
-	if (!rc)
-		rc = rel_reserve(r, gl.n);
-	for (uint64_t g = 0; g < gl.n && !rc; g++) {
-		for (int k = 0; k < ng && !rc; k++) {
-			sval v;
-			rel_get(keys, k, gl.frow[g], &v);
-			rc = rel_set(r, k, g, &v);
-		}
-		for (int a = 0; a < na && !rc; a++)
-			rc =
-			    agg_final(x, &n->aggs[a],
-				      &gl.st[g * (size_t)na + a], r, ng + a, g);
-	}
-	if (!rc)
-		r->nrows = gl.n;
-	agg_local_free(&gl);
-	if (rc == GPMDB_NOMEM)
-		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (rc == GPMDB_INTERRUPT)
-		return db_err(x->db, GPMDB_INTERRUPT, "interrupted");
-	return rc;
-}
-
-static int exec_agg(exec_ctx *x, pnode *n, rel **out)
-{
-	rel *in = NULL, *keys = NULL, *args = NULL, *r = NULL;
-	etype aty[256];
-	int na = n->naggs, ng = n->ngroup, rc;
-	uint64_t ngroups = 0, *gid = NULL;
-	aggst *st = NULL;
-	htab h = {0};
-	bool hh = false;
-
-	if (na > 120)
-		return db_err(x->db, GPMDB_UNSUPPORTED,
-			      "more than 120 aggregates in one query are not "
-			      "supported yet");
-	if ((rc = exec_node(x, n->l, &in)))
-		return rc;
-	/* group keys and aggregate arguments of every input row */
-	if (!(keys = rel_new(x, ng, n->ty)) ||
-	    (rc = rel_reserve(keys, in->nrows)))
-		goto fail;
-	for (int k = 0; k < ng; k++)
-		if ((rc = eval_col(x, n, k, n->group[k], in, keys, k)))
-			goto fail;
-	keys->nrows = in->nrows;
-	for (int a = 0; a < na; a++) {
-		aty[2 * a] = n->aggs[a].arg ? expr_type(n->aggs[a].arg)
-					    : et_make(BC_T_INT);
-		aty[2 * a + 1] = n->aggs[a].sep ? expr_type(n->aggs[a].sep)
-						: et_make(BC_T_NULL);
-	}
-	if (!(args = rel_new(x, 2 * na, aty)) ||
-	    (rc = rel_reserve(args, in->nrows)))
-		goto fail;
-	for (int a = 0; a < na; a++) {
-		if (n->aggs[a].arg &&
-		    (rc = eval_col(x, n, ng + a, n->aggs[a].arg, in, args,
-				   2 * a)))
-			goto fail;
-		if (n->aggs[a].sep &&
-		    (rc = eval_col(x, n, ng + na + a, n->aggs[a].sep, in, args,
-				   2 * a + 1)))
-			goto fail;
-	}
-	args->nrows = in->nrows;
-	if (!(r = rel_like(x, n)))
-		goto fail;
-	if ((rc = agg_par(x, n, keys, args, r)) != AGG_DECLINE) {
-		if (!rc) {
-			*out = r;
-			r = NULL;
-		}
-		goto fail;
-	}
-	rc = GPMDB_OK;
-	rel_free(r);
-	r = NULL;
-	/* group ids */
-	gid = malloc(sizeof(uint64_t) * (in->nrows + 1));
-	if (!gid) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto fail;
-	}
-	if (!(r = rel_like(x, n)))
-		goto fail;
-	if (ng) {
-		if ((rc = ht_init(x, &h, 64)))
-			goto fail;
-		hh = true;
-		for (uint64_t i = 0; i < in->nrows; i++) {
-			uint64_t hv = hash_row(keys, ng, i);
-			int64_t e;
-			for (e = ht_first(&h, hv); e >= 0; e = h.next[e])
-				if (h.hash[e] == hv &&
-				    rows_eq(r, (uint64_t)e, keys, i, ng))
-					break;
-			if (e < 0) {
-				e = (int64_t)ngroups++;
-				if ((rc = ht_add(x, &h, hv)) ||
-				    (rc = rel_reserve(r, 1)))
-					goto fail;
-				for (int k = 0; k < ng; k++) {
-					sval v;
-					rel_get(keys, k, i, &v);
-					if ((rc = rel_set(r, k, (uint64_t)e,
-							  &v)))
-						goto fail;
-				}
-				r->nrows++;
-			}
-			gid[i] = (uint64_t)e;
-		}
-	} else {
-		ngroups = 1;
-		memset(gid, 0, sizeof(uint64_t) * (in->nrows + 1));
-		if ((rc = rel_reserve(r, 1)))
-			goto fail;
-		r->nrows = 1;
-	}
-	st = calloc(ngroups * (size_t)(na ? na : 1), sizeof(aggst));
-	if (!st) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto fail;
-	}
-	if ((rc = exec_mem(x, ngroups * (size_t)na * sizeof(aggst))))
-		goto fail;
-	for (int a = 0; a < na; a++) {
-		const aggdef *ad = &n->aggs[a];
-		htab dh = {0};
-		rel *seen = NULL;
-		if (ad->distinct) {
-			etype dt[2] = {et_make(BC_T_INT), aty[2 * a]};
-			if ((rc = ht_init(x, &dh, 64)))
-				goto fail;
-			if (!(seen = rel_new(x, 2, dt))) {
-				ht_free(x, &dh);
-				goto fail;
-			}
-		}
-		for (uint64_t i = 0; i < in->nrows; i++) {
-			sval v, sep, *sp = NULL;
-			if (ad->arg)
-				rel_get(args, 2 * a, i, &v);
-			else
-				v.t = BC_T_INT;
-			if (ad->sep) {
-				rel_get(args, 2 * a + 1, i, &sep);
-				sp = &sep;
-			}
-			if (ad->distinct && v.t != BC_T_NULL) {
-				sval g = {.t = BC_T_INT,
-					  .u.i = (int64_t)gid[i]};
-				uint64_t hv = hash_mix(
-				    gid[i], hash_val(&args->cols[2 * a], i));
-				int64_t e;
-				for (e = ht_first(&dh, hv); e >= 0;
-				     e = dh.next[e]) {
-					sval a0, a1;
-					rel_get(seen, 0, (uint64_t)e, &a0);
-					rel_get(seen, 1, (uint64_t)e, &a1);
-					if (dh.hash[e] == hv &&
-					    !sval_cmp(&a0, &g) &&
-					    !sval_cmp(&a1, &v))
-						break;
-				}
-				if (e >= 0)
-					continue;
-				if ((rc = ht_add(x, &dh, hv)) ||
-				    (rc = rel_reserve(seen, 1)) ||
-				    (rc = rel_set(seen, 0, seen->nrows, &g)) ||
-				    (rc = rel_set(seen, 1, seen->nrows, &v))) {
-					ht_free(x, &dh);
-					rel_free(seen);
-					goto fail;
-				}
-				seen->nrows++;
-			}
-			if ((rc = agg_step(x, ad, &st[gid[i] * (size_t)na + a],
-					   &v, sp))) {
-				if (ad->distinct) {
-					ht_free(x, &dh);
-					rel_free(seen);
-				}
-				goto fail;
-			}
-		}
-		if (ad->distinct) {
-			ht_free(x, &dh);
-			rel_free(seen);
-		}
-	}
-	for (uint64_t g = 0; g < ngroups; g++)
-		for (int a = 0; a < na; a++)
-			if ((rc = agg_final(x, &n->aggs[a],
-					    &st[g * (size_t)na + a], r, ng + a,
-					    g)))
-				goto fail;
-	*out = r;
-	r = NULL;
-	rc = GPMDB_OK;
-fail:
-	if (!rc && !*out)
-		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-	if (st) {
-		for (uint64_t g = 0; g < ngroups * (size_t)na; g++)
-			free(st[g].gc);
-		free(st);
-	}
-	if (hh)
-		ht_free(x, &h);
-	free(gid);
-	rel_free(r);
-	rel_free(args);
-	rel_free(keys);
-	rel_free(in);
-	return rc;
 }
 
 /* ---- sort, distinct, limit, set operations ---- */
@@ -2539,6 +1322,21 @@ static void exec_par_sort(void *base, size_t n, size_t size, sort_cmp_fn cmp,
 	free(tmp);
 }
 
+uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
+		       uint32_t *idx)
+{
+	uint64_t m;
+
+	if (!sort_one_number(in, n, keep, idx, &m)) {
+		for (uint64_t i = 0; i < in->nrows; i++)
+			idx[i] = (uint32_t)i;
+		sortctx sc = {in, n};
+		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
+		m = keep < in->nrows ? keep : in->nrows;
+	}
+	return m;
+}
+
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
  * UINT64_MAX: all). */
 static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
@@ -2551,21 +1349,22 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	/* the GPU backend sorts when chosen (exec_gpu_ops.c); -1: here */
 	if (x->db->backend != 1 && (rc = exec_gpu_sort(x, n, keep, out)) != -1)
 		return rc;
-	if ((rc = exec_node(x, n->l, &in)))
+	/* a top-N of a pipeline: its threads keep their candidates only
+	 * (pipe.c), in input order; else the whole input */
+	if (keep != UINT64_MAX &&
+	    (rc = pipe_run_topn(x, n, keep, &in)) != PIPE_DECLINE) {
+		if (rc)
+			return rc;
+	} else if ((rc = exec_node(x, n->l, &in))) {
 		return rc;
+	}
 	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	if (!idx) {
 		rel_free(in);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	if (!sort_one_number(in, n, keep, idx, &m)) {
-		for (uint64_t i = 0; i < in->nrows; i++)
-			idx[i] = (uint32_t)i;
-		sortctx sc = {in, n};
-		exec_par_sort(idx, in->nrows, sizeof(uint32_t), sort_cmp, &sc);
-		m = keep < in->nrows ? keep : in->nrows;
-	}
-	rc = gather_out(x, n, in, idx, m, out);
+	m = exec_sort_idx(in, n, keep, idx);
+	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
 	return rc;
 }
@@ -2581,7 +1380,7 @@ static int dedup(exec_ctx *x, rel *in, int ncols, const rel *probe, bool want,
 		 const pnode *n, rel **out)
 {
 	htab h, ph;
-	rel *r = rel_like(x, n);
+	rel *r = exec_rel_like(x, n);
 	uint32_t *keep = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	uint32_t *first = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	uint64_t m = 0;
@@ -2593,35 +1392,37 @@ static int dedup(exec_ctx *x, rel *in, int ncols, const rel *probe, bool want,
 		rel_free(r);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	if ((rc = ht_init(x, &h, in->nrows)))
+	if ((rc = exec_ht_init(x, &h, in->nrows)))
 		goto out;
 	if (probe) {
-		if ((rc = ht_init(x, &ph, probe->nrows))) {
-			ht_free(x, &h);
+		if ((rc = exec_ht_init(x, &ph, probe->nrows))) {
+			exec_ht_free(x, &h);
 			goto out;
 		}
 		for (uint64_t i = 0; i < probe->nrows; i++)
-			if ((rc = ht_add(x, &ph, hash_row(probe, ncols, i))))
+			if ((rc = exec_ht_add(x, &ph,
+					      exec_hash_row(probe, ncols, i))))
 				goto done;
 	}
 	for (uint64_t i = 0; i < in->nrows; i++) {
-		uint64_t hv = hash_row(in, ncols, i);
+		uint64_t hv = exec_hash_row(in, ncols, i);
 		int64_t e;
-		for (e = ht_first(&h, hv); e >= 0; e = h.next[e])
+		for (e = exec_ht_first(&h, hv); e >= 0; e = h.next[e])
 			if (h.hash[e] == hv &&
-			    rows_eq(in, first[e], in, i, ncols))
+			    exec_rows_eq(in, first[e], in, i, ncols))
 				break;
 		if (e >= 0)
 			continue;
 		first[h.n] = (uint32_t)i;
-		if ((rc = ht_add(x, &h, hv)))
+		if ((rc = exec_ht_add(x, &h, hv)))
 			goto done;
 		if (probe) {
 			bool found = false;
-			for (e = ht_first(&ph, hv); e >= 0 && !found;
+			for (e = exec_ht_first(&ph, hv); e >= 0 && !found;
 			     e = ph.next[e])
 				if (ph.hash[e] == hv &&
-				    rows_eq(probe, (uint64_t)e, in, i, ncols))
+				    exec_rows_eq(probe, (uint64_t)e, in, i,
+						 ncols))
 					found = true;
 			if (found != want)
 				continue;
@@ -2630,9 +1431,9 @@ static int dedup(exec_ctx *x, rel *in, int ncols, const rel *probe, bool want,
 	}
 	rc = rel_gather(r, in, keep, m);
 done:
-	ht_free(x, &h);
+	exec_ht_free(x, &h);
 	if (probe)
-		ht_free(x, &ph);
+		exec_ht_free(x, &ph);
 out:
 	free(keep);
 	free(first);
@@ -2723,7 +1524,7 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	}
 	for (uint64_t i = 0; i < cnt; i++)
 		idx[i] = (uint32_t)(from + i);
-	rc = gather_out(x, n, in, idx, cnt, out);
+	rc = exec_gather_out(x, n, in, idx, cnt, out);
 	rel_free(in);
 	return rc;
 }
@@ -2735,7 +1536,7 @@ static int exec_convert(exec_ctx *x, pnode *n, rel **out)
 
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
-	r = rel_like(x, n);
+	r = exec_rel_like(x, n);
 	if (!r || (rc = rel_reserve(r, in->nrows)))
 		goto fail;
 	for (int c = 0; c < n->ncols; c++)
@@ -2776,7 +1577,7 @@ static int exec_setop(exec_ctx *x, pnode *n, rel **out)
 	switch (n->op) {
 	case AST_UNION_ALL:
 	case AST_UNION:
-		u = rel_like(x, n);
+		u = exec_rel_like(x, n);
 		rc = u ? rel_reserve(u, r->nrows) : x->db->errcode;
 		for (uint64_t i = 0; !rc && i < l->nrows; i++)
 			rc = rel_copy_row(u, l, i);
@@ -2825,6 +1626,19 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	}
 	case PN_VALUES:
 		return exec_values(x, n, out);
+	case PN_FILTER:
+	case PN_PROJECT:
+	case PN_JOIN:
+	case PN_AGG:
+		/* a chain of streaming operators: one pipeline (pipe.c) */
+		if ((rc = pipe_run(x, n, out)) != PIPE_DECLINE)
+			return rc;
+		rc = GPMDB_OK;
+		break;
+	default:
+		break;
+	}
+	switch (n->kind) {
 	case PN_FILTER:
 		return exec_filter(x, n, out);
 	case PN_PROJECT:

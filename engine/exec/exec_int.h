@@ -1,0 +1,134 @@
+/*
+ * exec_int.h - what the CPU executor's files share: hashing and equality
+ * of relation rows, the chained hash table, a tablet's part of a scan,
+ * the aggregate's states and per-thread groups, the join's emit.  Private
+ * to exec*.c and pipe.c.
+ */
+#ifndef GPMDB_EXEC_INT_H
+#define GPMDB_EXEC_INT_H
+
+#include "../engine.h"
+
+/* ---- rows: hashing and equality ---- */
+
+uint64_t exec_hash_mix(uint64_t h, uint64_t v);
+uint64_t exec_hash_val(const rcol *c, uint64_t i);
+uint64_t exec_hash_row(const rel *r, int ncols, uint64_t i);
+/* Row equality, NULLs equal (GROUP BY, DISTINCT, set operations). */
+bool exec_rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j,
+		  int ncols);
+/* Key equality of row i of k and row j of k2 (same column types). */
+bool exec_keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j);
+bool exec_key_has_null(const rel *k, uint64_t i);
+
+/* A chained hash table over row numbers. */
+typedef struct htab {
+	int64_t *head;
+	int64_t *next;
+	uint64_t *hash;
+	uint64_t nb, n, cap;
+} htab;
+
+int exec_ht_init(exec_ctx *x, htab *h, uint64_t expect);
+void exec_ht_free(exec_ctx *x, htab *h);
+int exec_ht_add(exec_ctx *x, htab *h, uint64_t hash);
+int64_t exec_ht_first(const htab *h, uint64_t hash);
+
+/* ---- relations ---- */
+
+rel *exec_rel_like(exec_ctx *x, const pnode *n);
+/* *out = rows idx[0..m) of in, shaped as n's output; frees idx (not in). */
+int exec_gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
+		    uint64_t m, rel **out);
+/* Appends to dst the row numbers s + i of the n rows of v that are true;
+ * returns how many. */
+uint32_t exec_filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst);
+/* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out; text is
+ * referenced, not copied. */
+int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
+		   const int64_t *ri, uint64_t m);
+
+/* Evaluates c over every row of in into column col of dst (room
+ * reserved), on all threads when c is pure and stores no text. */
+int exec_eval_into(exec_ctx *x, cexpr *c, const rel *in, rel *dst, int col);
+
+/* The input column that expression e of PROJECT n copies as it is, or
+ * -1. */
+int exec_plain_col(const pnode *n, const ast_expr *e, bool post);
+
+/* ---- scan ---- */
+
+/* One tablet's part of a scan: its view, its live rows (keep == NULL:
+ * rows 0..m-1, none deleted) and where they go in the output. */
+typedef struct scan_part {
+	stg_tablet_view v;
+	uint32_t *keep;
+	uint64_t m, base;
+} scan_part;
+
+/* Copies column c (table column tc) of sp's rows into d at sp->base: not
+ * TEXT.  scan_fill_text copies TEXT into r's arena. */
+void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d);
+int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
+
+/* ---- operators ---- */
+
+int exec_join(exec_ctx *x, pnode *n, rel **out);
+int exec_agg(exec_ctx *x, pnode *n, rel **out);
+
+/* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
+ * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a
+ * chain (run the node's operator). */
+#define PIPE_DECLINE (-1)
+int pipe_run(exec_ctx *x, pnode *n, rel **out);
+/* The input of SORT node n as a pipeline whose threads keep only their
+ * first keep rows in n's order: *out holds them in input order (a stable
+ * sort of it gives the first keep rows of the whole input). */
+int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* idx[0..m) = rows of in in SORT n's order (stable), the first keep of
+ * them; returns m.  idx has room for in->nrows. */
+uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
+		       uint32_t *idx);
+
+/* ---- aggregate states ---- */
+
+#define AGG_DECLINE (-1)
+
+typedef struct aggst {
+	int64_t cnt;
+	int64_t i;
+	long double r;
+	sval v;
+	bool has;
+	char *gc;
+	size_t gclen, gccap;
+	int64_t plo, phi; /* agg_par: least and greatest prefix of an INT sum */
+} aggst;
+
+int agg_step(exec_ctx *x, const aggdef *a, aggst *s, const sval *v,
+	     const sval *sep);
+int agg_final(exec_ctx *x, const aggdef *a, aggst *s, rel *r, int c,
+	      uint64_t row);
+/* Adds the later partial state l into g (rows of g come first). */
+bool agg_merge(const aggdef *a, aggst *g, const aggst *l);
+/* An INT or DECIMAL sum (checked for overflow, prefixes kept). */
+bool agg_isum(const aggdef *a);
+
+/* One thread's groups: open addressing on the key hash, each group known
+ * by its first row in keys (compared there). */
+typedef struct agg_local {
+	uint64_t lo, hi;
+	uint64_t n, cap, nslot;
+	uint64_t *hash, *frow;
+	int64_t *slot;
+	aggst *st;
+	int err; /* GPMDB_*: the work is given up (serial path or error) */
+} agg_local;
+
+int agg_local_init(agg_local *l, int na);
+void agg_local_free(agg_local *l);
+/* The group of row i (hash hv) in l, added when new; -1 out of memory. */
+int64_t agg_local_group(agg_local *l, const rel *keys, int na, uint64_t hv,
+			uint64_t i);
+
+#endif /* GPMDB_EXEC_INT_H */

@@ -1,0 +1,1882 @@
+/*
+ * pipe.c - pipelined CPU execution.
+ *
+ * The materialising operators of exec.c build each node's whole relation
+ * before its parent runs: a FILTER over a SCAN first copies every row of
+ * the table.  A pipeline instead runs a chain of streaming operators
+ * (FILTER, PROJECT, the probe of a hash JOIN) over batches of VEC_BATCH
+ * rows taken from a source (a table scan, or a relation a breaker below
+ * produced), and hands each batch to a sink: an aggregate's per-thread
+ * groups, or the chain's result relation.  Intermediate relations never
+ * exist; a batch stays in the cache from the scan to the sink.
+ *
+ * Breakers end pipelines: the built side of a join, an aggregate, a sort,
+ * DISTINCT, set operations run through exec_node (which may itself run a
+ * pipeline below them) before the pipeline starts.
+ *
+ * Threads.  The source is cut into morsels of VEC_BATCH rows; thread t of
+ * T takes the t-th contiguous run of them, and the sinks merge the
+ * threads' results in thread order.  Results are therefore those of one
+ * thread reading the rows in order: the same groups in the same order
+ * (the first row of each), the same rows in the same order, INT sums
+ * checked with the prefixes of the serial order (agg_merge).  A hash join
+ * streams its larger input and builds the other (an INNER join whose
+ * left input is the smaller one emits its rows in the order of the
+ * right).
+ *
+ * A LEFT JOIN emits, per batch of its left rows, the pairs that matched
+ * and then the rows that did not (exec_join puts all unmatched rows
+ * last): without ORDER BY, SQL leaves the order open.
+ *
+ * What a pipeline declines (PIPE_DECLINE: exec.c's operators run it):
+ * correlated subqueries' executions, expressions that are not pure
+ * (subqueries, outer references), nodes the GPU backend takes, cross
+ * joins, joins read through an index, DISTINCT aggregates and
+ * group_concat.  An error inside a pipeline other than running out of
+ * memory or an interrupt (an integer overflow, a bad cast) makes the
+ * statement run the plain operators again, which report the error that
+ * the first failing row gives in row order.
+ */
+#include "../engine.h"
+#include "../../gpu/exec/exec_gpu_ops.h"
+#include "exec_int.h"
+#include "../value.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PIPE_MAX 24
+/* Sources of fewer rows run on one thread. */
+#define PIPE_PAR_MIN_ROWS 65536
+
+enum { PS_FILTER, PS_PROJECT, PS_JOIN };
+
+/* A thread gives up its work (another failed, or an interrupt): not an
+ * error of its own. */
+#define PIPE_STOP (-2)
+
+typedef struct pstage {
+	int kind;
+	pnode *n;
+	const pnode *in; /* layout of the stage's input batch */
+	cexpr *pred;	 /* FILTER predicate, JOIN residual */
+	cexpr **ex;	 /* PROJECT: the columns; JOIN: the stream keys */
+	int *plain;	 /* PROJECT: input column copied as it is, or -1 */
+	/* JOIN */
+	bool sleft;	 /* the stream is the left input */
+	const pnode *pl; /* the residual's layout */
+	etype kty[64];	 /* key types */
+	rel *build, *bk; /* the built input and its keys */
+	/* open addressing over the distinct key hashes, 2 slots a built
+	 * row: the upper 32 bits of the hash, then the first row + 1 of
+	 * the chain (next) of the rows with that hash (0: empty); chains
+	 * newest first, as exec_join's */
+	uint64_t *slot, nb;
+	uint64_t *hash;	   /* per built row */
+	uint32_t *next;	   /* per built row: the next row + 1 of its chain */
+	bool bnull;	   /* ANTI_NULL: a built key is NULL */
+	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
+	bool kf;	   /* its stream's keys filter the built AGG's groups */
+	size_t bytes;	   /* accounted against the memory limit */
+} pstage;
+
+typedef struct pipe {
+	exec_ctx *x;
+	pnode *top;	/* the last streaming node: the sink's input layout */
+	pnode *src;	/* the SCAN, or NULL: srel */
+	pnode *top_src; /* the source's node */
+	rel *srel;
+	int ns;
+	pstage st[PIPE_MAX]; /* st[0] reads the source */
+	pnode *agg;	     /* the AGG sink, or NULL: a relation */
+	pnode *topn;	     /* a relation sink keeping the first keep rows
+				in topn's (SORT) order, or NULL */
+	uint64_t keep;
+	cexpr **gx;	    /* AGG: group keys, then arguments */
+	int *gcol;	    /* AGG: the input column each one is, or -1 */
+	struct pgroups *kf; /* AGG: only groups with these keys, or NULL */
+	etype aty[128];	    /* AGG: argument types */
+	/* morsels: (tablet, first row) of a scan, or a relation's rows */
+	stg_tablet_view *tv;
+	uint32_t ntab;
+	uint64_t nm, *moff;
+	uint32_t *mtab;
+	int nthr;
+	atomic_int stop;
+	atomic_size_t mem; /* sink bytes held by the threads */
+} pipe;
+
+/* One thread's groups of the AGG sink: open addressing on the key hash;
+ * the key values of group g are row g of keys (text copied). */
+typedef struct pgroups {
+	rel *keys;
+	uint64_t n, cap, nslot;
+	uint64_t *hash;
+	uint64_t *slot;
+	aggst *st;
+} pgroups;
+
+typedef struct pthr {
+	pipe *p;
+	vm_scratch scr[PIPE_MAX + 1];
+	vm_scratch *sscr; /* AGG sink: one per key and argument */
+	uint64_t gid[VEC_BATCH];
+	uint64_t hv[VEC_BATCH];	 /* AGG sink: the keys' hashes */
+	uint64_t *jhv[PIPE_MAX]; /* JOIN: the stream keys' hashes */
+	rel *b[PIPE_MAX + 1];	 /* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];	 /* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];	 /* JOIN: stream keys */
+	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
+	uint32_t np[PIPE_MAX];
+	uint8_t *matched[PIPE_MAX];
+	uint32_t keep[VEC_BATCH];
+	const void **sd;
+	const uint32_t **sn;
+	void **own0;	 /* b[0]'s own arrays (data, nulls per column) */
+	rel *out;	 /* relation sink */
+	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
+	void **kown;	 /* their own arrays (data, nulls per column) */
+	rel *kfb;	 /* AGG with a key filter: the rows it keeps */
+	pgroups g;	 /* AGG sink */
+	uint64_t m0, m1; /* morsels [m0, m1) */
+	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
+	 * the stages after it; the source's time */
+	uint64_t rows_in[PIPE_MAX + 1], incl_ns[PIPE_MAX + 1], src_ns;
+	int rc;
+	char msg[256];
+} pthr;
+
+/* ---- helpers ---- */
+
+static size_t pipe_stg_width(int stype)
+{
+	switch (stype) {
+	case STG_T_BIGINT:
+	case STG_T_DOUBLE:
+	case STG_T_DECIMAL:
+		return 8;
+	case STG_T_BOOLEAN:
+		return 1;
+	case STG_T_TEXT:
+		return sizeof(stg_strref);
+	default: /* INT, FLOAT, DATE */
+		return 4;
+	}
+}
+
+/* A batch relation of n's layout (no accounting: bounded, per thread). */
+static rel *pipe_batch(const pnode *n)
+{
+	rel *r = rel_new(NULL, n->ncols, n->ty);
+
+	if (r && rel_reserve(r, VEC_BATCH)) {
+		rel_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void pipe_reset(rel *r)
+{
+	r->nrows = 0;
+	vec_arena_reset(&r->strs);
+}
+
+/* Rows idx[0..m) of src into dst (same layout), text referenced. */
+static void pipe_gather(rel *dst, const rel *src, const uint32_t *idx,
+			uint32_t m)
+{
+	for (int c = 0; c < dst->ncols; c++) {
+		const rcol *s = &src->cols[c];
+		rcol *d = &dst->cols[c];
+		switch (rel_width(d->ty.t)) {
+		case 1:
+			for (uint32_t k = 0; k < m; k++)
+				((uint8_t *)d->data)[k] =
+				    ((uint8_t *)s->data)[idx[k]];
+			break;
+		case 4:
+			for (uint32_t k = 0; k < m; k++)
+				((int32_t *)d->data)[k] =
+				    ((int32_t *)s->data)[idx[k]];
+			break;
+		case 8:
+			for (uint32_t k = 0; k < m; k++)
+				((int64_t *)d->data)[k] =
+				    ((int64_t *)s->data)[idx[k]];
+			break;
+		default:
+			for (uint32_t k = 0; k < m; k++)
+				((vec_str *)d->data)[k] =
+				    ((vec_str *)s->data)[idx[k]];
+		}
+		for (uint32_t k = 0; k < m; k++)
+			d->nulls[k] = s->nulls[idx[k]];
+	}
+	dst->nrows = m;
+}
+
+static int pipe_fail(pthr *t, int rc, const char *msg)
+{
+	if (!t->rc) {
+		t->rc = rc;
+		snprintf(t->msg, sizeof(t->msg), "%s",
+			 msg && msg[0] ? msg : "expression failed");
+	}
+	return rc;
+}
+
+static int pipe_eval(pthr *t, int slot, const cexpr *c, const rel *in, vec *v)
+{
+	char err[256];
+	int rc;
+
+	err[0] = 0;
+	rc = cx_eval_pure(c, in, 0, (uint32_t)in->nrows, v, &t->scr[slot], err,
+			  sizeof(err));
+	return rc ? pipe_fail(t, rc, err) : GPMDB_OK;
+}
+
+/* Stores v into column c of r (rows 0..n): arrays copied when the types
+ * agree; otherwise converted (a conversion may fail: its message). */
+static int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n)
+{
+	int rc = rel_put_vec(r, c, 0, v, n);
+
+	return rc ? pipe_fail(t, rc, "cannot convert a value") : GPMDB_OK;
+}
+
+/* Column c of r (rows 0..n) = v, text referenced (v's strings stay valid
+ * while the batch is processed); other types as pipe_put. */
+static int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n)
+{
+	rcol *d = &r->cols[c];
+
+	if (d->ty.t != BC_T_TEXT || v->type != BC_COL_TEXT)
+		return pipe_put(t, r, c, v, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = v->sel ? v->sel[i] : i;
+		d->nulls[i] = v->nulls ? v->nulls[j] : 0;
+		((vec_str *)d->data)[i] = v->v.str[j];
+	}
+	return GPMDB_OK;
+}
+
+/* ---- sinks ---- */
+
+/* A top-N thread sorts its rows once it holds this many. */
+static uint64_t topn_limit(const pipe *p)
+{
+	return p->keep < 32768 ? 65536 : 2 * p->keep;
+}
+
+/* Keeps the thread's first keep rows in the sort order, in the order
+ * they came (so that a stable sort of all threads' rows, concatenated
+ * in thread order, is that of the whole input). */
+static int topn_compact(pthr *t)
+{
+	pipe *p = t->p;
+	rel *o = t->out, *r;
+	uint64_t m;
+	uint32_t *idx = malloc(sizeof(uint32_t) * (o->nrows + 1));
+	size_t before = o->bytes;
+
+	if (!idx)
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	m = exec_sort_idx(o, p->topn, p->keep, idx);
+	if (m == o->nrows) {
+		free(idx);
+		return GPMDB_OK;
+	}
+	/* in input order */
+	uint8_t *sel = calloc(o->nrows + 1, 1);
+	if (!sel) {
+		free(idx);
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t k = 0; k < m; k++)
+		sel[idx[k]] = 1;
+	m = 0;
+	for (uint64_t i = 0; i < o->nrows; i++)
+		if (sel[i])
+			idx[m++] = (uint32_t)i;
+	free(sel);
+	r = rel_new(NULL, o->ncols, p->top->ty);
+	if (!r || rel_gather_rows(r, o, idx, m)) {
+		free(idx);
+		rel_free(r);
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	free(idx);
+	rel_free(o);
+	t->out = r;
+	atomic_fetch_sub(&p->mem, before);
+	atomic_fetch_add(&p->mem, r->bytes);
+	return GPMDB_OK;
+}
+
+static int sink_rel(pthr *t, const rel *b)
+{
+	rel *o = t->out;
+	uint64_t at = o->nrows, m = b->nrows;
+	size_t b0 = o->bytes;
+
+	if (rel_reserve(o, m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	for (int c = 0; c < o->ncols; c++) {
+		rcol *d = &o->cols[c];
+		const rcol *s = &b->cols[c];
+		size_t w = rel_width(d->ty.t);
+		memcpy(d->nulls + at, s->nulls, m);
+		if (d->ty.t != BC_T_TEXT) {
+			memcpy((char *)d->data + at * w, s->data, m * w);
+			continue;
+		}
+		for (uint64_t k = 0; k < m; k++) {
+			vec_str v = ((vec_str *)s->data)[k];
+			vec_str *dv = &((vec_str *)d->data)[at + k];
+			if (s->nulls[k]) {
+				dv->ptr = NULL;
+				dv->len = 0;
+				continue;
+			}
+			if (rel_str(o, v.ptr, v.len, dv))
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+		}
+	}
+	o->nrows += m;
+	/* o->bytes: its arrays' capacity and its text */
+	atomic_fetch_add(&t->p->mem, o->bytes - b0);
+	if (t->p->topn && o->nrows >= topn_limit(t->p))
+		return topn_compact(t);
+	return GPMDB_OK;
+}
+
+static int groups_init(pgroups *g, const pnode *n)
+{
+	int na = n->naggs ? n->naggs : 1;
+
+	memset(g, 0, sizeof(*g));
+	g->cap = 64;
+	g->nslot = 256;
+	g->keys = rel_new(NULL, n->ngroup, n->ty);
+	g->hash = malloc(g->cap * 8);
+	g->st = malloc(g->cap * (size_t)na * sizeof(aggst));
+	g->slot = calloc(g->nslot, 8);
+	if (!g->keys || !g->hash || !g->st || !g->slot)
+		return GPMDB_NOMEM;
+	return GPMDB_OK;
+}
+
+static void groups_free(pgroups *g, int na)
+{
+	for (uint64_t k = 0; g->st && k < g->n * (uint64_t)na; k++)
+		free(g->st[k].gc);
+	rel_free(g->keys);
+	free(g->hash);
+	free(g->slot);
+	free(g->st);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The group of row i of keys k (hash hv) in g, added when new; -1: out of
+ * memory. */
+static inline uint64_t groups_bucket(uint64_t hv, uint64_t m)
+{
+	return (hv ^ hv >> 29) & m;
+}
+
+/* A slot: the upper 32 bits of the group's key hash, then the group + 1
+ * (0: empty), so that most probes read no group. */
+static int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv,
+			   int na)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+	int64_t e;
+
+	while ((v = g->slot[s])) {
+		e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
+		    (!k->ncols || exec_keys_eq(g->keys, (uint64_t)e, k, i)))
+			return e;
+		s = (s + 1) & m;
+	}
+	if (g->n >= UINT32_MAX - 1)
+		return -1;
+	if (g->n == g->cap) {
+		uint64_t cap = g->cap * 2;
+		uint64_t *h = realloc(g->hash, cap * 8);
+		aggst *st =
+		    h ? realloc(g->st, cap * (size_t)na * sizeof(aggst)) : NULL;
+		if (h)
+			g->hash = h;
+		if (!st)
+			return -1;
+		g->st = st;
+		g->cap = cap;
+	}
+	if (2 * (g->n + 1) > g->nslot) {
+		uint64_t ns = g->nslot * 2;
+		uint64_t *sl = calloc(ns, 8);
+		if (!sl)
+			return -1;
+		for (uint64_t q = 0; q < g->n; q++) {
+			uint64_t u = groups_bucket(g->hash[q], ns - 1);
+			while (sl[u])
+				u = (u + 1) & (ns - 1);
+			sl[u] = (g->hash[q] >> 32) << 32 | (q + 1);
+		}
+		free(g->slot);
+		g->slot = sl;
+		g->nslot = ns;
+		m = ns - 1;
+		s = groups_bucket(hv, m);
+		while (g->slot[s])
+			s = (s + 1) & m;
+	}
+	if (k->ncols && rel_copy_row(g->keys, k, i))
+		return -1;
+	e = (int64_t)g->n++;
+	g->hash[e] = hv;
+	memset(&g->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
+	g->slot[s] = tag << 32 | (uint64_t)(e + 1);
+	return e;
+}
+
+/* One INT or DECIMAL group key: its hash (NULLs in one group). */
+static inline uint64_t groups_hash_i64(const rcol *c, uint64_t i)
+{
+	uint64_t v = (uint64_t)((const int64_t *)c->data)[i];
+
+	return c->nulls[i] ? 0x12345 : (v ^ v >> 31) * 0x9e3779b97f4a7c15ull;
+}
+
+/* groups_find for one INT or DECIMAL key: values compared in place. */
+static int64_t groups_find_i64(pgroups *g, const rel *k, uint64_t i,
+			       uint64_t hv, int na)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+	const rcol *kc = &k->cols[0], *gc = &g->keys->cols[0];
+	int64_t x = ((const int64_t *)kc->data)[i];
+	uint8_t nl = kc->nulls[i] != 0;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && (gc->nulls[e] != 0) == nl &&
+		    (nl || ((const int64_t *)gc->data)[e] == x))
+			return e;
+		s = (s + 1) & m;
+	}
+	return groups_find(g, k, i, hv, na ? na : 1);
+}
+
+/* A MIN/MAX/ANY state that took a text value of the batch keeps a copy,
+ * in the state's own buffer (gc: group_concat's, unused here), so that
+ * a group holds at most its longest value. */
+static int groups_keep_text(aggst *s, const sval *v)
+{
+	if (s->v.t != BC_T_TEXT || s->v.u.s.ptr != v->u.s.ptr || !v->u.s.len)
+		return GPMDB_OK;
+	if (v->u.s.len > s->gccap) {
+		char *p = realloc(s->gc, v->u.s.len);
+		if (!p)
+			return GPMDB_NOMEM;
+		s->gc = p;
+		s->gccap = v->u.s.len;
+	}
+	memcpy(s->gc, v->u.s.ptr, v->u.s.len);
+	s->v.u.s.ptr = s->gc;
+	return GPMDB_OK;
+}
+
+/* The generic step of aggregate a for rows 0..m of the batch. */
+static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
+{
+	rel *aa = t->aa;
+	aggst *st = t->g.st;
+
+	for (uint32_t i = 0; i < aa->nrows; i++) {
+		aggst *s = &st[t->gid[i] * (size_t)na + a];
+		sval sv;
+		rel_get(aa, a, i, &sv);
+		if (agg_isum(ad) && sv.t != BC_T_NULL) {
+			int64_t add = sv.u.i, sum;
+			if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
+			    sv.scale != ad->res.scale)
+				val_dec_rescale(add, sv.scale, ad->res.scale,
+						&add);
+			if (__builtin_add_overflow(s->i, add, &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+			continue;
+		}
+		/* INT sums above, no group_concat: no error */
+		agg_step(NULL, ad, s, &sv, NULL);
+		if (sv.t == BC_T_TEXT && groups_keep_text(s, &sv))
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	return GPMDB_OK;
+}
+
+/* AVG and TOTAL of integers and decimals sum exactly in s->i: moved into
+ * s->r (as agg_final reads it). */
+static void agg_avg_flush(aggst *s, etype ty)
+{
+	if (!s->i)
+		return;
+	s->r += ty.t == BC_T_DEC
+		    ? (long double)s->i / (long double)val_pow10(ty.scale)
+		    : (long double)s->i;
+	s->i = 0;
+}
+
+/* Whether aggregate a of the AGG sink sums in s->i (agg_avg_flush). */
+static bool agg_avg_int(const aggdef *ad, etype ty)
+{
+	return (ad->fn == AGG_AVG || ad->fn == AGG_TOTAL) &&
+	       (ty.t == BC_T_INT || ty.t == BC_T_DEC);
+}
+
+/* Aggregate a over the batch: typed loops for counts and sums of numbers
+ * (the arithmetic of agg_step), the generic step otherwise. */
+static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
+{
+	const rcol *c = &t->aa->cols[a];
+	const uint8_t *nl = c->nulls;
+	const int64_t *iv = c->data;
+	const double *rv = c->data;
+	uint32_t m = (uint32_t)t->aa->nrows;
+	aggst *st = t->g.st;
+	const uint64_t *gid = t->gid;
+	int ty = c->ty.t;
+
+#define AGG_S (&st[gid[i] * (size_t)na + a])
+	if (ad->fn == AGG_COUNT_STAR) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt++;
+		return GPMDB_OK;
+	}
+	if (ad->fn == AGG_COUNT) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt += !nl[i];
+		return GPMDB_OK;
+	}
+	if (agg_isum(ad) &&
+	    (ty == BC_T_INT || (ty == BC_T_DEC && ad->res.t == BC_T_DEC &&
+				c->ty.scale == ad->res.scale))) {
+		for (uint32_t i = 0; i < m; i++) {
+			aggst *s = AGG_S;
+			int64_t sum;
+			if (nl[i])
+				continue;
+			if (__builtin_add_overflow(s->i, iv[i], &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+		}
+		return GPMDB_OK;
+	}
+	if ((ad->fn == AGG_SUM && !agg_isum(ad)) || ad->fn == AGG_AVG ||
+	    ad->fn == AGG_TOTAL) {
+		bool avg = ad->fn != AGG_SUM;
+		switch (ty) {
+		case BC_T_REAL:
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					AGG_S->r += rv[i];
+					AGG_S->cnt++;
+				}
+			return GPMDB_OK;
+		case BC_T_INT:
+		case BC_T_DEC:
+			if (!avg)
+				break;
+			/* exact: the integers (scaled decimals) are summed
+			 * in i, which goes into r when it would overflow and
+			 * at the end (agg_avg_flush) */
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					aggst *s = AGG_S;
+					int64_t sum;
+					if (__builtin_add_overflow(s->i, iv[i],
+								   &sum)) {
+						agg_avg_flush(s, c->ty);
+						sum = iv[i];
+					}
+					s->i = sum;
+					s->cnt++;
+				}
+			return GPMDB_OK;
+		}
+	}
+#undef AGG_S
+	return agg_rows_generic(t, ad, a, na);
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+/* Evaluates the group keys (k < ng) or the arguments (k >= ng) of the
+ * AGG sink over batch b into ka / aa. */
+static int sink_eval(pthr *t, const rel *b, int k0, int k1)
+{
+	pipe *p = t->p;
+	int ng = p->agg->ngroup, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	vec v;
+
+	for (int k = k0; k < k1; k++) {
+		rcol *d = k < ng ? &t->ka->cols[k] : &t->aa->cols[k - ng];
+		if (p->gcol[k] >= 0) { /* the batch's column itself */
+			d->data = b->cols[p->gcol[k]].data;
+			d->nulls = b->cols[p->gcol[k]].nulls;
+			continue;
+		}
+		d->data = t->kown[2 * k];
+		d->nulls = t->kown[2 * k + 1];
+		if (!p->gx[k])
+			continue;
+		char err[256] = "";
+		if ((rc = cx_eval_pure(p->gx[k], b, 0, m, &v, &t->sscr[k], err,
+				       sizeof(err))))
+			return pipe_fail(t, rc, err);
+		if ((rc = k < ng ? pipe_put_ref(t, t->ka, k, &v, m)
+				 : pipe_put_ref(t, t->aa, k - ng, &v, m)))
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+/* The group of row i of keys k in g, or -1: no such group. */
+static int64_t groups_lookup(const pgroups *g, const rel *k, uint64_t i,
+			     uint64_t hv)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
+		    exec_keys_eq(g->keys, (uint64_t)e, k, i))
+			return e;
+		s = (s + 1) & m;
+	}
+	return -1;
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+static int sink_agg(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	const pnode *n = p->agg;
+	int ng = n->ngroup, na = n->naggs, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *ka = t->ka, *aa = t->aa;
+	uint64_t g0 = t->g.n;
+	size_t kb0 = t->g.keys->bytes;
+
+	if ((rc = sink_eval(t, b, 0, ng)))
+		return rc;
+	if (p->kf) { /* only the groups the join above will look up */
+		uint32_t sel[VEC_BATCH], k = 0;
+		ka->nrows = m;
+		for (uint32_t i = 0; i < m; i++)
+			if (groups_lookup(p->kf, ka, i,
+					  exec_hash_row(ka, ng, i)) >= 0)
+				sel[k++] = i;
+		if (!k)
+			return GPMDB_OK;
+		if (k < m) {
+			pipe_gather(t->kfb, b, sel, k);
+			b = t->kfb;
+			m = k;
+			if ((rc = sink_eval(t, b, 0, ng)))
+				return rc;
+		}
+	}
+	if ((rc = sink_eval(t, b, ng, ng + na)))
+		return rc;
+	ka->nrows = aa->nrows = m;
+	/* hashes first, their slots prefetched; then the groups, their
+	 * states prefetched for the aggregates' loops */
+	uint64_t *hvs = t->hv;
+	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
+			       ka->cols[0].ty.t == BC_T_DEC);
+	for (uint32_t i = 0; i < m; i++) {
+		hvs[i] = i64  ? groups_hash_i64(&ka->cols[0], i)
+			 : ng ? exec_hash_row(ka, ng, i)
+			      : 0;
+		__builtin_prefetch(
+		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		int64_t e =
+		    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)
+			: groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
+		if (e < 0)
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+		t->gid[i] = (uint64_t)e;
+		__builtin_prefetch(&t->g.st[(uint64_t)e * (size_t)na]);
+	}
+	for (int a = 0; a < na; a++)
+		if ((rc = agg_rows(t, &n->aggs[a], a, na)))
+			return rc;
+	/* the groups' memory, for the memory limit */
+	atomic_fetch_add(&p->mem,
+			 (t->g.n - g0) * ((size_t)na * sizeof(aggst) + 24) +
+			     (t->g.keys->bytes - kb0));
+	return GPMDB_OK;
+}
+
+static int pipe_push(pthr *t, int i, rel *b);
+
+/* ---- stages ---- */
+
+static int stage_filter(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	uint32_t sel[VEC_BATCH], k;
+	vec v;
+	int rc;
+
+	if ((rc = pipe_eval(t, i, s->pred, b, &v)))
+		return rc;
+	k = exec_filter_true(&v, (uint32_t)b->nrows, 0, sel);
+	if (k == b->nrows)
+		return pipe_push(t, i + 1, b);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], b, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static int stage_project(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	rel *o = t->b[i + 1];
+	uint32_t m = (uint32_t)b->nrows;
+	vec v;
+	int rc;
+
+	pipe_reset(o);
+	for (int c = 0; c < s->n->nexprs; c++) {
+		int pc = s->plain[c];
+		if (pc >= 0) { /* the input's column: text referenced */
+			size_t w = rel_width(o->cols[c].ty.t);
+			memcpy(o->cols[c].data, b->cols[pc].data, m * w);
+			memcpy(o->cols[c].nulls, b->cols[pc].nulls, m);
+			continue;
+		}
+		if ((rc = pipe_eval(t, i, s->ex[c], b, &v)) ||
+		    (rc = pipe_put(t, o, c, &v, m)))
+			return rc;
+	}
+	o->nrows = m;
+	return pipe_push(t, i + 1, o);
+}
+
+/* SEMI, ANTI, ANTI_NULL: the output is the left rows. */
+static bool join_semi(int jt)
+{
+	return jt == JOIN_SEMI || jt == JOIN_ANTI || jt == JOIN_ANTI_NULL;
+}
+
+/* The buffered pairs of stage i (stream row, built row) go through the
+ * residual: INNER and LEFT joins push the rows that pass, SEMI/ANTI mark
+ * them (LEFT marks them too). */
+static int join_flush_pairs(pthr *t, int i, const rel *b)
+{
+	pstage *s = &t->p->st[i];
+	int jt = s->n->jtype;
+	bool semi = join_semi(jt), left = jt == JOIN_LEFT;
+	uint32_t m = t->np[i], sel[VEC_BATCH], k;
+	rel *c = semi || s->pred ? t->b2[i] : t->b[i + 1];
+	int64_t *li = s->sleft ? t->li[i] : t->ri[i];
+	int64_t *ri = s->sleft ? t->ri[i] : t->li[i];
+	vec v;
+	int rc;
+
+	if (!m)
+		return GPMDB_OK;
+	t->np[i] = 0;
+	/* a batch may make millions of pairs: stop here too */
+	if (atomic_load(&t->p->stop) || atomic_load(&t->p->x->db->interrupted))
+		return PIPE_STOP;
+	if (semi && !s->pred) {
+		for (uint32_t q = 0; q < m; q++)
+			t->matched[i][t->li[i][q]] = 1;
+		return GPMDB_OK;
+	}
+	pipe_reset(c);
+	if (exec_join_emit(c, s->sleft ? b : s->build, s->sleft ? s->build : b,
+			   li, ri, m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	if (!s->pred) {
+		for (uint32_t q = 0; left && q < m; q++)
+			t->matched[i][t->li[i][q]] = 1;
+		return pipe_push(t, i + 1, c);
+	}
+	if ((rc = pipe_eval(t, i, s->pred, c, &v)))
+		return rc;
+	k = exec_filter_true(&v, m, 0, sel);
+	if (semi || left)
+		for (uint32_t q = 0; q < k; q++)
+			t->matched[i][t->li[i][sel[q]]] = 1;
+	if (semi) {
+		for (uint32_t q = 0; q < k; q++)
+			t->matched[i][t->li[i][sel[q]]] = 1;
+		return GPMDB_OK;
+	}
+	if (k == m)
+		return pipe_push(t, i + 1, c);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], c, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+/* LEFT JOIN: the rows of batch b that matched nothing, with NULLs on the
+ * right. */
+static int join_unmatched(pthr *t, int i, const rel *b)
+{
+	pstage *s = &t->p->st[i];
+	uint32_t m = 0;
+
+	for (uint32_t r = 0; r < b->nrows; r++)
+		if (!t->matched[i][r]) {
+			t->li[i][m] = r;
+			t->ri[i][m++] = -1;
+		}
+	if (!m)
+		return GPMDB_OK;
+	pipe_reset(t->b[i + 1]);
+	if (exec_join_emit(t->b[i + 1], b, s->build, t->li[i], t->ri[i], m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static int stage_join(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	int jt = s->n->jtype, nk = s->n->nkeys;
+	bool semi = join_semi(jt), first = semi && !s->pred;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *kb = t->kb[i];
+	uint8_t *mt = t->matched[i];
+	vec v;
+	int rc;
+
+	for (int k = 0; k < nk; k++)
+		if ((rc = pipe_eval(t, i, s->ex[k], b, &v)) ||
+		    (rc = pipe_put(t, kb, k, &v, m)))
+			return rc;
+	kb->nrows = m;
+	if (semi || jt == JOIN_LEFT)
+		memset(mt, 0, m);
+	/* hashes first, the slots they probe prefetched */
+	uint64_t *hvs = t->jhv[i], mask = s->nb - 1;
+	for (uint32_t r = 0; r < m; r++) {
+		hvs[r] =
+		    exec_key_has_null(kb, r) ? 0 : exec_hash_row(kb, nk, r);
+		__builtin_prefetch(&s->slot[(hvs[r] ^ hvs[r] >> 29) & mask]);
+	}
+	for (uint32_t r = 0; r < m; r++) {
+		uint64_t hv = hvs[r], tag = hv >> 32, e;
+		if (!hv && exec_key_has_null(kb, r))
+			continue;
+		for (uint64_t q = (hv ^ hv >> 29) & mask; (e = s->slot[q]);
+		     q = (q + 1) & mask) {
+			uint64_t row = (e & 0xffffffffu) - 1;
+			if (e >> 32 != tag || s->hash[row] != hv)
+				continue;
+			/* the chain of this hash: every equal key is here */
+			for (;;) {
+				if (s->sleft
+					? exec_keys_eq(kb, r, s->bk, row)
+					: exec_keys_eq(s->bk, row, kb, r)) {
+					uint32_t np = t->np[i]++;
+					t->li[i][np] = r;
+					t->ri[i][np] = (int64_t)row;
+					if (t->np[i] == VEC_BATCH &&
+					    (rc = join_flush_pairs(t, i, b)))
+						return rc;
+					if (first)
+						break;
+				}
+				if (!s->next[row])
+					break;
+				row = s->next[row] - 1;
+			}
+			break;
+		}
+	}
+	if ((rc = join_flush_pairs(t, i, b)))
+		return rc;
+	if (jt == JOIN_LEFT) /* the batch's rows without a match */
+		return join_unmatched(t, i, b);
+	if (!semi)
+		return GPMDB_OK;
+	/* SEMI/ANTI: the stream rows that matched / did not */
+	uint32_t sel[VEC_BATCH], k = 0;
+	for (uint32_t r = 0; r < m; r++) {
+		bool keep = jt == JOIN_SEMI   ? mt[r] != 0
+			    : jt == JOIN_ANTI ? !mt[r]
+			    : s->bnull	      ? false
+			    : !s->build->nrows
+				? true
+				: !mt[r] && !exec_key_has_null(kb, r);
+		if (keep)
+			sel[k++] = r;
+	}
+	if (k == m)
+		return pipe_push(t, i + 1, b);
+	if (!k)
+		return GPMDB_OK;
+	pipe_gather(t->b[i + 1], b, sel, k);
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+static uint64_t pipe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pipe_step(pthr *t, int i, rel *b);
+
+static int pipe_push(pthr *t, int i, rel *b)
+{
+	uint64_t t0;
+	int rc;
+
+	if (!b->nrows)
+		return GPMDB_OK;
+	if (!t->p->x->analyze)
+		return pipe_step(t, i, b);
+	t->rows_in[i] += b->nrows;
+	t0 = pipe_now();
+	rc = pipe_step(t, i, b);
+	t->incl_ns[i] += pipe_now() - t0;
+	return rc;
+}
+
+static int pipe_step(pthr *t, int i, rel *b)
+{
+	pipe *p = t->p;
+
+	if (i == p->ns)
+		return p->agg ? sink_agg(t, b) : sink_rel(t, b);
+	switch (p->st[i].kind) {
+	case PS_FILTER:
+		return stage_filter(t, i, b);
+	case PS_PROJECT:
+		return stage_project(t, i, b);
+	default:
+		return stage_join(t, i, b);
+	}
+}
+
+/* ---- the source ---- */
+
+/* TEXT column tc of sp's rows into d, referencing the tablet's heap: the
+ * mapping does not move while a statement reads (the pool grows only
+ * under writes), and the sinks copy what they keep. */
+static void source_text(const scan_part *sp, int tc, rcol *d)
+{
+	const stg_strref *src = sp->v.data[tc];
+	const uint32_t *nl = sp->v.nulls ? sp->v.nulls[tc] : NULL;
+
+	for (uint64_t k = 0; k < sp->m; k++) {
+		uint32_t i = sp->keep ? sp->keep[k] : (uint32_t)k;
+		vec_str *o = &((vec_str *)d->data)[k];
+		if (nl && (nl[i / 32] >> (i % 32) & 1)) {
+			d->nulls[k] = 1;
+			o->ptr = NULL;
+			o->len = 0;
+			continue;
+		}
+		d->nulls[k] = 0;
+		o->ptr = sp->v.heap + src[i].off;
+		o->len = src[i].len;
+	}
+}
+
+/* The NULL flags of a column without NULLs (never written). */
+static const uint8_t pipe_zeros[VEC_BATCH];
+
+/* Fills b[0] with the live rows of morsel mi of a scan. */
+static void source_scan(pthr *t, uint64_t mi)
+{
+	pipe *p = t->p;
+	const pnode *n = p->src;
+	const stg_tablet_view *v = &p->tv[p->mtab[mi]];
+	uint64_t off = p->moff[mi];
+	uint32_t cnt =
+	    v->nrows - off < VEC_BATCH ? (uint32_t)(v->nrows - off) : VEC_BATCH;
+	rel *b = t->b[0];
+	scan_part sp;
+	bool del = false;
+
+	pipe_reset(b);
+	memset(&sp, 0, sizeof(sp));
+	/* the view shifted to the morsel's first row (off: a multiple of
+	 * VEC_BATCH, so of 32 in the bitmaps) */
+	for (int c = 0; c < v->ncols; c++) {
+		t->sd[c] = (const char *)v->data[c] +
+			   off * pipe_stg_width(n->stype[c]);
+		t->sn[c] =
+		    v->nulls && v->nulls[c] ? v->nulls[c] + off / 32 : NULL;
+	}
+	sp.v = *v;
+	sp.v.first_row = v->first_row + off;
+	sp.v.nrows = cnt;
+	sp.v.data = t->sd;
+	sp.v.nulls = t->sn;
+	sp.v.deleted = v->deleted ? v->deleted + off / 32 : NULL;
+	sp.m = cnt;
+	for (uint32_t w = 0; sp.v.deleted && w < (cnt + 31) / 32; w++)
+		if (sp.v.deleted[w])
+			del = true;
+	if (del) {
+		sp.keep = t->keep;
+		sp.m = 0;
+		for (uint32_t r = 0; r < cnt; r++)
+			if (!(sp.v.deleted[r / 32] >> (r % 32) & 1))
+				t->keep[sp.m++] = r;
+	}
+	for (int c = 0; c < n->ncols; c++) {
+		int tc = n->tcol ? n->tcol[c] : c;
+		rcol *d = &b->cols[c];
+		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
+		/* same width in the tablet and the batch, no NULL, no
+		 * deleted row: the batch reads the tablet's array */
+		if (!del && tc < n->ntcols && !sp.v.nulls[tc] &&
+		    st != STG_T_INT && st != STG_T_FLOAT && st != STG_T_TEXT) {
+			d->data = (void *)sp.v.data[tc];
+			d->nulls = (uint8_t *)pipe_zeros;
+			continue;
+		}
+		d->data = t->own0[2 * c];
+		d->nulls = t->own0[2 * c + 1];
+		if (st == STG_T_TEXT)
+			source_text(&sp, tc, d);
+		else
+			scan_fill(n, &sp, tc, d);
+	}
+	b->nrows = sp.m;
+}
+
+/* b[0] as a window of rows of the source relation (no copy). */
+static void source_rel(pthr *t, uint64_t mi)
+{
+	const rel *s = t->p->srel;
+	rel *b = t->b[0];
+	uint64_t at = mi * VEC_BATCH;
+
+	for (int c = 0; c < s->ncols; c++) {
+		size_t w = rel_width(s->cols[c].ty.t);
+		b->cols[c].data = (char *)s->cols[c].data + at * w;
+		b->cols[c].nulls = s->cols[c].nulls + at;
+	}
+	b->nrows = s->nrows - at < VEC_BATCH ? s->nrows - at : VEC_BATCH;
+}
+
+static void pipe_thread(pthr *t)
+{
+	pipe *p = t->p;
+	exec_ctx *x = p->x;
+
+	for (uint64_t mi = t->m0; mi < t->m1; mi++) {
+		if (atomic_load(&p->stop) || atomic_load(&x->db->interrupted))
+			break;
+		if (x->mem_limit &&
+		    x->mem + atomic_load(&p->mem) > x->mem_limit) {
+			pipe_fail(t, GPMDB_NOMEM, "memory limit");
+			break;
+		}
+		uint64_t t0 = x->analyze ? pipe_now() : 0;
+		if (p->src)
+			source_scan(t, mi);
+		else
+			source_rel(t, mi);
+		if (x->analyze)
+			t->src_ns += pipe_now() - t0;
+		if (pipe_push(t, 0, t->b[0]))
+			break;
+	}
+	if (!t->rc && p->topn && t->out->nrows > p->keep)
+		topn_compact(t);
+	for (int a = 0; !t->rc && p->agg && a < p->agg->naggs; a++)
+		if (agg_avg_int(&p->agg->aggs[a], p->aty[a]))
+			for (uint64_t e = 0; e < t->g.n; e++)
+				agg_avg_flush(
+				    &t->g.st[e * (size_t)p->agg->naggs + a],
+				    p->aty[a]);
+	if (t->rc)
+		atomic_store(&p->stop, 1);
+}
+
+/* ---- per-thread state ---- */
+
+static void pthr_free(pthr *t)
+{
+	pipe *p = t->p;
+
+	for (int i = 0; i <= PIPE_MAX; i++)
+		vm_scratch_free(&t->scr[i]);
+	for (int k = 0; t->sscr && k < p->agg->ngroup + p->agg->naggs; k++)
+		vm_scratch_free(&t->sscr[k]);
+	free(t->sscr);
+	for (int k = 0; t->kown && k < p->agg->ngroup + p->agg->naggs; k++) {
+		rcol *d = k < p->agg->ngroup ? &t->ka->cols[k]
+					     : &t->aa->cols[k - p->agg->ngroup];
+		d->data = t->kown[2 * k];
+		d->nulls = t->kown[2 * k + 1];
+	}
+	free(t->kown);
+	rel_free(t->kfb);
+	if (t->b[0] && !p->src) /* a window: the columns are the source's */
+		for (int c = 0; c < t->b[0]->ncols; c++)
+			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
+	for (int c = 0; t->own0 && c < t->b[0]->ncols; c++) {
+		t->b[0]->cols[c].data = t->own0[2 * c];
+		t->b[0]->cols[c].nulls = t->own0[2 * c + 1];
+	}
+	free(t->own0);
+	for (int i = 0; i <= p->ns; i++)
+		rel_free(t->b[i]);
+	for (int i = 0; i < p->ns; i++) {
+		rel_free(t->b2[i]);
+		rel_free(t->kb[i]);
+		free(t->li[i]);
+		free(t->ri[i]);
+		free(t->matched[i]);
+		free(t->jhv[i]);
+	}
+	free(t->sd);
+	free(t->sn);
+	rel_free(t->out);
+	rel_free(t->ka);
+	rel_free(t->aa);
+	groups_free(&t->g, p->agg ? p->agg->naggs : 0);
+}
+
+static int pthr_init(pthr *t, pipe *p)
+{
+	t->p = p;
+	for (int i = 0; i <= PIPE_MAX; i++)
+		vm_scratch_init(&t->scr[i]);
+	if (p->src) {
+		int nc = p->src->ntcols + 8;
+		t->sd = calloc((size_t)nc, sizeof(*t->sd));
+		t->sn = calloc((size_t)nc, sizeof(*t->sn));
+		if (!t->sd || !t->sn || !(t->b[0] = pipe_batch(p->src)) ||
+		    !(t->own0 = calloc(2 * (size_t)p->src->ncols + 2,
+				       sizeof(void *))))
+			return GPMDB_NOMEM;
+		for (int c = 0; c < p->src->ncols; c++) {
+			t->own0[2 * c] = t->b[0]->cols[c].data;
+			t->own0[2 * c + 1] = t->b[0]->cols[c].nulls;
+		}
+	} else {
+		/* a window over the source: no arrays of its own */
+		if (!(t->b[0] =
+			  rel_new(NULL, p->top_src->ncols, p->top_src->ty)))
+			return GPMDB_NOMEM;
+	}
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		if (!(t->b[i + 1] = pipe_batch(
+			  s->kind == PS_JOIN && join_semi(s->n->jtype) ? s->in
+								       : s->n)))
+			return GPMDB_NOMEM;
+		if (s->kind != PS_JOIN)
+			continue;
+		t->li[i] = malloc(VEC_BATCH * 8);
+		t->ri[i] = malloc(VEC_BATCH * 8);
+		t->matched[i] = malloc(VEC_BATCH);
+		t->jhv[i] = malloc(VEC_BATCH * 8);
+		t->kb[i] = rel_new(NULL, s->n->nkeys, s->kty);
+		if (!t->li[i] || !t->ri[i] || !t->matched[i] || !t->jhv[i] ||
+		    !t->kb[i] || rel_reserve(t->kb[i], VEC_BATCH) ||
+		    !(t->b2[i] = pipe_batch(s->pl)))
+			return GPMDB_NOMEM;
+	}
+	if (p->agg) {
+		const pnode *n = p->agg;
+		int ne = n->ngroup + n->naggs;
+		if (!(t->sscr = calloc((size_t)ne + 1, sizeof(vm_scratch))))
+			return GPMDB_NOMEM;
+		for (int k = 0; k < ne; k++)
+			vm_scratch_init(&t->sscr[k]);
+		if (!(t->ka = rel_new(NULL, n->ngroup, n->ty)) ||
+		    rel_reserve(t->ka, VEC_BATCH) ||
+		    !(t->aa = rel_new(NULL, n->naggs, p->aty)) ||
+		    rel_reserve(t->aa, VEC_BATCH) || groups_init(&t->g, n) ||
+		    !(t->kown = calloc(2 * (size_t)ne + 2, sizeof(void *))))
+			return GPMDB_NOMEM;
+		for (int k = 0; k < ne; k++) {
+			rcol *d = k < n->ngroup ? &t->ka->cols[k]
+						: &t->aa->cols[k - n->ngroup];
+			t->kown[2 * k] = d->data;
+			t->kown[2 * k + 1] = d->nulls;
+		}
+		if (p->kf && !(t->kfb = pipe_batch(n->l)))
+			return GPMDB_NOMEM;
+	} else if (!(t->out = rel_new(NULL, p->top->ncols, p->top->ty))) {
+		return GPMDB_NOMEM;
+	}
+	return GPMDB_OK;
+}
+
+/* ---- planning a pipeline ---- */
+
+static bool pipe_cpu(exec_ctx *x, pnode *n)
+{
+	char why[400];
+	int d;
+
+	if (x->db->backend == 1)
+		return true;
+	d = exec_gpu_decide(x, n, why, sizeof(why));
+	return d == XG_CPU || d == XG_NO_OP;
+}
+
+static int pipe_cx(exec_ctx *x, pnode *n, int slot, ast_expr *e, bool post,
+		   const pnode *in, cexpr **c, bool *ok)
+{
+	int rc = exec_node_cx(x, n, slot, e, post, in, c);
+
+	if (!rc && !cx_pure(*c))
+		*ok = false;
+	return rc;
+}
+
+/* An inner join's stream: its larger input, unless the built one would
+ * be read through an index by the stream's keys. */
+static bool join_streams_left(const pnode *n)
+{
+	if (n->jtype != JOIN_INNER)
+		return true;
+	return n->l->est >= n->r->est;
+}
+
+static bool join_ok(const pnode *n)
+{
+	const pnode *ixs = n->r;
+
+	if (!n->nkeys || n->nkeys > 64 || n->jtype == JOIN_CROSS)
+		return false;
+	/* a SEMI/ANTI join whose right input is much the larger: exec_join
+	 * hashes the left rows and lets the right ones probe (a small
+	 * table in the cache instead of a large one built) */
+	if (join_semi(n->jtype) && n->r->est > 4 * n->l->est)
+		return false;
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	return !(ixs->kind == PN_ISCAN && ixs->ix->njk);
+}
+
+/* A join that streams its left input into a table built from a GROUP
+ * BY on exactly its right keys (a decorrelated scalar subquery: TPC-H
+ * Q2, Q17, Q20), with far fewer left rows than the aggregate reads: the
+ * left rows are made first, and their keys keep the aggregate to the
+ * groups they will look up (pgroups keyfilter). */
+static bool join_kf_ok(const pnode *n)
+{
+	const pnode *a = n->r;
+
+	if (n->kind != PN_JOIN || !join_streams_left(n) || !n->nkeys ||
+	    a->kind != PN_AGG || a->ngroup != n->nkeys || n->l->est > a->l->est)
+		return false;
+	for (int k = 0; k < n->nkeys; k++) {
+		const ast_expr *e = n->rkeys[k];
+		if (e->kind != AST_E_COLUMN || e->rel || a->g[k] != e->col ||
+		    a->ty[k].t != expr_type(n->lkeys[k]).t ||
+		    a->ty[k].scale != expr_type(n->lkeys[k]).scale)
+			return false;
+	}
+	return true;
+}
+
+/* Compiles stage s over node n; *ok false: n cannot stream. */
+static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
+{
+	int rc = GPMDB_OK;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	*ok = true;
+	switch (n->kind) {
+	case PN_FILTER:
+		s->kind = PS_FILTER;
+		s->in = n->l;
+		return pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+	case PN_PROJECT:
+		s->kind = PS_PROJECT;
+		s->in = n->l;
+		s->ex = ast_alloc(&x->st->parena,
+				  sizeof(cexpr *) * (size_t)(n->nexprs + 1));
+		s->plain = ast_alloc(&x->st->parena,
+				     sizeof(int) * (size_t)(n->nexprs + 1));
+		if (!s->ex || !s->plain)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int i = 0; i < n->nexprs && !rc && *ok; i++) {
+			int pc = exec_plain_col(n, n->exprs[i], n->post);
+			s->plain[i] = -1;
+			if (pc >= 0 && n->l->ty[pc].t == n->ty[i].t &&
+			    n->l->ty[pc].scale == n->ty[i].scale) {
+				s->plain[i] = pc;
+				continue;
+			}
+			rc = pipe_cx(x, n, i, n->exprs[i], n->post, n->l,
+				     &s->ex[i], ok);
+		}
+		return rc;
+	default: { /* PN_JOIN */
+		bool semi = join_semi(n->jtype);
+		s->kind = PS_JOIN;
+		s->sleft = join_streams_left(n);
+		s->in = s->sleft ? n->l : n->r;
+		s->pl = semi && n->pair ? n->pair : n;
+		s->ex = ast_alloc(&x->st->parena,
+				  sizeof(cexpr *) * (size_t)n->nkeys);
+		if (!s->ex)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int k = 0; k < n->nkeys && !rc && *ok; k++) {
+			ast_expr *e = s->sleft ? n->lkeys[k] : n->rkeys[k];
+			s->kty[k] = expr_type(e);
+			rc = pipe_cx(x, n, (s->sleft ? 0 : n->nkeys) + k, e,
+				     false, s->in, &s->ex[k], ok);
+		}
+		if (!rc && *ok && n->pred)
+			rc = pipe_cx(x, n, 2 * n->nkeys, n->pred, false, s->pl,
+				     &s->pred, ok);
+		return rc;
+	}
+	}
+}
+
+static int stage_hash(exec_ctx *x, pstage *s);
+
+/* Runs the built aggregate of join stage s with the stream's keys (of
+ * srel) as its key filter. */
+static int stage_build_kf(exec_ctx *x, pstage *s, const rel *srel)
+{
+	pnode *n = s->n;
+	int nk = n->nkeys, rc;
+	rel *kk = NULL;
+	pgroups g;
+
+	memset(&g, 0, sizeof(g));
+	if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, srel, &kk)))
+		return rc;
+	g.cap = 64;
+	g.nslot = 256;
+	g.keys = rel_new(NULL, nk, s->kty);
+	g.hash = malloc(g.cap * 8);
+	g.st = malloc(g.cap * sizeof(aggst));
+	g.slot = calloc(g.nslot, 8);
+	if (!g.keys || !g.hash || !g.st || !g.slot)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < kk->nrows && !rc; i++)
+		if (!exec_key_has_null(kk, i) &&
+		    groups_find(&g, kk, i, exec_hash_row(kk, nk, i), 1) < 0)
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (!rc) {
+		n->r->keyfilter = &g;
+		rc = exec_node(x, n->r, &s->build);
+		n->r->keyfilter = NULL;
+	}
+	groups_free(&g, 1);
+	rel_free(kk);
+	return rc;
+}
+
+/* Runs the built input of join stage s and hashes it. */
+static int stage_build(exec_ctx *x, pstage *s, const rel *srel)
+{
+	pnode *n = s->n;
+	pnode *bn = s->sleft ? n->r : n->l;
+	int rc;
+
+	if (s->kf) {
+		rc = stage_build_kf(x, s, srel);
+	} else {
+		rc = exec_node(x, bn, &s->build);
+	}
+	if (rc)
+		return rc;
+	uint64_t t0 = pipe_now();
+	rc = stage_hash(x, s);
+	s->build_ns = pipe_now() - t0;
+	return rc;
+}
+
+/* Evaluates the built side's keys and hashes its rows. */
+static int stage_hash(exec_ctx *x, pstage *s)
+{
+	pnode *n = s->n;
+	pnode *bn = s->sleft ? n->r : n->l;
+	uint64_t nbuild, nb = 64;
+	int rc;
+
+	if ((rc = exec_eval_keys(x, n, s->sleft ? n->nkeys : 0,
+				 s->sleft ? n->rkeys : n->lkeys, bn, s->build,
+				 &s->bk)))
+		return rc;
+	nbuild = s->bk->nrows;
+	while (nb < nbuild * 2)
+		nb *= 2;
+	if (nbuild >= UINT32_MAX)
+		return db_err(
+		    x->db, GPMDB_UNSUPPORTED,
+		    "a hash join over more than 4 billion rows is not "
+		    "supported");
+	s->nb = nb;
+	s->slot = calloc(nb, 8);
+	s->hash = malloc(nbuild * 8 + 8);
+	s->next = malloc(nbuild * 4 + 4);
+	if (!s->slot || !s->hash || !s->next)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	s->bytes = nb * 8 + nbuild * 12;
+	if ((rc = exec_mem(x, s->bytes)))
+		return rc;
+	const rel *bk = s->bk;
+#pragma omp parallel for schedule(static) if (nbuild >= 65536)
+	for (uint64_t i = 0; i < nbuild; i++)
+		s->hash[i] = exec_key_has_null(bk, i)
+				 ? 0
+				 : exec_hash_row(bk, bk->ncols, i);
+	/* each row goes to the front of its hash's chain: newest first */
+	for (uint64_t i = 0; i < nbuild; i++) {
+		uint64_t hv = s->hash[i], tag = hv >> 32, e;
+		uint64_t q = (hv ^ hv >> 29) & (nb - 1);
+		if ((!hv && exec_key_has_null(bk, i))) {
+			s->bnull = true;
+			continue;
+		}
+		while ((e = s->slot[q]) &&
+		       (e >> 32 != tag || s->hash[(e & 0xffffffffu) - 1] != hv))
+			q = (q + 1) & (nb - 1);
+		s->next[i] = (uint32_t)(e & 0xffffffffu);
+		s->slot[q] = tag << 32 | (i + 1);
+	}
+	return GPMDB_OK;
+}
+
+static void pipe_free(pipe *p)
+{
+	exec_ctx *x = p->x;
+
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		free(s->slot);
+		free(s->hash);
+		free(s->next);
+		rel_free(s->build);
+		rel_free(s->bk);
+		if (x->mem >= s->bytes)
+			x->mem -= s->bytes;
+	}
+	rel_free(p->srel);
+	free(p->tv);
+	free(p->mtab);
+	free(p->moff);
+}
+
+/* The morsels of the source. */
+static int pipe_morsels(pipe *p)
+{
+	exec_ctx *x = p->x;
+
+	if (!p->src) {
+		p->nm = (p->srel->nrows + VEC_BATCH - 1) / VEC_BATCH;
+		return GPMDB_OK;
+	}
+	if (stg_tablet_count(x->db->pool, p->src->table_id, &p->ntab))
+		return db_err_stg(x->db);
+	p->tv = calloc((size_t)p->ntab + 1, sizeof(*p->tv));
+	if (!p->tv)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint32_t t = 0; t < p->ntab; t++) {
+		if (stg_tablet_get(x->db->pool, p->src->table_id, t, &p->tv[t]))
+			return db_err_stg(x->db);
+		p->nm += (p->tv[t].nrows + VEC_BATCH - 1) / VEC_BATCH;
+	}
+	p->mtab = malloc((p->nm + 1) * sizeof(uint32_t));
+	p->moff = malloc((p->nm + 1) * sizeof(uint64_t));
+	if (!p->mtab || !p->moff)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	uint64_t k = 0;
+	for (uint32_t t = 0; t < p->ntab; t++)
+		for (uint64_t r = 0; r < p->tv[t].nrows; r += VEC_BATCH) {
+			p->mtab[k] = t;
+			p->moff[k++] = r;
+		}
+	return GPMDB_OK;
+}
+
+/* ---- merging the threads' results ---- */
+
+static int merge_rel(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	uint64_t total = 0, at = 0;
+	rel *r = exec_rel_like(x, p->top);
+	int rc;
+
+	for (int t = 0; t < p->nthr; t++)
+		total += th[t].out->nrows;
+	if (!r)
+		return x->db->errcode;
+	if ((rc = rel_reserve(r, total))) {
+		rel_free(r);
+		return rc;
+	}
+	for (int t = 0; t < p->nthr; t++) {
+		rel *o = th[t].out;
+		for (int c = 0; c < r->ncols && o->nrows; c++) {
+			size_t w = rel_width(r->cols[c].ty.t);
+			memcpy((char *)r->cols[c].data + at * w,
+			       o->cols[c].data, o->nrows * w);
+			memcpy(r->cols[c].nulls + at, o->cols[c].nulls,
+			       o->nrows);
+		}
+		at += o->nrows;
+		/* the text stays where the thread copied it */
+		rel_adopt(r, o);
+	}
+	r->nrows = total;
+	*out = r;
+	return GPMDB_OK;
+}
+
+static int merge_agg(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	const pnode *n = p->agg;
+	int na = n->naggs, ng = n->ngroup, rc = GPMDB_OK;
+	pgroups gl;
+	size_t bytes = 0;
+	rel *r = NULL;
+
+	for (int t = 0; t < p->nthr; t++)
+		bytes += th[t].g.cap * ((size_t)na * sizeof(aggst) + 16) +
+			 th[t].g.nslot * 8;
+	if ((rc = exec_mem(x, bytes))) {
+		x->mem -= bytes;
+		return rc;
+	}
+	if (groups_init(&gl, n)) {
+		groups_free(&gl, na);
+		x->mem -= bytes;
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (int t = 0; t < p->nthr && !rc; t++) {
+		pgroups *l = &th[t].g;
+		for (uint64_t e = 0; e < l->n && !rc; e++) {
+			int64_t g = groups_find(&gl, l->keys, e, l->hash[e],
+						na ? na : 1);
+			if (g < 0) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+			for (int a = 0; a < na; a++)
+				if (!agg_merge(
+					&n->aggs[a],
+					&gl.st[(uint64_t)g * (size_t)na + a],
+					&l->st[e * (size_t)na + a]))
+					rc = PIPE_DECLINE;
+		}
+	}
+	/* no group by: one row even without input */
+	if (!rc && !ng && !gl.n &&
+	    groups_find(&gl, gl.keys, 0, 0, na ? na : 1) < 0)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (!rc &&
+	    (!(r = exec_rel_like(x, p->agg)) || (rc = rel_reserve(r, gl.n))))
+		rc = rc ? rc : x->db->errcode;
+	for (uint64_t g = 0; g < gl.n && !rc; g++) {
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(gl.keys, k, g, &v);
+			rc = rel_set(r, k, g, &v);
+		}
+		for (int a = 0; a < na && !rc; a++)
+			rc =
+			    agg_final(x, &n->aggs[a],
+				      &gl.st[g * (size_t)na + a], r, ng + a, g);
+	}
+	if (!rc) {
+		r->nrows = gl.n;
+		*out = r;
+		r = NULL;
+	}
+	rel_free(r);
+	groups_free(&gl, na);
+	x->mem -= bytes;
+	return rc;
+}
+
+/* ---- running one ---- */
+
+static void pipe_figures(pnode *n, uint64_t rows, uint64_t self, uint64_t tm)
+{
+	n->an_calls++;
+	n->an_rows += rows;
+	n->an_self_ns += self;
+	n->an_ns += tm;
+}
+
+/* EXPLAIN ANALYZE's figures of the nodes that ran inside the pipeline:
+ * rows out of each; its time and that of the nodes below it, the
+ * threads' time divided by their number.  The node on top (run by
+ * exec_node) counts them as its children. */
+static void pipe_analyzed(pipe *p, const pthr *th)
+{
+	uint64_t rows[PIPE_MAX + 1] = {0}, incl[PIPE_MAX + 2] = {0}, src = 0;
+	uint64_t below, piped = 0, nt = (uint64_t)p->nthr;
+
+	for (int t = 0; t < p->nthr; t++) {
+		src += th[t].src_ns;
+		for (int i = 0; i <= p->ns; i++) {
+			rows[i] += th[t].rows_in[i];
+			incl[i] += th[t].incl_ns[i];
+		}
+	}
+	src /= nt;
+	for (int i = 0; i <= p->ns; i++)
+		incl[i] /= nt;
+	if (p->src) {
+		pipe_figures(p->src, rows[0], src, src);
+		below = piped = src;
+	} else {
+		below = p->top_src->an_ns;
+	}
+	/* stage i's own time: its inclusive time less the next one's */
+	for (int i = 0; i < p->ns; i++) {
+		pstage *s = &p->st[i];
+		uint64_t self =
+		    incl[i] > incl[i + 1] ? incl[i] - incl[i + 1] : 0;
+		uint64_t tm;
+		if (s->kind == PS_JOIN)
+			self += s->build_ns;
+		tm = self + below;
+		if (s->kind == PS_JOIN)
+			tm += (s->sleft ? s->n->r : s->n->l)->an_ns;
+		if (!p->agg && !p->topn && s->n == p->top)
+			break;
+		pipe_figures(s->n, rows[i + 1], self, tm);
+		below = tm;
+		piped += self;
+	}
+	/* the node on top, run by exec_node, counts the pipelined ones as
+	 * its children (the built sides and a source relation ran through
+	 * exec_node: counted already) */
+	p->x->an_kid_ns += piped;
+}
+
+static int pipe_exec(pipe *p, rel **out)
+{
+	exec_ctx *x = p->x;
+	uint64_t rows = p->src ? 0 : p->srel->nrows;
+	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1;
+	pthr *th;
+
+	for (uint32_t t = 0; p->src && t < p->ntab; t++)
+		rows += p->tv[t].nrows;
+	if (rows < PIPE_PAR_MIN_ROWS || nt < 2)
+		nt = 1;
+	if ((uint64_t)nt > p->nm && p->nm)
+		nt = (int)p->nm;
+	p->nthr = nt;
+	if (!(th = calloc((size_t)nt, sizeof(pthr))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int t = 0; t < nt && !rc; t++) {
+		th[t].m0 = p->nm * (uint64_t)t / (uint64_t)nt;
+		th[t].m1 = p->nm * (uint64_t)(t + 1) / (uint64_t)nt;
+		if (pthr_init(&th[t], p))
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	if (!rc) {
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+		for (int t = 0; t < nt; t++)
+			pipe_thread(&th[t]);
+		if ((rc = db_check_interrupt(x->db)))
+			goto done;
+		for (int t = 0; t < nt && bad < 0; t++)
+			if (th[t].rc)
+				bad = t;
+		if (bad >= 0) {
+			if (th[bad].rc == GPMDB_NOMEM &&
+			    !strcmp(th[bad].msg, "memory limit"))
+				rc = db_err(x->db, GPMDB_NOMEM,
+					    "query needs more than the memory "
+					    "limit of %zu MiB (PRAGMA "
+					    "memory_limit)",
+					    x->mem_limit >> 20);
+			else if (th[bad].rc == GPMDB_NOMEM)
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+			else
+				rc = PIPE_DECLINE; /* the plain operators
+						      report it */
+			goto done;
+		}
+		rc = p->agg ? merge_agg(p, th, out) : merge_rel(p, th, out);
+		if (!rc && x->analyze)
+			pipe_analyzed(p, th);
+	}
+done:
+	for (int t = 0; t < nt; t++)
+		if (th[t].p)
+			pthr_free(&th[t]);
+	free(th);
+	return rc;
+}
+
+/* The input column of AGG n that e reads as it is (type ty), or -1. */
+static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
+{
+	int pc = exec_plain_col(n, e, false);
+
+	if (pc < 0 || n->l->ty[pc].t != ty.t ||
+	    (ty.t == BC_T_DEC && n->l->ty[pc].scale != ty.scale))
+		return -1;
+	return pc;
+}
+
+/* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
+/* The pipeline ending at n (with topn: n is that SORT's input, and the
+ * sink keeps keep rows of each thread). */
+static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
+{
+	pipe p;
+	pnode *chain[PIPE_MAX], *c;
+	int nc = 0, rc = GPMDB_OK;
+	bool ok = true;
+
+	/* a correlated subquery runs once per outer row: its plain
+	 * operators keep their per-execution caches */
+	if (x->corr || x->nframes)
+		return PIPE_DECLINE;
+	memset(&p, 0, sizeof(p));
+	p.x = x;
+	p.topn = topn;
+	p.keep = keep;
+	c = n;
+	if (n->kind == PN_AGG) {
+		if (n->naggs > 120 || n->ngroup > 64 || !pipe_cpu(x, n))
+			return PIPE_DECLINE;
+		for (int a = 0; a < n->naggs; a++)
+			if (n->aggs[a].distinct ||
+			    n->aggs[a].fn == AGG_GROUP_CONCAT)
+				return PIPE_DECLINE;
+		p.agg = n;
+		p.kf = n->keyfilter;
+		c = n->l;
+	}
+	/* the chain of streaming nodes, top down; a join whose left keys
+	 * will filter its built aggregate ends it (its left input is the
+	 * source relation) */
+	bool kf = false;
+	while (!kf && nc < PIPE_MAX && pipe_cpu(x, c) &&
+	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
+		(c->kind == PN_JOIN && join_ok(c)))) {
+		chain[nc++] = c;
+		kf = c->kind == PN_JOIN && join_kf_ok(c);
+		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;
+	}
+	p.top_src = c;
+	if (c->kind == PN_SCAN && pipe_cpu(x, c) && !kf)
+		p.src = c;
+	else if (!nc)
+		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg;
+					a top-N of one: exec_sort_top */
+	p.top = p.agg ? n->l : n;
+	/* compile bottom up; a node that cannot stream ends the chain
+	 * below it (it becomes the source) */
+	for (int i = nc - 1; i >= 0 && !rc; i--) {
+		pstage *s = &p.st[p.ns];
+		if ((rc = stage_make(x, chain[i], s, &ok)))
+			break;
+		if (!ok) { /* chain[i] and those above it: plain */
+			return PIPE_DECLINE;
+		}
+		s->kf = kf && p.ns == 0;
+		p.ns++;
+	}
+	if (!rc && p.agg) {
+		const pnode *an = p.agg;
+		int ng = an->ngroup;
+		p.gx =
+		    ast_alloc(&x->st->parena,
+			      sizeof(cexpr *) * (size_t)(ng + an->naggs + 1));
+		p.gcol = ast_alloc(&x->st->parena,
+				   sizeof(int) * (size_t)(ng + an->naggs + 1));
+		if (!p.gx || !p.gcol)
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		for (int k = 0; k < ng && !rc && ok; k++) {
+			p.gcol[k] = agg_plain(an, an->group[k], an->ty[k]);
+			rc = pipe_cx(x, n, k, an->group[k], false, an->l,
+				     &p.gx[k], &ok);
+		}
+		for (int a = 0; a < an->naggs && !rc && ok; a++) {
+			p.aty[a] = an->aggs[a].arg ? expr_type(an->aggs[a].arg)
+						   : et_make(BC_T_INT);
+			p.gx[ng + a] = NULL;
+			p.gcol[ng + a] =
+			    an->aggs[a].arg
+				? agg_plain(an, an->aggs[a].arg, p.aty[a])
+				: -1;
+			if (an->aggs[a].arg)
+				rc = pipe_cx(x, n, ng + a, an->aggs[a].arg,
+					     false, an->l, &p.gx[ng + a], &ok);
+		}
+		if (!rc && !ok)
+			return PIPE_DECLINE;
+	}
+	if (rc)
+		return rc;
+	/* the breakers below: the source relation, the joins' built sides */
+	if (!p.src)
+		rc = exec_node(x, c, &p.srel);
+	for (int i = 0; i < p.ns && !rc; i++)
+		if (p.st[i].kind == PS_JOIN)
+			rc = stage_build(x, &p.st[i], p.srel);
+	if (!rc)
+		rc = pipe_morsels(&p);
+	if (!rc)
+		rc = pipe_exec(&p, out);
+	pipe_free(&p);
+	return rc;
+}
+
+int pipe_run(exec_ctx *x, pnode *n, rel **out)
+{
+	return pipe_go(x, n, NULL, 0, out);
+}
+
+int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+{
+	if (!pipe_cpu(x, n) || keep > (1u << 24))
+		return PIPE_DECLINE;
+	return pipe_go(x, n->l, n, keep, out);
+}
