@@ -2,14 +2,20 @@
  * test_exec_gpu_ops.c - ORDER BY / top-N, joins, DISTINCT and set
  * operations on the GPU backend (make test-gpu, on the GPU machine): each
  * query runs with backend=cpu and with backend=gpu under gpu_strict; the
- * rows must be the same in the same order (no ORDER BY needed: the GPU
- * reproduces the CPU's order of joins and DISTINCT).  Data: NULLs,
+ * rows must be the same, in the same order under ORDER BY.  Without ORDER
+ * BY a join's rows are compared as a set: the CPU's pipelines stream
+ * either input of an inner join (the larger) and emit a LEFT JOIN's
+ * unmatched rows per batch, while the GPU keeps the order of the
+ * materialising join (docs/engine.md "Pipelines"); SQL leaves it open.
+ * DISTINCT, GROUP BY and SEMI/ANTI joins keep the CPU's order.  Data: NULLs,
  * duplicates, ties, negative numbers, -0.0 and 0.0, dates, decimals.
  * Also LIMIT/OFFSET over GPU results, SEMI/ANTI/NOT IN joins (NULL keys,
  * empty sides, a residual), bare columns and DISTINCT aggregates.
  * GPMDB_TEST_ROWS=n sets the big table's size (default 300000).
  */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +29,38 @@ static gpmdb *db;
 static char path[256];
 static int nq, nmis;
 
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of a, sorted, equal those of b, sorted. */
+static bool same_rows(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = 0, m = 0;
+	char *x = strdup(a), *y = strdup(b);
+	char **u = calloc(la + 2, sizeof(char *)),
+	     **v = calloc(lb + 2, sizeof(char *));
+	bool same = false;
+
+	if (x && y && u && v && la == lb) {
+		for (char *p = strtok(x, "\n"); p; p = strtok(NULL, "\n"))
+			u[n++] = p;
+		for (char *p = strtok(y, "\n"); p; p = strtok(NULL, "\n"))
+			v[m++] = p;
+		qsort(u, n, sizeof(char *), line_cmp);
+		qsort(v, m, sizeof(char *), line_cmp);
+		same = n == m;
+		for (size_t i = 0; same && i < n; i++)
+			same = !strcmp(u[i], v[i]);
+	}
+	free(x);
+	free(y);
+	free(u);
+	free(v);
+	return same;
+}
+
 static void both(const char *sql)
 {
 	char *c, *g;
@@ -32,6 +70,10 @@ static void both(const char *sql)
 	xq_exec(db, "PRAGMA backend = gpu");
 	g = xq(db, sql);
 	nq++;
+	if (strcmp(c, g) && !strstr(sql, "ORDER BY") &&
+	    !strstr(sql, "DISTINCT") && !strstr(sql, "GROUP BY") &&
+	    same_rows(c, g))
+		strcpy(g, c); /* the same rows in another order (same length) */
 	if (strcmp(c, g)) {
 		nmis++;
 		CHECKF(0, "%s\n  cpu: %.300s\n  gpu: %.300s", sql, c, g);
@@ -467,7 +509,8 @@ static void t_limit(void)
 	    "SELECT i FROM t WHERE k > 0 LIMIT 5 OFFSET 10000000",
 	    "SELECT k, count(*) FROM t GROUP BY k LIMIT 5 OFFSET 2",
 	    "SELECT DISTINCT k FROM t LIMIT 3",
-	    "SELECT t.i, u.y FROM t JOIN u ON t.k = u.k LIMIT 20 OFFSET 100",
+	    "SELECT t.i, u.y FROM t JOIN u ON t.k = u.k ORDER BY t.i, u.y "
+	    "LIMIT 20 OFFSET 100",
 	    /* text rows after an OFFSET */
 	    "SELECT i, s1 FROM x ORDER BY s1 DESC, i LIMIT 4 OFFSET 9",
 	};
