@@ -1580,6 +1580,169 @@ static int merge_rel(pipe *p, pthr *th, rel **out)
 	return GPMDB_OK;
 }
 
+/* Groups at least this many in all: the threads' tables are merged in
+ * parallel, by partitions of the key hash. */
+#define MERGE_PAR_MIN 65536
+#define MERGE_PARTS   64
+
+/* The parallel merge: each partition of the hash space takes the groups
+ * of every thread in thread order; a group's first thread owns it and
+ * later threads' states merge into the owner's (agg_merge in row order,
+ * as the serial merge).  The owners then come out in (thread, group)
+ * order: the order of their first rows.  PIPE_DECLINE when an INT sum's
+ * prefix check fails (the plain operators report it). */
+static int merge_agg_par(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	const pnode *n = p->agg;
+	int na = n->naggs, ng = n->ngroup, nt = p->nthr;
+	uint32_t **pidx = calloc((size_t)nt, sizeof(uint32_t *));
+	uint64_t(*poff)[MERGE_PARTS + 1] = calloc((size_t)nt, sizeof(*poff));
+	uint8_t **own = calloc((size_t)nt, sizeof(uint8_t *));
+	uint64_t *base = calloc((size_t)nt + 1, sizeof(uint64_t));
+	atomic_int bad = 0, nomem = 0;
+	bool text = false;
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	if (!pidx || !poff || !own || !base) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int c = 0; c < n->ncols; c++)
+		text |= n->ty[c].t == BC_T_TEXT;
+		/* each thread's groups by partition (counting sort) */
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+	for (int t = 0; t < nt; t++) {
+		pgroups *g = &th[t].g;
+		uint64_t cnt[MERGE_PARTS] = {0};
+		pidx[t] = malloc(g->n * 4 + 4);
+		own[t] = pipe_zalloc(g->n + 1);
+		if (!pidx[t] || !own[t]) {
+			atomic_store(&nomem, 1);
+			continue;
+		}
+		for (uint64_t e = 0; e < g->n; e++)
+			cnt[g->hash[e] >> 58]++;
+		poff[t][0] = 0;
+		for (int q = 0; q < MERGE_PARTS; q++)
+			poff[t][q + 1] = poff[t][q] + cnt[q];
+		uint64_t at[MERGE_PARTS];
+		memcpy(at, poff[t], sizeof(at));
+		for (uint64_t e = 0; e < g->n; e++)
+			pidx[t][at[g->hash[e] >> 58]++] = (uint32_t)e;
+	}
+	if (atomic_load(&nomem)) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	/* each partition: owners and merges, threads in order */
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+	for (int q = 0; q < MERGE_PARTS; q++) {
+		uint64_t total = 0, ns = 64, *slot;
+		for (int t = 0; t < nt; t++)
+			total += poff[t][q + 1] - poff[t][q];
+		while (ns < 2 * total)
+			ns *= 2;
+		if (!(slot = pipe_zalloc(ns * 8))) {
+			atomic_store(&nomem, 1);
+			continue;
+		}
+		for (int t = 0; t < nt; t++) {
+			pgroups *g = &th[t].g;
+			for (uint64_t k = poff[t][q]; k < poff[t][q + 1]; k++) {
+				uint32_t e = pidx[t][k];
+				uint64_t hv = g->hash[e], s = hv & (ns - 1), v;
+				for (; (v = slot[s]); s = (s + 1) & (ns - 1)) {
+					int ot = (int)(v >> 40);
+					uint64_t oe =
+					    (v & ((1ull << 40) - 1)) - 1;
+					pgroups *og = &th[ot].g;
+					if (og->hash[oe] == hv &&
+					    (!ng || exec_keys_eq(og->keys, oe,
+								 g->keys, e)))
+						break;
+				}
+				if (!v) {
+					slot[s] = (uint64_t)t << 40 | (e + 1);
+					own[t][e] = 1;
+					continue;
+				}
+				int ot = (int)(v >> 40);
+				uint64_t oe = (v & ((1ull << 40) - 1)) - 1;
+				for (int a = 0; a < na; a++)
+					if (!agg_merge(
+						&n->aggs[a],
+						&th[ot].g.st[oe * na + a],
+						&g->st[(uint64_t)e * na + a]))
+						atomic_store(&bad, 1);
+			}
+		}
+		free(slot);
+	}
+	if (atomic_load(&nomem)) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (atomic_load(&bad)) {
+		rc = PIPE_DECLINE;
+		goto out;
+	}
+	/* the owners in (thread, group) order */
+	for (int t = 0; t < nt; t++) {
+		uint64_t c = 0;
+		for (uint64_t e = 0; e < th[t].g.n; e++)
+			c += own[t][e];
+		base[t + 1] = base[t] + c;
+	}
+	if (!(r = exec_rel_like(x, p->agg)) ||
+	    (rc = rel_reserve(r, base[nt] ? base[nt] : 1))) {
+		rc = rc ? rc : x->db->errcode;
+		goto out;
+	}
+	atomic_int frc = GPMDB_OK;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (!text)
+	for (int t = 0; t < nt; t++) {
+		pgroups *g = &th[t].g;
+		uint64_t row = base[t];
+		for (uint64_t e = 0; e < g->n && !atomic_load(&frc); e++) {
+			int erc = GPMDB_OK;
+			if (!own[t][e])
+				continue;
+			for (int k = 0; k < ng && !erc; k++) {
+				sval v;
+				rel_get(g->keys, k, e, &v);
+				erc = rel_set(r, k, row, &v);
+			}
+			for (int a = 0; a < na && !erc; a++)
+				erc = agg_final(text ? x : NULL, &n->aggs[a],
+						&g->st[e * na + a], r, ng + a,
+						row);
+			if (erc)
+				atomic_store(&frc, erc);
+			row++;
+		}
+	}
+	if ((rc = atomic_load(&frc))) {
+		rc = db_err(x->db, rc, "out of memory");
+		goto out;
+	}
+	r->nrows = base[nt];
+	*out = r;
+	r = NULL;
+out:
+	rel_free(r);
+	for (int t = 0; t < nt && pidx; t++)
+		free(pidx[t]);
+	for (int t = 0; t < nt && own; t++)
+		free(own[t]);
+	free(pidx);
+	free(poff);
+	free(own);
+	free(base);
+	return rc;
+}
+
 static int merge_agg(pipe *p, pthr *th, rel **out)
 {
 	exec_ctx *x = p->x;
@@ -1593,6 +1756,14 @@ static int merge_agg(pipe *p, pthr *th, rel **out)
 		bytes += th[t].g.cap * ((size_t)na * sizeof(aggst) + 16) +
 			 th[t].g.nslot * 8;
 	if ((rc = exec_mem(x, bytes))) {
+		x->mem -= bytes;
+		return rc;
+	}
+	uint64_t total = 0;
+	for (int t = 0; t < p->nthr; t++)
+		total += th[t].g.n;
+	if (p->nthr > 1 && total >= MERGE_PAR_MIN && ng) {
+		rc = merge_agg_par(p, th, out);
 		x->mem -= bytes;
 		return rc;
 	}
