@@ -7,8 +7,8 @@
  * is counted against the query's memory limit.
  */
 #include "../engine.h"
-#include "exec_int.h"
 #include "../value.h"
+#include "exec_int.h"
 
 #include <math.h>
 #include <omp.h>
@@ -935,7 +935,6 @@ fail:
 
 /* ---- values ---- */
 
-
 /* A parameter's value as compile.c's param() compiles it (INT, REAL,
  * TEXT, else NULL): INSERT ... VALUES (?, ...) then costs no program per
  * value (loading TPC-H through prepared INSERTs spent most of its time
@@ -1631,6 +1630,9 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	case PN_JOIN:
 	case PN_AGG:
 		/* a chain of streaming operators: one pipeline (pipe.c) */
+		if (n->kind == PN_JOIN &&
+		    (rc = pipe_run_semi(x, n, out)) != PIPE_DECLINE)
+			return rc;
 		if ((rc = pipe_run(x, n, out)) != PIPE_DECLINE)
 			return rc;
 		rc = GPMDB_OK;

@@ -85,6 +85,9 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out);
  * first keep rows in n's order: *out holds them in input order (a stable
  * sort of it gives the first keep rows of the whole input). */
 int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* A SEMI/ANTI join n whose right input is much the larger: the left rows
+ * hashed, the right input streamed into marks; PIPE_DECLINE otherwise. */
+int pipe_run_semi(exec_ctx *x, pnode *n, rel **out);
 /* idx[0..m) = rows of in in SORT n's order (stable), the first keep of
  * them; returns m.  idx has room for in->nrows. */
 uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,

@@ -93,6 +93,8 @@ typedef struct pipe {
 	int ns;
 	pstage st[PIPE_MAX]; /* st[0] reads the source */
 	pnode *agg;	     /* the AGG sink, or NULL: a relation */
+	struct pmark *mark;  /* a SEMI/ANTI join's right rows marking the
+				left rows they meet, or NULL */
 	pnode *topn;	     /* a relation sink keeping the first keep rows
 				in topn's (SORT) order, or NULL */
 	uint64_t keep;
@@ -136,11 +138,14 @@ typedef struct pthr {
 	uint32_t keep[VEC_BATCH];
 	const void **sd;
 	const uint32_t **sn;
-	void **own0;	 /* b[0]'s own arrays (data, nulls per column) */
-	rel *out;	 /* relation sink */
-	rel *ka, *aa;	 /* AGG sink: keys and arguments of a batch */
-	void **kown;	 /* their own arrays (data, nulls per column) */
-	rel *kfb;	 /* AGG with a key filter: the rows it keeps */
+	void **own0;	  /* b[0]'s own arrays (data, nulls per column) */
+	rel *out;	  /* relation sink */
+	rel *ka, *aa;	  /* AGG sink: keys and arguments of a batch */
+	void **kown;	  /* their own arrays (data, nulls per column) */
+	rel *kfb;	  /* AGG with a key filter: the rows it keeps */
+	rel *mkb, *mpair; /* mark sink: right keys, (left, right) pairs */
+	int64_t *mli, *mri;
+	uint32_t mnp;
 	pgroups g;	 /* AGG sink */
 	uint64_t m0, m1; /* morsels [m0, m1) */
 	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
@@ -970,6 +975,92 @@ static uint64_t pipe_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The mark sink of a SEMI/ANTI join whose right input streams: the left
+ * rows are built (hashed), each right row marks the left rows it meets
+ * (through the residual when there is one). */
+typedef struct pmark {
+	pstage s;	  /* the built left side: s.build, s.bk, the table */
+	cexpr *rk[64];	  /* right keys over the right input's layout */
+	uint8_t *matched; /* per left row */
+	atomic_int rnull; /* a right key is NULL (NOT IN) */
+	atomic_int rany;  /* a right row came */
+} pmark;
+
+static int mark_flush(pthr *t, const rel *b)
+{
+	pmark *mk = t->p->mark;
+	uint32_t m = t->mnp, sel[VEC_BATCH], k;
+	vec v;
+	int rc;
+
+	t->mnp = 0;
+	if (!m)
+		return GPMDB_OK;
+	if (atomic_load(&t->p->stop) || atomic_load(&t->p->x->db->interrupted))
+		return PIPE_STOP;
+	pipe_reset(t->mpair);
+	if (exec_join_emit(t->mpair, mk->s.build, b, t->mli, t->mri, m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	if ((rc = pipe_eval(t, PIPE_MAX, mk->s.pred, t->mpair, &v)))
+		return rc;
+	k = exec_filter_true(&v, m, 0, sel);
+	for (uint32_t q = 0; q < k; q++)
+		__atomic_store_n(&mk->matched[t->mli[sel[q]]], 1,
+				 __ATOMIC_RELAXED);
+	return GPMDB_OK;
+}
+
+static int sink_mark(pthr *t, const rel *b)
+{
+	pmark *mk = t->p->mark;
+	pstage *s = &mk->s;
+	int nk = s->n->nkeys, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *kb = t->mkb;
+	uint64_t mask = s->nb - 1;
+	vec v;
+
+	atomic_store(&mk->rany, 1);
+	for (int k = 0; k < nk; k++)
+		if ((rc = pipe_eval(t, PIPE_MAX, mk->rk[k], b, &v)) ||
+		    (rc = pipe_put(t, kb, k, &v, m)))
+			return rc;
+	kb->nrows = m;
+	for (uint32_t r = 0; r < m; r++) {
+		if (exec_key_has_null(kb, r)) {
+			atomic_store(&mk->rnull, 1);
+			continue;
+		}
+		uint64_t hv = exec_hash_row(kb, nk, r), tag = hv >> 32, e;
+		for (uint64_t q = (hv ^ hv >> 29) & mask; (e = s->slot[q]);
+		     q = (q + 1) & mask) {
+			uint64_t row = (e & 0xffffffffu) - 1;
+			if (e >> 32 != tag || s->hash[row] != hv)
+				continue;
+			for (;;) {
+				if (exec_keys_eq(s->bk, row, kb, r)) {
+					if (!s->pred) {
+						__atomic_store_n(
+						    &mk->matched[row], 1,
+						    __ATOMIC_RELAXED);
+					} else {
+						t->mli[t->mnp] = (int64_t)row;
+						t->mri[t->mnp++] = r;
+						if (t->mnp == VEC_BATCH &&
+						    (rc = mark_flush(t, b)))
+							return rc;
+					}
+				}
+				if (!s->next[row])
+					break;
+				row = s->next[row] - 1;
+			}
+			break;
+		}
+	}
+	return mark_flush(t, b);
+}
+
 static int pipe_step(pthr *t, int i, rel *b);
 
 static int pipe_push(pthr *t, int i, rel *b)
@@ -993,7 +1084,9 @@ static int pipe_step(pthr *t, int i, rel *b)
 	pipe *p = t->p;
 
 	if (i == p->ns)
-		return p->agg ? sink_agg(t, b) : sink_rel(t, b);
+		return p->agg	 ? sink_agg(t, b)
+		       : p->mark ? sink_mark(t, b)
+				 : sink_rel(t, b);
 	switch (p->st[i].kind) {
 	case PS_FILTER:
 		return stage_filter(t, i, b);
@@ -1163,6 +1256,10 @@ static void pthr_free(pthr *t)
 	}
 	free(t->kown);
 	rel_free(t->kfb);
+	rel_free(t->mkb);
+	rel_free(t->mpair);
+	free(t->mli);
+	free(t->mri);
 	if (t->b[0] && !p->src) /* a window: the columns are the source's */
 		for (int c = 0; c < t->b[0]->ncols; c++)
 			t->b[0]->cols[c].data = t->b[0]->cols[c].nulls = NULL;
@@ -1250,6 +1347,15 @@ static int pthr_init(pthr *t, pipe *p)
 			t->kown[2 * k + 1] = d->nulls;
 		}
 		if (p->kf && !(t->kfb = pipe_batch(n->l)))
+			return GPMDB_NOMEM;
+	} else if (p->mark) {
+		pstage *s = &p->mark->s;
+		t->mli = malloc(VEC_BATCH * 8);
+		t->mri = malloc(VEC_BATCH * 8);
+		if (!t->mli || !t->mri ||
+		    !(t->mkb = rel_new(NULL, s->n->nkeys, s->kty)) ||
+		    rel_reserve(t->mkb, VEC_BATCH) ||
+		    !(t->mpair = pipe_batch(s->pl)))
 			return GPMDB_NOMEM;
 	} else if (!(t->out = rel_new(NULL, p->top->ncols, p->top->ty))) {
 		return GPMDB_NOMEM;
@@ -1865,7 +1971,7 @@ static void pipe_analyzed(pipe *p, const pthr *th)
 		tm = self + below;
 		if (s->kind == PS_JOIN)
 			tm += (s->sleft ? s->n->r : s->n->l)->an_ns;
-		if (!p->agg && !p->topn && s->n == p->top)
+		if (!p->agg && !p->topn && !p->mark && s->n == p->top)
 			break;
 		pipe_figures(s->n, rows[i + 1], self, tm);
 		below = tm;
@@ -1924,7 +2030,9 @@ static int pipe_exec(pipe *p, rel **out)
 						      report it */
 			goto done;
 		}
-		rc = p->agg ? merge_agg(p, th, out) : merge_rel(p, th, out);
+		rc = p->mark  ? GPMDB_OK
+		     : p->agg ? merge_agg(p, th, out)
+			      : merge_rel(p, th, out);
 		if (!rc && x->analyze)
 			pipe_analyzed(p, th);
 	}
@@ -1950,7 +2058,8 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
 /* The pipeline ending at n (with topn: n is that SORT's input, and the
  * sink keeps keep rows of each thread). */
-static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
+static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
+		   pmark *mark, rel **out)
 {
 	pipe p;
 	pnode *chain[PIPE_MAX], *c;
@@ -1965,6 +2074,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 	p.x = x;
 	p.topn = topn;
 	p.keep = keep;
+	p.mark = mark;
 	c = n;
 	if (n->kind == PN_AGG) {
 		if (n->naggs > 120 || n->ngroup > 64 || !pipe_cpu(x, n))
@@ -2055,12 +2165,86 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep, rel **out)
 
 int pipe_run(exec_ctx *x, pnode *n, rel **out)
 {
-	return pipe_go(x, n, NULL, 0, out);
+	return pipe_go(x, n, NULL, 0, NULL, out);
 }
 
 int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	if (!pipe_cpu(x, n) || keep > (1u << 24))
 		return PIPE_DECLINE;
-	return pipe_go(x, n->l, n, keep, out);
+	return pipe_go(x, n->l, n, keep, NULL, out);
+}
+
+/* A SEMI/ANTI join whose right input is much the larger: the left rows
+ * are hashed and the right input streams through a pipeline into the
+ * mark sink (instead of exec_join materialising the right side). */
+int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
+{
+	int nk = n->nkeys, jt = n->jtype, rc = GPMDB_OK;
+	const pnode *ixs = n->r;
+	pmark mk;
+	pstage *s = &mk.s;
+	bool ok = true;
+
+	if (n->kind != PN_JOIN || !join_semi(jt) || !nk || nk > 64 || x->corr ||
+	    x->nframes || n->r->est <= 4 * n->l->est || !pipe_cpu(x, n))
+		return PIPE_DECLINE;
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	if (ixs->kind == PN_ISCAN && ixs->ix->njk)
+		return PIPE_DECLINE;
+	memset(&mk, 0, sizeof(mk));
+	s->kind = PS_JOIN;
+	s->n = n;
+	s->sleft = false; /* the left is built */
+	s->pl = n->pair ? n->pair : n;
+	for (int k = 0; k < nk && !rc && ok; k++) {
+		s->kty[k] = expr_type(n->rkeys[k]);
+		rc = pipe_cx(x, n, nk + k, n->rkeys[k], false, n->r, &mk.rk[k],
+			     &ok);
+	}
+	if (!rc && ok && n->pred)
+		rc =
+		    pipe_cx(x, n, 2 * nk, n->pred, false, s->pl, &s->pred, &ok);
+	if (rc || !ok)
+		return rc ? rc : PIPE_DECLINE;
+	if ((rc = exec_node(x, n->l, &s->build)) || (rc = stage_hash(x, s)))
+		goto out;
+	if (!(mk.matched = pipe_zalloc(s->build->nrows + 1))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = pipe_go(x, n->r, NULL, 0, &mk, NULL)))
+		goto out; /* PIPE_DECLINE too: exec_join runs it */
+	/* the left rows that matched (SEMI) or not (ANTI; NOT IN: none
+	 * after a NULL right key, all when the right side is empty) */
+	uint64_t nl = s->build->nrows, m = 0;
+	uint32_t *idx = malloc(sizeof(uint32_t) * (nl + 1));
+	if (!idx) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	bool none = jt == JOIN_ANTI_NULL && atomic_load(&mk.rany) &&
+		    atomic_load(&mk.rnull);
+	bool all = jt == JOIN_ANTI_NULL && !atomic_load(&mk.rany);
+	for (uint64_t i = 0; i < nl && !none; i++) {
+		bool keep =
+		    jt == JOIN_SEMI   ? mk.matched[i] != 0
+		    : jt == JOIN_ANTI ? !mk.matched[i]
+		    : all	      ? true
+			  : !mk.matched[i] && !exec_key_has_null(s->bk, i);
+		if (keep)
+			idx[m++] = (uint32_t)i;
+	}
+	rc = exec_gather_out(x, n, s->build, idx, m, out);
+out:
+	free(mk.matched);
+	free(s->slot);
+	free(s->hash);
+	free(s->next);
+	rel_free(s->build);
+	rel_free(s->bk);
+	if (x->mem >= s->bytes)
+		x->mem -= s->bytes;
+	return rc;
 }

@@ -265,6 +265,24 @@ static void t_joins(void)
 	same("SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM d WHERE k "
 	     "IS NOT NULL)",
 	     true);
+	/* SEMI/ANTI joins whose right input is much the larger: the left
+	 * rows are hashed, the right ones stream and mark them */
+	same("SELECT d.name FROM d WHERE EXISTS (SELECT 1 FROM f WHERE f.k = "
+	     "d.k AND f.n > d.w)",
+	     false);
+	same("SELECT count(*) FROM d WHERE NOT EXISTS (SELECT 1 FROM f WHERE "
+	     "f.k = d.k)",
+	     true);
+	same("SELECT count(*), sum(d.w) FROM d WHERE d.k IN (SELECT k FROM f "
+	     "WHERE id % 3 = 0)",
+	     true);
+	same("SELECT count(*) FROM d WHERE d.w NOT IN (SELECT n FROM f)", true);
+	same("SELECT count(*) FROM d WHERE d.w + 45 NOT IN (SELECT n FROM f "
+	     "WHERE n IS NOT NULL)",
+	     true);
+	same("SELECT count(*) FROM d WHERE d.k NOT IN (SELECT k FROM f WHERE "
+	     "id < 0)",
+	     true);
 	/* a decorrelated scalar subquery: the outer keys keep its GROUP BY
 	 * to the groups they look up */
 	same("SELECT d.name, d.w FROM d WHERE d.w * 10 < (SELECT avg(f.n) + 10 "
