@@ -419,6 +419,12 @@ int main(void)
 	TEST_RUN(load);
 	TEST_RUN(t_filter_project_agg);
 	TEST_RUN(t_joins);
+	/* again with the parallel table builds and group merges that large
+	 * inputs take (engine/exec/pipe.c pipe_small) */
+	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
+	TEST_RUN(t_filter_project_agg);
+	TEST_RUN(t_joins);
+	unsetenv("GPMDB_TEST_PIPE_SMALL");
 	TEST_RUN(t_topn);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);

@@ -1,0 +1,640 @@
+/*
+ * pipe_agg.c - the aggregate sink of a pipeline (pipe.c): per-thread
+ * groups in open-addressing tables (hash tags in the slots, one INT or
+ * DECIMAL key compared in place), typed loops for counts and sums, the
+ * generic agg_step for the rest, a key filter from a join above
+ * (sideways keys), and the merge of the threads' groups in row order,
+ * in parallel by partitions of the key hash when they are many.
+ */
+#include "../engine.h"
+#include "../value.h"
+#include "exec_int.h"
+#include "pipe_int.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int groups_init(pgroups *g, const pnode *n)
+{
+	int na = n->naggs ? n->naggs : 1;
+
+	memset(g, 0, sizeof(*g));
+	g->cap = 64;
+	g->nslot = 256;
+	g->keys = rel_new(NULL, n->ngroup, n->ty);
+	g->hash = malloc(g->cap * 8);
+	g->st = malloc(g->cap * (size_t)na * sizeof(aggst));
+	g->slot = pipe_zalloc(g->nslot * 8);
+	if (!g->keys || !g->hash || !g->st || !g->slot)
+		return GPMDB_NOMEM;
+	return GPMDB_OK;
+}
+
+void groups_free(pgroups *g, int na)
+{
+	for (uint64_t k = 0; g->st && k < g->n * (uint64_t)na; k++)
+		free(g->st[k].gc);
+	rel_free(g->keys);
+	free(g->hash);
+	free(g->slot);
+	free(g->st);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The group of row i of keys k (hash hv) in g, added when new; -1: out of
+ * memory. */
+static inline uint64_t groups_bucket(uint64_t hv, uint64_t m)
+{
+	return (hv ^ hv >> 29) & m;
+}
+
+/* A slot: the upper 32 bits of the group's key hash, then the group + 1
+ * (0: empty), so that most probes read no group. */
+int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv, int na)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+	int64_t e;
+
+	while ((v = g->slot[s])) {
+		e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
+		    (!k->ncols || exec_keys_eq(g->keys, (uint64_t)e, k, i)))
+			return e;
+		s = (s + 1) & m;
+	}
+	if (g->n >= UINT32_MAX - 1)
+		return -1;
+	if (g->n == g->cap) {
+		uint64_t cap = g->cap * 2;
+		uint64_t *h = realloc(g->hash, cap * 8);
+		aggst *st =
+		    h ? realloc(g->st, cap * (size_t)na * sizeof(aggst)) : NULL;
+		if (h)
+			g->hash = h;
+		if (!st)
+			return -1;
+		g->st = st;
+		g->cap = cap;
+	}
+	if (2 * (g->n + 1) > g->nslot) {
+		uint64_t ns = g->nslot * 2;
+		uint64_t *sl = pipe_zalloc(ns * 8);
+		if (!sl)
+			return -1;
+		for (uint64_t q = 0; q < g->n; q++) {
+			uint64_t u = groups_bucket(g->hash[q], ns - 1);
+			while (sl[u])
+				u = (u + 1) & (ns - 1);
+			sl[u] = (g->hash[q] >> 32) << 32 | (q + 1);
+		}
+		free(g->slot);
+		g->slot = sl;
+		g->nslot = ns;
+		m = ns - 1;
+		s = groups_bucket(hv, m);
+		while (g->slot[s])
+			s = (s + 1) & m;
+	}
+	if (k->ncols && rel_copy_row(g->keys, k, i))
+		return -1;
+	e = (int64_t)g->n++;
+	g->hash[e] = hv;
+	memset(&g->st[(uint64_t)e * (size_t)na], 0, (size_t)na * sizeof(aggst));
+	g->slot[s] = tag << 32 | (uint64_t)(e + 1);
+	return e;
+}
+
+/* One INT or DECIMAL group key: its hash (NULLs in one group). */
+static inline uint64_t groups_hash_i64(const rcol *c, uint64_t i)
+{
+	uint64_t v = (uint64_t)((const int64_t *)c->data)[i];
+
+	return c->nulls[i] ? 0x12345 : (v ^ v >> 31) * 0x9e3779b97f4a7c15ull;
+}
+
+/* groups_find for one INT or DECIMAL key: values compared in place. */
+static int64_t groups_find_i64(pgroups *g, const rel *k, uint64_t i,
+			       uint64_t hv, int na)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+	const rcol *kc = &k->cols[0], *gc = &g->keys->cols[0];
+	int64_t x = ((const int64_t *)kc->data)[i];
+	uint8_t nl = kc->nulls[i] != 0;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && (gc->nulls[e] != 0) == nl &&
+		    (nl || ((const int64_t *)gc->data)[e] == x))
+			return e;
+		s = (s + 1) & m;
+	}
+	return groups_find(g, k, i, hv, na ? na : 1);
+}
+
+/* A MIN/MAX/ANY state that took a text value of the batch keeps a copy,
+ * in the state's own buffer (gc: group_concat's, unused here), so that
+ * a group holds at most its longest value. */
+static int groups_keep_text(aggst *s, const sval *v)
+{
+	if (s->v.t != BC_T_TEXT || s->v.u.s.ptr != v->u.s.ptr || !v->u.s.len)
+		return GPMDB_OK;
+	if (v->u.s.len > s->gccap) {
+		char *p = realloc(s->gc, v->u.s.len);
+		if (!p)
+			return GPMDB_NOMEM;
+		s->gc = p;
+		s->gccap = v->u.s.len;
+	}
+	memcpy(s->gc, v->u.s.ptr, v->u.s.len);
+	s->v.u.s.ptr = s->gc;
+	return GPMDB_OK;
+}
+
+/* The generic step of aggregate a for rows 0..m of the batch. */
+static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
+{
+	rel *aa = t->aa;
+	aggst *st = t->g.st;
+
+	for (uint32_t i = 0; i < aa->nrows; i++) {
+		aggst *s = &st[t->gid[i] * (size_t)na + a];
+		sval sv;
+		rel_get(aa, a, i, &sv);
+		if (agg_isum(ad) && sv.t != BC_T_NULL) {
+			int64_t add = sv.u.i, sum;
+			if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
+			    sv.scale != ad->res.scale)
+				val_dec_rescale(add, sv.scale, ad->res.scale,
+						&add);
+			if (__builtin_add_overflow(s->i, add, &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+			continue;
+		}
+		/* INT sums above, no group_concat: no error */
+		agg_step(NULL, ad, s, &sv, NULL);
+		if (sv.t == BC_T_TEXT && groups_keep_text(s, &sv))
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	return GPMDB_OK;
+}
+
+/* AVG and TOTAL of integers and decimals sum exactly in s->i: moved into
+ * s->r (as agg_final reads it). */
+void agg_avg_flush(aggst *s, etype ty)
+{
+	if (!s->i)
+		return;
+	s->r += ty.t == BC_T_DEC
+		    ? (long double)s->i / (long double)val_pow10(ty.scale)
+		    : (long double)s->i;
+	s->i = 0;
+}
+
+/* Whether aggregate a of the AGG sink sums in s->i (agg_avg_flush). */
+bool agg_avg_int(const aggdef *ad, etype ty)
+{
+	return (ad->fn == AGG_AVG || ad->fn == AGG_TOTAL) &&
+	       (ty.t == BC_T_INT || ty.t == BC_T_DEC);
+}
+
+/* Aggregate a over the batch: typed loops for counts and sums of numbers
+ * (the arithmetic of agg_step), the generic step otherwise. */
+static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
+{
+	const rcol *c = &t->aa->cols[a];
+	const uint8_t *nl = c->nulls;
+	const int64_t *iv = c->data;
+	const double *rv = c->data;
+	uint32_t m = (uint32_t)t->aa->nrows;
+	aggst *st = t->g.st;
+	const uint64_t *gid = t->gid;
+	int ty = c->ty.t;
+
+#define AGG_S (&st[gid[i] * (size_t)na + a])
+	if (ad->fn == AGG_COUNT_STAR) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt++;
+		return GPMDB_OK;
+	}
+	if (ad->fn == AGG_COUNT) {
+		for (uint32_t i = 0; i < m; i++)
+			AGG_S->cnt += !nl[i];
+		return GPMDB_OK;
+	}
+	if (agg_isum(ad) &&
+	    (ty == BC_T_INT || (ty == BC_T_DEC && ad->res.t == BC_T_DEC &&
+				c->ty.scale == ad->res.scale))) {
+		for (uint32_t i = 0; i < m; i++) {
+			aggst *s = AGG_S;
+			int64_t sum;
+			if (nl[i])
+				continue;
+			if (__builtin_add_overflow(s->i, iv[i], &sum))
+				return pipe_fail(t, GPMDB_ERROR,
+						 "integer overflow");
+			s->i = sum;
+			s->cnt++;
+			if (sum < s->plo)
+				s->plo = sum;
+			if (sum > s->phi)
+				s->phi = sum;
+		}
+		return GPMDB_OK;
+	}
+	if ((ad->fn == AGG_SUM && !agg_isum(ad)) || ad->fn == AGG_AVG ||
+	    ad->fn == AGG_TOTAL) {
+		bool avg = ad->fn != AGG_SUM;
+		switch (ty) {
+		case BC_T_REAL:
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					AGG_S->r += rv[i];
+					AGG_S->cnt++;
+				}
+			return GPMDB_OK;
+		case BC_T_INT:
+		case BC_T_DEC:
+			if (!avg)
+				break;
+			/* exact: the integers (scaled decimals) are summed
+			 * in i, which goes into r when it would overflow and
+			 * at the end (agg_avg_flush) */
+			for (uint32_t i = 0; i < m; i++)
+				if (!nl[i]) {
+					aggst *s = AGG_S;
+					int64_t sum;
+					if (__builtin_add_overflow(s->i, iv[i],
+								   &sum)) {
+						agg_avg_flush(s, c->ty);
+						sum = iv[i];
+					}
+					s->i = sum;
+					s->cnt++;
+				}
+			return GPMDB_OK;
+		}
+	}
+#undef AGG_S
+	return agg_rows_generic(t, ad, a, na);
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+/* Evaluates the group keys (k < ng) or the arguments (k >= ng) of the
+ * AGG sink over batch b into ka / aa. */
+static int sink_eval(pthr *t, const rel *b, int k0, int k1)
+{
+	pipe *p = t->p;
+	int ng = p->agg->ngroup, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	vec v;
+
+	for (int k = k0; k < k1; k++) {
+		rcol *d = k < ng ? &t->ka->cols[k] : &t->aa->cols[k - ng];
+		if (p->gcol[k] >= 0) { /* the batch's column itself */
+			d->data = b->cols[p->gcol[k]].data;
+			d->nulls = b->cols[p->gcol[k]].nulls;
+			continue;
+		}
+		d->data = t->kown[2 * k];
+		d->nulls = t->kown[2 * k + 1];
+		if (!p->gx[k])
+			continue;
+		char err[256] = "";
+		if ((rc = cx_eval_pure(p->gx[k], b, 0, m, &v, &t->sscr[k], err,
+				       sizeof(err))))
+			return pipe_fail(t, rc, err);
+		if ((rc = k < ng ? pipe_put_ref(t, t->ka, k, &v, m)
+				 : pipe_put_ref(t, t->aa, k - ng, &v, m)))
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+/* The group of row i of keys k in g, or -1: no such group. */
+static int64_t groups_lookup(const pgroups *g, const rel *k, uint64_t i,
+			     uint64_t hv)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv &&
+		    exec_keys_eq(g->keys, (uint64_t)e, k, i))
+			return e;
+		s = (s + 1) & m;
+	}
+	return -1;
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+int sink_agg(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	const pnode *n = p->agg;
+	int ng = n->ngroup, na = n->naggs, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *ka = t->ka, *aa = t->aa;
+	uint64_t g0 = t->g.n;
+	size_t kb0 = t->g.keys->bytes;
+
+	if ((rc = sink_eval(t, b, 0, ng)))
+		return rc;
+	if (p->kf) { /* only the groups the join above will look up */
+		uint32_t sel[VEC_BATCH], k = 0;
+		ka->nrows = m;
+		for (uint32_t i = 0; i < m; i++)
+			if (groups_lookup(p->kf, ka, i,
+					  exec_hash_row(ka, ng, i)) >= 0)
+				sel[k++] = i;
+		if (!k)
+			return GPMDB_OK;
+		if (k < m) {
+			pipe_gather(t->kfb, b, sel, k);
+			b = t->kfb;
+			m = k;
+			if ((rc = sink_eval(t, b, 0, ng)))
+				return rc;
+		}
+	}
+	if ((rc = sink_eval(t, b, ng, ng + na)))
+		return rc;
+	ka->nrows = aa->nrows = m;
+	/* hashes first, their slots prefetched; then the groups, their
+	 * states prefetched for the aggregates' loops */
+	uint64_t *hvs = t->hv;
+	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
+			       ka->cols[0].ty.t == BC_T_DEC);
+	for (uint32_t i = 0; i < m; i++) {
+		hvs[i] = i64  ? groups_hash_i64(&ka->cols[0], i)
+			 : ng ? exec_hash_row(ka, ng, i)
+			      : 0;
+		__builtin_prefetch(
+		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		int64_t e =
+		    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)
+			: groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
+		if (e < 0)
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+		t->gid[i] = (uint64_t)e;
+		__builtin_prefetch(&t->g.st[(uint64_t)e * (size_t)na]);
+	}
+	for (int a = 0; a < na; a++)
+		if ((rc = agg_rows(t, &n->aggs[a], a, na)))
+			return rc;
+	/* the groups' memory, for the memory limit */
+	atomic_fetch_add(&p->mem,
+			 (t->g.n - g0) * ((size_t)na * sizeof(aggst) + 24) +
+			     (t->g.keys->bytes - kb0));
+	return GPMDB_OK;
+}
+
+/* Groups at least this many in all: the threads' tables are merged in
+ * parallel, by partitions of the key hash. */
+#define MERGE_PAR_MIN 65536
+#define MERGE_PARTS   64
+
+/* The parallel merge: each partition of the hash space takes the groups
+ * of every thread in thread order; a group's first thread owns it and
+ * later threads' states merge into the owner's (agg_merge in row order,
+ * as the serial merge).  The owners then come out in (thread, group)
+ * order: the order of their first rows.  PIPE_DECLINE when an INT sum's
+ * prefix check fails (the plain operators report it). */
+static int merge_agg_par(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	const pnode *n = p->agg;
+	int na = n->naggs, ng = n->ngroup, nt = p->nthr;
+	uint32_t **pidx = calloc((size_t)nt, sizeof(uint32_t *));
+	uint64_t(*poff)[MERGE_PARTS + 1] = calloc((size_t)nt, sizeof(*poff));
+	uint8_t **own = calloc((size_t)nt, sizeof(uint8_t *));
+	uint64_t *base = calloc((size_t)nt + 1, sizeof(uint64_t));
+	atomic_int bad = 0, nomem = 0;
+	bool text = false;
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	if (!pidx || !poff || !own || !base) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int c = 0; c < n->ncols; c++)
+		text |= n->ty[c].t == BC_T_TEXT;
+		/* each thread's groups by partition (counting sort) */
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+	for (int t = 0; t < nt; t++) {
+		pgroups *g = &th[t].g;
+		uint64_t cnt[MERGE_PARTS] = {0};
+		pidx[t] = malloc(g->n * 4 + 4);
+		own[t] = pipe_zalloc(g->n + 1);
+		if (!pidx[t] || !own[t]) {
+			atomic_store(&nomem, 1);
+			continue;
+		}
+		for (uint64_t e = 0; e < g->n; e++)
+			cnt[g->hash[e] >> 58]++;
+		poff[t][0] = 0;
+		for (int q = 0; q < MERGE_PARTS; q++)
+			poff[t][q + 1] = poff[t][q] + cnt[q];
+		uint64_t at[MERGE_PARTS];
+		memcpy(at, poff[t], sizeof(at));
+		for (uint64_t e = 0; e < g->n; e++)
+			pidx[t][at[g->hash[e] >> 58]++] = (uint32_t)e;
+	}
+	if (atomic_load(&nomem)) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	/* each partition: owners and merges, threads in order */
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+	for (int q = 0; q < MERGE_PARTS; q++) {
+		uint64_t total = 0, ns = 64, *slot;
+		for (int t = 0; t < nt; t++)
+			total += poff[t][q + 1] - poff[t][q];
+		while (ns < 2 * total)
+			ns *= 2;
+		if (!(slot = pipe_zalloc(ns * 8))) {
+			atomic_store(&nomem, 1);
+			continue;
+		}
+		for (int t = 0; t < nt; t++) {
+			pgroups *g = &th[t].g;
+			for (uint64_t k = poff[t][q]; k < poff[t][q + 1]; k++) {
+				uint32_t e = pidx[t][k];
+				uint64_t hv = g->hash[e], s = hv & (ns - 1), v;
+				for (; (v = slot[s]); s = (s + 1) & (ns - 1)) {
+					int ot = (int)(v >> 40);
+					uint64_t oe =
+					    (v & ((1ull << 40) - 1)) - 1;
+					pgroups *og = &th[ot].g;
+					if (og->hash[oe] == hv &&
+					    (!ng || exec_keys_eq(og->keys, oe,
+								 g->keys, e)))
+						break;
+				}
+				if (!v) {
+					slot[s] = (uint64_t)t << 40 | (e + 1);
+					own[t][e] = 1;
+					continue;
+				}
+				int ot = (int)(v >> 40);
+				uint64_t oe = (v & ((1ull << 40) - 1)) - 1;
+				for (int a = 0; a < na; a++)
+					if (!agg_merge(
+						&n->aggs[a],
+						&th[ot].g.st[oe * na + a],
+						&g->st[(uint64_t)e * na + a]))
+						atomic_store(&bad, 1);
+			}
+		}
+		free(slot);
+	}
+	if (atomic_load(&nomem)) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (atomic_load(&bad)) {
+		rc = PIPE_DECLINE;
+		goto out;
+	}
+	/* the owners in (thread, group) order */
+	for (int t = 0; t < nt; t++) {
+		uint64_t c = 0;
+		for (uint64_t e = 0; e < th[t].g.n; e++)
+			c += own[t][e];
+		base[t + 1] = base[t] + c;
+	}
+	if (!(r = exec_rel_like(x, p->agg)) ||
+	    (rc = rel_reserve(r, base[nt] ? base[nt] : 1))) {
+		rc = rc ? rc : x->db->errcode;
+		goto out;
+	}
+	atomic_int frc = GPMDB_OK;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (!text)
+	for (int t = 0; t < nt; t++) {
+		pgroups *g = &th[t].g;
+		uint64_t row = base[t];
+		for (uint64_t e = 0; e < g->n && !atomic_load(&frc); e++) {
+			int erc = GPMDB_OK;
+			if (!own[t][e])
+				continue;
+			for (int k = 0; k < ng && !erc; k++) {
+				sval v;
+				rel_get(g->keys, k, e, &v);
+				erc = rel_set(r, k, row, &v);
+			}
+			for (int a = 0; a < na && !erc; a++)
+				erc = agg_final(text ? x : NULL, &n->aggs[a],
+						&g->st[e * na + a], r, ng + a,
+						row);
+			if (erc)
+				atomic_store(&frc, erc);
+			row++;
+		}
+	}
+	if ((rc = atomic_load(&frc))) {
+		rc = db_err(x->db, rc, "out of memory");
+		goto out;
+	}
+	r->nrows = base[nt];
+	*out = r;
+	r = NULL;
+out:
+	rel_free(r);
+	for (int t = 0; t < nt && pidx; t++)
+		free(pidx[t]);
+	for (int t = 0; t < nt && own; t++)
+		free(own[t]);
+	free(pidx);
+	free(poff);
+	free(own);
+	free(base);
+	return rc;
+}
+
+int merge_agg(pipe *p, pthr *th, rel **out)
+{
+	exec_ctx *x = p->x;
+	const pnode *n = p->agg;
+	int na = n->naggs, ng = n->ngroup, rc = GPMDB_OK;
+	pgroups gl;
+	size_t bytes = 0;
+	rel *r = NULL;
+
+	for (int t = 0; t < p->nthr; t++)
+		bytes += th[t].g.cap * ((size_t)na * sizeof(aggst) + 16) +
+			 th[t].g.nslot * 8;
+	if ((rc = exec_mem(x, bytes))) {
+		x->mem -= bytes;
+		return rc;
+	}
+	uint64_t total = 0;
+	for (int t = 0; t < p->nthr; t++)
+		total += th[t].g.n;
+	if (p->nthr > 1 && total >= pipe_small(MERGE_PAR_MIN) && ng) {
+		rc = merge_agg_par(p, th, out);
+		x->mem -= bytes;
+		return rc;
+	}
+	if (groups_init(&gl, n)) {
+		groups_free(&gl, na);
+		x->mem -= bytes;
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (int t = 0; t < p->nthr && !rc; t++) {
+		pgroups *l = &th[t].g;
+		for (uint64_t e = 0; e < l->n && !rc; e++) {
+			int64_t g = groups_find(&gl, l->keys, e, l->hash[e],
+						na ? na : 1);
+			if (g < 0) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+			for (int a = 0; a < na; a++)
+				if (!agg_merge(
+					&n->aggs[a],
+					&gl.st[(uint64_t)g * (size_t)na + a],
+					&l->st[e * (size_t)na + a]))
+					rc = PIPE_DECLINE;
+		}
+	}
+	/* no group by: one row even without input */
+	if (!rc && !ng && !gl.n &&
+	    groups_find(&gl, gl.keys, 0, 0, na ? na : 1) < 0)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (!rc &&
+	    (!(r = exec_rel_like(x, p->agg)) || (rc = rel_reserve(r, gl.n))))
+		rc = rc ? rc : x->db->errcode;
+	for (uint64_t g = 0; g < gl.n && !rc; g++) {
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(gl.keys, k, g, &v);
+			rc = rel_set(r, k, g, &v);
+		}
+		for (int a = 0; a < na && !rc; a++)
+			rc =
+			    agg_final(x, &n->aggs[a],
+				      &gl.st[g * (size_t)na + a], r, ng + a, g);
+	}
+	if (!rc) {
+		r->nrows = gl.n;
+		*out = r;
+		r = NULL;
+	}
+	rel_free(r);
+	groups_free(&gl, na);
+	x->mem -= bytes;
+	return rc;
+}

@@ -1,0 +1,178 @@
+/*
+ * pipe_int.h - between the pipelines' files: pipe.c (planning, sources,
+ * stages, the relation, top-N and mark sinks, threads) and pipe_agg.c
+ * (the aggregate sink and its merge).  Private to them.
+ */
+#ifndef GPMDB_PIPE_INT_H
+#define GPMDB_PIPE_INT_H
+
+#include "../engine.h"
+#include "exec_int.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PIPE_MAX 24
+/* Sources of fewer rows run on one thread. */
+#define PIPE_PAR_MIN_ROWS 65536
+
+enum { PS_FILTER, PS_PROJECT, PS_JOIN };
+
+/* A thread gives up its work (another failed, or an interrupt): not an
+ * error of its own. */
+#define PIPE_STOP (-2)
+
+typedef struct pstage {
+	int kind;
+	pnode *n;
+	const pnode *in; /* layout of the stage's input batch */
+	cexpr *pred;	 /* FILTER predicate, JOIN residual */
+	cexpr **ex;	 /* PROJECT: the columns; JOIN: the stream keys */
+	int *plain;	 /* PROJECT: input column copied as it is, or -1 */
+	/* JOIN */
+	bool sleft;	 /* the stream is the left input */
+	const pnode *pl; /* the residual's layout */
+	etype kty[64];	 /* key types */
+	rel *build, *bk; /* the built input and its keys */
+	/* open addressing over the distinct key hashes, 2 slots a built
+	 * row: the upper 32 bits of the hash, then the first row + 1 of
+	 * the chain (next) of the rows with that hash (0: empty); chains
+	 * newest first, as exec_join's */
+	uint64_t *slot, nb;
+	/* large tables: 2^pbits regions by the hash's top bits, each built
+	 * by one thread; a row's slots are in its region (rmask) */
+	int pbits;
+	uint64_t rmask;
+	uint64_t *hash;	   /* per built row */
+	uint32_t *next;	   /* per built row: the next row + 1 of its chain */
+	bool bnull;	   /* ANTI_NULL: a built key is NULL */
+	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
+	bool kf;	   /* its stream's keys filter the built AGG's groups */
+	size_t bytes;	   /* accounted against the memory limit */
+} pstage;
+
+typedef struct pipe {
+	exec_ctx *x;
+	pnode *top;	/* the last streaming node: the sink's input layout */
+	pnode *src;	/* the SCAN, or NULL: srel */
+	pnode *top_src; /* the source's node */
+	rel *srel;
+	int ns;
+	pstage st[PIPE_MAX]; /* st[0] reads the source */
+	pnode *agg;	     /* the AGG sink, or NULL: a relation */
+	struct pmark *mark;  /* a SEMI/ANTI join's right rows marking the
+				left rows they meet, or NULL */
+	pnode *topn;	     /* a relation sink keeping the first keep rows
+				in topn's (SORT) order, or NULL */
+	uint64_t keep;
+	cexpr **gx;	    /* AGG: group keys, then arguments */
+	int *gcol;	    /* AGG: the input column each one is, or -1 */
+	struct pgroups *kf; /* AGG: only groups with these keys, or NULL */
+	etype aty[128];	    /* AGG: argument types */
+	/* morsels: (tablet, first row) of a scan, or a relation's rows */
+	stg_tablet_view *tv;
+	uint32_t ntab;
+	uint64_t nm, *moff;
+	uint32_t *mtab;
+	int nthr;
+	atomic_int stop;
+	atomic_size_t mem; /* sink bytes held by the threads */
+} pipe;
+
+/* One thread's groups of the AGG sink: open addressing on the key hash;
+ * the key values of group g are row g of keys (text copied). */
+typedef struct pgroups {
+	rel *keys;
+	uint64_t n, cap, nslot;
+	uint64_t *hash;
+	uint64_t *slot;
+	aggst *st;
+} pgroups;
+
+typedef struct pthr {
+	pipe *p;
+	vm_scratch scr[PIPE_MAX + 1];
+	vm_scratch *sscr; /* AGG sink: one per key and argument */
+	uint64_t gid[VEC_BATCH];
+	uint64_t hv[VEC_BATCH];	 /* AGG sink: the keys' hashes */
+	uint64_t *jhv[PIPE_MAX]; /* JOIN: the stream keys' hashes */
+	rel *b[PIPE_MAX + 1];	 /* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];	 /* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];	 /* JOIN: stream keys */
+	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
+	uint32_t np[PIPE_MAX];
+	uint8_t *matched[PIPE_MAX];
+	uint32_t keep[VEC_BATCH];
+	const void **sd;
+	const uint32_t **sn;
+	void **own0;	  /* b[0]'s own arrays (data, nulls per column) */
+	rel *out;	  /* relation sink */
+	rel *ka, *aa;	  /* AGG sink: keys and arguments of a batch */
+	void **kown;	  /* their own arrays (data, nulls per column) */
+	rel *kfb;	  /* AGG with a key filter: the rows it keeps */
+	rel *mkb, *mpair; /* mark sink: right keys, (left, right) pairs */
+	int64_t *mli, *mri;
+	uint32_t mnp;
+	pgroups g;	 /* AGG sink */
+	uint64_t m0, m1; /* morsels [m0, m1) */
+	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
+	 * the stages after it; the source's time */
+	uint64_t rows_in[PIPE_MAX + 1], incl_ns[PIPE_MAX + 1], src_ns;
+	int rc;
+	char msg[256];
+} pthr;
+
+/* The mark sink of a SEMI/ANTI join whose right input streams: the left
+ * rows are built (hashed), each right row marks the left rows it meets
+ * (through the residual when there is one). */
+typedef struct pmark {
+	pstage s;	  /* the built left side: s.build, s.bk, the table */
+	cexpr *rk[64];	  /* right keys over the right input's layout */
+	uint8_t *matched; /* per left row */
+	atomic_int rnull; /* a right key is NULL (NOT IN) */
+	atomic_int rany;  /* a right row came */
+} pmark;
+
+/* The first slot of the region of a key hash in join table s. */
+static inline uint64_t jt_base(const pstage *s, uint64_t hv)
+{
+	return s->pbits ? (hv >> (64 - s->pbits)) * (s->rmask + 1) : 0;
+}
+
+/* ---- pipe.c ---- */
+
+/* A size threshold of a parallel path (smaller under
+ * GPMDB_TEST_PIPE_SMALL=1). */
+uint64_t pipe_small(uint64_t n);
+/* n zeroed bytes, written at once (not calloc's zero pages). */
+void *pipe_zalloc(size_t n);
+/* A batch relation of n's layout (no accounting: bounded, per thread). */
+rel *pipe_batch(const pnode *n);
+void pipe_reset(rel *r);
+/* Rows idx[0..m) of src into dst (same layout), text referenced. */
+void pipe_gather(rel *dst, const rel *src, const uint32_t *idx, uint32_t m);
+/* Records the thread's first error; returns rc. */
+int pipe_fail(pthr *t, int rc, const char *msg);
+/* Stores v into column c of r (rows 0..n), converting; text copied
+ * (pipe_put) or referenced (pipe_put_ref). */
+int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n);
+int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n);
+
+/* ---- pipe_agg.c ---- */
+
+int groups_init(pgroups *g, const pnode *n);
+void groups_free(pgroups *g, int na);
+/* The group of row i of keys k (hash hv) in g, added when new; -1: out
+ * of memory. */
+int64_t groups_find(pgroups *g, const rel *k, uint64_t i, uint64_t hv, int na);
+/* Aggregates batch b into the thread's groups. */
+int sink_agg(pthr *t, const rel *b);
+/* AVG/TOTAL of integers sum exactly in s->i: agg_avg_flush moves it to
+ * s->r (at the end of a thread's work). */
+bool agg_avg_int(const aggdef *ad, etype ty);
+void agg_avg_flush(aggst *s, etype ty);
+/* The threads' groups into the result relation. */
+int merge_agg(pipe *p, pthr *th, rel **out);
+
+#endif /* GPMDB_PIPE_INT_H */
