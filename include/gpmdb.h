@@ -143,6 +143,15 @@ int gpmdb_finalize(gpmdb_stmt *s);
 void gpmdb_interrupt(gpmdb *db);
 
 /*
+ * How long a statement that must write waits for another connection's
+ * write transaction (in this process or another) before it fails with
+ * GPMDB_BUSY "database is locked", in ms; also how long a reader of a
+ * pmem-mode pool waits for a writer.  0 (the default, as SQLite's) fails
+ * at once.  PRAGMA busy_timeout reads and sets the same value.
+ */
+int gpmdb_busy_timeout(gpmdb *db, int ms);
+
+/*
  * Calls cb(arg) about every n units of work of a running statement (a
  * unit is one batch of up to 2048 rows through an operator); a non-zero
  * return interrupts the statement as gpmdb_interrupt does.  n <= 0 or cb

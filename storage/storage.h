@@ -11,8 +11,12 @@
  *   - in-place updates and deletes of row data are undo-logged with HCL
  *     (hcl.h), the format the GPU writes too.
  *
- * Threading: a stg_pool is used by one thread at a time.  One process may
- * open a pool for writing; others get GPMDB_BUSY ("database is locked").
+ * Threading: a stg_pool is used by one thread at a time.  Any number of
+ * connections (stg_open, in one process or several) may open a pool; a
+ * write transaction takes the write lock at stg_begin and gives it back
+ * at its end; a second writer waits up to the busy timeout, then gets
+ * GPMDB_BUSY ("database is locked").  Reads see the last commit when
+ * their snapshot began (stg_read_begin; storage/lock.c).
  *
  * Pointers returned into the pool (tablet views) stay valid until the next
  * call that can grow the pool: stg_append, stg_update, stg_table_create,
@@ -81,6 +85,19 @@ bool stg_pool_readonly(const stg_pool *p);
 
 /* All modifying calls need an active transaction (GPMDB_MISUSE otherwise). */
 int stg_begin(stg_pool *p);
+/* A read snapshot: the view stays at the last commit until the matching
+ * stg_read_end (calls nest; a connection inside a write transaction
+ * reads its own view).  GPMDB_BUSY when a pmem-mode writer keeps the
+ * snapshot out past the busy timeout. */
+int stg_read_begin(stg_pool *p);
+void stg_read_end(stg_pool *p);
+/* How long a writer waits for another (and a pmem reader for a writer),
+ * in ms; 0 = fail at once. */
+void stg_busy_timeout(stg_pool *p, int ms);
+int stg_get_busy_timeout(const stg_pool *p);
+/* Changes when commits of other connections came into this view (plans
+ * and caches made before are stale). */
+uint64_t stg_data_version(const stg_pool *p);
 int stg_commit(stg_pool *p);
 int stg_rollback(stg_pool *p);
 bool stg_in_txn(const stg_pool *p);
