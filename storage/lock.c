@@ -340,7 +340,7 @@ static int refit(stg_pool *p)
 static int catch_up(stg_pool *p, bool writer, bool *recover)
 {
 	uint64_t c = __atomic_load_n(&shm(p)->counter, __ATOMIC_SEQ_CST);
-	bool full = p->lk.force, rec = false;
+	bool full = p->lk.force, rec = false, changed = false;
 	int rc;
 
 	*recover = false;
@@ -348,6 +348,7 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 		if (!writer || !p->lk.wstale)
 			return GPMDB_OK;
 	} else {
+		changed = true;
 		if ((rc = refit(p)) != GPMDB_OK)
 			return rc;
 		if (p->wal.on || p->private_map) {
@@ -361,7 +362,9 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 		p->lk.data_version++;
 		p->lk.wstale = true;
 	}
-	if (full || shared_map(p) || (writer && p->lk.wstale)) {
+	/* (a private log region of a read-write msync connection hides
+	 * the file's, but a dead big writer changed the salt: full) */
+	if (full || changed || (writer && p->lk.wstale)) {
 		/* the log: empty unless a writer died in it */
 		if (writer) {
 			rc = mlog_open(p, &rec);
@@ -583,7 +586,8 @@ bool lock_readers_out_wait(stg_pool *p, int ms)
 
 	if (!p->lk.on || p->lk.read_ex)
 		return true;
-	if (lk_try(p, LK_PENDING, F_WRLCK) != GPMDB_OK) {
+	/* readers pass through PENDING shared for a moment */
+	if (lk_wait(p, LK_PENDING, F_WRLCK, ms) != GPMDB_OK) {
 		pool_clear_err(p);
 		return false;
 	}

@@ -807,11 +807,12 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	rc = path[0] == '\0' || strcmp(path, ":memory:") == 0
 		 ? open_memory(p, &o, &created)
 		 : open_fd(p, &o, &created);
-	if (rc == GPMDB_OK)
-		rc = lock_open(p, &alone);
+	/* a file that is no pool gets no <pool>-shm beside it */
 	if (rc == GPMDB_OK)
 		rc = created ? create_file(p, p->fd, &o)
 			     : validate_file(p, p->fd);
+	if (rc == GPMDB_OK)
+		rc = lock_open(p, &alone);
 	t0 = now_ms();
 	/* a crashed msync-mode writer's commit log, into the file first
 	 * (only when alone: others' logs are live) */
