@@ -61,7 +61,9 @@ int pragma_columns(ast_stmt *s, const char ***names)
 		*names = ic_cols;
 		return 1;
 	}
-	if (s->pragma_value && !s->pragma_call) {
+	/* as SQLite, setting busy_timeout answers the new value */
+	if (s->pragma_value && !s->pragma_call &&
+	    strcasecmp(s->name, "busy_timeout")) {
 		*names = NULL;
 		return 0;
 	}
@@ -452,7 +454,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 					    INT32_MAX, v);
 			else
 				stg_busy_timeout(db->pool, (int)ms);
-		} else {
+		}
+		if (!rc) {
 			sval x = sval_of_int(stg_get_busy_timeout(db->pool));
 			rc = put_row(db, r, &x);
 		}
