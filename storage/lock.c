@@ -17,8 +17,10 @@
  *            that gets it exclusive is the last: it checkpoints.
  *   WRITER   exclusive from the first write of a transaction to its end.
  *   PENDING  a writer that must wait for readers takes it exclusive, so
- *            that new readers (which pass through it shared) queue behind
- *            it instead of starving it.
+ *            that new readers queue behind it instead of starving it
+ *            (they pass through it shared while <pool>-shm counts a
+ *            waiting writer; otherwise they skip it: two system calls
+ *            less per statement).
  *   READ     shared by a connection while a read snapshot is live; taken
  *            exclusive by a writer that changes bytes readers see: pmem
  *            mode for the whole write transaction (it writes in place),
@@ -67,7 +69,7 @@ typedef struct {
 	uint64_t ip_salt; /* the frames of this salt ... */
 	uint64_t ip_seq;  /* ... up to this seq are written in place */
 	uint32_t mode;	  /* stg_durability of the connections (0: unset) */
-	uint32_t pad;
+	uint32_t waiters; /* writers waiting in PENDING for readers to go */
 } lk_shm;
 
 static lk_shm *shm(const stg_pool *p)
@@ -214,6 +216,7 @@ int lock_open(stg_pool *p, bool *alone)
 		s->ip_salt = 0;
 		s->ip_seq = 0;
 		s->mode = 0;
+		s->waiters = 0;
 		__atomic_add_fetch(&s->counter, 1, __ATOMIC_SEQ_CST);
 	}
 	p->lk.force = true;
@@ -410,11 +413,17 @@ static int take_read(stg_pool *p)
 {
 	int rc, ms = read_wait_ms(p);
 
-	/* behind a writer waiting in PENDING */
-	rc = lk_wait(p, LK_PENDING, F_RDLCK, ms);
-	if (rc == GPMDB_OK) {
+	if (__atomic_load_n(&shm(p)->waiters, __ATOMIC_SEQ_CST) == 0) {
+		/* no writer waits for readers to go: READ alone (a writer
+		 * that starts waiting now waits for us, briefly) */
 		rc = lk_wait(p, LK_READ, F_RDLCK, ms);
-		lk_unlock(p, LK_PENDING);
+	} else {
+		/* behind the writer waiting in PENDING */
+		rc = lk_wait(p, LK_PENDING, F_RDLCK, ms);
+		if (rc == GPMDB_OK) {
+			rc = lk_wait(p, LK_READ, F_RDLCK, ms);
+			lk_unlock(p, LK_PENDING);
+		}
 	}
 	if (rc == GPMDB_BUSY)
 		return busy(p, "a write transaction is running (PRAGMA "
@@ -475,6 +484,25 @@ void stg_read_end(stg_pool *p)
 
 /* ---- Writers ------------------------------------------------------------ */
 
+/* READ exclusive: at once, or waiting up to ms in PENDING, which new
+ * readers then queue behind (shm waiters tells them to look). */
+static int readers_out(stg_pool *p, int ms)
+{
+	int rc = lk_try(p, LK_READ, F_WRLCK);
+
+	if (rc != GPMDB_BUSY || ms <= 0)
+		return rc;
+	pool_clear_err(p);
+	__atomic_add_fetch(&shm(p)->waiters, 1, __ATOMIC_SEQ_CST);
+	rc = lk_wait(p, LK_PENDING, F_WRLCK, ms);
+	if (rc == GPMDB_OK) {
+		rc = lk_wait(p, LK_READ, F_WRLCK, ms);
+		lk_unlock(p, LK_PENDING);
+	}
+	__atomic_sub_fetch(&shm(p)->waiters, 1, __ATOMIC_SEQ_CST);
+	return rc;
+}
+
 int lock_write(stg_pool *p)
 {
 	bool recover = false, pmem;
@@ -504,11 +532,7 @@ int lock_write(stg_pool *p)
 	}
 	if (pmem) {
 		/* it writes in place: readers out for the whole transaction */
-		rc = lk_wait(p, LK_PENDING, F_WRLCK, p->lk.busy_ms);
-		if (rc == GPMDB_OK) {
-			rc = lk_wait(p, LK_READ, F_WRLCK, p->lk.busy_ms);
-			lk_unlock(p, LK_PENDING);
-		}
+		rc = readers_out(p, p->lk.busy_ms);
 		if (rc != GPMDB_OK) {
 			if (p->lk.read_held)
 				(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ);
@@ -586,13 +610,7 @@ bool lock_readers_out_wait(stg_pool *p, int ms)
 
 	if (!p->lk.on || p->lk.read_ex)
 		return true;
-	/* readers pass through PENDING shared for a moment */
-	if (lk_wait(p, LK_PENDING, F_WRLCK, ms) != GPMDB_OK) {
-		pool_clear_err(p);
-		return false;
-	}
-	rc = lk_wait(p, LK_READ, F_WRLCK, ms);
-	lk_unlock(p, LK_PENDING);
+	rc = readers_out(p, ms);
 	if (rc != GPMDB_OK) {
 		pool_clear_err(p);
 		return false;
