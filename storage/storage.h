@@ -478,6 +478,20 @@ int stg_get_stats(stg_pool *p, stg_stats *out);
  * last, so a copy cut short never opens.  *bytes: the copy's size. */
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes);
 
+/* The same copy in steps of pages (STG_BACKUP_PAGE bytes), the shape of
+ * SQLite's backup API: begin (dest created), step (n pages, n < 0: all;
+ * GPMDB_DONE once every page is written), finish (a complete copy gets
+ * its superblock and is made durable; an incomplete or failed one is
+ * removed; the handle is freed).  The pool must not change between the
+ * steps: the caller holds a read snapshot (stg_read_begin) throughout. */
+#define STG_BACKUP_PAGE 4096u
+typedef struct stg_backup stg_backup;
+int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out);
+int stg_backup_step(stg_backup *b, long long npages);
+uint64_t stg_backup_remaining(const stg_backup *b);
+uint64_t stg_backup_pagecount(const stg_backup *b);
+int stg_backup_finish(stg_backup *b);
+
 /* Where storage's write calls spend their time, cumulative since open
  * (nanoseconds): unique-key checks before an append, index entries
  * (UPDATE's key check included), undo logging of UPDATE and DELETE (the

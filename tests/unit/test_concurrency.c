@@ -10,7 +10,8 @@
  * open write transaction, BEGIN ... reads that keep their snapshot, and
  * a write after another's commit refused), read-only opens beside a
  * writer, and a writer killed with SIGKILL while it holds the lock: the
- * next connection recovers its transaction.
+ * next connection recovers its transaction; and the backup API
+ * (gpmdb_backup_*): a snapshot's copy in steps beside a writer.
  */
 #include "harness.h"
 #include "sql_util.h"
@@ -448,6 +449,108 @@ static void test_killed_writer(void)
 	}
 }
 
+/* The backup API: a copy of the snapshot at init, in steps, while
+ * another connection commits (msync) or waits (pmem); an existing
+ * destination refused; a copy finished early removed; :memory:. */
+static void test_backup_api(void)
+{
+	for (int mode = 0; mode < 3; mode++) {
+		char copy[340], buf[512];
+		gpmdb *a, *b = NULL, *c = NULL;
+		gpmdb_backup *bk;
+		int pages, left, rc;
+
+		set_path("backup", mode == 2 ? 1 : mode);
+		snprintf(copy, sizeof(copy), "%s.copy", path);
+		unlink(copy);
+		if (mode == 2) {
+			CHECK_RC(gpmdb_open_v2(":memory:", &a,
+					       GPMDB_OPEN_READWRITE, NULL),
+				 GPMDB_OK);
+		} else {
+			a = open_rw(mode);
+			b = a ? open_rw(mode) : NULL;
+		}
+		if (!a || (mode < 2 && !b)) {
+			gpmdb_close(a);
+			gpmdb_close(b);
+			continue;
+		}
+		CHECK_RC(su_exec(a, "CREATE TABLE acct(id INTEGER PRIMARY "
+				    "KEY, bal INT); INSERT INTO acct VALUES "
+				    "(1, 100), (2, 100)"),
+			 GPMDB_OK);
+		bk = gpmdb_backup_init(copy, a, "main");
+		CHECKF(bk != NULL, "%s", gpmdb_errmsg(a));
+		if (!bk) {
+			gpmdb_close(a);
+			gpmdb_close(b);
+			continue;
+		}
+		pages = gpmdb_backup_pagecount(bk);
+		CHECK(pages > 16);
+		if (mode < 2) {
+			CHECK(gpmdb_backup_remaining(bk) == pages - 1);
+			CHECK_RC(gpmdb_backup_step(bk, 1), GPMDB_OK);
+			CHECK(gpmdb_backup_remaining(bk) == pages - 2);
+		}
+		if (mode == 1) {
+			/* msync: writers go on beside the backup */
+			CHECK_RC(su_exec(b, "UPDATE acct SET bal = 999 WHERE "
+					    "id = 1"),
+				 GPMDB_OK);
+		} else if (mode == 0) {
+			rc = exec_msg(b,
+				      "UPDATE acct SET bal = 999 WHERE id "
+				      "= 1",
+				      buf, sizeof(buf));
+			CHECKF(rc == GPMDB_BUSY, "pmem: %d %s", rc, buf);
+		}
+		CHECK_RC(gpmdb_backup_step(bk, 3),
+			 mode < 2 ? GPMDB_OK : GPMDB_DONE);
+		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
+		left = gpmdb_backup_remaining(bk);
+		CHECK(left == 0);
+		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		if (mode == 0)
+			CHECK_RC(su_exec(b, "UPDATE acct SET bal = 999 WHERE "
+					    "id = 1"),
+				 GPMDB_OK);
+		if (mode == 2)
+			CHECK_RC(su_exec(a, "UPDATE acct SET bal = 999 WHERE "
+					    "id = 1"),
+				 GPMDB_OK);
+		CHECK(strcmp(su_scalar(a, "SELECT sum(bal) FROM acct"),
+			     "1099") == 0);
+		/* the copy: the state at init */
+		CHECK_RC(gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL),
+			 GPMDB_OK);
+		CHECK(strcmp(su_scalar(c, "SELECT sum(bal) FROM acct"),
+			     "200") == 0);
+		CHECK(strcmp(su_scalar(c, "PRAGMA integrity_check"), "ok") ==
+		      0);
+		gpmdb_close(c);
+		/* an existing destination; a backup given up half way */
+		CHECK(gpmdb_backup_init(copy, a, NULL) == NULL);
+		CHECK(strstr(gpmdb_errmsg(a), "already exists") != NULL);
+		CHECK(gpmdb_backup_init(copy, a, "aux") == NULL);
+		unlink(copy);
+		bk = gpmdb_backup_init(copy, a, NULL);
+		CHECK(bk != NULL);
+		if (bk && mode < 2)
+			CHECK_RC(gpmdb_backup_step(bk, 2), GPMDB_OK);
+		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		if (mode < 2)
+			CHECK(access(copy, F_OK) != 0);
+		unlink(copy);
+		snprintf(buf, sizeof(buf), "%s-shm", copy);
+		unlink(buf);
+		CHECK_RC(gpmdb_close(a), GPMDB_OK);
+		CHECK_RC(gpmdb_close(b), GPMDB_OK);
+		rm_path();
+	}
+}
+
 int main(void)
 {
 	TEST_RUN(test_two_writers);
@@ -457,5 +560,6 @@ int main(void)
 	TEST_RUN(test_snapshots);
 	TEST_RUN(test_pmem_readers_wait);
 	TEST_RUN(test_killed_writer);
+	TEST_RUN(test_backup_api);
 	TEST_MAIN_END();
 }
