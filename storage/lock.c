@@ -79,16 +79,22 @@ static lk_shm *shm(const stg_pool *p)
 
 /* ---- Byte locks --------------------------------------------------------- */
 
-static int ofd(int fd, int cmd, short type, int byte)
+/* Bytes [first, last] in one call (all or none). */
+static int ofd_range(int fd, int cmd, short type, int first, int last)
 {
 	struct flock fl;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
-	fl.l_start = (off_t)(LK_BASE + byte);
-	fl.l_len = 1;
+	fl.l_start = (off_t)(LK_BASE + first);
+	fl.l_len = last - first + 1;
 	return fcntl(fd, cmd, &fl);
+}
+
+static int ofd(int fd, int cmd, short type, int byte)
+{
+	return ofd_range(fd, cmd, type, byte, byte);
 }
 
 /* One non-blocking try: GPMDB_OK, GPMDB_BUSY, or an I/O error. */
@@ -516,6 +522,14 @@ int lock_write(stg_pool *p)
 				"(its -shm file is not writable)",
 				p->path);
 	pmem = shared_map(p);
+	if (pmem && p->lk.reading == 0 &&
+	    ofd_range(p->fd, F_OFD_SETLK, F_WRLCK, LK_WRITER, LK_READ) == 0) {
+		/* no writer, no reader: WRITER, PENDING and READ in one
+		 * call (lock_write_end gives them back in one) */
+		p->lk.read_ex = true;
+		p->lk.writer = true;
+		goto locked;
+	}
 	rc = lk_wait(p, LK_WRITER, F_WRLCK, p->lk.busy_ms);
 	if (rc == GPMDB_BUSY)
 		return busy(p, "another connection is writing (PRAGMA "
@@ -550,6 +564,7 @@ int lock_write(stg_pool *p)
 		p->lk.read_held = false;
 	}
 	p->lk.writer = true;
+locked:
 	rc = catch_up(p, true, &recover);
 	if (rc == GPMDB_OK) {
 		/* from here on others must look again, even if we die */
@@ -568,14 +583,18 @@ void lock_write_end(stg_pool *p, bool committed)
 	if (committed)
 		__atomic_add_fetch(&shm(p)->commits, 1, __ATOMIC_SEQ_CST);
 	p->lk.seen = __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
+	if (p->lk.read_ex && p->lk.reading == 0) {
+		/* WRITER, PENDING and READ at once */
+		(void)ofd_range(p->fd, F_OFD_SETLK, F_UNLCK, LK_WRITER,
+				LK_READ);
+		p->lk.read_ex = false;
+		p->lk.read_held = false;
+		p->lk.writer = false;
+		return;
+	}
 	if (p->lk.read_ex) {
-		if (p->lk.reading > 0) {
-			(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ);
-			p->lk.read_held = true;
-		} else {
-			lk_unlock(p, LK_READ);
-			p->lk.read_held = false;
-		}
+		(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ);
+		p->lk.read_held = true;
 		p->lk.read_ex = false;
 	}
 	if (p->lk.reading > 0) {
