@@ -59,9 +59,13 @@ const char *gpmdb_errstr(int rc);
 /*
  * Threading: a gpmdb connection and its statements may be used by one
  * thread at a time (like SQLite's "multi-thread" mode).  Different
- * connections may be used from different threads.  One process (and one
- * connection) may write a database file at a time; another writer gets
- * GPMDB_BUSY ("database is locked"); readers open with GPMDB_OPEN_READONLY.
+ * connections may be used from different threads.  Any number of
+ * connections, in this process or others, may open a database file
+ * read-write or read-only; one at a time writes: a write transaction takes
+ * the write lock at its first write and gives it back at its end, and
+ * another writer waits up to the busy timeout (gpmdb_busy_timeout), then
+ * gets GPMDB_BUSY ("database is locked").  Reads see committed states
+ * only (README "Concurrency").
  */
 typedef struct gpmdb gpmdb;
 typedef struct gpmdb_stmt gpmdb_stmt;

@@ -57,8 +57,9 @@ int stg_durability_parse(const char *s, stg_durability *out); /* incl. "auto" */
 
 typedef struct {
 	bool create; /* create the file when it does not exist */
-	bool
-	    readonly; /* open for reading: no recovery written, no lock taken */
+	/* open for reading: nothing written to the pool (a crashed
+	 * writer's transaction undone in memory), shared locks only */
+	bool readonly;
 	stg_durability durability; /* AUTO detects */
 	uint64_t initial_size;	   /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
 	uint64_t max_size;	   /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
