@@ -4,17 +4,17 @@
  * many transactions, while reader processes check the total again and
  * again: a read-only open, a read-write connection reading in autocommit
  * and a read-write connection reading twice inside BEGIN ... COMMIT (both
- * reads must agree).  Not one read may see another total.  Then the
+ * reads must agree).  Not one read may see another total; the second
+ * reader is killed with SIGKILL five times and started again.  Then the
  * writer is killed with SIGKILL at random moments (while the readers keep
  * reading) and restarted: still no reader sees a wrong total, and the
  * pool passes its integrity check.  Both durability modes: msync (a file
  * in /tmp) and pmem (/dev/shm).  GPMDB_CONC_SEED overrides the seed.
  *
  * The writer's transactions: two rows (a transfer), every row (half up,
- * half down), a new row with 0 (appends, the pool grows) and a bigger
- * batch through a single statement; msync mode's thresholds are small
- * (GPMDB_TEST_WAL_*) so that checkpoints and the big-commit path run
- * beside the readers.
+ * half down) and a new row with 0 (appends, the pool grows); msync mode's
+ * thresholds are small (GPMDB_TEST_WAL_*) so that checkpoints and the
+ * big-commit path run beside the readers.
  */
 #include <errno.h>
 #include <signal.h>
@@ -243,8 +243,22 @@ static void run_mode(int mode)
 		if (readers[k] == 0)
 			_exit(reader_main(mode, k, &g_stats[k]));
 	}
-	/* phase 1: transactions to the end */
+	/* phase 1: transactions to the end; meanwhile the autocommit
+	 * reader is killed at random moments and started again (a dead
+	 * reader's lock goes with it) */
 	w = spawn_writer(mode, 400, g_seed);
+	for (int k = 0; k < 5; k++) {
+		struct timespec ts = {
+		    0, (long)(mix(g_seed ^ (uint64_t)(k + 99)) % 40 + 5) *
+			   1000000};
+
+		nanosleep(&ts, NULL);
+		kill(readers[1], SIGKILL);
+		CHECK(waitpid(readers[1], &st, 0) == readers[1]);
+		readers[1] = fork();
+		if (readers[1] == 0)
+			_exit(reader_main(mode, 1, &g_stats[1]));
+	}
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer ended with status %d", mode ? "msync" : "pmem", st);

@@ -432,6 +432,19 @@ static void test_killed_writer(void)
 		close(fds[0]);
 		kill(pid, SIGKILL);
 		CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+		/* a new read-only open undoes it in its own view; a read of
+		 * the open connection too (pmem: in place, under the write
+		 * lock); then a write */
+		gpmdb *r = open_ro();
+		if (r) {
+			CHECK(strcmp(su_rows(r, "SELECT k, v FROM t ORDER BY k",
+					     buf, sizeof(buf)),
+				     "1|1\n2|2\n") == 0);
+			gpmdb_close(r);
+		}
+		CHECK(strcmp(su_rows(a, "SELECT k, v FROM t ORDER BY k", buf,
+				     sizeof(buf)),
+			     "1|1\n2|2\n") == 0);
 		CHECK_RC(su_exec(a, "INSERT INTO t VALUES (4, 4)"), GPMDB_OK);
 		CHECK(strcmp(su_rows(a, "SELECT k, v FROM t ORDER BY k", buf,
 				     sizeof(buf)),
