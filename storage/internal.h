@@ -83,6 +83,8 @@ typedef struct {
 typedef struct {
 	bool on;     /* <pool>-shm is mapped: others may be around */
 	bool shm_rw; /* it is writable (read-only directories: not) */
+	int fd;	     /* the locks' descriptor: the pool's, or own_fd */
+	int own_fd;  /* a read-only open's read-write descriptor, or -1 */
 	int shm_fd;
 	void *shm;
 	uint64_t seen;	       /* shm counter at the last catch-up */

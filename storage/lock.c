@@ -102,7 +102,7 @@ static int lk_try(stg_pool *p, int byte, short type)
 {
 	int err;
 
-	if (ofd(p->fd, F_OFD_SETLK, type, byte) == 0)
+	if (ofd(p->lk.fd, F_OFD_SETLK, type, byte) == 0)
 		return GPMDB_OK;
 	err = errno;
 	if (err == EAGAIN || err == EACCES)
@@ -113,7 +113,7 @@ static int lk_try(stg_pool *p, int byte, short type)
 
 static void lk_unlock(stg_pool *p, int byte)
 {
-	(void)ofd(p->fd, F_OFD_SETLK, F_UNLCK, byte);
+	(void)ofd(p->lk.fd, F_OFD_SETLK, F_UNLCK, byte);
 }
 
 /* Tries until ms have passed, sleeping between tries from 10 us (a pmem
@@ -158,17 +158,27 @@ int lock_open(stg_pool *p, bool *alone)
 
 	*alone = false;
 	p->lk.shm_fd = -1;
+	p->lk.fd = p->fd;
 	if (p->memory)
 		return GPMDB_OK; /* nobody else can see it */
-	/* a read-only descriptor takes no write lock: never alone (it
-	 * recovers nothing into the file anyway) */
-	rc = p->readonly ? GPMDB_BUSY : lk_try(p, LK_CONN, F_WRLCK);
+	/* a read-only descriptor takes no write lock: a read-only open
+	 * locks through a read-write one where the file lets it (so that
+	 * the last to close, read-only or not, removes <pool>-shm); else it
+	 * is never alone (it recovers nothing into the file anyway) */
+	if (p->readonly) {
+		int wfd = open(p->path, O_RDWR | O_CLOEXEC);
+
+		if (wfd >= 0)
+			p->lk.fd = p->lk.own_fd = wfd;
+	}
+	rc = p->lk.fd == p->fd && p->readonly ? GPMDB_BUSY
+					      : lk_try(p, LK_CONN, F_WRLCK);
 	if (rc == GPMDB_OK) {
 		*alone = true;
 	} else if (rc == GPMDB_BUSY) {
 		/* an opener recovering or a closer checkpointing holds it
 		 * exclusive for a moment */
-		if (ofd(p->fd, F_OFD_SETLKW, F_RDLCK, LK_CONN) != 0) {
+		if (ofd(p->lk.fd, F_OFD_SETLKW, F_RDLCK, LK_CONN) != 0) {
 			err = errno;
 			return pool_err(p, GPMDB_IOERR, "cannot lock %s: %s",
 					p->path, strerror(err));
@@ -258,8 +268,8 @@ stg_durability lock_mode(const stg_pool *p)
 
 void lock_open_done(stg_pool *p)
 {
-	if (p->lk.on || p->fd >= 0)
-		(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_CONN);
+	if (p->lk.fd >= 0)
+		(void)ofd(p->lk.fd, F_OFD_SETLK, F_RDLCK, LK_CONN);
 	if (p->lk.on)
 		p->lk.seen =
 		    __atomic_load_n(&shm(p)->counter, __ATOMIC_SEQ_CST);
@@ -269,7 +279,7 @@ bool lock_last(stg_pool *p)
 {
 	if (p->memory)
 		return true;
-	if (p->readonly)
+	if (p->lk.fd < 0 || (p->readonly && p->lk.fd == p->fd))
 		return false;
 	return lk_try(p, LK_CONN, F_WRLCK) == GPMDB_OK;
 }
@@ -289,6 +299,9 @@ void lock_close(stg_pool *p, bool last)
 	if (p->lk.shm_fd >= 0)
 		close(p->lk.shm_fd);
 	p->lk.shm_fd = -1;
+	if (p->lk.own_fd > 0)
+		close(p->lk.own_fd); /* a read-only open's locks go */
+	p->lk.own_fd = -1;
 	p->lk.on = false;
 }
 
@@ -523,7 +536,8 @@ int lock_write(stg_pool *p)
 				p->path);
 	pmem = shared_map(p);
 	if (pmem && p->lk.reading == 0 &&
-	    ofd_range(p->fd, F_OFD_SETLK, F_WRLCK, LK_WRITER, LK_READ) == 0) {
+	    ofd_range(p->lk.fd, F_OFD_SETLK, F_WRLCK, LK_WRITER, LK_READ) ==
+		0) {
 		/* no writer, no reader: WRITER, PENDING and READ in one
 		 * call (lock_write_end gives them back in one) */
 		p->lk.read_ex = true;
@@ -549,7 +563,8 @@ int lock_write(stg_pool *p)
 		rc = readers_out(p, p->lk.busy_ms);
 		if (rc != GPMDB_OK) {
 			if (p->lk.read_held)
-				(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ);
+				(void)ofd(p->lk.fd, F_OFD_SETLK, F_RDLCK,
+					  LK_READ);
 			lk_unlock(p, LK_WRITER);
 			return rc == GPMDB_BUSY
 				   ? busy(p, "readers are reading (PRAGMA "
@@ -585,7 +600,7 @@ void lock_write_end(stg_pool *p, bool committed)
 	p->lk.seen = __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
 	if (p->lk.read_ex && p->lk.reading == 0) {
 		/* WRITER, PENDING and READ at once */
-		(void)ofd_range(p->fd, F_OFD_SETLK, F_UNLCK, LK_WRITER,
+		(void)ofd_range(p->lk.fd, F_OFD_SETLK, F_UNLCK, LK_WRITER,
 				LK_READ);
 		p->lk.read_ex = false;
 		p->lk.read_held = false;
@@ -593,7 +608,7 @@ void lock_write_end(stg_pool *p, bool committed)
 		return;
 	}
 	if (p->lk.read_ex) {
-		(void)ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ);
+		(void)ofd(p->lk.fd, F_OFD_SETLK, F_RDLCK, LK_READ);
 		p->lk.read_held = true;
 		p->lk.read_ex = false;
 	}
@@ -601,7 +616,7 @@ void lock_write_end(stg_pool *p, bool committed)
 		p->lk.snap_commits =
 		    __atomic_load_n(&shm(p)->commits, __ATOMIC_SEQ_CST);
 		if (!p->lk.read_held &&
-		    ofd(p->fd, F_OFD_SETLK, F_RDLCK, LK_READ) == 0)
+		    ofd(p->lk.fd, F_OFD_SETLK, F_RDLCK, LK_READ) == 0)
 			p->lk.read_held = true;
 	}
 	lk_unlock(p, LK_WRITER);

@@ -802,6 +802,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	p->fd = -1;
 	p->wal.fd = -1;
 	p->lk.shm_fd = -1;
+	p->lk.fd = -1;
+	p->lk.own_fd = -1;
 	p->readonly = o.readonly;
 
 	rc = path[0] == '\0' || strcmp(path, ":memory:") == 0
