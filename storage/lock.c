@@ -252,9 +252,10 @@ int lock_set_mode(stg_pool *p, stg_durability dur)
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return GPMDB_OK;
 	cur = __atomic_load_n(&s->mode, __ATOMIC_SEQ_CST);
-	if (cur == 0 || cur == want)
+	/* pmem and off both write the shared mapping in place; an msync
+	 * connection reads the log that they never write */
+	if (cur == 0 || (cur == STG_DUR_MSYNC) == (want == STG_DUR_MSYNC))
 		return GPMDB_OK;
-	/* an msync connection reads the log a pmem one never writes */
 	return pool_err(p, GPMDB_BUSY,
 			"database is locked: %s is open in %s mode by another "
 			"connection; open it in the same mode",

@@ -232,6 +232,30 @@ static void test_busy_timeout_settings(void)
 	rm_path();
 }
 
+/* All connections of a file use one mode: msync readers read a log that
+ * pmem writers never write. */
+static void test_mode_mismatch(void)
+{
+	gpmdb *a, *b = NULL;
+	gpmdb_options o = {.durability = "pmem"};
+	int rc;
+
+	set_path("modes", 1);
+	a = open_rw(1);
+	if (!a)
+		return;
+	rc = gpmdb_open_v2(path, &b, GPMDB_OPEN_READWRITE, &o);
+	CHECKF(rc == GPMDB_BUSY && strstr(gpmdb_errmsg(b), "msync mode"),
+	       "rc %d: %s", rc, gpmdb_errmsg(b));
+	gpmdb_close(b);
+	CHECK_RC(gpmdb_close(a), GPMDB_OK);
+	/* alone again: any mode */
+	rc = gpmdb_open_v2(path, &b, GPMDB_OPEN_READWRITE, &o);
+	CHECKF(rc == GPMDB_OK, "rc %d: %s", rc, gpmdb_errmsg(b));
+	gpmdb_close(b);
+	rm_path();
+}
+
 /* Tables, indexes and rows another connection committed are seen; a
  * statement prepared before is planned again. */
 static void test_sees_others_schema(void)
@@ -569,6 +593,7 @@ int main(void)
 	TEST_RUN(test_two_writers);
 	TEST_RUN(test_wait_for_other_process);
 	TEST_RUN(test_busy_timeout_settings);
+	TEST_RUN(test_mode_mismatch);
 	TEST_RUN(test_sees_others_schema);
 	TEST_RUN(test_snapshots);
 	TEST_RUN(test_pmem_readers_wait);
