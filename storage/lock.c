@@ -16,11 +16,14 @@
  *            writer's logs into the file and resets <pool>-shm; a closer
  *            that gets it exclusive is the last: it checkpoints.
  *   WRITER   exclusive from the first write of a transaction to its end.
- *   PENDING  a writer that must wait for readers takes it exclusive, so
- *            that new readers queue behind it instead of starving it
- *            (they pass through it shared while <pool>-shm counts a
- *            waiting writer; otherwise they skip it: two system calls
- *            less per statement).
+ *   PENDING  the queue: a writer that must wait for readers takes it
+ *            exclusive, so that new readers queue behind it instead of
+ *            starving it, and a reader that found READ taken for a
+ *            millisecond does the same, so that the next write
+ *            transaction waits behind it.  <pool>-shm counts both, and
+ *            whoever finds no count skips PENDING: a reader then pays
+ *            two system calls a statement, a pmem writer two a
+ *            transaction (WRITER and READ, adjacent, in one call).
  *   READ     shared by a connection while a read snapshot is live; taken
  *            exclusive by a writer that changes bytes readers see: pmem
  *            mode for the whole write transaction (it writes in place),
@@ -51,8 +54,8 @@
 
 #define LK_BASE	   (1ll << 62)
 #define LK_CONN	   0
-#define LK_WRITER  1
-#define LK_PENDING 2
+#define LK_PENDING 1
+#define LK_WRITER  2 /* WRITER and READ adjacent: one call takes both */
 #define LK_READ	   3
 
 #define SHM_MAGIC 0x314d485342445047ull /* "GPDBSHM1" little-endian */
@@ -70,6 +73,7 @@ typedef struct {
 	uint64_t ip_seq;  /* ... up to this seq are written in place */
 	uint32_t mode;	  /* stg_durability of the connections (0: unset) */
 	uint32_t waiters; /* writers waiting in PENDING for readers to go */
+	uint32_t queued;  /* readers waiting in PENDING for a writer to go */
 } lk_shm;
 
 static lk_shm *shm(const stg_pool *p)
@@ -233,6 +237,7 @@ int lock_open(stg_pool *p, bool *alone)
 		s->ip_seq = 0;
 		s->mode = 0;
 		s->waiters = 0;
+		s->queued = 0;
 		__atomic_add_fetch(&s->counter, 1, __ATOMIC_SEQ_CST);
 	}
 	p->lk.force = true;
@@ -433,17 +438,23 @@ static int take_read(stg_pool *p)
 {
 	int rc, ms = read_wait_ms(p);
 
-	if (__atomic_load_n(&shm(p)->waiters, __ATOMIC_SEQ_CST) == 0) {
-		/* no writer waits for readers to go: READ alone (a writer
-		 * that starts waiting now waits for us, briefly) */
-		rc = lk_wait(p, LK_READ, F_RDLCK, ms);
-	} else {
-		/* behind the writer waiting in PENDING */
-		rc = lk_wait(p, LK_PENDING, F_RDLCK, ms);
+	/* no writer waits for readers to go: READ alone, a few tries (a
+	 * writer that starts waiting now waits for us, briefly) */
+	rc = GPMDB_BUSY;
+	if (__atomic_load_n(&shm(p)->waiters, __ATOMIC_SEQ_CST) == 0)
+		rc = lk_wait(p, LK_READ, F_RDLCK, ms < 1 ? ms : 1);
+	if (rc == GPMDB_BUSY) {
+		/* queue in PENDING, exclusive: the next write transaction
+		 * waits there behind us (a writer that loops would starve
+		 * readers that only nap), and behind a writer queued first */
+		pool_clear_err(p);
+		__atomic_add_fetch(&shm(p)->queued, 1, __ATOMIC_SEQ_CST);
+		rc = lk_wait(p, LK_PENDING, F_WRLCK, ms);
 		if (rc == GPMDB_OK) {
 			rc = lk_wait(p, LK_READ, F_RDLCK, ms);
 			lk_unlock(p, LK_PENDING);
 		}
+		__atomic_sub_fetch(&shm(p)->queued, 1, __ATOMIC_SEQ_CST);
 	}
 	if (rc == GPMDB_BUSY)
 		return busy(p, "a write transaction is running (PRAGMA "
@@ -508,11 +519,17 @@ void stg_read_end(stg_pool *p)
  * readers then queue behind (shm waiters tells them to look). */
 static int readers_out(stg_pool *p, int ms)
 {
-	int rc = lk_try(p, LK_READ, F_WRLCK);
+	int rc;
 
-	if (rc != GPMDB_BUSY || ms <= 0)
+	/* PENDING first: a reader queued there (take_read) goes first */
+	if (ms <= 0) {
+		rc = lk_try(p, LK_PENDING, F_WRLCK);
+		if (rc == GPMDB_OK) {
+			rc = lk_try(p, LK_READ, F_WRLCK);
+			lk_unlock(p, LK_PENDING);
+		}
 		return rc;
-	pool_clear_err(p);
+	}
 	__atomic_add_fetch(&shm(p)->waiters, 1, __ATOMIC_SEQ_CST);
 	rc = lk_wait(p, LK_PENDING, F_WRLCK, ms);
 	if (rc == GPMDB_OK) {
@@ -537,9 +554,10 @@ int lock_write(stg_pool *p)
 				p->path);
 	pmem = shared_map(p);
 	if (pmem && p->lk.reading == 0 &&
+	    __atomic_load_n(&shm(p)->queued, __ATOMIC_SEQ_CST) == 0 &&
 	    ofd_range(p->lk.fd, F_OFD_SETLK, F_WRLCK, LK_WRITER, LK_READ) ==
 		0) {
-		/* no writer, no reader: WRITER, PENDING and READ in one
+		/* no writer, no reader, none queued: WRITER and READ in one
 		 * call (lock_write_end gives them back in one) */
 		p->lk.read_ex = true;
 		p->lk.writer = true;
@@ -600,7 +618,7 @@ void lock_write_end(stg_pool *p, bool committed)
 		__atomic_add_fetch(&shm(p)->commits, 1, __ATOMIC_SEQ_CST);
 	p->lk.seen = __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
 	if (p->lk.read_ex && p->lk.reading == 0) {
-		/* WRITER, PENDING and READ at once */
+		/* WRITER and READ at once */
 		(void)ofd_range(p->lk.fd, F_OFD_SETLK, F_UNLCK, LK_WRITER,
 				LK_READ);
 		p->lk.read_ex = false;
