@@ -78,6 +78,10 @@ PROGS += $(BUILD)/bench_kv
 $(BUILD)/bench_kv_SRC := tpc/kv/bench_kv.c
 $(BUILD)/bench_kv_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_kv: LDLIBS += -ldl
+# bench_conc: the writer beside a live reader (storage/lock.c,
+# docs/benchmarks.md "Concurrency").
+PROGS += $(BUILD)/bench_conc
+$(BUILD)/bench_conc_SRC := tpc/bench_conc.c
 # bench_index: CREATE INDEX and the bound-key probe, CPU and GPU beside
 # SQLite and DuckDB (tpc/index, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_index

@@ -23,6 +23,9 @@ struct gpmdb {
 	char errmsg[1024];
 	long long changes;
 	bool explicit_txn; /* BEGIN ... COMMIT */
+	/* BEGIN's read snapshot, taken at its first statement and held to
+	 * COMMIT/ROLLBACK (storage/lock.c) */
+	bool txn_snap;
 	int backend;	   /* 0 auto, 1 cpu, 2 gpu */
 	uint64_t mem_limit;
 	char path[4096];
@@ -116,6 +119,7 @@ struct gpmdb_stmt {
 	char **param_text;
 	bool params_changed;
 	bool planned;
+	uint64_t dv; /* stg_data_version the plan was made at */
 	pnode *plan; /* SELECT */
 	int ncols;
 	const char **names;
@@ -147,6 +151,9 @@ int db_err(gpmdb *db, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int db_err_stg(gpmdb *db);
 void db_clear(gpmdb *db);
+/* The end of BEGIN ... COMMIT (committed, rolled back or abandoned): its
+ * read snapshot goes. */
+void db_txn_end(gpmdb *db);
 /* Called by the executor between batches and operators: GPMDB_INTERRUPT
  * ("interrupted") after gpmdb_interrupt or when the progress handler asks
  * to stop, else GPMDB_OK.  Not from inside OpenMP parallel regions. */

@@ -52,6 +52,22 @@ int db_err_stg(gpmdb *db)
 	return db_err(db, rc, "%s", stg_errmsg(db->pool));
 }
 
+void db_txn_end(gpmdb *db)
+{
+	db->explicit_txn = false;
+	if (db->txn_snap)
+		stg_read_end(db->pool);
+	db->txn_snap = false;
+}
+
+int gpmdb_busy_timeout(gpmdb *db, int ms)
+{
+	if (!db || !db->pool)
+		return GPMDB_MISUSE;
+	stg_busy_timeout(db->pool, ms);
+	return GPMDB_OK;
+}
+
 void db_clear(gpmdb *db)
 {
 	if (db) {
@@ -120,6 +136,7 @@ int gpmdb_close(gpmdb *db)
 	if (db->pool) {
 		if (stg_in_txn(db->pool))
 			stg_rollback(db->pool);
+		db_txn_end(db);
 		bgpu_before_close(db); /* the CUDA registration */
 		rc = stg_close(db->pool);
 	}

@@ -1,10 +1,10 @@
 /*
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
- * memory_limit, pool_size, pool_used, gpu, gpu_memory, hbm_cache, last_rows,
- * last_bytes_persisted, foreign_keys (backend, gpu_*: exec_gpu_pragma.c); and
- * the catalog view sqlite_schema.  Unknown pragmas are errors (SQLite ignores
- * them; a typo should not pass silently).
+ * busy_timeout, memory_limit, pool_size, pool_used, gpu, gpu_memory, hbm_cache,
+ * last_rows, last_bytes_persisted, foreign_keys (backend and gpu_*:
+ * gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema.  Unknown
+ * pragmas are errors (SQLite ignores them; a typo should not pass silently).
  */
 #include "../gpu/gpu.h"
 #include "engine.h"
@@ -61,7 +61,9 @@ int pragma_columns(ast_stmt *s, const char ***names)
 		*names = ic_cols;
 		return 1;
 	}
-	if (s->pragma_value && !s->pragma_call) {
+	/* as SQLite, setting busy_timeout answers the new value */
+	if (s->pragma_value && !s->pragma_call &&
+	    strcasecmp(s->name, "busy_timeout")) {
 		*names = NULL;
 		return 0;
 	}
@@ -143,8 +145,9 @@ static const char *pvalue(ast_stmt *s, char *buf, size_t len)
 static bool is_int_pragma(const char *name)
 {
 	static const char *const names[] = {
-	    "pool_size", "pool_used", "gpu_memory",
-	    "hbm_cache", "last_rows", "last_bytes_persisted"};
+	    "pool_size",   "pool_used", "gpu_memory",
+	    "hbm_cache",   "last_rows", "last_bytes_persisted",
+	    "busy_timeout"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(name, names[i]))
 			return true;
@@ -436,6 +439,24 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else {
 			sval x = sval_of_text(
 			    stg_durability_name(stg_pool_durability(db->pool)));
+			rc = pragma_put_row(db, r, &x);
+		}
+	} else if (!strcasecmp(s->name, "busy_timeout")) {
+		/* ms a writer waits for another (storage/lock.c) */
+		if (v && !s->pragma_call) {
+			char *end = NULL;
+			long long ms = strtoll(v, &end, 10);
+			if (!end || end == v || *end || ms < 0 ||
+			    ms > INT32_MAX)
+				rc = db_err(db, GPMDB_ERROR,
+					    "busy_timeout is in ms, 0 to %d, "
+					    "not \"%s\"",
+					    INT32_MAX, v);
+			else
+				stg_busy_timeout(db->pool, (int)ms);
+		}
+		if (!rc) {
+			sval x = sval_of_int(stg_get_busy_timeout(db->pool));
 			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (!strcasecmp(s->name, "memory_limit")) {

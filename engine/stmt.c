@@ -161,6 +161,7 @@ static int plan_now(gpmdb_stmt *st)
 		return db_err(st->db, GPMDB_NOMEM, "out of memory");
 	st->planned = true;
 	st->params_changed = false;
+	st->dv = stg_data_version(st->db->pool);
 	return GPMDB_OK;
 }
 
@@ -223,7 +224,17 @@ int gpmdb_prepare(gpmdb *db, const char *sql, int nbyte, gpmdb_stmt **out,
 	}
 	st->x.db = db;
 	st->x.st = st;
-	if ((rc = plan_now(st))) {
+	/* the catalog as committed (another connection may be writing) */
+	bool snap = !stg_in_txn(db->pool) && !db->txn_snap;
+	if (snap && stg_read_begin(db->pool)) {
+		rc = db_err_stg(db);
+		gpmdb_finalize(st);
+		return rc;
+	}
+	rc = plan_now(st);
+	if (snap)
+		stg_read_end(db->pool);
+	if (rc) {
 		/* keep the message: finalize does not touch it */
 		gpmdb_finalize(st);
 		return rc;
@@ -404,7 +415,8 @@ static int run_write_txn(gpmdb_stmt *st, ast_stmt *s)
 		return db_err(db, GPMDB_READONLY,
 			      "attempt to write a readonly database");
 	if (!db->explicit_txn) {
-		if (stg_begin(db->pool))
+		/* begun by view_begin, before the statement was planned */
+		if (!stg_in_txn(db->pool) && stg_begin(db->pool))
 			return db_err_stg(db);
 		rc = dml_exec(st, s);
 		if (rc) {
@@ -418,6 +430,9 @@ static int run_write_txn(gpmdb_stmt *st, ast_stmt *s)
 		}
 		return GPMDB_OK;
 	}
+	/* BEGIN (deferred): the first write takes the write lock */
+	if (!stg_in_txn(db->pool) && stg_begin(db->pool))
+		return db_err_stg(db);
 	if (stg_savepoint(db->pool, &mark))
 		return db_err_stg(db);
 	rc = dml_exec(st, s);
@@ -425,12 +440,12 @@ static int run_write_txn(gpmdb_stmt *st, ast_stmt *s)
 		/* as SQLite: an interrupted write ends the whole transaction,
 		 * the user meant to stop, not to go on without it */
 		stg_rollback(db->pool);
-		db->explicit_txn = false;
+		db_txn_end(db);
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		/* the statement could not be undone: give up the whole
 		 * transaction rather than leave half of it */
 		stg_rollback(db->pool);
-		db->explicit_txn = false;
+		db_txn_end(db);
 	} else if (!rc) {
 		wp_release(db, &mark);
 	}
@@ -461,11 +476,10 @@ static int run_txn(gpmdb_stmt *st, ast_stmt *s)
 			return db_err(db, GPMDB_ERROR,
 				      "cannot start a transaction within a "
 				      "transaction");
-		if (stg_pool_readonly(db->pool)) {
-			db->explicit_txn = true;
-			return GPMDB_OK;
-		}
-		if (stg_begin(db->pool))
+		/* deferred (SQLite's default): the write lock at the first
+		 * write, the read snapshot at the first statement */
+		if (s->immediate && !stg_pool_readonly(db->pool) &&
+		    stg_begin(db->pool))
 			return db_err_stg(db);
 		db->explicit_txn = true;
 		return GPMDB_OK;
@@ -474,7 +488,7 @@ static int run_txn(gpmdb_stmt *st, ast_stmt *s)
 			return db_err(db, GPMDB_ERROR,
 				      "cannot commit - no transaction is "
 				      "active");
-		db->explicit_txn = false;
+		db_txn_end(db);
 		if (stg_in_txn(db->pool) && stg_commit(db->pool)) {
 			int rc = db_err_stg(db);
 			stg_rollback(db->pool);
@@ -486,7 +500,7 @@ static int run_txn(gpmdb_stmt *st, ast_stmt *s)
 			return db_err(db, GPMDB_ERROR,
 				      "cannot rollback - no transaction is "
 				      "active");
-		db->explicit_txn = false;
+		db_txn_end(db);
 		if (stg_in_txn(db->pool) && stg_rollback(db->pool))
 			return db_err_stg(db);
 		return GPMDB_OK;
@@ -570,14 +584,73 @@ static int stmt_run_analyze_write(gpmdb_stmt *st, ast_stmt *s)
 	return explain_rows(st);
 }
 
+/*
+ * The view a statement runs on (storage/lock.c): a write statement takes
+ * the write lock before it is planned (its view is then the last
+ * commit); any other statement reads a snapshot, for itself in
+ * autocommit (*snap: the caller ends it), or from the first statement
+ * of BEGIN to COMMIT.  A plan made before commits of others came in is
+ * made again.
+ */
+static int view_begin(gpmdb_stmt *st, ast_stmt *s, bool *snap)
+{
+	gpmdb *db = st->db;
+	bool writes = is_write(s->kind) && (!s->explain || s->explain == 3);
+
+	*snap = false;
+	if (s->kind == AST_STMT_BEGIN || s->kind == AST_STMT_COMMIT ||
+	    s->kind == AST_STMT_ROLLBACK)
+		return GPMDB_OK;
+	if (stg_in_txn(db->pool)) {
+		/* the writer's own view */
+	} else if (writes && !stg_pool_readonly(db->pool)) {
+		if (stg_begin(db->pool))
+			return db_err_stg(db);
+	} else if (db->explicit_txn) {
+		if (!db->txn_snap) {
+			if (stg_read_begin(db->pool))
+				return db_err_stg(db);
+			db->txn_snap = true;
+		}
+	} else {
+		if (stg_read_begin(db->pool))
+			return db_err_stg(db);
+		*snap = true;
+	}
+	if (st->planned && st->dv != stg_data_version(db->pool)) {
+		st->planned = false;
+		exec_gpu_after_write(0); /* GPU column copies are stale */
+	}
+	return GPMDB_OK;
+}
+
+static int start_run(gpmdb_stmt *st, ast_stmt *s);
+
 static int start(gpmdb_stmt *st)
 {
 	ast_stmt *s = st->pr.stmt;
 	gpmdb *db = st->db;
+	bool snap = false;
 	int rc;
 
 	if ((rc = batch_check(st, s)))
 		return rc;
+	if ((rc = view_begin(st, s, &snap)))
+		return rc;
+	rc = start_run(st, s);
+	if (snap)
+		stg_read_end(db->pool);
+	/* an autocommit write that failed before its transaction ran */
+	if (!db->explicit_txn && stg_in_txn(db->pool))
+		stg_rollback(db->pool);
+	return rc;
+}
+
+static int start_run(gpmdb_stmt *st, ast_stmt *s)
+{
+	gpmdb *db = st->db;
+	int rc;
+
 	if (!st->planned || st->params_changed)
 		if ((rc = plan_now(st)))
 			return rc;

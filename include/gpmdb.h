@@ -59,9 +59,13 @@ const char *gpmdb_errstr(int rc);
 /*
  * Threading: a gpmdb connection and its statements may be used by one
  * thread at a time (like SQLite's "multi-thread" mode).  Different
- * connections may be used from different threads.  One process (and one
- * connection) may write a database file at a time; another writer gets
- * GPMDB_BUSY ("database is locked"); readers open with GPMDB_OPEN_READONLY.
+ * connections may be used from different threads.  Any number of
+ * connections, in this process or others, may open a database file
+ * read-write or read-only; one at a time writes: a write transaction takes
+ * the write lock at its first write and gives it back at its end, and
+ * another writer waits up to the busy timeout (gpmdb_busy_timeout), then
+ * gets GPMDB_BUSY ("database is locked").  Reads see committed states
+ * only (README "Concurrency").
  */
 typedef struct gpmdb gpmdb;
 typedef struct gpmdb_stmt gpmdb_stmt;
@@ -141,6 +145,37 @@ int gpmdb_finalize(gpmdb_stmt *s);
  * A call while no statement runs is forgotten when the next one starts.
  */
 void gpmdb_interrupt(gpmdb *db);
+
+/*
+ * Online backup in the shape of SQLite's: a copy of src (schema "main" or
+ * NULL) in the new file dest_file, taken in steps.  The copy is the
+ * committed state when gpmdb_backup_init ran (a read snapshot of a
+ * connection of its own, held until gpmdb_backup_finish): in msync mode
+ * other connections keep writing meanwhile; in pmem mode their writes
+ * wait for the backup to finish.  gpmdb_backup_step copies npages pages
+ * (npages < 0: all) and returns GPMDB_OK while pages are left, GPMDB_DONE
+ * once all are copied, or an error.  gpmdb_backup_finish makes a
+ * complete copy durable with its header written last (a copy cut short
+ * never opens), removes an incomplete one, frees the handle and returns
+ * the backup's first error or GPMDB_OK.  init returns NULL on an error,
+ * with the message in src (gpmdb_errmsg).  dest_file must not exist.
+ */
+typedef struct gpmdb_backup gpmdb_backup;
+gpmdb_backup *gpmdb_backup_init(const char *dest_file, gpmdb *src,
+				const char *src_name);
+int gpmdb_backup_step(gpmdb_backup *b, int npages);
+int gpmdb_backup_remaining(gpmdb_backup *b);
+int gpmdb_backup_pagecount(gpmdb_backup *b);
+int gpmdb_backup_finish(gpmdb_backup *b);
+
+/*
+ * How long a statement that must write waits for another connection's
+ * write transaction (in this process or another) before it fails with
+ * GPMDB_BUSY "database is locked", in ms; also how long a reader of a
+ * pmem-mode pool waits for a writer.  0 (the default, as SQLite's) fails
+ * at once.  PRAGMA busy_timeout reads and sets the same value.
+ */
+int gpmdb_busy_timeout(gpmdb *db, int ms);
 
 /*
  * Calls cb(arg) about every n units of work of a running statement (a

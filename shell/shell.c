@@ -101,6 +101,8 @@ int shell_open(struct shell *sh, const char *path, int readonly, int fresh)
 			     : GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE;
 	gpmdb_options o = {.backend = sh->backend};
 	int rc = gpmdb_open_v2(p, &sh->db, flags, &o);
+	if (rc == GPMDB_OK)
+		rc = gpmdb_busy_timeout(sh->db, sh->busy_ms);
 	if (rc != GPMDB_OK) {
 		shell_error(sh, "Error: unable to open database \"%s\": %s",
 			    path ? path : p,
@@ -433,6 +435,9 @@ static void shell_init(struct shell *sh)
 	memset(sh, 0, sizeof(*sh));
 	sh->out = stdout;
 	sh->mode = SHELL_MODE_LIST;
+	/* wait for another connection's write rather than fail at once (an
+	 * interactive user would retry by hand anyway) */
+	sh->busy_ms = SHELL_BUSY_MS;
 	strcpy(sh->colsep, "|");
 	strcpy(sh->rowsep, "\n");
 	sh->explain = 2; /* auto */

@@ -33,11 +33,15 @@ enum shell_mode {
 
 #define SHELL_MAX_WIDTHS 100
 
+/* The shell's busy timeout until .timeout changes it (ms). */
+#define SHELL_BUSY_MS 5000
+
 struct shell {
 	gpmdb *db;
 	char *db_path;	     /* as given, or the temporary file */
 	int readonly;	     /* -readonly or .open --readonly */
 	const char *backend; /* -backend, passed to gpmdb_open_v2 */
+	int busy_ms;	     /* .timeout: the busy timeout of every open */
 
 	FILE *out;	/* stdout or .output/.once file */
 	char *out_name; /* NULL for stdout */

@@ -53,6 +53,8 @@ static const struct dot_help {
     {"show", ".show", "Show the current values for various settings"},
     {"stats", ".stats", "Show pool, table, backend and GPU statistics"},
     {"tables", ".tables [PATTERN]", "List names of tables matching PATTERN"},
+    {"timeout", ".timeout MS",
+     "Wait up to MS milliseconds for a locked database (default 5000)"},
     {"timer", ".timer on|off", "Turn SQL timer on or off"},
     {"width", ".width NUM1 NUM2 ...", "Set minimum column widths"},
 };
@@ -960,6 +962,21 @@ int shell_dot_command(struct shell *sh, const char *line)
 		rc = shell_import(sh, argc, argv);
 	} else if (!strcmp(c, "dump") && argc <= 2) {
 		rc = dot_dump(sh, argc > 1 ? argv[1] : NULL);
+	} else if (!strcmp(c, "timeout") && argc == 2) {
+		char *end = NULL;
+		long ms = strtol(argv[1], &end, 10);
+		if (!end || end == argv[1] || *end || ms < 0 ||
+		    ms > 2147483647L) {
+			shell_error(sh,
+				    "Error: .timeout takes milliseconds, "
+				    "not \"%s\"",
+				    argv[1]);
+			rc = 1;
+		} else {
+			sh->busy_ms = (int)ms;
+			if (sh->db)
+				gpmdb_busy_timeout(sh->db, sh->busy_ms);
+		}
 	} else if (!strcmp(c, "timer")) {
 		rc = set_flag(sh, &sh->timer, argc, argv, "timer");
 	} else if (!strcmp(c, "changes")) {

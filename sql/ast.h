@@ -397,6 +397,7 @@ typedef struct ast_stmt {
 	bool if_exists; /* DROP ... IF EXISTS; CREATE ... IF NOT EXISTS */
 	bool unique;	/* CREATE UNIQUE INDEX */
 	bool temp;	/* CREATE TEMP TABLE|VIEW */
+	bool immediate; /* BEGIN IMMEDIATE|EXCLUSIVE: the write lock now */
 
 	ast_select *select;  /* SELECT, CREATE VIEW, INSERT source (NULL
 			      * with default_values) */

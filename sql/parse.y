@@ -208,14 +208,15 @@ temp(A) ::= TEMP. { A = true; }
 
 /* ---- transactions, PRAGMA ---- */
 
-cmd(A) ::= BEGIN trans_kind trans_opt. { A = parse_stmt_new(ctx, AST_STMT_BEGIN); }
+cmd(A) ::= BEGIN trans_kind(K) trans_opt. { A = parse_stmt_new(ctx, AST_STMT_BEGIN); if (A) A->immediate = K; }
 cmd(A) ::= COMMIT trans_opt. { A = parse_stmt_new(ctx, AST_STMT_COMMIT); }
 cmd(A) ::= END trans_opt. { A = parse_stmt_new(ctx, AST_STMT_COMMIT); }
 cmd(A) ::= ROLLBACK trans_opt. { A = parse_stmt_new(ctx, AST_STMT_ROLLBACK); }
-trans_kind ::= .
-trans_kind ::= DEFERRED.
-trans_kind ::= IMMEDIATE.
-trans_kind ::= EXCLUSIVE.
+%type trans_kind {bool}
+trans_kind(A) ::= . { A = false; }
+trans_kind(A) ::= DEFERRED. { A = false; }
+trans_kind(A) ::= IMMEDIATE. { A = true; }
+trans_kind(A) ::= EXCLUSIVE. { A = true; }
 trans_opt ::= .
 trans_opt ::= TRANSACTION.
 trans_opt ::= TRANSACTION nm.

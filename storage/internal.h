@@ -74,9 +74,32 @@ typedef struct {
 	size_t nframe;	  /* pages[0..nframe): the last frame's, for in place */
 	wal_extent *runs; /* written in place since the checkpoint: private */
 	size_t nruns, cap_runs; /* copies the checkpoint drops */
+	bool pend; /* frames not all written in place yet (readers were on) */
 	uint64_t ckpt_bytes, big_bytes, shared_min;	     /* thresholds */
 	uint64_t frames, checkpoints, big_commits, replayed; /* statistics */
 } wal_state;
+
+/* Sharing the pool with other connections (lock.c). */
+typedef struct {
+	bool on;     /* <pool>-shm is mapped: others may be around */
+	bool shm_rw; /* it is writable (read-only directories: not) */
+	int fd;	     /* the locks' descriptor: the pool's, or own_fd */
+	int own_fd;  /* a read-only open's read-write descriptor, or -1 */
+	int shm_fd;
+	void *shm;
+	uint64_t seen;	       /* shm counter at the last catch-up */
+	bool force;	       /* the next catch-up drops every private page */
+	bool wstale;	       /* log and allocator state to reload to write */
+	bool writer;	       /* holds WRITER */
+	bool read_held;	       /* holds READ shared */
+	bool read_ex;	       /* holds READ exclusive (pmem writer) */
+	bool read_out;	       /* holds READ exclusive for a moment (msync) */
+	bool no_track;	       /* pool_flush marks nothing (reader's undo) */
+	int reading;	       /* nesting of stg_read_begin */
+	int busy_ms;	       /* busy timeout */
+	uint64_t snap_commits; /* shm commits when the snapshot began */
+	uint64_t data_version; /* bumped when others' changes came in */
+} lk_state;
 
 struct stg_pool {
 	char *path;
@@ -116,6 +139,8 @@ struct stg_pool {
 	uint64_t used_chunks;
 
 	wal_state wal;
+	lk_state lk;
+	size_t ro_resv;	    /* read-only: bytes reserved at base (growth) */
 	stg_write_times wt; /* stg_get_write_times */
 
 	/* Statistics. */
@@ -229,10 +254,50 @@ int wal_recover(stg_pool *p, uint64_t file_len, bool *recovered);
 int wal_apply_readonly(stg_pool *p);
 /* After mlog_open recovered in the private mapping: its writes in place. */
 int wal_flush_recovery(stg_pool *p);
-/* Clean close: pool durable in place, log emptied and removed. */
-int wal_close(stg_pool *p);
+/* Close: the last connection (last) makes the pool durable in place and
+ * empties and removes the log; others leave it to the rest. */
+int wal_close(stg_pool *p, bool last);
+
+/* Brings a connection's private pages up to the log's last complete
+ * frame (lock.c's catch-up): all of them again after a checkpoint or
+ * when force (*full), else the frames after the last seen. */
+int wal_catch_up(stg_pool *p, bool force, bool *full);
+
+/* ---- lock.c ------------------------------------------------------------- */
+
+/* Takes CONN (exclusive when alone: *alone) and maps <pool>-shm. */
+int lock_open(stg_pool *p, bool *alone);
+/* All connections of a file share one durability mode. */
+int lock_set_mode(stg_pool *p, stg_durability dur);
+stg_durability lock_mode(const stg_pool *p);
+/* Opening done: CONN shared. */
+void lock_open_done(stg_pool *p);
+/* Closing: true when no other connection is open (CONN exclusive). */
+bool lock_last(stg_pool *p);
+void lock_close(stg_pool *p, bool last);
+/* No other connection wrote since this one last looked. */
+bool lock_current(const stg_pool *p);
+/* The write lock (stg_begin) and its end (commit, rollback). */
+int lock_write(stg_pool *p);
+void lock_write_end(stg_pool *p, bool committed);
+/* msync writers: readers out while committed pages go into the file. */
+bool lock_readers_out(stg_pool *p);
+bool lock_readers_out_wait(stg_pool *p, int ms);
+void lock_readers_back(stg_pool *p);
+/* Which frames are in the file already (shared between writers). */
+void lock_published_in_place(stg_pool *p, uint64_t salt, uint64_t seq);
+bool lock_in_place(const stg_pool *p, uint64_t salt, uint64_t seq);
+/* A dead writer's transaction undone in msync pages: into the file. */
+int lock_flush_recovery(stg_pool *p);
+
+/* pool.c: map a grown file (pmem: remapped; read-only: in place). */
+int pool_remap(stg_pool *p);
+int pool_ro_grow(stg_pool *p, uint64_t new_size);
 
 /* ---- mlog.c ------------------------------------------------------------- */
+
+/* True when the log holds a chain: a writer died inside a transaction. */
+bool mlog_busy(stg_pool *p);
 
 /* The in-memory part of a commit: commit record, frees, truncation. */
 int mlog_commit_mem(stg_pool *p);

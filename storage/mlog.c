@@ -524,10 +524,29 @@ int mlog_open(stg_pool *p, bool *recovered)
 	return GPMDB_OK;
 }
 
+bool mlog_busy(stg_pool *p)
+{
+	uint64_t *offs = NULL;
+	size_t n = 0;
+	stg_log_hdr *h = log_hdr(p);
+	uint64_t gen = p->log_gen;
+	bool busy;
+
+	if (h->magic != STG_LOG_MAGIC)
+		return true; /* damaged: mlog_open says so */
+	p->log_gen = h->gen;
+	busy = mlog_scan(p, &offs, &n) != GPMDB_OK || n > 0;
+	p->log_gen = gen;
+	free(offs);
+	return busy;
+}
+
 /* ---- Transactions -------------------------------------------------------- */
 
 int stg_begin(stg_pool *p)
 {
+	int rc;
+
 	if (p == NULL)
 		return GPMDB_MISUSE;
 	pool_clear_err(p);
@@ -542,6 +561,9 @@ int stg_begin(stg_pool *p)
 		return pool_err(p, GPMDB_MISUSE,
 				"cannot start a transaction within a "
 				"transaction");
+	/* the write lock, and the commits of others since we looked */
+	if ((rc = lock_write(p)) != GPMDB_OK)
+		return rc;
 	p->in_txn = true;
 	idx_presorted_clear(p);
 	p->txn_bytes_persisted = 0;
@@ -583,7 +605,9 @@ int stg_rollback(stg_pool *p)
 	mlog_sp_reset(p);
 	if (wal_active(p))
 		wal_rollback_done(p);
-	return finish_undo(p);
+	rc = finish_undo(p);
+	lock_write_end(p, false);
+	return rc;
 }
 
 int mlog_commit_mem(stg_pool *p)
@@ -629,6 +653,8 @@ void mlog_reload(stg_pool *p)
 
 int stg_commit(stg_pool *p)
 {
+	int rc;
+
 	if (p == NULL)
 		return GPMDB_MISUSE;
 	pool_clear_err(p);
@@ -641,13 +667,19 @@ int stg_commit(stg_pool *p)
 	if (wal_active(p)) {
 		/* msync mode: the commit is its writes to the disk */
 		uint64_t t0 = pool_now_ns();
-		int rc = wal_commit(p);
 
+		rc = wal_commit(p);
 		p->wt.persist_ns += pool_now_ns() - t0;
-		return rc;
+	} else {
+		/* pmem and off: every operation persisted its data already */
+		rc = mlog_commit_mem(p);
 	}
-	/* pmem and off: every operation persisted its data already */
-	return mlog_commit_mem(p);
+	/* ended (committed, or rolled back by a failed commit): others may
+	 * write; a commit that failed in place keeps the lock for
+	 * stg_rollback */
+	if (!p->in_txn)
+		lock_write_end(p, rc == GPMDB_OK);
+	return rc;
 }
 
 void mlog_mark(stg_pool *p, stg_mark *m)

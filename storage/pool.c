@@ -8,9 +8,11 @@
  * modified.  Only a path that does not exist is created (O_EXCL): an empty
  * or foreign file is an error even with create set.
  *
- * Writers hold flock(LOCK_EX) on their descriptor for the pool's lifetime;
- * readers take no lock and map the file MAP_PRIVATE, so that recovering an
- * interrupted transaction for their own view never touches the file.
+ * Any number of connections may open a pool (lock.c): the first to open
+ * recovers a crashed writer's logs into the file, a writer takes the
+ * write lock per transaction, readers read snapshots.  Read-only opens
+ * map the file MAP_PRIVATE, so that recovering an interrupted
+ * transaction for their own view never touches the file.
  *
  * Durability AUTO means PMEM when libpmem says the mapping is real PM or
  * the file lives on tmpfs (stores survive a process crash once they leave
@@ -154,7 +156,7 @@ const char *stg_type_name(stg_type t)
 
 void pool_flush(stg_pool *p, const void *addr, size_t len)
 {
-	if (len == 0 || p->private_map)
+	if (len == 0 || p->private_map || p->lk.no_track)
 		return;
 	if (p->dur == STG_DUR_PMEM)
 		pmem_flush(addr, len);
@@ -228,11 +230,11 @@ int pool_check_writable(stg_pool *p)
 /* ---- Growing --------------------------------------------------------------
  */
 
+static int pool_remap_to(stg_pool *p, uint64_t min_size);
+
 int pool_extend(stg_pool *p, uint64_t new_size)
 {
-	size_t len = 0;
-	int is_pmem = 0, err;
-	void *base;
+	int err;
 
 	/* only the new range: from 0 the call walks every page of the file
 	 * (tmpfs), 100-200 ms at 10M rows for one INSERT that grows it */
@@ -260,6 +262,18 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 			stg_crash_point("grow.remap");
 		return rc;
 	}
+	if ((err = pool_remap_to(p, new_size)) == GPMDB_OK)
+		stg_crash_point("grow.remap");
+	return err;
+}
+
+/* pmem mode: the whole file mapped again (the base may move). */
+static int pool_remap_to(stg_pool *p, uint64_t min_size)
+{
+	size_t len = 0;
+	int is_pmem = 0, err;
+	void *base;
+
 	if (pmem_unmap(p->base, p->map_len) != 0) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot unmap %s: %s", p->path,
@@ -268,7 +282,7 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	p->base = NULL;
 	base = pmem_map_file(p->memory ? p->map_path : p->path, 0, 0, 0, &len,
 			     &is_pmem);
-	if (base == NULL || len < new_size) {
+	if (base == NULL || len < min_size) {
 		if (base)
 			pmem_unmap(base, len);
 		p->broken = true;
@@ -279,7 +293,32 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	p->base = base;
 	p->map_len = len;
 	p->is_pmem = is_pmem != 0;
-	stg_crash_point("grow.remap");
+	return GPMDB_OK;
+}
+
+int pool_remap(stg_pool *p)
+{
+	return pool_remap_to(p, p->map_len);
+}
+
+int pool_ro_grow(stg_pool *p, uint64_t new_size)
+{
+	int err;
+
+	if (new_size > p->ro_resv)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s grew "
+				"past its maximum size",
+				p->path);
+	if (mmap(p->base + p->map_len, (size_t)(new_size - p->map_len),
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, p->fd,
+		 (off_t)p->map_len) == MAP_FAILED) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot map %s: %s", p->path,
+				strerror(err));
+	}
+	p->map_len = (size_t)new_size;
 	return GPMDB_OK;
 }
 
@@ -582,10 +621,24 @@ static int map_file(stg_pool *p, stg_durability dur)
 					p->path, strerror(err));
 		}
 		/* Private: recovery of a crashed writer's transaction for
-		 * this reader's view stays in memory. */
-		/* NORESERVE: a pool larger than memory plus swap maps */
-		base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_NORESERVE, p->fd, 0);
+		 * this reader's view stays in memory.  A reservation of
+		 * max_size, so that a file grown by a writer maps in place
+		 * (the base never moves).  NORESERVE: a pool larger than
+		 * memory plus swap maps. */
+		p->ro_resv = p->sb.max_size > (uint64_t)st.st_size
+				 ? p->sb.max_size
+				 : (size_t)st.st_size;
+		base = mmap(NULL, p->ro_resv, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (base != MAP_FAILED &&
+		    mmap(base, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, p->fd,
+			 0) == MAP_FAILED) {
+			err = errno;
+			munmap(base, p->ro_resv);
+			errno = err;
+			base = MAP_FAILED;
+		}
 		if (base == MAP_FAILED) {
 			err = errno;
 			return pool_err(p, GPMDB_IOERR, "cannot map %s: %s",
@@ -642,12 +695,15 @@ static void pool_free(stg_pool *p)
 		wal_unmap(p);
 	} else if (p->base) {
 		if (p->private_map)
-			munmap(p->base, p->map_len);
+			munmap(p->base, p->ro_resv);
 		else
 			pmem_unmap(p->base, p->map_len);
 	}
+	if (!p->wal.on && p->wal.fd >= 0)
+		close(p->wal.fd); /* a reader's view of the log */
+	lock_close(p, false);
 	if (p->fd >= 0)
-		close(p->fd); /* drops the flock */
+		close(p->fd); /* drops the locks */
 	free(p->ents);
 	mlog_sp_reset(p);
 	free(p->dd.k);
@@ -707,20 +763,6 @@ static int open_memory(stg_pool *p, stg_open_opts *o, bool *created)
 	return GPMDB_OK;
 }
 
-static int take_lock(stg_pool *p)
-{
-	int err;
-
-	if (flock(p->fd, LOCK_EX | LOCK_NB) == 0)
-		return GPMDB_OK;
-	err = errno;
-	if (err == EWOULDBLOCK)
-		return pool_err(p, GPMDB_BUSY, "database is locked: %s",
-				p->path);
-	return pool_err(p, GPMDB_IOERR, "cannot lock %s: %s", p->path,
-			strerror(err));
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -734,7 +776,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 {
 	stg_open_opts o = {0};
 	stg_pool *p;
-	bool created = false, recovered = false, wal_rec = false;
+	bool created = false, recovered = false, wal_rec = false, alone = false;
 	double t0;
 	int rc;
 
@@ -758,37 +800,58 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		return GPMDB_NOMEM;
 	}
 	p->fd = -1;
+	p->wal.fd = -1;
+	p->lk.shm_fd = -1;
+	p->lk.fd = -1;
+	p->lk.own_fd = -1;
 	p->readonly = o.readonly;
 
 	rc = path[0] == '\0' || strcmp(path, ":memory:") == 0
 		 ? open_memory(p, &o, &created)
 		 : open_fd(p, &o, &created);
-	if (rc == GPMDB_OK && !o.readonly)
-		rc = take_lock(p);
+	/* a file that is no pool gets no <pool>-shm beside it */
 	if (rc == GPMDB_OK)
 		rc = created ? create_file(p, p->fd, &o)
 			     : validate_file(p, p->fd);
+	if (rc == GPMDB_OK)
+		rc = lock_open(p, &alone);
 	t0 = now_ms();
-	/* a crashed msync-mode writer's commit log, into the file first */
-	if (rc == GPMDB_OK && !o.readonly && !created)
+	/* a crashed msync-mode writer's commit log, into the file first
+	 * (only when alone: others' logs are live) */
+	if (rc == GPMDB_OK && !o.readonly && !created && alone)
 		rc = wal_recover(p, (uint64_t)pool_file_size(p), &wal_rec);
+	if (rc == GPMDB_OK && o.readonly && p->lk.on &&
+	    o.durability == STG_DUR_AUTO && lock_mode(p) != STG_DUR_AUTO)
+		o.durability = lock_mode(p); /* as the writers see it */
 	if (rc == GPMDB_OK)
 		rc = map_file(p, o.readonly ? STG_DUR_AUTO : o.durability);
-	if (rc == GPMDB_OK && o.readonly)
-		rc = wal_apply_readonly(p);
-	if (rc == GPMDB_OK) {
-		if (o.readonly) {
-			p->dur = o.durability;
-			if (p->dur == STG_DUR_AUTO)
-				p->dur = on_tmpfs(p->fd) ? STG_DUR_PMEM
-							 : STG_DUR_MSYNC;
-		}
-		rc = mlog_open(p, &recovered);
+	if (rc == GPMDB_OK && o.readonly) {
+		p->dur = o.durability;
+		if (p->dur == STG_DUR_AUTO)
+			p->dur = on_tmpfs(p->fd) ? STG_DUR_PMEM : STG_DUR_MSYNC;
+	}
+	if (rc == GPMDB_OK && !o.readonly)
+		rc = lock_set_mode(p, p->dur);
+	if (rc == GPMDB_OK && ((alone && !o.readonly) || !p->lk.on)) {
+		if (o.readonly)
+			rc = wal_apply_readonly(p);
+		if (rc == GPMDB_OK)
+			rc = mlog_open(p, &recovered);
 		/* recovery's writes, in place now (it is idempotent) */
 		if (rc == GPMDB_OK && recovered && p->wal.on)
 			rc = wal_flush_recovery(p);
 		if (recovered || wal_rec)
 			p->recovery_ms = now_ms() - t0;
+	} else if (rc == GPMDB_OK) {
+		/* others may be writing: this view catches up as a reader
+		 * (a dead writer's transaction undone in memory, or under the
+		 * write lock in pmem mode); to write it reloads the log */
+		rc = stg_read_begin(p);
+		if (rc == GPMDB_OK)
+			stg_read_end(p);
+		else if (rc == GPMDB_BUSY)
+			rc = GPMDB_OK; /* a pmem writer: the first read waits */
+		p->lk.wstale = true;
 	}
 	if (rc == GPMDB_OK)
 		rc = alloc_open(p);
@@ -797,9 +860,11 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 			snprintf(errmsg, errmsg_len, "%s", stg_errmsg(p));
 		if (created && !p->memory)
 			unlink(p->path); /* ours, never complete */
+		lock_close(p, alone); /* alone: <pool>-shm goes too */
 		pool_free(p);
 		return rc;
 	}
+	lock_open_done(p);
 	p->bytes_persisted = 0;
 	p->txn_bytes_persisted = 0;
 	pool_clear_err(p);
@@ -810,17 +875,21 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 int stg_close(stg_pool *p)
 {
 	int rc = GPMDB_OK;
+	bool last;
 
 	if (p == NULL)
 		return GPMDB_OK;
 	if (p->in_txn && !p->broken)
 		rc = stg_rollback(p); /* like SQLite: close rolls back */
+	p->lk.reading = 0;
+	last = lock_last(p);
 	if (p->wal.on) {
-		int rc2 = wal_close(p);
+		int rc2 = wal_close(p, last && !p->readonly);
 
 		if (rc == GPMDB_OK)
 			rc = rc2;
 	}
+	lock_close(p, last);
 	pool_free(p);
 	return rc;
 }

@@ -11,8 +11,12 @@
  *   - in-place updates and deletes of row data are undo-logged with HCL
  *     (hcl.h), the format the GPU writes too.
  *
- * Threading: a stg_pool is used by one thread at a time.  One process may
- * open a pool for writing; others get GPMDB_BUSY ("database is locked").
+ * Threading: a stg_pool is used by one thread at a time.  Any number of
+ * connections (stg_open, in one process or several) may open a pool; a
+ * write transaction takes the write lock at stg_begin and gives it back
+ * at its end; a second writer waits up to the busy timeout, then gets
+ * GPMDB_BUSY ("database is locked").  Reads see the last commit when
+ * their snapshot began (stg_read_begin; storage/lock.c).
  *
  * Pointers returned into the pool (tablet views) stay valid until the next
  * call that can grow the pool: stg_append, stg_update, stg_table_create,
@@ -53,8 +57,9 @@ int stg_durability_parse(const char *s, stg_durability *out); /* incl. "auto" */
 
 typedef struct {
 	bool create; /* create the file when it does not exist */
-	bool
-	    readonly; /* open for reading: no recovery written, no lock taken */
+	/* open for reading: nothing written to the pool (a crashed
+	 * writer's transaction undone in memory), shared locks only */
+	bool readonly;
 	stg_durability durability; /* AUTO detects */
 	uint64_t initial_size;	   /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
 	uint64_t max_size;	   /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
@@ -81,6 +86,19 @@ bool stg_pool_readonly(const stg_pool *p);
 
 /* All modifying calls need an active transaction (GPMDB_MISUSE otherwise). */
 int stg_begin(stg_pool *p);
+/* A read snapshot: the view stays at the last commit until the matching
+ * stg_read_end (calls nest; a connection inside a write transaction
+ * reads its own view).  GPMDB_BUSY when a pmem-mode writer keeps the
+ * snapshot out past the busy timeout. */
+int stg_read_begin(stg_pool *p);
+void stg_read_end(stg_pool *p);
+/* How long a writer waits for another (and a pmem reader for a writer),
+ * in ms; 0 = fail at once. */
+void stg_busy_timeout(stg_pool *p, int ms);
+int stg_get_busy_timeout(const stg_pool *p);
+/* Changes when commits of other connections came into this view (plans
+ * and caches made before are stale). */
+uint64_t stg_data_version(const stg_pool *p);
 int stg_commit(stg_pool *p);
 int stg_rollback(stg_pool *p);
 bool stg_in_txn(const stg_pool *p);
@@ -460,6 +478,20 @@ int stg_get_stats(stg_pool *p, stg_stats *out);
  * outside a transaction; dest must not exist; its superblock is written
  * last, so a copy cut short never opens.  *bytes: the copy's size. */
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes);
+
+/* The same copy in steps of pages (STG_BACKUP_PAGE bytes), the shape of
+ * SQLite's backup API: begin (dest created), step (n pages, n < 0: all;
+ * GPMDB_DONE once every page is written), finish (a complete copy gets
+ * its superblock and is made durable; an incomplete or failed one is
+ * removed; the handle is freed).  The pool must not change between the
+ * steps: the caller holds a read snapshot (stg_read_begin) throughout. */
+#define STG_BACKUP_PAGE 4096u
+typedef struct stg_backup stg_backup;
+int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out);
+int stg_backup_step(stg_backup *b, long long npages);
+uint64_t stg_backup_remaining(const stg_backup *b);
+uint64_t stg_backup_pagecount(const stg_backup *b);
+int stg_backup_finish(stg_backup *b);
 
 /* Where storage's write calls spend their time, cumulative since open
  * (nanoseconds): unique-key checks before an append, index entries

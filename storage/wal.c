@@ -390,14 +390,20 @@ int wal_fresh(stg_pool *p, uint64_t off, uint64_t len)
 	x->len = len;
 	x->shared = false;
 	x->dead = false;
+	/* Readers out for a moment: a snapshot older than the commit that
+	 * freed this space may still read it; later ones never do. */
 	if (len >= p->wal.shared_min && off % WAL_PAGE == 0 &&
-	    len % WAL_PAGE == 0 &&
-	    (!in_frames(p, off, len) || checkpoint(p, NULL) == GPMDB_OK)) {
+	    len % WAL_PAGE == 0 && lock_readers_out(p)) {
+		bool ok = !in_frames(p, off, len) ||
+			  (!p->wal.pend && checkpoint(p, NULL) == GPMDB_OK);
+
+		lock_readers_back(p);
+		pool_clear_err(p);
 		/* Nothing committed lives here: let the stores go to the
 		 * page cache (and the kernel write them back) directly. */
-		if (mmap(pool_at(p, off), (size_t)len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, p->fd,
-			 (off_t)off) != MAP_FAILED) {
+		if (ok && mmap(pool_at(p, off), (size_t)len,
+			       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			       p->fd, (off_t)off) != MAP_FAILED) {
 			x->shared = true;
 			p->wal.shared_used = true;
 		}
@@ -658,15 +664,26 @@ static int open_log(stg_pool *p)
 	p->wal.fd = fd;
 	p->wal.tail = WAL_HDR_BYTES;
 	p->wal.seq = 1;
+	p->wal.pend = false;
+	lock_published_in_place(p, p->wal.salt, 0);
 	return GPMDB_OK;
 }
 
-/* The pool is durable in place: the frames are dead (a new salt). */
-static int checkpoint(stg_pool *p, const char *crash_point)
+/* The pool is durable in place: the frames are dead (a new salt).  The
+ * caller keeps readers out (lock_readers_out) and has every frame in
+ * place (not pend).  always: a new salt even with no frame, so that
+ * readers drop their pages (the big path writes the file in place). */
+static int checkpoint_x(stg_pool *p, const char *crash_point, bool always)
 {
 	char path[4200];
 
-	if (p->wal.fd < 0 || p->wal.tail == WAL_HDR_BYTES)
+	if (p->wal.pend)
+		return pool_err(p, GPMDB_INTERNAL,
+				"checkpoint of %s with frames not in place",
+				p->path);
+	if (p->wal.fd < 0 && always)
+		return open_log(p);
+	if (p->wal.fd < 0 || (p->wal.tail == WAL_HDR_BYTES && !always))
 		return GPMDB_OK;
 	if (sync_pool(p) != GPMDB_OK)
 		return p->errcode;
@@ -682,7 +699,43 @@ static int checkpoint(stg_pool *p, const char *crash_point)
 	p->wal.seq = 1;
 	p->wal.checkpoints++;
 	bits_clear(p->wal.wbits, &p->wal.wlo, &p->wal.whi, &p->wal.wn);
+	lock_published_in_place(p, p->wal.salt, 0);
 	return GPMDB_OK;
+}
+
+static int checkpoint(stg_pool *p, const char *crash_point)
+{
+	return checkpoint_x(p, crash_point, false);
+}
+
+/* Every page of the frames since the checkpoint, in place from this
+ * connection's view (current: called right after a commit or a
+ * catch-up), with readers out. */
+static int flush_pending(stg_pool *p)
+{
+	size_t k = 0;
+	int rc;
+
+	if (!p->wal.pend)
+		return GPMDB_OK;
+	if (p->wal.wn > p->wal.cap_pages) {
+		uint64_t *np = realloc(p->wal.pages, p->wal.wn * sizeof(*np));
+
+		if (np == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		p->wal.pages = np;
+		p->wal.cap_pages = p->wal.wn;
+	}
+	for (uint64_t w = p->wal.wlo; p->wal.wn && w <= p->wal.whi; w++)
+		for (uint64_t b = p->wal.wbits[w]; b; b &= b - 1)
+			p->wal.pages[k++] =
+			    w * 64 + (uint64_t)__builtin_ctzll(b);
+	rc = write_in_place(p, p->wal.pages, k, NULL, false);
+	if (rc == GPMDB_OK) {
+		p->wal.pend = false;
+		lock_published_in_place(p, p->wal.salt, p->wal.seq - 1);
+	}
+	return rc;
 }
 
 /* Appends list[0..n) as one frame and makes it durable: the commit. */
@@ -835,16 +888,23 @@ static int commit_small(stg_pool *p, size_t n)
 		    fresh_of(p, p->wal.pages[i]))
 			fresh_bytes += WAL_PAGE;
 	inline_fresh = fresh_bytes <= WAL_FRESH_INLINE;
+	/* in place only with no reader on an older snapshot and every
+	 * frame in the file (the checkpoint); else in the frame */
+	if (!inline_fresh && (p->wal.pend || !lock_readers_out(p)))
+		inline_fresh = true;
 	if (p->wal.shared_used || !inline_fresh) {
 		/* fresh space first, durable before the frame names it */
-		if (!inline_fresh && p->wal.wn &&
-		    (rc = checkpoint(p, NULL)) != GPMDB_OK)
-			return rc;
-		if (!inline_fresh &&
-		    (rc = write_in_place(p, p->wal.pages, n, pick_fresh_private,
-					 false)) != GPMDB_OK)
-			return rc;
-		if ((rc = sync_pool(p)) != GPMDB_OK)
+		rc = GPMDB_OK;
+		if (!inline_fresh && p->wal.wn)
+			rc = checkpoint(p, NULL);
+		if (rc == GPMDB_OK && !inline_fresh)
+			rc = write_in_place(p, p->wal.pages, n,
+					    pick_fresh_private, false);
+		if (!inline_fresh)
+			lock_readers_back(p);
+		if (rc == GPMDB_OK)
+			rc = sync_pool(p);
+		if (rc != GPMDB_OK)
 			return rc;
 		stg_crash_point("wal.fresh");
 	}
@@ -865,23 +925,35 @@ static int commit_small(stg_pool *p, size_t n)
 	return GPMDB_OK;
 }
 
-int wal_commit(stg_pool *p)
+/* Starts the log over once it is long: at once when no reader is on;
+ * past four times the length, new readers wait a moment behind PENDING
+ * so that the log cannot grow for ever under readers that overlap. */
+static void ckpt_maybe(stg_pool *p)
 {
-	size_t n = 0, i;
-	uint64_t big = 0;
+	bool out;
+
+	if (p->wal.stuck || p->wal.tail < p->wal.ckpt_bytes)
+		return;
+	out = lock_readers_out(p) || (p->wal.tail >= 4 * p->wal.ckpt_bytes &&
+				      lock_readers_out_wait(p, 200));
+	if (!out)
+		return;
+	if (flush_pending(p) != GPMDB_OK ||
+	    checkpoint(p, "wal.checkpoint") != GPMDB_OK) {
+		p->wal.stuck = true;
+		pool_clear_err(p);
+	}
+	lock_readers_back(p);
+}
+
+/* The undo protocol in place (readers out, a new salt written). */
+static int big_commit(stg_pool *p, size_t n)
+{
+	size_t i;
 	int rc;
 
-	rc = collect_dirty(p, &n);
-	if (rc != GPMDB_OK)
-		return fail(p, rc);
-	for (i = 0; i < n; i++)
-		if (!fresh_of(p, p->wal.pages[i]))
-			big += WAL_PAGE;
-	if (big > p->wal.big_bytes) {
-		/* undo log and fresh space, then the data, then the commit
-		 * record: each durable before the next is written */
-		if ((rc = checkpoint(p, "wal.big_ckpt")) != GPMDB_OK ||
-		    (rc = write_in_place(p, p->wal.pages, n, pick_undo,
+	{
+		if ((rc = write_in_place(p, p->wal.pages, n, pick_undo,
 					 false)) != GPMDB_OK ||
 		    (rc = sync_pool(p)) != GPMDB_OK)
 			return fail(p, rc);
@@ -913,6 +985,31 @@ int wal_commit(stg_pool *p)
 		p->wal.big_commits++;
 		return rc;
 	}
+}
+
+int wal_commit(stg_pool *p)
+{
+	size_t n = 0, i;
+	uint64_t big = 0;
+	int rc;
+
+	rc = collect_dirty(p, &n);
+	if (rc != GPMDB_OK)
+		return fail(p, rc);
+	for (i = 0; i < n; i++)
+		if (!fresh_of(p, p->wal.pages[i]))
+			big += WAL_PAGE;
+	/* the big path writes the file in place: no reader may be on, and
+	 * every frame must be in the file already */
+	if (big > p->wal.big_bytes && !p->wal.pend && lock_readers_out(p)) {
+		/* undo log and fresh space, then the data, then the commit
+		 * record: each durable before the next is written; a new
+		 * salt first, so that readers drop their pages after */
+		rc = checkpoint_x(p, "wal.big_ckpt", true);
+		rc = rc == GPMDB_OK ? big_commit(p, n) : fail(p, rc);
+		lock_readers_back(p);
+		return rc;
+	}
 	rc = mlog_commit_mem(p);
 	if (rc == GPMDB_OK)
 		rc = collect_dirty(p, &n);
@@ -920,22 +1017,28 @@ int wal_commit(stg_pool *p)
 		rc = commit_small(p, n);
 	if (rc != GPMDB_OK)
 		return fail(p, rc);
-	/* Committed.  In place, and the private copies go.  A failure now
-	 * leaves the frames as the only durable copy: stop checkpointing,
-	 * the next open replays them. */
-	rc = write_in_place(p, p->wal.pages, p->wal.nframe, NULL, false);
-	stg_crash_point("wal.inplace");
+	/* Committed.  In place (readers out), and the private copies go at
+	 * the checkpoint.  A failure now leaves the frames as the only
+	 * durable copy: stop checkpointing, the next open replays them. */
+	if (!p->wal.stuck && lock_readers_out(p)) {
+		rc = p->wal.pend ? flush_pending(p)
+				 : write_in_place(p, p->wal.pages,
+						  p->wal.nframe, NULL, false);
+		if (rc == GPMDB_OK)
+			lock_published_in_place(p, p->wal.salt, p->wal.seq - 1);
+		stg_crash_point("wal.inplace");
+		lock_readers_back(p);
+	} else {
+		rc = GPMDB_OK;
+		p->wal.pend = true; /* readers: the frames carry it */
+	}
 	if (rc != GPMDB_OK) {
 		p->wal.stuck = true;
 		pool_clear_err(p);
 	}
 	clear_dirty(p);
 	end_fresh(p);
-	if (!p->wal.stuck && p->wal.tail >= p->wal.ckpt_bytes &&
-	    checkpoint(p, "wal.checkpoint") != GPMDB_OK) {
-		p->wal.stuck = true;
-		pool_clear_err(p);
-	}
+	ckpt_maybe(p);
 	return GPMDB_OK;
 }
 
@@ -974,53 +1077,57 @@ void wal_rollback_done(stg_pool *p)
 
 /* ---- Open and close ----------------------------------------------------- */
 
-/*
- * Replays "<pool>-wal" into the file through fd (before the pool is
- * mapped; apply == NULL) or into a private mapping (apply: a reader's
- * view).  Frames count while the salt matches and seq follows.
- */
-static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
-		  uint64_t file_len, uint64_t *frames)
+/* Reads and checks the log's header through fd: *salt, or 0 when it was
+ * never completed (no frame counts). */
+static int read_hdr(stg_pool *p, int fd, const char *path, uint64_t *salt)
 {
-	char path[4200];
 	struct stat st;
 	wal_hdr h;
-	uint64_t pos = WAL_HDR_BYTES, seq = 1;
-	int fd, rc = GPMDB_OK;
 
-	*frames = 0;
-	wal_path(p, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
+	*salt = 0;
 	if (fstat(fd, &st) != 0 || st.st_size < (off_t)WAL_HDR_BYTES ||
 	    wal_pread(fd, &h, sizeof(h), 0) != 0 || h.magic != WAL_MAGIC ||
 	    h.version != WAL_VERSION || h.page != WAL_PAGE ||
-	    hdr_crc(&h) != h.crc) {
-		close(fd); /* never completed: no frame counts */
+	    hdr_crc(&h) != h.crc)
 		return GPMDB_OK;
-	}
-	if (memcmp(h.uuid, p->sb.uuid, 16) != 0) {
-		close(fd);
+	if (memcmp(h.uuid, p->sb.uuid, 16) != 0)
 		return pool_err(p, GPMDB_CORRUPT,
 				"database disk image is malformed: %s belongs "
 				"to another database than %s; move it away",
 				path, p->path);
-	}
+	*salt = h.salt;
+	return GPMDB_OK;
+}
+
+/*
+ * Applies the frames of salt from *pos (numbered from *seq) into the file
+ * through pfd (mem == NULL) or into mem; a frame counts while the salt
+ * matches, seq follows and the crc holds.  bits: pages applied are marked
+ * there (wbits).  *pos, *seq and *frames advance.
+ */
+static int apply_frames(stg_pool *p, int fd, const char *path, uint64_t salt,
+			uint64_t *pos, uint64_t *seq, int pfd, char *mem,
+			uint64_t mem_len, uint64_t file_len, uint64_t *frames)
+{
+	struct stat st;
+	int rc = GPMDB_OK;
+
+	if (fstat(fd, &st) != 0)
+		return io_err(p, "reading", path);
 	for (;;) {
 		wal_frame f;
 		uint64_t hb, body;
 		char *buf;
 		uLong c;
 
-		if (pos + sizeof(f) > (uint64_t)st.st_size ||
-		    wal_pread(fd, &f, sizeof(f), (off_t)pos) != 0 ||
-		    f.magic != WAL_FRAME_MAGIC || f.salt != h.salt ||
-		    f.seq != seq || f.npages == 0)
+		if (*pos + sizeof(f) > (uint64_t)st.st_size ||
+		    wal_pread(fd, &f, sizeof(f), (off_t)*pos) != 0 ||
+		    f.magic != WAL_FRAME_MAGIC || f.salt != salt ||
+		    f.seq != *seq || f.npages == 0)
 			break;
 		hb = frame_head_bytes(f.npages);
 		body = hb + (uint64_t)f.npages * WAL_PAGE;
-		if (pos + body > (uint64_t)st.st_size)
+		if (*pos + body > (uint64_t)st.st_size)
 			break;
 		buf = malloc(body);
 		if (buf == NULL) {
@@ -1028,7 +1135,7 @@ static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 				      "out of memory replaying %s", path);
 			break;
 		}
-		if (wal_pread(fd, buf, body, (off_t)pos) != 0) {
+		if (wal_pread(fd, buf, body, (off_t)*pos) != 0) {
 			free(buf);
 			break;
 		}
@@ -1047,7 +1154,7 @@ static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 			break; /* torn: the commit never returned */
 		}
 		for (uint32_t i = 0; i < f.npages && rc == GPMDB_OK; i++) {
-			uint64_t o = offs[i];
+			uint64_t o = offs[i], pg = o / WAL_PAGE;
 			const char *src = buf + hb + i * WAL_PAGE;
 
 			if (o % WAL_PAGE || o + WAL_PAGE > file_len) {
@@ -1060,6 +1167,16 @@ static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 			} else if (mem) {
 				if (o + WAL_PAGE <= mem_len)
 					memcpy(mem + o, src, WAL_PAGE);
+				if (p->wal.wbits && !(p->wal.wbits[pg >> 6] &
+						      (1ull << (pg & 63)))) {
+					p->wal.wbits[pg >> 6] |= 1ull
+								 << (pg & 63);
+					p->wal.wn++;
+					if (pg >> 6 < p->wal.wlo)
+						p->wal.wlo = pg >> 6;
+					if (pg >> 6 > p->wal.whi)
+						p->wal.whi = pg >> 6;
+				}
 			} else if (wal_pwrite(pfd, src, WAL_PAGE, (off_t)o)) {
 				rc = io_err(p, "writing", p->path);
 			}
@@ -1068,11 +1185,80 @@ static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 		if (rc != GPMDB_OK)
 			break;
 		(*frames)++;
-		pos += body;
-		seq++;
+		*pos += body;
+		(*seq)++;
 	}
+	return rc;
+}
+
+/*
+ * Replays "<pool>-wal" into the file through pfd (before the pool is
+ * mapped; mem == NULL) or into a private mapping (mem: a reader's view).
+ */
+static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
+		  uint64_t file_len, uint64_t *frames)
+{
+	char path[4200];
+	uint64_t pos = WAL_HDR_BYTES, seq = 1, salt = 0;
+	int fd, rc;
+
+	*frames = 0;
+	wal_path(p, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
+	rc = read_hdr(p, fd, path, &salt);
+	if (rc == GPMDB_OK && salt)
+		rc = apply_frames(p, fd, path, salt, &pos, &seq, pfd, mem,
+				  mem_len, file_len, frames);
 	close(fd);
 	return rc;
+}
+
+int wal_catch_up(stg_pool *p, bool force, bool *full)
+{
+	char path[4200];
+	uint64_t salt = 0, frames = 0, pos, seq;
+	int rc;
+
+	*full = force;
+	wal_path(p, path, sizeof(path));
+	if (p->wal.fd < 0) {
+		p->wal.fd =
+		    open(path, (p->wal.on ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		if (p->wal.fd < 0 && errno != ENOENT)
+			return io_err(p, "opening", path);
+	}
+	if (p->wal.fd >= 0 &&
+	    (rc = read_hdr(p, p->wal.fd, path, &salt)) != GPMDB_OK)
+		return rc;
+	if (salt != p->wal.salt || force) {
+		/* a checkpoint put every frame into the file: drop the
+		 * private copies, the frames of the new salt come again */
+		*full = true;
+		(void)madvise(p->base, p->map_len, MADV_DONTNEED);
+		if (p->wal.wbits)
+			bits_clear(p->wal.wbits, &p->wal.wlo, &p->wal.whi,
+				   &p->wal.wn);
+		p->wal.nruns = 0;
+		p->wal.salt = salt;
+		p->wal.seq = 1;
+		p->wal.tail = WAL_HDR_BYTES;
+		p->wal.pend = false;
+	}
+	if (salt == 0)
+		return GPMDB_OK;
+	pos = p->wal.tail;
+	seq = p->wal.seq;
+	rc = apply_frames(p, p->wal.fd, path, salt, &pos, &seq, -1, p->base,
+			  p->map_len, p->map_len, &frames);
+	if (rc != GPMDB_OK)
+		return rc;
+	p->wal.tail = pos;
+	p->wal.seq = seq;
+	if (frames && p->wal.on && !lock_in_place(p, salt, seq - 1))
+		p->wal.pend = true;
+	return GPMDB_OK;
 }
 
 int wal_recover(stg_pool *p, uint64_t file_len, bool *recovered)
@@ -1113,28 +1299,35 @@ int wal_recover(stg_pool *p, uint64_t file_len, bool *recovered)
 int wal_apply_readonly(stg_pool *p)
 {
 	uint64_t frames = 0;
-	int rc;
 
-	/* A live writer holds LOCK_EX and keeps the file current after
-	 * each commit; only a crashed writer's log needs replaying. */
-	if (flock(p->fd, LOCK_SH | LOCK_NB) != 0)
-		return GPMDB_OK;
-	rc = replay(p, -1, p->base, p->map_len, p->map_len, &frames);
-	flock(p->fd, LOCK_UN);
-	return rc;
+	/* every complete frame is committed (a live writer's too) */
+	return replay(p, -1, p->base, p->map_len, p->map_len, &frames);
 }
 
-int wal_close(stg_pool *p)
+int wal_close(stg_pool *p, bool last)
 {
 	char path[4200];
+	bool rec = false;
 	int rc = GPMDB_OK;
 
-	if (p->wal.fd < 0)
-		return GPMDB_OK;
-	if (p->wal.stuck || p->broken) {
-		close(p->wal.fd); /* the next open replays it */
+	if (!last || p->wal.stuck || p->broken) {
+		/* others go on with it, or the next open replays it */
+		if (p->wal.fd >= 0)
+			close(p->wal.fd);
 		p->wal.fd = -1;
 		return GPMDB_OK;
+	}
+	if (p->wal.fd >= 0 && (p->wal.pend || !lock_current(p))) {
+		/* frames of others or not in place: from the log itself */
+		close(p->wal.fd);
+		p->wal.fd = -1;
+	}
+	if (p->wal.fd < 0) {
+		struct stat st;
+
+		if (fstat(p->fd, &st) != 0)
+			return io_err(p, "reading", p->path);
+		return wal_recover(p, (uint64_t)st.st_size, &rec);
 	}
 	wal_path(p, path, sizeof(path));
 	if (p->wal.tail > WAL_HDR_BYTES && (rc = sync_pool(p)) != GPMDB_OK) {

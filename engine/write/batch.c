@@ -1800,7 +1800,9 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 			goto out;
 		}
 		own_txn = true;
-	} else if (stg_savepoint(db->pool, &mark)) {
+	} else if ((!stg_in_txn(db->pool) && stg_begin(db->pool)) ||
+		   stg_savepoint(db->pool, &mark)) {
+		/* BEGIN (deferred): the first write takes the write lock */
 		rc = db_err_stg(db);
 		goto out;
 	}
@@ -1814,7 +1816,7 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 			stg_rollback(db->pool);
 	} else if (rc && stg_rollback_to(db->pool, &mark)) {
 		stg_rollback(db->pool);
-		db->explicit_txn = false;
+		db_txn_end(db);
 	} else if (!rc) {
 		wp_release(db, &mark);
 	}

@@ -45,6 +45,11 @@ int gpmdb_open_v2(const char *path, gpmdb **db, int flags,
 	return rc & 0xff;
 }
 
+int gpmdb_busy_timeout(gpmdb *db, int ms)
+{
+	return sqlite3_busy_timeout(DB(db), ms) & 0xff;
+}
+
 int gpmdb_close(gpmdb *db)
 {
 	return sqlite3_close(DB(db));

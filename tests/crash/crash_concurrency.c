@@ -1,0 +1,351 @@
+/*
+ * crash_concurrency.c - the invariant under concurrency: a writer process
+ * moves amounts between the rows of a table (the total never changes) in
+ * many transactions, while reader processes check the total again and
+ * again: a read-only open, a read-write connection reading in autocommit
+ * and a read-write connection reading twice inside BEGIN ... COMMIT (both
+ * reads must agree).  Not one read may see another total; the second
+ * reader is killed with SIGKILL five times and started again.  Then the
+ * writer is killed with SIGKILL at random moments (while the readers keep
+ * reading) and restarted: still no reader sees a wrong total, and the
+ * pool passes its integrity check.  Both durability modes: msync (a file
+ * in /tmp) and pmem (/dev/shm).  GPMDB_CONC_SEED overrides the seed.
+ *
+ * The writer's transactions: two rows (a transfer), every row (half up,
+ * half down) and a new row with 0 (appends, the pool grows); msync mode's
+ * thresholds are small (GPMDB_TEST_WAL_*) so that checkpoints and the
+ * big-commit path run beside the readers.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "gpmdb.h"
+
+#define ROWS  200
+#define TOTAL (ROWS * 1000)
+#define NREAD 3
+
+static char path[300];
+static uint64_t g_seed = 20261126;
+
+typedef struct {
+	long checks, bad, errors;
+	long long last_bad;
+	char last_err[200];
+} reader_stats;
+
+static reader_stats *g_stats; /* shared with the readers */
+static volatile int *g_stop;
+
+static void set_path(int mode)
+{
+	char side[340];
+
+	snprintf(path, sizeof(path), "%s/gpmdb_conc_inv_%d.db",
+		 mode ? "/tmp" : "/dev/shm", (int)getpid());
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+static gpmdb *open_db(int mode, bool ro)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = mode ? "msync" : "pmem"};
+
+	if (gpmdb_open_v2(path, &db,
+			  ro ? GPMDB_OPEN_READONLY
+			     : GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE,
+			  ro ? NULL : &o)) {
+		fprintf(stderr, "open %s: %s\n", path, gpmdb_errmsg(db));
+		gpmdb_close(db);
+		return NULL;
+	}
+	gpmdb_busy_timeout(db, 20000);
+	return db;
+}
+
+/* sum(bal), or -1 with the message in st. */
+static long long total(gpmdb *db, reader_stats *st)
+{
+	gpmdb_stmt *s = NULL;
+	long long v = -1;
+
+	if (gpmdb_prepare(db, "SELECT sum(bal), count(*) FROM acct", -1, &s,
+			  NULL) == GPMDB_OK &&
+	    gpmdb_step(s) == GPMDB_ROW)
+		v = gpmdb_column_int64(s, 0);
+	else
+		snprintf(st->last_err, sizeof(st->last_err), "%s",
+			 gpmdb_errmsg(db));
+	gpmdb_finalize(s);
+	return v;
+}
+
+static void note(reader_stats *st, long long v)
+{
+	st->checks++;
+	if (v < 0) {
+		st->errors++;
+	} else if (v != TOTAL) {
+		st->bad++;
+		st->last_bad = v;
+	}
+}
+
+/* Reader kind 0: read-only open; 1: read-write, autocommit; 2:
+ * read-write, two reads in BEGIN ... COMMIT. */
+static int reader_main(int mode, int kind, reader_stats *st)
+{
+	gpmdb *db = open_db(mode, kind == 0);
+
+	if (!db)
+		return 2;
+	while (!*g_stop) {
+		if (kind < 2) {
+			note(st, total(db, st));
+			continue;
+		}
+		long long a, b;
+		if (gpmdb_exec(db, "BEGIN", NULL, NULL, NULL)) {
+			st->errors++;
+			continue;
+		}
+		a = total(db, st);
+		b = total(db, st);
+		note(st, a);
+		note(st, b);
+		if (a != b && a >= 0 && b >= 0) {
+			st->bad++;
+			st->last_bad = b;
+		}
+		if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL))
+			st->errors++;
+	}
+	gpmdb_close(db);
+	return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The writer: n transactions (n < 0: until killed). */
+static int writer_main(int mode, long n, uint64_t seed)
+{
+	gpmdb *db = open_db(mode, false);
+	char sql[512];
+	long i;
+
+	if (!db)
+		return 2;
+	for (i = 0; n < 0 || i < n; i++) {
+		uint64_t r = mix(seed + (uint64_t)i);
+		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
+		int d = (int)((r >> 40) % 50) + 1;
+
+		switch (r >> 60) {
+		case 0:
+			snprintf(sql, sizeof(sql),
+				 "BEGIN; UPDATE acct SET bal = bal + 1 WHERE "
+				 "id %% 2 = 0 AND id <= %d; UPDATE acct SET "
+				 "bal = bal - 1 WHERE id %% 2 = 1 AND id <= "
+				 "%d; COMMIT",
+				 ROWS, ROWS);
+			break;
+		case 1:
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO acct SELECT max(id) + 1, 0 FROM "
+				 "acct");
+			break;
+		default:
+			snprintf(sql, sizeof(sql),
+				 "BEGIN; UPDATE acct SET bal = bal - %d WHERE "
+				 "id = %d; UPDATE acct SET bal = bal + %d "
+				 "WHERE id = %d; COMMIT",
+				 d, a, d, b);
+		}
+		if (gpmdb_exec(db, sql, NULL, NULL, NULL)) {
+			fprintf(stderr, "writer: %s: %s\n", sql,
+				gpmdb_errmsg(db));
+			gpmdb_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			gpmdb_close(db);
+			return 3;
+		}
+	}
+	return gpmdb_close(db) ? 4 : 0;
+}
+
+static pid_t spawn_writer(int mode, long n, uint64_t seed)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(writer_main(mode, n, seed));
+	return pid;
+}
+
+static void run_mode(int mode)
+{
+	pid_t readers[NREAD], w;
+	gpmdb *db;
+	int st = 0;
+	char sql[128];
+	long checks = 0;
+
+	set_path(mode);
+	/* the parent runs no SQL before it forks: OpenMP's threads do not
+	 * survive a fork, a child would hang in its first parallel loop */
+	w = fork();
+	if (w == 0) {
+		int bad = 0;
+
+		db = open_db(mode, false);
+		if (!db)
+			_exit(2);
+		bad |= gpmdb_exec(db,
+				  "CREATE TABLE acct(id INTEGER PRIMARY KEY, "
+				  "bal INT)",
+				  NULL, NULL, NULL);
+		bad |= gpmdb_exec(db, "BEGIN", NULL, NULL, NULL);
+		for (int i = 1; i <= ROWS; i++) {
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO acct VALUES (%d, 1000)", i);
+			bad |= gpmdb_exec(db, sql, NULL, NULL, NULL);
+		}
+		bad |= gpmdb_exec(db, "COMMIT", NULL, NULL, NULL);
+		bad |= gpmdb_close(db);
+		_exit(bad ? 3 : 0);
+	}
+	CHECK(waitpid(w, &st, 0) == w && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	memset(g_stats, 0, sizeof(*g_stats) * NREAD);
+	*g_stop = 0;
+	for (int k = 0; k < NREAD; k++) {
+		readers[k] = fork();
+		if (readers[k] == 0)
+			_exit(reader_main(mode, k, &g_stats[k]));
+	}
+	/* phase 1: transactions to the end; meanwhile the autocommit
+	 * reader is killed at random moments and started again (a dead
+	 * reader's lock goes with it) */
+	w = spawn_writer(mode, 400, g_seed);
+	for (int k = 0; k < 5; k++) {
+		struct timespec ts = {
+		    0, (long)(mix(g_seed ^ (uint64_t)(k + 99)) % 40 + 5) *
+			   1000000};
+
+		nanosleep(&ts, NULL);
+		kill(readers[1], SIGKILL);
+		CHECK(waitpid(readers[1], &st, 0) == readers[1]);
+		readers[1] = fork();
+		if (readers[1] == 0)
+			_exit(reader_main(mode, 1, &g_stats[1]));
+	}
+	CHECK(waitpid(w, &st, 0) == w);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "%s: writer ended with status %d", mode ? "msync" : "pmem", st);
+	/* phase 2: the writer killed at random moments, then again */
+	for (int k = 0; k < 12; k++) {
+		struct timespec ts = {
+		    0, (long)(mix(g_seed ^ (uint64_t)k) % 120 + 5) * 1000000};
+
+		w = spawn_writer(mode, -1, g_seed + 1000003u * (uint64_t)k);
+		nanosleep(&ts, NULL);
+		kill(w, SIGKILL);
+		CHECK(waitpid(w, &st, 0) == w);
+	}
+	w = spawn_writer(mode, 50, g_seed + 77);
+	CHECK(waitpid(w, &st, 0) == w);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "%s: writer after kills ended with status %d",
+	       mode ? "msync" : "pmem", st);
+	*g_stop = 1;
+	for (int k = 0; k < NREAD; k++) {
+		CHECK(waitpid(readers[k], &st, 0) == readers[k]);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		       "reader %d ended with status %d", k, st);
+		CHECKF(g_stats[k].bad == 0,
+		       "%s reader %d: %ld of %ld reads saw a wrong total "
+		       "(last %lld)",
+		       mode ? "msync" : "pmem", k, g_stats[k].bad,
+		       g_stats[k].checks, g_stats[k].last_bad);
+		CHECKF(g_stats[k].errors == 0,
+		       "%s reader %d: %ld errors (last: %s)",
+		       mode ? "msync" : "pmem", k, g_stats[k].errors,
+		       g_stats[k].last_err);
+		checks += g_stats[k].checks;
+		printf("# %s reader %d: %ld reads, %ld wrong, %ld errors\n",
+		       mode ? "msync" : "pmem", k, g_stats[k].checks,
+		       g_stats[k].bad, g_stats[k].errors);
+	}
+	CHECKF(checks >= 1000, "only %ld reads", checks);
+	db = open_db(mode, false);
+	CHECK(db != NULL);
+	if (db) {
+		gpmdb_stmt *s = NULL;
+
+		CHECK(gpmdb_prepare(db, "PRAGMA integrity_check", -1, &s,
+				    NULL) == GPMDB_OK &&
+		      gpmdb_step(s) == GPMDB_ROW &&
+		      strcmp((const char *)gpmdb_column_text(s, 0), "ok") == 0);
+		gpmdb_finalize(s);
+		reader_stats one = {0};
+		CHECK(total(db, &one) == TOTAL);
+		CHECK(gpmdb_close(db) == GPMDB_OK);
+	}
+	set_path(mode);
+}
+
+static void test_invariant_msync(void)
+{
+	run_mode(1);
+}
+
+static void test_invariant_pmem(void)
+{
+	run_mode(0);
+}
+
+int main(void)
+{
+	const char *s = getenv("GPMDB_CONC_SEED");
+	void *m;
+
+	if (s && *s)
+		g_seed = strtoull(s, NULL, 0);
+	printf("# seed %llu\n", (unsigned long long)g_seed);
+	/* small msync thresholds: checkpoints and big commits beside the
+	 * readers (storage/wal.c) */
+	setenv("GPMDB_TEST_WAL_CKPT", "262144", 0);
+	setenv("GPMDB_TEST_WAL_BIG", "8192", 0);
+	setenv("GPMDB_TEST_WAL_SHARED", "65536", 0);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		 -1, 0);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	g_stop = m;
+	g_stats = (reader_stats *)((char *)m + 64);
+	TEST_RUN(test_invariant_msync);
+	TEST_RUN(test_invariant_pmem);
+	TEST_MAIN_END();
+}

@@ -1,0 +1,236 @@
+/*
+ * bench_conc.c - what a live reader costs the writer (storage/lock.c).
+ *
+ * A writer runs point UPDATEs by key (autocommit, one row each) on a
+ * table of N rows for a fixed time, alone, then beside a reader process
+ * that runs point SELECTs by key in a loop (short snapshots), then beside
+ * a reader that scans the whole table in a loop (long snapshots).  In
+ * msync mode (a file system) readers never block the writer, but while
+ * one is on the commits stay in <db>-wal instead of going into the file;
+ * in pmem mode (/dev/shm) a reader and a write transaction exclude each
+ * other.  Prints the writer's and the reader's operations per second.
+ *
+ *   bench_conc [--rows N] [--secs S] [--disk DIR] [--shm DIR]
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpmdb.h"
+
+static char self_exe[4096];
+static int shm_fd = -1;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static gpmdb *open_db(const char *path, const char *dur, int ro)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = dur};
+
+	if (gpmdb_open_v2(path, &db,
+			  ro ? GPMDB_OPEN_READONLY
+			     : GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE,
+			  ro ? NULL : &o)) {
+		fprintf(stderr, "open %s: %s\n", path, gpmdb_errmsg(db));
+		exit(1);
+	}
+	gpmdb_busy_timeout(db, 60000);
+	return db;
+}
+
+static void must(gpmdb *db, const char *sql)
+{
+	char *err = NULL;
+
+	if (gpmdb_exec(db, sql, NULL, NULL, &err)) {
+		fprintf(stderr, "%s: %s\n", sql, err ? err : "?");
+		exit(1);
+	}
+}
+
+static void load(const char *path, const char *dur, long rows)
+{
+	gpmdb *db;
+	gpmdb_stmt *st = NULL;
+	char side[4400];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	db = open_db(path, dur, 0);
+	must(db, "CREATE TABLE kv(k INTEGER PRIMARY KEY, v INT, pad TEXT)");
+	must(db, "BEGIN");
+	if (gpmdb_prepare(db, "INSERT INTO kv VALUES (?, ?, 'padding text')",
+			  -1, &st, NULL))
+		exit(1);
+	for (long i = 0; i < rows; i++) {
+		gpmdb_bind_int64(st, 1, i);
+		gpmdb_bind_int64(st, 2, i);
+		if (gpmdb_step(st) != GPMDB_DONE)
+			exit(1);
+		gpmdb_reset(st);
+	}
+	gpmdb_finalize(st);
+	must(db, "COMMIT");
+	gpmdb_close(db);
+}
+
+/* Reader kind 1: point SELECTs; 2: full scans; until stop. */
+static void reader(const char *path, int kind, long rows, volatile long *count,
+		   volatile int *stop)
+{
+	gpmdb *db = open_db(path, NULL, 1);
+	gpmdb_stmt *st = NULL;
+	long i = 0;
+
+	if (gpmdb_prepare(db,
+			  kind == 1 ? "SELECT v FROM kv WHERE k = ?"
+				    : "SELECT sum(v), count(*) FROM kv",
+			  -1, &st, NULL))
+		exit(1);
+	while (!*stop) {
+		if (kind == 1)
+			gpmdb_bind_int64(st, 1, (i * 7919) % rows);
+		if (gpmdb_step(st) != GPMDB_ROW) {
+			fprintf(stderr, "reader: %s\n", gpmdb_errmsg(db));
+			exit(1);
+		}
+		gpmdb_reset(st);
+		(*count)++;
+		i++;
+	}
+	gpmdb_finalize(st);
+	gpmdb_close(db);
+	exit(0);
+}
+
+static void run(const char *path, const char *dur, long rows, double secs,
+		int kind, volatile long *shared)
+{
+	gpmdb *db;
+	gpmdb_stmt *st = NULL;
+	pid_t pid = 0;
+	long n = 0;
+	double t0, t;
+
+	shared[0] = 0;
+	shared[1] = 0;
+	if (kind) {
+		/* a fresh process (exec): OpenMP's threads do not survive
+		 * a fork */
+		char k[16], r[32], fd[32];
+
+		snprintf(k, sizeof(k), "%d", kind);
+		snprintf(r, sizeof(r), "%ld", rows);
+		snprintf(fd, sizeof(fd), "%d", shm_fd);
+		pid = fork();
+		if (pid == 0) {
+			execl(self_exe, self_exe, "--reader", k, r, path, fd,
+			      (char *)NULL);
+			_exit(127);
+		}
+		usleep(200000);
+	}
+	db = open_db(path, dur, 0);
+	if (gpmdb_prepare(db, "UPDATE kv SET v = v + 1 WHERE k = ?", -1, &st,
+			  NULL))
+		exit(1);
+	long r0 = shared[0];
+	t0 = now_s();
+	do {
+		gpmdb_bind_int64(st, 1, (n * 104729) % rows);
+		if (gpmdb_step(st) != GPMDB_DONE) {
+			fprintf(stderr, "writer: %s\n", gpmdb_errmsg(db));
+			exit(1);
+		}
+		gpmdb_reset(st);
+		n++;
+		t = now_s();
+	} while (t - t0 < secs);
+	long r1 = shared[0];
+	gpmdb_finalize(st);
+	gpmdb_close(db);
+	if (pid) {
+		shared[1] = 1;
+		waitpid(pid, NULL, 0);
+	}
+	printf("| %-6s | %-22s | %9.0f | %9.1f | %10.0f |\n", dur,
+	       kind == 0   ? "alone"
+	       : kind == 1 ? "reader: point SELECTs"
+			   : "reader: full scans",
+	       n / (t - t0), (t - t0) / n * 1e6, (r1 - r0) / (t - t0));
+}
+
+int main(int argc, char **argv)
+{
+	long rows = 100000;
+	double secs = 3;
+	const char *disk = "/tmp", *shm = "/dev/shm";
+	char path[4200];
+	volatile long *shared;
+
+	if (argc == 6 && !strcmp(argv[1], "--reader")) {
+		/* the reader: kind, rows, path, the counters' memfd */
+		shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      atoi(argv[5]), 0);
+		if (shared == MAP_FAILED)
+			return 1;
+		reader(argv[4], atoi(argv[2]), atol(argv[3]), &shared[0],
+		       (volatile int *)&shared[1]);
+	}
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rows") && i + 1 < argc)
+			rows = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--secs") && i + 1 < argc)
+			secs = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--disk") && i + 1 < argc)
+			disk = argv[++i];
+		else if (!strcmp(argv[i], "--shm") && i + 1 < argc)
+			shm = argv[++i];
+		else {
+			fprintf(stderr,
+				"usage: bench_conc [--rows N] [--secs S] "
+				"[--disk DIR] [--shm DIR]\n");
+			return 2;
+		}
+	}
+	shm_fd = memfd_create("bench_conc", 0);
+	if (shm_fd < 0 || ftruncate(shm_fd, 4096) != 0)
+		return 1;
+	shared =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+	if (shared == MAP_FAILED)
+		return 1;
+	if (readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1) <= 0)
+		return 1;
+	printf("writer: point UPDATE by key, autocommit, %ld rows, %.1f s "
+	       "each\n\n",
+	       rows, secs);
+	printf("| mode   | beside                 | writer/s  | us/update | "
+	       "reader/s   |\n");
+	printf("| ---    | ---                    | ---       | ---       | "
+	       "---        |\n");
+	for (int m = 0; m < 2; m++) {
+		const char *dur = m ? "pmem" : "msync";
+
+		snprintf(path, sizeof(path), "%s/gpmdb_bench_conc_%d.db",
+			 m ? shm : disk, (int)getpid());
+		load(path, dur, rows);
+		for (int kind = 0; kind < 3; kind++)
+			run(path, dur, rows, secs, kind, shared);
+		unlink(path);
+	}
+	return 0;
+}
