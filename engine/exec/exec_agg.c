@@ -4,8 +4,8 @@
  * shared with the pipelined aggregate (pipe.c).
  */
 #include "../engine.h"
-#include "exec_int.h"
 #include "../value.h"
+#include "exec_int.h"
 
 #include <math.h>
 #include <omp.h>
@@ -354,19 +354,13 @@ static int agg_par_rows(exec_ctx *x, const pnode *n, const rel *keys,
 			}
 			rel_get(args, 2 * a, i, &v);
 			if (agg_isum(ad) && v.t != BC_T_NULL) {
-				int64_t add = v.u.i, t;
+				int64_t add = v.u.i;
 				if (ad->res.t == BC_T_DEC && v.t == BC_T_DEC &&
 				    v.scale != ad->res.scale)
 					val_dec_rescale(add, v.scale,
 							ad->res.scale, &add);
-				if (__builtin_add_overflow(s->i, add, &t))
+				if (!agg_isum_add(s, add))
 					return GPMDB_ERROR;
-				s->i = t;
-				s->cnt++;
-				if (t < s->plo)
-					s->plo = t;
-				if (t > s->phi)
-					s->phi = t;
 				continue;
 			}
 			/* no error here: INT sums are above, no group_concat */

@@ -117,6 +117,24 @@ bool agg_merge(const aggdef *a, aggst *g, const aggst *l);
 /* An INT or DECIMAL sum (checked for overflow, prefixes kept). */
 bool agg_isum(const aggdef *a);
 
+/* s->i += add for such a sum, keeping the least and greatest prefix (so
+ * that a merge can tell whether the serial order overflowed); false on
+ * an overflow. */
+static inline bool agg_isum_add(aggst *s, int64_t add)
+{
+	int64_t t;
+
+	if (__builtin_add_overflow(s->i, add, &t))
+		return false;
+	s->i = t;
+	s->cnt++;
+	if (t < s->plo)
+		s->plo = t;
+	if (t > s->phi)
+		s->phi = t;
+	return true;
+}
+
 /* One thread's groups: open addressing on the key hash, each group known
  * by its first row in keys (compared there). */
 typedef struct agg_local {

@@ -445,34 +445,24 @@ static int stage_join(pthr *t, int i, rel *b)
 					    ((hvs[r] ^ hvs[r] >> 29) & rm)]);
 	}
 	for (uint32_t r = 0; r < m; r++) {
-		uint64_t hv = hvs[r], tag = hv >> 32, e;
+		uint64_t hv = hvs[r];
 		if (!hv && exec_key_has_null(kb, r))
 			continue;
-		uint64_t base = jt_base(s, hv);
-		for (uint64_t o = (hv ^ hv >> 29) & rm; (e = s->slot[base + o]);
-		     o = (o + 1) & rm) {
-			uint64_t row = (e & 0xffffffffu) - 1;
-			if (e >> 32 != tag || s->hash[row] != hv)
+		/* the chain of this hash: every equal key is there */
+		for (int64_t row = jt_first(s, hv); row >= 0;
+		     row = (int64_t)s->next[row] - 1) {
+			if (!(s->sleft
+				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
+				  : exec_keys_eq(s->bk, (uint64_t)row, kb, r)))
 				continue;
-			/* the chain of this hash: every equal key is here */
-			for (;;) {
-				if (s->sleft
-					? exec_keys_eq(kb, r, s->bk, row)
-					: exec_keys_eq(s->bk, row, kb, r)) {
-					uint32_t np = t->np[i]++;
-					t->li[i][np] = r;
-					t->ri[i][np] = (int64_t)row;
-					if (t->np[i] == VEC_BATCH &&
-					    (rc = join_flush_pairs(t, i, b)))
-						return rc;
-					if (first)
-						break;
-				}
-				if (!s->next[row])
-					break;
-				row = s->next[row] - 1;
-			}
-			break;
+			uint32_t np = t->np[i]++;
+			t->li[i][np] = r;
+			t->ri[i][np] = row;
+			if (t->np[i] == VEC_BATCH &&
+			    (rc = join_flush_pairs(t, i, b)))
+				return rc;
+			if (first)
+				break;
 		}
 	}
 	if ((rc = join_flush_pairs(t, i, b)))
@@ -540,7 +530,6 @@ static int sink_mark(pthr *t, const rel *b)
 	int nk = s->n->nkeys, rc;
 	uint32_t m = (uint32_t)b->nrows;
 	rel *kb = t->mkb;
-	uint64_t rm = s->rmask;
 	vec v;
 
 	atomic_store(&mk->rany, 1);
@@ -554,32 +543,20 @@ static int sink_mark(pthr *t, const rel *b)
 			atomic_store(&mk->rnull, 1);
 			continue;
 		}
-		uint64_t hv = exec_hash_row(kb, nk, r), tag = hv >> 32, e;
-		uint64_t base = jt_base(s, hv);
-		for (uint64_t o = (hv ^ hv >> 29) & rm; (e = s->slot[base + o]);
-		     o = (o + 1) & rm) {
-			uint64_t row = (e & 0xffffffffu) - 1;
-			if (e >> 32 != tag || s->hash[row] != hv)
+		uint64_t hv = exec_hash_row(kb, nk, r);
+		for (int64_t row = jt_first(s, hv); row >= 0;
+		     row = (int64_t)s->next[row] - 1) {
+			if (!exec_keys_eq(s->bk, (uint64_t)row, kb, r))
 				continue;
-			for (;;) {
-				if (exec_keys_eq(s->bk, row, kb, r)) {
-					if (!s->pred) {
-						__atomic_store_n(
-						    &mk->matched[row], 1,
-						    __ATOMIC_RELAXED);
-					} else {
-						t->mli[t->mnp] = (int64_t)row;
-						t->mri[t->mnp++] = r;
-						if (t->mnp == VEC_BATCH &&
-						    (rc = mark_flush(t, b)))
-							return rc;
-					}
-				}
-				if (!s->next[row])
-					break;
-				row = s->next[row] - 1;
+			if (!s->pred) {
+				__atomic_store_n(&mk->matched[row], 1,
+						 __ATOMIC_RELAXED);
+				continue;
 			}
-			break;
+			t->mli[t->mnp] = row;
+			t->mri[t->mnp++] = r;
+			if (t->mnp == VEC_BATCH && (rc = mark_flush(t, b)))
+				return rc;
 		}
 	}
 	return mark_flush(t, b);

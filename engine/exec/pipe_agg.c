@@ -164,20 +164,14 @@ static int agg_rows_generic(pthr *t, const aggdef *ad, int a, int na)
 		sval sv;
 		rel_get(aa, a, i, &sv);
 		if (agg_isum(ad) && sv.t != BC_T_NULL) {
-			int64_t add = sv.u.i, sum;
+			int64_t add = sv.u.i;
 			if (ad->res.t == BC_T_DEC && sv.t == BC_T_DEC &&
 			    sv.scale != ad->res.scale)
 				val_dec_rescale(add, sv.scale, ad->res.scale,
 						&add);
-			if (__builtin_add_overflow(s->i, add, &sum))
+			if (!agg_isum_add(s, add))
 				return pipe_fail(t, GPMDB_ERROR,
 						 "integer overflow");
-			s->i = sum;
-			s->cnt++;
-			if (sum < s->plo)
-				s->plo = sum;
-			if (sum > s->phi)
-				s->phi = sum;
 			continue;
 		}
 		/* INT sums above, no group_concat: no error */
@@ -235,19 +229,9 @@ static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
 	    (ty == BC_T_INT || (ty == BC_T_DEC && ad->res.t == BC_T_DEC &&
 				c->ty.scale == ad->res.scale))) {
 		for (uint32_t i = 0; i < m; i++) {
-			aggst *s = AGG_S;
-			int64_t sum;
-			if (nl[i])
-				continue;
-			if (__builtin_add_overflow(s->i, iv[i], &sum))
+			if (!nl[i] && !agg_isum_add(AGG_S, iv[i]))
 				return pipe_fail(t, GPMDB_ERROR,
 						 "integer overflow");
-			s->i = sum;
-			s->cnt++;
-			if (sum < s->plo)
-				s->plo = sum;
-			if (sum > s->phi)
-				s->phi = sum;
 		}
 		return GPMDB_OK;
 	}

@@ -140,6 +140,21 @@ static inline uint64_t jt_base(const pstage *s, uint64_t hv)
 	return s->pbits ? (hv >> (64 - s->pbits)) * (s->rmask + 1) : 0;
 }
 
+/* The first row of the chain of the built rows whose key hash is hv (the
+ * next ones: next[row] - 1), or -1. */
+static inline int64_t jt_first(const pstage *s, uint64_t hv)
+{
+	uint64_t tag = hv >> 32, e, base = jt_base(s, hv), rm = s->rmask;
+
+	for (uint64_t o = (hv ^ hv >> 29) & rm; (e = s->slot[base + o]);
+	     o = (o + 1) & rm) {
+		uint64_t row = (e & 0xffffffffu) - 1;
+		if (e >> 32 == tag && s->hash[row] == hv)
+			return (int64_t)row;
+	}
+	return -1;
+}
+
 /* ---- pipe.c ---- */
 
 /* A size threshold of a parallel path (smaller under
