@@ -1366,8 +1366,9 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	bool ok = true;
 
 	/* a correlated subquery runs once per outer row: its plain
-	 * operators keep their per-execution caches */
-	if (x->corr || x->nframes)
+	 * operators keep their per-execution caches (an uncorrelated one
+	 * runs once: pipelines; outer references are not pure anyway) */
+	if (x->corr)
 		return PIPE_DECLINE;
 	memset(&p, 0, sizeof(p));
 	p.x = x;
@@ -1486,7 +1487,7 @@ int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
 	bool ok = true;
 
 	if (n->kind != PN_JOIN || !join_semi(jt) || !nk || nk > 64 || x->corr ||
-	    x->nframes || n->r->est <= 4 * n->l->est || !pipe_cpu(x, n))
+	    n->r->est <= 4 * n->l->est || !pipe_cpu(x, n))
 		return PIPE_DECLINE;
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
