@@ -26,7 +26,7 @@ struct gpmdb {
 	/* BEGIN's read snapshot, taken at its first statement and held to
 	 * COMMIT/ROLLBACK (storage/lock.c) */
 	bool txn_snap;
-	int backend;	   /* 0 auto, 1 cpu, 2 gpu */
+	int backend; /* 0 auto, 1 cpu, 2 gpu */
 	uint64_t mem_limit;
 	char path[4096];
 	/* VM scratch per cx_eval nesting level, kept for the connection's

@@ -860,7 +860,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 			snprintf(errmsg, errmsg_len, "%s", stg_errmsg(p));
 		if (created && !p->memory)
 			unlink(p->path); /* ours, never complete */
-		lock_close(p, alone); /* alone: <pool>-shm goes too */
+		lock_close(p, alone);	 /* alone: <pool>-shm goes too */
 		pool_free(p);
 		return rc;
 	}

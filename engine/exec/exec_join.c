@@ -4,8 +4,8 @@
  * through the residual; LEFT, SEMI and ANTI joins.
  */
 #include "../engine.h"
-#include "exec_int.h"
 #include "../value.h"
+#include "exec_int.h"
 
 #include <omp.h>
 #include <stdlib.h>

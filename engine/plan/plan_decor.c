@@ -425,11 +425,11 @@ static bool expr_in_layout(const ast_expr *e, const pnode *n)
  * row's own values, so it may filter before the joins above, which then
  * meet fewer rows (TPC-H Q18: 57 orders of 1.5 million before the
  * join with lineitem). */
-static pnode *semi_place(bctx *b, pnode *node, pnode *r, int jt,
-			 ast_expr **lk, ast_expr **rk, int nk)
+static pnode *semi_place(bctx *b, pnode *node, pnode *r, int jt, ast_expr **lk,
+			 ast_expr **rk, int nk)
 {
 	bool in_l = true, in_r = node->kind == PN_JOIN &&
-				   node->jtype == JOIN_INNER && node->r;
+				 node->jtype == JOIN_INNER && node->r;
 
 	if (node->kind == PN_FILTER && !node->post) {
 		in_r = false;
