@@ -1630,9 +1630,6 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	case PN_JOIN:
 	case PN_AGG:
 		/* a chain of streaming operators: one pipeline (pipe.c) */
-		if (n->kind == PN_JOIN &&
-		    (rc = pipe_run_semi(x, n, out)) != PIPE_DECLINE)
-			return rc;
 		if ((rc = pipe_run(x, n, out)) != PIPE_DECLINE)
 			return rc;
 		rc = GPMDB_OK;

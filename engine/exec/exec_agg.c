@@ -418,6 +418,15 @@ bool agg_merge(const aggdef *a, aggst *g, const aggst *l)
 	return false;
 }
 
+bool agg_merge_all(const aggdef *aggs, int na, aggst *g, const aggst *l)
+{
+	bool ok = true;
+
+	for (int a = 0; a < na; a++)
+		ok &= agg_merge(&aggs[a], &g[a], &l[a]);
+	return ok;
+}
+
 /*
  * The hash aggregate on all threads: each aggregates a contiguous range
  * of rows into groups of its own, then the partial groups are merged in
@@ -482,12 +491,10 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 				rc = GPMDB_NOMEM;
 				break;
 			}
-			for (int a = 0; a < na; a++)
-				if (!agg_merge(
-					&n->aggs[a],
-					&gl.st[(uint64_t)g * (size_t)na + a],
-					&l->st[e * (size_t)na + a]))
-					rc = AGG_DECLINE;
+			if (!agg_merge_all(n->aggs, na,
+					   &gl.st[(uint64_t)g * (size_t)na],
+					   &l->st[e * (size_t)na]))
+				rc = AGG_DECLINE;
 		}
 	}
 	for (int t = 0; t < nt; t++)

@@ -78,16 +78,14 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out);
 
 /* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
  * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a
- * chain (run the node's operator). */
+ * chain (run the node's operator).  A SEMI/ANTI join with a much larger
+ * right input hashes its left rows and streams the right one into marks. */
 #define PIPE_DECLINE (-1)
 int pipe_run(exec_ctx *x, pnode *n, rel **out);
 /* The input of SORT node n as a pipeline whose threads keep only their
  * first keep rows in n's order: *out holds them in input order (a stable
  * sort of it gives the first keep rows of the whole input). */
 int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
-/* A SEMI/ANTI join n whose right input is much the larger: the left rows
- * hashed, the right input streamed into marks; PIPE_DECLINE otherwise. */
-int pipe_run_semi(exec_ctx *x, pnode *n, rel **out);
 /* idx[0..m) = rows of in in SORT n's order (stable), the first keep of
  * them; returns m.  idx has room for in->nrows. */
 uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
@@ -114,6 +112,9 @@ int agg_final(exec_ctx *x, const aggdef *a, aggst *s, rel *r, int c,
 	      uint64_t row);
 /* Adds the later partial state l into g (rows of g come first). */
 bool agg_merge(const aggdef *a, aggst *g, const aggst *l);
+/* agg_merge of a group's na states; false when an INT sum's prefix
+ * check fails. */
+bool agg_merge_all(const aggdef *aggs, int na, aggst *g, const aggst *l);
 /* An INT or DECIMAL sum (checked for overflow, prefixes kept). */
 bool agg_isum(const aggdef *a);
 

@@ -33,17 +33,9 @@ int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,
 	for (int i = 0; i < n->nkeys; i++) {
 		cexpr *c;
 		if ((rc = exec_node_cx(x, n, base + i, keys[i], false, side,
-				       &c)))
+				       &c)) ||
+		    (rc = exec_eval_into(x, c, in, k, i)))
 			goto fail;
-		for (uint64_t s = 0; s < in->nrows; s += VEC_BATCH) {
-			uint32_t m =
-			    (uint32_t)(in->nrows - s < VEC_BATCH ? in->nrows - s
-								 : VEC_BATCH);
-			vec v;
-			if ((rc = cx_eval(x, c, in, s, m, &v)) ||
-			    (rc = rel_put_vec(k, i, s, &v, m)))
-				goto fail;
-		}
 	}
 	k->nrows = in->nrows;
 	*out = k;

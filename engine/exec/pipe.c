@@ -1137,20 +1137,22 @@ static int stage_hash(exec_ctx *x, pstage *s)
 	return GPMDB_OK;
 }
 
+/* A join stage's built side and table. */
+static void stage_free(exec_ctx *x, pstage *s)
+{
+	free(s->slot);
+	free(s->hash);
+	free(s->next);
+	rel_free(s->build);
+	rel_free(s->bk);
+	if (x->mem >= s->bytes)
+		x->mem -= s->bytes;
+}
+
 static void pipe_free(pipe *p)
 {
-	exec_ctx *x = p->x;
-
-	for (int i = 0; i < p->ns; i++) {
-		pstage *s = &p->st[i];
-		free(s->slot);
-		free(s->hash);
-		free(s->next);
-		rel_free(s->build);
-		rel_free(s->bk);
-		if (x->mem >= s->bytes)
-			x->mem -= s->bytes;
-	}
+	for (int i = 0; i < p->ns; i++)
+		stage_free(p->x, &p->st[i]);
 	rel_free(p->srel);
 	free(p->tv);
 	free(p->mtab);
@@ -1195,8 +1197,21 @@ static int merge_rel(pipe *p, pthr *th, rel **out)
 {
 	exec_ctx *x = p->x;
 	uint64_t total = 0, at = 0;
-	rel *r = exec_rel_like(x, p->top);
+	rel *r;
 	int rc;
+
+	if (p->nthr == 1) { /* the thread's rows are the result */
+		r = th[0].out;
+		th[0].out = NULL;
+		r->x = x;
+		if ((rc = exec_mem(x, r->bytes))) {
+			rel_free(r);
+			return rc;
+		}
+		*out = r;
+		return GPMDB_OK;
+	}
+	r = exec_rel_like(x, p->top);
 
 	for (int t = 0; t < p->nthr; t++)
 		total += th[t].out->nrows;
@@ -1463,8 +1478,15 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	return rc;
 }
 
+static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out);
+
 int pipe_run(exec_ctx *x, pnode *n, rel **out)
 {
+	int rc;
+
+	if (n->kind == PN_JOIN &&
+	    (rc = pipe_run_semi(x, n, out)) != PIPE_DECLINE)
+		return rc;
 	return pipe_go(x, n, NULL, 0, NULL, out);
 }
 
@@ -1478,7 +1500,7 @@ int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 /* A SEMI/ANTI join whose right input is much the larger: the left rows
  * are hashed and the right input streams through a pipeline into the
  * mark sink (instead of exec_join materialising the right side). */
-int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
+static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
 {
 	int nk = n->nkeys, jt = n->jtype, rc = GPMDB_OK;
 	const pnode *ixs = n->r;
@@ -1539,12 +1561,6 @@ int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
 	rc = exec_gather_out(x, n, s->build, idx, m, out);
 out:
 	free(mk.matched);
-	free(s->slot);
-	free(s->hash);
-	free(s->next);
-	rel_free(s->build);
-	rel_free(s->bk);
-	if (x->mem >= s->bytes)
-		x->mem -= s->bytes;
+	stage_free(x, s);
 	return rc;
 }

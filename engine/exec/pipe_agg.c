@@ -474,12 +474,10 @@ static int merge_agg_par(pipe *p, pthr *th, rel **out)
 				}
 				int ot = (int)(v >> 40);
 				uint64_t oe = (v & ((1ull << 40) - 1)) - 1;
-				for (int a = 0; a < na; a++)
-					if (!agg_merge(
-						&n->aggs[a],
-						&th[ot].g.st[oe * na + a],
-						&g->st[(uint64_t)e * na + a]))
-						atomic_store(&bad, 1);
+				if (!agg_merge_all(n->aggs, na,
+						   &th[ot].g.st[oe * na],
+						   &g->st[(uint64_t)e * na]))
+					atomic_store(&bad, 1);
 			}
 		}
 		free(slot);
@@ -586,12 +584,10 @@ int merge_agg(pipe *p, pthr *th, rel **out)
 				    db_err(x->db, GPMDB_NOMEM, "out of memory");
 				break;
 			}
-			for (int a = 0; a < na; a++)
-				if (!agg_merge(
-					&n->aggs[a],
-					&gl.st[(uint64_t)g * (size_t)na + a],
-					&l->st[e * (size_t)na + a]))
-					rc = PIPE_DECLINE;
+			if (!agg_merge_all(n->aggs, na,
+					   &gl.st[(uint64_t)g * (size_t)na],
+					   &l->st[e * (size_t)na]))
+				rc = PIPE_DECLINE;
 		}
 	}
 	/* no group by: one row even without input */
