@@ -3,6 +3,7 @@
  * disassembler (see bytecode.h).
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,10 @@ static int bc_fail(bc_program *p, const char *fmt, ...)
 
 void bc_init(bc_program *p)
 {
+	static _Atomic uint64_t next_id;
+
 	memset(p, 0, sizeof(*p));
+	p->id = atomic_fetch_add(&next_id, 1) + 1;
 }
 
 int bc_input(bc_program *p, int coltype, int prec, int scale)

@@ -289,6 +289,7 @@ typedef struct bc_insn {
 } bc_insn;
 
 typedef struct bc_program {
+	uint64_t id; /* unique per bc_init: the VM's constant cache key */
 	uint32_t ninsns, nregs, ninputs, noutputs;
 	uint32_t nconsts, nstrs, ntext;
 	uint16_t cur_mask; /* builder state: m of the next [m] op */

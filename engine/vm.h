@@ -20,7 +20,12 @@ typedef struct vm_scratch {
 	void *data[BC_MAX_REGS];     /* VEC_BATCH values of up to 16 bytes */
 	uint8_t *nulls[BC_MAX_REGS]; /* VEC_BATCH NULL flags */
 	uint32_t nalloc;	     /* registers allocated so far */
-	vec_arena arena;	     /* TEXT results of the current batch */
+	/* constants stay in their registers between runs of one program
+	 * (registers are never reused within a program): cfill[r] rows of
+	 * register r hold its constant while cprog is the program's id */
+	uint64_t cprog;
+	uint16_t cfill[BC_MAX_REGS];
+	vec_arena arena; /* TEXT results of the current batch */
 } vm_scratch;
 
 void vm_scratch_init(vm_scratch *s);

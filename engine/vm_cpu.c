@@ -9,6 +9,7 @@
  * destination must differ from its operands (bc_check enforces it).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -619,6 +620,58 @@ static void vm_pick(vm_scratch *s, const bc_insn *in, int type, uint32_t n)
 #undef PICK
 }
 
+/* CONST: the value in n rows of its register, kept for the next batches
+ * unless the register is an output (callers may write into those). */
+static void vm_const(const bc_program *p, vm_scratch *s, const bc_insn *in,
+		     uint32_t n)
+{
+	void *d = s->data[in->dst];
+	uint32_t i;
+	bool keep = true;
+
+	if (s->cfill[in->dst] >= n)
+		return;
+	for (i = 0; i < p->noutputs; i++)
+		if (p->out_reg[i] == in->dst)
+			keep = false;
+	memset(s->nulls[in->dst], 0, n);
+	switch (p->rtype[in->dst].type) {
+	case BC_T_BOOL:
+		memset(d, (int)in->imm.i, n);
+		break;
+	case BC_T_DATE: {
+		int32_t *v = d, c = (int32_t)in->imm.i;
+		for (i = 0; i < n; i++)
+			v[i] = c;
+		break;
+	}
+	case BC_T_REAL: {
+		double *v = d, c = in->imm.r;
+		for (i = 0; i < n; i++)
+			v[i] = c;
+		break;
+	}
+	case BC_T_TEXT: {
+		vec_str *v = d, c = {p->text + p->str_off[in->imm.i],
+				     p->str_len[in->imm.i]};
+		for (i = 0; i < n; i++)
+			v[i] = c;
+		keep = false; /* points into p, which may be a copy */
+		break;
+	}
+	case BC_T_NULL:
+		memset(s->nulls[in->dst], 1, n);
+		break;
+	default: {
+		int64_t *v = d, c = in->imm.i;
+		for (i = 0; i < n; i++)
+			v[i] = c;
+	}
+	}
+	if (keep)
+		s->cfill[in->dst] = (uint16_t)n;
+}
+
 int vm_run(const bc_program *p, const vec *inputs, int ninputs, uint32_t nrows,
 	   vec *outputs, vm_scratch *s, char *err, size_t errlen)
 {
@@ -648,6 +701,10 @@ int vm_run(const bc_program *p, const vec *inputs, int ninputs, uint32_t nrows,
 	if ((rc = vm_scratch_grow(s, p->nregs)))
 		return vm_fail(&ctx, rc, "out of memory");
 	vec_arena_reset(&s->arena);
+	if (s->cprog != p->id || !p->id) {
+		memset(s->cfill, 0, sizeof(s->cfill));
+		s->cprog = p->id;
+	}
 
 	for (uint32_t pc = 0; pc < p->ninsns; pc++) {
 		const bc_insn *in = &p->insns[pc];
@@ -662,38 +719,9 @@ int vm_run(const bc_program *p, const vec *inputs, int ninputs, uint32_t nrows,
 			if ((rc = vm_load(&ctx, in, &inputs[in->a], n)))
 				goto out;
 			break;
-		case BC_CONST: {
-			uint8_t *zn = RN(in->dst);
-			memset(zn, 0, n);
-			switch (rt[in->dst].type) {
-			case BC_T_BOOL:
-				memset(RD(in->dst, uint8_t), (int)in->imm.i, n);
-				break;
-			case BC_T_DATE:
-				for (i = 0; i < n; i++)
-					RD(in->dst, int32_t)
-				[i] = (int32_t)in->imm.i;
-				break;
-			case BC_T_REAL:
-				for (i = 0; i < n; i++)
-					RD(in->dst, double)[i] = in->imm.r;
-				break;
-			case BC_T_TEXT: {
-				vec_str c = {p->text + p->str_off[in->imm.i],
-					     p->str_len[in->imm.i]};
-				for (i = 0; i < n; i++)
-					RD(in->dst, vec_str)[i] = c;
-				break;
-			}
-			case BC_T_NULL:
-				memset(zn, 1, n);
-				break;
-			default:
-				for (i = 0; i < n; i++)
-					RD(in->dst, int64_t)[i] = in->imm.i;
-			}
+		case BC_CONST:
+			vm_const(p, s, in, n);
 			break;
-		}
 		case BC_NULL:
 			memset(RN(in->dst), 1, n);
 			memset(RD(in->dst, char), 0, n * sizeof(vec_str));

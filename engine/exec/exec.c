@@ -294,6 +294,12 @@ void scan_fill(const pnode *n, const scan_part *sp, int tc, rcol *d)
 	}
 	for (uint64_t k = 0; k < m; k++) {
 		uint32_t i = keep ? keep[k] : (uint32_t)k;
+		if (!keep && i % 32 == 0 && m - k >= 32 && !nl[i / 32]) {
+			/* a word without NULLs: 32 rows at once */
+			memset(d->nulls + o + k, 0, 32);
+			k += 31;
+			continue;
+		}
 		uint8_t isnull = nl[i / 32] >> (i % 32) & 1;
 		d->nulls[o + k] = isnull;
 		if (isnull) /* NULL rows hold 0, as rel_set leaves them */
@@ -446,6 +452,21 @@ uint32_t exec_filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst)
 
 	if (v->type == VEC_NULL)
 		return 0;
+	if (v->type == BC_COL_BOOL &&
+	    !v->sel) { /* the usual case, branchless */
+		const uint8_t *b = v->v.u8, *nl = v->nulls;
+		if (nl)
+			for (uint32_t i = 0; i < n; i++) {
+				dst[k] = (uint32_t)(s + i);
+				k += (b[i] != 0) & (nl[i] == 0);
+			}
+		else
+			for (uint32_t i = 0; i < n; i++) {
+				dst[k] = (uint32_t)(s + i);
+				k += b[i] != 0;
+			}
+		return k;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t j = v->sel ? v->sel[i] : i;
 		bool t;

@@ -115,6 +115,11 @@ int cx_input_value(exec_ctx *x, cexpr *c, int k, sval *v);
 /* Thread-safe evaluation of a pure c; vm_run's codes, message in err. */
 int cx_eval_pure(const cexpr *c, const rel *in, uint64_t start, uint32_t n,
 		 vec *out, vm_scratch *s, char *err, size_t errlen);
+/* As cx_eval_pure over the n rows sel[0..n) of in (the output is dense:
+ * row k is in's row sel[k]). */
+int cx_eval_pure_sel(const cexpr *c, const rel *in, const uint32_t *sel,
+		     uint32_t n, vec *out, vm_scratch *s, char *err,
+		     size_t errlen);
 /* Per-thread VM scratch areas for parallel evaluation (n of them, kept by
  * the connection); NULL when out of memory. */
 vm_scratch *db_par_scratch(gpmdb *db, int n);

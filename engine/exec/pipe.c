@@ -297,20 +297,37 @@ static int pipe_push(pthr *t, int i, rel *b);
 
 static int stage_filter(pthr *t, int i, rel *b)
 {
-	pstage *s = &t->p->st[i];
-	uint32_t sel[VEC_BATCH], k;
+	pipe *p = t->p;
+	uint32_t sel[VEC_BATCH], pos[VEC_BATCH], k, m;
+	char err[256];
 	vec v;
-	int rc;
+	int rc, j = i;
 
-	if ((rc = pipe_eval(t, i, s->pred, b, &v)))
+	if ((rc = pipe_eval(t, i, p->st[i].pred, b, &v)))
 		return rc;
 	k = exec_filter_true(&v, (uint32_t)b->nrows, 0, sel);
+	/* the FILTERs right above this one run on its surviving rows,
+	 * through the selection: one gather for all of them (TPC-H Q6's
+	 * four conjuncts gathered 72% of the scan after the first) */
+	while (k && j + 1 < p->ns && p->st[j + 1].kind == PS_FILTER) {
+		j++;
+		if (p->x->analyze)
+			t->rows_in[j] += k;
+		rc = cx_eval_pure_sel(p->st[j].pred, b, sel, k, &v, &t->scr[j],
+				      err, sizeof(err));
+		if (rc)
+			return pipe_fail(t, rc, err);
+		m = exec_filter_true(&v, k, 0, pos);
+		for (uint32_t q = 0; q < m; q++)
+			sel[q] = sel[pos[q]];
+		k = m;
+	}
 	if (k == b->nrows)
-		return pipe_push(t, i + 1, b);
+		return pipe_push(t, j + 1, b);
 	if (!k)
 		return GPMDB_OK;
-	pipe_gather(t->b[i + 1], b, sel, k);
-	return pipe_push(t, i + 1, t->b[i + 1]);
+	pipe_gather(t->b[j + 1], b, sel, k);
+	return pipe_push(t, j + 1, t->b[j + 1]);
 }
 
 static int stage_project(pthr *t, int i, rel *b)
@@ -626,6 +643,18 @@ static void source_text(const scan_part *sp, int tc, rcol *d)
 /* The NULL flags of a column without NULLs (never written). */
 static const uint8_t pipe_zeros[VEC_BATCH];
 
+/* Whether the first n bits of bm are all clear. */
+static bool pipe_no_bits(const uint32_t *bm, uint32_t n)
+{
+	uint32_t w = 0, acc = 0;
+
+	for (; w < n / 32; w++)
+		acc |= bm[w];
+	if (n % 32)
+		acc |= bm[w] & ((1u << (n % 32)) - 1);
+	return acc == 0;
+}
+
 /* Fills b[0] with the live rows of morsel mi of a scan. */
 static void source_scan(pthr *t, uint64_t mi)
 {
@@ -670,6 +699,11 @@ static void source_scan(pthr *t, uint64_t mi)
 		int tc = n->tcol ? n->tcol[c] : c;
 		rcol *d = &b->cols[c];
 		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
+		/* a NULL bitmap without a NULL in this morsel counts as
+		 * none (nullable columns mostly hold no NULL) */
+		if (tc < n->ntcols && sp.v.nulls[tc] &&
+		    pipe_no_bits(sp.v.nulls[tc], cnt))
+			t->sn[tc] = NULL;
 		/* same width in the tablet and the batch, no NULL, no
 		 * deleted row: the batch reads the tablet's array */
 		if (!del && tc < n->ntcols && !sp.v.nulls[tc] &&
