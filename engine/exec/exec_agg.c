@@ -220,8 +220,14 @@ bool exec_keys_eq(const rel *k, uint64_t i, const rel *k2, uint64_t j)
 			if (col2->ty.t == BC_T_TEXT) { /* binary collation */
 				vec_str a = ((vec_str *)col->data)[i],
 					b = ((vec_str *)col2->data)[j];
-				if (a.len != b.len ||
-				    (a.len && memcmp(a.ptr, b.ptr, a.len)))
+				if (a.len != b.len)
+					return false;
+				if (a.len <= 8) { /* short keys: no call */
+					for (uint32_t q = 0; q < a.len; q++)
+						if (a.ptr[q] != b.ptr[q])
+							return false;
+				} else if (a.ptr != b.ptr &&
+					   memcmp(a.ptr, b.ptr, a.len))
 					return false;
 				break;
 			}

@@ -14,6 +14,8 @@
 uint64_t exec_hash_mix(uint64_t h, uint64_t v);
 uint64_t exec_hash_val(const rcol *c, uint64_t i);
 uint64_t exec_hash_row(const rel *r, int ncols, uint64_t i);
+void exec_hash_batch(const rel *r, int ncols, uint32_t m, uint64_t *out,
+		     bool nulls0);
 /* Row equality, NULLs equal (GROUP BY, DISTINCT, set operations). */
 bool exec_rows_eq(const rel *a, uint64_t i, const rel *b, uint64_t j,
 		  int ncols);

@@ -455,9 +455,8 @@ static int stage_join(pthr *t, int i, rel *b)
 		memset(mt, 0, m);
 	/* hashes first, the slots they probe prefetched */
 	uint64_t *hvs = t->jhv[i], rm = s->rmask;
+	exec_hash_batch(kb, nk, m, hvs, true);
 	for (uint32_t r = 0; r < m; r++) {
-		hvs[r] =
-		    exec_key_has_null(kb, r) ? 0 : exec_hash_row(kb, nk, r);
 		__builtin_prefetch(&s->slot[jt_base(s, hvs[r]) +
 					    ((hvs[r] ^ hvs[r] >> 29) & rm)]);
 	}

@@ -201,6 +201,97 @@ bool agg_avg_int(const aggdef *ad, etype ty)
 	       (ty.t == BC_T_INT || ty.t == BC_T_DEC);
 }
 
+/* agg_rows over the batch's runs of rows by group (t->nruns): the same
+ * arithmetic in the same row order per group, in registers.  false: not
+ * one of these aggregates (agg_rows' loops take it). */
+static bool agg_runs(pthr *t, const aggdef *ad, int a, int na, int *rc)
+{
+	const rcol *c = &t->aa->cols[a];
+	const uint8_t *nl = c->nulls;
+	const int64_t *iv = c->data;
+	const double *rv = c->data;
+	const uint32_t *run = t->run, *rs = t->rs;
+	int ty = c->ty.t;
+	bool isum = agg_isum(ad) && (ty == BC_T_INT ||
+				     (ty == BC_T_DEC && ad->res.t == BC_T_DEC &&
+				      c->ty.scale == ad->res.scale));
+	bool fsum =
+	    (ad->fn == AGG_SUM || ad->fn == AGG_AVG || ad->fn == AGG_TOTAL) &&
+	    !agg_isum(ad) && ty == BC_T_REAL;
+
+	bool iavg = (ad->fn == AGG_AVG || ad->fn == AGG_TOTAL) &&
+		    (ty == BC_T_INT || ty == BC_T_DEC);
+
+	*rc = GPMDB_OK;
+	if (ad->fn != AGG_COUNT_STAR && ad->fn != AGG_COUNT && !isum && !fsum &&
+	    !iavg)
+		return false;
+	for (uint32_t g = 0; g < t->nruns; g++) {
+		uint32_t k0 = rs[g], k1 = rs[g + 1];
+		if (k0 == k1)
+			continue;
+		aggst *s = &t->g.st[t->gid[run[k0]] * (size_t)na + a];
+		if (ad->fn == AGG_COUNT_STAR) {
+			s->cnt += k1 - k0;
+			continue;
+		}
+		int64_t cnt = 0;
+		if (ad->fn == AGG_COUNT) {
+			for (uint32_t k = k0; k < k1; k++)
+				cnt += !nl[run[k]];
+			s->cnt += cnt;
+			continue;
+		}
+		if (fsum) {
+			long double r = s->r;
+			for (uint32_t k = k0; k < k1; k++)
+				if (!nl[run[k]]) {
+					r += rv[run[k]];
+					cnt++;
+				}
+			s->r = r;
+			s->cnt += cnt;
+			continue;
+		}
+		if (iavg) { /* exact, as agg_rows' loop */
+			int64_t sum = s->i;
+			for (uint32_t k = k0; k < k1; k++) {
+				uint32_t i = run[k];
+				if (nl[i])
+					continue;
+				if (__builtin_add_overflow(sum, iv[i], &sum)) {
+					agg_avg_flush(s, c->ty);
+					sum = iv[i];
+				}
+				s->i = sum;
+				cnt++;
+			}
+			s->cnt += cnt;
+			continue;
+		}
+		int64_t sum = s->i, lo = s->plo, hi = s->phi;
+		bool ov = false;
+		for (uint32_t k = k0; k < k1; k++) {
+			uint32_t i = run[k];
+			if (nl[i])
+				continue;
+			ov |= __builtin_add_overflow(sum, iv[i], &sum);
+			cnt++;
+			lo = sum < lo ? sum : lo;
+			hi = sum > hi ? sum : hi;
+		}
+		if (ov) {
+			*rc = pipe_fail(t, GPMDB_ERROR, "integer overflow");
+			return true;
+		}
+		s->i = sum;
+		s->cnt += cnt;
+		s->plo = lo;
+		s->phi = hi;
+	}
+	return true;
+}
+
 /* Aggregate a over the batch: typed loops for counts and sums of numbers
  * (the arithmetic of agg_step), the generic step otherwise. */
 static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
@@ -215,6 +306,9 @@ static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
 	int ty = c->ty.t;
 
 #define AGG_S (&st[gid[i] * (size_t)na + a])
+	int rc;
+	if (t->nruns && agg_runs(t, ad, a, na, &rc))
+		return rc;
 	if (ad->fn == AGG_COUNT_STAR) {
 		for (uint32_t i = 0; i < m; i++)
 			AGG_S->cnt++;
@@ -320,6 +414,83 @@ static int64_t groups_lookup(const pgroups *g, const rel *k, uint64_t i,
 	return -1;
 }
 
+/* The first group of g whose full key hash is hv, or -1. */
+static inline int64_t groups_cand(const pgroups *g, uint64_t hv)
+{
+	uint64_t m = g->nslot - 1, s = groups_bucket(hv, m), tag = hv >> 32, v;
+
+	while ((v = g->slot[s])) {
+		int64_t e = (int64_t)(v & 0xffffffffu) - 1;
+		if (v >> 32 == tag && g->hash[e] == hv)
+			return e;
+		s = (s + 1) & m;
+	}
+	return -1;
+}
+
+/* Equal bytes: short keys (flags, codes) without a call. */
+static inline bool pipe_str_same(const char *a, const char *b, uint32_t n)
+{
+	if (n > 8)
+		return !memcmp(a, b, n);
+	for (uint32_t q = 0; q < n; q++)
+		if (a[q] != b[q])
+			return false;
+	return true;
+}
+
+/* Rows i with chk[i] set: chk[i] stays set where keys row i of k differs
+ * from group gid[i] of gk, a column at a time (the type switch once per
+ * column, no call per row). */
+static void groups_verify(const rel *gk, const rel *k, const uint64_t *gid,
+			  uint8_t *chk, uint32_t m)
+{
+	for (int c = 0; c < k->ncols; c++)
+		if (gk->cols[c].ty.t != k->cols[c].ty.t ||
+		    k->cols[c].ty.t == BC_T_NULL) { /* row by row */
+			for (uint32_t i = 0; i < m; i++)
+				chk[i] =
+				    chk[i] && !exec_keys_eq(gk, gid[i], k, i);
+			return;
+		}
+	for (int c = 0; c < k->ncols; c++) {
+		const rcol *a = &gk->cols[c], *b = &k->cols[c];
+		const uint8_t *an = a->nulls, *bn = b->nulls;
+#define GV_LOOP(T, NE)                                                         \
+	for (uint32_t i = 0; i < m; i++) {                                     \
+		if (chk[i] != 1)                                               \
+			continue;                                              \
+		uint64_t e = gid[i];                                           \
+		const T x = ((const T *)a->data)[e],                           \
+			y = ((const T *)b->data)[i];                           \
+		if (an[e] || bn[i] ? an[e] != bn[i] : (NE))                    \
+			chk[i] = 2;                                            \
+	}
+		switch (b->ty.t) {
+		case BC_T_BOOL:
+			GV_LOOP(uint8_t, x != y);
+			break;
+		case BC_T_DATE:
+			GV_LOOP(int32_t, x != y);
+			break;
+		case BC_T_REAL:
+			GV_LOOP(double, x<y || x> y);
+			break;
+		case BC_T_TEXT:
+			GV_LOOP(vec_str,
+				x.len != y.len ||
+				    (x.ptr != y.ptr &&
+				     !pipe_str_same(x.ptr, y.ptr, x.len)));
+			break;
+		default:
+			GV_LOOP(int64_t, x != y);
+		}
+#undef GV_LOOP
+	}
+	for (uint32_t i = 0; i < m; i++)
+		chk[i] = chk[i] == 2;
+}
+
 /* Aggregates batch b (the AGG's input layout) into the thread's groups. */
 int sink_agg(pthr *t, const rel *b)
 {
@@ -358,21 +529,70 @@ int sink_agg(pthr *t, const rel *b)
 	uint64_t *hvs = t->hv;
 	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
 			       ka->cols[0].ty.t == BC_T_DEC);
-	for (uint32_t i = 0; i < m; i++) {
-		hvs[i] = i64  ? groups_hash_i64(&ka->cols[0], i)
-			 : ng ? exec_hash_row(ka, ng, i)
-			      : 0;
+	if (i64)
+		for (uint32_t i = 0; i < m; i++)
+			hvs[i] = groups_hash_i64(&ka->cols[0], i);
+	else
+		exec_hash_batch(ka, ng, m, hvs, false);
+	for (uint32_t i = 0; i < m; i++)
 		__builtin_prefetch(
 		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
+	if (i64 || !ng) {
+		for (uint32_t i = 0; i < m; i++) {
+			int64_t e =
+			    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)
+				: groups_find(&t->g, ka, i, hvs[i],
+					      na ? na : 1);
+			if (e < 0)
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+			t->gid[i] = (uint64_t)e;
+			__builtin_prefetch(&t->g.st[(uint64_t)e * (size_t)na]);
+		}
+	} else {
+		/* the group of the same hash, keys checked after, a column
+		 * at a time; a new hash makes its group at once; a row whose
+		 * keys differ from its hash's group (a collision) takes the
+		 * full search */
+		uint8_t chk[VEC_BATCH];
+		bool bad = false;
+		for (uint32_t i = 0; i < m; i++) {
+			int64_t e = groups_cand(&t->g, hvs[i]);
+			chk[i] = e >= 0;
+			if (e < 0 && (e = groups_find(&t->g, ka, i, hvs[i],
+						      na ? na : 1)) < 0)
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+			t->gid[i] = (uint64_t)e;
+		}
+		groups_verify(t->g.keys, ka, t->gid, chk, m);
+		for (uint32_t i = 0; i < m; i++)
+			bad |= chk[i];
+		for (uint32_t i = 0; bad && i < m; i++) {
+			if (!chk[i])
+				continue;
+			int64_t e =
+			    groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
+			if (e < 0)
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+			t->gid[i] = (uint64_t)e;
+		}
 	}
-	for (uint32_t i = 0; i < m; i++) {
-		int64_t e =
-		    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)
-			: groups_find(&t->g, ka, i, hvs[i], na ? na : 1);
-		if (e < 0)
-			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
-		t->gid[i] = (uint64_t)e;
-		__builtin_prefetch(&t->g.st[(uint64_t)e * (size_t)na]);
+	/* few groups: the rows by group, for agg_runs */
+	t->nruns = 0;
+	if (t->g.n <= AGG_RUN_MAX && m >= 64 && na > 0) {
+		uint32_t ng2 = (uint32_t)t->g.n, *rs = t->rs;
+		memset(rs, 0, (ng2 + 1) * sizeof(*rs));
+		for (uint32_t i = 0; i < m; i++)
+			rs[t->gid[i] + 1]++;
+		for (uint32_t g = 0; g < ng2; g++)
+			rs[g + 1] += rs[g];
+		uint32_t at[AGG_RUN_MAX];
+		memcpy(at, rs, ng2 * sizeof(*rs));
+		for (uint32_t i = 0; i < m; i++)
+			t->run[at[t->gid[i]]++] = i;
+		t->nruns = ng2;
 	}
 	for (int a = 0; a < na; a++)
 		if ((rc = agg_rows(t, &n->aggs[a], a, na)))

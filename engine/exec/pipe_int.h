@@ -82,6 +82,10 @@ typedef struct pipe {
 
 /* One thread's groups of the AGG sink: open addressing on the key hash;
  * the key values of group g are row g of keys (text copied). */
+/* Aggregates over fewer groups than this sum a batch group by group in
+ * registers (a state updated by every row waits on its last store). */
+#define AGG_RUN_MAX 64
+
 typedef struct pgroups {
 	rel *keys;
 	uint64_t n, cap, nslot;
@@ -95,7 +99,10 @@ typedef struct pthr {
 	vm_scratch scr[PIPE_MAX + 1];
 	vm_scratch *sscr; /* AGG sink: one per key and argument */
 	uint64_t gid[VEC_BATCH];
-	uint64_t hv[VEC_BATCH];	 /* AGG sink: the keys' hashes */
+	uint64_t hv[VEC_BATCH]; /* AGG sink: the keys' hashes */
+	/* AGG sink with few groups: the batch's rows by group (stable),
+	 * group g's rows at run[rs[g]..rs[g+1]), or nruns 0 */
+	uint32_t run[VEC_BATCH], rs[AGG_RUN_MAX + 1], nruns;
 	uint64_t *jhv[PIPE_MAX]; /* JOIN: the stream keys' hashes */
 	rel *b[PIPE_MAX + 1];	 /* b[0]: source batch; b[i+1]: stage i's out */
 	rel *b2[PIPE_MAX];	 /* JOIN: pairs before the residual */

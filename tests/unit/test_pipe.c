@@ -227,6 +227,15 @@ static void t_filter_project_agg(void)
 	same("SELECT count(*) FROM (SELECT id * 2 AS a FROM f WHERE k < 10) "
 	     "WHERE a % 3 = 0",
 	     true);
+	/* few groups (summed a group at a time, in row order), keys whose
+	 * hashes collide (a NULL key hashes as the number 74565) */
+	same("SELECT CASE WHEN n IS NULL THEN NULL ELSE 74565 END, g > 'g5', "
+	     "count(*), sum(k), avg(v), sum(v * 1.5e0), count(n), avg(n), "
+	     "total(k) FROM f GROUP BY 1, 2 ORDER BY 1, 2",
+	     true);
+	same("SELECT g > 'g3', k % 3, sum(n), avg(v), min(g) FROM f WHERE id "
+	     "% 5 <> 2 GROUP BY 1, 2",
+	     false);
 	/* HAVING: a filter over the aggregate's rows */
 	same("SELECT k, count(*) FROM f GROUP BY k HAVING count(*) >= 60 AND "
 	     "k % 7 = 1",
@@ -332,6 +341,8 @@ static void t_errors(void)
 	su_rows(db, "SELECT sum(x) FROM big", a, sizeof(a));
 	CHECKF(strstr(a, "integer overflow"), "%s", a);
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM big"), "70001"));
+	su_rows(db, "SELECT x > 5, sum(x) FROM big GROUP BY 1", a, sizeof(a));
+	CHECKF(strstr(a, "integer overflow"), "%s", a);
 	/* the memory limit: a clear error, then the statement works */
 	CHECK(!su_exec(db, "PRAGMA memory_limit = 1"));
 	su_rows(db,
