@@ -33,8 +33,27 @@ int groups_init(pgroups *g, const pnode *n)
 	return GPMDB_OK;
 }
 
+/* One bit per key hash value (bits 20.., 16 per group), so that a key
+ * filter's misses skip the table walk. */
+int groups_bloom(pgroups *g)
+{
+	uint64_t nbits = 4096;
+
+	while (nbits < 16 * g->n)
+		nbits *= 2;
+	if (!(g->bloom = pipe_zalloc(nbits / 8)))
+		return GPMDB_NOMEM;
+	g->bmask = nbits - 1;
+	for (uint64_t e = 0; e < g->n; e++) {
+		uint64_t q = g->hash[e] >> 20 & g->bmask;
+		g->bloom[q >> 6] |= 1ull << (q & 63);
+	}
+	return GPMDB_OK;
+}
+
 void groups_free(pgroups *g, int na)
 {
+	free(g->bloom);
 	for (uint64_t k = 0; g->st && k < g->n * (uint64_t)na; k++)
 		free(g->st[k].gc);
 	rel_free(g->keys);
@@ -505,12 +524,18 @@ int sink_agg(pthr *t, const rel *b)
 	if ((rc = sink_eval(t, b, 0, ng)))
 		return rc;
 	if (p->kf) { /* only the groups the join above will look up */
-		uint32_t sel[VEC_BATCH], k = 0;
+		uint32_t sel[VEC_BATCH], k = 0, nc = 0;
+		const pgroups *kf = p->kf;
 		ka->nrows = m;
-		for (uint32_t i = 0; i < m; i++)
-			if (groups_lookup(p->kf, ka, i,
-					  exec_hash_row(ka, ng, i)) >= 0)
-				sel[k++] = i;
+		exec_hash_batch(ka, ng, m, t->hv, false);
+		for (uint32_t i = 0; i < m; i++) { /* bloom bits first */
+			uint64_t q = t->hv[i] >> 20 & kf->bmask;
+			sel[nc] = i;
+			nc += !kf->bloom || (kf->bloom[q >> 6] >> (q & 63) & 1);
+		}
+		for (uint32_t c = 0; c < nc; c++)
+			if (groups_lookup(kf, ka, sel[c], t->hv[sel[c]]) >= 0)
+				sel[k++] = sel[c];
 		if (!k)
 			return GPMDB_OK;
 		if (k < m) {

@@ -44,9 +44,13 @@ typedef struct pstage {
 	 * by one thread; a row's slots are in its region (rmask) */
 	int pbits;
 	uint64_t rmask;
-	uint64_t *hash;	   /* per built row */
-	uint32_t *next;	   /* per built row: the next row + 1 of its chain */
-	bool bnull;	   /* ANTI_NULL: a built key is NULL */
+	uint64_t *hash; /* per built row */
+	uint32_t *next; /* per built row: the next row + 1 of its chain */
+	bool bnull;	/* ANTI_NULL: a built key is NULL */
+	/* one bit per hash value (bits 20.. of the hash, 16 per built row):
+	 * a probe whose bit is clear meets nothing, found without a walk of
+	 * the table (most probes of a selective join) */
+	uint64_t *bloom, bmask;
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
 	bool kf;	   /* its stream's keys filter the built AGG's groups */
 	size_t bytes;	   /* accounted against the memory limit */
@@ -92,6 +96,7 @@ typedef struct pgroups {
 	uint64_t *hash;
 	uint64_t *slot;
 	aggst *st;
+	uint64_t *bloom, bmask; /* a key filter's bits (groups_bloom) */
 } pgroups;
 
 typedef struct pthr {
@@ -104,9 +109,13 @@ typedef struct pthr {
 	 * group g's rows at run[rs[g]..rs[g+1]), or nruns 0 */
 	uint32_t run[VEC_BATCH], rs[AGG_RUN_MAX + 1], nruns;
 	uint64_t *jhv[PIPE_MAX]; /* JOIN: the stream keys' hashes */
-	rel *b[PIPE_MAX + 1];	 /* b[0]: source batch; b[i+1]: stage i's out */
-	rel *b2[PIPE_MAX];	 /* JOIN: pairs before the residual */
-	rel *kb[PIPE_MAX];	 /* JOIN: stream keys */
+	/* JOIN: rows checked against the bloom bits and those that passed;
+	 * a thread stops checking where most pass */
+	uint64_t bf_in[PIPE_MAX], bf_pass[PIPE_MAX];
+	uint32_t *jcand[PIPE_MAX]; /* JOIN: the rows that probe */
+	rel *b[PIPE_MAX + 1]; /* b[0]: source batch; b[i+1]: stage i's out */
+	rel *b2[PIPE_MAX];    /* JOIN: pairs before the residual */
+	rel *kb[PIPE_MAX];    /* JOIN: stream keys */
 	int64_t *li[PIPE_MAX], *ri[PIPE_MAX];
 	uint32_t np[PIPE_MAX];
 	uint8_t *matched[PIPE_MAX];
@@ -184,6 +193,7 @@ int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n);
 /* ---- pipe_agg.c ---- */
 
 int groups_init(pgroups *g, const pnode *n);
+int groups_bloom(pgroups *g);
 void groups_free(pgroups *g, int na);
 /* The group of row i of keys k (hash hv) in g, added when new; -1: out
  * of memory. */
