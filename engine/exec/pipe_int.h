@@ -53,6 +53,7 @@ typedef struct pstage {
 	uint64_t *bloom, bmask;
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
 	bool kf;	   /* its stream's keys filter the built AGG's groups */
+	bool safe;	   /* FILTER: its predicate cannot fail (pipe.c) */
 	size_t bytes;	   /* accounted against the memory limit */
 } pstage;
 
@@ -113,6 +114,11 @@ typedef struct pthr {
 	 * a thread stops checking where most pass */
 	uint64_t bf_in[PIPE_MAX], bf_pass[PIPE_MAX];
 	uint32_t *jcand[PIPE_MAX]; /* JOIN: the rows that probe */
+	/* consecutive FILTERs starting at stage i: the order they run in
+	 * (ford[i..]), and per filter its time, rows in and rows kept */
+	uint8_t ford[PIPE_MAX];
+	uint32_t fbat[PIPE_MAX];
+	uint64_t fns[PIPE_MAX], fin[PIPE_MAX], fout[PIPE_MAX];
 	rel *b[PIPE_MAX + 1]; /* b[0]: source batch; b[i+1]: stage i's out */
 	rel *b2[PIPE_MAX];    /* JOIN: pairs before the residual */
 	rel *kb[PIPE_MAX];    /* JOIN: stream keys */

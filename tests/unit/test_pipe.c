@@ -236,6 +236,17 @@ static void t_filter_project_agg(void)
 	same("SELECT g > 'g3', k % 3, sum(n), avg(v), min(g) FROM f WHERE id "
 	     "% 5 <> 2 GROUP BY 1, 2",
 	     false);
+	/* consecutive filters that cannot fail run in the order their
+	 * figures favour (reordered after 32 batches of a thread: the run
+	 * on 1 thread reorders); rows keep their order */
+	same("SELECT id, k, g FROM f WHERE g LIKE 'g1%' AND k > 100 AND n IS "
+	     "NOT NULL AND v BETWEEN 10 AND 90 AND g <> 'g17x' AND id <> 7",
+	     true);
+	/* one that can fail keeps the written order: the overflow is never
+	 * reached for the rows the first filter drops */
+	same("SELECT count(*) FROM f WHERE k >= 0 AND id < 2 AND id * "
+	     "4611686018427387904 < -5",
+	     true);
 	/* HAVING: a filter over the aggregate's rows */
 	same("SELECT k, count(*) FROM f GROUP BY k HAVING count(*) >= 60 AND "
 	     "k % 7 = 1",
