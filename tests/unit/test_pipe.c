@@ -242,11 +242,18 @@ static void t_filter_project_agg(void)
 	same("SELECT id, k, g FROM f WHERE g LIKE 'g1%' AND k > 100 AND n IS "
 	     "NOT NULL AND v BETWEEN 10 AND 90 AND g <> 'g17x' AND id <> 7",
 	     true);
-	/* one that can fail keeps the written order: the overflow is never
-	 * reached for the rows the first filter drops */
-	same("SELECT count(*) FROM f WHERE k >= 0 AND id < 2 AND id * "
-	     "4611686018427387904 < -5",
-	     true);
+	/* one that can fail keeps the written order, and a pipeline's error
+	 * is reported by the plain operators in row order anyway: the bad
+	 * cast is never reached for the rows the first filter drops */
+	const char *bad = "SELECT count(*) FROM f WHERE g NOT LIKE '%long%' "
+			  "AND CASE WHEN id % 3 = 0 THEN CAST(g AS DATE) ELSE "
+			  "DATE '2020-01-01' END < DATE '2000-01-01'";
+	for (int nt = 1; nt <= 4; nt += 3) {
+		omp_set_num_threads(nt);
+		CHECKF(!strcmp(su_scalar(db, bad), "0"), "%s: %s", bad,
+		       su_scalar(db, bad));
+	}
+	omp_set_num_threads(4);
 	/* HAVING: a filter over the aggregate's rows */
 	same("SELECT k, count(*) FROM f GROUP BY k HAVING count(*) >= 60 AND "
 	     "k % 7 = 1",
