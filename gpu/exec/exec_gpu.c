@@ -446,6 +446,18 @@ static void xg_mark_cpu(pnode *n, const char *why)
 	}
 }
 
+/* Some node of the tree at n found that there is no GPU (gpu_init ran
+ * and failed: it remembers that). */
+static bool xg_found_no_gpu(const pnode *n)
+{
+	for (; n; n = n->l)
+		if ((n->xg_mode != XG_GPU && n->xg_why &&
+		     strstr(n->xg_why, "no GPU: ")) ||
+		    xg_found_no_gpu(n->r))
+			return true;
+	return false;
+}
+
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root)
 {
 	exec_ctx x;
@@ -457,15 +469,19 @@ void exec_gpu_annotate(gpmdb_stmt *st, pnode *root)
 	x.mem_limit = st->db->mem_limit;
 	pthread_mutex_lock(&xg_lock);
 	/* no GPU, when that is known without starting CUDA (a build
-	 * without it; backend=gpu starts it anyway): the one reason for
-	 * every node, said once by EXPLAIN, rather than each node's reason
-	 * for not trying */
+	 * without it; backend=gpu starts it anyway; a node's choice tried
+	 * it): the one reason for every node, said once by EXPLAIN, rather
+	 * than each node's reason for not trying */
 #ifdef GPMDB_HAVE_GPU
 	bool known = st->db->backend == 2;
 #else
 	bool known = st->db->backend != 1;
 #endif
-	if (known && gpu_init(gerr, sizeof(gerr))) {
+	if (!known || !gpu_init(gerr, sizeof(gerr))) {
+		xg_mark(&x, root, false);
+		known = xg_found_no_gpu(root) && gpu_init(gerr, sizeof(gerr));
+	}
+	if (known) {
 		size_t l;
 		char *p;
 		snprintf(why, sizeof(why), "no GPU: %s", gerr);
@@ -473,8 +489,6 @@ void exec_gpu_annotate(gpmdb_stmt *st, pnode *root)
 		if ((p = ast_alloc(&st->parena, l)))
 			memcpy(p, why, l);
 		xg_mark_cpu(root, p);
-	} else {
-		xg_mark(&x, root, false);
 	}
 	pthread_mutex_unlock(&xg_lock);
 }
