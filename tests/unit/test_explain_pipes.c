@@ -93,7 +93,7 @@ static void t_long_line(void)
  * column moves with the lines shown). */
 static char *plain(const char *text)
 {
-	char *out = malloc(strlen(text) + 1), *o = out;
+	char *out = malloc(strlen(text) + 2), *o = out;
 	int skip = -1; /* indent of the SUBQUERY line being skipped */
 
 	for (const char *p = text; *p;) {
