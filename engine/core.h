@@ -105,6 +105,8 @@ struct exec_ctx {
 	 * evaluates them, shown with their plans under it) */
 	bool analyze;
 	uint64_t an_kid_ns;
+	/* pipelines run so far (EXPLAIN ANALYZE numbers them: pnode.pl_id) */
+	uint32_t an_pipes;
 };
 
 struct gpmdb_stmt {

@@ -24,9 +24,12 @@
 /* ---- statements ---- */
 
 /* explain.c: the EXPLAIN text of root (NULL: head alone, a statement with
- * no plan), each node's backend as the GPU executor chooses it; analyze:
- * with the figures of the run just made (EXPLAIN ANALYZE). */
-int explain_plan(gpmdb_stmt *st, pnode *root, const char *head, bool analyze);
+ * no plan) under the line head (NULL: none) whose backend column says
+ * head_right (NULL: "cpu"): each node's backend as the GPU executor
+ * chooses it and its CPU pipeline, then the reasons for the CPU; analyze:
+ * with the figures and pipelines of the run just made (EXPLAIN ANALYZE). */
+int explain_plan(gpmdb_stmt *st, pnode *root, const char *head,
+		 const char *head_right, bool analyze);
 void explain_analyze_reset(pnode *n);
 /* A PRAGMA result row appended to r: name (when not NULL), then txt, or
  * num when txt is NULL (pragma.c; the GPU pragmas use it too). */

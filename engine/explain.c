@@ -1,9 +1,12 @@
 /*
- * explain.c - the EXPLAIN text of a plan: one line per node, the backend
- * the GPU executor chooses for it (exec_gpu_annotate, exec_gpu_explain)
- * and, under EXPLAIN ANALYZE, the figures of the run.  A statement-level
- * service over both the planner's nodes and the executors: the planner
- * itself never calls an executor (docs/engine.md "Layout").
+ * explain.c - the EXPLAIN text of a plan (docs/engine.md "EXPLAIN"): one
+ * line per node with, in a column of its own, the backend the GPU
+ * executor chooses for it (exec_gpu_annotate, exec_gpu_explain), the CPU
+ * pipeline it is part of (exec_pipes_annotate; under EXPLAIN ANALYZE the
+ * one it ran in) and the figures of the run; then the reasons for the
+ * CPU, each once.  A statement-level service over both the planner's
+ * nodes and the executors: the planner itself never calls an executor
+ * (docs/engine.md "Layout").
  */
 #include "engine.h"
 
@@ -16,8 +19,6 @@ typedef struct sbuf {
 	char *p;
 	size_t n, cap;
 	bool fail;
-	bool backends; /* EXPLAIN: each node's backend (exec_gpu_annotate) */
-	bool analyze;  /* EXPLAIN ANALYZE: each node's figures of the run */
 } sbuf;
 
 static void sb_printf(sbuf *s, const char *fmt, ...)
@@ -110,6 +111,130 @@ static void explain_node_subs(const pnode *n,
 	explain_expr_subs(n->offset, false, fn, arg);
 }
 
+/* One line: left (indent and the node's text) and right (backend,
+ * pipeline, figures; NULL for a SUBQUERY line), put in a column. */
+typedef struct xline {
+	char *left, *right;
+} xline;
+
+/* A reason for the CPU and the operators it applies to. */
+typedef struct xreason {
+	const char *why;
+	sbuf ops;
+} xreason;
+
+typedef struct xout {
+	xline *v;
+	int n, cap;
+	xreason *r;
+	int nr, rcap;
+	bool analyze; /* EXPLAIN ANALYZE: each node's figures of the run */
+	bool gpu;     /* some node is on the GPU */
+	bool fail;
+} xout;
+
+/* The pipelines of one plan tree (a statement's, a subquery's) are
+ * numbered 1, 2, ... in the order of their pl_id (the order they run). */
+typedef struct xpipes {
+	uint32_t *id;
+	int n, cap;
+	bool fail;
+} xpipes;
+
+static void xp_collect(xpipes *m, const pnode *n)
+{
+	for (; n; n = n->l) {
+		bool seen = !n->pl_id;
+		for (int i = 0; i < m->n && !seen; i++)
+			seen = m->id[i] == n->pl_id;
+		if (!seen) {
+			if (m->n == m->cap) {
+				int cap = m->cap ? m->cap * 2 : 16;
+				uint32_t *v = realloc(m->id, sizeof(uint32_t) *
+								 (size_t)cap);
+				if (!v) {
+					m->fail = true;
+					return;
+				}
+				m->id = v;
+				m->cap = cap;
+			}
+			m->id[m->n++] = n->pl_id;
+		}
+		xp_collect(m, n->r);
+	}
+}
+
+/* The number of pipeline id in its tree: 1 + the ids below it. */
+static int xp_number(const xpipes *m, uint32_t id)
+{
+	int k = 1;
+
+	for (int i = 0; i < m->n; i++)
+		k += m->id[i] < id;
+	return k;
+}
+
+static void xo_line(xout *o, sbuf *l, sbuf *r)
+{
+	if (l->fail || (r && r->fail))
+		o->fail = true;
+	if (!o->fail && o->n == o->cap) {
+		int cap = o->cap ? o->cap * 2 : 32;
+		xline *v = realloc(o->v, sizeof(xline) * (size_t)cap);
+		if (v) {
+			o->v = v;
+			o->cap = cap;
+		} else {
+			o->fail = true;
+		}
+	}
+	if (o->fail) {
+		free(l->p);
+		if (r)
+			free(r->p);
+		return;
+	}
+	o->v[o->n].left = l->p ? l->p : calloc(1, 1);
+	o->v[o->n].right = r ? (r->p ? r->p : calloc(1, 1)) : NULL;
+	o->n++;
+}
+
+/* Reason why applies to operator label: one entry per distinct reason. */
+static void xo_reason(xout *o, const char *why, const char *label)
+{
+	xreason *x = NULL;
+
+	for (int i = 0; i < o->nr && !x; i++)
+		if (!strcmp(o->r[i].why, why))
+			x = &o->r[i];
+	if (!x) {
+		if (o->nr == o->rcap) {
+			int cap = o->rcap ? o->rcap * 2 : 8;
+			xreason *v =
+			    realloc(o->r, sizeof(xreason) * (size_t)cap);
+			if (!v) {
+				o->fail = true;
+				return;
+			}
+			o->r = v;
+			o->rcap = cap;
+		}
+		x = &o->r[o->nr++];
+		memset(x, 0, sizeof(*x));
+		x->why = why;
+	}
+	/* each operator once: "PROJECT, FILTER" */
+	for (const char *p = x->ops.p; p && (p = strstr(p, label));
+	     p += strlen(label))
+		if ((p == x->ops.p || p[-1] == ' ') &&
+		    (!p[strlen(label)] || p[strlen(label)] == ','))
+			return;
+	sb_printf(&x->ops, "%s%s", x->ops.n ? ", " : "", label);
+	if (x->ops.fail)
+		o->fail = true;
+}
+
 /* EXPLAIN ANALYZE's figures of n.  A node with no run of its own under
  * one that ran (or was run inside another) was taken in by it: a GPU
  * operator that consumed its input on the device (a fused filter, a
@@ -133,59 +258,109 @@ static bool explain_analyzed(sbuf *s, const pnode *n, bool up_ran)
 	return true;
 }
 
-static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran);
+static void explain_tree(xout *o, const pnode *n, int depth);
 
 typedef struct explain_sub_arg {
-	sbuf *s;
+	xout *o;
 	int depth;
 } explain_sub_arg;
 
 static void explain_sub(pnode *sub, const einfo *in, void *arg)
 {
 	explain_sub_arg *a = arg;
+	sbuf l = {0};
 
-	sb_printf(a->s, "%*sSUBQUERY%s\n", a->depth * 2, "",
+	sb_printf(&l, "%*sSUBQUERY%s", a->depth * 2, "",
 		  in->correlated ? " (correlated: run per row)" : "");
-	explain_node(a->s, sub, a->depth + 1, false);
+	xo_line(a->o, &l, NULL);
+	explain_tree(a->o, sub, a->depth + 1);
 }
 
-/* up_ran: EXPLAIN ANALYZE, the node above ran (explain_analyzed) */
-static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
+/* The words that name n's operator: its line's start and its name in
+ * the reasons for the CPU. */
+static void explain_label(sbuf *s, const pnode *n)
 {
 	static const char *jn[] = {"INNER", "LEFT", "CROSS",
 				   "SEMI",  "ANTI", "ANTI (NOT IN)"};
 
-	sb_printf(s, "%*s", depth * 2, "");
 	switch (n->kind) {
 	case PN_SCAN:
-		sb_printf(s, "SCAN %s", n->tname);
+		sb_printf(s, "SCAN");
 		break;
-	case PN_ISCAN: {
+	case PN_ISCAN: { /* SEARCH or SCAN ... USING INDEX */
 		char ib[1024];
 		plan_index_explain(n, ib, sizeof(ib));
-		sb_printf(s, "%s", ib);
+		sb_printf(s, "%.*s", (int)strcspn(ib, " "), ib);
 		break;
 	}
 	case PN_ONE:
 		sb_printf(s, "ONE ROW");
 		break;
 	case PN_VALUES:
-		sb_printf(s, "VALUES (%d rows)", n->nrows);
+		sb_printf(s, "VALUES");
 		break;
 	case PN_FILTER:
-		sb_printf(s, "FILTER ");
-		sb_expr(s, n->pred);
+		sb_printf(s, "FILTER");
 		break;
 	case PN_PROJECT:
-		sb_printf(s, "PROJECT ");
-		for (int i = 0; i < n->nexprs; i++) {
-			sb_printf(s, "%s", i ? ", " : "");
-			sb_expr(s, n->exprs[i]);
-		}
+		sb_printf(s, "PROJECT");
 		break;
 	case PN_JOIN:
 		sb_printf(s, "%s %s JOIN", n->nkeys ? "HASH" : "NESTED LOOP",
 			  jn[n->jtype]);
+		break;
+	case PN_AGG:
+		sb_printf(s, "HASH AGGREGATE");
+		break;
+	case PN_SORT:
+		sb_printf(s, "SORT");
+		break;
+	case PN_DISTINCT:
+		sb_printf(s, "DISTINCT");
+		break;
+	case PN_LIMIT:
+		sb_printf(s, "LIMIT");
+		break;
+	case PN_SETOP:
+		sb_printf(s, "%s",
+			  n->op == AST_UNION	   ? "UNION"
+			  : n->op == AST_UNION_ALL ? "UNION ALL"
+			  : n->op == AST_INTERSECT ? "INTERSECT"
+						   : "EXCEPT");
+		break;
+	case PN_CONVERT:
+		sb_printf(s, "CONVERT");
+		break;
+	}
+}
+
+/* The node's text after its label. */
+static void explain_text(sbuf *s, const pnode *n)
+{
+	switch (n->kind) {
+	case PN_SCAN:
+		sb_printf(s, " %s", n->tname);
+		break;
+	case PN_ISCAN: {
+		char ib[1024];
+		plan_index_explain(n, ib, sizeof(ib));
+		sb_printf(s, "%s", strchr(ib, ' ') ? strchr(ib, ' ') : "");
+		break;
+	}
+	case PN_VALUES:
+		sb_printf(s, " (%d rows)", n->nrows);
+		break;
+	case PN_FILTER:
+		sb_printf(s, " ");
+		sb_expr(s, n->pred);
+		break;
+	case PN_PROJECT:
+		for (int i = 0; i < n->nexprs; i++) {
+			sb_printf(s, "%s", i ? ", " : " ");
+			sb_expr(s, n->exprs[i]);
+		}
+		break;
+	case PN_JOIN:
 		for (int i = 0; i < n->nkeys; i++) {
 			sb_printf(s, "%s", i ? " AND " : " ON ");
 			sb_expr(s, n->lkeys[i]);
@@ -198,7 +373,6 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 		}
 		break;
 	case PN_AGG:
-		sb_printf(s, "HASH AGGREGATE");
 		for (int i = 0; i < n->ngroup; i++) {
 			sb_printf(s, "%s", i ? ", " : " GROUP BY ");
 			sb_expr(s, n->group[i]);
@@ -216,66 +390,92 @@ static void explain_node(sbuf *s, const pnode *n, int depth, bool up_ran)
 		}
 		break;
 	case PN_SORT:
-		sb_printf(s, "SORT");
 		for (int i = 0; i < n->nsort; i++)
 			sb_printf(s, "%s#%d%s", i ? ", " : " BY ",
 				  n->sort_col[i] + 1,
 				  n->desc[i] ? " DESC" : "");
 		break;
-	case PN_DISTINCT:
-		sb_printf(s, "DISTINCT");
-		break;
 	case PN_LIMIT:
-		sb_printf(s, "LIMIT ");
+		sb_printf(s, " ");
 		sb_expr(s, n->limit);
 		if (n->offset) {
 			sb_printf(s, " OFFSET ");
 			sb_expr(s, n->offset);
 		}
 		break;
-	case PN_SETOP:
-		sb_printf(s, "%s",
-			  n->op == AST_UNION	   ? "UNION"
-			  : n->op == AST_UNION_ALL ? "UNION ALL"
-			  : n->op == AST_INTERSECT ? "INTERSECT"
-						   : "EXCEPT");
-		break;
-	case PN_CONVERT:
-		sb_printf(s, "CONVERT");
+	default:
 		break;
 	}
-	if (s->backends) {
-		char bb[512];
-		sb_printf(s, " (%s)", exec_gpu_explain(n, bb, sizeof(bb)));
-	} else {
-		sb_printf(s, " (backend=cpu)");
+}
+
+/* n's line: the backend, its pipeline (numbered in m), a GPU note; the
+ * reason for the CPU goes to the statement's reasons.  up_ran: EXPLAIN
+ * ANALYZE, the node above ran (explain_analyzed). */
+static void explain_node(xout *o, const pnode *n, int depth, bool up_ran,
+			 const xpipes *m)
+{
+	static const char *role[] = {"", " source", " sink"};
+	sbuf l = {0}, r = {0}, lb = {0};
+	bool gpu;
+	const char *why = exec_gpu_explain(n, &gpu);
+
+	explain_label(&lb, n);
+	sb_printf(&l, "%*s%s", depth * 2, "", lb.p ? lb.p : "");
+	explain_text(&l, n);
+	sb_printf(&r, "%s", gpu ? "gpu" : "cpu");
+	if (n->pl_id) {
+		sb_printf(&r, "  pipeline %d%s", xp_number(m, n->pl_id),
+			  role[n->pl_role]);
+		if (n->pl_build != PL_BUILD_NONE)
+			sb_printf(&r, " (build: %s)",
+				  n->pl_build == PL_BUILD_LEFT ? "left"
+							       : "right");
 	}
-	if (s->analyze) {
-		up_ran = explain_analyzed(s, n, up_ran);
+	if (gpu && why && *why)
+		sb_printf(&r, " (%s)", why);
+	else if (!gpu && why && *why && lb.p)
+		xo_reason(o, why, lb.p);
+	o->gpu |= gpu;
+	free(lb.p);
+	if (o->analyze) {
+		up_ran = explain_analyzed(&r, n, up_ran);
 		if (n->kind == PN_ISCAN && n->an_calls) {
 			/* what the index gave, before deleted rows */
-			sb_printf(s, " [index rows=%llu",
+			sb_printf(&r, " [index rows=%llu",
 				  (unsigned long long)n->ix->an_index_rows);
 			if (n->ix->an_fallback)
 				sb_printf(
-				    s,
+				    &r,
 				    "; %llu runs scanned the table "
 				    "instead",
 				    (unsigned long long)n->ix->an_fallback);
-			sb_printf(s, "]");
+			sb_printf(&r, "]");
 		}
-		sb_printf(s, "\n");
+		xo_line(o, &l, &r);
 		/* the subqueries this operator evaluated: their time is in
 		 * its own (self) time */
-		explain_sub_arg a = {s, depth + 1};
+		explain_sub_arg a = {o, depth + 1};
 		explain_node_subs(n, explain_sub, &a);
 	} else {
-		sb_printf(s, "\n");
+		xo_line(o, &l, &r);
 	}
 	if (n->l)
-		explain_node(s, n->l, depth + 1, up_ran);
+		explain_node(o, n->l, depth + 1, up_ran, m);
 	if (n->r)
-		explain_node(s, n->r, depth + 1, up_ran);
+		explain_node(o, n->r, depth + 1, up_ran, m);
+}
+
+/* A plan tree (the statement's, a subquery's) with its own pipeline
+ * numbers. */
+static void explain_tree(xout *o, const pnode *n, int depth)
+{
+	xpipes m = {0};
+
+	xp_collect(&m, n);
+	if (m.fail)
+		o->fail = true;
+	explain_node(o, n, depth, false, &m);
+	free(m.id);
 }
 
 static void explain_reset_sub(pnode *sub, const einfo *in, void *arg)
@@ -291,6 +491,9 @@ void explain_analyze_reset(pnode *n)
 {
 	for (; n; n = n->l) {
 		n->an_calls = n->an_rows = n->an_ns = n->an_self_ns = 0;
+		n->pl_id = 0;
+		n->pl_role = PL_STAGE;
+		n->pl_build = PL_BUILD_NONE;
 		if (n->ix)
 			n->ix->an_index_rows = n->ix->an_fallback = 0;
 		explain_node_subs(n, explain_reset_sub, NULL);
@@ -298,20 +501,77 @@ void explain_analyze_reset(pnode *n)
 	}
 }
 
-/* The EXPLAIN text of root (NULL: head alone, a statement with no plan);
- * analyze: with the figures of the run just made (EXPLAIN ANALYZE). */
-int explain_plan(gpmdb_stmt *st, pnode *root, const char *head, bool analyze)
-{
-	sbuf s = {.analyze = analyze};
+/* Lines longer than this are left out of the column's position. */
+#define EXPLAIN_COL_MAX 80
 
-	if (head)
-		sb_printf(&s, "%s (backend=cpu)\n", head);
+/* The lines with their right parts in one column, then the reasons for
+ * the CPU, each once: "backend: cpu (why)" when every operator is on the
+ * CPU for one reason, else "backend: cpu for OP, OP (why)" per reason. */
+static void explain_finish(xout *o, sbuf *s)
+{
+	size_t col = 0;
+
+	for (int i = 0; i < o->n; i++) {
+		size_t k = strlen(o->v[i].left);
+		if (o->v[i].right && k <= EXPLAIN_COL_MAX && k > col)
+			col = k;
+	}
+	for (int i = 0; i < o->n; i++) {
+		size_t k = strlen(o->v[i].left);
+		if (!o->v[i].right) {
+			sb_printf(s, "%s\n", o->v[i].left);
+			continue;
+		}
+		sb_printf(s, "%s%*s%s\n", o->v[i].left,
+			  (int)(k < col ? col - k + 2 : 2), "", o->v[i].right);
+	}
+	for (int i = 0; i < o->nr; i++) {
+		if (o->nr == 1 && !o->gpu)
+			sb_printf(s, "backend: cpu (%s)\n", o->r[i].why);
+		else
+			sb_printf(s, "backend: cpu for %s (%s)\n",
+				  o->r[i].ops.p, o->r[i].why);
+	}
+}
+
+static void xo_free(xout *o)
+{
+	for (int i = 0; i < o->n; i++) {
+		free(o->v[i].left);
+		free(o->v[i].right);
+	}
+	for (int i = 0; i < o->nr; i++)
+		free(o->r[i].ops.p);
+	free(o->v);
+	free(o->r);
+}
+
+/* The EXPLAIN text of root (NULL: head alone, a statement with no plan)
+ * under head (NULL: none; head_right: its right part, NULL: "cpu");
+ * analyze: with the figures and the pipelines of the run just made
+ * (EXPLAIN ANALYZE). */
+int explain_plan(gpmdb_stmt *st, pnode *root, const char *head,
+		 const char *head_right, bool analyze)
+{
+	xout o = {.analyze = analyze};
+	sbuf s = {0};
+
+	if (head) {
+		sbuf l = {0}, r = {0};
+		sb_printf(&l, "%s", head);
+		sb_printf(&r, "%s", head_right ? head_right : "cpu");
+		xo_line(&o, &l, &r);
+	}
 	if (root) {
 		exec_gpu_annotate(st, root);
-		s.backends = true;
-		explain_node(&s, root, head ? 1 : 0, false);
+		if (!analyze)
+			exec_pipes_annotate(st, root);
+		explain_tree(&o, root, head ? 1 : 0);
 	}
-	if (s.fail) {
+	if (!o.fail)
+		explain_finish(&o, &s);
+	xo_free(&o);
+	if (o.fail || s.fail) {
 		free(s.p);
 		return db_err(st->db, GPMDB_NOMEM, "out of memory");
 	}

@@ -542,6 +542,7 @@ void stmt_exec_init(gpmdb_stmt *st)
 	st->x.depth = 0;
 	st->x.kid_ns = st->x.kid_ops = 0;
 	st->x.an_kid_ns = 0;
+	st->x.an_pipes = 0;
 }
 
 int stmt_run_select(gpmdb_stmt *st, rel **out)
@@ -662,7 +663,8 @@ static int start_run(gpmdb_stmt *st, ast_stmt *s)
 				       : ast_stmt_kind_name(s->kind);
 		if (s->explain == 3 && (rc = stmt_run_analyze(st)))
 			return rc;
-		if ((rc = explain_plan(st, st->plan, head, s->explain == 3)))
+		if ((rc = explain_plan(st, st->plan, head, NULL,
+				       s->explain == 3)))
 			return rc;
 		return explain_rows(st);
 	}

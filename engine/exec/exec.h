@@ -127,6 +127,9 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 /* ---- executor ---- */
 
 int exec_node(exec_ctx *x, pnode *n, rel **out);
+/* EXPLAIN: which nodes of the plan at root would run as CPU pipelines
+ * (pnode.pl_*; exec/pipe_explain.c), decided as exec_node decides. */
+void exec_pipes_annotate(gpmdb_stmt *st, pnode *root);
 void exec_span_begin(exec_ctx *x, exec_span *sp);
 void exec_span_drop(exec_ctx *x, const exec_span *sp);
 uint64_t exec_span_end(exec_ctx *x, pnode *n, const exec_span *sp, int rc,

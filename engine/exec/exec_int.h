@@ -88,6 +88,20 @@ int pipe_run(exec_ctx *x, pnode *n, rel **out);
  * first keep rows in n's order: *out holds them in input order (a stable
  * sort of it gives the first keep rows of the whole input). */
 int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* What pipe_run (n a SORT: pipe_run_topn keeping keep rows) would run,
+ * without running it (EXPLAIN, pipe_explain.c): the pipeline's nodes
+ * with their roles (pnode.pl_role, pl_build), and the nodes that run
+ * before it, in the executor's order (a SEMI/ANTI join's built left
+ * input, the source relation, the joins' built inputs).  GPMDB_OK,
+ * PIPE_DECLINE or an error. */
+#define PIPE_SHAPE_MAX 32
+typedef struct pipe_shape {
+	int n, ndeps;
+	pnode *node[PIPE_SHAPE_MAX];
+	int8_t role[PIPE_SHAPE_MAX], build[PIPE_SHAPE_MAX];
+	pnode *deps[PIPE_SHAPE_MAX];
+} pipe_shape;
+int pipe_plan(exec_ctx *x, pnode *n, uint64_t keep, pipe_shape *sh);
 /* idx[0..m) = rows of in in SORT n's order (stable), the first keep of
  * them; returns m.  idx has room for in->nrows. */
 uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,

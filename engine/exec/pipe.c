@@ -1568,9 +1568,10 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
 /* The pipeline ending at n (with topn: n is that SORT's input, and the
- * sink keeps keep rows of each thread). */
+ * sink keeps keep rows of each thread).  With sh (EXPLAIN): only says
+ * what it would run (pipe_shape_of), running nothing. */
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
-		   pmark *mark, rel **out)
+		   pmark *mark, rel **out, pipe_shape *sh)
 {
 	pipe p;
 	pnode *chain[PIPE_MAX], *c;
@@ -1659,8 +1660,8 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		if (!rc && !ok)
 			return PIPE_DECLINE;
 	}
-	if (rc)
-		return rc;
+	if (rc || sh)
+		return rc ? rc : pipe_shape_of(&p, sh);
 	/* the breakers below: the source relation, the joins' built sides */
 	if (!p.src)
 		rc = exec_node(x, c, &p.srel);
@@ -1671,33 +1672,50 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		rc = pipe_morsels(&p);
 	if (!rc)
 		rc = pipe_exec(&p, out);
+	if (!rc && x->analyze)
+		pipe_ran(&p);
 	pipe_free(&p);
 	return rc;
 }
 
-static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out);
+static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh);
 
-int pipe_run(exec_ctx *x, pnode *n, rel **out)
+/* pipe_run, pipe_run_topn (topn: n is the SORT) and, with sh, pipe_plan */
+static int pipe_node(exec_ctx *x, pnode *n, bool topn, uint64_t keep, rel **out,
+		     pipe_shape *sh)
 {
 	int rc;
 
+	if (topn)
+		return !pipe_cpu(x, n) || keep > (1u << 24)
+			   ? PIPE_DECLINE
+			   : pipe_go(x, n->l, n, keep, NULL, out, sh);
 	if (n->kind == PN_JOIN &&
-	    (rc = pipe_run_semi(x, n, out)) != PIPE_DECLINE)
+	    (rc = pipe_run_semi(x, n, out, sh)) != PIPE_DECLINE)
 		return rc;
-	return pipe_go(x, n, NULL, 0, NULL, out);
+	return pipe_go(x, n, NULL, 0, NULL, out, sh);
+}
+
+int pipe_run(exec_ctx *x, pnode *n, rel **out)
+{
+	return pipe_node(x, n, false, 0, out, NULL);
 }
 
 int pipe_run_topn(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
-	if (!pipe_cpu(x, n) || keep > (1u << 24))
-		return PIPE_DECLINE;
-	return pipe_go(x, n->l, n, keep, NULL, out);
+	return pipe_node(x, n, true, keep, out, NULL);
+}
+
+int pipe_plan(exec_ctx *x, pnode *n, uint64_t keep, pipe_shape *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+	return pipe_node(x, n, n->kind == PN_SORT, keep, NULL, sh);
 }
 
 /* A SEMI/ANTI join whose right input is much the larger: the left rows
  * are hashed and the right input streams through a pipeline into the
  * mark sink (instead of exec_join materialising the right side). */
-static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
+static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 {
 	int nk = n->nkeys, jt = n->jtype, rc = GPMDB_OK;
 	const pnode *ixs = n->r;
@@ -1727,13 +1745,15 @@ static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out)
 		    pipe_cx(x, n, 2 * nk, n->pred, false, s->pl, &s->pred, &ok);
 	if (rc || !ok)
 		return rc ? rc : PIPE_DECLINE;
+	if (sh) /* the left side is built first: pipe_shape_of */
+		return pipe_go(x, n->r, NULL, 0, &mk, NULL, sh);
 	if ((rc = exec_node(x, n->l, &s->build)) || (rc = stage_hash(x, s)))
 		goto out;
 	if (!(mk.matched = pipe_zalloc(s->build->nrows + 1))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = pipe_go(x, n->r, NULL, 0, &mk, NULL)))
+	if ((rc = pipe_go(x, n->r, NULL, 0, &mk, NULL, NULL)))
 		goto out; /* PIPE_DECLINE too: exec_join runs it */
 	/* the left rows that matched (SEMI) or not (ANTI; NOT IN: none
 	 * after a NULL right key, all when the right side is empty) */

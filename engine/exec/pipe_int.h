@@ -196,6 +196,13 @@ int pipe_fail(pthr *t, int rc, const char *msg);
 int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n);
 int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n);
 
+/* ---- pipe_explain.c ---- */
+
+/* The shape of planned pipeline p (pipe_plan); returns GPMDB_OK. */
+int pipe_shape_of(const pipe *p, pipe_shape *sh);
+/* EXPLAIN ANALYZE: p ran; its nodes record the pipeline (pnode.pl_id). */
+void pipe_ran(const pipe *p);
+
 /* ---- pipe_agg.c ---- */
 
 int groups_init(pgroups *g, const pnode *n);

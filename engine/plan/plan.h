@@ -134,7 +134,18 @@ struct pnode {
 	/* EXPLAIN ANALYZE: runs of this node (exec_span_end), summed;
 	 * an_calls 0: never run on its own */
 	uint64_t an_calls, an_rows, an_ns, an_self_ns;
+	/* EXPLAIN: the CPU pipeline the node is part of (exec/pipe_explain.c):
+	 * an increasing number (0: none; explain.c numbers a plan's
+	 * pipelines 1, 2, ... in this order), its role (PL_*) and, for a
+	 * join stage, which input is built (PL_BUILD_*).  EXPLAIN ANALYZE:
+	 * the pipeline it ran in. */
+	uint32_t pl_id;
+	int8_t pl_role, pl_build;
 };
+
+/* pnode.pl_role, pl_build */
+enum { PL_STAGE, PL_SOURCE, PL_SINK };
+enum { PL_BUILD_NONE, PL_BUILD_LEFT, PL_BUILD_RIGHT };
 
 /* Per expression node (ast_expr.bind). */
 typedef struct einfo {

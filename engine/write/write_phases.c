@@ -278,21 +278,22 @@ static double wp_ms(uint64_t ns)
 int wp_explain(gpmdb_stmt *st, const char *head)
 {
 	const wp_acc *w = &st->db->wp;
-	char *plan, *rest, *out;
+	char hr[128], *plan, *rest, *out;
 	size_t cap, n = 0;
 	int rc;
 
-	if ((rc = explain_plan(st, st->plan, head, true)))
+	snprintf(hr, sizeof(hr), "%s [rows=%lld time=%.3f ms]",
+		 w->gpu ? "gpu" : "cpu", w->rows, wp_ms(w->wall));
+	if ((rc = explain_plan(st, st->plan, head, hr, true)))
 		return rc;
 	plan = st->explain;
-	rest = strchr(plan, '\n'); /* explain_plan's head line goes */
+	rest = strchr(plan, '\n'); /* after the head line: the batch's path */
 	rest = rest ? rest + 1 : plan + strlen(plan);
-	cap = strlen(rest) + sizeof(w->path) + 512 + WP_NPHASES * 96;
+	cap = strlen(plan) + sizeof(w->path) + 512 + WP_NPHASES * 96;
 	if (!(out = malloc(cap)))
 		return db_err(st->db, GPMDB_NOMEM, "out of memory");
-	n += (size_t)snprintf(
-	    out + n, cap - n, "%s (backend=%s) [rows=%lld time=%.3f ms]\n",
-	    head, w->gpu ? "gpu" : "cpu", w->rows, wp_ms(w->wall));
+	n += (size_t)snprintf(out + n, cap - n, "%.*s", (int)(rest - plan),
+			      plan);
 	if (w->path[0])
 		n +=
 		    (size_t)snprintf(out + n, cap - n, "  BATCH %s\n", w->path);

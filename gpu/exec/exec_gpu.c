@@ -436,31 +436,67 @@ static void xg_mark(exec_ctx *x, pnode *n, bool fused)
 	xg_mark(x, n->r, false);
 }
 
+/* Every node of the tree at n on the CPU for reason why. */
+static void xg_mark_cpu(pnode *n, const char *why)
+{
+	for (; n; n = n->l) {
+		n->xg_mode = XG_CPU;
+		n->xg_why = why;
+		xg_mark_cpu(n->r, why);
+	}
+}
+
+/* Some node of the tree at n found that there is no GPU (gpu_init ran
+ * and failed: it remembers that). */
+static bool xg_found_no_gpu(const pnode *n)
+{
+	for (; n; n = n->l)
+		if ((n->xg_mode != XG_GPU && n->xg_why &&
+		     strstr(n->xg_why, "no GPU: ")) ||
+		    xg_found_no_gpu(n->r))
+			return true;
+	return false;
+}
+
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root)
 {
 	exec_ctx x;
+	char gerr[300], why[320];
 
 	memset(&x, 0, sizeof(x));
 	x.db = st->db;
 	x.st = st;
 	x.mem_limit = st->db->mem_limit;
 	pthread_mutex_lock(&xg_lock);
-	xg_mark(&x, root, false);
+	/* no GPU, when that is known without starting CUDA (a build
+	 * without it; backend=gpu starts it anyway; a node's choice tried
+	 * it): the one reason for every node, said once by EXPLAIN, rather
+	 * than each node's reason for not trying */
+#ifdef GPMDB_HAVE_GPU
+	bool known = st->db->backend == 2;
+#else
+	bool known = st->db->backend != 1;
+#endif
+	if (!known || !gpu_init(gerr, sizeof(gerr))) {
+		xg_mark(&x, root, false);
+		known = xg_found_no_gpu(root) && gpu_init(gerr, sizeof(gerr));
+	}
+	if (known) {
+		size_t l;
+		char *p;
+		snprintf(why, sizeof(why), "no GPU: %s", gerr);
+		l = strlen(why) + 1;
+		if ((p = ast_alloc(&st->parena, l)))
+			memcpy(p, why, l);
+		xg_mark_cpu(root, p);
+	}
 	pthread_mutex_unlock(&xg_lock);
 }
 
-const char *exec_gpu_explain(const pnode *n, char *buf, size_t len)
+const char *exec_gpu_explain(const pnode *n, bool *gpu)
 {
-	const char *why = n->xg_why;
-
-	if (n->xg_mode == XG_GPU)
-		snprintf(buf, len, "backend=gpu%s%s%s", why ? " (" : "",
-			 why ? why : "", why ? ")" : "");
-	else if (why)
-		snprintf(buf, len, "backend=cpu (%s)", why);
-	else
-		snprintf(buf, len, "backend=cpu");
-	return buf;
+	*gpu = n->xg_mode == XG_GPU;
+	return n->xg_why;
 }
 
 int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out)

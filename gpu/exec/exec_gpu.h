@@ -18,7 +18,9 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out);
  * (top-N under LIMIT): as exec_gpu_node, -1 means "on the CPU". */
 int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root);
-const char *exec_gpu_explain(const pnode *n, char *buf, size_t len);
+/* EXPLAIN: after exec_gpu_annotate, *gpu: n runs on the GPU; returns a
+ * note on the GPU's work or the reason for the CPU, or NULL. */
+const char *exec_gpu_explain(const pnode *n, bool *gpu);
 bool exec_gpu_is_pragma(const char *name);
 int exec_gpu_pragma_columns(ast_stmt *s, const char ***names);
 int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out);

@@ -67,6 +67,82 @@ static inline int xq_exec(gpmdb *db, const char *sql)
 	return bad;
 }
 
+/*
+ * EXPLAIN's column (docs/engine.md "EXPLAIN") of the first operator line
+ * whose text ends with node just before the gap of two or more spaces:
+ * what follows the gap ("cpu", "gpu (columns from the GPU cache)", "cpu
+ * pipeline 2 source [rows=...]"), copied into buf; NULL when no line has
+ * it.  For the head of a write's EXPLAIN ANALYZE too ("UPDATE").
+ */
+static inline const char *xq_explain_col(const char *text, const char *node,
+					 char *buf, size_t len)
+{
+	size_t k = strlen(node);
+
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		for (const char *q = p; (q = strstr(q, node)) && q + k < end;
+		     q++)
+			if (q[k] == ' ' && q[k + 1] == ' ') {
+				const char *c = q + k;
+				while (*c == ' ')
+					c++;
+				snprintf(buf, len, "%.*s", (int)(end - c), c);
+				return buf;
+			}
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* xq_explain_col starts with want */
+static inline int xq_explain_has(const char *text, const char *node,
+				 const char *want)
+{
+	char b[1024];
+	const char *c = xq_explain_col(text, node, b, sizeof(b));
+
+	return c && !strncmp(c, want, strlen(want));
+}
+
+/* xq_explain_col is exactly want */
+static inline int xq_explain_is(const char *text, const char *node,
+				const char *want)
+{
+	char b[1024];
+	const char *c = xq_explain_col(text, node, b, sizeof(b));
+
+	return c && !strcmp(c, want);
+}
+
+/* The operator lines of EXPLAIN text on the GPU and on the CPU: those
+ * whose column (after the indent, the text and a gap of two or more
+ * spaces) starts with the word gpu or cpu. */
+static inline void xq_explain_backends(const char *text, int *ngpu, int *ncpu)
+{
+	*ngpu = *ncpu = 0;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		const char *q = p + strspn(p, " ");
+		while ((q = strstr(q, "  ")) && q < end) {
+			q += strspn(q, " ");
+			if (q + 3 <= end && (q[3] == ' ' || q + 3 == end)) {
+				if (!strncmp(q, "gpu", 3)) {
+					++*ngpu;
+					break;
+				}
+				if (!strncmp(q, "cpu", 3)) {
+					++*ncpu;
+					break;
+				}
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
 /* Equal, or (tol > 0) equal but for numbers within a relative tol. */
 static inline int xq_same(const char *a, const char *b, double tol)
 {

@@ -32,6 +32,7 @@
 
 #include "../../tpc/tpch/tpch_query.h"
 #include "gpmdb.h"
+#include "gpu/xq.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -409,17 +410,14 @@ static void tq_explain(const char *sql, int *ngpu, int *ncpu)
 			return;
 		}
 	*ngpu = *ncpu = 0;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		for (int c = 0; c < gpmdb_column_count(st); c++) {
-			const char *v = (const char *)gpmdb_column_text(st, c);
-			for (const char *p = v;
-			     p && (p = strstr(p, "backend=")); p += 8) {
-				if (!strncmp(p + 8, "gpu", 3))
-					++*ngpu;
-				else if (!strncmp(p + 8, "cpu", 3))
-					++*ncpu;
-			}
-		}
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		/* one operator a row: its backend in EXPLAIN's column */
+		int g, c;
+		xq_explain_backends((const char *)gpmdb_column_text(st, 0), &g,
+				    &c);
+		*ngpu += g;
+		*ncpu += c;
+	}
 	gpmdb_finalize(st);
 	free(ex.p);
 }

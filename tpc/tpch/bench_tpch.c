@@ -246,6 +246,29 @@ static int bt_collect(void *arg, int n, char **vals, char **names)
 	return 0;
 }
 
+/* The backend of an EXPLAIN line (docs/engine.md "EXPLAIN"): 'g' or 'c'
+ * when, after the indent, the operator's text and a gap of two or more
+ * spaces, the column starts with the word gpu or cpu; else 0 (the
+ * reasons' lines).  *text: the length of the line up to the gap. */
+static char bt_explain_backend(const char *line, size_t *text)
+{
+	const char *q = line + strspn(line, " ");
+	size_t n = strcspn(line, "\n");
+
+	while ((q = strstr(q, "  ")) && q < line + n) {
+		const char *c = q + strspn(q, " ");
+		if (c + 3 <= line + n &&
+		    (c[3] == ' ' || c[3] == '\n' || c[3] == 0) &&
+		    (!strncmp(c, "gpu", 3) || !strncmp(c, "cpu", 3))) {
+			if (text)
+				*text = (size_t)(q - line);
+			return c[0] == 'g' ? 'g' : 'c';
+		}
+		q = c;
+	}
+	return 0;
+}
+
 /* Does this GPU build on this machine run operators on the GPU?  why gets
  * EXPLAIN's reason when not. */
 static bool gpm_gpu_works(char *why, size_t len)
@@ -268,10 +291,12 @@ static bool gpm_gpu_works(char *why, size_t len)
 	gpmdb_close(db);
 	if (rc != GPMDB_OK)
 		return false;
-	if (strstr(t.buf, "backend=gpu"))
-		return true;
+	for (const char *l = t.buf; *l;
+	     l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+		if (bt_explain_backend(l, NULL) == 'g')
+			return true;
 	/* the reason, from "no GPU" to the end of its line, without the
-	 * parenthesis that closes it on the EXPLAIN line */
+	 * parenthesis that closes it on EXPLAIN's "backend: cpu (...)" */
 	const char *r = strstr(t.buf, "no GPU");
 	int n = (int)strcspn(r ? r : t.buf, "\n");
 	if (r && n > 0 && r[n - 1] == ')')
@@ -384,14 +409,14 @@ static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks, bt_cell *c)
 		char *end = strchr(line, '\n');
 		if (end)
 			*end = 0;
-		if (strstr(line, "backend=cpu")) {
+		size_t tl = 0;
+		if (bt_explain_backend(line, &tl) == 'c') {
 			/* the operator is in the first words of the line
-			 * ("HASH INNER JOIN ON", "SORT BY"); the reason
-			 * after it may name others ("input is a JOIN") */
+			 * ("HASH INNER JOIN ON", "SORT BY") */
 			char head[40];
 			const char *h = line + strspn(line, " ");
 			snprintf(head, sizeof(head), "%.*s",
-				 (int)strcspn(h, "("), h);
+				 (int)(tl - (size_t)(h - line)), h);
 			int k;
 			for (k = 0; k < 9; k++)
 				if (strstr(head, kinds[k]))
