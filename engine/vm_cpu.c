@@ -407,6 +407,98 @@ static int vm_dt2t(vm_ctx *x, vec_str *z, int32_t v)
 	return vm_fmt(x, z, b, val_date_format(v, b));
 }
 
+/*
+ * LIKE with a pattern of literal runs between '%' (no '_', no ESCAPE):
+ * the runs are found left to right, which is what the general matcher
+ * decides for such patterns, byte by byte with ASCII letters folded
+ * (UTF-8 bytes of other characters never fold, so runs match where the
+ * characters do).  Compiled once per batch when every row has the same
+ * pattern (TPC-H Q13's '%special%requests%' took a fifth of its time).
+ */
+#define LIKE_SEGS 8
+typedef struct like_pat {
+	int nseg;
+	bool anch_l, anch_r; /* no '%' first / last */
+	uint32_t off[LIKE_SEGS], len[LIKE_SEGS];
+	char buf[128]; /* the runs, folded */
+} like_pat;
+
+static bool like_compile(const char *p, uint32_t n, like_pat *lp)
+{
+	uint32_t k = 0, at = 0;
+
+	if (n == 0 || n > sizeof(lp->buf))
+		return false;
+	lp->nseg = 0;
+	lp->anch_l = p[0] != '%';
+	lp->anch_r = p[n - 1] != '%';
+	while (k < n) {
+		if (p[k] == '%') {
+			k++;
+			continue;
+		}
+		if (lp->nseg == LIKE_SEGS)
+			return false;
+		lp->off[lp->nseg] = at;
+		for (; k < n && p[k] != '%'; k++) {
+			if (p[k] == '_')
+				return false;
+			lp->buf[at++] = (char)val_fold((uint8_t)p[k]);
+		}
+		lp->len[lp->nseg] = at - lp->off[lp->nseg];
+		lp->nseg++;
+	}
+	return true;
+}
+
+static inline bool like_eq(const char *s, const char *seg, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if ((char)val_fold((uint8_t)s[k]) != seg[k])
+			return false;
+	return true;
+}
+
+static uint8_t like_match(const like_pat *lp, const char *s, uint32_t n)
+{
+	uint32_t pos = 0, end = n;
+	int a = 0, b = lp->nseg;
+
+	if (lp->nseg == 0) /* only '%' */
+		return 1;
+	if (lp->anch_l && lp->anch_r && lp->nseg == 1)
+		return n == lp->len[0] && like_eq(s, lp->buf, n);
+	if (lp->anch_l) {
+		if (n < lp->len[0] || !like_eq(s, lp->buf, lp->len[0]))
+			return 0;
+		pos = lp->len[0];
+		a = 1;
+	}
+	if (lp->anch_r) {
+		uint32_t l = lp->len[b - 1];
+		if (end - pos < l ||
+		    !like_eq(s + end - l, lp->buf + lp->off[b - 1], l))
+			return 0;
+		end -= l;
+		b--;
+	}
+	for (int g = a; g < b; g++) {
+		const char *seg = lp->buf + lp->off[g];
+		uint32_t l = lp->len[g];
+		bool found = false;
+		for (; pos + l <= end; pos++)
+			if ((char)val_fold((uint8_t)s[pos]) == seg[0] &&
+			    like_eq(s + pos + 1, seg + 1, l - 1)) {
+				found = true;
+				break;
+			}
+		if (!found)
+			return 0;
+		pos += l;
+	}
+	return 1;
+}
+
 /* LIKE of one row; esc: the ESCAPE text or NULL for none. */
 static int vm_like_row(vec_str x, vec_str pat, const vec_str *esc, int esc_null,
 		       uint8_t *z, uint8_t *zn)
@@ -1037,6 +1129,22 @@ int vm_run(const bc_program *p, const vec *inputs, int ninputs, uint32_t nrows,
 			const vec_str *e_ =
 			    in->c ? RD(in->c - 1, const vec_str) : NULL;
 			const uint8_t *en_ = in->c ? RN(in->c - 1) : NULL;
+			const vec_str *pat_ = RD(in->b, const vec_str);
+			bool same = !in->c && n > 0 && !RN(in->b)[0];
+			like_pat lp;
+			for (i = 1; same && i < n; i++)
+				same = pat_[i].ptr == pat_[0].ptr &&
+				       pat_[i].len == pat_[0].len &&
+				       !RN(in->b)[i];
+			if (same &&
+			    like_compile(pat_[0].ptr, pat_[0].len, &lp)) {
+				BINOP_ROWS(vec_str, vec_str, uint8_t,
+					   ((void)y_,
+					    z_[i] = like_match(&lp, x_[i].ptr,
+							       x_[i].len),
+					    0));
+				break;
+			}
 			BINOP_ROWS(vec_str, vec_str, uint8_t,
 				   vm_like_row(x_[i], y_[i], e_ ? &e_[i] : NULL,
 					       en_ && en_[i], &z_[i], &zn_[i]));

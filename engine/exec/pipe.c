@@ -551,7 +551,8 @@ static int stage_join(pthr *t, int i, rel *b)
 		/* the chain of this hash: every equal key is there */
 		for (int64_t row = jt_first(s, hv); row >= 0;
 		     row = (int64_t)s->next[row] - 1) {
-			if (!(s->sleft
+			if (!s->hexact &&
+			    !(s->sleft
 				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
 				  : exec_keys_eq(s->bk, (uint64_t)row, kb, r)))
 				continue;
@@ -1257,6 +1258,12 @@ static int stage_hash(exec_ctx *x, pstage *s)
 				 &s->bk)))
 		return rc;
 	nbuild = s->bk->nrows;
+	if (n->nkeys == 1) {
+		etype a = s->bk->cols[0].ty, b = s->kty[0];
+		s->hexact = a.t == b.t && a.scale == b.scale &&
+			    (a.t == BC_T_INT || a.t == BC_T_DEC ||
+			     a.t == BC_T_DATE || a.t == BC_T_BOOL);
+	}
 	if (nbuild >= UINT32_MAX)
 		return db_err(
 		    x->db, GPMDB_UNSUPPORTED,

@@ -54,7 +54,11 @@ typedef struct pstage {
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
 	bool kf;	   /* its stream's keys filter the built AGG's groups */
 	bool safe;	   /* FILTER: its predicate cannot fail (pipe.c) */
-	size_t bytes;	   /* accounted against the memory limit */
+	/* one INT, DECIMAL, DATE or BOOL key of one type on both sides: its
+	 * hash is one-to-one (exec_hash_mix of one value), so equal hashes
+	 * are equal keys and the chain's rows need no comparison */
+	bool hexact;
+	size_t bytes; /* accounted against the memory limit */
 } pstage;
 
 typedef struct pipe {

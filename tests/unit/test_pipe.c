@@ -254,6 +254,19 @@ static void t_filter_project_agg(void)
 		       su_scalar(db, bad));
 	}
 	omp_set_num_threads(4);
+	/* LIKE patterns of literal runs between '%' (matched without the
+	 * general matcher), letters of either case, and others */
+	static const char *pats[] = {
+	    "%LONG%",	   "%1%x",    "G1%", "%x",	  "g1_%",
+	    "%text%value", "%ext v%", "%%",  "%",	  "g12long text value",
+	    "G%%X",	   "%lo%ng%", "g",   "%value%v%", "%e"};
+	for (size_t q = 0; q < sizeof(pats) / sizeof(pats[0]); q++) {
+		char sql[200];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), sum(id) FROM f WHERE g LIKE '%s'",
+			 pats[q]);
+		same(sql, true);
+	}
 	/* HAVING: a filter over the aggregate's rows */
 	same("SELECT k, count(*) FROM f GROUP BY k HAVING count(*) >= 60 AND "
 	     "k % 7 = 1",
