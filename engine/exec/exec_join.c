@@ -61,19 +61,35 @@ int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
 {
 	int rc;
 
+	bool lneg = false, rneg = false;
+
 	if ((rc = rel_reserve(out, m)))
 		return rc;
+	/* sides without a missing row (inner joins, matched LEFT rows) are
+	 * gathered without a branch: a NULL row holds 0 in its source too */
+	for (uint64_t k = 0; k < m; k++) {
+		lneg |= li[k] < 0;
+		rneg |= ri[k] < 0;
+	}
 	for (int c = 0; c < out->ncols; c++) {
 		bool right = c >= l->ncols;
 		const rel *src = right ? r : l;
 		const rcol *s = &src->cols[right ? c - l->ncols : c];
 		const int64_t *ix = right ? ri : li;
+		bool neg = right ? rneg : lneg;
 		rcol *d = &out->cols[c];
 		uint64_t o = out->nrows;
 #define JOIN_EMIT(T)                                                           \
 	do {                                                                   \
 		T *dd = (T *)d->data + o;                                      \
 		const T *ss = (const T *)s->data;                              \
+		if (!neg) {                                                    \
+			for (uint64_t k = 0; k < m; k++) {                     \
+				dd[k] = ss[ix[k]];                             \
+				d->nulls[o + k] = s->nulls[ix[k]];             \
+			}                                                      \
+			break;                                                 \
+		}                                                              \
 		for (uint64_t k = 0; k < m; k++) {                             \
 			int64_t i = ix[k];                                     \
 			if (i < 0 || s->nulls[i]) {                            \

@@ -631,15 +631,33 @@ static int sink_mark(pthr *t, const rel *b)
 		    (rc = pipe_put(t, kb, k, &v, m)))
 			return rc;
 	kb->nrows = m;
+	/* as stage_join: hashes of the batch, bloom bits, prefetches (t->hv:
+	 * a mark pipeline has no AGG sink) */
+	uint64_t *hvs = t->hv;
+	uint32_t cand[VEC_BATCH], nc = 0;
+	exec_hash_batch(kb, nk, m, hvs, true);
 	for (uint32_t r = 0; r < m; r++) {
-		if (exec_key_has_null(kb, r)) {
+		uint64_t q = hvs[r] >> 20 & s->bmask;
+		cand[nc] = r;
+		nc +=
+		    !s->bloom || (s->bloom[q >> 6] >> (q & 63) & 1) || !hvs[r];
+	}
+	for (uint32_t c = 0; c < nc; c++) {
+		uint64_t hv = hvs[cand[c]];
+		__builtin_prefetch(
+		    &s->slot[jt_base(s, hv) + ((hv ^ hv >> 29) & s->rmask)]);
+	}
+	for (uint32_t c = 0; c < nc; c++) {
+		uint32_t r = cand[c];
+		uint64_t hv = hvs[r];
+		if (!hv && exec_key_has_null(kb, r)) {
 			atomic_store(&mk->rnull, 1);
 			continue;
 		}
-		uint64_t hv = exec_hash_row(kb, nk, r);
 		for (int64_t row = jt_first(s, hv); row >= 0;
 		     row = (int64_t)s->next[row] - 1) {
-			if (!exec_keys_eq(s->bk, (uint64_t)row, kb, r))
+			if (!s->hexact &&
+			    !exec_keys_eq(s->bk, (uint64_t)row, kb, r))
 				continue;
 			if (!s->pred) {
 				__atomic_store_n(&mk->matched[row], 1,

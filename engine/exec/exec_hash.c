@@ -1,0 +1,116 @@
+/*
+ * exec_hash.c - the hash of key values shared by every hash table of the
+ * executor (joins, GROUP BY, DISTINCT, set operations, the pipelines'
+ * tables): a value's hash (NULLs one value), combined over the columns
+ * of a row, one row at a time or a batch a column at a time.
+ */
+#include "../engine.h"
+#include "exec_int.h"
+
+#include <string.h>
+
+static inline uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t exec_hash_mix(uint64_t h, uint64_t v)
+{
+	return hash_mix(h, v);
+}
+
+static inline uint64_t hash_text(vec_str s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t k = 0; k < s.len; k++)
+		h = (h ^ (uint8_t)s.ptr[k]) * 1099511628211ull;
+	return h;
+}
+
+uint64_t exec_hash_val(const rcol *c, uint64_t i)
+{
+	if (c->nulls[i] || c->ty.t == BC_T_NULL)
+		return 0x12345;
+	switch (c->ty.t) {
+	case BC_T_BOOL:
+		return ((uint8_t *)c->data)[i] + 1;
+	case BC_T_DATE:
+		return (uint64_t)((int32_t *)c->data)[i] * 31 + 7;
+	case BC_T_REAL: {
+		double d = ((double *)c->data)[i];
+		uint64_t u;
+		if (d == 0)
+			d = 0; /* -0.0 */
+		memcpy(&u, &d, 8);
+		return u;
+	}
+	case BC_T_TEXT:
+		return hash_text(((vec_str *)c->data)[i]);
+	default:
+		return (uint64_t)((int64_t *)c->data)[i];
+	}
+}
+
+/* exec_hash_row of rows 0..m of r into out, a column at a time (the type
+ * switch once per column); with nulls0, a row with a NULL key hashes to 0
+ * (joins: such a row meets nothing). */
+void exec_hash_batch(const rel *r, int ncols, uint32_t m, uint64_t *out,
+		     bool nulls0)
+{
+	memset(out, 0, m * sizeof(*out));
+	for (int c = 0; c < ncols; c++) {
+		const rcol *col = &r->cols[c];
+		const uint8_t *nl = col->nulls;
+#define HB_LOOP(EXPR)                                                          \
+	for (uint32_t i = 0; i < m; i++)                                       \
+	out[i] = hash_mix(out[i], nl[i] ? 0x12345 : (EXPR))
+		switch (col->ty.t) {
+		case BC_T_NULL:
+			for (uint32_t i = 0; i < m; i++)
+				out[i] = exec_hash_mix(out[i], 0x12345);
+			break;
+		case BC_T_BOOL:
+			HB_LOOP(((const uint8_t *)col->data)[i] + 1u);
+			break;
+		case BC_T_DATE:
+			HB_LOOP((uint64_t)((const int32_t *)col->data)[i] * 31 +
+				7);
+			break;
+		case BC_T_INT:
+		case BC_T_DEC:
+			HB_LOOP((uint64_t)((const int64_t *)col->data)[i]);
+			break;
+		case BC_T_TEXT:
+			HB_LOOP(hash_text(((const vec_str *)col->data)[i]));
+			break;
+		default:
+			for (uint32_t i = 0; i < m; i++)
+				out[i] = exec_hash_mix(out[i],
+						       exec_hash_val(col, i));
+		}
+#undef HB_LOOP
+	}
+	if (!nulls0)
+		return;
+	for (int c = 0; c < ncols; c++) {
+		const uint8_t *nl = r->cols[c].nulls;
+		if (r->cols[c].ty.t == BC_T_NULL) {
+			memset(out, 0, m * sizeof(*out));
+			return;
+		}
+		for (uint32_t i = 0; i < m; i++)
+			if (nl[i])
+				out[i] = 0;
+	}
+}
+
+uint64_t exec_hash_row(const rel *r, int ncols, uint64_t i)
+{
+	uint64_t h = 0;
+
+	for (int c = 0; c < ncols; c++)
+		h = exec_hash_mix(h, exec_hash_val(&r->cols[c], i));
+	return h;
+}
