@@ -1591,6 +1591,76 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 	return pc;
 }
 
+static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
+		   pmark *mark, rel **out, pipe_shape *sh);
+
+/*
+ * An AGG whose aggregates are all DISTINCT over one argument (TPC-H Q16's
+ * count(DISTINCT ps_suppkey)) in two phases: a pipeline groups by the keys
+ * and the argument (the distinct pairs, merged across threads as any
+ * groups), then agg_distinct_finish aggregates those pairs by the keys.
+ * The inner AGG is made once per plan (n->dagg).
+ */
+static int pipe_distinct(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
+{
+	const ast_expr *arg = n->aggs[0].arg;
+	pnode *d = n->dagg;
+	rel *pairs = NULL;
+	int ng = n->ngroup, rc;
+
+	if (!arg || n->keyfilter || ng + 1 > 64 || !pipe_cpu(x, n))
+		return PIPE_DECLINE;
+	for (int a = 0; a < n->naggs; a++) {
+		int fn = n->aggs[a].fn;
+		if (!n->aggs[a].distinct || !n->aggs[a].arg ||
+		    !expr_equal(n->aggs[a].arg, arg) ||
+		    (fn != AGG_COUNT && fn != AGG_SUM && fn != AGG_AVG &&
+		     fn != AGG_MIN && fn != AGG_MAX && fn != AGG_TOTAL))
+			return PIPE_DECLINE;
+	}
+	if (!d) {
+		d = ast_alloc(&x->st->parena, sizeof(*d));
+		ast_expr **g = ast_alloc(&x->st->parena,
+					 sizeof(ast_expr *) * (size_t)(ng + 1));
+		etype *ty =
+		    ast_alloc(&x->st->parena, sizeof(etype) * (size_t)(ng + 1));
+		int *gc =
+		    ast_alloc(&x->st->parena, sizeof(int) * (size_t)(ng + 1));
+		const char **nm = ast_alloc(&x->st->parena,
+					    sizeof(char *) * (size_t)(ng + 1));
+		if (!d || !g || !ty || !gc || !nm)
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		*d = *n;
+		memcpy(g, n->group, sizeof(ast_expr *) * (size_t)ng);
+		memcpy(ty, n->ty, sizeof(etype) * (size_t)ng);
+		memcpy(gc, n->g, sizeof(int) * (size_t)ng);
+		memcpy(nm, n->names, sizeof(char *) * (size_t)ng);
+		g[ng] = (ast_expr *)arg;
+		ty[ng] = expr_type(arg);
+		gc[ng] = -1;
+		nm[ng] = "distinct";
+		d->group = g;
+		d->ty = ty;
+		d->g = gc;
+		d->names = nm;
+		d->ngroup = d->ncols = d->nvis = ng + 1;
+		d->naggs = 0;
+		d->aggs = NULL;
+		d->cx = NULL;
+		d->ncx = 0;
+		d->dagg = NULL;
+		d->dof = n;
+		n->dagg = d;
+	}
+	if ((rc = pipe_go(x, d, NULL, 0, NULL, sh ? NULL : &pairs, sh)))
+		return rc;
+	if (sh)
+		return GPMDB_OK;
+	rc = agg_distinct_finish(x, n, pairs, out);
+	rel_free(pairs);
+	return rc;
+}
+
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
 /* The pipeline ending at n (with topn: n is that SORT's input, and the
  * sink keeps keep rows of each thread).  With sh (EXPLAIN): only says
@@ -1614,6 +1684,9 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	p.keep = keep;
 	p.mark = mark;
 	c = n;
+	if (n->kind == PN_AGG && !topn && !mark && n->naggs &&
+	    n->aggs[0].distinct)
+		return pipe_distinct(x, n, out, sh);
 	if (n->kind == PN_AGG) {
 		if (n->naggs > 120 || n->ngroup > 64 || !pipe_cpu(x, n))
 			return PIPE_DECLINE;

@@ -863,3 +863,59 @@ int merge_agg(pipe *p, pthr *th, rel **out)
 	x->mem -= bytes;
 	return rc;
 }
+
+/* The second phase of a DISTINCT aggregate (pipe.c, pipe_distinct): the
+ * distinct (keys, argument) rows of pairs aggregated by the keys into
+ * AGG n's layout, groups in the order of their first pair. */
+int agg_distinct_finish(exec_ctx *x, const pnode *n, rel *pairs, rel **out)
+{
+	int ng = n->ngroup, na = n->naggs, rc = GPMDB_OK;
+	rel kv = *pairs, *r = NULL;
+	pgroups g;
+
+	*out = NULL;
+	kv.ncols = ng; /* the keys: the first ng columns */
+	if (groups_init(&g, n)) {
+		groups_free(&g, na);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	/* no GROUP BY: one group even without rows */
+	if (!ng && groups_find(&g, &kv, 0, 0, na) < 0)
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < pairs->nrows && !rc; i++) {
+		int64_t e =
+		    groups_find(&g, &kv, i, exec_hash_row(&kv, ng, i), na);
+		sval v;
+		if (e < 0) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		rel_get(pairs, ng, i, &v);
+		for (int a = 0; a < na && !rc; a++)
+			rc = agg_step(x, &n->aggs[a],
+				      &g.st[(uint64_t)e * (size_t)na + a], &v,
+				      NULL);
+	}
+	if (!rc && (!(r = rel_new(x, n->ncols, n->ty)) ||
+		    rel_reserve(r, g.n ? g.n : 1)))
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (uint64_t e = 0; e < g.n && !rc; e++) {
+		for (int k = 0; k < ng && !rc; k++) {
+			sval v;
+			rel_get(g.keys, k, e, &v);
+			rc = rel_set(r, k, e, &v);
+		}
+		for (int a = 0; a < na && !rc; a++)
+			rc = agg_final(x, &n->aggs[a],
+				       &g.st[e * (size_t)na + a], r, ng + a, e);
+		if (!rc)
+			r->nrows = e + 1;
+	}
+	groups_free(&g, na);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}

@@ -56,8 +56,9 @@ int pipe_shape_of(const pipe *p, pipe_shape *sh)
 	}
 	/* the sink, when it is a node of its own (else the relation of the
 	 * top stage) */
-	if (p->agg)
-		shape_add(sh, p->agg, PL_SINK, PL_BUILD_NONE);
+	if (p->agg) /* a DISTINCT's inner AGG stands for its plan node */
+		shape_add(sh, p->agg->dof ? p->agg->dof : p->agg, PL_SINK,
+			  PL_BUILD_NONE);
 	else if (p->mark)
 		shape_add(sh, p->mark->s.n, PL_SINK, PL_BUILD_LEFT);
 	else if (p->topn)

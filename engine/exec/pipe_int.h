@@ -211,6 +211,7 @@ void pipe_ran(const pipe *p);
 
 int groups_init(pgroups *g, const pnode *n);
 int groups_bloom(pgroups *g);
+int agg_distinct_finish(exec_ctx *x, const pnode *n, rel *pairs, rel **out);
 void groups_free(pgroups *g, int na);
 /* The group of row i of keys k (hash hv) in g, added when new; -1: out
  * of memory. */

@@ -131,6 +131,11 @@ struct pnode {
 	 * set while it runs; groups without such a key are skipped
 	 * (exec/pipe.c) */
 	struct pgroups *keyfilter;
+	/* runtime of an AGG whose aggregates are all DISTINCT over one
+	 * argument: dagg, the inner AGG grouping by its keys and that
+	 * argument (exec/pipe.c, made once); on that inner node, dof: the
+	 * AGG it serves */
+	pnode *dagg, *dof;
 	/* EXPLAIN ANALYZE: runs of this node (exec_span_end), summed;
 	 * an_calls 0: never run on its own */
 	uint64_t an_calls, an_rows, an_ns, an_self_ns;

@@ -267,6 +267,26 @@ static void t_filter_project_agg(void)
 			 pats[q]);
 		same(sql, true);
 	}
+	/* aggregates all DISTINCT over one argument: two phases (the
+	 * distinct pairs, then the groups); NULL arguments, no rows, no
+	 * GROUP BY, enough pairs for the parallel merge; mixed ones
+	 * decline to the plain operator */
+	same("SELECT g, count(DISTINCT n), sum(DISTINCT n), avg(DISTINCT n), "
+	     "min(DISTINCT n), max(DISTINCT n) FROM f GROUP BY g",
+	     false);
+	same("SELECT count(DISTINCT k), sum(DISTINCT k) FROM f WHERE id > 7",
+	     true);
+	same("SELECT count(DISTINCT k), total(DISTINCT v) FROM f WHERE id < 0",
+	     true);
+	same("SELECT k % 7, count(DISTINCT g) FROM f GROUP BY 1 ORDER BY 1",
+	     true);
+	same("SELECT id % 3000, count(DISTINCT id % 97) FROM f GROUP BY 1",
+	     false);
+	same_threads(
+	    "SELECT id % 3000, count(DISTINCT id % 97) FROM f GROUP BY "
+	    "1");
+	same("SELECT k % 5, count(DISTINCT n), count(*) FROM f GROUP BY 1",
+	     false);
 	/* HAVING: a filter over the aggregate's rows */
 	same("SELECT k, count(*) FROM f GROUP BY k HAVING count(*) >= 60 AND "
 	     "k % 7 = 1",
