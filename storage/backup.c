@@ -4,12 +4,12 @@
  *
  * A copy is the pool's bytes up to its size, taken from a committed
  * state.  Its superblock is the source's with an identity of its own: a
- * new uuid, and the source's uuid, zone table id and log generation that
+ * new uuid, and the source's uuid, zone table id and zone counter that
  * it holds (copy_* in layout.h).  A backup onto a file that is such a
- * copy of this database, unchanged since (its log generation is the one
- * copied, no <copy>-wal), made while this zone table existed, copies only
- * the zones stamped at or after the copy's generation (zones.c): the
- * incremental backup.  Anything else that is a gpmdb file is overwritten
+ * copy of this database, unchanged since (its zone table's counter is
+ * the one copied, no <copy>-wal), made while this zone table existed,
+ * copies only the zones stamped after the counter it holds (zones.c):
+ * the incremental backup.  Anything else that is a gpmdb file is overwritten
  * by a full copy, and the reason is kept (stg_backup_get_info).
  *
  * Order of writes: the destination's superblock first becomes an
@@ -17,9 +17,9 @@
  * its own message) and is fdatasynced; then the zones; fdatasync; then
  * the real superblock; fdatasync.  A copy cut short, by an error or a
  * kill, never opens as a database.  An incomplete incremental copy keeps
- * the generation it was updating from, so the next backup resumes it
- * incrementally (every zone it had begun to rewrite is stamped at or
- * after that generation, so it is rewritten again).
+ * the counter it was updating from, so the next backup resumes it
+ * incrementally (every zone it had begun to rewrite is stamped after
+ * that counter, so it is rewritten again).
  *
  * Snapshots.  With the caller holding a read snapshot (VACUUM INTO, an
  * in-memory pool), one pass copies it.  Otherwise the backup takes them
@@ -67,7 +67,7 @@ struct stg_backup {
 	uint8_t uuid[16];  /* the copy's own */
 	uint64_t size;	   /* the pool's size (this pass) */
 	uint64_t dsize;	   /* bytes the destination holds */
-	uint64_t pass_gen; /* the generation when this pass began */
+	uint64_t pass_gen; /* the zone counter when this pass began */
 	uint64_t zt_id;	   /* the source's zone table */
 	bk_run *runs;	   /* this pass: byte ranges to copy */
 	size_t nruns, cap_runs, ri;
@@ -98,9 +98,14 @@ static uint32_t bk_crc(const stg_superblock *sb)
 	return (uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF);
 }
 
-static uint64_t bk_gen(const stg_pool *p)
+/* The zone table's counter in this view: the stamp of the last
+ * transaction the state holds (0: no table). */
+static uint64_t bk_gen(stg_pool *p)
 {
-	return ((const stg_log_hdr *)pool_at(p, p->sb.log_off))->gen;
+	stg_zones z;
+
+	stg_zones_info(p, &z);
+	return z.gen;
 }
 
 /* The destination's superblock: complete (a database) or the marker. */
@@ -158,7 +163,7 @@ static int bk_classify(stg_backup *b, uint64_t size)
 			 "%s is a full copy that was cut short", b->dest);
 		return GPMDB_OK;
 	}
-	if (!z.table || sb.copy_zt_id != z.id || sb.copy_gen <= z.since) {
+	if (!z.table || sb.copy_zt_id != z.id || sb.copy_gen < z.since) {
 		snprintf(b->why, sizeof(b->why),
 			 "the changes since %s was made are not tracked (the "
 			 "zone table %s)",
@@ -169,7 +174,8 @@ static int bk_classify(stg_backup *b, uint64_t size)
 		return GPMDB_OK;
 	}
 	if (sb.copy_gen > z.gen || sb.version != p->sb.version ||
-	    sb.log_off != p->sb.log_off || sb.data_off != p->sb.data_off ||
+	    sb.root_off != p->sb.root_off || sb.log_off != p->sb.log_off ||
+	    sb.data_off != p->sb.data_off ||
 	    sb.chunk_size != p->sb.chunk_size) {
 		snprintf(b->why, sizeof(b->why),
 			 "%s is not an earlier state of this database",
@@ -177,12 +183,17 @@ static int bk_classify(stg_backup *b, uint64_t size)
 		return GPMDB_OK;
 	}
 	if (db) {
-		stg_log_hdr lh;
+		/* its own table's counter moves when it is written to */
+		stg_root r;
+		uint64_t cnt = 0;
 
 		snprintf(wal, sizeof(wal), "%s-wal", b->dest);
-		if (pool_pread_full(b->fd, &lh, sizeof(lh), (off_t)sb.log_off,
+		if (pool_pread_full(b->fd, &r, sizeof(r), (off_t)sb.root_off,
 				    &got) != 0 ||
-		    got != sizeof(lh) || lh.gen != sb.copy_gen ||
+		    got != sizeof(r) || r.zt_off == 0 ||
+		    pool_pread_full(b->fd, &cnt, sizeof(cnt), (off_t)r.zt_off,
+				    &got) != 0 ||
+		    got != sizeof(cnt) || cnt != sb.copy_gen ||
 		    (stat(wal, &st) == 0 && st.st_size > 0)) {
 			snprintf(b->why, sizeof(b->why),
 				 "%s was changed since it was copied", b->dest);
@@ -238,8 +249,9 @@ static int bk_plan(stg_backup *b, bool all, uint64_t since)
 	if (zt) {
 		/* the table's own zones: its stamps describe the copy */
 		tlo = r->zt_off >> STG_ZONE_SHIFT;
-		thi = (r->zt_off + n * 8 - 1) >> STG_ZONE_SHIFT;
+		thi = (r->zt_off + (n + 1) * 8 - 1) >> STG_ZONE_SHIFT;
 		b->zt_id = r->zt_id;
+		zt++; /* the stamps */
 	} else {
 		b->zt_id = 0;
 	}
@@ -262,7 +274,7 @@ static int bk_plan(stg_backup *b, bool all, uint64_t since)
 
 		if (!(all || zt == NULL || z >= n || z == 0 ||
 		      (z >= tlo && z <= thi) ||
-		      __atomic_load_n(&zt[z], __ATOMIC_RELAXED) >= since))
+		      __atomic_load_n(&zt[z], __ATOMIC_RELAXED) > since))
 			continue;
 		if (hi > b->size)
 			hi = b->size;

@@ -457,7 +457,8 @@ static void check_zones(chk *c)
 	/* fewer zones than the pool's is fine: the pool grew since, and
 	 * zones past the table count as changed */
 	(void)p;
-	claim(c, r->zt_off, r->zt_zones * 8, owner_new(c, "zone table"), false);
+	claim(c, r->zt_off, (r->zt_zones + 1) * 8, owner_new(c, "zone table"),
+	      false);
 }
 
 static void check_bitmap(chk *c)

@@ -134,6 +134,9 @@ struct stg_pool {
 	size_t spi_n, spi_cap;
 	mlog_set spd;
 
+	/* zones.c: the stamp of the running transaction (0: no table) */
+	uint64_t zt_stamp;
+
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
 	uint64_t used_chunks;
@@ -230,10 +233,14 @@ bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len);
 
 /* ---- zones.c ------------------------------------------------------------ */
 
-/* Stamps the zones of [off, off + len) with the log generation (every
- * write of the pool calls it through pool_flush/pool_memcpy_nodrain). */
+/* Stamps the zones of [off, off + len) with the transaction's stamp
+ * (every write of the pool calls it through pool_flush and
+ * pool_memcpy_nodrain). */
 void zone_mark(stg_pool *p, uint64_t off, uint64_t len);
-/* The stamps (NULL: no table), *nzones the zones they cover. */
+/* A write transaction or a recovery begins: its stamp, the table's
+ * counter plus one (stg_begin, mlog_open). */
+void zone_txn_begin(stg_pool *p);
+/* The table: counter, then stamps (NULL: none); *nzones zones covered. */
 uint64_t *zone_table(const stg_pool *p, uint64_t *nzones);
 uint64_t zone_count(uint64_t size);
 

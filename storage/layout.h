@@ -92,21 +92,22 @@ typedef struct {
 	uint32_t pad0;
 	/* [48, 80): the zone table (zones.c), one undo target; zero in a
 	 * pool no backup has been taken of */
-	uint64_t zt_off;   /* extent of uint64_t stamps, 0 = none */
+	uint64_t zt_off;   /* extent: counter, stamps; 0 = none */
 	uint64_t zt_zones; /* zones it covers, from offset 0 */
 	uint64_t zt_id;	   /* random, new with every table made */
-	uint64_t zt_since; /* the log generation that made it */
+	uint64_t zt_since; /* its counter when made (1) */
 	uint8_t pad[STG_ROOT_SIZE - 80];
 } stg_root;
 
 _Static_assert(sizeof(stg_root) == STG_ROOT_SIZE, "root size");
 _Static_assert(offsetof(stg_root, zt_off) == 48, "zone table at 48");
 
-/* Zones (zones.c): the pool is cut into 64 KiB zones from offset 0; a
- * zone's stamp is the log generation of the last transaction that wrote
- * into it.  64 KiB: the paper's size and the default allocation chunk
- * (extents start on zone boundaries), transfers large enough to run at
- * the disk's sequential rate, a table of 1/8192 of the pool. */
+/* Zones (zones.c): the pool is cut into 64 KiB zones from offset 0; the
+ * table holds a counter, then each zone's stamp: the counter's value
+ * taken by the last transaction that wrote into it.  64 KiB: the paper's size
+ * and the default allocation chunk (extents start on zone boundaries),
+ * transfers large enough to run at the disk's sequential rate, a table of
+ * 1/8192 of the pool. */
 #define STG_ZONE_SHIFT 16u
 #define STG_ZONE_SIZE  (1ull << STG_ZONE_SHIFT)
 _Static_assert(offsetof(stg_root, next_table_id) == 40, "root fields");

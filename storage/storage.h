@@ -516,20 +516,20 @@ int stg_backup_finish(stg_backup *b);
 
 /* ---- Zones (zones.c) ------------------------------------------------- */
 
-/* The zone table: 64 KiB zones stamped with the log generation that last
- * wrote them.  ensure (inside a transaction) makes it or grows it to the
- * pool's size; mark stamps a range that a GPU kernel writes. */
+/* The zone table: 64 KiB zones stamped with the counter value of the
+ * transaction that last wrote them.  ensure (inside a transaction) makes it or
+ * grows it to the pool's size; mark stamps a range that a GPU kernel writes. */
 typedef struct {
 	bool table;	    /* a zone table exists */
 	uint64_t zone_size; /* STG_ZONE_SIZE */
 	uint64_t zones;	    /* zones of the pool */
 	uint64_t covered;   /* zones the table covers */
-	uint64_t id, since; /* the table's id, the generation that made it */
-	uint64_t gen;	    /* the log's generation now */
+	uint64_t id, since; /* the table's id, its counter when made */
+	uint64_t gen;	    /* its counter in this view */
 } stg_zones;
 int stg_zones_ensure(stg_pool *p);
 void stg_zones_info(stg_pool *p, stg_zones *out);
-/* Zones stamped at or after since (uncovered zones count). */
+/* Zones stamped after since (uncovered zones count). */
 uint64_t stg_zones_changed(stg_pool *p, uint64_t since);
 void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
 
