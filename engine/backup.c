@@ -62,7 +62,19 @@ static bool bk_is_memory(const gpmdb *db)
  * can be had; else the backup copies what it cannot prove unchanged. */
 static void bk_ensure(stg_pool *p)
 {
-	if (stg_pool_readonly(p) || stg_in_txn(p) || stg_begin(p) != GPMDB_OK)
+	stg_zones z;
+
+	if (stg_pool_readonly(p) || stg_in_txn(p))
+		return;
+	/* a look first: a transaction for nothing would still move the
+	 * table's counter (a change every backup would copy) */
+	if (stg_read_begin(p) == GPMDB_OK) {
+		stg_zones_info(p, &z);
+		stg_read_end(p);
+		if (z.table && z.covered >= z.zones)
+			return;
+	}
+	if (stg_begin(p) != GPMDB_OK)
 		return;
 	if (stg_zones_ensure(p) != GPMDB_OK || stg_commit(p) != GPMDB_OK) {
 		if (stg_in_txn(p))
