@@ -1631,10 +1631,12 @@ static int pipe_distinct(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 		if (!d || !g || !ty || !gc || !nm)
 			return db_err(x->db, GPMDB_NOMEM, "out of memory");
 		*d = *n;
-		memcpy(g, n->group, sizeof(ast_expr *) * (size_t)ng);
-		memcpy(ty, n->ty, sizeof(etype) * (size_t)ng);
-		memcpy(gc, n->g, sizeof(int) * (size_t)ng);
-		memcpy(nm, n->names, sizeof(char *) * (size_t)ng);
+		if (ng) { /* no GROUP BY: n->group is NULL */
+			memcpy(g, n->group, sizeof(ast_expr *) * (size_t)ng);
+			memcpy(ty, n->ty, sizeof(etype) * (size_t)ng);
+			memcpy(gc, n->g, sizeof(int) * (size_t)ng);
+			memcpy(nm, n->names, sizeof(char *) * (size_t)ng);
+		}
 		g[ng] = (ast_expr *)arg;
 		ty[ng] = expr_type(arg);
 		gc[ng] = -1;
