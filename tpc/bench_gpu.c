@@ -52,6 +52,7 @@
 
 #include "../gpu/gpu.h"
 #include "bench_util.h"
+#include "explain_col.h"
 #include "gpmdb.h"
 #include "peers/duckdb_dl.h"
 
@@ -359,29 +360,6 @@ static int bg_stats_get(bg_gpmdb *g, bg_stats *st, char *err, size_t errlen)
 	return 0;
 }
 
-/* The backend of an EXPLAIN line (docs/engine.md "EXPLAIN"): 'g' or 'c'
- * when, after the indent, the operator's text and a gap of two or more
- * spaces, the column starts with the word gpu or cpu; else 0 (the
- * reasons' lines).  *text: the length of the line up to the gap. */
-static char bg_explain_backend(const char *line, size_t *text)
-{
-	const char *q = line + strspn(line, " ");
-	size_t n = strcspn(line, "\n");
-
-	while ((q = strstr(q, "  ")) && q < line + n) {
-		const char *c = q + strspn(q, " ");
-		if (c + 3 <= line + n &&
-		    (c[3] == ' ' || c[3] == '\n' || c[3] == 0) &&
-		    (!strncmp(c, "gpu", 3) || !strncmp(c, "cpu", 3))) {
-			if (text)
-				*text = (size_t)(q - line);
-			return c[0] == 'g' ? 'g' : 'c';
-		}
-		q = c;
-	}
-	return 0;
-}
-
 /* EXPLAIN under the current backend: the plan's text (for the results
  * file) and its operators per backend. */
 static int bg_explain(bg_gpmdb *g, const char *sql, char *plan, size_t len,
@@ -409,7 +387,7 @@ static int bg_explain(bg_gpmdb *g, const char *sql, char *plan, size_t len,
 						       "%s\n", v);
 			if (at >= len)
 				at = len - 1;
-			char b = bg_explain_backend(v, NULL);
+			char b = bench_explain_backend(v, NULL);
 			*ngpu += b == 'g';
 			*ncpu += b == 'c';
 		}

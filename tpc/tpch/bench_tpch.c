@@ -65,6 +65,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../explain_col.h"
 #include "../peers/duckdb_dl.h"
 #include "gpmdb.h"
 #include "tpch_pool.h"
@@ -246,29 +247,6 @@ static int bt_collect(void *arg, int n, char **vals, char **names)
 	return 0;
 }
 
-/* The backend of an EXPLAIN line (docs/engine.md "EXPLAIN"): 'g' or 'c'
- * when, after the indent, the operator's text and a gap of two or more
- * spaces, the column starts with the word gpu or cpu; else 0 (the
- * reasons' lines).  *text: the length of the line up to the gap. */
-static char bt_explain_backend(const char *line, size_t *text)
-{
-	const char *q = line + strspn(line, " ");
-	size_t n = strcspn(line, "\n");
-
-	while ((q = strstr(q, "  ")) && q < line + n) {
-		const char *c = q + strspn(q, " ");
-		if (c + 3 <= line + n &&
-		    (c[3] == ' ' || c[3] == '\n' || c[3] == 0) &&
-		    (!strncmp(c, "gpu", 3) || !strncmp(c, "cpu", 3))) {
-			if (text)
-				*text = (size_t)(q - line);
-			return c[0] == 'g' ? 'g' : 'c';
-		}
-		q = c;
-	}
-	return 0;
-}
-
 /* Does this GPU build on this machine run operators on the GPU?  why gets
  * EXPLAIN's reason when not. */
 static bool gpm_gpu_works(char *why, size_t len)
@@ -293,7 +271,7 @@ static bool gpm_gpu_works(char *why, size_t len)
 		return false;
 	for (const char *l = t.buf; *l;
 	     l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
-		if (bt_explain_backend(l, NULL) == 'g')
+		if (bench_explain_backend(l, NULL) == 'g')
 			return true;
 	/* the reason, from "no GPU" to the end of its line, without the
 	 * parenthesis that closes it on EXPLAIN's "backend: cpu (...)" */
@@ -410,7 +388,7 @@ static void gpm_gpu_report(gpmdb *db, int q, long long fallbacks, bt_cell *c)
 		if (end)
 			*end = 0;
 		size_t tl = 0;
-		if (bt_explain_backend(line, &tl) == 'c') {
+		if (bench_explain_backend(line, &tl) == 'c') {
 			/* the operator is in the first words of the line
 			 * ("HASH INNER JOIN ON", "SORT BY") */
 			char head[40];
