@@ -1246,21 +1246,14 @@ static int stage_build(exec_ctx *x, pstage *s, const rel *srel)
 
 static int stage_bloom(exec_ctx *x, pstage *s)
 {
-	uint64_t nbuild = s->bk->nrows, nbits = 4096;
+	uint64_t nbuild = s->bk->nrows;
 
 	if (!nbuild || nbuild > BLOOM_MAX_ROWS)
 		return GPMDB_OK;
-	while (nbits < 16 * nbuild)
-		nbits *= 2;
-	if (!(s->bloom = pipe_zalloc(nbits / 8)))
+	if (!(s->bloom = pipe_bloom(s->hash, nbuild, &s->bmask)))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	s->bmask = nbits - 1;
-	s->bytes += nbits / 8;
-	for (uint64_t i = 0; i < nbuild; i++) {
-		uint64_t q = s->hash[i] >> 20 & s->bmask;
-		s->bloom[q >> 6] |= 1ull << (q & 63);
-	}
-	return exec_mem(x, nbits / 8);
+	s->bytes += (s->bmask + 1) / 8;
+	return exec_mem(x, (s->bmask + 1) / 8);
 }
 
 /* Evaluates the built side's keys and hashes its rows. */

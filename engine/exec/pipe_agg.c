@@ -33,22 +33,30 @@ int groups_init(pgroups *g, const pnode *n)
 	return GPMDB_OK;
 }
 
-/* One bit per key hash value (bits 20.., 16 per group), so that a key
- * filter's misses skip the table walk. */
+/* Bloom bits of n key hashes: one bit per hash (bits 20..), 16 bits a
+ * key, so that most probes that meet nothing skip the table walk (join
+ * tables and key filters alike).  *mask: the bit index mask; NULL: out
+ * of memory. */
+uint64_t *pipe_bloom(const uint64_t *hash, uint64_t n, uint64_t *mask)
+{
+	uint64_t nbits = 4096, *bits;
+
+	while (nbits < 16 * n)
+		nbits *= 2;
+	if (!(bits = pipe_zalloc(nbits / 8)))
+		return NULL;
+	*mask = nbits - 1;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t q = hash[i] >> 20 & *mask;
+		bits[q >> 6] |= 1ull << (q & 63);
+	}
+	return bits;
+}
+
 int groups_bloom(pgroups *g)
 {
-	uint64_t nbits = 4096;
-
-	while (nbits < 16 * g->n)
-		nbits *= 2;
-	if (!(g->bloom = pipe_zalloc(nbits / 8)))
-		return GPMDB_NOMEM;
-	g->bmask = nbits - 1;
-	for (uint64_t e = 0; e < g->n; e++) {
-		uint64_t q = g->hash[e] >> 20 & g->bmask;
-		g->bloom[q >> 6] |= 1ull << (q & 63);
-	}
-	return GPMDB_OK;
+	return (g->bloom = pipe_bloom(g->hash, g->n, &g->bmask)) ? GPMDB_OK
+								 : GPMDB_NOMEM;
 }
 
 void groups_free(pgroups *g, int na)

@@ -210,6 +210,7 @@ void pipe_ran(const pipe *p);
 /* ---- pipe_agg.c ---- */
 
 int groups_init(pgroups *g, const pnode *n);
+uint64_t *pipe_bloom(const uint64_t *hash, uint64_t n, uint64_t *mask);
 int groups_bloom(pgroups *g);
 int agg_distinct_finish(exec_ctx *x, const pnode *n, rel *pairs, rel **out);
 void groups_free(pgroups *g, int na);
