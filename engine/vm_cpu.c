@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "gpmdb.h"
 #include "value.h"
@@ -459,6 +462,45 @@ static inline bool like_eq(const char *s, const char *seg, uint32_t n)
 	return true;
 }
 
+/* The OR mask that folds byte c's case: ASCII letters match either
+ * case as (x | 0x20) == lower; other bytes exactly. */
+static inline uint8_t like_cmask(char c)
+{
+	return c >= 'a' && c <= 'z' ? 0x20 : 0;
+}
+
+/* The first position >= pos where run seg (l >= 1 bytes, folded) starts
+ * and ends by end, or UINT32_MAX.  Sixteen starts at a time compare the
+ * run's first and last bytes (SSE2); the starts where both match are
+ * checked whole. */
+static uint32_t like_find(const char *s, uint32_t pos, uint32_t end,
+			  const char *seg, uint32_t l)
+{
+#ifdef __SSE2__
+	const __m128i f0 = _mm_set1_epi8(seg[0]),
+		      f1 = _mm_set1_epi8(seg[l - 1]);
+	const __m128i m0 = _mm_set1_epi8((char)like_cmask(seg[0]));
+	const __m128i m1 = _mm_set1_epi8((char)like_cmask(seg[l - 1]));
+	for (; pos + l + 15 <= end; pos += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(s + pos));
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + pos + l - 1));
+		unsigned bits = (unsigned)_mm_movemask_epi8(
+		    _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(a, m0), f0),
+				  _mm_cmpeq_epi8(_mm_or_si128(b, m1), f1)));
+		for (; bits; bits &= bits - 1) {
+			uint32_t at = pos + (uint32_t)__builtin_ctz(bits);
+			if (l <= 2 || like_eq(s + at + 1, seg + 1, l - 2))
+				return at;
+		}
+	}
+#endif
+	for (; pos + l <= end; pos++)
+		if ((char)val_fold((uint8_t)s[pos]) == seg[0] &&
+		    like_eq(s + pos + 1, seg + 1, l - 1))
+			return pos;
+	return UINT32_MAX;
+}
+
 static uint8_t like_match(const like_pat *lp, const char *s, uint32_t n)
 {
 	uint32_t pos = 0, end = n;
@@ -483,16 +525,9 @@ static uint8_t like_match(const like_pat *lp, const char *s, uint32_t n)
 		b--;
 	}
 	for (int g = a; g < b; g++) {
-		const char *seg = lp->buf + lp->off[g];
 		uint32_t l = lp->len[g];
-		bool found = false;
-		for (; pos + l <= end; pos++)
-			if ((char)val_fold((uint8_t)s[pos]) == seg[0] &&
-			    like_eq(s + pos + 1, seg + 1, l - 1)) {
-				found = true;
-				break;
-			}
-		if (!found)
+		pos = like_find(s, pos, end, lp->buf + lp->off[g], l);
+		if (pos == UINT32_MAX)
 			return 0;
 		pos += l;
 	}

@@ -425,6 +425,15 @@ static bool join_semi(int jt)
 	return jt == JOIN_SEMI || jt == JOIN_ANTI || jt == JOIN_ANTI_NULL;
 }
 
+/* Built row r of a LEFT join met a stream row.  Threads may mark one
+ * row at once: relaxed atomic stores of the same value; a row already
+ * marked is not written again (its cache line stays shared). */
+static inline void join_bmark(uint8_t *bm, int64_t r)
+{
+	if (!__atomic_load_n(&bm[r], __ATOMIC_RELAXED))
+		__atomic_store_n(&bm[r], 1, __ATOMIC_RELAXED);
+}
+
 /* The buffered pairs of stage i (stream row, built row) go through the
  * residual: INNER and LEFT joins push the rows that pass, SEMI/ANTI mark
  * them (LEFT marks them too). */
@@ -432,7 +441,8 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 {
 	pstage *s = &t->p->st[i];
 	int jt = s->n->jtype;
-	bool semi = join_semi(jt), left = jt == JOIN_LEFT;
+	bool semi = join_semi(jt), left = jt == JOIN_LEFT && s->sleft;
+	uint8_t *bm = s->bmatch;
 	uint32_t m = t->np[i], sel[VEC_BATCH], k;
 	rel *c = semi || s->pred ? t->b2[i] : t->b[i + 1];
 	int64_t *li = s->sleft ? t->li[i] : t->ri[i];
@@ -458,6 +468,8 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	if (!s->pred) {
 		for (uint32_t q = 0; left && q < m; q++)
 			t->matched[i][t->li[i][q]] = 1;
+		for (uint32_t q = 0; bm && q < m; q++)
+			join_bmark(bm, t->ri[i][q]);
 		return pipe_push(t, i + 1, c);
 	}
 	if ((rc = pipe_eval(t, i, s->pred, c, &v)))
@@ -466,6 +478,8 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	if (semi || left)
 		for (uint32_t q = 0; q < k; q++)
 			t->matched[i][t->li[i][sel[q]]] = 1;
+	for (uint32_t q = 0; bm && q < k; q++)
+		join_bmark(bm, t->ri[i][sel[q]]);
 	if (semi) {
 		for (uint32_t q = 0; q < k; q++)
 			t->matched[i][t->li[i][sel[q]]] = 1;
@@ -568,7 +582,7 @@ static int stage_join(pthr *t, int i, rel *b)
 	}
 	if ((rc = join_flush_pairs(t, i, b)))
 		return rc;
-	if (jt == JOIN_LEFT) /* the batch's rows without a match */
+	if (jt == JOIN_LEFT && s->sleft) /* the batch's unmatched rows */
 		return join_unmatched(t, i, b);
 	if (!semi)
 		return GPMDB_OK;
@@ -854,6 +868,55 @@ static void pipe_thread(pthr *t)
 		if (pipe_push(t, 0, t->b[0]))
 			break;
 	}
+	if (t->rc)
+		atomic_store(&p->stop, 1);
+}
+
+/* m built rows (li) of LEFT join stage i with NULLs on the right into
+ * the stages after it. */
+static int outer_flush(pthr *t, int i, uint32_t m)
+{
+	pipe *p = t->p;
+
+	if (atomic_load(&p->stop) || atomic_load(&p->x->db->interrupted))
+		return PIPE_STOP;
+	pipe_reset(t->b[i + 1]);
+	if (exec_join_emit(t->b[i + 1], p->st[i].build, t->b[i], t->li[i],
+			   t->ri[i], m))
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	return pipe_push(t, i + 1, t->b[i + 1]);
+}
+
+/* LEFT join stage i, its left rows built: the built rows [r0, r1) that
+ * no stream row met, with NULLs on the right, into the stages after it.
+ * Runs once every thread's stream has ended. */
+static void pipe_outer(pthr *t, int i, uint64_t r0, uint64_t r1)
+{
+	const uint8_t *bm = t->p->st[i].bmatch;
+	uint32_t m = 0;
+	int rc = GPMDB_OK;
+
+	for (uint64_t r = r0; r < r1 && !rc; r++) {
+		if (bm[r])
+			continue;
+		t->li[i][m] = (int64_t)r;
+		t->ri[i][m++] = -1;
+		if (m == VEC_BATCH) {
+			rc = outer_flush(t, i, m);
+			m = 0;
+		}
+	}
+	if (!rc && m)
+		rc = outer_flush(t, i, m);
+	if (t->rc)
+		atomic_store(&t->p->stop, 1);
+}
+
+/* The end of a thread's work, once every stream has ended. */
+static void pipe_thread_end(pthr *t)
+{
+	pipe *p = t->p;
+
 	if (!t->rc && p->topn && t->out->nrows > p->keep)
 		topn_compact(t);
 	for (int a = 0; !t->rc && p->agg && a < p->agg->naggs; a++)
@@ -1018,11 +1081,13 @@ static int pipe_cx(exec_ctx *x, pnode *n, int slot, ast_expr *e, bool post,
 	return rc;
 }
 
-/* An inner join's stream: its larger input, unless the built one would
- * be read through an index by the stream's keys. */
+/* An inner join's stream: its larger input.  A LEFT join streams its
+ * right input when that is the larger: the left rows are built, marked
+ * as stream rows meet them, and those left unmarked come out with NULLs
+ * at the end (pipe_outer); the other joins stream the left. */
 static bool join_streams_left(const pnode *n)
 {
-	if (n->jtype != JOIN_INNER)
+	if (n->jtype != JOIN_INNER && n->jtype != JOIN_LEFT)
 		return true;
 	return n->l->est >= n->r->est;
 }
@@ -1237,6 +1302,13 @@ static int stage_build(exec_ctx *x, pstage *s, const rel *srel)
 	uint64_t t0 = pipe_now();
 	rc = stage_hash(x, s);
 	s->build_ns = pipe_now() - t0;
+	if (!rc && n->jtype == JOIN_LEFT && !s->sleft) {
+		uint64_t nb = s->bk->nrows;
+		if (!(s->bmatch = pipe_zalloc(nb + 1)))
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		s->bytes += nb;
+		rc = exec_mem(x, nb);
+	}
 	return rc;
 }
 
@@ -1354,6 +1426,7 @@ static int stage_hash(exec_ctx *x, pstage *s)
 /* A join stage's built side and table. */
 static void stage_free(exec_ctx *x, pstage *s)
 {
+	free(s->bmatch);
 	free(s->bloom);
 	free(s->slot);
 	free(s->hash);
@@ -1471,7 +1544,7 @@ static void pipe_figures(pnode *n, uint64_t rows, uint64_t self, uint64_t tm)
 static void pipe_analyzed(pipe *p, const pthr *th)
 {
 	uint64_t rows[PIPE_MAX + 1] = {0}, incl[PIPE_MAX + 2] = {0}, src = 0;
-	uint64_t below, piped = 0, nt = (uint64_t)p->nthr;
+	uint64_t below, piped = 0, nt = (uint64_t)p->nwork;
 
 	for (int t = 0; t < p->nthr; t++) {
 		src += th[t].src_ns;
@@ -1516,7 +1589,7 @@ static int pipe_exec(pipe *p, rel **out)
 {
 	exec_ctx *x = p->x;
 	uint64_t rows = p->src ? 0 : p->srel->nrows;
-	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1;
+	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1, nouter = 0;
 	pthr *th;
 
 	for (uint32_t t = 0; p->src && t < p->ntab; t++)
@@ -1525,12 +1598,20 @@ static int pipe_exec(pipe *p, rel **out)
 		nt = 1;
 	if ((uint64_t)nt > p->nm && p->nm)
 		nt = (int)p->nm;
-	p->nthr = nt;
-	if (!(th = calloc((size_t)nt, sizeof(pthr))))
+	for (int i = 0; i < p->ns; i++)
+		nouter += p->st[i].bmatch != NULL;
+	/* the threads' states; a LEFT join with its left rows built has nt
+	 * more, after them, for the rows no stream row met: the sinks'
+	 * states merge in order, so those rows follow all the stream's, as
+	 * on one thread */
+	p->nwork = nt;
+	p->nthr = nt * (1 + nouter);
+	if (!(th = calloc((size_t)p->nthr, sizeof(pthr))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	for (int t = 0; t < nt && !rc; t++) {
-		th[t].m0 = p->nm * (uint64_t)t / (uint64_t)nt;
-		th[t].m1 = p->nm * (uint64_t)(t + 1) / (uint64_t)nt;
+	for (int t = 0; t < p->nthr && !rc; t++) {
+		th[t].m0 = t < nt ? p->nm * (uint64_t)t / (uint64_t)nt : 0;
+		th[t].m1 =
+		    t < nt ? p->nm * (uint64_t)(t + 1) / (uint64_t)nt : 0;
 		if (pthr_init(&th[t], p))
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
@@ -1538,9 +1619,26 @@ static int pipe_exec(pipe *p, rel **out)
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
 		for (int t = 0; t < nt; t++)
 			pipe_thread(&th[t]);
+		/* stage by stage: a later stage's marks include the rows an
+		 * earlier one let through */
+		for (int i = 0, k = 1; i < p->ns && !atomic_load(&p->stop);
+		     i++) {
+			if (!p->st[i].bmatch)
+				continue;
+			uint64_t nb = p->st[i].bk->nrows;
+			pthr *tk = th + (size_t)nt * (size_t)k++;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+			for (int t = 0; t < nt; t++)
+				pipe_outer(
+				    &tk[t], i, nb * (uint64_t)t / (uint64_t)nt,
+				    nb * (uint64_t)(t + 1) / (uint64_t)nt);
+		}
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+		for (int t = 0; t < p->nthr; t++)
+			pipe_thread_end(&th[t]);
 		if ((rc = db_check_interrupt(x->db)))
 			goto done;
-		for (int t = 0; t < nt && bad < 0; t++)
+		for (int t = 0; t < p->nthr && bad < 0; t++)
 			if (th[t].rc)
 				bad = t;
 		if (bad >= 0) {
@@ -1566,7 +1664,7 @@ static int pipe_exec(pipe *p, rel **out)
 			pipe_analyzed(p, th);
 	}
 done:
-	for (int t = 0; t < nt; t++)
+	for (int t = 0; t < p->nthr; t++)
 		if (th[t].p)
 			pthr_free(&th[t]);
 	free(th);

@@ -58,6 +58,10 @@ typedef struct pstage {
 	 * hash is one-to-one (exec_hash_mix of one value), so equal hashes
 	 * are equal keys and the chain's rows need no comparison */
 	bool hexact;
+	/* a LEFT join whose left input is built (the right one streams):
+	 * per built row, whether a stream row met it; the rows that met
+	 * none are emitted with NULLs after the stream ends (pipe_outer) */
+	uint8_t *bmatch;
 	size_t bytes; /* accounted against the memory limit */
 } pstage;
 
@@ -84,7 +88,8 @@ typedef struct pipe {
 	uint32_t ntab;
 	uint64_t nm, *moff;
 	uint32_t *mtab;
-	int nthr;
+	int nthr;  /* threads' states (the sinks merge them in order) */
+	int nwork; /* threads that ran */
 	atomic_int stop;
 	atomic_size_t mem; /* sink bytes held by the threads */
 } pipe;

@@ -64,6 +64,12 @@ static void load(void)
 		 "= 0 THEN NULL ELSE id %% 100 - 50 END FROM s WHERE id < %d",
 		 NROWS);
 	both(sql);
+	/* texts long enough for LIKE's 16 starts at a time */
+	both("CREATE TABLE lk(s TEXT)");
+	both("INSERT INTO lk SELECT substr('Pending `requests` @ Special "
+	     "deposits {sleep}; furiously special REQUESTS haggle [carefully] "
+	     "among the sPeCiAl requests of x', 1 + id % 41, id % 113) FROM s "
+	     "WHERE id < 6000");
 	both("CREATE TABLE d(k INT, name TEXT, w INT)");
 	both("BEGIN");
 	for (int i = 0; i < NDIM; i++) {
@@ -267,6 +273,34 @@ static void t_filter_project_agg(void)
 			 pats[q]);
 		same(sql, true);
 	}
+	/* the same over texts long enough for 16 starts at a time
+	 * (like_find): letters of either case, bytes that differ from a
+	 * letter only in bit 0x20 ('@' and '`', '[' and '{'), runs at
+	 * either end and across the 16-byte steps */
+	static const char *lpats[] = {"%special%requests%",
+				      "%SPECIAL%",
+				      "%s%",
+				      "%ts%",
+				      "%@%",
+				      "%`%",
+				      "%{%",
+				      "%[c%",
+				      "%requests",
+				      "pending%",
+				      "%x",
+				      "%carefully] among%",
+				      "%special requests%",
+				      "%e%e%e%e%",
+				      "%ly%of%x",
+				      "%sPecial%reQuests%x"};
+	for (size_t q = 0; q < sizeof(lpats) / sizeof(lpats[0]); q++) {
+		char sql[200];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), sum(length(s)) FROM lk WHERE s LIKE "
+			 "'%s'",
+			 lpats[q]);
+		same(sql, true);
+	}
 	/* aggregates all DISTINCT over one argument: two phases (the
 	 * distinct pairs, then the groups); NULL arguments, no rows, no
 	 * GROUP BY, enough pairs for the parallel merge; mixed ones
@@ -311,6 +345,32 @@ static void t_joins(void)
 	     "WHERE f.id % 13 = 0",
 	     false);
 	same("SELECT count(*), count(d.name) FROM f LEFT JOIN d ON f.k = d.k",
+	     true);
+	/* LEFT joins whose right input is the larger: the left rows are
+	 * built and marked, those never met come out with NULLs after the
+	 * stream (NULL keys, residuals over both sides, chains, under an
+	 * aggregate, a top-N and TPC-H Q13's shape) */
+	same("SELECT d.name, count(f.id), sum(f.n) FROM d LEFT JOIN f ON d.k = "
+	     "f.k GROUP BY d.name",
+	     false);
+	same(
+	    "SELECT d.name, f.id FROM d LEFT JOIN f ON d.k = f.k AND f.id % 97 "
+	    "= 0",
+	    false);
+	same("SELECT count(*), count(f.id), sum(d.w) FROM d LEFT JOIN f ON d.k "
+	     "= f.k AND f.n > d.w * 9",
+	     true);
+	same("SELECT count(*), count(f.id), count(e.id) FROM d LEFT JOIN f ON "
+	     "d.k = f.k AND f.id % 5 = 0 LEFT JOIN f e ON d.k = e.k AND e.id "
+	     "% 7 = 1",
+	     true);
+	same(
+	    "SELECT d.name, f.id, d.w FROM d LEFT JOIN f ON d.k = f.k AND f.id "
+	    "% 3 = 0 ORDER BY f.id, d.name LIMIT 30",
+	    true);
+	same("SELECT c, count(*) FROM (SELECT d.name, count(f.id) AS c FROM d "
+	     "LEFT JOIN f ON d.k = f.k AND f.g NOT LIKE '%long%' GROUP BY "
+	     "d.name) GROUP BY c ORDER BY 2 DESC, 1 DESC",
 	     true);
 	same("SELECT count(*) FROM f WHERE k IN (SELECT k FROM d WHERE w < 3)",
 	     true);
