@@ -142,6 +142,7 @@ struct gpmdb_stmt {
 	int nowned, owned_cap;
 	ast_arena parena; /* plan nodes and binder info */
 	bool parena_init;
+	vshare *vshares;	  /* the views the plan uses (plan_view) */
 	char *explain;		  /* EXPLAIN text: one row per line */
 	struct stmt_batch *batch; /* array bindings, result-column caches
 				   * (batch.c); NULL when never used */

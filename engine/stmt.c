@@ -86,6 +86,7 @@ static void free_result(gpmdb_stmt *st)
 		}
 	free_holds(st);
 	batch_result_free(st);
+	exec_share_free(st->vshares);
 	st->cur = 0;
 	st->state = 0;
 }
@@ -105,6 +106,7 @@ static void free_plan(gpmdb_stmt *st)
 		free(st->extra[i]);
 	}
 	st->nextra = 0;
+	st->vshares = NULL; /* in parena; their rows freed above */
 	if (st->parena_init)
 		ast_arena_free(&st->parena);
 	ast_arena_init(&st->parena);

@@ -27,6 +27,7 @@ typedef struct exec_ctx exec_ctx; /* core.h */
 typedef struct cexpr cexpr;	  /* exec/exec.h */
 typedef struct pnode pnode;	  /* plan/plan.h */
 typedef struct ixpath ixpath;	  /* plan/plan.h */
+typedef struct vshare vshare;	  /* plan/plan.h */
 
 /* ---- types and scalar values ---- */
 

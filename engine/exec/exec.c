@@ -1691,7 +1691,18 @@ int exec_node(exec_ctx *x, pnode *n, rel **out)
 
 	x->kid_ns = x->kid_ops = 0;
 	exec_span_begin(x, &sp);
-	rc = exec_node_run(x, n, out);
+	if (n->vsh && exec_share_ok(n)) {
+		/* a view used before in this execution: its rows */
+		rc = exec_share_get(x, n, out);
+		n->an_shared += !rc && x->analyze;
+		if (rc == GPMDB_NOTFOUND && !(rc = exec_node_run(x, n, out)) &&
+		    (rc = exec_share_put(x, n, *out))) {
+			rel_free(*out);
+			*out = NULL;
+		}
+	} else {
+		rc = exec_node_run(x, n, out);
+	}
 	dt = exec_span_end(x, n, &sp, rc, *out);
 	kids = x->kid_ns;
 	ops = x->db->gstat.gpu_ops - ops0;

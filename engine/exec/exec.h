@@ -127,6 +127,17 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 /* ---- executor ---- */
 
 int exec_node(exec_ctx *x, pnode *n, rel **out);
+/* exec_share.c: a view used twice in a statement runs once.  Plans a
+ * and b compute the same rows (node for node, no outer reference). */
+bool plan_same(const pnode *a, const pnode *b);
+/* n is a view's use that may take or give its rows */
+bool exec_share_ok(pnode *n);
+/* the rows another use made in this execution, or GPMDB_NOTFOUND */
+int exec_share_get(exec_ctx *x, pnode *n, rel **out);
+/* keeps a copy of r, n's rows, for the other uses */
+int exec_share_put(exec_ctx *x, pnode *n, const rel *r);
+/* drops the kept rows of a statement's views */
+void exec_share_free(vshare *list);
 /* EXPLAIN: which nodes of the plan at root would run as CPU pipelines
  * (pnode.pl_*; exec/pipe_explain.c), decided as exec_node decides. */
 void exec_pipes_annotate(gpmdb_stmt *st, pnode *root);

@@ -1797,7 +1797,10 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	bool kf = false;
 	while (!kf && nc < PIPE_MAX && pipe_cpu(x, c) &&
 	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
-		(c->kind == PN_JOIN && join_ok(c)))) {
+		(c->kind == PN_JOIN && join_ok(c))) &&
+	       /* a view's use that shares its rows: a source (exec_node
+		  runs it once) */
+	       (c == n || !c->vsh || !exec_share_ok(c))) {
 		chain[nc++] = c;
 		kf = c->kind == PN_JOIN && join_kf_ok(c);
 		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;

@@ -186,6 +186,32 @@ pnode *plan_table_scan(bctx *b, uint32_t tid, bool rowid)
 	return m;
 }
 
+/* Records n as a use of view name (exec/exec_share.c). */
+static int plan_view_use(bctx *b, const char *name, const char *sql, pnode *n)
+{
+	gpmdb_stmt *st = b->st;
+	vshare *v;
+
+	for (v = st->vshares; v; v = v->next)
+		if (!strcasecmp(v->name, name) && !strcmp(v->sql, sql))
+			break;
+	if (!v) {
+		if (!(v = ast_alloc(&st->parena, sizeof(*v))) ||
+		    !(v->name = ast_strndup(&st->parena, name, strlen(name))) ||
+		    !(v->sql = ast_strndup(&st->parena, sql, strlen(sql))))
+			return db_err(b->db, GPMDB_NOMEM, "out of memory");
+		v->first = n;
+		v->uses = 0;
+		v->res = NULL;
+		v->gen = 0;
+		v->next = st->vshares;
+		st->vshares = v;
+	}
+	v->uses++;
+	n->vsh = v;
+	return GPMDB_OK;
+}
+
 static pnode *plan_view(bctx *b, const char *name, const char *sql,
 			ast_name_list **cols)
 {
@@ -216,6 +242,8 @@ static pnode *plan_view(bctx *b, const char *name, const char *sql,
 	vb.view_depth++;
 	n = plan_select(&vb, pr->stmt->select, NULL);
 	b->nwith = nwith;
+	if (n && plan_view_use(b, name, sql, n))
+		return NULL;
 	return n;
 }
 

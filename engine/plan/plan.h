@@ -67,6 +67,18 @@ typedef struct aggdef {
 	etype res;
 } aggdef;
 
+/* The uses of one view in a statement (plan_view): the first use that
+ * runs keeps its rows for the others whose plans are the same
+ * (exec/exec_share.c). */
+struct vshare {
+	const char *name, *sql;
+	pnode *first; /* the first use's plan */
+	int uses;
+	rel *res; /* runtime: the rows of execution gen */
+	uint64_t gen;
+	vshare *next;
+};
+
 struct pnode {
 	int kind;
 	pnode *l, *r;
@@ -139,6 +151,7 @@ struct pnode {
 	/* EXPLAIN ANALYZE: runs of this node (exec_span_end), summed;
 	 * an_calls 0: never run on its own */
 	uint64_t an_calls, an_rows, an_ns, an_self_ns;
+	uint64_t an_shared; /* runs that took another use's rows */
 	/* EXPLAIN: the CPU pipeline the node is part of (exec/pipe_explain.c):
 	 * an increasing number (0: none; explain.c numbers a plan's
 	 * pipelines 1, 2, ... in this order), its role (PL_*) and, for a
@@ -146,6 +159,10 @@ struct pnode {
 	 * the pipeline it ran in. */
 	uint32_t pl_id;
 	int8_t pl_role, pl_build;
+	/* the root of a view's use: its view's uses, and (runtime) whether
+	 * its plan is the same as the first use's (1), not (-1), unknown */
+	vshare *vsh;
+	int8_t vsame;
 };
 
 /* pnode.pl_role, pl_build */
