@@ -46,9 +46,10 @@ int exec_gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
  * returns how many. */
 uint32_t exec_filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst);
 /* Appends the pairs (li[k], ri[k]) (ri < 0: NULLs) to out; text is
- * referenced, not copied. */
+ * referenced, not copied.  live: the output columns to write (others
+ * keep what they held: nobody reads them), or NULL for all. */
 int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
-		   const int64_t *ri, uint64_t m);
+		   const int64_t *ri, uint64_t m, const uint8_t *live);
 
 /* Evaluates c over every row of in into column col of dst (room
  * reserved), on all threads when c is pure and stores no text. */

@@ -57,7 +57,7 @@ bool exec_key_has_null(const rel *k, uint64_t i)
  * copied by width; text is referenced, not copied: exec_join makes the
  * output adopt the inputs' text (rel_adopt). */
 int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
-		   const int64_t *ri, uint64_t m)
+		   const int64_t *ri, uint64_t m, const uint8_t *live)
 {
 	int rc;
 
@@ -72,6 +72,8 @@ int exec_join_emit(rel *out, const rel *l, const rel *r, const int64_t *li,
 		rneg |= ri[k] < 0;
 	}
 	for (int c = 0; c < out->ncols; c++) {
+		if (live && !live[c])
+			continue;
 		bool right = c >= l->ncols;
 		const rel *src = right ? r : l;
 		const rcol *s = &src->cols[right ? c - l->ncols : c];
@@ -147,13 +149,14 @@ static int join_flush(jstate *j)
 				j->matched[j->li[k]] = 1;
 		rc = j->semi ? GPMDB_OK
 			     : exec_join_emit(j->out, j->l, j->r, j->li, j->ri,
-					      j->m);
+					      j->m, NULL);
 		j->m = 0;
 		return rc;
 	}
 	j->chunk->nrows = 0;
 	vec_arena_reset(&j->chunk->strs);
-	if ((rc = exec_join_emit(j->chunk, j->l, j->r, j->li, j->ri, j->m)))
+	if ((rc = exec_join_emit(j->chunk, j->l, j->r, j->li, j->ri, j->m,
+				 NULL)))
 		return rc;
 	vec v;
 	if ((rc = cx_eval(j->x, j->pred, j->chunk, 0, j->m, &v)))
@@ -171,7 +174,7 @@ static int join_flush(jstate *j)
 	}
 	j->m = 0;
 	return j->semi ? GPMDB_OK
-		       : exec_join_emit(j->out, j->l, j->r, li, ri, k2);
+		       : exec_join_emit(j->out, j->l, j->r, li, ri, k2, NULL);
 }
 
 static int join_pair(jstate *j, int64_t li, int64_t ri)
@@ -369,13 +372,14 @@ static int semi_out(jstate *j, const rel *lk, const rel *rk)
 			continue;
 		li[m++] = (int64_t)i;
 		if (m == VEC_BATCH) {
-			if ((rc =
-				 exec_join_emit(j->out, j->l, j->r, li, li, m)))
+			if ((rc = exec_join_emit(j->out, j->l, j->r, li, li, m,
+						 NULL)))
 				return rc;
 			m = 0;
 		}
 	}
-	return m ? exec_join_emit(j->out, j->l, j->r, li, li, m) : GPMDB_OK;
+	return m ? exec_join_emit(j->out, j->l, j->r, li, li, m, NULL)
+		 : GPMDB_OK;
 }
 
 int exec_join(exec_ctx *x, pnode *n, rel **out)
@@ -449,7 +453,7 @@ int exec_join(exec_ctx *x, pnode *n, rel **out)
 			if (!j.matched[i] &&
 			    (rc = exec_join_emit(j.out, j.l, j.r,
 						 (int64_t[]){(int64_t)i},
-						 (int64_t[]){-1}, 1)))
+						 (int64_t[]){-1}, 1, NULL)))
 				goto done;
 	/* the output references the inputs' text (exec_join_emit) */
 	for (int c = 0; c < j.out->ncols; c++)

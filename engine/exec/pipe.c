@@ -122,9 +122,12 @@ void pipe_reset(rel *r)
 }
 
 /* Rows idx[0..m) of src into dst (same layout), text referenced. */
-void pipe_gather(rel *dst, const rel *src, const uint32_t *idx, uint32_t m)
+void pipe_gather(rel *dst, const rel *src, const uint32_t *idx, uint32_t m,
+		 const uint8_t *live)
 {
 	for (int c = 0; c < dst->ncols; c++) {
+		if (live && !live[c])
+			continue;
 		const rcol *s = &src->cols[c];
 		rcol *d = &dst->cols[c];
 		switch (rel_width(d->ty.t)) {
@@ -390,7 +393,7 @@ static int stage_filter(pthr *t, int i, rel *b)
 		return pipe_push(t, j + 1, b);
 	if (!k)
 		return GPMDB_OK;
-	pipe_gather(t->b[j + 1], b, sel, k);
+	pipe_gather(t->b[j + 1], b, sel, k, p->live[j + 1]);
 	return pipe_push(t, j + 1, t->b[j + 1]);
 }
 
@@ -405,7 +408,9 @@ static int stage_project(pthr *t, int i, rel *b)
 	pipe_reset(o);
 	for (int c = 0; c < s->n->nexprs; c++) {
 		int pc = s->plain[c];
-		if (pc >= 0) { /* the input's column: text referenced */
+		if (t->p->live[i + 1] && !t->p->live[i + 1][c])
+			continue; /* nobody reads it */
+		if (pc >= 0) {	  /* the input's column: text referenced */
 			size_t w = rel_width(o->cols[c].ty.t);
 			memcpy(o->cols[c].data, b->cols[pc].data, m * w);
 			memcpy(o->cols[c].nulls, b->cols[pc].nulls, m);
@@ -463,7 +468,7 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 	}
 	pipe_reset(c);
 	if (exec_join_emit(c, s->sleft ? b : s->build, s->sleft ? s->build : b,
-			   li, ri, m))
+			   li, ri, m, semi ? NULL : t->p->live[i + 1]))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	if (!s->pred) {
 		for (uint32_t q = 0; left && q < m; q++)
@@ -489,7 +494,7 @@ static int join_flush_pairs(pthr *t, int i, const rel *b)
 		return pipe_push(t, i + 1, c);
 	if (!k)
 		return GPMDB_OK;
-	pipe_gather(t->b[i + 1], c, sel, k);
+	pipe_gather(t->b[i + 1], c, sel, k, t->p->live[i + 1]);
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
@@ -508,7 +513,8 @@ static int join_unmatched(pthr *t, int i, const rel *b)
 	if (!m)
 		return GPMDB_OK;
 	pipe_reset(t->b[i + 1]);
-	if (exec_join_emit(t->b[i + 1], b, s->build, t->li[i], t->ri[i], m))
+	if (exec_join_emit(t->b[i + 1], b, s->build, t->li[i], t->ri[i], m,
+			   t->p->live[i + 1]))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
@@ -602,7 +608,7 @@ static int stage_join(pthr *t, int i, rel *b)
 		return pipe_push(t, i + 1, b);
 	if (!k)
 		return GPMDB_OK;
-	pipe_gather(t->b[i + 1], b, sel, k);
+	pipe_gather(t->b[i + 1], b, sel, k, t->p->live[i + 1]);
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
@@ -619,7 +625,7 @@ static int mark_flush(pthr *t, const rel *b)
 	if (atomic_load(&t->p->stop) || atomic_load(&t->p->x->db->interrupted))
 		return PIPE_STOP;
 	pipe_reset(t->mpair);
-	if (exec_join_emit(t->mpair, mk->s.build, b, t->mli, t->mri, m))
+	if (exec_join_emit(t->mpair, mk->s.build, b, t->mli, t->mri, m, NULL))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	if ((rc = pipe_eval(t, PIPE_MAX, mk->s.pred, t->mpair, &v)))
 		return rc;
@@ -882,7 +888,7 @@ static int outer_flush(pthr *t, int i, uint32_t m)
 		return PIPE_STOP;
 	pipe_reset(t->b[i + 1]);
 	if (exec_join_emit(t->b[i + 1], p->st[i].build, t->b[i], t->li[i],
-			   t->ri[i], m))
+			   t->ri[i], m, p->live[i + 1]))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
@@ -1682,6 +1688,7 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 	return pc;
 }
 
+static int pipe_live(exec_ctx *x, pipe *p);
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		   pmark *mark, rel **out, pipe_shape *sh);
 
@@ -1856,6 +1863,8 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	}
 	if (rc || sh)
 		return rc ? rc : pipe_shape_of(&p, sh);
+	if ((rc = pipe_live(x, &p)))
+		return rc;
 	/* the breakers below: the source relation, the joins' built sides */
 	if (!p.src)
 		rc = exec_node(x, c, &p.srel);
@@ -1873,6 +1882,86 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 }
 
 static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh);
+
+/* The input columns c reads into mark. */
+static void live_cx(const cexpr *c, uint8_t *mark, int ncols)
+{
+	for (int k = 0; c && k < c->ninputs; k++)
+		if (c->in[k].kind == IN_COL && c->in[k].col < ncols)
+			mark[c->in[k].col] = 1;
+}
+
+/* Late materialisation: which columns of each batch a later stage or
+ * the sink reads (p->live), from the sink down.  A join then gathers,
+ * a filter copies and a projection computes only those (TPC-H Q5's
+ * join of lineitem with orders and customer carried nine columns to
+ * read four). */
+static int pipe_live(exec_ctx *x, pipe *p)
+{
+	const pnode *lay[PIPE_MAX + 1];
+	int nc[PIPE_MAX + 1];
+
+	if (p->mark || !p->agg)
+		return GPMDB_OK; /* a relation or the marks: all of them */
+	lay[0] = p->src ? p->src : p->top_src;
+	for (int i = 0; i < p->ns; i++) {
+		const pstage *s = &p->st[i];
+		lay[i + 1] =
+		    s->kind == PS_JOIN && join_semi(s->n->jtype) ? s->in : s->n;
+	}
+	for (int i = 0; i <= p->ns; i++) {
+		nc[i] = lay[i]->ncols;
+		if (!(p->live[i] =
+			  ast_alloc(&x->st->parena, (size_t)nc[i] + 1)))
+			return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		memset(p->live[i], 0, (size_t)nc[i] + 1);
+	}
+	/* the sink: group keys and arguments */
+	uint8_t *top = p->live[p->ns];
+	for (int k = 0; k < p->agg->ngroup + p->agg->naggs; k++) {
+		if (p->gcol[k] >= 0 && p->gcol[k] < nc[p->ns])
+			top[p->gcol[k]] = 1;
+		live_cx(p->gx[k], top, nc[p->ns]);
+	}
+	for (int i = p->ns - 1; i >= 0; i--) {
+		const pstage *s = &p->st[i];
+		uint8_t *out = p->live[i + 1], *in = p->live[i];
+		switch (s->kind) {
+		case PS_FILTER:
+			memcpy(in, out, (size_t)nc[i]);
+			live_cx(s->pred, in, nc[i]);
+			break;
+		case PS_PROJECT:
+			for (int c = 0; c < s->n->nexprs; c++) {
+				if (!out[c])
+					continue;
+				if (s->plain[c] >= 0)
+					in[s->plain[c]] = 1;
+				else
+					live_cx(s->ex[c], in, nc[i]);
+			}
+			break;
+		default: {
+			bool semi = join_semi(s->n->jtype);
+			int off = semi || s->sleft ? 0 : s->n->l->ncols;
+			if (semi && s->pred && !s->sleft) {
+				memset(in, 1, (size_t)nc[i]);
+				break;
+			}
+			/* the residual reads the pairs: non-semi joins emit
+			 * its columns too; a semi join's stream side of the
+			 * pair is its input */
+			live_cx(s->pred, semi ? in : out,
+				semi ? nc[i] : nc[i + 1]);
+			for (int c = 0; c < nc[i]; c++)
+				in[c] |= out[c + off];
+			for (int k = 0; k < s->n->nkeys; k++)
+				live_cx(s->ex[k], in, nc[i]);
+		}
+		}
+	}
+	return GPMDB_OK;
+}
 
 /* pipe_run, pipe_run_topn (topn: n is the SORT) and, with sh, pipe_plan */
 static int pipe_node(exec_ctx *x, pnode *n, bool topn, uint64_t keep, rel **out,

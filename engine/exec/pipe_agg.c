@@ -547,7 +547,7 @@ int sink_agg(pthr *t, const rel *b)
 		if (!k)
 			return GPMDB_OK;
 		if (k < m) {
-			pipe_gather(t->kfb, b, sel, k);
+			pipe_gather(t->kfb, b, sel, k, NULL);
 			b = t->kfb;
 			m = k;
 			if ((rc = sink_eval(t, b, 0, ng)))

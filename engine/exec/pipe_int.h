@@ -83,6 +83,9 @@ typedef struct pipe {
 	int *gcol;	    /* AGG: the input column each one is, or -1 */
 	struct pgroups *kf; /* AGG: only groups with these keys, or NULL */
 	etype aty[128];	    /* AGG: argument types */
+	/* the columns of batch b[i] that a later stage or the sink reads
+	 * (pipe_live), or NULL: all; the others are not written */
+	uint8_t *live[PIPE_MAX + 1];
 	/* morsels: (tablet, first row) of a scan, or a relation's rows */
 	stg_tablet_view *tv;
 	uint32_t ntab;
@@ -196,8 +199,10 @@ void *pipe_zalloc(size_t n);
 /* A batch relation of n's layout (no accounting: bounded, per thread). */
 rel *pipe_batch(const pnode *n);
 void pipe_reset(rel *r);
-/* Rows idx[0..m) of src into dst (same layout), text referenced. */
-void pipe_gather(rel *dst, const rel *src, const uint32_t *idx, uint32_t m);
+/* Rows idx[0..m) of src into dst (same layout), text referenced; live:
+ * the columns to copy, or NULL for all. */
+void pipe_gather(rel *dst, const rel *src, const uint32_t *idx, uint32_t m,
+		 const uint8_t *live);
 /* Records the thread's first error; returns rc. */
 int pipe_fail(pthr *t, int rc, const char *msg);
 /* Stores v into column c of r (rows 0..n), converting; text copied
