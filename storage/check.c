@@ -446,6 +446,21 @@ static void check_catalog(chk *c)
 		       (unsigned long long)last);
 }
 
+/* The zone table (zones.c): an extent of its own. */
+static void check_zones(chk *c)
+{
+	stg_pool *p = c->p;
+	stg_root *r = pool_root(p);
+
+	if (r->zt_off == 0 && r->zt_zones == 0)
+		return;
+	/* fewer zones than the pool's is fine: the pool grew since, and
+	 * zones past the table count as changed */
+	(void)p;
+	claim(c, r->zt_off, (r->zt_zones + 1) * 8, owner_new(c, "zone table"),
+	      false);
+}
+
 static void check_bitmap(chk *c)
 {
 	stg_pool *p = c->p;
@@ -516,6 +531,7 @@ int stg_check(stg_pool *p, char **out)
 	if (c.nprob == 0 && !c.oom) {
 		check_log(&c);
 		check_catalog(&c);
+		check_zones(&c);
 		check_pending_frees(&c);
 		check_bitmap(&c);
 	}
