@@ -12,7 +12,8 @@
  * keeps its sum; the copy either opens (integrity check ok, the same sum
  * and row count: a committed state) or is refused as an incomplete copy
  * with that message; after the kills the next backup completes it.  The
- * landings are counted: copies complete, copies refused.
+ * landings are counted: copies complete, copies refused.  A transfer
+ * keeps the total at the ends of the id range too (test_transfer_ends).
  */
 #include "../harness.h"
 #include "../sql_util.h"
@@ -59,6 +60,25 @@ static gpmdb *open_db(const char *p, bool create)
 	return db;
 }
 
+/* One transfer, for ids a and b in [1, ROWS]: +3 on a and -3 on b, then
+ * +1 and -1 on 301 rows each from 1 + a / 2 and 1 + b / 2 (ending at
+ * most at 16685 <= ROWS).  Every range names 301 existing rows, so a
+ * committed transfer keeps the total.  (The first version of this test
+ * began the ranges at a / 2: for a = 1 or b = 1 a range began at id 0,
+ * which no row has, and that transaction changed the total by 1 with no
+ * crash at all; test_transfer_ends checks the ends.) */
+static void transfer_sql(char *sql, size_t n, int a, int b)
+{
+	int la = 1 + a / 2, lb = 1 + b / 2;
+
+	snprintf(sql, n,
+		 "BEGIN; UPDATE t SET v = v + 3 WHERE id = %d; UPDATE t SET "
+		 "v = v - 3 WHERE id = %d; UPDATE t SET v = v + 1 WHERE id "
+		 "BETWEEN %d AND %d; UPDATE t SET v = v - 1 WHERE id BETWEEN "
+		 "%d AND %d; COMMIT",
+		 a, b, la, la + 300, lb, lb + 300);
+}
+
 /* The child: transfers and backups until killed. */
 static int child(bool ckpt)
 {
@@ -79,13 +99,7 @@ static int child(bool ckpt)
 			int a = 1 + (int)(rand_r(&seed) % ROWS);
 			int b = 1 + (int)(rand_r(&seed) % ROWS);
 
-			snprintf(sql, sizeof(sql),
-				 "BEGIN; UPDATE t SET v = v + 3 WHERE id = "
-				 "%d; UPDATE t SET v = v - 3 WHERE id = %d; "
-				 "UPDATE t SET v = v + 1 WHERE id BETWEEN %d "
-				 "AND %d; UPDATE t SET v = v - 1 WHERE id "
-				 "BETWEEN %d AND %d; COMMIT",
-				 a, b, a / 2, a / 2 + 300, b / 2, b / 2 + 300);
+			transfer_sql(sql, sizeof(sql), a, b);
 			if (su_exec(db, sql))
 				return 4;
 		}
@@ -107,10 +121,10 @@ static int child(bool ckpt)
 
 static const char *SUMQ = "SELECT count(*) || ':' || sum(v) FROM t";
 
-static void run_case(bool ckpt)
+/* A new database at path holding t: ids 1..ROWS, v = 100 each; its
+ * count and total in want. */
+static gpmdb *make_table(char *want, size_t n)
 {
-	int complete = 0, refused = 0, early = 0;
-	char want[600];
 	gpmdb *db;
 
 	rm_db(path);
@@ -118,7 +132,7 @@ static void run_case(bool ckpt)
 	db = open_db(path, true);
 	CHECK(db != NULL);
 	if (!db)
-		return;
+		return NULL;
 	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v INT); "
 			     "INSERT INTO t VALUES (1, 100)"),
 		 GPMDB_OK);
@@ -126,7 +140,41 @@ static void run_case(bool ckpt)
 		CHECK_RC(su_exec(db, "INSERT INTO t SELECT id + (SELECT "
 				     "max(id) FROM t), 100 FROM t"),
 			 GPMDB_OK);
-	snprintf(want, sizeof(want), "%s", su_scalar(db, SUMQ));
+	snprintf(want, n, "%s", su_scalar(db, SUMQ));
+	CHECK(!strcmp(want, "32768:3276800"));
+	return db;
+}
+
+/* The children's transfers keep the total at the ends of the id range
+ * too, with no crash: the invariant the kills check is the test's own. */
+static void test_transfer_ends(void)
+{
+	static const int ends[][2] = {{1, ROWS},     {ROWS, 1},	   {1, 1},
+				      {2, ROWS - 1}, {ROWS, ROWS}, {3, 2}};
+	char want[600], sql[600];
+	gpmdb *db = make_table(want, sizeof(want));
+
+	if (!db)
+		return;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		transfer_sql(sql, sizeof(sql), ends[i][0], ends[i][1]);
+		CHECK_RC(su_exec(db, sql), GPMDB_OK);
+		CHECKF(!strcmp(su_scalar(db, SUMQ), want),
+		       "a=%d b=%d: total %s, want %s", ends[i][0], ends[i][1],
+		       su_scalar(db, SUMQ), want);
+	}
+	gpmdb_close(db);
+	rm_db(path);
+}
+
+static void run_case(bool ckpt)
+{
+	int complete = 0, refused = 0, early = 0;
+	char want[600];
+	gpmdb *db = make_table(want, sizeof(want));
+
+	if (!db)
+		return;
 	/* a first complete copy: the children update it incrementally */
 	{
 		gpmdb_backup *bk = gpmdb_backup_init(copy, db, NULL);
@@ -233,6 +281,7 @@ int main(int argc, char **argv)
 		 (int)getpid());
 	snprintf(copy, sizeof(copy), "/tmp/gpmdb_crash_bk_%d.copy",
 		 (int)getpid());
+	TEST_RUN(test_transfer_ends);
 	TEST_RUN(test_kill_backup);
 	TEST_RUN(test_kill_checkpoint);
 	TEST_MAIN_END();
