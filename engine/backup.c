@@ -71,7 +71,8 @@ static void bk_ensure(stg_pool *p)
 	if (stg_read_begin(p) == GPMDB_OK) {
 		stg_zones_info(p, &z);
 		stg_read_end(p);
-		if (z.table && z.covered >= z.zones)
+		/* format version 1: no table, ever (storage/layout.h) */
+		if (!z.tracked || (z.table && z.covered >= z.zones))
 			return;
 	}
 	if (stg_begin(p) != GPMDB_OK)

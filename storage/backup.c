@@ -114,6 +114,9 @@ static int bk_write_sb(stg_backup *b, bool complete)
 	stg_superblock sb = b->p->sb;
 
 	memcpy(sb.magic, complete ? STG_SB_MAGIC : STG_SB_MAGIC_INCOMPLETE, 8);
+	/* a copy of a version 1 pool is a version 2 pool without a zone
+	 * table yet (layout.h): the upgrade */
+	sb.version = STG_FORMAT_VERSION;
 	memcpy(sb.uuid, b->uuid, 16);
 	sb.copy_magic = STG_COPY_MAGIC;
 	memcpy(sb.copy_src, b->p->sb.uuid, 16);
@@ -161,6 +164,15 @@ static int bk_classify(stg_backup *b, uint64_t size)
 	if (inc_marker && sb.copy_gen == 0) {
 		snprintf(b->why, sizeof(b->why),
 			 "%s is a full copy that was cut short", b->dest);
+		return GPMDB_OK;
+	}
+	if (!z.tracked) {
+		snprintf(b->why, sizeof(b->why),
+			 "the changes since %s was made are not tracked "
+			 "(this database has format version %u, made by an "
+			 "older gpmdb; a copy of it has version %u and "
+			 "tracks them)",
+			 b->dest, z.version, STG_FORMAT_VERSION);
 		return GPMDB_OK;
 	}
 	if (!z.table || sb.copy_zt_id != z.id || sb.copy_gen < z.since) {

@@ -23,13 +23,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STG_SB_MAGIC	   "GPMDBPL1"
-#define STG_FORMAT_VERSION 1u
-#define STG_SB_SIZE	   4096u
-#define STG_SB_CRC_OFF	   4092u
-#define STG_ROOT_SIZE	   4096u
-#define STG_MIN_CHUNK	   4096ull
-#define STG_MAX_CHUNKS	   (1ull << 20)
+#define STG_SB_MAGIC "GPMDBPL1"
+/* Format versions: 1, the first; 2 adds the zone table (root.zt_*,
+ * zones.c) and a copy's identity (superblock copy_*, backup.c).  This
+ * build opens both and makes version 2.  A pool of version 1 never gets
+ * a zone table: a build of version 1 would go on writing it without
+ * stamping zones, and incremental copies would miss those changes.  Its
+ * copies (.backup, VACUUM INTO, checkpoints) are written as version 2,
+ * which is the way to upgrade it.  Builds of version 1 refuse version 2
+ * ("format version 2 is not supported"). */
+#define STG_FORMAT_VERSION     2u
+#define STG_FORMAT_VERSION_MIN 1u
+#define STG_FORMAT_ZONES       2u /* the first version with zone tables */
+#define STG_SB_SIZE	       4096u
+#define STG_SB_CRC_OFF	       4092u
+#define STG_ROOT_SIZE	       4096u
+#define STG_MIN_CHUNK	       4096ull
+#define STG_MAX_CHUNKS	       (1ull << 20)
 
 /* ---- Superblock (immutable) ------------------------------------------- */
 

@@ -445,12 +445,14 @@ static int validate_file(stg_pool *p, int fd)
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database: %s (bad magic)",
 				p->path);
-	if (p->sb.version != STG_FORMAT_VERSION)
+	if (p->sb.version < STG_FORMAT_VERSION_MIN ||
+	    p->sb.version > STG_FORMAT_VERSION)
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database this build can "
 				"read: %s: format version %u is not supported "
-				"(this build reads version %u)",
-				p->path, p->sb.version, STG_FORMAT_VERSION);
+				"(this build reads versions %u to %u)",
+				p->path, p->sb.version, STG_FORMAT_VERSION_MIN,
+				STG_FORMAT_VERSION);
 	if (sb_crc(&p->sb) != p->sb.crc)
 		return pool_err(p, GPMDB_CORRUPT,
 				"database disk image is malformed: %s: "

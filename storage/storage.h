@@ -520,6 +520,8 @@ int stg_backup_finish(stg_backup *b);
  * transaction that last wrote them.  ensure (inside a transaction) makes it or
  * grows it to the pool's size; mark stamps a range that a GPU kernel writes. */
 typedef struct {
+	bool tracked;	    /* the format has zone tables (version >= 2) */
+	uint32_t version;   /* the pool's format version */
 	bool table;	    /* a zone table exists */
 	uint64_t zone_size; /* STG_ZONE_SIZE */
 	uint64_t zones;	    /* zones of the pool */

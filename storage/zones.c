@@ -30,6 +30,13 @@
  * zt_since is its counter when made: a copy made before is copied
  * in full.  zt_id is random per table: a copy names the table whose
  * stamps describe it.
+ *
+ * Only pools of format version 2 or later have a table (layout.h): a
+ * build of version 1 can write a pool of version 1 and stamps nothing,
+ * so a table there could say "unchanged" of a zone it changed.  In a
+ * pool of version 1 the table is never made, a table found there (made by
+ * a build that did not yet bump the version) is ignored, and every copy
+ * is full.
  */
 #include <string.h>
 #include <sys/random.h>
@@ -54,7 +61,8 @@ uint64_t *zone_table(const stg_pool *p, uint64_t *nzones)
 	uint64_t off = r->zt_off, n = r->zt_zones;
 
 	*nzones = 0;
-	if (off == 0 || n == 0 || off < p->sb.data_off || off > p->map_len ||
+	if (p->sb.version < STG_FORMAT_ZONES || off == 0 || n == 0 ||
+	    off < p->sb.data_off || off > p->map_len ||
 	    n >= (p->map_len - off) / 8)
 		return NULL;
 	*nzones = n;
@@ -131,6 +139,14 @@ int stg_zones_ensure(stg_pool *p)
 	rc = pool_check_writable(p);
 	if (rc != GPMDB_OK)
 		return rc;
+	if (p->sb.version < STG_FORMAT_ZONES)
+		return pool_err(p, GPMDB_ERROR,
+				"%s has format version %u (made by an older "
+				"gpmdb, which does not track changed zones): "
+				"it gets no zone table, so its backups are "
+				"full; a copy of it (.backup, VACUUM INTO) has "
+				"version %u and tracks them",
+				p->path, p->sb.version, STG_FORMAT_VERSION);
 	r = pool_root(p);
 	need = zone_count(r->pool_size);
 	old = zone_table(p, &old_n);
@@ -186,6 +202,8 @@ void stg_zones_info(stg_pool *p, stg_zones *out)
 	uint64_t n;
 
 	memset(out, 0, sizeof(*out));
+	out->tracked = p->sb.version >= STG_FORMAT_ZONES;
+	out->version = p->sb.version;
 	out->zone_size = STG_ZONE_SIZE;
 	out->zones = zone_count(r->pool_size);
 	if ((t = zone_table(p, &n)) != NULL) {

@@ -13,6 +13,9 @@
  * checkpoint pragmas, on demand and from their thread; and a process
  * killed after a checkpoint whose pool is then deleted (power loss on
  * /dev/shm): the checkpoint file holds the last completed checkpoint.
+ * A pool of format version 1 (an older gpmdb's) opens and works, never
+ * gets a zone table (its backups are full, saying why), and its copy has
+ * version 2 and takes incremental backups.
  */
 #include "harness.h"
 #include "sql_util.h"
@@ -30,6 +33,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include "../storage/layout.h"
 
 static char path[300], copy[300], copy2[300], self[4096];
 
@@ -225,6 +231,83 @@ static void test_incremental_equals_full(void)
 		CHECK_RC(gpmdb_close(db), GPMDB_OK);
 		rm_paths();
 	}
+}
+
+/* The superblock and root of file f (false when unreadable). */
+static bool read_sb(const char *f, stg_superblock *sb, stg_root *r)
+{
+	int fd = open(f, O_RDONLY);
+	bool ok = fd >= 0 &&
+		  pread(fd, sb, sizeof(*sb), 0) == (ssize_t)sizeof(*sb) &&
+		  pread(fd, r, sizeof(*r), (off_t)sb->root_off) ==
+		      (ssize_t)sizeof(*r);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A pool of format version 1, as an older gpmdb made it: no zone table,
+ * never given one; full backups with the reason; its copy is version 2
+ * and is backed up incrementally. */
+static void test_format_version1(void)
+{
+	char buf[600], want[600];
+	gpmdb_backup_stat bs;
+	stg_superblock sb;
+	stg_root r;
+	gpmdb *db;
+	int fd;
+
+	set_paths("v1", 0);
+	if (!(db = open_db(path, 0)))
+		return;
+	fill(db, 10);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	CHECK(read_sb(path, &sb, &r));
+	CHECK(sb.version == STG_FORMAT_VERSION && r.zt_off == 0);
+	/* version 1, as made by a build before the zone table */
+	sb.version = 1;
+	sb.crc = (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF);
+	fd = open(path, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	if (fd >= 0)
+		close(fd);
+	if (!(db = open_db(path, 0)))
+		return;
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 2 WHERE id <= 100"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK(!bs.incremental);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id <= 10"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(!bs.incremental && strstr(bs.why_full, "format version 1"),
+	       "%d %s", bs.incremental, bs.why_full);
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"));
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	/* still version 1, still no table: an older build may write it */
+	CHECK(read_sb(path, &sb, &r));
+	CHECK(sb.version == 1 && r.zt_off == 0 && r.zt_zones == 0);
+	/* the copy: version 2, the same rows, and incremental backups */
+	CHECK(read_sb(copy, &sb, &r));
+	CHECK(sb.version == STG_FORMAT_VERSION);
+	CHECK(sb.crc ==
+	      (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF));
+	CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+	if (!(db = open_db(copy, 0)))
+		return;
+	CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id <= 10"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+	CHECKF(bs.incremental && bs.zones_copied < bs.zones_total, "%d %s",
+	       bs.incremental, bs.why_full);
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK(!strcmp(q(copy2, SUM, buf, sizeof(buf)), want));
+	gpmdb_close(db);
+	rm_paths();
 }
 
 static void test_not_a_copy(void)
@@ -533,6 +616,7 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	TEST_RUN(test_incremental_equals_full);
+	TEST_RUN(test_format_version1);
 	TEST_RUN(test_not_a_copy);
 	TEST_RUN(test_incomplete);
 	TEST_RUN(test_full_disk);
