@@ -82,6 +82,10 @@ $(BUILD)/bench_kv: LDLIBS += -ldl
 # docs/benchmarks.md "Concurrency").
 PROGS += $(BUILD)/bench_conc
 $(BUILD)/bench_conc_SRC := tpc/bench_conc.c
+# bench_backup: full and incremental backups, a writer beside a backup
+# (storage/backup.c, docs/benchmarks.md "Backups").
+PROGS += $(BUILD)/bench_backup
+$(BUILD)/bench_backup_SRC := tpc/bench_backup.c
 # bench_index: CREATE INDEX and the bound-key probe, CPU and GPU beside
 # SQLite and DuckDB (tpc/index, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_index

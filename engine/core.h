@@ -75,6 +75,8 @@ struct gpmdb {
 	int progress_count;
 	/* the phases of the last INSERT/UPDATE/DELETE (write_phases.c) */
 	wp_acc wp;
+	/* PRAGMA checkpoint_* (backup.c): settings, thread, last result */
+	struct db_ckpt *ckpt;
 };
 
 /* Evaluation frame of an outer query row, for correlated subqueries. */

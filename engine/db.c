@@ -133,6 +133,7 @@ int gpmdb_close(gpmdb *db)
 
 	if (!db)
 		return GPMDB_OK;
+	ckpt_close(db); /* its thread reads the file through its own pool */
 	if (db->pool) {
 		if (stg_in_txn(db->pool))
 			stg_rollback(db->pool);

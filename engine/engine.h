@@ -54,6 +54,13 @@ int ixsql_index_info(gpmdb *db, rel *r, const char *index, bool xinfo);
 int ixsql_reindex(gpmdb_stmt *st, ast_stmt *s, bool check_only);
 /* backup.c: VACUUM [main] INTO 'file' (plain VACUUM: an error saying so). */
 int vacuum_exec(gpmdb_stmt *st, ast_stmt *s);
+/* PRAGMA checkpoint, checkpoint_file, checkpoint_interval,
+ * checkpoint_status (backup.c); ckpt_close stops the thread. */
+typedef struct db_ckpt db_ckpt;
+bool ckpt_is_pragma(const char *name);
+int ckpt_pragma_columns(ast_stmt *s, const char ***names);
+int ckpt_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out);
+void ckpt_close(gpmdb *db);
 int stmt_add_cx(gpmdb_stmt *st, cexpr *c);
 int stmt_add_hold(gpmdb_stmt *st, rel *r);
 int stmt_own(gpmdb_stmt *st, void *p);

@@ -35,6 +35,8 @@ int pragma_columns(ast_stmt *s, const char ***names)
 	if (gc < 0) /* gpu_persist*, gpu_write_*, recovery_stats */
 		gc = bgpu_pragma_columns(s, names);
 
+	if (gc < 0 && ckpt_is_pragma(s->name)) /* checkpoint*: backup.c */
+		gc = ckpt_pragma_columns(s, names);
 	if (gc >= 0)
 		return gc;
 	if (!strcasecmp(s->name, "table_info")) {
@@ -403,6 +405,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		return exec_gpu_pragma(st, s, v, out);
 	if (bgpu_is_pragma(s->name)) /* GPU writes: batch_gpu.c */
 		return bgpu_pragma(st, s, v, out);
+	if (ckpt_is_pragma(s->name)) /* checkpoints: backup.c */
+		return ckpt_pragma(st, s, v, out);
 	if (!strcasecmp(s->name, "gpu")) {
 		/* .stats's name for gpu_info: the device, or why there is
 		 * none (exec_gpu.c serialises GPU calls) */

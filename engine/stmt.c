@@ -604,6 +604,10 @@ static int view_begin(gpmdb_stmt *st, ast_stmt *s, bool *snap)
 	if (s->kind == AST_STMT_BEGIN || s->kind == AST_STMT_COMMIT ||
 	    s->kind == AST_STMT_ROLLBACK)
 		return GPMDB_OK;
+	/* a checkpoint reads through a connection of its own, and a
+	 * snapshot here would keep its zone-table transaction out */
+	if (s->kind == AST_STMT_PRAGMA && ckpt_is_pragma(s->name))
+		return GPMDB_OK;
 	if (stg_in_txn(db->pool)) {
 		/* the writer's own view */
 	} else if (writes && !stg_pool_readonly(db->pool)) {

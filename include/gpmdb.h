@@ -148,21 +148,46 @@ void gpmdb_interrupt(gpmdb *db);
 
 /*
  * Online backup in the shape of SQLite's: a copy of src (schema "main" or
- * NULL) in the new file dest_file, taken in steps.  The copy is the
- * committed state when gpmdb_backup_init ran (a read snapshot of a
- * connection of its own, held until gpmdb_backup_finish): in msync mode
- * other connections keep writing meanwhile; in pmem mode their writes
- * wait for the backup to finish.  gpmdb_backup_step copies npages pages
- * (npages < 0: all) and returns GPMDB_OK while pages are left, GPMDB_DONE
- * once all are copied, or an error.  gpmdb_backup_finish makes a
- * complete copy durable with its header written last (a copy cut short
- * never opens), removes an incomplete one, frees the handle and returns
- * the backup's first error or GPMDB_OK.  init returns NULL on an error,
- * with the message in src (gpmdb_errmsg).  dest_file must not exist.
+ * NULL) in dest_file, taken in steps through a connection of its own.
+ * The copy is one committed state of src: in msync mode the state when
+ * gpmdb_backup_init ran (other connections keep writing meanwhile); in
+ * pmem mode the steps copy while writers go on and the last step copies
+ * the zones they changed meanwhile under a snapshot, so the copy is the
+ * state at that last step and writers wait only for it.
+ *
+ * dest_file may be new (created), an earlier copy of this database made
+ * by a backup, VACUUM INTO or a checkpoint and unchanged since (then only
+ * the 64 KiB zones changed since that copy are written: an incremental
+ * backup), or another gpmdb database or incomplete copy (overwritten by
+ * a full copy); anything else is refused.  GPMDB_BACKUP_FULL asks for a
+ * full copy in any case; gpmdb_backup_status says which it is and why.
+ *
+ * gpmdb_backup_step copies npages pages (npages < 0: all) and returns
+ * GPMDB_OK while pages are left, GPMDB_DONE once all are copied, or an
+ * error.  gpmdb_backup_finish makes a complete copy durable with its
+ * header written last (a copy cut short is refused at open as an
+ * incomplete copy), removes an incomplete one that it created (an old
+ * copy rewritten in part stays, marked incomplete, and the next backup
+ * to it completes it), frees the handle and returns the backup's first
+ * error or GPMDB_OK.  init returns NULL on an error, with the message in
+ * src (gpmdb_errmsg).
  */
 typedef struct gpmdb_backup gpmdb_backup;
+#define GPMDB_BACKUP_FULL 1 /* gpmdb_backup_init_v2: never incremental */
 gpmdb_backup *gpmdb_backup_init(const char *dest_file, gpmdb *src,
 				const char *src_name);
+gpmdb_backup *gpmdb_backup_init_v2(const char *dest_file, gpmdb *src,
+				   const char *src_name, int flags);
+typedef struct {
+	int incremental;	 /* 1: only zones changed since the copy */
+	long long zones_total;	 /* zones of the source */
+	long long zones_copied;	 /* distinct zones written so far */
+	long long bytes_written; /* all passes */
+	long long zone_size;	 /* bytes (65536) */
+	int passes;		 /* passes over the changed zones */
+	char why_full[300];	 /* a full copy: why not incremental */
+} gpmdb_backup_stat;
+int gpmdb_backup_status(gpmdb_backup *b, gpmdb_backup_stat *out);
 int gpmdb_backup_step(gpmdb_backup *b, int npages);
 int gpmdb_backup_remaining(gpmdb_backup *b);
 int gpmdb_backup_pagecount(gpmdb_backup *b);

@@ -22,8 +22,9 @@ static const struct dot_help {
 	const char *text;
 } dot_help[] = {
     {"backend", ".backend [auto|cpu|gpu]", "Show or set the backend"},
-    {"backup", ".backup [main] FILE",
-     "Write a copy of the database to the new FILE (VACUUM INTO)"},
+    {"backup", ".backup [--full] [main] FILE",
+     "Copy the database to FILE (only the changes when FILE is an earlier "
+     "copy)"},
     {"bail", ".bail on|off", "Stop after hitting an error"},
     {"changes", ".changes on|off", "Show number of rows changed by SQL"},
     {"dump", ".dump [TABLE]", "Render database content as SQL"},
@@ -497,35 +498,47 @@ static void ixrows_free(struct ixrows *l)
 /* .indexes [TABLE]: the names, as sqlite3 prints them; .indexes --bytes
  * [TABLE]: one line per index with its table, origin (c, u, pk), entries
  * and size in bytes. */
-/* .backup [main] FILE and .save FILE: VACUUM INTO 'FILE'. */
+/* .backup [--full] [main] FILE and .save FILE: the backup API.  Onto an
+ * earlier copy of this database only the zones changed since are copied
+ * (says "incremental: N of M zones copied"); else a full copy, and why. */
 static int dot_backup(struct shell *sh, int argc, char **argv)
 {
-	const char *file = argc == 2 ? argv[1] : argc == 3 ? argv[2] : NULL;
-	char *msg = NULL, *sql, *o;
+	int full = argc > 1 && !strcmp(argv[1], "--full");
+	int n = argc - full;
+	const char *file = n == 2   ? argv[1 + full]
+			   : n == 3 ? argv[2 + full]
+				    : NULL;
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
 	int rc;
 
-	if (!file || (argc == 3 && strcmp(argv[1], "main"))) {
+	if (!file || (n == 3 && strcmp(argv[1 + full], "main"))) {
 		usage_error(sh, "backup");
 		return 1;
 	}
-	/* the name as an SQL string: quotes doubled */
-	sql = malloc(strlen("VACUUM INTO ''") + 2 * strlen(file) + 1);
-	if (!sql)
-		return 1;
-	o = sql + sprintf(sql, "VACUUM INTO '");
-	for (const char *p = file; *p; p++) {
-		if (*p == '\'')
-			*o++ = '\'';
-		*o++ = *p;
-	}
-	strcpy(o, "'");
-	rc = gpmdb_exec(sh->db, sql, NULL, NULL, &msg);
-	free(sql);
-	if (rc != GPMDB_OK) {
-		shell_error(sh, "Error: %s", msg ? msg : gpmdb_errmsg(sh->db));
-		gpmdb_free(msg);
+	bk = gpmdb_backup_init_v2(file, sh->db, "main",
+				  full ? GPMDB_BACKUP_FULL : 0);
+	if (!bk) {
+		shell_error(sh, "Error: %s", gpmdb_errmsg(sh->db));
 		return 1;
 	}
+	rc = gpmdb_backup_step(bk, -1);
+	memset(&bs, 0, sizeof(bs));
+	gpmdb_backup_status(bk, &bs);
+	if (rc == GPMDB_DONE)
+		rc = gpmdb_backup_finish(bk);
+	else
+		(void)gpmdb_backup_finish(bk);
+	if (rc != GPMDB_OK && rc != GPMDB_DONE) {
+		shell_error(sh, "Error: %s", gpmdb_errmsg(sh->db));
+		return 1;
+	}
+	if (bs.incremental)
+		fprintf(sh->out, "incremental: %lld of %lld zones copied\n",
+			bs.zones_copied, bs.zones_total);
+	else
+		fprintf(sh->out, "full copy: %lld zones (%s)\n",
+			bs.zones_copied, bs.why_full);
 	return 0;
 }
 

@@ -1,37 +1,83 @@
 /*
- * backup.c - a copy of the pool's committed state in a new file (VACUUM
- * INTO, the shell's .backup, gpmdb_backup_*: in steps of pages).
+ * backup.c - copies of the pool's committed state in a file: VACUUM INTO,
+ * the shell's .backup, gpmdb_backup_*, checkpoints; full or incremental.
  *
- * Outside a transaction the mapping holds exactly the committed state in
- * both durability modes (msync mode's private pages are committed pages
- * not yet dropped, and its log region an empty log), so the copy is the
- * mapping's bytes up to the pool size.  Everything but the superblock is
- * written and fdatasynced first, the superblock last: a copy cut short
- * has none and is refused at open ("file is not a gpmdb database"), never
- * misread.  The destination must not exist (as SQLite's VACUUM INTO); on
- * any error it is removed and the database is untouched.  The caller
- * holds a read snapshot from begin to finish (lock.c), so that the
- * mapping is one committed state while writers go on.
+ * A copy is the pool's bytes up to its size, taken from a committed
+ * state.  Its superblock is the source's with an identity of its own: a
+ * new uuid, and the source's uuid, zone table id and zone counter that
+ * it holds (copy_* in layout.h).  A backup onto a file that is such a
+ * copy of this database, unchanged since (its zone table's counter is
+ * the one copied, no <copy>-wal), made while this zone table existed,
+ * copies only the zones stamped after the counter it holds (zones.c):
+ * the incremental backup.  Anything else that is a gpmdb file is overwritten
+ * by a full copy, and the reason is kept (stg_backup_get_info).
+ *
+ * Order of writes: the destination's superblock first becomes an
+ * "incomplete copy" marker (STG_SB_MAGIC_INCOMPLETE, refused at open with
+ * its own message) and is fdatasynced; then the zones; fdatasync; then
+ * the real superblock; fdatasync.  A copy cut short, by an error or a
+ * kill, never opens as a database.  An incomplete incremental copy keeps
+ * the counter it was updating from, so the next backup resumes it
+ * incrementally (every zone it had begun to rewrite is stamped after
+ * that counter, so it is rewritten again).
+ *
+ * Snapshots.  With the caller holding a read snapshot (VACUUM INTO, an
+ * in-memory pool), one pass copies it.  Otherwise the backup takes them
+ * itself: in msync mode one snapshot from begin to finish (writers go on
+ * beside it); in pmem mode, where a snapshot keeps writers out, passes
+ * copy without one (fuzzy: writers go on) and each next pass copies the
+ * zones stamped since the previous pass began, until few remain; the
+ * last pass runs under a snapshot, so the copy is that snapshot's state
+ * and writers wait only for that pass (pre-copy, as live migrations do).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "internal.h"
 
-#define BK_CHUNK (64ull << 20)
+#define BK_PIECE       (16ull << 20) /* one pwrite */
+#define BK_MAX_PASSES  4	     /* fuzzy passes before the last */
+#define BK_FINAL_BYTES (8ull << 20)  /* few enough to copy under a snapshot */
+#define BK_LOCK_CONN   (1ll << 62)   /* lock.c's CONN byte */
+
+typedef struct {
+	uint64_t off, end;
+} bk_run;
 
 struct stg_backup {
 	stg_pool *p;
 	char *dest;
 	int fd;
-	uint64_t size; /* bytes to copy: the pool's size */
-	uint64_t next; /* the next byte to copy ([0, STG_SB_SIZE) last) */
-	int rc;	       /* the first error (the copy is removed at finish) */
+	bool created;	  /* the file is ours: removed unless complete */
+	bool held;	  /* the caller holds the snapshot */
+	bool snap;	  /* this backup holds a snapshot now */
+	bool precopy;	  /* passes without a snapshot first (pmem mode) */
+	bool final;	  /* the current pass is the snapshot's */
+	bool done;	  /* every pass done */
+	bool incremental; /* zones since base_gen only */
+	uint64_t base_gen;
+	uint8_t uuid[16];  /* the copy's own */
+	uint64_t size;	   /* the pool's size (this pass) */
+	uint64_t dsize;	   /* bytes the destination holds */
+	uint64_t pass_gen; /* the zone counter when this pass began */
+	uint64_t zt_id;	   /* the source's zone table */
+	bk_run *runs;	   /* this pass: byte ranges to copy */
+	size_t nruns, cap_runs, ri;
+	uint64_t roff; /* progress in runs[ri] */
+	uint64_t pass_bytes, pass_done, prev_bytes;
+	uint8_t *copied; /* a bit per zone written */
+	uint64_t copied_cap, copied_n, bytes_written; /* zones the bits hold */
+	int passes;
+	char why[300]; /* why a full copy */
+	int rc;	       /* the first error */
 };
 
 /* A failed copy: the error said (pool_err_io); finish removes it. */
@@ -47,15 +93,283 @@ static int bk_write(int fd, const char *src, uint64_t n, uint64_t off)
 	return pool_pwrite_full(fd, src, (size_t)n, (off_t)off) ? errno : 0;
 }
 
-int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out)
+static uint32_t bk_crc(const stg_superblock *sb)
 {
+	return (uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF);
+}
+
+/* The zone table's counter in this view: the stamp of the last
+ * transaction the state holds (0: no table). */
+static uint64_t bk_gen(stg_pool *p)
+{
+	stg_zones z;
+
+	stg_zones_info(p, &z);
+	return z.gen;
+}
+
+/* The destination's superblock: complete (a database) or the marker. */
+static int bk_write_sb(stg_backup *b, bool complete)
+{
+	stg_superblock sb = b->p->sb;
+
+	memcpy(sb.magic, complete ? STG_SB_MAGIC : STG_SB_MAGIC_INCOMPLETE, 8);
+	/* a copy of a version 1 pool is a version 2 pool without a zone
+	 * table yet (layout.h): the upgrade */
+	sb.version = STG_FORMAT_VERSION;
+	memcpy(sb.uuid, b->uuid, 16);
+	sb.copy_magic = STG_COPY_MAGIC;
+	memcpy(sb.copy_src, b->p->sb.uuid, 16);
+	sb.copy_zt_id = b->zt_id;
+	sb.copy_gen =
+	    complete ? bk_gen(b->p) : (b->incremental ? b->base_gen : 0);
+	sb.copy_time = (uint64_t)time(NULL);
+	memset(sb.copy_pad, 0, sizeof(sb.copy_pad));
+	sb.crc = bk_crc(&sb);
+	return bk_write(b->fd, (const char *)&sb, sizeof(sb), 0);
+}
+
+/* Decides full or incremental from what dest holds (size bytes, its
+ * superblock in *sb).  GPMDB_OK, or an error when it is no gpmdb file. */
+static int bk_classify(stg_backup *b, uint64_t size)
+{
+	stg_pool *p = b->p;
+	stg_superblock sb;
+	stg_zones z;
+	char wal[4200];
+	struct stat st;
+	size_t got;
+	bool inc_marker, db;
+
+	if (size == 0) {
+		snprintf(b->why, sizeof(b->why), "%s is a new file", b->dest);
+		return GPMDB_OK;
+	}
+	if (size < STG_SB_SIZE ||
+	    pool_pread_full(b->fd, &sb, sizeof(sb), 0, &got) != 0 ||
+	    got != sizeof(sb))
+		goto foreign;
+	inc_marker = !memcmp(sb.magic, STG_SB_MAGIC_INCOMPLETE, 8);
+	db = !memcmp(sb.magic, STG_SB_MAGIC, 8);
+	if ((!inc_marker && !db) || bk_crc(&sb) != sb.crc)
+		goto foreign;
+	memcpy(b->uuid, sb.uuid, 16); /* kept when incremental */
+	stg_zones_info(p, &z);
+	if (sb.copy_magic != STG_COPY_MAGIC ||
+	    memcmp(sb.copy_src, p->sb.uuid, 16) != 0) {
+		snprintf(b->why, sizeof(b->why),
+			 "%s is not a copy of this database", b->dest);
+		return GPMDB_OK;
+	}
+	if (inc_marker && sb.copy_gen == 0) {
+		snprintf(b->why, sizeof(b->why),
+			 "%s is a full copy that was cut short", b->dest);
+		return GPMDB_OK;
+	}
+	if (!z.tracked) {
+		snprintf(b->why, sizeof(b->why),
+			 "the changes since %s was made are not tracked "
+			 "(this database has format version %u, made by an "
+			 "older gpmdb; a copy of it has version %u and "
+			 "tracks them)",
+			 b->dest, z.version, STG_FORMAT_VERSION);
+		return GPMDB_OK;
+	}
+	if (!z.table || sb.copy_zt_id != z.id || sb.copy_gen < z.since) {
+		snprintf(b->why, sizeof(b->why),
+			 "the changes since %s was made are not tracked (the "
+			 "zone table %s)",
+			 b->dest,
+			 !z.table		 ? "does not exist"
+			 : sb.copy_zt_id != z.id ? "was made again since"
+						 : "was made after it");
+		return GPMDB_OK;
+	}
+	if (sb.copy_gen > z.gen || sb.version != p->sb.version ||
+	    sb.root_off != p->sb.root_off || sb.log_off != p->sb.log_off ||
+	    sb.data_off != p->sb.data_off ||
+	    sb.chunk_size != p->sb.chunk_size) {
+		snprintf(b->why, sizeof(b->why),
+			 "%s is not an earlier state of this database",
+			 b->dest);
+		return GPMDB_OK;
+	}
+	if (db) {
+		/* its own table's counter moves when it is written to */
+		stg_root r;
+		uint64_t cnt = 0;
+
+		snprintf(wal, sizeof(wal), "%s-wal", b->dest);
+		if (pool_pread_full(b->fd, &r, sizeof(r), (off_t)sb.root_off,
+				    &got) != 0 ||
+		    got != sizeof(r) || r.zt_off == 0 ||
+		    pool_pread_full(b->fd, &cnt, sizeof(cnt), (off_t)r.zt_off,
+				    &got) != 0 ||
+		    got != sizeof(cnt) || cnt != sb.copy_gen ||
+		    (stat(wal, &st) == 0 && st.st_size > 0)) {
+			snprintf(b->why, sizeof(b->why),
+				 "%s was changed since it was copied", b->dest);
+			return GPMDB_OK;
+		}
+	}
+	b->incremental = true;
+	b->base_gen = sb.copy_gen;
+	b->why[0] = '\0';
+	return GPMDB_OK;
+foreign:
+	return pool_err(p, GPMDB_ERROR,
+			"%s exists and is not a gpmdb database or copy: not "
+			"overwritten",
+			b->dest);
+}
+
+static int bk_add_run(stg_backup *b, uint64_t off, uint64_t end)
+{
+	if (b->nruns && b->runs[b->nruns - 1].end == off) {
+		b->runs[b->nruns - 1].end = end;
+		return GPMDB_OK;
+	}
+	if (b->nruns == b->cap_runs) {
+		size_t cap = b->cap_runs ? b->cap_runs * 2 : 64;
+		bk_run *r = realloc(b->runs, cap * sizeof(*r));
+
+		if (r == NULL)
+			return pool_err(b->p, GPMDB_NOMEM, "out of memory");
+		b->runs = r;
+		b->cap_runs = cap;
+	}
+	b->runs[b->nruns].off = off;
+	b->runs[b->nruns].end = end;
+	b->nruns++;
+	return GPMDB_OK;
+}
+
+/* The next pass: zones stamped at or after since (all: every zone),
+ * from the state the pool is in now (the caller looked under a
+ * snapshot); the destination grown to the pool's size. */
+static int bk_plan(stg_backup *b, bool all, uint64_t since)
+{
+	stg_pool *p = b->p;
+	const stg_root *r = pool_root(p);
+	uint64_t n, zones, tlo = 0, thi = 0, *zt;
+	uint8_t *cp;
+	int rc = GPMDB_OK, err;
+
+	b->size = r->pool_size < p->map_len ? r->pool_size : p->map_len;
+	zones = zone_count(b->size);
+	zt = zone_table(p, &n);
+	if (zt) {
+		/* the table's own zones: its stamps describe the copy */
+		tlo = r->zt_off >> STG_ZONE_SHIFT;
+		thi = (r->zt_off + (n + 1) * 8 - 1) >> STG_ZONE_SHIFT;
+		b->zt_id = r->zt_id;
+		zt++; /* the stamps */
+	} else {
+		b->zt_id = 0;
+	}
+	if (zones + 8 > b->copied_cap) {
+		uint64_t cap = (zones + 8) * 2;
+
+		cp = realloc(b->copied, cap / 8);
+		if (cp == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		memset(cp + b->copied_cap / 8, 0, (cap - b->copied_cap) / 8);
+		b->copied = cp;
+		b->copied_cap = cap;
+	}
+	b->nruns = b->ri = 0;
+	b->roff = 0;
+	b->prev_bytes = b->pass_bytes;
+	b->pass_bytes = b->pass_done = 0;
+	for (uint64_t z = 0; z < zones && rc == GPMDB_OK; z++) {
+		uint64_t lo = z << STG_ZONE_SHIFT, hi = lo + STG_ZONE_SIZE;
+
+		if (!(all || zt == NULL || z >= n || z == 0 ||
+		      (z >= tlo && z <= thi) ||
+		      __atomic_load_n(&zt[z], __ATOMIC_RELAXED) > since))
+			continue;
+		if (hi > b->size)
+			hi = b->size;
+		if (lo < STG_SB_SIZE)
+			lo = STG_SB_SIZE; /* the superblock last */
+		if (lo < hi) {
+			rc = bk_add_run(b, lo, hi);
+			b->pass_bytes += hi - lo;
+		}
+	}
+	if (rc != GPMDB_OK)
+		return rc;
+	b->pass_gen = bk_gen(p);
+	b->passes++;
+	if (b->dsize < b->size) {
+		err = posix_fallocate(b->fd, (off_t)b->dsize,
+				      (off_t)(b->size - b->dsize));
+		if (err)
+			return bk_fail(b, "allocating", err);
+		b->dsize = b->size;
+	}
+	return GPMDB_OK;
+}
+
+static int bk_snap(stg_backup *b)
+{
+	int rc;
+
+	if (b->held || b->snap)
+		return GPMDB_OK;
+	rc = stg_read_begin(b->p);
+	if (rc == GPMDB_OK)
+		b->snap = true;
+	return rc;
+}
+
+static void bk_unsnap(stg_backup *b)
+{
+	if (b->snap)
+		stg_read_end(b->p);
+	b->snap = false;
+}
+
+/* After a pass: the next one, or done. */
+static int bk_next_pass(stg_backup *b)
+{
+	uint64_t since = b->pass_gen;
+	int rc;
+
+	if (b->final) {
+		b->done = true;
+		return GPMDB_OK;
+	}
+	rc = bk_snap(b);
+	if (rc == GPMDB_OK)
+		rc = bk_plan(b, false, since);
+	if (rc != GPMDB_OK)
+		return b->rc = rc;
+	/* few zones left, or passes that do not shrink: under the snapshot */
+	if (b->pass_bytes <= BK_FINAL_BYTES || b->passes > BK_MAX_PASSES ||
+	    b->pass_bytes * 2 > b->prev_bytes) {
+		b->final = true;
+		return GPMDB_OK;
+	}
+	bk_unsnap(b);
+	return GPMDB_OK;
+}
+
+int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
+		     stg_backup **out)
+{
+	stg_backup_opts none = {0};
 	stg_backup *b;
-	int fd, err;
+	struct stat st, pst;
+	struct flock fl;
+	int fd, err, rc;
 
 	if (out)
 		*out = NULL;
 	if (p == NULL || dest == NULL || !*dest || out == NULL)
 		return GPMDB_MISUSE;
+	if (o == NULL)
+		o = &none;
 	pool_clear_err(p);
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
@@ -69,11 +383,11 @@ int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out)
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	}
 	b->p = p;
-	b->size = pool_root(p)->pool_size;
-	if (b->size > p->map_len)
-		b->size = p->map_len;
-	b->next = STG_SB_SIZE;
-	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	b->fd = -1;
+	b->held = o->held || !p->lk.on;
+	fd = open(dest,
+		  O_RDWR | O_CREAT | O_CLOEXEC | (o->create_only ? O_EXCL : 0),
+		  0644);
 	if (fd < 0) {
 		err = errno;
 		free(b->dest);
@@ -86,48 +400,181 @@ int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out)
 				strerror(err));
 	}
 	b->fd = fd;
-	err = posix_fallocate(fd, 0, (off_t)b->size);
-	if (err) {
-		bk_fail(b, "allocating", err);
+	if (fstat(fd, &st) != 0) {
+		bk_fail(b, "reading", errno);
 		return stg_backup_finish(b);
 	}
+	b->created = st.st_size == 0;
+	if (!S_ISREG(st.st_mode)) {
+		b->created = false;
+		pool_err(p, GPMDB_CANTOPEN,
+			 "unable to write the output file %s: not a regular "
+			 "file",
+			 dest);
+		b->rc = p->errcode;
+		return stg_backup_finish(b);
+	}
+	if (p->fd >= 0 && fstat(p->fd, &pst) == 0 && pst.st_dev == st.st_dev &&
+	    pst.st_ino == st.st_ino) {
+		b->created = false;
+		b->rc = pool_err(p, GPMDB_ERROR,
+				 "cannot back up %s onto itself", p->path);
+		return stg_backup_finish(b);
+	}
+	/* nobody may have it open while it is rewritten: its openers wait */
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)BK_LOCK_CONN;
+	fl.l_len = 1;
+	if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+		b->created = false;
+		b->rc = pool_err(p, GPMDB_BUSY,
+				 "database is locked: %s is open by another "
+				 "connection; not overwritten",
+				 dest);
+		return stg_backup_finish(b);
+	}
+	b->dsize = (uint64_t)st.st_size;
+	rc = bk_snap(b);
+	if (rc == GPMDB_OK)
+		rc = bk_classify(b, b->dsize);
+	if (rc == GPMDB_OK && o->full && b->incremental) {
+		b->incremental = false;
+		snprintf(b->why, sizeof(b->why), "a full copy was asked for");
+	}
+	if (rc != GPMDB_OK) {
+		b->created = false;
+		b->rc = rc;
+		return stg_backup_finish(b);
+	}
+	if (!b->incremental) {
+		ssize_t n = getrandom(b->uuid, 16, GRND_NONBLOCK);
+
+		if (n != 16) { /* time and address still tell copies apart */
+			uint64_t t = (uint64_t)time(NULL), a = (uint64_t)b;
+
+			memcpy(b->uuid, &t, 8);
+			memcpy(b->uuid + 8, &a, 8);
+		}
+		b->uuid[6] = (uint8_t)((b->uuid[6] & 0x0f) | 0x40);
+		b->uuid[8] = (uint8_t)((b->uuid[8] & 0x3f) | 0x80);
+		if (!b->created) {
+			char wal[4200];
+
+			/* the old database's log would replay onto the copy */
+			snprintf(wal, sizeof(wal), "%s-wal", dest);
+			if (unlink(wal) != 0 && errno != ENOENT) {
+				bk_fail(b, "removing the old log of", errno);
+				return stg_backup_finish(b);
+			}
+		}
+	}
+	rc = bk_plan(b, !b->incremental, b->base_gen);
+	if (rc == GPMDB_OK && (err = bk_write_sb(b, false)) == 0 &&
+	    fdatasync(fd) != 0)
+		err = errno;
+	if (rc == GPMDB_OK && err)
+		rc = bk_fail(b, "writing", err);
+	if (rc != GPMDB_OK) {
+		b->rc = rc;
+		return stg_backup_finish(b);
+	}
+	/* pmem mode: the first passes without a snapshot (writers go on) */
+	b->precopy = !b->held && p->dur != STG_DUR_MSYNC;
+	if (b->precopy && b->pass_bytes > BK_FINAL_BYTES)
+		bk_unsnap(b);
+	else
+		b->final = true;
 	*out = b;
 	return GPMDB_OK;
 }
 
 int stg_backup_step(stg_backup *b, long long npages)
 {
-	uint64_t end, off;
-	int err = 0;
+	uint64_t want, got = 0, *po, *pn;
+	size_t np = 0, cap = 0;
+	int err = 0, rc;
 
 	if (b == NULL)
 		return GPMDB_MISUSE;
 	if (b->rc != GPMDB_OK)
 		return b->rc;
-	if (b->next >= b->size)
-		return GPMDB_DONE;
-	end = npages < 0 ||
-		      (uint64_t)npages >= (b->size - b->next) / STG_BACKUP_PAGE
-		  ? b->size
-		  : b->next + (uint64_t)npages * STG_BACKUP_PAGE;
-	/* everything but the superblock, on every core */
+	want = npages < 0 ? UINT64_MAX : (uint64_t)npages * STG_BACKUP_PAGE;
+	while (!b->done && got < want) {
+		if (b->ri >= b->nruns) {
+			rc = bk_next_pass(b);
+			if (rc != GPMDB_OK)
+				return rc;
+			continue;
+		}
+		/* this pass's pieces up to want, then written on all cores */
+		np = 0;
+		po = pn = NULL;
+		cap = 0;
+		while (b->ri < b->nruns && got < want) {
+			bk_run *r = &b->runs[b->ri];
+			uint64_t off = r->off + b->roff, n = r->end - off;
+
+			if (n > BK_PIECE)
+				n = BK_PIECE;
+			if (n > want - got)
+				n = want - got;
+			if (np == cap) {
+				cap = cap ? cap * 2 : 64;
+				po = realloc(po, cap * 8);
+				pn = realloc(pn, cap * 8);
+				if (po == NULL || pn == NULL) {
+					free(po);
+					free(pn);
+					return b->rc =
+						   pool_err(b->p, GPMDB_NOMEM,
+							    "out of memory");
+				}
+			}
+			po[np] = off;
+			pn[np++] = n;
+			got += n;
+			b->roff += n;
+			if (r->off + b->roff >= r->end) {
+				b->ri++;
+				b->roff = 0;
+			}
+		}
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : err)
-	for (off = b->next; off < end; off += BK_CHUNK) {
-		uint64_t n = end - off < BK_CHUNK ? end - off : BK_CHUNK;
-		err |=
-		    bk_write(b->fd, (const char *)pool_at(b->p, off), n, off);
+		for (size_t i = 0; i < np; i++)
+			err |=
+			    bk_write(b->fd, (const char *)pool_at(b->p, po[i]),
+				     pn[i], po[i]);
+		for (size_t i = 0; i < np && !err; i++) {
+			uint64_t z = po[i] >> STG_ZONE_SHIFT,
+				 z1 = (po[i] + pn[i] - 1) >> STG_ZONE_SHIFT;
+
+			for (; z <= z1; z++)
+				if (!(b->copied[z >> 3] & (1u << (z & 7)))) {
+					b->copied[z >> 3] |=
+					    (uint8_t)(1u << (z & 7));
+					b->copied_n++;
+				}
+			b->bytes_written += pn[i];
+			b->pass_done += pn[i];
+		}
+		free(po);
+		free(pn);
+		if (err)
+			return bk_fail(b, "writing", err);
 	}
-	if (err)
-		return bk_fail(b, "writing", err);
-	b->next = end;
-	return b->next >= b->size ? GPMDB_DONE : GPMDB_OK;
+	if (!b->done && b->ri >= b->nruns && b->final)
+		b->done = true;
+	return b->done ? GPMDB_DONE : GPMDB_OK;
 }
 
 uint64_t stg_backup_remaining(const stg_backup *b)
 {
-	return b && b->next < b->size
-		   ? (b->size - b->next + STG_BACKUP_PAGE - 1) / STG_BACKUP_PAGE
-		   : 0;
+	if (b == NULL || b->done)
+		return 0;
+	return (b->pass_bytes - b->pass_done + STG_BACKUP_PAGE - 1) /
+	       STG_BACKUP_PAGE;
 }
 
 uint64_t stg_backup_pagecount(const stg_backup *b)
@@ -135,32 +582,56 @@ uint64_t stg_backup_pagecount(const stg_backup *b)
 	return b ? (b->size + STG_BACKUP_PAGE - 1) / STG_BACKUP_PAGE : 0;
 }
 
+void stg_backup_get_info(const stg_backup *b, stg_backup_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (b == NULL)
+		return;
+	out->incremental = b->incremental;
+	out->zones = zone_count(b->size);
+	out->zones_copied = b->copied_n;
+	out->bytes_written = b->bytes_written;
+	out->passes = b->passes;
+	out->zone_size = STG_ZONE_SIZE;
+	snprintf(out->why_full, sizeof(out->why_full), "%s", b->why);
+}
+
 int stg_backup_finish(stg_backup *b)
 {
+	bool complete;
 	int rc, err = 0;
 
 	if (b == NULL)
 		return GPMDB_OK;
-	if (b->rc == GPMDB_OK && b->next >= b->size) {
+	complete = b->rc == GPMDB_OK && b->done;
+	if (complete) {
 		/* the superblock last: from here on the copy is a database */
 		if (fdatasync(b->fd) != 0)
 			err = errno;
+		if (!err && b->dsize > b->size &&
+		    ftruncate(b->fd, (off_t)b->size) != 0)
+			err = errno;
 		if (!err)
-			err = bk_write(b->fd, (const char *)pool_at(b->p, 0),
-				       STG_SB_SIZE, 0);
+			err = bk_write_sb(b, true);
 		if (!err && fdatasync(b->fd) != 0)
 			err = errno;
 		if (err)
 			bk_fail(b, "writing", err);
 	}
-	if (close(b->fd) != 0 && b->rc == GPMDB_OK && b->next >= b->size)
+	bk_unsnap(b);
+	if (b->fd >= 0 && close(b->fd) != 0 && complete && b->rc == GPMDB_OK)
 		bk_fail(b, "closing", errno);
-	if (b->rc == GPMDB_OK && b->next >= b->size &&
+	if (complete && b->rc == GPMDB_OK && b->created &&
 	    pool_fsync_dir(b->dest) != 0)
 		bk_fail(b, "syncing the directory of", errno);
-	if (b->rc != GPMDB_OK || b->next < b->size)
-		unlink(b->dest); /* never a database: gone */
+	/* a file we made that is no copy: gone; an old copy overwritten in
+	 * part keeps its "incomplete" superblock (refused at open; the next
+	 * backup rewrites it) */
+	if ((b->rc != GPMDB_OK || !b->done) && b->created)
+		unlink(b->dest);
 	rc = b->rc;
+	free(b->runs);
+	free(b->copied);
 	free(b->dest);
 	free(b);
 	return rc;
@@ -168,21 +639,20 @@ int stg_backup_finish(stg_backup *b)
 
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes)
 {
+	stg_backup_opts o = {.create_only = true, .held = true};
 	stg_backup *b = NULL;
 	uint64_t size;
 	int rc;
 
 	if (bytes)
 		*bytes = 0;
-	rc = stg_backup_begin(p, dest, &b);
+	rc = stg_backup_begin(p, dest, &o, &b);
 	if (rc != GPMDB_OK)
 		return rc;
 	size = b->size;
 	rc = stg_backup_step(b, -1);
 	if (rc == GPMDB_DONE)
 		rc = GPMDB_OK;
-	else
-		b->next = 0; /* stopped: finish removes it */
 	if (rc == GPMDB_OK)
 		rc = stg_backup_finish(b);
 	else

@@ -132,6 +132,8 @@ int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
 	if (rc != GPMDB_OK)
 		return rc;
 	out->seg_size = hcl_segment_bytes(&out->geom);
+	/* the kernels write its entries and tails: zones.c */
+	zone_mark(p, out->seg_off, out->seg_size);
 	return GPMDB_OK;
 }
 
@@ -146,6 +148,10 @@ int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 		return rc;
 	if (s == NULL)
 		return pool_err(p, GPMDB_MISUSE, "stg_hcl_end: no segment");
+	/* the cells the kernels changed, before the commit (zones.c) */
+	rc = tab_zone_mark_hcl(p, cat_off, s->seg_off, s->seg_size);
+	if (rc != GPMDB_OK)
+		return rc;
 	pool_count_persisted(p, bytes);
 	if (!is_delete) {
 		stg_crash_point("update.data");
@@ -196,9 +202,12 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 				e->name);
 	/* unique keys (of the key columns' values) before the kernels */
 	rc = idx_check_append(p, cat_off, cols, nrows);
-	if (rc != GPMDB_OK)
-		return rc;
-	return tab_ensure_tablets(p, cat_off, end);
+	if (rc == GPMDB_OK)
+		rc = tab_ensure_tablets(p, cat_off, end);
+	/* the rows the kernels will write, before they do (zones.c) */
+	if (rc == GPMDB_OK)
+		tab_zone_mark_rows(p, cat_off, *start, nrows);
+	return rc;
 }
 
 int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,

@@ -134,6 +134,9 @@ struct stg_pool {
 	size_t spi_n, spi_cap;
 	mlog_set spd;
 
+	/* zones.c: the stamp of the running transaction (0: no table) */
+	uint64_t zt_stamp;
+
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
 	uint64_t used_chunks;
@@ -227,6 +230,19 @@ int pool_check_writable(stg_pool *p);
 
 /* True when [off, off + len) lies inside the allocator's range. */
 bool pool_range_ok(const stg_pool *p, uint64_t off, uint64_t len);
+
+/* ---- zones.c ------------------------------------------------------------ */
+
+/* Stamps the zones of [off, off + len) with the transaction's stamp
+ * (every write of the pool calls it through pool_flush and
+ * pool_memcpy_nodrain). */
+void zone_mark(stg_pool *p, uint64_t off, uint64_t len);
+/* A write transaction or a recovery begins: its stamp, the table's
+ * counter plus one (stg_begin, mlog_open). */
+void zone_txn_begin(stg_pool *p);
+/* The table: counter, then stamps (NULL: none); *nzones zones covered. */
+uint64_t *zone_table(const stg_pool *p, uint64_t *nzones);
+uint64_t zone_count(uint64_t size);
 
 /* ---- wal.c -------------------------------------------------------------- */
 
@@ -412,6 +428,12 @@ int tab_hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,
 /* hcl_gpu.c: undo of a segment by the recovery hook (a GPU kernel);
  * GPMDB_OK when it did it all, anything else means "do it on the CPU". */
 int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh);
+/* zones.c for GPU kernels' writes: the cells a segment's entries name,
+ * rows [first, first + n) of every column. */
+int tab_zone_mark_hcl(stg_pool *p, uint64_t cat_off, uint64_t seg_off,
+		      uint64_t seg_size);
+void tab_zone_mark_rows(stg_pool *p, uint64_t cat_off, uint64_t first,
+			uint64_t n);
 /* Frees (deferred) every extent of a table: tablets, heaps, directory. */
 int tab_free_all(stg_pool *p, uint64_t cat_off);
 

@@ -23,13 +23,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STG_SB_MAGIC	   "GPMDBPL1"
-#define STG_FORMAT_VERSION 1u
-#define STG_SB_SIZE	   4096u
-#define STG_SB_CRC_OFF	   4092u
-#define STG_ROOT_SIZE	   4096u
-#define STG_MIN_CHUNK	   4096ull
-#define STG_MAX_CHUNKS	   (1ull << 20)
+#define STG_SB_MAGIC "GPMDBPL1"
+/* Format versions: 1, the first; 2 adds the zone table (root.zt_*,
+ * zones.c) and a copy's identity (superblock copy_*, backup.c).  This
+ * build opens both and makes version 2.  A pool of version 1 never gets
+ * a zone table: a build of version 1 would go on writing it without
+ * stamping zones, and incremental copies would miss those changes.  Its
+ * copies (.backup, VACUUM INTO, checkpoints) are written as version 2,
+ * which is the way to upgrade it.  Builds of version 1 refuse version 2
+ * ("format version 2 is not supported"). */
+#define STG_FORMAT_VERSION     2u
+#define STG_FORMAT_VERSION_MIN 1u
+#define STG_FORMAT_ZONES       2u /* the first version with zone tables */
+#define STG_SB_SIZE	       4096u
+#define STG_SB_CRC_OFF	       4092u
+#define STG_ROOT_SIZE	       4096u
+#define STG_MIN_CHUNK	       4096ull
+#define STG_MAX_CHUNKS	       (1ull << 20)
 
 /* ---- Superblock (immutable) ------------------------------------------- */
 
@@ -50,9 +60,24 @@ typedef struct {
 	uint64_t data_off; /* chunk 0; chunk-aligned */
 	uint64_t nchunks;  /* chunks the bitmap covers (up to max_size) */
 	uint64_t initial_size;
-	uint8_t pad[STG_SB_CRC_OFF - 128];
+	/* [128, 192): a copy's identity, written by backup.c in copies
+	 * only (zero in a pool made by stg_open) */
+	uint64_t copy_magic;  /* STG_COPY_MAGIC */
+	uint8_t copy_src[16]; /* the uuid of the database copied */
+	uint64_t copy_zt_id;  /* its zone table (root.zt_id) */
+	uint64_t copy_gen;    /* its log generation copied (an incomplete
+			       * copy: the complete copy's it updates, 0
+			       * for none) */
+	uint64_t copy_time;   /* seconds since the epoch */
+	uint8_t copy_pad[16];
+	uint8_t pad[STG_SB_CRC_OFF - 192];
 	uint32_t crc; /* zlib crc32 of bytes [0, 4092) */
 } stg_superblock;
+
+/* A copy being written (backup.c) has this magic instead of
+ * STG_SB_MAGIC until its last write, so it never opens as a database. */
+#define STG_SB_MAGIC_INCOMPLETE "GPMDBINC"
+#define STG_COPY_MAGIC		0x59504f43424450ull /* "PDBCOPY" */
 
 _Static_assert(sizeof(stg_superblock) == STG_SB_SIZE, "superblock size");
 _Static_assert(offsetof(stg_superblock, version) == 8, "version at 8");
@@ -60,6 +85,7 @@ _Static_assert(offsetof(stg_superblock, sb_size) == 12, "sb size at 12");
 _Static_assert(offsetof(stg_superblock, uuid) == 16, "uuid at 16");
 _Static_assert(offsetof(stg_superblock, ctime) == 32, "ctime at 32");
 _Static_assert(offsetof(stg_superblock, initial_size) == 120, "initial 120");
+_Static_assert(offsetof(stg_superblock, copy_magic) == 128, "copy at 128");
 _Static_assert(offsetof(stg_superblock, crc) == STG_SB_CRC_OFF, "crc");
 
 /* ---- Root block (changes only through undo-logged writes) -------------- */
@@ -74,10 +100,26 @@ typedef struct {
 	uint64_t next_obj_seq;
 	uint32_t next_table_id;
 	uint32_t pad0;
-	uint8_t pad[STG_ROOT_SIZE - 48];
+	/* [48, 80): the zone table (zones.c), one undo target; zero in a
+	 * pool no backup has been taken of */
+	uint64_t zt_off;   /* extent: counter, stamps; 0 = none */
+	uint64_t zt_zones; /* zones it covers, from offset 0 */
+	uint64_t zt_id;	   /* random, new with every table made */
+	uint64_t zt_since; /* its counter when made (1) */
+	uint8_t pad[STG_ROOT_SIZE - 80];
 } stg_root;
 
 _Static_assert(sizeof(stg_root) == STG_ROOT_SIZE, "root size");
+_Static_assert(offsetof(stg_root, zt_off) == 48, "zone table at 48");
+
+/* Zones (zones.c): the pool is cut into 64 KiB zones from offset 0; the
+ * table holds a counter, then each zone's stamp: the counter's value
+ * taken by the last transaction that wrote into it.  64 KiB: the paper's size
+ * and the default allocation chunk (extents start on zone boundaries),
+ * transfers large enough to run at the disk's sequential rate, a table of
+ * 1/8192 of the pool. */
+#define STG_ZONE_SHIFT 16u
+#define STG_ZONE_SIZE  (1ull << STG_ZONE_SHIFT)
 _Static_assert(offsetof(stg_root, next_table_id) == 40, "root fields");
 
 /* ---- Metadata log ------------------------------------------------------ */

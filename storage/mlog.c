@@ -510,6 +510,7 @@ int mlog_open(stg_pool *p, bool *recovered)
 		return rc;
 	}
 	*recovered = true;
+	zone_txn_begin(p); /* recovery's writes are changes too */
 	for (i = 0; i < n; i++)
 		if (mlog_rec(p, offs[i])->type == STG_LOG_COMMIT)
 			committed = true;
@@ -564,6 +565,7 @@ int stg_begin(stg_pool *p)
 	/* the write lock, and the commits of others since we looked */
 	if ((rc = lock_write(p)) != GPMDB_OK)
 		return rc;
+	zone_txn_begin(p); /* its stamp (zones.c) */
 	p->in_txn = true;
 	idx_presorted_clear(p);
 	p->txn_bytes_persisted = 0;

@@ -158,6 +158,7 @@ void pool_flush(stg_pool *p, const void *addr, size_t len)
 {
 	if (len == 0 || p->private_map || p->lk.no_track)
 		return;
+	zone_mark(p, pool_off(p, addr), len);
 	if (p->dur == STG_DUR_PMEM)
 		pmem_flush(addr, len);
 	else if (p->wal.on) /* msync mode: the commit writes the page */
@@ -189,6 +190,8 @@ void pool_persist(stg_pool *p, const void *addr, size_t len)
 
 void pool_memcpy_nodrain(stg_pool *p, void *dst, const void *src, size_t n)
 {
+	if (!p->private_map && !p->lk.no_track)
+		zone_mark(p, pool_off(p, dst), n);
 	if (p->dur == STG_DUR_PMEM && !p->private_map) {
 		pmem_memcpy_nodrain(dst, src, n);
 		return;
@@ -432,16 +435,24 @@ static int validate_file(stg_pool *p, int fd)
 		return pool_err(p, GPMDB_IOERR, "cannot read %s: %s", p->path,
 				strerror(err));
 	}
+	if (memcmp(p->sb.magic, STG_SB_MAGIC_INCOMPLETE, 8) == 0)
+		return pool_err(p, GPMDB_NOTADB,
+				"%s is an incomplete backup copy (cut short, "
+				"or being written now): not a database; take "
+				"the backup again",
+				p->path);
 	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0)
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database: %s (bad magic)",
 				p->path);
-	if (p->sb.version != STG_FORMAT_VERSION)
+	if (p->sb.version < STG_FORMAT_VERSION_MIN ||
+	    p->sb.version > STG_FORMAT_VERSION)
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database this build can "
 				"read: %s: format version %u is not supported "
-				"(this build reads version %u)",
-				p->path, p->sb.version, STG_FORMAT_VERSION);
+				"(this build reads versions %u to %u)",
+				p->path, p->sb.version, STG_FORMAT_VERSION_MIN,
+				STG_FORMAT_VERSION);
 	if (sb_crc(&p->sb) != p->sb.crc)
 		return pool_err(p, GPMDB_CORRUPT,
 				"database disk image is malformed: %s: "

@@ -476,22 +476,64 @@ int stg_get_stats(stg_pool *p, stg_stats *out);
 
 /* Writes the committed state of the pool to a new file dest (backup.c):
  * outside a transaction; dest must not exist; its superblock is written
- * last, so a copy cut short never opens.  *bytes: the copy's size. */
+ * last, so a copy cut short never opens.  *bytes: the copy's size.  The
+ * caller holds a read snapshot (VACUUM INTO). */
 int stg_backup_to(stg_pool *p, const char *dest, uint64_t *bytes);
 
-/* The same copy in steps of pages (STG_BACKUP_PAGE bytes), the shape of
- * SQLite's backup API: begin (dest created), step (n pages, n < 0: all;
- * GPMDB_DONE once every page is written), finish (a complete copy gets
- * its superblock and is made durable; an incomplete or failed one is
- * removed; the handle is freed).  The pool must not change between the
- * steps: the caller holds a read snapshot (stg_read_begin) throughout. */
+/* A copy in steps of pages (STG_BACKUP_PAGE bytes), the shape of SQLite's
+ * backup API: begin (dest opened: created, or an earlier copy of this
+ * database updated incrementally, or another gpmdb file overwritten),
+ * step (n pages, n < 0: all; GPMDB_DONE once the copy is complete),
+ * finish (a complete copy gets its superblock and is made durable; a new
+ * file that is incomplete or failed is removed, an old copy rewritten in
+ * part keeps the "incomplete copy" superblock; the handle is freed).
+ * Unless held, p is a connection of the backup's own and it takes its
+ * snapshots itself (pmem mode: passes without one first, the last under
+ * one); with held the caller holds one from begin to finish. */
 #define STG_BACKUP_PAGE 4096u
 typedef struct stg_backup stg_backup;
-int stg_backup_begin(stg_pool *p, const char *dest, stg_backup **out);
+typedef struct {
+	bool full;	  /* a full copy even onto an earlier copy */
+	bool create_only; /* dest must not exist (VACUUM INTO) */
+	bool held;	  /* the caller holds a read snapshot throughout */
+} stg_backup_opts;
+int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
+		     stg_backup **out);
 int stg_backup_step(stg_backup *b, long long npages);
 uint64_t stg_backup_remaining(const stg_backup *b);
 uint64_t stg_backup_pagecount(const stg_backup *b);
+typedef struct {
+	bool incremental;	/* only zones changed since the copy */
+	uint64_t zones;		/* zones of the pool */
+	uint64_t zones_copied;	/* distinct zones written so far */
+	uint64_t bytes_written; /* all passes */
+	uint64_t zone_size;
+	int passes;
+	char why_full[300]; /* a full copy: why */
+} stg_backup_info;
+void stg_backup_get_info(const stg_backup *b, stg_backup_info *out);
 int stg_backup_finish(stg_backup *b);
+
+/* ---- Zones (zones.c) ------------------------------------------------- */
+
+/* The zone table: 64 KiB zones stamped with the counter value of the
+ * transaction that last wrote them.  ensure (inside a transaction) makes it or
+ * grows it to the pool's size; mark stamps a range that a GPU kernel writes. */
+typedef struct {
+	bool tracked;	    /* the format has zone tables (version >= 2) */
+	uint32_t version;   /* the pool's format version */
+	bool table;	    /* a zone table exists */
+	uint64_t zone_size; /* STG_ZONE_SIZE */
+	uint64_t zones;	    /* zones of the pool */
+	uint64_t covered;   /* zones the table covers */
+	uint64_t id, since; /* the table's id, its counter when made */
+	uint64_t gen;	    /* its counter in this view */
+} stg_zones;
+int stg_zones_ensure(stg_pool *p);
+void stg_zones_info(stg_pool *p, stg_zones *out);
+/* Zones stamped after since (uncovered zones count). */
+uint64_t stg_zones_changed(stg_pool *p, uint64_t since);
+void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
 
 /* Where storage's write calls spend their time, cumulative since open
  * (nanoseconds): unique-key checks before an append, index entries

@@ -1034,6 +1034,78 @@ int tab_hcl_undo(stg_pool *p, const stg_log_hcl *lh, uint64_t batch_seq,
 	return GPMDB_OK;
 }
 
+/* The zones of the cells an HCL entry names (a GPU batch's kernels
+ * wrote them: zones.c). */
+static int mark_visit(void *vctx, const hcl_entry *en)
+{
+	undo_ctx *u = vctx;
+	stg_pool *p = u->p;
+	stg_cat_entry *e = cat_entry(p, u->cat_off);
+	stg_tablet_hdr *h = tablet_at(p, e, tab_index_of(en->row));
+	uint64_t lr;
+
+	if (h == NULL || (en->kind == HCL_K_VALUE && en->col >= e->ncols))
+		return 0; /* nothing written there */
+	lr = en->row - h->first_row;
+	if (en->kind == HCL_K_VALUE) {
+		size_t w = stg_type_width((stg_type)cat_cols(e)[en->col].type);
+
+		zone_mark(p, pool_off(p, col_data(h, en->col)) + lr * w, w);
+		zone_mark(p, pool_off(p, &col_nulls(h, en->col)[lr >> 5]), 4);
+	} else {
+		zone_mark(p, pool_off(p, &deleted_bits(h)[lr >> 5]), 4);
+	}
+	return 0;
+}
+
+int tab_zone_mark_hcl(stg_pool *p, uint64_t cat_off, uint64_t seg_off,
+		      uint64_t seg_size)
+{
+	undo_ctx u = {p, cat_off, false, GPMDB_OK};
+	void *seg = pool_at(p, seg_off);
+
+	if (zone_table(p, &(uint64_t){0}) == NULL ||
+	    hcl_header_check(seg, seg_size) != GPMDB_OK)
+		return GPMDB_OK;
+	if (hcl_foreach(seg, seg_size, mark_visit, &u) != GPMDB_OK)
+		return pool_err(p, GPMDB_CORRUPT,
+				"HCL segment at 0x%llx is damaged",
+				(unsigned long long)seg_off);
+	return GPMDB_OK;
+}
+
+void tab_zone_mark_rows(stg_pool *p, uint64_t cat_off, uint64_t first,
+			uint64_t n)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	uint64_t row = first, end = first + n;
+
+	if (n == 0 || zone_table(p, &(uint64_t){0}) == NULL)
+		return;
+	while (row < end) {
+		uint64_t ti = tab_index_of(row), lo, hi;
+		stg_tablet_hdr *h = tablet_at(p, e, ti);
+
+		if (h == NULL)
+			return;
+		lo = row - h->first_row;
+		hi = end - h->first_row < h->capacity ? end - h->first_row
+						      : h->capacity;
+		for (uint32_t c = 0; c < e->ncols; c++) {
+			size_t w =
+			    stg_type_width((stg_type)cat_cols(e)[c].type);
+
+			zone_mark(p, pool_off(p, col_data(h, c)) + lo * w,
+				  (hi - lo) * w);
+			zone_mark(p, pool_off(p, &col_nulls(h, c)[lo >> 5]),
+				  ((hi - 1) / 32 - lo / 32 + 1) * 4);
+		}
+		zone_mark(p, pool_off(p, &deleted_bits(h)[lo >> 5]),
+			  ((hi - 1) / 32 - lo / 32 + 1) * 4);
+		row = h->first_row + hi;
+	}
+}
+
 /* Allocates and starts an HCL segment: log entry, deferred free, zeroed
  * tails, header.  *seg_off and *g describe it. */
 int tab_hcl_begin(stg_pool *p, uint32_t table_id, uint64_t n, uint32_t epp,

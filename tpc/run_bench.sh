@@ -4,7 +4,7 @@
 # (docs/benchmarks.md).
 # Environment:
 #   BUILD           build folder holding the programs (default build)
-#   BENCH_ONLY      append | sql | gpu | threshold | batch | index | kv | conc: run only that benchmark (default all)
+#   BENCH_ONLY      append | sql | gpu | threshold | batch | index | kv | conc | backup: run only that benchmark (default all)
 #   BENCH_INDEX_ROWS  bench_index rows (default 50000000; tpc/index)
 #   BENCH_INDEX_ARGS  more bench_index arguments (e.g. "--backends cpu --probe 100000")
 #   BENCH_ROWS      bench_append rows (default 50000000)
@@ -147,6 +147,14 @@ if [ -z "$only" ] || [ "$only" = conc ]; then
 	# The writer beside a live reader (tpc/bench_conc.c), msync on the
 	# disk and pmem on /dev/shm; tpc/results/conc-<host>.md.
 	save conc "A writer beside a live reader" "$build/bench_conc" \
+		--disk "${KV_DISK_DIR:-/var/tmp}" --shm "${BENCH_DIR:-/dev/shm}" ||
+		status=1
+fi
+if [ -z "$only" ] || [ "$only" = backup ]; then
+	# Full and incremental backups of a pool on /dev/shm to the disk,
+	# a writer beside a backup (tpc/bench_backup.c); BENCH_BACKUP_ROWS.
+	save backup "Backups of a pool in memory to a disk" \
+		"$build/bench_backup" --rows "${BENCH_BACKUP_ROWS:-32000000}" \
 		--disk "${KV_DISK_DIR:-/var/tmp}" --shm "${BENCH_DIR:-/dev/shm}" ||
 		status=1
 fi

@@ -366,16 +366,23 @@ static void test_random_bytes(void)
 	free(b);
 }
 
+/* Versions 1 and 2 open (test_backup.c: test_format_version1); the
+ * ones around them and far off do not. */
 static void test_bad_version(void)
 {
 	static const char *const subs[] = {"version", NULL};
-	uint32_t v = 99;
-	char path[300];
+	static const uint32_t bad[] = {0, 3, 99};
+	char path[300], what[64];
 
-	snprintf(path, sizeof(path), "%s/version.pool", dir);
-	CHECK(copy_good(path, 0) == 0);
-	CHECK(patch_file(path, 8, &v, 4) == 0);
-	expect_open_fails("format version 99", path, GPMDB_NOTADB, subs);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint32_t v = bad[i];
+
+		snprintf(path, sizeof(path), "%s/version.pool", dir);
+		snprintf(what, sizeof(what), "format version %u", v);
+		CHECK(copy_good(path, 0) == 0);
+		CHECK(patch_file(path, 8, &v, 4) == 0);
+		expect_open_fails(what, path, GPMDB_NOTADB, subs);
+	}
 }
 
 static void test_bad_checksum(void)

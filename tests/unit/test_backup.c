@@ -1,0 +1,627 @@
+/*
+ * test_backup.c - incremental backups and checkpoints (storage/zones.c,
+ * storage/backup.c, engine/backup.c), in pmem mode (/dev/shm) and msync
+ * mode (a file system): an incremental copy equals a full copy byte for
+ * byte after the superblock and in its tables; after updating 1% of the
+ * rows it writes under 5% of the zones; a copy of another database, a
+ * changed copy and a full-copy request get full copies, with the reason;
+ * a file that is no gpmdb file, the database itself and a copy open
+ * elsewhere are refused; a copy cut short is refused at open as
+ * incomplete and the next backup completes it; a full disk (RLIMIT_FSIZE)
+ * and an unwritable path fail with clear messages and leave the database
+ * as it was; pmem-mode writers go on beside a backup's first passes; the
+ * checkpoint pragmas, on demand and from their thread; and a process
+ * killed after a checkpoint whose pool is then deleted (power loss on
+ * /dev/shm): the checkpoint file holds the last completed checkpoint.
+ * A pool of format version 1 (an older gpmdb's) opens and works, never
+ * gets a zone table (its backups are full, saying why), and its copy has
+ * version 2 and takes incremental backups.
+ */
+#include "harness.h"
+#include "sql_util.h"
+
+#include "gpmdb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../storage/layout.h"
+
+static char path[300], copy[300], copy2[300], self[4096];
+
+static const char *mode_s(int mode)
+{
+	return mode ? "msync" : "pmem";
+}
+
+/* The row of PRAGMA checkpoint (or _status): its columns as numbers in
+ * v[0..n); false when it fails. */
+static bool ck_row(gpmdb *db, const char *sql, long long *v, int n)
+{
+	gpmdb_stmt *st = NULL;
+	bool ok = false;
+
+	if (gpmdb_prepare(db, sql, -1, &st, NULL) == GPMDB_OK && st &&
+	    gpmdb_step(st) == GPMDB_ROW) {
+		for (int i = 0; i < n; i++)
+			v[i] = gpmdb_column_int64(st, i);
+		ok = true;
+	}
+	gpmdb_finalize(st);
+	return ok;
+}
+
+static void rm_db(const char *p)
+{
+	char side[340];
+
+	unlink(p);
+	snprintf(side, sizeof(side), "%s-wal", p);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", p);
+	unlink(side);
+}
+
+static void set_paths(const char *tag, int mode)
+{
+	snprintf(path, sizeof(path), "%s/gpmdb_bk_%s_%d.db",
+		 mode ? "/tmp" : "/dev/shm", tag, (int)getpid());
+	snprintf(copy, sizeof(copy), "/tmp/gpmdb_bk_%s_%d.copy", tag,
+		 (int)getpid());
+	snprintf(copy2, sizeof(copy2), "/tmp/gpmdb_bk_%s_%d.copy2", tag,
+		 (int)getpid());
+	rm_db(path);
+	rm_db(copy);
+	rm_db(copy2);
+}
+
+static void rm_paths(void)
+{
+	rm_db(path);
+	rm_db(copy);
+	rm_db(copy2);
+}
+
+static gpmdb *open_db(const char *p, int mode)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = mode ? "msync" : "pmem"};
+	int rc =
+	    gpmdb_open_v2(p, &db, GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, &o);
+
+	CHECKF(rc == GPMDB_OK, "open %s: %s", p, gpmdb_errmsg(db));
+	if (rc) {
+		gpmdb_close(db);
+		return NULL;
+	}
+	gpmdb_busy_timeout(db, 5000);
+	return db;
+}
+
+/* t(id, v, s) with 2^k rows. */
+static void fill(gpmdb *db, int k)
+{
+	CHECK_RC(su_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v INT, "
+			     "s TEXT); INSERT INTO t VALUES (1, 1, 'a')"),
+		 GPMDB_OK);
+	for (int i = 0; i < k; i++)
+		CHECK_RC(su_exec(db, "INSERT INTO t SELECT id + (SELECT "
+				     "max(id) FROM t), v, s || 'x' FROM t"),
+			 GPMDB_OK);
+}
+
+/* One backup through the API; *bs its status; the result code. */
+static int backup(gpmdb *db, const char *dest, int flags, gpmdb_backup_stat *bs)
+{
+	gpmdb_backup *bk = gpmdb_backup_init_v2(dest, db, "main", flags);
+	int rc;
+
+	memset(bs, 0, sizeof(*bs));
+	if (!bk)
+		return gpmdb_errcode(db);
+	rc = gpmdb_backup_step(bk, -1);
+	gpmdb_backup_status(bk, bs);
+	if (rc == GPMDB_DONE)
+		return gpmdb_backup_finish(bk);
+	(void)gpmdb_backup_finish(bk);
+	return rc;
+}
+
+static const char *q(const char *p, const char *sql, char *buf, size_t n)
+{
+	gpmdb *db = NULL;
+
+	buf[0] = '\0';
+	if (gpmdb_open_v2(p, &db, GPMDB_OPEN_READONLY, NULL) == GPMDB_OK)
+		snprintf(buf, n, "%s", su_scalar(db, sql));
+	else
+		snprintf(buf, n, "error: %s", gpmdb_errmsg(db));
+	gpmdb_close(db);
+	return buf;
+}
+
+/* Files a and b equal from byte 4096 (their superblocks differ: uuid). */
+static bool same_after_sb(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	bool same = fa && fb;
+	char x[65536], y[65536];
+	size_t na, nb;
+
+	if (same && (fseek(fa, 4096, SEEK_SET) || fseek(fb, 4096, SEEK_SET)))
+		same = false;
+	while (same) {
+		na = fread(x, 1, sizeof(x), fa);
+		nb = fread(y, 1, sizeof(y), fb);
+		if (na != nb || memcmp(x, y, na))
+			same = false;
+		if (na == 0)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+static const char *SUM = "SELECT count(*) || ':' || sum(v) || ':' || "
+			 "sum(length(s)) FROM t";
+
+static void test_incremental_equals_full(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		char a[600], b[600], c[600];
+		gpmdb_backup_stat bs;
+		gpmdb *db;
+
+		set_paths("eq", mode);
+		if (!(db = open_db(path, mode)))
+			continue;
+		fill(db, 17); /* 131072 rows */
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(!bs.incremental && strstr(bs.why_full, "new file"), "%s",
+		       bs.why_full);
+		CHECK(bs.zones_copied == bs.zones_total && bs.zones_total > 8);
+		/* 1% of the rows, contiguous */
+		CHECK_RC(su_exec(db, "UPDATE t SET v = v + 7 WHERE id <= 1310"),
+			 GPMDB_OK);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(bs.incremental && bs.zones_copied > 0 &&
+			   bs.zones_copied * 20 <= bs.zones_total,
+		       "%s: incremental %d, %lld of %lld zones", mode_s(mode),
+		       bs.incremental, bs.zones_copied, bs.zones_total);
+		/* more kinds of change: text, deletes, appends, an index */
+		CHECK_RC(su_exec(db, "UPDATE t SET s = 'yy' || s WHERE id % 97 "
+				     "= 3; DELETE FROM t WHERE id % 1000 = 5; "
+				     "CREATE INDEX tv ON t(v); INSERT INTO t "
+				     "SELECT id + 200000, v, s FROM t WHERE id "
+				     "< 5000"),
+			 GPMDB_OK);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECK(bs.incremental && bs.zones_copied < bs.zones_total);
+		CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+		CHECK(!bs.incremental);
+		CHECKF(same_after_sb(copy, copy2),
+		       "%s: incremental and full copies differ", mode_s(mode));
+		snprintf(a, sizeof(a), "%s", su_scalar(db, SUM));
+		CHECKF(!strcmp(a, q(copy, SUM, b, sizeof(b))) &&
+			   !strcmp(a, q(copy2, SUM, c, sizeof(c))),
+		       "%s %s %s", a, b, c);
+		CHECK(!strcmp(q(copy, "PRAGMA integrity_check", b, sizeof(b)),
+			      "ok"));
+		/* nothing changed: only the table's and the root's zones */
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(bs.incremental && bs.zones_copied <= 3, "%lld",
+		       bs.zones_copied);
+		/* a full copy asked for */
+		CHECK_RC(backup(db, copy, GPMDB_BACKUP_FULL, &bs), GPMDB_OK);
+		CHECK(!bs.incremental && strstr(bs.why_full, "asked"));
+		CHECK(!strcmp(q(copy, SUM, b, sizeof(b)), a));
+		CHECK_RC(gpmdb_close(db), GPMDB_OK);
+		rm_paths();
+	}
+}
+
+/* The superblock and root of file f (false when unreadable). */
+static bool read_sb(const char *f, stg_superblock *sb, stg_root *r)
+{
+	int fd = open(f, O_RDONLY);
+	bool ok = fd >= 0 &&
+		  pread(fd, sb, sizeof(*sb), 0) == (ssize_t)sizeof(*sb) &&
+		  pread(fd, r, sizeof(*r), (off_t)sb->root_off) ==
+		      (ssize_t)sizeof(*r);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A pool of format version 1, as an older gpmdb made it: no zone table,
+ * never given one; full backups with the reason; its copy is version 2
+ * and is backed up incrementally. */
+static void test_format_version1(void)
+{
+	char buf[600], want[600];
+	gpmdb_backup_stat bs;
+	stg_superblock sb;
+	stg_root r;
+	gpmdb *db;
+	int fd;
+
+	set_paths("v1", 0);
+	if (!(db = open_db(path, 0)))
+		return;
+	fill(db, 10);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	CHECK(read_sb(path, &sb, &r));
+	CHECK(sb.version == STG_FORMAT_VERSION && r.zt_off == 0);
+	/* version 1, as made by a build before the zone table */
+	sb.version = 1;
+	sb.crc = (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF);
+	fd = open(path, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	if (fd >= 0)
+		close(fd);
+	if (!(db = open_db(path, 0)))
+		return;
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 2 WHERE id <= 100"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK(!bs.incremental);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id <= 10"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(!bs.incremental && strstr(bs.why_full, "format version 1"),
+	       "%d %s", bs.incremental, bs.why_full);
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"));
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	/* still version 1, still no table: an older build may write it */
+	CHECK(read_sb(path, &sb, &r));
+	CHECK(sb.version == 1 && r.zt_off == 0 && r.zt_zones == 0);
+	/* the copy: version 2, the same rows, and incremental backups */
+	CHECK(read_sb(copy, &sb, &r));
+	CHECK(sb.version == STG_FORMAT_VERSION);
+	CHECK(sb.crc ==
+	      (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF));
+	CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+	if (!(db = open_db(copy, 0)))
+		return;
+	CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id <= 10"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+	CHECKF(bs.incremental && bs.zones_copied < bs.zones_total, "%d %s",
+	       bs.incremental, bs.why_full);
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK(!strcmp(q(copy2, SUM, buf, sizeof(buf)), want));
+	gpmdb_close(db);
+	rm_paths();
+}
+
+static void test_not_a_copy(void)
+{
+	char other[340], buf[200], msg[600];
+	gpmdb_backup_stat bs;
+	gpmdb *db, *db2, *c;
+	struct stat st;
+	FILE *f;
+
+	set_paths("other", 0);
+	snprintf(other, sizeof(other), "%s.other", path);
+	rm_db(other);
+	db = open_db(path, 0);
+	db2 = db ? open_db(other, 0) : NULL;
+	if (!db2) {
+		gpmdb_close(db);
+		return;
+	}
+	fill(db, 4);
+	CHECK_RC(su_exec(db2, "CREATE TABLE u(a INT); INSERT INTO u VALUES "
+			      "(42)"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db2, copy, 0, &bs), GPMDB_OK);
+	/* a copy of another database: overwritten by a full copy */
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(!bs.incremental && strstr(bs.why_full, "not a copy of this"),
+	       "%s", bs.why_full);
+	CHECK(
+	    !strcmp(q(copy, "SELECT count(*) FROM t", buf, sizeof(buf)), "16"));
+	/* a copy changed since it was made */
+	c = open_db(copy, 0);
+	if (c) {
+		CHECK_RC(su_exec(c, "INSERT INTO t VALUES (1000, 1, 'c')"),
+			 GPMDB_OK);
+		gpmdb_close(c);
+	}
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(!bs.incremental && strstr(bs.why_full, "changed since"), "%s",
+	       bs.why_full);
+	CHECK(
+	    !strcmp(q(copy, "SELECT count(*) FROM t", buf, sizeof(buf)), "16"));
+	/* a copy open elsewhere: not overwritten */
+	c = NULL;
+	CHECK_RC(gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL), GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_BUSY);
+	CHECKF(strstr(gpmdb_errmsg(db), "open by another connection"), "%s",
+	       gpmdb_errmsg(db));
+	gpmdb_close(c);
+	/* no gpmdb file: refused, untouched */
+	f = fopen(copy2, "w");
+	if (f) {
+		fputs("not a database, a letter\n", f);
+		fclose(f);
+	}
+	CHECK(backup(db, copy2, 0, &bs) != GPMDB_OK);
+	snprintf(msg, sizeof(msg), "%s", gpmdb_errmsg(db));
+	CHECKF(strstr(msg, "not a gpmdb database or copy"), "%s", msg);
+	CHECK(stat(copy2, &st) == 0 && st.st_size == 25);
+	/* itself */
+	CHECK(backup(db, path, 0, &bs) != GPMDB_OK);
+	CHECKF(strstr(gpmdb_errmsg(db), "onto itself"), "%s", gpmdb_errmsg(db));
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t"), "16"));
+	gpmdb_close(db);
+	gpmdb_close(db2);
+	rm_db(other);
+	rm_paths();
+}
+
+static void test_incomplete(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		char buf[600], want[600];
+		gpmdb_backup_stat bs;
+		gpmdb_backup *bk;
+		gpmdb *db, *c = NULL;
+		int rc;
+
+		set_paths("inc", mode);
+		if (!(db = open_db(path, mode)))
+			continue;
+		fill(db, 15);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1"), GPMDB_OK);
+		snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+		/* an incremental update stopped after one page */
+		bk = gpmdb_backup_init(copy, db, NULL);
+		CHECK(bk != NULL);
+		if (bk) {
+			CHECK_RC(gpmdb_backup_step(bk, 1), GPMDB_OK);
+			CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		}
+		rc = gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL);
+		CHECKF(rc == GPMDB_NOTADB &&
+			   strstr(gpmdb_errmsg(c), "incomplete backup copy"),
+		       "%d %s", rc, gpmdb_errmsg(c));
+		gpmdb_close(c);
+		/* the next backup completes it, incrementally */
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(bs.incremental, "%s", bs.why_full);
+		CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+		/* a new file cut short: removed */
+		bk = gpmdb_backup_init(copy2, db, NULL);
+		CHECK(bk != NULL);
+		if (bk) {
+			CHECK_RC(gpmdb_backup_step(bk, 2), GPMDB_OK);
+			CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		}
+		CHECK(access(copy2, F_OK) != 0);
+		gpmdb_close(db);
+		rm_paths();
+	}
+}
+
+/* A full disk (the file size limit) and unwritable paths: errors with
+ * their reason; the database as it was. */
+static void test_full_disk(void)
+{
+	char before[600], buf[600];
+	gpmdb_backup_stat bs;
+	gpmdb *db;
+	pid_t pid;
+	int st = 0;
+
+	set_paths("full", 1);
+	if (!(db = open_db(path, 1)))
+		return;
+	fill(db, 16);
+	snprintf(before, sizeof(before), "%s", su_scalar(db, SUM));
+	/* a child of its own (a fork would inherit OpenMP's threads dead) */
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--child-full", path, copy, (char *)NULL);
+		_exit(5);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	CHECK(backup(db, "/nonexistent-dir/x.db", 0, &bs) == GPMDB_CANTOPEN);
+	snprintf(buf, sizeof(buf), "%s", gpmdb_errmsg(db));
+	CHECKF(strstr(buf, "/nonexistent-dir/x.db") &&
+		   strstr(buf, "No such file"),
+	       "%s", buf);
+	CHECK(backup(db, "/dev/full", 0, &bs) != GPMDB_OK);
+	CHECKF(strstr(gpmdb_errmsg(db), "not a regular file"), "%s",
+	       gpmdb_errmsg(db));
+	CHECK(!strcmp(su_scalar(db, SUM), before));
+	CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"));
+	gpmdb_close(db);
+	CHECK(!strcmp(q(path, SUM, buf, sizeof(buf)), before));
+	rm_paths();
+}
+
+/* pmem mode: a writer commits between a big backup's steps (no
+ * snapshot is held during the first pass); the copy holds its change. */
+static void test_precopy(void)
+{
+	char want[600], buf[600];
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
+	gpmdb *db, *w;
+
+	set_paths("pre", 0);
+	db = open_db(path, 0);
+	w = db ? open_db(path, 0) : NULL;
+	if (!w) {
+		gpmdb_close(db);
+		return;
+	}
+	fill(db, 18); /* 262144 rows: more than one pass */
+	bk = gpmdb_backup_init(copy, db, NULL);
+	CHECK(bk != NULL);
+	if (bk) {
+		CHECK_RC(gpmdb_backup_step(bk, 1), GPMDB_OK);
+		gpmdb_busy_timeout(w, 0); /* not kept waiting */
+		CHECK_RC(su_exec(w, "UPDATE t SET v = 5 WHERE id = 100000"),
+			 GPMDB_OK);
+		snprintf(want, sizeof(want), "%s", su_scalar(w, SUM));
+		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
+		gpmdb_backup_status(bk, &bs);
+		CHECKF(bs.passes >= 2, "%d passes", bs.passes);
+		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+	}
+	gpmdb_close(w);
+	gpmdb_close(db);
+	rm_paths();
+}
+
+static void test_checkpoint_pragmas(void)
+{
+	char sql[600], buf[200];
+	long long v[5] = {0};
+	gpmdb *db;
+
+	set_paths("ck", 0);
+	if (!(db = open_db(path, 0)))
+		return;
+	fill(db, 12);
+	CHECK(su_exec(db, "PRAGMA checkpoint") != GPMDB_OK);
+	CHECK(strstr(gpmdb_errmsg(db), "no checkpoint_file"));
+	CHECK(su_exec(db, "PRAGMA checkpoint_interval = 1") != GPMDB_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA checkpoint_file = '%s'", copy);
+	CHECK_RC(su_exec(db, sql), GPMDB_OK);
+	CHECK(!strcmp(su_scalar(db, "PRAGMA checkpoint_file"), copy));
+	CHECK(ck_row(db, "PRAGMA checkpoint", v, 3));
+	CHECKF(v[0] == v[1] && v[1] > 8 && v[2] == 0, "%lld %lld %lld", v[0],
+	       v[1], v[2]);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = 9 WHERE id = 3"), GPMDB_OK);
+	CHECK(ck_row(db, "PRAGMA checkpoint", v, 3));
+	CHECKF(v[0] > 0 && v[0] <= 8 && v[2] == 1, "%lld %lld %lld", v[0], v[1],
+	       v[2]);
+	CHECK(!strcmp(q(copy, "SELECT v FROM t WHERE id = 3", buf, sizeof(buf)),
+		      "9"));
+	/* the thread */
+	CHECK_RC(su_exec(db, "PRAGMA checkpoint_interval = 1"), GPMDB_OK);
+	CHECK(!strcmp(su_scalar(db, "PRAGMA checkpoint_interval"), "1"));
+	CHECK_RC(su_exec(db, "UPDATE t SET v = 11 WHERE id = 3"), GPMDB_OK);
+	for (int i = 0; i < 50; i++) {
+		usleep(100000);
+		if (!strcmp(q(copy, "SELECT v FROM t WHERE id = 3", buf,
+			      sizeof(buf)),
+			    "11"))
+			break;
+	}
+	CHECKF(!strcmp(buf, "11"), "%s", buf);
+	CHECK(ck_row(db, "PRAGMA checkpoint_status", v, 4));
+	CHECKF(v[0] >= 3 && v[3] == 1, "%lld checkpoints, incremental %lld",
+	       v[0], v[3]);
+	CHECK_RC(su_exec(db, "PRAGMA checkpoint_interval = 0"), GPMDB_OK);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	rm_paths();
+}
+
+/* kill -9 after a checkpoint, the pool deleted (what a reboot does to
+ * /dev/shm): the checkpoint file opens with the checkpointed rows. */
+static void test_checkpoint_power_loss(void)
+{
+	char buf[200];
+	pid_t pid;
+	int st = 0;
+
+	set_paths("pl", 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--child-pl", path, copy, (char *)NULL);
+		_exit(5);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	rm_db(path);
+	CHECK(!strcmp(q(copy, "SELECT sum(a) FROM k", buf, sizeof(buf)), "3"));
+	CHECK(
+	    !strcmp(q(copy, "PRAGMA integrity_check", buf, sizeof(buf)), "ok"));
+	rm_paths();
+}
+
+/* The children, run as this program with arguments. */
+static int child_full(void)
+{
+	struct rlimit rl = {1 << 20, 1 << 20};
+	gpmdb_backup_stat bs;
+	gpmdb *db = open_db(path, 1);
+
+	if (!db)
+		return 2;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &rl);
+	if (backup(db, copy, 0, &bs) != GPMDB_FULL)
+		return 3;
+	if (!strstr(gpmdb_errmsg(db), "database or disk is full"))
+		return 4;
+	gpmdb_close(db);
+	return access(copy, F_OK) == 0 ? 5 : 0;
+}
+
+static int child_power_loss(void)
+{
+	char sql[600];
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = "pmem"};
+
+	if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE,
+			  &o) != GPMDB_OK)
+		return 2;
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA checkpoint_file = '%s'; CREATE TABLE k(a INT); "
+		 "INSERT INTO k VALUES (1), (2)",
+		 copy);
+	if (su_exec(db, sql) || su_exec(db, "PRAGMA checkpoint") ||
+	    su_exec(db, "INSERT INTO k VALUES (100)"))
+		return 3;
+	kill(getpid(), SIGKILL);
+	return 4;
+}
+
+int main(int argc, char **argv)
+{
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	if (argc == 4) {
+		snprintf(path, sizeof(path), "%s", argv[2]);
+		snprintf(copy, sizeof(copy), "%s", argv[3]);
+		if (!strcmp(argv[1], "--child-full"))
+			return child_full();
+		if (!strcmp(argv[1], "--child-pl"))
+			return child_power_loss();
+		return 9;
+	}
+	TEST_RUN(test_incremental_equals_full);
+	TEST_RUN(test_format_version1);
+	TEST_RUN(test_not_a_copy);
+	TEST_RUN(test_incomplete);
+	TEST_RUN(test_full_disk);
+	TEST_RUN(test_precopy);
+	TEST_RUN(test_checkpoint_pragmas);
+	TEST_RUN(test_checkpoint_power_loss);
+	TEST_MAIN_END();
+}

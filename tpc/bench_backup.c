@@ -1,0 +1,290 @@
+/*
+ * bench_backup.c - full and incremental backups (storage/backup.c) of a
+ * pmem-mode pool on /dev/shm to a disk directory.
+ *
+ * t(id INTEGER PRIMARY KEY, a, b, c BIGINT) with N rows.  Measures the
+ * disk's direct write rate (O_DIRECT, 64 MiB writes), `cp` of the pool
+ * plus an fsync, a full backup (gpmdb_backup_*, fdatasynced), an
+ * incremental backup after updating 1% of the rows as one contiguous
+ * range and after updating 1% of the rows at random, and the batch
+ * UPDATE throughput of a writer (10,000 rows per statement by key range)
+ * alone and beside a process taking full backups in a loop.  Prints a
+ * Markdown table.
+ *
+ *   bench_backup [--rows N] [--secs S] [--shm DIR] [--disk DIR]
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpmdb.h"
+
+static char pool[4096], dest[4096], self[4096];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static gpmdb *open_db(const char *path, bool create)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = "pmem"};
+
+	if (gpmdb_open_v2(
+		path, &db,
+		GPMDB_OPEN_READWRITE | (create ? GPMDB_OPEN_CREATE : 0), &o)) {
+		fprintf(stderr, "open %s: %s\n", path, gpmdb_errmsg(db));
+		exit(1);
+	}
+	gpmdb_busy_timeout(db, 600000);
+	return db;
+}
+
+static void must(gpmdb *db, const char *sql)
+{
+	char *err = NULL;
+
+	if (gpmdb_exec(db, sql, NULL, NULL, &err)) {
+		fprintf(stderr, "%s: %s\n", sql, err ? err : "?");
+		exit(1);
+	}
+}
+
+static void rm_db(const char *p)
+{
+	char side[4200];
+
+	unlink(p);
+	snprintf(side, sizeof(side), "%s-wal", p);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", p);
+	unlink(side);
+}
+
+/* One backup; seconds, *st its status. */
+static double backup(gpmdb *db, const char *to, int flags,
+		     gpmdb_backup_stat *st)
+{
+	double t0 = now_s();
+	gpmdb_backup *bk = gpmdb_backup_init_v2(to, db, "main", flags);
+
+	if (!bk || gpmdb_backup_step(bk, -1) != GPMDB_DONE) {
+		fprintf(stderr, "backup to %s: %s\n", to, gpmdb_errmsg(db));
+		exit(1);
+	}
+	gpmdb_backup_status(bk, st);
+	if (gpmdb_backup_finish(bk)) {
+		fprintf(stderr, "backup to %s: %s\n", to, gpmdb_errmsg(db));
+		exit(1);
+	}
+	return now_s() - t0;
+}
+
+/* The disk's direct write rate, MB/s (1 GiB in 64 MiB writes). */
+static double dd_rate(const char *dir)
+{
+	char path[4200];
+	size_t n = 64u << 20;
+	void *buf = NULL;
+	double t0, t;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/gpmdb_bench_dd.tmp", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	if (fd < 0 || posix_memalign(&buf, 4096, n)) {
+		perror(path);
+		exit(1);
+	}
+	memset(buf, 7, n);
+	t0 = now_s();
+	for (int i = 0; i < 16; i++)
+		if (write(fd, buf, n) != (ssize_t)n) {
+			perror(path);
+			exit(1);
+		}
+	if (fdatasync(fd)) {
+		perror(path);
+		exit(1);
+	}
+	t = now_s() - t0;
+	close(fd);
+	unlink(path);
+	free(buf);
+	return 16.0 * 64 * 1048576 / 1e6 / t;
+}
+
+/* The writer: batch UPDATEs of 10,000 rows by key range for secs;
+ * statements per second. */
+static double writer(gpmdb *db, long long rows, double secs)
+{
+	char sql[200];
+	long long k = 0, n = 0;
+	double t0 = now_s();
+
+	while (now_s() - t0 < secs) {
+		long long lo = 1 + (k * 10000) % (rows - 10000);
+
+		snprintf(sql, sizeof(sql),
+			 "UPDATE t SET a = a + 1 WHERE id BETWEEN %lld AND "
+			 "%lld",
+			 lo, lo + 9999);
+		must(db, sql);
+		k += 37;
+		n++;
+	}
+	return (double)n / (now_s() - t0);
+}
+
+/* The backup process beside the writer: full backups until killed. */
+static __attribute__((noreturn)) void backup_loop(void)
+{
+	gpmdb *db = open_db(pool, false);
+	gpmdb_backup_stat st;
+	char to[4200];
+
+	snprintf(to, sizeof(to), "%s.loop", dest);
+	for (;;) {
+		backup(db, to, GPMDB_BACKUP_FULL, &st);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long long rows = 32000000;
+	double secs = 10, t, tcp, tfull, tinc, tinc_r, w0, w1, dd;
+	const char *shm = "/dev/shm", *disk = "/var/tmp";
+	gpmdb_backup_stat sf, si, sr;
+	char cmd[13000];
+	struct stat stp;
+	gpmdb *db;
+	pid_t pid;
+
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--rows"))
+			rows = atoll(argv[i + 1]);
+		else if (!strcmp(argv[i], "--secs"))
+			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--shm"))
+			shm = argv[i + 1];
+		else if (!strcmp(argv[i], "--disk"))
+			disk = argv[i + 1];
+		else if (!strcmp(argv[i], "--loop")) {
+			snprintf(pool, sizeof(pool), "%s", argv[i + 1]);
+			snprintf(dest, sizeof(dest), "%s", argv[i + 2]);
+			backup_loop();
+		}
+	}
+	snprintf(pool, sizeof(pool), "%s/gpmdb_bench_backup.db", shm);
+	snprintf(dest, sizeof(dest), "%s/gpmdb_bench_backup.copy", disk);
+	rm_db(pool);
+	rm_db(dest);
+	db = open_db(pool, true);
+	must(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, a BIGINT, b BIGINT, "
+		 "c BIGINT)");
+	{
+		const long long batch = 1000000;
+		int64_t *id = malloc(sizeof(int64_t) * batch);
+		gpmdb_column_array ca[4];
+
+		if (!id) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		for (int c = 0; c < 4; c++) {
+			ca[c].type = GPMDB_ARRAY_INT64;
+			ca[c].values = id;
+			ca[c].nulls = NULL;
+		}
+		for (long long r = 0; r < rows; r += batch) {
+			long long n = rows - r < batch ? rows - r : batch;
+
+			for (long long i = 0; i < n; i++)
+				id[i] = r + i + 1;
+			if (gpmdb_append_columns(db, "t", 4, NULL, ca, n)) {
+				fprintf(stderr, "append: %s\n",
+					gpmdb_errmsg(db));
+				return 1;
+			}
+		}
+		free(id);
+	}
+	if (stat(pool, &stp)) {
+		perror(pool);
+		return 1;
+	}
+	dd = dd_rate(disk);
+	snprintf(cmd, sizeof(cmd), "cp %s %s.cp && sync %s.cp", pool, dest,
+		 dest);
+	t = now_s();
+	if (system(cmd) != 0) {
+		fprintf(stderr, "%s failed\n", cmd);
+		return 1;
+	}
+	tcp = now_s() - t;
+	snprintf(cmd, sizeof(cmd), "%s.cp", dest);
+	unlink(cmd);
+	tfull = backup(db, dest, 0, &sf);
+	/* 1% of the rows, one contiguous range */
+	snprintf(cmd, sizeof(cmd),
+		 "UPDATE t SET a = a + 1 WHERE id BETWEEN %lld AND %lld",
+		 rows / 2, rows / 2 + rows / 100 - 1);
+	must(db, cmd);
+	tinc = backup(db, dest, 0, &si);
+	/* 1% of the rows at random (every 100th: one per 800 bytes) */
+	must(db, "UPDATE t SET b = b + 1 WHERE id % 100 = 7");
+	tinc_r = backup(db, dest, 0, &sr);
+	/* the writer alone, then beside full backups in a loop */
+	w0 = writer(db, rows, secs);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--loop", pool, dest, (char *)NULL);
+		_exit(1);
+	}
+	sleep(1);
+	w1 = writer(db, rows, secs);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	printf("Pool: %s, %lld rows, %.0f MB; copies to %s.\n\n", pool, rows,
+	       (double)stp.st_size / 1e6, disk);
+	printf("| measure | seconds | MB/s | zones copied | vs full |\n");
+	printf("| --- | ---: | ---: | ---: | ---: |\n");
+	printf("| disk direct write (O_DIRECT, 1 GiB) | %.2f | %.0f | | |\n",
+	       1073.741824 / dd, dd);
+	printf("| cp + sync of the pool | %.2f | %.0f | | |\n", tcp,
+	       (double)stp.st_size / 1e6 / tcp);
+	printf("| full backup | %.2f | %.0f | %lld of %lld | 100%% |\n", tfull,
+	       (double)stp.st_size / 1e6 / tfull, sf.zones_copied,
+	       sf.zones_total);
+	printf("| incremental, 1%% of rows (one range) | %.3f | | %lld of "
+	       "%lld | %.1f%% |\n",
+	       tinc, si.zones_copied, si.zones_total, 100 * tinc / tfull);
+	printf("| incremental, 1%% of rows (every 100th) | %.3f | | %lld of "
+	       "%lld | %.1f%% |\n",
+	       tinc_r, sr.zones_copied, sr.zones_total, 100 * tinc_r / tfull);
+	printf("\nFull backup at %.0f%% of cp's throughput.\n\n",
+	       100 * tcp / tfull);
+	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "
+	       "|\n| --- | ---: |\n");
+	printf("| alone | %.1f |\n| beside full backups in a loop | %.1f "
+	       "(%.0f%%) |\n",
+	       w0, w1, 100 * w1 / w0);
+	gpmdb_close(db);
+	rm_db(pool);
+	rm_db(dest);
+	snprintf(cmd, sizeof(cmd), "%s.loop", dest);
+	rm_db(cmd);
+	return 0;
+}
