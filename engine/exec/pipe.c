@@ -1088,12 +1088,15 @@ static int pipe_cx(exec_ctx *x, pnode *n, int slot, ast_expr *e, bool post,
 }
 
 /* An inner join's stream: its larger input.  A LEFT join streams its
- * right input when that is the larger: the left rows are built, marked
- * as stream rows meet them, and those left unmarked come out with NULLs
- * at the end (pipe_outer); the other joins stream the left. */
+ * right input when that is the larger and too large to build cheaply
+ * (a parallel source): the left rows are built, marked as stream rows
+ * meet them, and those left unmarked come out with NULLs at the end
+ * (pipe_outer); the other joins stream the left. */
 static bool join_streams_left(const pnode *n)
 {
-	if (n->jtype != JOIN_INNER && n->jtype != JOIN_LEFT)
+	if (n->jtype == JOIN_LEFT)
+		return n->l->est >= n->r->est || n->r->est < PIPE_PAR_MIN_ROWS;
+	if (n->jtype != JOIN_INNER)
 		return true;
 	return n->l->est >= n->r->est;
 }

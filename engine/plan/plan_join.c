@@ -102,7 +102,7 @@ int plan_conj_add(bctx *b, conjv *cv, ast_expr *e)
 		cv->v = n;
 		cv->cap = cap;
 	}
-	cv->v[cv->n++] = (conj){e, 0, false, false};
+	cv->v[cv->n++] = (conj){e, 0, false, false, false, -1, -1};
 	return 0;
 }
 
@@ -528,6 +528,89 @@ static double est_order(est_ctx *ec, conjv *cv, int ns, const double *est,
 	return cost;
 }
 
+/* Sources up to this many: the best left-deep order by dynamic
+ * programming over their subsets; more: the greedy orders. */
+#define JOIN_DP_MAX 12
+
+/* The left-deep order with the smallest sum of estimated intermediate
+ * sizes (est_order's measure, over every order instead of one per
+ * start): cost[S] is the least sum that joins set S, rows[S] its size
+ * then, last[S] the source joined last.  A step joins a source
+ * connected by an equality whenever one is.  Greedy steps take the
+ * smallest next result and can miss a small path that starts larger:
+ * TPC-H Q5 joined orders, customer and lineitem before the region's
+ * filter (910k rows at SF1 through two more joins), where the order
+ * region, nation, customer, orders, lineitem keeps 180k.  Returns the
+ * cost, or -1 without memory. */
+static double est_order_dp(est_ctx *ec, conjv *cv, int ns, const double *est,
+			   int *ord, double *sizes)
+{
+	size_t n = (size_t)1 << ns;
+	double *cost = malloc(n * sizeof(double)), *rows = malloc(n * 8);
+	int8_t *last = malloc(n), *first = malloc(n);
+	double best;
+
+	if (!cost || !rows || !last || !first) {
+		free(cost);
+		free(rows);
+		free(last);
+		free(first);
+		return -1;
+	}
+	for (size_t m = 0; m < n; m++)
+		cost[m] = -1;
+	for (int i = 0; i < ns; i++) {
+		cost[(size_t)1 << i] = 0;
+		rows[(size_t)1 << i] = est[i];
+		last[(size_t)1 << i] = first[(size_t)1 << i] = (int8_t)i;
+	}
+	/* a set's supersets are numerically larger: done in order */
+	for (size_t m = 1; m < n; m++) {
+		bool key[64], any = false;
+		if (cost[m] < 0)
+			continue;
+		for (int i = 0; i < ns; i++) {
+			ast_expr *lk, *rk;
+			key[i] = false;
+			if (m & ((size_t)1 << i))
+				continue;
+			for (int c = 0; c < cv->n && !key[i]; c++)
+				key[i] = !cv->v[c].used &&
+					 equi_key(ec->sc, &cv->v[c], m,
+						  1ull << i, &lk, &rk);
+			any |= key[i];
+		}
+		for (int i = 0; i < ns; i++) {
+			size_t mi = m | ((size_t)1 << i);
+			if (mi == m || (any && !key[i]))
+				continue;
+			double sz = est_join(ec, cv, m, i, rows[m], est[i]);
+			sz = sz < 1 ? 1 : sz;
+			/* ties: the smaller first source (as the greedy
+			 * orders' choice) */
+			if (cost[mi] < 0 || cost[m] + sz < cost[mi] ||
+			    (cost[m] + sz == cost[mi] &&
+			     est[first[m]] < est[first[mi]])) {
+				cost[mi] = cost[m] + sz;
+				rows[mi] = sz;
+				last[mi] = (int8_t)i;
+				first[mi] = first[m];
+			}
+		}
+	}
+	best = cost[n - 1];
+	for (size_t m = n - 1, k = (size_t)ns; k-- > 0;) {
+		ord[k] = last[m];
+		sizes[k] = rows[m];
+		m &= ~((size_t)1 << last[m]);
+	}
+	free(cost);
+	free(rows);
+	free(last);
+	free(first);
+	return best;
+}
+
 /* Conjunct c over the sources `have` and `bit` goes to join j: a hash
  * key when it equates an expression of each side, else its residual. */
 static void join_take(bctx *b, const scope *sc, pnode *j, conj *c,
@@ -723,6 +806,104 @@ pnode *plan_join_ordered(bctx *b, scope *sc, conjv *where)
 	return node;
 }
 
+/* A conjunct `column = column` of one type over two sources: its
+ * columns in *x, *y. */
+static bool col_eq(const conj *c, ast_expr **x, ast_expr **y)
+{
+	const ast_expr *e = c->e;
+
+	if (c->all || c->used || e->kind != AST_E_BINARY ||
+	    e->op != AST_OP_EQ || e->l->kind != AST_E_COLUMN ||
+	    e->r->kind != AST_E_COLUMN || e->l->rel || e->r->rel ||
+	    __builtin_popcountll(c->mask) != 2)
+		return false;
+	etype a = expr_type(e->l), t = expr_type(e->r);
+	if (a.t != t.t || a.scale != t.scale || !plan_hashable(a, t))
+		return false;
+	*x = e->l;
+	*y = e->r;
+	return true;
+}
+
+/* col_eq without the used mark's test. */
+static bool col_eq_cols(const conj *c, ast_expr **x, ast_expr **y)
+{
+	conj t = *c;
+
+	t.used = false;
+	return col_eq(&t, x, y);
+}
+
+static int uf_find(int *p, int g)
+{
+	while (p[g] != g)
+		g = p[g] = p[p[g]];
+	return g;
+}
+
+/* Whether cv equates columns g and h already. */
+static bool eq_known(const conjv *cv, int g, int h)
+{
+	for (int k = 0; k < cv->n; k++) {
+		ast_expr *x, *y;
+		if (col_eq(&cv->v[k], &x, &y) &&
+		    ((x->col == g && y->col == h) ||
+		     (x->col == h && y->col == g)))
+			return true;
+	}
+	return false;
+}
+
+/* Equalities implied by two others through a shared column (a = b AND
+ * b = c: a = c), between columns of one type in different sources, so
+ * that the join order may join a and c's sources directly: TPC-H Q5
+ * says c_nationkey = s_nationkey and s_nationkey = n_nationkey, and
+ * the order region, nation, customer, orders, lineitem, supplier needs
+ * c_nationkey = n_nationkey.  A NULL satisfies no equality, so the
+ * implied one drops no row the others keep. */
+static int plan_implied_eq(bctx *b, const scope *sc, conjv *cv)
+{
+	for (int p = 0; p < cv->n && cv->n < 64; p++)
+		for (int q = p + 1; q < cv->n && cv->n < 64; q++) {
+			ast_expr *pe[2], *qe[2];
+			if (!col_eq(&cv->v[p], &pe[0], &pe[1]) ||
+			    !col_eq(&cv->v[q], &qe[0], &qe[1]))
+				continue;
+			for (int i = 0; i < 2; i++)
+				for (int j = 0; j < 2; j++) {
+					ast_expr *x = pe[1 - i], *y = qe[1 - j];
+					uint64_t mx = 0, my = 0;
+					bool ax = false, ay = false;
+					if (pe[i]->col != qe[j]->col ||
+					    x->col == y->col ||
+					    eq_known(cv, x->col, y->col))
+						continue;
+					plan_expr_mask(sc, x, &mx, &ax);
+					plan_expr_mask(sc, y, &my, &ay);
+					if (mx == my)
+						continue;
+					ast_expr *e =
+					    ast_alloc(b->a, sizeof(*e));
+					if (!e)
+						return db_err(b->db,
+							      GPMDB_NOMEM,
+							      "out of memory");
+					*e = *cv->v[p].e;
+					e->l = x;
+					e->r = y;
+					int rc = plan_conj_add(b, cv, e);
+					if (rc)
+						return rc;
+					conj *ic = &cv->v[cv->n - 1];
+					ic->mask = mx | my;
+					ic->implied = true;
+					ic->ip = p;
+					ic->iq = q;
+				}
+		}
+	return GPMDB_OK;
+}
+
 pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 {
 	int ns = sc->nsrc;
@@ -737,6 +918,8 @@ pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 		srcn[i] = sc->src[i].node;
 		est[i] = srcn[i]->est;
 	}
+	if (ns > 2 && plan_implied_eq(b, sc, cv))
+		return NULL;
 	/* single-source conjuncts filter their source */
 	for (int k = 0; k < cv->n; k++) {
 		conj *c = &cv->v[k];
@@ -755,7 +938,11 @@ pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 	 * estimated intermediate results wins (ties: the smaller start) */
 	if (est_init(&ec, b, sc, cv))
 		return NULL;
-	for (int s = 0; s < ns; s++) {
+	if (ns <= JOIN_DP_MAX) {
+		if ((bcost = est_order_dp(&ec, cv, ns, est, bord, bsizes)) < 0)
+			return NOMEM(b);
+	}
+	for (int s = 0; ns > JOIN_DP_MAX && s < ns; s++) {
 		double cost = est_order(&ec, cv, ns, est, s, ord, sizes);
 		if (bcost < 0 || cost < bcost ||
 		    (cost == bcost && est[s] < est[bord[0]])) {
@@ -764,6 +951,10 @@ pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 			memcpy(bsizes, sizes, sizeof(double) * (size_t)ns);
 		}
 	}
+	/* classes of the columns equated by the conjuncts applied so far */
+	int *ucls = ast_alloc(b->a, sizeof(int) * (size_t)(sc->ncols + 1));
+	for (int g = 0; ucls && g < sc->ncols; g++)
+		ucls[g] = g;
 	node = srcn[bord[0]];
 	inset = 1ull << bord[0];
 	for (int step = 1; step < ns; step++) {
@@ -776,8 +967,20 @@ pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 			conj *c = &cv->v[k];
 			if (c->used || c->all || (c->mask & ~(inset | bit)))
 				continue;
-			join_take(b, sc, j, c, inset, bit);
 			c->used = true;
+			/* a column equality that those applied already imply
+			 * (an implied one, or an original one after it) */
+			ast_expr *x, *y;
+			if (ucls && c->e->kind == AST_E_BINARY &&
+			    c->e->op == AST_OP_EQ && col_eq_cols(c, &x, &y) &&
+			    x->col < sc->ncols && y->col < sc->ncols) {
+				int rx = uf_find(ucls, x->col),
+				    ry = uf_find(ucls, y->col);
+				if (rx == ry)
+					continue;
+				ucls[rx] = ry;
+			}
+			join_take(b, sc, j, c, inset, bit);
 		}
 		j->jtype = j->nkeys || j->pred ? JOIN_INNER : JOIN_CROSS;
 		j->est = bsizes[step];
