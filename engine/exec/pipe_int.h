@@ -210,6 +210,19 @@ int pipe_fail(pthr *t, int rc, const char *msg);
 int pipe_put(pthr *t, rel *r, int c, const vec *v, uint32_t n);
 int pipe_put_ref(pthr *t, rel *r, int c, const vec *v, uint32_t n);
 
+/* Monotonic nanoseconds. */
+uint64_t pipe_now(void);
+
+/* ---- pipe_build.c ---- */
+
+/* Runs the built input of join stage s (srel: the stream's source
+ * relation, for a key filter) and hashes it into its table. */
+int stage_build(exec_ctx *x, pstage *s, const rel *srel);
+/* Evaluates the keys of s->build and hashes its rows into the table. */
+int stage_hash(exec_ctx *x, pstage *s);
+/* A join stage's built side and table. */
+void stage_free(exec_ctx *x, pstage *s);
+
 /* ---- pipe_explain.c ---- */
 
 /* The shape of planned pipeline p (pipe_plan); returns GPMDB_OK. */

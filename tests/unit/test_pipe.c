@@ -226,6 +226,21 @@ static void t_filter_project_agg(void)
 	     false);
 	same_threads("SELECT g || (id % 70001), max(g), count(*) FROM f GROUP "
 		     "BY 1");
+	/* one key in scan order: each thread's groups a range of its own
+	 * (merged by concatenation), with a NULL key (merged by hash) */
+	same("SELECT id / 2, count(*), sum(k), min(g), avg(v) FROM f GROUP BY "
+	     "id / 2",
+	     false);
+	same_threads("SELECT id / 2, count(*), sum(k), min(g) FROM f GROUP BY "
+		     "id / 2");
+	same("SELECT CASE WHEN id % 1000 = 5 THEN NULL ELSE id / 2 END, "
+	     "count(*), sum(k) FROM f GROUP BY 1",
+	     false);
+	/* a group split by a morsel boundary between two threads */
+	same("SELECT id / 3, count(*), sum(k), max(g) FROM f GROUP BY id / 3",
+	     false);
+	same_threads("SELECT CAST(id / 3 AS DECIMAL(10,2)), count(*) FROM f "
+		     "GROUP BY 1");
 	same("SELECT k % 10, min(g || id), max(g || id) FROM f GROUP BY k % 10 "
 	     "ORDER BY 1",
 	     true);
