@@ -624,6 +624,30 @@ static void t_views(void)
 	free(r);
 }
 
+/* A LEFT join into a GROUP BY on its right keys (a decorrelated scalar
+ * subquery) with a large right input still streams its few left rows,
+ * whose keys keep the aggregate to their groups (it read all 90,000
+ * when the left rows were built instead). */
+static void t_kf_left(void)
+{
+	char *r = malloc(1 << 16);
+
+	if (!r) {
+		CHECK(0);
+		return;
+	}
+	const char *kq = "SELECT count(*), sum(w) FROM d WHERE d.w < (SELECT "
+			 "count(*) + 3 FROM f WHERE f.id = d.k)";
+	same(kq, true);
+	char eq[200];
+	snprintf(eq, sizeof(eq), "EXPLAIN ANALYZE %s", kq);
+	su_rows(db, eq, r, 1 << 16);
+	const char *al = strstr(r, "HASH AGGREGATE GROUP BY f.id");
+	const char *rw = al ? strstr(al, "[rows=") : NULL;
+	CHECKF(rw && atol(rw + 6) > 0 && atol(rw + 6) <= NDIM, "%s", r);
+	free(r);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -633,11 +657,13 @@ int main(void)
 	TEST_RUN(load);
 	TEST_RUN(t_filter_project_agg);
 	TEST_RUN(t_joins);
+	TEST_RUN(t_kf_left);
 	/* again with the parallel table builds and group merges that large
 	 * inputs take (engine/exec/pipe.c pipe_small) */
 	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
 	TEST_RUN(t_filter_project_agg);
 	TEST_RUN(t_joins);
+	TEST_RUN(t_kf_left);
 	unsetenv("GPMDB_TEST_PIPE_SMALL");
 	TEST_RUN(t_topn);
 	TEST_RUN(t_views);
