@@ -112,8 +112,8 @@ bool exec_radix_sort(exec_sortkey *a, uint64_t n)
 
 /* Rows idx[0..m) of column s into d from row o: a typed copy (the width
  * known to the compiler, no call per value). */
-static void gather_col(rcol *d, const rcol *s, size_t w, const uint32_t *idx,
-		       uint64_t o, uint64_t a, uint64_t z)
+static void gather_col(rcol *d, const rcol *s, size_t w, bool any_null,
+		       const uint32_t *idx, uint64_t o, uint64_t a, uint64_t z)
 {
 #define GATHER_W(T)                                                            \
 	do {                                                                   \
@@ -138,8 +138,23 @@ static void gather_col(rcol *d, const rcol *s, size_t w, const uint32_t *idx,
 			       (const char *)s->data + idx[k] * w, w);
 	}
 #undef GATHER_W
+	if (!any_null) {
+		memset(d->nulls + o + a, 0, z - a);
+		return;
+	}
 	for (uint64_t k = a; k < z; k++)
 		d->nulls[o + k] = s->nulls[idx[k]];
+}
+
+/* Whether one of n NULL flags is set (a sequential read, instead of a
+ * gather of each row's flag). */
+static bool nulls_any(const uint8_t *nl, uint64_t n)
+{
+	uint8_t any = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		any |= nl[i];
+	return any != 0;
 }
 
 int exec_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
@@ -154,11 +169,14 @@ int exec_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
 		rcol *d = &dst->cols[c];
 		size_t w = rel_width(d->ty.t);
 		if (d->ty.t != BC_T_TEXT) {
+			/* scanned when the gather reads most rows anyway */
+			bool any = 4 * m < src->nrows ||
+				   nulls_any(s->nulls, src->nrows);
 #pragma omp parallel num_threads(nt)
 			{
 				int t = omp_get_thread_num(),
 				    tn = omp_get_num_threads();
-				gather_col(d, s, w, idx, o,
+				gather_col(d, s, w, any, idx, o,
 					   m * (uint64_t)t / (uint64_t)tn,
 					   m * (uint64_t)(t + 1) /
 					       (uint64_t)tn);
