@@ -505,6 +505,19 @@ static void t_sort(void)
 		same_as(q[i][0], q[i][1]);
 }
 
+/* Text keys of every length from 0 to 19 (exec_hash.c hashes 8 bytes a
+ * step, then the bytes left): groups, DISTINCT and a join on them. */
+static void t_text_keys(void)
+{
+	same("SELECT substr(g || '-abcdefghijklmnop', 1, id % 20) AS p, "
+	     "count(*), sum(k) FROM f GROUP BY p",
+	     false);
+	same("SELECT DISTINCT substr(g || g, 2, id % 17) FROM f", false);
+	same("SELECT count(*), sum(f.k) FROM f JOIN d ON substr(f.g, 1, "
+	     "f.id % 9) = substr(d.name, 1, d.w)",
+	     false);
+}
+
 /* An error inside the pipeline is reported once, as one thread reports
  * it; the statement leaves nothing behind. */
 static void t_errors(void)
@@ -701,6 +714,7 @@ int main(void)
 	TEST_RUN(t_topn);
 	TEST_RUN(t_views);
 	TEST_RUN(t_sort);
+	TEST_RUN(t_text_keys);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);
 	TEST_RUN(t_interrupt);
