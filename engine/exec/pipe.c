@@ -506,30 +506,17 @@ static int join_unmatched(pthr *t, int i, const rel *b)
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
-static int stage_join(pthr *t, int i, rel *b)
+/* The rows of join stage i's key batch kb that may meet a built row
+ * (t->jcand[i], returned: how many) and their hashes (t->jhv[i]): all
+ * rows, or those whose bloom bit is set; the slots they probe
+ * prefetched. */
+static uint32_t join_cands(pthr *t, int i, const rel *kb, uint32_t m)
 {
-	pstage *s = &t->p->st[i];
-	int jt = s->n->jtype, nk = s->n->nkeys;
-	bool semi = join_semi(jt), first = semi && !s->pred;
-	uint32_t m = (uint32_t)b->nrows;
-	rel *kb = t->kb[i];
-	uint8_t *mt = t->matched[i];
-	vec v;
-	int rc;
-
-	for (int k = 0; k < nk; k++)
-		if ((rc = pipe_eval(t, i, s->ex[k], b, &v)) ||
-		    (rc = pipe_put(t, kb, k, &v, m)))
-			return rc;
-	kb->nrows = m;
-	if (semi || jt == JOIN_LEFT)
-		memset(mt, 0, m);
-	/* hashes first, the slots they probe prefetched */
+	const pstage *s = &t->p->st[i];
 	uint64_t *hvs = t->jhv[i], rm = s->rmask;
-	exec_hash_batch(kb, nk, m, hvs, true);
-	/* the rows that may meet a built row: all, or those whose bloom
-	 * bit is set */
 	uint32_t *cand = t->jcand[i], nc = 0;
+
+	exec_hash_batch(kb, s->n->nkeys, m, hvs, true);
 	if (s->bloom &&
 	    (t->bf_in[i] < 16 * VEC_BATCH || 2 * t->bf_pass[i] < t->bf_in[i])) {
 		const uint64_t *bf = s->bloom;
@@ -550,14 +537,41 @@ static int stage_join(pthr *t, int i, rel *b)
 		__builtin_prefetch(
 		    &s->slot[jt_base(s, hv) + ((hv ^ hv >> 29) & rm)]);
 	}
+	return nc;
+}
+
+static int stage_join(pthr *t, int i, rel *b)
+{
+	pstage *s = &t->p->st[i];
+	int jt = s->n->jtype, nk = s->n->nkeys;
+	bool semi = join_semi(jt), first = semi && !s->pred;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *kb = t->kb[i];
+	uint8_t *mt = t->matched[i];
+	vec v;
+	int rc;
+
+	for (int k = 0; k < nk; k++)
+		if ((rc = pipe_eval(t, i, s->ex[k], b, &v)) ||
+		    (rc = pipe_put(t, kb, k, &v, m)))
+			return rc;
+	kb->nrows = m;
+	if (semi || jt == JOIN_LEFT)
+		memset(mt, 0, m);
+	/* the rows that may meet a built row; hvs: their hashes, or with
+	 * a direct table the first row + 1 of their chains */
+	uint64_t *hvs = t->jhv[i];
+	uint32_t *cand = t->jcand[i];
+	uint32_t nc = s->dir ? jt_direct_cands(s, kb, m, cand, hvs)
+			     : join_cands(t, i, kb, m);
 	for (uint32_t c = 0; c < nc; c++) {
 		uint32_t r = cand[c];
 		uint64_t hv = hvs[r];
-		if (!hv && exec_key_has_null(kb, r))
+		if (!s->dir && !hv && exec_key_has_null(kb, r))
 			continue;
 		/* the chain of this hash: every equal key is there */
-		for (int64_t row = jt_first(s, hv); row >= 0;
-		     row = (int64_t)s->next[row] - 1) {
+		for (int64_t row = s->dir ? (int64_t)hv - 1 : jt_first(s, hv);
+		     row >= 0; row = (int64_t)s->next[row] - 1) {
 			if (!s->hexact &&
 			    !(s->sleft
 				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)

@@ -58,6 +58,12 @@ typedef struct pstage {
 	 * hash is one-to-one (exec_hash_mix of one value), so equal hashes
 	 * are equal keys and the chain's rows need no comparison */
 	bool hexact;
+	/* hexact INT, DECIMAL or DATE keys of a narrow span (pipe_probe.c):
+	 * dir[key - dmin] = the first row + 1 of the key's chain (0: none),
+	 * for keys dmin .. dmin + dspan - 1 */
+	uint32_t *dir;
+	int64_t dmin;
+	uint64_t dspan;
 	/* a LEFT join whose left input is built (the right one streams):
 	 * per built row, whether a stream row met it; the rows that met
 	 * none are emitted with NULLs after the stream ends (pipe_outer) */
@@ -188,6 +194,16 @@ static inline int64_t jt_first(const pstage *s, uint64_t hv)
 	}
 	return -1;
 }
+
+/* ---- pipe_probe.c ---- */
+
+/* Join stage s's direct table (s->dir) when its keys allow one. */
+int jt_direct(exec_ctx *x, pstage *s);
+/* The rows of key batch kb that meet a built row of direct table s into
+ * cand (returned: how many); first[r] = the first row + 1 of row r's
+ * chain. */
+uint32_t jt_direct_cands(const pstage *s, const rel *kb, uint32_t m,
+			 uint32_t *cand, uint64_t *first);
 
 /* ---- pipe.c ---- */
 

@@ -505,6 +505,50 @@ static void t_sort(void)
 		same_as(q[i][0], q[i][1]);
 }
 
+/* Joins on one INT, DECIMAL or DATE key whose built values span a narrow
+ * range look the keys up directly (pipe_probe.c): negative keys, NULLs,
+ * duplicates, stream keys outside the span, inner, LEFT and SEMI. */
+static void t_direct(void)
+{
+	char sql[200];
+
+	both("CREATE TABLE ea(id INT, day DATE)");
+	both("CREATE TABLE eb(day DATE, w INT)");
+	both("BEGIN");
+	for (int i = 0; i < 600; i++) {
+		if (i % 37 == 5)
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO ea VALUES(%d, NULL)", i);
+		else
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO ea VALUES(%d, '2021-%02d-%02d')",
+				 i, 1 + i % 12, 1 + i % 28);
+		both(sql);
+	}
+	for (int i = 0; i < 60; i++) {
+		if (i % 13 == 4)
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO eb VALUES(NULL, %d)", i);
+		else
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO eb VALUES('%d-%02d-%02d', %d)",
+				 2021 + i % 5 / 4, 1 + i % 3, 1 + i % 20, i);
+		both(sql);
+	}
+	both("COMMIT");
+	same("SELECT ea.id, eb.w FROM ea JOIN eb ON ea.day = eb.day", false);
+	same("SELECT ea.id, eb.w FROM ea LEFT JOIN eb ON ea.day = eb.day",
+	     false);
+	same("SELECT f.id, d.name FROM f JOIN d ON f.n = d.k - 40 WHERE f.id "
+	     "% 7 = 0",
+	     false);
+	same("SELECT count(*), sum(f.id) FROM f JOIN d ON f.v = CAST(d.w AS "
+	     "DECIMAL(12,2))",
+	     true);
+	same("SELECT count(*) FROM f WHERE f.n IN (SELECT k - 40 FROM d)",
+	     true);
+}
+
 /* Text keys of every length from 0 to 19 (exec_hash.c hashes 8 bytes a
  * step, then the bytes left): groups, DISTINCT and a join on them. */
 static void t_text_keys(void)
@@ -715,6 +759,7 @@ int main(void)
 	TEST_RUN(t_views);
 	TEST_RUN(t_sort);
 	TEST_RUN(t_text_keys);
+	TEST_RUN(t_direct);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);
 	TEST_RUN(t_interrupt);
