@@ -116,6 +116,12 @@ typedef struct pgroups {
 	uint64_t *slot;
 	aggst *st;
 	uint64_t *bloom, bmask; /* a key filter's bits (groups_bloom) */
+	/* one INT/DECIMAL key: dir[key - dlo] = its group + 1 (0: not
+	 * yet), keys dlo .. dlo + dspan - 1 (pipe_agg.c groups_dir);
+	 * dspan 0: none, UINT64_MAX: none wanted */
+	uint32_t *dir;
+	int64_t dlo;
+	uint64_t dspan;
 } pgroups;
 
 typedef struct pthr {

@@ -549,6 +549,30 @@ static void t_direct(void)
 	     true);
 }
 
+/* GROUP BY one INT or DECIMAL key through pipe_agg.c's direct map: NULL
+ * and negative keys, keys beyond the range of a thread's first batch,
+ * ranges too wide for a map, ranges at both ends of BIGINT, 90,000
+ * groups (merged in parallel). */
+static void t_group_keys(void)
+{
+	static const char *const q[] = {
+	    "SELECT n, count(*), sum(k) FROM f GROUP BY n",
+	    "SELECT id, count(*), sum(k) FROM f GROUP BY id", /* merged */
+	    "SELECT id / 100 AS g, count(*), sum(k) FROM f GROUP BY g",
+	    "SELECT count(*), sum(id) FROM f GROUP BY v", /* 99.50: 99.5 */
+	    "SELECT k * 1000003 AS g, count(*) FROM f GROUP BY g",
+	    "SELECT -9223372036854775807 + k % 10 AS g, count(*) FROM f "
+	    "GROUP BY g",
+	    "SELECT 9223372036854775807 - k % 10 AS g, count(*), sum(n) FROM f "
+	    "GROUP BY g",
+	    "SELECT CASE WHEN id % 2 = 0 THEN 9223372036854775807 - k ELSE "
+	    "-9223372036854775807 + k END AS g, count(*) FROM f GROUP BY g",
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+		same(q[i], false);
+	same("SELECT n, count(*), min(id) FROM f GROUP BY n ORDER BY n", true);
+}
+
 /* Text keys of every length from 0 to 19 (exec_hash.c hashes 8 bytes a
  * step, then the bytes left): groups, DISTINCT and a join on them. */
 static void t_text_keys(void)
@@ -760,6 +784,7 @@ int main(void)
 	TEST_RUN(t_sort);
 	TEST_RUN(t_text_keys);
 	TEST_RUN(t_direct);
+	TEST_RUN(t_group_keys);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);
 	TEST_RUN(t_interrupt);
