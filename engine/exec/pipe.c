@@ -352,7 +352,13 @@ static int stage_filter(pthr *t, int i, rel *b)
 	for (int q = 0; q < nf && k; q++) {
 		int f = ord[q];
 		uint64_t t0 = adapt ? pipe_now() : 0;
-		if (q == 0) {
+		int fm = -1; /* column OP constant: its own loop */
+		if (p->st[f].fast.on)
+			fm = pipe_fast_run(&p->st[f].fast, b, q ? sel : NULL, k,
+					   sel);
+		if (fm >= 0) {
+			m = (uint32_t)fm;
+		} else if (q == 0) {
 			if ((rc = pipe_eval(t, f, p->st[f].pred, b, &v)))
 				return rc;
 			m = exec_filter_true(&v, k, 0, sel);
@@ -1211,7 +1217,10 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 		s->kind = PS_FILTER;
 		s->in = n->l;
 		s->safe = pred_safe(n->pred);
-		return pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+		rc = pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+		if (!rc && *ok && s->pred && !x->analyze)
+			pipe_fast_make(s->pred, &s->fast);
+		return rc;
 	case PN_PROJECT:
 		s->kind = PS_PROJECT;
 		s->in = n->l;

@@ -23,6 +23,14 @@ enum { PS_FILTER, PS_PROJECT, PS_JOIN };
  * error of its own. */
 #define PIPE_STOP (-2)
 
+/* A FILTER  column OP constant  over INT, REAL or DATE (pipe_filter.c). */
+typedef struct pfast {
+	bool on;
+	int op, type, col;
+	int64_t i; /* the constant: INT, DATE */
+	double r;  /* REAL */
+} pfast;
+
 typedef struct pstage {
 	int kind;
 	pnode *n;
@@ -54,6 +62,7 @@ typedef struct pstage {
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
 	bool kf;	   /* its stream's keys filter the built AGG's groups */
 	bool safe;	   /* FILTER: its predicate cannot fail (pipe.c) */
+	pfast fast;	   /* FILTER: its predicate's own loop, or off */
 	/* one INT, DECIMAL, DATE or BOOL key of one type on both sides: its
 	 * hash is one-to-one (exec_hash_mix of one value), so equal hashes
 	 * are equal keys and the chain's rows need no comparison */
@@ -200,6 +209,17 @@ static inline int64_t jt_first(const pstage *s, uint64_t hv)
 	}
 	return -1;
 }
+
+/* ---- pipe_filter.c ---- */
+
+/* f = the loop of predicate c when it is  column OP constant  over INT,
+ * REAL or DATE; false (f off) otherwise. */
+bool pipe_fast_make(const cexpr *c, pfast *f);
+/* The rows of batch b (through sel, or all n) that pass f into out (out
+ * may be sel); returns how many, or -1: b's column is not f's type (the
+ * program then runs). */
+int pipe_fast_run(const pfast *f, const rel *b, const uint32_t *sel, uint32_t n,
+		  uint32_t *out);
 
 /* ---- pipe_probe.c ---- */
 

@@ -573,6 +573,44 @@ static void t_group_keys(void)
 	same("SELECT n, count(*), min(id) FROM f GROUP BY n ORDER BY n", true);
 }
 
+/* Filters  column OP constant  over INT, REAL and DATE run
+ * their own loop (pipe_filter.c): every op, the constant on either side,
+ * NULLs, a second filter over the rows the first kept. */
+static void t_fast_filter(void)
+{
+	static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
+	char sql[300], lsql[300];
+
+	both("CREATE TABLE fr(id BIGINT, x DOUBLE)");
+	both("INSERT INTO fr SELECT id, CASE WHEN id % 11 = 0 THEN NULL ELSE "
+	     "(id % 1000) / 8.0 - 50 END FROM f");
+	for (int o = 0; o < 6; o++) {
+		const char *op = ops[o];
+		const char *q[] = {
+		    "SELECT count(*), sum(id) FROM f WHERE n %s 7",
+		    "SELECT count(*), sum(id) FROM f WHERE -7 %s n",
+		    "SELECT count(*), sum(id) FROM f WHERE v %s 50.25",
+		    "SELECT count(*), sum(id) FROM fr WHERE x %s 3.5",
+		    "SELECT count(*), sum(id) FROM fr WHERE -12.125 %s x",
+		    "SELECT count(*), sum(id) FROM f WHERE k > 100 AND n %s -3",
+		};
+		for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+			snprintf(sql, sizeof(sql), q[i], op);
+			same(sql, true);
+		}
+		/* SQLite: dates are text */
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), sum(id) FROM ea WHERE day %s DATE "
+			 "'2021-06-15'",
+			 op);
+		snprintf(lsql, sizeof(lsql),
+			 "SELECT count(*), sum(id) FROM ea WHERE day %s "
+			 "'2021-06-15'",
+			 op);
+		same_as(sql, lsql);
+	}
+}
+
 /* Text keys of every length from 0 to 19 (exec_hash.c hashes 8 bytes a
  * step, then the bytes left): groups, DISTINCT and a join on them. */
 static void t_text_keys(void)
@@ -785,6 +823,7 @@ int main(void)
 	TEST_RUN(t_text_keys);
 	TEST_RUN(t_direct);
 	TEST_RUN(t_group_keys);
+	TEST_RUN(t_fast_filter);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_analyze);
 	TEST_RUN(t_interrupt);
