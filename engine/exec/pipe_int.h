@@ -1,7 +1,8 @@
 /*
  * pipe_int.h - between the pipelines' files: pipe.c (planning, sources,
- * stages, the relation, top-N and mark sinks, threads) and pipe_agg.c
- * (the aggregate sink and its merge).  Private to them.
+ * stages, the relation, top-N and mark sinks, threads), pipe_agg.c (the
+ * aggregate sink and its merge), pipe_filter.c (filters without the VM)
+ * and pipe_probe.c (join probes).  Private to them.
  */
 #ifndef GPMDB_PIPE_INT_H
 #define GPMDB_PIPE_INT_H
