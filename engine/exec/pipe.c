@@ -512,40 +512,6 @@ static int join_unmatched(pthr *t, int i, const rel *b)
 	return pipe_push(t, i + 1, t->b[i + 1]);
 }
 
-/* The rows of join stage i's key batch kb that may meet a built row
- * (t->jcand[i], returned: how many) and their hashes (t->jhv[i]): all
- * rows, or those whose bloom bit is set; the slots they probe
- * prefetched. */
-static uint32_t join_cands(pthr *t, int i, const rel *kb, uint32_t m)
-{
-	const pstage *s = &t->p->st[i];
-	uint64_t *hvs = t->jhv[i], rm = s->rmask;
-	uint32_t *cand = t->jcand[i], nc = 0;
-
-	exec_hash_batch(kb, s->n->nkeys, m, hvs, true);
-	if (s->bloom &&
-	    (t->bf_in[i] < 16 * VEC_BATCH || 2 * t->bf_pass[i] < t->bf_in[i])) {
-		const uint64_t *bf = s->bloom;
-		for (uint32_t r = 0; r < m; r++) {
-			uint64_t q = hvs[r] >> 20 & s->bmask;
-			cand[nc] = r;
-			nc += bf[q >> 6] >> (q & 63) & 1;
-		}
-		t->bf_in[i] += m;
-		t->bf_pass[i] += nc;
-	} else {
-		for (uint32_t r = 0; r < m; r++)
-			cand[r] = r;
-		nc = m;
-	}
-	for (uint32_t c = 0; c < nc; c++) {
-		uint64_t hv = hvs[cand[c]];
-		__builtin_prefetch(
-		    &s->slot[jt_base(s, hv) + ((hv ^ hv >> 29) & rm)]);
-	}
-	return nc;
-}
-
 static int stage_join(pthr *t, int i, rel *b)
 {
 	pstage *s = &t->p->st[i];

@@ -232,6 +232,12 @@ int jt_direct(exec_ctx *x, pstage *s);
 uint32_t jt_direct_cands(const pstage *s, const rel *kb, uint32_t m,
 			 uint32_t *cand, uint64_t *first);
 
+/* The rows of join stage i's key batch kb that may meet a built row
+ * (t->jcand[i], returned: how many) and their hashes (t->jhv[i]): all
+ * rows, or those whose bloom bit is set; the slots they probe
+ * prefetched. */
+uint32_t join_cands(pthr *t, int i, const rel *kb, uint32_t m);
+
 /* ---- pipe.c ---- */
 
 /* A size threshold of a parallel path (smaller under
