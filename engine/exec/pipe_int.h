@@ -1,8 +1,9 @@
 /*
  * pipe_int.h - between the pipelines' files: pipe.c (planning, sources,
  * stages, the relation, top-N and mark sinks, threads), pipe_agg.c (the
- * aggregate sink and its merge), pipe_filter.c (filters without the VM)
- * and pipe_probe.c (join probes).  Private to them.
+ * aggregate sink and its merge), pipe_build.c (join tables),
+ * pipe_filter.c (filters without the VM) and pipe_probe.c (join probes).
+ * Private to them.
  */
 #ifndef GPMDB_PIPE_INT_H
 #define GPMDB_PIPE_INT_H
