@@ -56,30 +56,7 @@ rel *exec_rel_like(exec_ctx *x, const pnode *n)
 /* dst gets rows idx[0..m) of src (same column types). */
 static int rel_gather(rel *dst, const rel *src, const uint32_t *idx, uint64_t m)
 {
-	int rc;
-
-	if ((rc = rel_reserve(dst, m)))
-		return rc;
-	for (int c = 0; c < dst->ncols; c++) {
-		const rcol *s = &src->cols[c];
-		rcol *d = &dst->cols[c];
-		size_t w = rel_width(d->ty.t);
-		for (uint64_t k = 0; k < m; k++) {
-			uint64_t i = idx[k], o = dst->nrows + k;
-			d->nulls[o] = s->nulls[i];
-			if (d->ty.t == BC_T_TEXT && !s->nulls[i]) {
-				vec_str v = ((vec_str *)s->data)[i];
-				if ((rc = rel_str(dst, v.ptr, v.len,
-						  &((vec_str *)d->data)[o])))
-					return rc;
-			} else {
-				memcpy((char *)d->data + o * w,
-				       (char *)s->data + i * w, w);
-			}
-		}
-	}
-	dst->nrows += m;
-	return GPMDB_OK;
+	return exec_gather_rows(dst, src, idx, m);
 }
 
 /* *out = rows idx[0..m) of in, shaped as n's output; frees idx (not in). */
@@ -1051,14 +1028,9 @@ static int sort_cmp(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j; /* stable */
 }
 
-/* One sort key of an INT, DEC or REAL column as an unsigned number in the
- * wanted order (NULLs by rank), with its row: sort_cmp's order compared
- * without rel_get and sval_cmp, which took most of a sort's time. */
-typedef struct sortkey {
-	uint64_t key;
-	uint32_t rank; /* 0 NULLs first, 1 values, 2 NULLs last */
-	uint32_t row;
-} sortkey;
+/* exec_sortkey: sort_cmp's order compared without rel_get and sval_cmp,
+ * which took most of a sort's time. */
+typedef exec_sortkey sortkey;
 
 static int sortkey_cmp(const void *a, const void *b)
 {
@@ -1162,6 +1134,7 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 	const rcol *c;
 	sortkey *k;
 	uint64_t nk = 0;
+	bool sorted = false;
 
 	if (n->nsort != 1)
 		return false;
@@ -1173,9 +1146,13 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 	if (!(k = malloc(sizeof(sortkey) * (keep + 1))))
 		return false;
 	if (keep == in->nrows) {
+		/* every row: in row order, so that the radix sort's
+		 * stability is sortkey_cmp's order by row */
+#pragma omp parallel for schedule(static) if (in->nrows >= PAR_TOPN_MIN)
 		for (uint64_t i = 0; i < in->nrows; i++)
 			sortkey_make(c, n, i, &k[i]);
 		nk = in->nrows;
+		sorted = exec_radix_sort(k, nk);
 	} else if (keep > 0) {
 		/* a heap per thread over its share of the rows, then the
 		 * heaps' union sorted: the order is total (ties by row), so
@@ -1221,7 +1198,8 @@ static bool sort_one_number(const rel *in, const pnode *n, uint64_t keep,
 			free(cnt);
 		}
 	}
-	exec_par_sort(k, nk, sizeof(sortkey), sortkey_cmp_r, NULL);
+	if (!sorted)
+		exec_par_sort(k, nk, sizeof(sortkey), sortkey_cmp_r, NULL);
 	for (uint64_t i = 0; i < nk; i++)
 		idx[i] = k[i].row;
 	*m = nk;

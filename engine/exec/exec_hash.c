@@ -20,13 +20,29 @@ uint64_t exec_hash_mix(uint64_t h, uint64_t v)
 	return hash_mix(h, v);
 }
 
+/* Text: 8 bytes a step (the last step the bytes left), each step a
+ * bijection of the state, then murmur3's finaliser, so that every bit of
+ * the hash depends on every byte (FNV-1a, a multiply per byte, took a
+ * tenth of a GROUP BY of short names). */
 static inline uint64_t hash_text(vec_str s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ s.len, w;
+	uint32_t k = 0;
 
-	for (uint32_t k = 0; k < s.len; k++)
-		h = (h ^ (uint8_t)s.ptr[k]) * 1099511628211ull;
-	return h;
+	for (; k + 8 <= s.len; k += 8) {
+		memcpy(&w, s.ptr + k, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (k < s.len) {
+		w = 0;
+		for (uint32_t j = 0; k + j < s.len; j++)
+			w |= (uint64_t)(uint8_t)s.ptr[k + j] << (8 * j);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 33;
 }
 
 uint64_t exec_hash_val(const rcol *c, uint64_t i)

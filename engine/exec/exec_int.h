@@ -42,6 +42,22 @@ rel *exec_rel_like(exec_ctx *x, const pnode *n);
 /* *out = rows idx[0..m) of in, shaped as n's output; frees idx (not in). */
 int exec_gather_out(exec_ctx *x, const pnode *n, const rel *in, uint32_t *idx,
 		    uint64_t m, rel **out);
+/* dst gets rows idx[0..m) of src appended (same column types), on all
+ * threads for many rows; text copied into dst (exec_sort.c). */
+int exec_gather_rows(rel *dst, const rel *src, const uint32_t *idx, uint64_t m);
+
+/* One sort key of an INT, DEC or REAL column as an unsigned number in the
+ * wanted order (NULLs by rank), with its row. */
+typedef struct exec_sortkey {
+	uint64_t key;
+	uint32_t rank; /* 0 NULLs first, 1 values, 2 NULLs last */
+	uint32_t row;
+} exec_sortkey;
+
+/* a[0..n) by (rank, key), equal ones in their order, on all threads
+ * (exec_sort.c); false: out of memory, a unchanged. */
+bool exec_radix_sort(exec_sortkey *a, uint64_t n);
+
 /* Appends to dst the row numbers s + i of the n rows of v that are true;
  * returns how many. */
 uint32_t exec_filter_true(const vec *v, uint32_t n, uint64_t s, uint32_t *dst);

@@ -352,7 +352,13 @@ static int stage_filter(pthr *t, int i, rel *b)
 	for (int q = 0; q < nf && k; q++) {
 		int f = ord[q];
 		uint64_t t0 = adapt ? pipe_now() : 0;
-		if (q == 0) {
+		int fm = -1; /* column OP constant: its own loop */
+		if (p->st[f].fast.on)
+			fm = pipe_fast_run(&p->st[f].fast, b, q ? sel : NULL, k,
+					   sel);
+		if (fm >= 0) {
+			m = (uint32_t)fm;
+		} else if (q == 0) {
 			if ((rc = pipe_eval(t, f, p->st[f].pred, b, &v)))
 				return rc;
 			m = exec_filter_true(&v, k, 0, sel);
@@ -524,40 +530,20 @@ static int stage_join(pthr *t, int i, rel *b)
 	kb->nrows = m;
 	if (semi || jt == JOIN_LEFT)
 		memset(mt, 0, m);
-	/* hashes first, the slots they probe prefetched */
-	uint64_t *hvs = t->jhv[i], rm = s->rmask;
-	exec_hash_batch(kb, nk, m, hvs, true);
-	/* the rows that may meet a built row: all, or those whose bloom
-	 * bit is set */
-	uint32_t *cand = t->jcand[i], nc = 0;
-	if (s->bloom &&
-	    (t->bf_in[i] < 16 * VEC_BATCH || 2 * t->bf_pass[i] < t->bf_in[i])) {
-		const uint64_t *bf = s->bloom;
-		for (uint32_t r = 0; r < m; r++) {
-			uint64_t q = hvs[r] >> 20 & s->bmask;
-			cand[nc] = r;
-			nc += bf[q >> 6] >> (q & 63) & 1;
-		}
-		t->bf_in[i] += m;
-		t->bf_pass[i] += nc;
-	} else {
-		for (uint32_t r = 0; r < m; r++)
-			cand[r] = r;
-		nc = m;
-	}
-	for (uint32_t c = 0; c < nc; c++) {
-		uint64_t hv = hvs[cand[c]];
-		__builtin_prefetch(
-		    &s->slot[jt_base(s, hv) + ((hv ^ hv >> 29) & rm)]);
-	}
+	/* the rows that may meet a built row; hvs: their hashes, or with
+	 * a direct table the first row + 1 of their chains */
+	uint64_t *hvs = t->jhv[i];
+	uint32_t *cand = t->jcand[i];
+	uint32_t nc = s->dir ? jt_direct_cands(s, kb, m, cand, hvs)
+			     : join_cands(t, i, kb, m);
 	for (uint32_t c = 0; c < nc; c++) {
 		uint32_t r = cand[c];
 		uint64_t hv = hvs[r];
-		if (!hv && exec_key_has_null(kb, r))
+		if (!s->dir && !hv && exec_key_has_null(kb, r))
 			continue;
 		/* the chain of this hash: every equal key is there */
-		for (int64_t row = jt_first(s, hv); row >= 0;
-		     row = (int64_t)s->next[row] - 1) {
+		for (int64_t row = s->dir ? (int64_t)hv - 1 : jt_first(s, hv);
+		     row >= 0; row = (int64_t)s->next[row] - 1) {
 			if (!s->hexact &&
 			    !(s->sleft
 				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
@@ -1209,7 +1195,10 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 		s->kind = PS_FILTER;
 		s->in = n->l;
 		s->safe = pred_safe(n->pred);
-		return pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+		rc = pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
+		if (!rc && *ok && s->pred && !x->analyze)
+			pipe_fast_make(s->pred, &s->fast);
+		return rc;
 	case PN_PROJECT:
 		s->kind = PS_PROJECT;
 		s->in = n->l;

@@ -65,6 +65,7 @@ void groups_free(pgroups *g, int na)
 	for (uint64_t k = 0; g->st && k < g->n * (uint64_t)na; k++)
 		free(g->st[k].gc);
 	rel_free(g->keys);
+	free(g->dir);
 	free(g->hash);
 	free(g->slot);
 	free(g->st);
@@ -159,6 +160,40 @@ static int64_t groups_find_i64(pgroups *g, const rel *k, uint64_t i,
 		s = (s + 1) & m;
 	}
 	return groups_find(g, k, i, hv, na ? na : 1);
+}
+
+/* A direct map of one INT/DECIMAL key's values to groups: most GROUP BY
+ * keys are codes of a narrow range (bench_sql's 1000 k values), looked
+ * up in one read instead of a hash, a slot and the group's key.  Made at
+ * a thread's first batch over its keys' range (widened, at most
+ * GROUPS_DIR_MAX values); keys outside it take groups_find_i64.  Groups
+ * are still made by groups_find_i64, so their order and table are the
+ * same. */
+#define GROUPS_DIR_MAX (1u << 16)
+
+static void groups_dir(pgroups *g, const rcol *kc, uint32_t m)
+{
+	const int64_t *kv = kc->data;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	g->dspan = UINT64_MAX; /* decided once */
+	for (uint32_t i = 0; i < m; i++)
+		if (!kc->nulls[i]) {
+			lo = kv[i] < lo ? kv[i] : lo;
+			hi = kv[i] > hi ? kv[i] : hi;
+		}
+	if (lo > hi || (uint64_t)hi - (uint64_t)lo >= GROUPS_DIR_MAX / 4)
+		return;
+	uint64_t w = ((uint64_t)hi - (uint64_t)lo + 1) * 4, pad;
+	w = w < 1024 ? 1024 : w;
+	pad = (w - ((uint64_t)hi - (uint64_t)lo + 1)) / 2;
+	/* lo - pad without overflow */
+	lo = (uint64_t)lo - (uint64_t)INT64_MIN >= pad ? lo - (int64_t)pad
+						       : INT64_MIN;
+	if (!(g->dir = pipe_zalloc(w * sizeof(uint32_t))))
+		return;
+	g->dlo = lo;
+	g->dspan = w;
 }
 
 /* A MIN/MAX/ANY state that took a text value of the batch keeps a copy,
@@ -518,6 +553,34 @@ static void groups_verify(const rel *gk, const rel *k, const uint64_t *gid,
 		chk[i] = chk[i] == 2;
 }
 
+/* t->gid of the batch's rows (one INT/DECIMAL key, t->g.dir made): the
+ * map's group, else groups_find_i64's, then noted in the map. */
+static int sink_groups_dir(pthr *t, const rel *ka, uint32_t m, int na)
+{
+	pgroups *g = &t->g;
+	const rcol *kc = &ka->cols[0];
+	const int64_t *kv = kc->data;
+	uint64_t lo = (uint64_t)g->dlo, span = g->dspan;
+
+	for (uint32_t i = 0; i < m; i++) {
+		uint64_t o = (uint64_t)kv[i] - lo;
+		bool in = !kc->nulls[i] && o < span;
+		int64_t e = in ? (int64_t)g->dir[o] - 1 : -1;
+		if (e < 0) {
+			e = groups_find_i64(g, ka, i, groups_hash_i64(kc, i),
+					    na);
+			if (e < 0)
+				return pipe_fail(t, GPMDB_NOMEM,
+						 "out of memory");
+			if (in)
+				g->dir[o] = (uint32_t)e + 1;
+		}
+		t->gid[i] = (uint64_t)e;
+		__builtin_prefetch(&g->st[(uint64_t)e * (size_t)na]);
+	}
+	return GPMDB_OK;
+}
+
 /* Aggregates batch b (the AGG's input layout) into the thread's groups. */
 int sink_agg(pthr *t, const rel *b)
 {
@@ -562,15 +625,23 @@ int sink_agg(pthr *t, const rel *b)
 	uint64_t *hvs = t->hv;
 	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
 			       ka->cols[0].ty.t == BC_T_DEC);
-	if (i64)
+	if (i64 && !t->g.dspan)
+		groups_dir(&t->g, &ka->cols[0], m);
+	bool dir = i64 && t->g.dir;
+	if (dir) {
+		if ((rc = sink_groups_dir(t, ka, m, na)))
+			return rc;
+	} else if (i64)
 		for (uint32_t i = 0; i < m; i++)
 			hvs[i] = groups_hash_i64(&ka->cols[0], i);
 	else
 		exec_hash_batch(ka, ng, m, hvs, false);
-	for (uint32_t i = 0; i < m; i++)
+	for (uint32_t i = 0; i < m && !dir; i++)
 		__builtin_prefetch(
 		    &t->g.slot[groups_bucket(hvs[i], t->g.nslot - 1)]);
-	if (i64 || !ng) {
+	if (dir) {
+		/* the groups found: sink_groups_dir */
+	} else if (i64 || !ng) {
 		for (uint32_t i = 0; i < m; i++) {
 			int64_t e =
 			    i64 ? groups_find_i64(&t->g, ka, i, hvs[i], na)

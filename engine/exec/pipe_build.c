@@ -78,7 +78,8 @@ int stage_build(exec_ctx *x, pstage *s, const rel *srel)
 	if (rc)
 		return rc;
 	uint64_t t0 = pipe_now();
-	rc = stage_hash(x, s);
+	if (!(rc = stage_hash(x, s)))
+		rc = jt_direct(x, s);
 	s->build_ns = pipe_now() - t0;
 	if (!rc && n->jtype == JOIN_LEFT && !s->sleft) {
 		uint64_t nb = s->bk->nrows;
@@ -209,6 +210,7 @@ void stage_free(exec_ctx *x, pstage *s)
 	free(s->slot);
 	free(s->hash);
 	free(s->next);
+	free(s->dir);
 	rel_free(s->build);
 	rel_free(s->bk);
 	if (x->mem >= s->bytes)

@@ -1,7 +1,9 @@
 /*
  * pipe_int.h - between the pipelines' files: pipe.c (planning, sources,
- * stages, the relation, top-N and mark sinks, threads) and pipe_agg.c
- * (the aggregate sink and its merge).  Private to them.
+ * stages, the relation, top-N and mark sinks, threads), pipe_agg.c (the
+ * aggregate sink and its merge), pipe_build.c (join tables),
+ * pipe_filter.c (filters without the VM) and pipe_probe.c (join probes).
+ * Private to them.
  */
 #ifndef GPMDB_PIPE_INT_H
 #define GPMDB_PIPE_INT_H
@@ -22,6 +24,14 @@ enum { PS_FILTER, PS_PROJECT, PS_JOIN };
 /* A thread gives up its work (another failed, or an interrupt): not an
  * error of its own. */
 #define PIPE_STOP (-2)
+
+/* A FILTER  column OP constant  over INT, REAL or DATE (pipe_filter.c). */
+typedef struct pfast {
+	bool on;
+	int op, type, col;
+	int64_t i; /* the constant: INT, DATE */
+	double r;  /* REAL */
+} pfast;
 
 typedef struct pstage {
 	int kind;
@@ -54,10 +64,17 @@ typedef struct pstage {
 	uint64_t build_ns; /* EXPLAIN ANALYZE: hashing the built side */
 	bool kf;	   /* its stream's keys filter the built AGG's groups */
 	bool safe;	   /* FILTER: its predicate cannot fail (pipe.c) */
+	pfast fast;	   /* FILTER: its predicate's own loop, or off */
 	/* one INT, DECIMAL, DATE or BOOL key of one type on both sides: its
 	 * hash is one-to-one (exec_hash_mix of one value), so equal hashes
 	 * are equal keys and the chain's rows need no comparison */
 	bool hexact;
+	/* hexact INT, DECIMAL or DATE keys of a narrow span (pipe_probe.c):
+	 * dir[key - dmin] = the first row + 1 of the key's chain (0: none),
+	 * for keys dmin .. dmin + dspan - 1 */
+	uint32_t *dir;
+	int64_t dmin;
+	uint64_t dspan;
 	/* a LEFT join whose left input is built (the right one streams):
 	 * per built row, whether a stream row met it; the rows that met
 	 * none are emitted with NULLs after the stream ends (pipe_outer) */
@@ -110,6 +127,12 @@ typedef struct pgroups {
 	uint64_t *slot;
 	aggst *st;
 	uint64_t *bloom, bmask; /* a key filter's bits (groups_bloom) */
+	/* one INT/DECIMAL key: dir[key - dlo] = its group + 1 (0: not
+	 * yet), keys dlo .. dlo + dspan - 1 (pipe_agg.c groups_dir);
+	 * dspan 0: none, UINT64_MAX: none wanted */
+	uint32_t *dir;
+	int64_t dlo;
+	uint64_t dspan;
 } pgroups;
 
 typedef struct pthr {
@@ -188,6 +211,33 @@ static inline int64_t jt_first(const pstage *s, uint64_t hv)
 	}
 	return -1;
 }
+
+/* ---- pipe_filter.c ---- */
+
+/* f = the loop of predicate c when it is  column OP constant  over INT,
+ * REAL or DATE; false (f off) otherwise. */
+bool pipe_fast_make(const cexpr *c, pfast *f);
+/* The rows of batch b (through sel, or all n) that pass f into out (out
+ * may be sel); returns how many, or -1: b's column is not f's type (the
+ * program then runs). */
+int pipe_fast_run(const pfast *f, const rel *b, const uint32_t *sel, uint32_t n,
+		  uint32_t *out);
+
+/* ---- pipe_probe.c ---- */
+
+/* Join stage s's direct table (s->dir) when its keys allow one. */
+int jt_direct(exec_ctx *x, pstage *s);
+/* The rows of key batch kb that meet a built row of direct table s into
+ * cand (returned: how many); first[r] = the first row + 1 of row r's
+ * chain. */
+uint32_t jt_direct_cands(const pstage *s, const rel *kb, uint32_t m,
+			 uint32_t *cand, uint64_t *first);
+
+/* The rows of join stage i's key batch kb that may meet a built row
+ * (t->jcand[i], returned: how many) and their hashes (t->jhv[i]): all
+ * rows, or those whose bloom bit is set; the slots they probe
+ * prefetched. */
+uint32_t join_cands(pthr *t, int i, const rel *kb, uint32_t m);
 
 /* ---- pipe.c ---- */
 
