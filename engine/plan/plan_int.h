@@ -40,10 +40,6 @@ typedef struct conj {
 	uint64_t mask;
 	bool all; /* contains a subquery: apply after the joins */
 	bool used;
-	/* implied by conjuncts ip and iq (plan_join.c plan_implied_eq):
-	 * not applied where both of them are */
-	bool implied;
-	int ip, iq;
 } conj;
 
 typedef struct conjv {

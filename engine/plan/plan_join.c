@@ -102,7 +102,7 @@ int plan_conj_add(bctx *b, conjv *cv, ast_expr *e)
 		cv->v = n;
 		cv->cap = cap;
 	}
-	cv->v[cv->n++] = (conj){e, 0, false, false, false, -1, -1};
+	cv->v[cv->n++] = (conj){e, 0, false, false};
 	return 0;
 }
 
@@ -812,10 +812,9 @@ static bool col_eq(const conj *c, ast_expr **x, ast_expr **y)
 {
 	const ast_expr *e = c->e;
 
-	if (c->all || c->used || e->kind != AST_E_BINARY ||
-	    e->op != AST_OP_EQ || e->l->kind != AST_E_COLUMN ||
-	    e->r->kind != AST_E_COLUMN || e->l->rel || e->r->rel ||
-	    __builtin_popcountll(c->mask) != 2)
+	if (c->all || e->kind != AST_E_BINARY || e->op != AST_OP_EQ ||
+	    e->l->kind != AST_E_COLUMN || e->r->kind != AST_E_COLUMN ||
+	    e->l->rel || e->r->rel || __builtin_popcountll(c->mask) != 2)
 		return false;
 	etype a = expr_type(e->l), t = expr_type(e->r);
 	if (a.t != t.t || a.scale != t.scale || !plan_hashable(a, t))
@@ -823,15 +822,6 @@ static bool col_eq(const conj *c, ast_expr **x, ast_expr **y)
 	*x = e->l;
 	*y = e->r;
 	return true;
-}
-
-/* col_eq without the used mark's test. */
-static bool col_eq_cols(const conj *c, ast_expr **x, ast_expr **y)
-{
-	conj t = *c;
-
-	t.used = false;
-	return col_eq(&t, x, y);
 }
 
 static int uf_find(int *p, int g)
@@ -894,11 +884,7 @@ static int plan_implied_eq(bctx *b, const scope *sc, conjv *cv)
 					int rc = plan_conj_add(b, cv, e);
 					if (rc)
 						return rc;
-					conj *ic = &cv->v[cv->n - 1];
-					ic->mask = mx | my;
-					ic->implied = true;
-					ic->ip = p;
-					ic->iq = q;
+					cv->v[cv->n - 1].mask = mx | my;
 				}
 		}
 	return GPMDB_OK;
@@ -971,9 +957,8 @@ pnode *plan_join_greedy(bctx *b, scope *sc, conjv *cv)
 			/* a column equality that those applied already imply
 			 * (an implied one, or an original one after it) */
 			ast_expr *x, *y;
-			if (ucls && c->e->kind == AST_E_BINARY &&
-			    c->e->op == AST_OP_EQ && col_eq_cols(c, &x, &y) &&
-			    x->col < sc->ncols && y->col < sc->ncols) {
+			if (ucls && col_eq(c, &x, &y) && x->col < sc->ncols &&
+			    y->col < sc->ncols) {
 				int rx = uf_find(ucls, x->col),
 				    ry = uf_find(ucls, y->col);
 				if (rx == ry)
