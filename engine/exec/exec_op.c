@@ -15,6 +15,13 @@
  * AGG) run the node with the streaming nodes below it as one pipeline
  * when pipe.c takes the chain, else as an operator over its children's
  * relations.
+ *
+ * Operators hand each other batches of columns: host relations (rel),
+ * or, from a node to the GPU operator above it, a device batch (the
+ * columns in HBM) where the node's kind has a device-batch
+ * implementation (a table scan from the column cache, a join whose pairs
+ * stay on the device, a projection or GROUP BY kept there); otherwise
+ * its host relation is uploaded.
  */
 #include "../engine.h"
 #include "exec_int.h"
@@ -28,6 +35,9 @@ typedef struct exec_op {
 	exec_cpu_fn cpu;
 	exec_gpu_fn gpu; /* NULL: none */
 	bool pipe;	 /* the CPU tries a pipeline first (pipe_run) */
+	/* the rows as a device batch for a GPU operator above (exec_gpu.h);
+	 * NULL: its host relation is uploaded */
+	exec_gpu_batch_fn gpu_batch;
 } exec_op;
 
 /* The CPU operators that read no keep (every kind but SORT's) */
@@ -64,19 +74,24 @@ static int op_one(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 }
 
 static const exec_op exec_ops[] = {
-    [PN_SCAN] = {"SCAN", op_exec_scan, NULL, false},
-    [PN_ONE] = {"ONE ROW", op_one, NULL, false},
-    [PN_VALUES] = {"VALUES", op_exec_values, NULL, false},
-    [PN_FILTER] = {"FILTER", op_exec_filter, exec_gpu_rows, true},
-    [PN_PROJECT] = {"PROJECT", op_exec_project, exec_gpu_rows, true},
-    [PN_JOIN] = {"JOIN", op_exec_join, exec_gpu_ops_node, true},
-    [PN_AGG] = {"AGGREGATE", op_exec_agg, exec_gpu_rows, true},
-    [PN_SORT] = {"SORT", exec_sort_top, exec_gpu_sort, false},
-    [PN_DISTINCT] = {"DISTINCT", op_exec_distinct, exec_gpu_ops_node, false},
-    [PN_LIMIT] = {"LIMIT", op_exec_limit, exec_gpu_ops_node, false},
-    [PN_SETOP] = {"SET OPERATION", op_exec_setop, exec_gpu_ops_node, false},
-    [PN_CONVERT] = {"CONVERT", op_exec_convert, NULL, false},
-    [PN_ISCAN] = {"INDEX SCAN", op_exec_iscan, NULL, false},
+    [PN_SCAN] = {"SCAN", op_exec_scan, NULL, false, exec_gpu_batch_scan},
+    [PN_ONE] = {"ONE ROW", op_one, NULL, false, NULL},
+    [PN_VALUES] = {"VALUES", op_exec_values, NULL, false, NULL},
+    [PN_FILTER] = {"FILTER", op_exec_filter, exec_gpu_rows, true, NULL},
+    [PN_PROJECT] = {"PROJECT", op_exec_project, exec_gpu_rows, true,
+		    exec_gpu_batch_proj},
+    [PN_JOIN] = {"JOIN", op_exec_join, exec_gpu_ops_node, true,
+		 exec_gpu_batch_join},
+    [PN_AGG] = {"AGGREGATE", op_exec_agg, exec_gpu_rows, true,
+		exec_gpu_batch_agg},
+    [PN_SORT] = {"SORT", exec_sort_top, exec_gpu_sort, false, NULL},
+    [PN_DISTINCT] = {"DISTINCT", op_exec_distinct, exec_gpu_ops_node, false,
+		     NULL},
+    [PN_LIMIT] = {"LIMIT", op_exec_limit, exec_gpu_ops_node, false, NULL},
+    [PN_SETOP] = {"SET OPERATION", op_exec_setop, exec_gpu_ops_node, false,
+		  NULL},
+    [PN_CONVERT] = {"CONVERT", op_exec_convert, NULL, false, NULL},
+    [PN_ISCAN] = {"INDEX SCAN", op_exec_iscan, NULL, false, NULL},
 };
 
 #define EXEC_NOPS ((int)(sizeof(exec_ops) / sizeof(exec_ops[0])))
@@ -86,6 +101,11 @@ const char *exec_op_name(int kind)
 	return kind >= 0 && kind < EXEC_NOPS && exec_ops[kind].name
 		   ? exec_ops[kind].name
 		   : "?";
+}
+
+exec_gpu_batch_fn exec_op_gpu_batch(int kind)
+{
+	return kind >= 0 && kind < EXEC_NOPS ? exec_ops[kind].gpu_batch : NULL;
 }
 
 int exec_op_fallback(gpmdb *db, const char *op, const char *why)

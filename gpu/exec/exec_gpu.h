@@ -31,6 +31,33 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
 /* exec_gpu_ops.c: JOIN (SEMI/ANTI too), DISTINCT, SETOP, LIMIT */
 int exec_gpu_ops_node(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
 		      char *why, size_t len);
+/*
+ * The input of a GPU operator is a batch of columns: on the device (a
+ * struct xg_src of gpu/exec/exec_gpu_int.h: columns read in HBM, through
+ * a selection or a join's pairs) or a host relation the operator
+ * uploads.  A kind whose rows can stay on the device has a device-batch
+ * implementation in exec_op.c's table: it fills b with node n's rows for
+ * the GPU operator consumer above it (win: the window of a streamed
+ * scan), or returns EXEC_OP_CPU: no device batch here (exec_node's host
+ * relation is uploaded instead, the one fallback of an input), or
+ * XG_STREAM (a table scan too large for the cache) or an error.
+ */
+struct xg_src;
+struct xg_win;
+typedef int (*exec_gpu_batch_fn)(exec_ctx *x, pnode *consumer, pnode *n,
+				 struct xg_src *b, const struct xg_win *win);
+/* exec_gpu_prep.c: a table scan from the HBM cache, a join whose pairs
+ * stay on the device, a projection or a GROUP BY kept there */
+int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, struct xg_src *b,
+		       const struct xg_win *win);
+/* exec_op.c: kind's device-batch implementation, or NULL */
+exec_gpu_batch_fn exec_op_gpu_batch(int kind);
 /* True when rc (not GPMDB_OK) is the GPU's failure (its message starts
  * "GPU "; the operator falls back), not the query's own error: an SQL
  * error of a row (GPMDB_ERROR) or an interrupt. */

@@ -582,100 +582,84 @@ static int xg_src_reset(exec_ctx *x, xg_src *s, int ncols, int rc)
 	return GPMDB_OK;
 }
 
-/* ---- device sources --------------------------------------------------- */
+/* ---- device batches --------------------------------------------------- */
 
-/*
- * The device sources: a node whose rows a GPU operator above reads where
- * they are on the device.  Each fills s (ncols columns allocated) for
- * src, under the operator n, or returns XG_DECLINE (not its shape: src
- * runs on either backend and its relation is uploaded), XG_STREAM (a
- * table too large for the cache: the caller streams it in windows) or an
- * error.  win: the window of a streamed scan.
- */
-typedef int (*xg_dev_src_fn)(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
-			     const xg_win *win);
+/* The device-batch implementations of exec_op.c's table (exec_gpu.h):
+ * n's rows for the GPU operator consumer, b's ncols columns allocated. */
 
 /* A table scan: its columns from the HBM cache, loaded when read */
-static int xg_src_scan(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
-		       const xg_win *win)
+int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
 {
 	bool fits = true;
 	int rc;
 
-	s->scan = src;
+	b->scan = n;
 	if (win) {
-		s->win = win;
-		s->nrows = (uint32_t)win->live;
+		b->win = win;
+		b->nrows = (uint32_t)win->live;
 		return GPMDB_OK;
 	}
 	/* the size check: tables too large for the cache, or for 32-bit
 	 * row numbers, are streamed */
-	if (xg_scan_rows(x->db, src) > UINT32_MAX)
+	if (xg_scan_rows(x->db, n) > UINT32_MAX)
 		return XG_STREAM;
-	s->nrows = (uint32_t)xg_scan_rows(x->db, src);
-	if ((rc = xg_fits(x, n, src, &fits)))
+	b->nrows = (uint32_t)xg_scan_rows(x->db, n);
+	if ((rc = xg_fits(x, consumer, n, &fits)))
 		return rc;
 	return fits ? GPMDB_OK : XG_STREAM;
 }
 
 /* A join whose pairs stay on the device */
-static int xg_src_join(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
-		       const xg_win *win)
+int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
 {
 	char why[300];
 
-	(void)n;
+	(void)consumer;
 	(void)win;
-	if (!xg_join_ok(x, src, why, sizeof(why)))
-		return XG_DECLINE;
-	return xg_prepare_join(x, src, s);
+	if (!xg_join_ok(x, n, why, sizeof(why)))
+		return EXEC_OP_CPU;
+	return xg_prepare_join(x, n, b);
 }
 
 /* A projection whose outputs stay on the device (TPC-H Q9's under its
  * GROUP BY) */
-static int xg_src_proj(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
-		       const xg_win *win)
+int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
 {
-	(void)n;
+	(void)consumer;
 	(void)win;
-	if (!xg_proj_ok(x, src))
-		return XG_DECLINE;
-	free(s->cols);
-	s->cols = NULL;
-	return xg_prepare_proj(x, src, s);
+	if (!xg_proj_ok(x, n))
+		return EXEC_OP_CPU;
+	free(b->cols);
+	b->cols = NULL;
+	return xg_prepare_proj(x, n, b);
 }
 
 /* A GROUP BY whose groups stay on the device when there are many (TPC-H
  * Q17, Q18: millions of groups went to the host and came back) */
-static int xg_src_agg(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
-		      const xg_win *win)
+int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+		       const xg_win *win)
 {
-	(void)n;
+	(void)consumer;
 	(void)win;
-	return xg_agg_keep(x, src, s);
+	return xg_agg_keep(x, n, b);
 }
-
-static const xg_dev_src_fn xg_dev_srcs[] = {
-    [PN_SCAN] = xg_src_scan,
-    [PN_JOIN] = xg_src_join,
-    [PN_PROJECT] = xg_src_proj,
-    [PN_AGG] = xg_src_agg,
-};
 
 /* xg_prepare_win's work for the given chain (top first) and source. */
 int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		  xg_src *s, const xg_win *win)
 {
-	int nsrc = (int)(sizeof(xg_dev_srcs) / sizeof(xg_dev_srcs[0]));
+	exec_gpu_batch_fn dev = exec_op_gpu_batch(src->kind);
 	char err[300];
 	int rc;
 
 	s->ncols = src->ncols;
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	rc = src->kind >= 0 && src->kind < nsrc && xg_dev_srcs[src->kind]
-		 ? xg_dev_srcs[src->kind](x, n, src, s, win)
-		 : XG_DECLINE;
+	/* src's rows as a device batch where its kind has one */
+	rc = dev ? dev(x, n, src, s, win) : XG_DECLINE;
 	/* inputs too large for the device: a scan is streamed (the
 	 * caller), any other source runs on the host (exec_gpu_ops.c
 	 * streams nothing either, but takes less memory at once) */
@@ -684,7 +668,7 @@ int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 			return rc;
 		rc = XG_DECLINE;
 	}
-	/* the one fallback of a source: its rows, uploaded */
+	/* the one fallback of an input: its host relation, uploaded */
 	if (rc == XG_DECLINE) {
 		if ((rc = exec_node(x, src, &s->in)))
 			return rc;
