@@ -10,9 +10,12 @@
  * (FREE entries, applied by mlog.c), so freed space is never reused by
  * the transaction that freed it.
  *
- * When nothing fits the pool grows: to twice its size or to what the
- * request needs (counting free chunks at the end), capped at max_size.
- * Should the doubled size not fit on the disk, the exact size is tried.
+ * When nothing fits the pool grows by an eighth of its size (at least
+ * 1 MiB) or by what the request needs (counting free chunks at the
+ * end), capped at max_size.  Doubling left pools up to twice what they
+ * hold (TPC-H SF1 loaded from .tbl files: 3.1 GB for 1.4 GB of tables),
+ * and on tmpfs every byte the file grows by is memory.  Should the
+ * larger size not fit on the disk, the exact size is tried.
  */
 #include <stddef.h>
 #include <string.h>
@@ -82,7 +85,7 @@ static uint64_t find_run(const stg_pool *p, uint64_t n, uint64_t from,
 
 static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
 {
-	uint64_t limit = limit_chunks(p), tail = 0, need, target, size;
+	uint64_t limit = limit_chunks(p), tail = 0, need, target, size, step;
 	int rc;
 
 	while (tail < limit && !alloc_bit(p, limit - 1 - tail) && tail < n)
@@ -93,7 +96,10 @@ static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
 				"database or disk is full: %s reached its "
 				"maximum size of %llu bytes",
 				p->path, (unsigned long long)p->sb.max_size);
-	target = limit * 2 > limit + need ? limit * 2 : limit + need;
+	step = limit / 8 > (1u << 20) / p->sb.chunk_size
+		   ? limit / 8
+		   : (1u << 20) / p->sb.chunk_size;
+	target = limit + (need > step ? need : step);
 	if (target > p->sb.nchunks)
 		target = p->sb.nchunks;
 	size = p->sb.data_off + target * p->sb.chunk_size;
