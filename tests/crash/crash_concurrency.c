@@ -41,6 +41,7 @@
 #define ROWS  200
 #define TOTAL (ROWS * 1000)
 #define NREAD 3
+#define KILLS 50 /* of the writer, at random moments */
 
 static char path[300];
 static uint64_t g_seed = 20261126;
@@ -321,7 +322,7 @@ static void run_mode(int mode)
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer ended with status %d", mode ? "msync" : "pmem", st);
 	/* phase 2: the writer killed at random moments, then again */
-	for (int k = 0; k < 12; k++) {
+	for (int k = 0; k < KILLS; k++) {
 		/* a GPU writer first creates its CUDA context (0.3-0.5 s):
 		 * its kills land after that, among its batches */
 		long ms =
@@ -333,6 +334,10 @@ static void run_mode(int mode)
 		nanosleep(&ts, NULL);
 		kill(w, SIGKILL);
 		CHECK(waitpid(w, &st, 0) == w);
+		/* still writing when killed (not ended by an error) */
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		       "%s: writer %d ended with status %d before its kill",
+		       mode ? "msync" : "pmem", k, st);
 	}
 	w = spawn_writer(mode, 50, g_seed + 77);
 	CHECK(waitpid(w, &st, 0) == w);
