@@ -94,6 +94,7 @@ struct exec_ctx {
 	gpmdb_stmt *st;
 	uint64_t gen;
 	size_t mem, mem_limit;
+	bool over; /* the last memory error was the limit (spill.c) */
 	frame frames[MAX_FRAMES];
 	int nframes;
 	int depth; /* nesting of cx_eval: each level has its VM scratch */

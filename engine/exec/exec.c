@@ -1308,9 +1308,9 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	if (keep != UINT64_MAX &&
 	    (rc = pipe_run_topn(x, n, keep, &in)) != PIPE_DECLINE) {
 		if (rc)
-			return rc;
+			goto spill;
 	} else if ((rc = exec_node(x, n->l, &in))) {
-		return rc;
+		goto spill;
 	}
 	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	if (!idx) {
@@ -1320,7 +1320,9 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	m = exec_sort_idx(in, n, keep, idx);
 	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
-	return rc;
+spill:
+	/* past the memory limit: sorted runs in a temporary file */
+	return spill_over(x, rc) ? spill_sort(x, n, keep, out) : rc;
 }
 
 static int exec_sort(exec_ctx *x, pnode *n, rel **out)
@@ -1598,7 +1600,9 @@ static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
 	case PN_PROJECT:
 		return exec_project(x, n, out);
 	case PN_JOIN:
-		return exec_join(x, n, out);
+		if ((rc = exec_join(x, n, out)) && spill_over(x, rc))
+			rc = spill_join(x, n, out); /* or why it cannot */
+		return rc;
 	case PN_AGG:
 		return exec_agg(x, n, out);
 	case PN_SORT:

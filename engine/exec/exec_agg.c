@@ -533,20 +533,30 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 
 int exec_agg(exec_ctx *x, pnode *n, rel **out)
 {
-	rel *in = NULL, *keys = NULL, *args = NULL, *r = NULL;
-	etype aty[256];
-	int na = n->naggs, ng = n->ngroup, rc;
-	uint64_t ngroups = 0, *gid = NULL;
-	aggst *st = NULL;
-	htab h = {0};
-	bool hh = false;
+	rel *in = NULL;
+	int rc;
 
-	if (na > 120)
+	if (n->naggs > 120)
 		return db_err(x->db, GPMDB_UNSUPPORTED,
 			      "more than 120 aggregates in one query are not "
 			      "supported yet");
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
+	return exec_agg_in(x, n, in, out);
+}
+
+int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out)
+{
+	rel *keys = NULL, *args = NULL, *r = NULL;
+	etype aty[256];
+	int na = n->naggs, ng = n->ngroup, rc = GPMDB_OK;
+	uint64_t ngroups = 0, *gid = NULL;
+	aggst *st = NULL;
+	htab h = {0};
+	bool hh = false;
+	size_t stmem = 0; /* the states' bytes counted */
+
+	*out = NULL;
 	/* group keys and aggregate arguments of every input row */
 	if (!(keys = rel_new(x, ng, n->ty)) ||
 	    (rc = rel_reserve(keys, in->nrows)))
@@ -634,7 +644,8 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out)
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = exec_mem(x, ngroups * (size_t)na * sizeof(aggst))))
+	stmem = ngroups * (size_t)na * sizeof(aggst);
+	if ((rc = exec_mem(x, stmem)))
 		goto fail;
 	for (int a = 0; a < na; a++) {
 		const aggdef *ad = &n->aggs[a];
@@ -719,6 +730,8 @@ fail:
 			free(st[g].gc);
 		free(st);
 	}
+	/* a spilled aggregate runs once per partition (spill.c) */
+	x->mem -= stmem <= x->mem ? stmem : x->mem;
 	if (hh)
 		exec_ht_free(x, &h);
 	free(gid);

@@ -94,6 +94,23 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
 
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
+/* exec_join over inputs l and r, exec_agg over input in (freed). */
+int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out);
+int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out);
+
+/* ---- spilling (spill.c) ---- */
+
+/* rc is the error of the memory limit (x->over): the node may spill. */
+bool spill_over(exec_ctx *x, int rc);
+/* Forgets the statement's error before a node runs again spilling. */
+void spill_clear(exec_ctx *x);
+/* Join n can run as a grace hash join. */
+bool spill_join_ok(const pnode *n);
+/* Join n by partitions in a temporary file (n marked for this
+ * execution: pnode.spill_gen); an error saying why when it cannot. */
+int spill_join(exec_ctx *x, pnode *n, rel **out);
+/* ORDER BY n's first keep rows by sorted runs in a temporary file. */
+int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
 
 /* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
  * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a

@@ -382,20 +382,16 @@ static int semi_out(jstate *j, const rel *lk, const rel *rk)
 		 : GPMDB_OK;
 }
 
+static int join_run(jstate *j0, rel *lk, rel **out);
+
 int exec_join(exec_ctx *x, pnode *n, rel **out)
 {
 	jstate j = {0};
-	rel *lk = NULL, *rk = NULL;
-	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
-	 * n->pair; the output has the left columns only */
-	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
-		    n->jtype == JOIN_ANTI_NULL;
-	const pnode *pl = semi && n->pair ? n->pair : n;
+	rel *lk = NULL;
 	int rc;
 
 	j.x = x;
 	j.n = n;
-	j.semi = semi;
 	if ((rc = exec_node(x, n->l, &j.l)))
 		return rc;
 	/* an inner side read through an index by the outer rows' keys
@@ -405,14 +401,48 @@ int exec_join(exec_ctx *x, pnode *n, rel **out)
 		ixs = ixs->l;
 	if (ixs->kind == PN_ISCAN && ixs->ix->njk && n->nkeys) {
 		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)))
-			goto done;
+			goto fail;
 		ixs->ix->jrel = lk;
 		rc = exec_node(x, n->r, &j.r);
 		ixs->ix->jrel = NULL;
 		if (rc)
-			goto done;
+			goto fail;
 	} else if ((rc = exec_node(x, n->r, &j.r)))
-		goto done;
+		goto fail;
+	return join_run(&j, lk, out);
+fail:
+	rel_free(lk);
+	rel_free(j.l);
+	return rc;
+}
+
+int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
+{
+	jstate j = {0};
+
+	j.x = x;
+	j.n = n;
+	j.l = l;
+	j.r = r;
+	return join_run(&j, NULL, out);
+}
+
+/* The join of j0's inputs (freed), lk: the left keys or NULL. */
+static int join_run(jstate *j0, rel *lk, rel **out)
+{
+	jstate j = *j0;
+	exec_ctx *x = j.x;
+	pnode *n = j.n;
+	rel *rk = NULL;
+	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
+	 * n->pair; the output has the left columns only */
+	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
+		    n->jtype == JOIN_ANTI_NULL;
+	const pnode *pl = semi && n->pair ? n->pair : n;
+	int rc = GPMDB_OK;
+
+	j.semi = semi;
+	*out = NULL;
 	if (!(j.out = exec_rel_like(x, n)) ||
 	    !(j.chunk = exec_rel_like(x, pl))) {
 		rc = x->db->errcode;

@@ -29,11 +29,13 @@ int exec_mem(exec_ctx *x, size_t add)
 	if (!x)
 		return GPMDB_OK;
 	x->mem += add;
-	if (x->mem_limit && x->mem > x->mem_limit)
+	if (x->mem_limit && x->mem > x->mem_limit) {
+		x->over = true;
 		return db_err(x->db, GPMDB_NOMEM,
 			      "query needs more than the memory limit of %zu "
 			      "MiB (PRAGMA memory_limit)",
 			      x->mem_limit >> 20);
+	}
 	return GPMDB_OK;
 }
 

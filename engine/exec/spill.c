@@ -1,0 +1,917 @@
+/*
+ * spill.c - spilling to a temporary file when a query would pass PRAGMA
+ * memory_limit: the hash aggregate and the hash join partition their rows
+ * by key hash (grace-style) and run partition by partition; ORDER BY
+ * writes sorted runs and merges them.  The file is made in the pool's
+ * directory (":memory:": $TMPDIR or /tmp) and unlinked at once, so that
+ * nothing is left behind by a crash.
+ *
+ * Rows are written row by row into per-stream buffers (a stream: one
+ * thread's rows of one partition, or one sorted run) which go to the file
+ * in chunks; each column a NULL byte, then its value (text as its length
+ * and bytes, never a pointer).  Streams are read back chunk by chunk.
+ */
+/* unistd.h's pipe() would clash with the pipeline's type */
+#define pipe unistd_pipe
+#include <unistd.h>
+#undef pipe
+
+#include "pipe_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Partitions of a spilled aggregate or join (their rows' hash bits). */
+#define SPILL_BITS  7
+#define SPILL_NPART (1 << SPILL_BITS)
+
+typedef struct spill_chunk {
+	uint64_t off;
+	uint32_t len, rows;
+} spill_chunk;
+
+typedef struct spill_stream {
+	spill_chunk *c;
+	uint32_t n, cap;
+	char *buf; /* rows not yet written */
+	size_t blen, bcap;
+	uint32_t brows;
+} spill_stream;
+
+struct spill {
+	exec_ctx *x;
+	pnode *node; /* the node that spills (EXPLAIN ANALYZE) */
+	int fd;
+	char dir[1024];
+	int ncols;
+	etype *ty;
+	bool ord; /* each row carries an ordinal (sorted runs) */
+	/* partitions: stream (thread, part) is st[thread * SPILL_NPART +
+	 * part]; sorted runs: one stream each */
+	spill_stream **st;
+	int nst, cap, nthr;
+	pthread_mutex_t mu;
+	size_t bufsz, acct;	  /* a stream's buffer; bytes accounted */
+	atomic_uint_fast64_t end; /* the file's bytes, reserved */
+	atomic_int err;
+	char msg[1200];
+};
+
+/* The directory of the pool's file, or $TMPDIR (/tmp) for ":memory:". */
+static void spill_dir(const gpmdb *db, char *dir, size_t size)
+{
+	const char *p = db->path, *slash = strrchr(p, '/');
+	const char *tmp = getenv("TMPDIR");
+
+	if (!p[0] || !strcmp(p, ":memory:"))
+		snprintf(dir, size, "%s", tmp && *tmp ? tmp : "/tmp");
+	else if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == p)
+		snprintf(dir, size, "/");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - p), p);
+}
+
+/* Records the first failure of the file (errno e); returns its code. */
+static int spill_fail(spill *s, int e)
+{
+	int z = 0;
+
+	if (atomic_compare_exchange_strong(&s->err, &z, e))
+		snprintf(s->msg, sizeof(s->msg),
+			 "cannot spill to temporary file in %s: %s", s->dir,
+			 strerror(e));
+	return e == ENOSPC || e == EFBIG ? GPMDB_FULL : GPMDB_IOERR;
+}
+
+/* The statement's error of a failed file. */
+static int spill_err(spill *s, int rc)
+{
+	return db_err(s->x->db, rc, "%s", s->msg);
+}
+
+void spill_clear(exec_ctx *x)
+{
+	x->over = false;
+	x->db->errcode = 0;
+	x->db->errmsg[0] = 0;
+}
+
+bool spill_over(exec_ctx *x, int rc)
+{
+	return rc == GPMDB_NOMEM && x->over && x->mem_limit;
+}
+
+/* A new spill file for rows of layout lay (ord: with ordinals) written
+ * by nthr threads. */
+static int spill_open(exec_ctx *x, pnode *node, const pnode *lay, bool ord,
+		      int nthr, spill **out)
+{
+	spill *s = calloc(1, sizeof(*s));
+	size_t avail;
+	int fd;
+
+	*out = NULL;
+	if (!s || !(s->ty = malloc(sizeof(etype) * (size_t)(lay->ncols + 1)))) {
+		free(s);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	s->x = x;
+	s->node = node;
+	s->fd = -1;
+	s->ncols = lay->ncols;
+	memcpy(s->ty, lay->ty, sizeof(etype) * (size_t)lay->ncols);
+	s->ord = ord;
+	s->nthr = nthr;
+	pthread_mutex_init(&s->mu, NULL);
+	spill_dir(x->db, s->dir, sizeof(s->dir));
+	fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+		/* no O_TMPFILE here: a named file, unlinked at once */
+		char name[1100];
+		snprintf(name, sizeof(name), "%s/gpmdb-spill-XXXXXX", s->dir);
+		if ((fd = mkostemp(name, O_CLOEXEC)) >= 0 && unlink(name)) {
+			int e = errno;
+			close(fd);
+			fd = -1;
+			errno = e;
+		}
+	}
+	if (fd < 0) {
+		int rc = spill_fail(s, errno);
+		spill_err(s, rc);
+		pthread_mutex_destroy(&s->mu);
+		free(s->ty);
+		free(s);
+		return rc;
+	}
+	s->fd = fd;
+	/* the buffers: a part of what the limit leaves, 4..64 KiB each */
+	avail = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
+	s->bufsz = avail / 4 / ((size_t)nthr * SPILL_NPART + 1);
+	s->bufsz = s->bufsz < 4096 ? 4096 : s->bufsz > 65536 ? 65536 : s->bufsz;
+	*out = s;
+	return GPMDB_OK;
+}
+
+/* Room for the partition streams of nthr threads. */
+static int spill_parts(spill *s, int nthr)
+{
+	int n = nthr * SPILL_NPART;
+
+	if (s->nst >= n)
+		return GPMDB_OK;
+	spill_stream **st = realloc(s->st, sizeof(*st) * (size_t)n);
+	if (!st)
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	s->st = st;
+	for (; s->nst < n; s->nst++)
+		if (!(s->st[s->nst] = calloc(1, sizeof(spill_stream))))
+			return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	s->cap = n;
+	s->nthr = nthr;
+	/* the buffers, at most one a stream */
+	size_t add = (size_t)n * s->bufsz;
+	s->acct += add;
+	return exec_mem(s->x, add);
+}
+
+/* A new stream (a sorted run), thread-safe; NULL: out of memory. */
+static spill_stream *spill_stream_new(spill *s)
+{
+	spill_stream *ss = calloc(1, sizeof(*ss));
+
+	pthread_mutex_lock(&s->mu);
+	if (ss && s->nst == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 16;
+		spill_stream **st = realloc(s->st, sizeof(*st) * (size_t)cap);
+		if (st) {
+			s->st = st;
+			s->cap = cap;
+		}
+	}
+	if (ss && s->nst < s->cap)
+		s->st[s->nst++] = ss;
+	else {
+		free(ss);
+		ss = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ss;
+}
+
+/* Writes the stream's buffered rows to the file as a chunk. */
+static int stream_flush(spill *s, spill_stream *ss)
+{
+	uint64_t off;
+	size_t done = 0;
+
+	if (!ss->blen)
+		return GPMDB_OK;
+	if (atomic_load(&s->err))
+		return GPMDB_IOERR;
+	if (ss->n == ss->cap) {
+		uint32_t cap = ss->cap ? 2 * ss->cap : 8;
+		spill_chunk *c = realloc(ss->c, sizeof(*c) * cap);
+		if (!c)
+			return GPMDB_NOMEM;
+		ss->c = c;
+		ss->cap = cap;
+	}
+	off = atomic_fetch_add(&s->end, ss->blen);
+	while (done < ss->blen) {
+		ssize_t w = pwrite(s->fd, ss->buf + done, ss->blen - done,
+				   (off_t)(off + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return spill_fail(s, w < 0 ? errno : ENOSPC);
+		done += (size_t)w;
+	}
+	ss->c[ss->n++] = (spill_chunk){off, (uint32_t)ss->blen, ss->brows};
+	ss->blen = 0;
+	ss->brows = 0;
+	return GPMDB_OK;
+}
+
+/* The bytes row i of r takes in the file. */
+static size_t row_size(const spill *s, const rel *r, uint64_t i,
+		       const uint8_t *live)
+{
+	size_t n = s->ord ? 8 : 0;
+
+	for (int c = 0; c < s->ncols; c++) {
+		const rcol *d = &r->cols[c];
+		n++;
+		if ((live && !live[c]) || d->nulls[i])
+			continue;
+		n += d->ty.t == BC_T_TEXT ? 4 + ((vec_str *)d->data)[i].len
+					  : rel_width(d->ty.t);
+	}
+	return n;
+}
+
+/* Appends row i of r (the columns live[c], or all; the others as NULL)
+ * to stream ss. */
+static int spill_row(spill *s, spill_stream *ss, const rel *r, uint64_t i,
+		     const uint8_t *live, uint64_t ord)
+{
+	size_t need = row_size(s, r, i, live);
+	char *p;
+	int rc;
+
+	if (ss->blen + need > ss->bcap) {
+		if ((rc = stream_flush(s, ss)))
+			return rc;
+		if (need > ss->bcap || !ss->buf) {
+			size_t cap = need > s->bufsz ? need : s->bufsz;
+			char *b = realloc(ss->buf, cap);
+			if (!b)
+				return GPMDB_NOMEM;
+			ss->buf = b;
+			ss->bcap = cap;
+		}
+	}
+	p = ss->buf + ss->blen;
+	if (s->ord) {
+		memcpy(p, &ord, 8);
+		p += 8;
+	}
+	for (int c = 0; c < s->ncols; c++) {
+		const rcol *d = &r->cols[c];
+		bool nl = (live && !live[c]) || d->nulls[i];
+		*p++ = (char)nl;
+		if (nl)
+			continue;
+		if (d->ty.t == BC_T_TEXT) {
+			vec_str v = ((vec_str *)d->data)[i];
+			memcpy(p, &v.len, 4);
+			memcpy(p + 4, v.ptr, v.len);
+			p += 4 + v.len;
+		} else {
+			size_t w = rel_width(d->ty.t);
+			memcpy(p, (const char *)d->data + i * w, w);
+			p += w;
+		}
+	}
+	ss->blen += need;
+	ss->brows++;
+	return GPMDB_OK;
+}
+
+/* Appends the rows of chunk c to r (s's layout, then the ordinal). */
+static int spill_load(spill *s, const spill_chunk *c, rel *r)
+{
+	char *buf = malloc(c->len ? c->len : 1), *p;
+	size_t done = 0;
+	int rc = GPMDB_OK;
+
+	if (!buf)
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	while (done < c->len) {
+		ssize_t n = pread(s->fd, buf + done, c->len - done,
+				  (off_t)(c->off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = spill_err(s, spill_fail(s, n < 0 ? errno : EIO));
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	if ((rc = rel_reserve(r, c->rows)))
+		goto out;
+	p = buf;
+	for (uint32_t k = 0; k < c->rows; k++) {
+		uint64_t at = r->nrows + k;
+		if (s->ord) {
+			memcpy(&((int64_t *)r->cols[s->ncols].data)[at], p, 8);
+			r->cols[s->ncols].nulls[at] = 0;
+			p += 8;
+		}
+		for (int col = 0; col < s->ncols; col++) {
+			rcol *d = &r->cols[col];
+			size_t w = rel_width(d->ty.t);
+			d->nulls[at] = (uint8_t)*p++;
+			if (d->nulls[at]) {
+				memset((char *)d->data + at * w, 0, w);
+				continue;
+			}
+			if (d->ty.t == BC_T_TEXT) {
+				uint32_t len;
+				memcpy(&len, p, 4);
+				if ((rc = rel_str(r, p + 4, len,
+						  &((vec_str *)d->data)[at])))
+					goto out;
+				p += 4 + len;
+			} else {
+				memcpy((char *)d->data + at * w, p, w);
+				p += w;
+			}
+		}
+	}
+	r->nrows += c->rows;
+out:
+	free(buf);
+	return rc;
+}
+
+/* Writes every stream's buffered rows and frees the buffers. */
+static int spill_flush_all(spill *s)
+{
+	int rc = GPMDB_OK;
+
+	for (int i = 0; i < s->nst && !rc; i++) {
+		rc = stream_flush(s, s->st[i]);
+		free(s->st[i]->buf);
+		s->st[i]->buf = NULL;
+		s->st[i]->bcap = 0;
+	}
+	if (rc == GPMDB_NOMEM)
+		return db_err(s->x->db, rc, "out of memory");
+	return rc ? spill_err(s, rc) : GPMDB_OK;
+}
+
+static void spill_close(spill *s)
+{
+	exec_ctx *x;
+
+	if (!s)
+		return;
+	x = s->x;
+	if (x->analyze && s->node)
+		s->node->an_spill += atomic_load(&s->end);
+	if (s->fd >= 0)
+		close(s->fd);
+	for (int i = 0; i < s->nst; i++) {
+		free(s->st[i]->c);
+		free(s->st[i]->buf);
+		free(s->st[i]);
+	}
+	free(s->st);
+	free(s->ty);
+	x->mem -= s->acct <= x->mem ? s->acct : x->mem;
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+/* Partition part's rows (every thread's, in thread order) into r. */
+static int spill_read_part(spill *s, int part, rel *r)
+{
+	int rc = GPMDB_OK;
+
+	for (int t = 0; t < s->nthr && !rc; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t k = 0; k < ss->n && !rc; k++)
+			rc = spill_load(s, &ss->c[k], r);
+	}
+	return rc;
+}
+
+/* The partition of a key hash. */
+static inline int spill_part_of(uint64_t hv)
+{
+	return (int)((hv ^ hv >> 29) * 0x9e3779b97f4a7c15ull >>
+		     (64 - SPILL_BITS));
+}
+
+/* Rows 0..m of r (hashes hv) into thread ti's partitions. */
+static int spill_rows(spill *s, int ti, const rel *r, uint32_t m,
+		      const uint64_t *hv, const uint8_t *live)
+{
+	int rc = GPMDB_OK;
+
+	for (uint32_t i = 0; i < m && !rc; i++)
+		rc = spill_row(
+		    s, s->st[(size_t)ti * SPILL_NPART + spill_part_of(hv[i])],
+		    r, i, live, 0);
+	return rc;
+}
+
+/* dst gets src's rows appended (same layout); src is freed. */
+static int spill_append(rel *dst, rel *src)
+{
+	uint64_t at = dst->nrows;
+	int rc;
+
+	if ((rc = rel_reserve(dst, src->nrows))) {
+		rel_free(src);
+		return rc;
+	}
+	for (int c = 0; c < dst->ncols; c++) {
+		size_t w = rel_width(dst->cols[c].ty.t);
+		memcpy((char *)dst->cols[c].data + at * w, src->cols[c].data,
+		       src->nrows * w);
+		memcpy(dst->cols[c].nulls + at, src->cols[c].nulls, src->nrows);
+	}
+	dst->nrows += src->nrows;
+	rel_adopt(dst, src); /* the text stays where src has it */
+	rel_free(src);
+	return GPMDB_OK;
+}
+
+/* ---- in a pipeline's threads (pipe.c calls these) ---- */
+
+int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		      const uint8_t *live)
+{
+	spill *s = t->p->spill;
+	int rc = spill_rows(s, t->ti, b, m, hv, live);
+
+	if (rc == GPMDB_NOMEM)
+		return pipe_fail(t, rc, "out of memory");
+	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+}
+
+/* The relation sink partitioning its batch by the keys p->spk. */
+int spill_sink_part(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	uint32_t m = (uint32_t)b->nrows;
+	vec v;
+	int rc;
+
+	if (!t->skb) {
+		etype ty[64];
+		for (int k = 0; k < p->nspk; k++)
+			ty[k] = p->spk[k]->ty;
+		if (!(t->skb = rel_new(NULL, p->nspk, ty)) ||
+		    rel_reserve(t->skb, VEC_BATCH))
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	for (int k = 0; k < p->nspk; k++) {
+		char err[256] = "";
+		if ((rc = cx_eval_pure(p->spk[k], b, 0, m, &v, &t->scr[p->ns],
+				       err, sizeof(err))))
+			return pipe_fail(t, rc, err);
+		if ((rc = pipe_put(t, t->skb, k, &v, m)))
+			return rc;
+	}
+	t->skb->nrows = m;
+	exec_hash_batch(t->skb, p->nspk, m, t->hv, false);
+	return spill_thread_rows(t, b, m, t->hv, NULL);
+}
+
+/* Thread t's rows (t->out) as one sorted run. */
+int spill_run(pthr *t)
+{
+	pipe *p = t->p;
+	spill *s = p->spill;
+	rel *o = t->out;
+	uint64_t n = o->nrows;
+	uint32_t *idx;
+	spill_stream *ss;
+	int rc = GPMDB_OK;
+
+	if (!n)
+		return GPMDB_OK;
+	if (!(idx = malloc(sizeof(uint32_t) * (n + 1))) ||
+	    !(ss = spill_stream_new(s))) {
+		free(idx);
+		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	exec_sort_idx(o, p->srt, UINT64_MAX, idx);
+	for (uint64_t k = 0; k < n && !rc; k++)
+		rc = spill_row(s, ss, o, idx[k], NULL,
+			       (uint64_t)t->ti << 40 | (t->sord + idx[k]));
+	if (!rc)
+		rc = stream_flush(s, ss);
+	free(ss->buf);
+	ss->buf = NULL;
+	ss->bcap = 0;
+	free(idx);
+	t->sord += n;
+	pipe_reset(o);
+	if (rc == GPMDB_NOMEM)
+		return pipe_fail(t, rc, "out of memory");
+	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+}
+
+/* After the threads: the rest of their rows to the file. */
+int spill_end(pipe *p, pthr *th)
+{
+	int rc = GPMDB_OK;
+
+	for (int t = 0; t < p->nthr && p->srt && !rc; t++)
+		if ((rc = spill_run(&th[t])))
+			rc = db_err(p->x->db, rc, "%s", th[t].msg);
+	return rc ? rc : spill_flush_all(p->spill);
+}
+
+int spill_threads(pipe *p)
+{
+	return p->srt ? GPMDB_OK : spill_parts(p->spill, p->nthr);
+}
+
+/* ---- the operators ---- */
+
+/* AGG p->agg passed the limit: its input again, rows partitioned by the
+ * group keys' hash into the file, then each partition aggregated alone
+ * (exec_agg_in); groups come out partition by partition. */
+int spill_agg(pipe *p, rel **out)
+{
+	exec_ctx *x = p->x;
+	pnode *n = p->agg;
+	spill *s = NULL;
+	rel *r = NULL;
+	int rc;
+
+	spill_clear(x);
+	if ((rc = spill_open(x, n, p->top, false, p->nthr, &s)))
+		return rc;
+	atomic_store(&p->stop, 0);
+	atomic_store(&p->mem, 0);
+	p->spill = s;
+	rc = pipe_exec(p, NULL);
+	p->spill = NULL;
+	if (!rc && !(r = exec_rel_like(x, n)))
+		rc = x->db->errcode;
+	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+		rel *in, *o = NULL;
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		if (!(in = exec_rel_like(x, p->top))) {
+			rc = x->db->errcode;
+			break;
+		}
+		if ((rc = spill_read_part(s, part, in))) {
+			rel_free(in);
+			break;
+		}
+		if (!(rc = exec_agg_in(x, n, in, &o)))
+			rc = spill_append(r, o);
+	}
+	spill_close(s);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* One side of join n (side, its keys at slots base..) into s's
+ * partitions: a pipeline when side streams, else its relation. */
+static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
+		      int base, spill **out)
+{
+	spill *s = NULL;
+	rel *in = NULL, *k = NULL, w = {0};
+	rcol wc[64];
+	uint64_t hv[VEC_BATCH];
+	int rc, nt = omp_get_max_threads();
+
+	if ((rc = spill_open(x, n, side, false, nt, &s)))
+		return rc;
+	*out = s;
+	rc = pipe_run_spill(x, side, s, n, keys, base);
+	if (rc != PIPE_DECLINE)
+		return rc;
+	/* not a pipeline: its rows, then their keys' hashes a batch at a
+	 * time, on one thread */
+	if ((rc = spill_parts(s, 1)) || (rc = exec_node(x, side, &in)) ||
+	    (rc = exec_eval_keys(x, n, base, keys, side, in, &k)))
+		goto out;
+	w.ncols = n->nkeys;
+	w.cols = wc;
+	for (uint64_t at = 0; at < in->nrows && !rc; at += VEC_BATCH) {
+		uint32_t m =
+		    (uint32_t)(in->nrows - at < VEC_BATCH ? in->nrows - at
+							  : VEC_BATCH);
+		rel b = *in;
+		rcol bc[in->ncols ? in->ncols : 1];
+		for (int c = 0; c < n->nkeys; c++) {
+			size_t wd = rel_width(k->cols[c].ty.t);
+			wc[c] = k->cols[c];
+			wc[c].data = (char *)k->cols[c].data + at * wd;
+			wc[c].nulls = k->cols[c].nulls + at;
+		}
+		for (int c = 0; c < in->ncols; c++) {
+			size_t wd = rel_width(in->cols[c].ty.t);
+			bc[c] = in->cols[c];
+			bc[c].data = (char *)in->cols[c].data + at * wd;
+			bc[c].nulls = in->cols[c].nulls + at;
+		}
+		b.cols = bc;
+		w.nrows = b.nrows = m;
+		exec_hash_batch(&w, n->nkeys, m, hv, false);
+		rc = spill_rows(s, 0, &b, m, hv, NULL);
+		if (rc == GPMDB_NOMEM)
+			rc = db_err(x->db, rc, "out of memory");
+		else if (rc)
+			rc = spill_err(s, rc);
+	}
+	if (!rc)
+		rc = spill_flush_all(s);
+out:
+	rel_free(k);
+	rel_free(in);
+	return rc;
+}
+
+bool spill_join_ok(const pnode *n)
+{
+	const pnode *ixs = n->r;
+
+	while (ixs->kind == PN_FILTER && !ixs->post)
+		ixs = ixs->l;
+	return n->nkeys && n->nkeys <= 64 && n->jtype != JOIN_ANTI_NULL &&
+	       n->jtype != JOIN_CROSS &&
+	       !(ixs->kind == PN_ISCAN && ixs->ix->njk);
+}
+
+/* Join n passed the limit: both inputs partitioned by their keys' hash
+ * (grace hash join), then joined partition by partition (exec_join_rels):
+ * equal keys meet in one partition, and a row whose key is NULL meets
+ * nothing anywhere, so INNER, LEFT, SEMI and ANTI give the rows of the
+ * whole join.  NOT IN (one NULL on the right empties it) cannot. */
+int spill_join(exec_ctx *x, pnode *n, rel **out)
+{
+	spill *a = NULL, *b = NULL;
+	rel *r = NULL;
+	int rc;
+
+	if (!spill_join_ok(n)) {
+		spill_clear(x);
+		return db_err(
+		    x->db, GPMDB_NOMEM,
+		    "query needs more than the memory limit of %zu MiB (PRAGMA "
+		    "memory_limit) and cannot spill: %s",
+		    x->mem_limit >> 20,
+		    n->jtype == JOIN_ANTI_NULL
+			? "NOT IN's subquery is kept whole (one NULL in it "
+			  "decides for every row)"
+		    : !n->nkeys ? "a join without equal keys"
+				: "a join read through an index");
+	}
+	spill_clear(x);
+	n->spill_gen = x->gen;
+	if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, &a)))
+		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, &b);
+	if (!rc && !(r = exec_rel_like(x, n)))
+		rc = x->db->errcode;
+	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+		rel *l = NULL, *rr = NULL, *o = NULL;
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		if (!(l = exec_rel_like(x, n->l)) ||
+		    !(rr = exec_rel_like(x, n->r))) {
+			rel_free(l);
+			rc = x->db->errcode;
+			break;
+		}
+		if ((rc = spill_read_part(a, part, l)) ||
+		    (rc = spill_read_part(b, part, rr))) {
+			rel_free(l);
+			rel_free(rr);
+			break;
+		}
+		if (!(rc = exec_join_rels(x, n, l, rr, &o)))
+			rc = spill_append(r, o);
+	}
+	spill_close(a);
+	spill_close(b);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ---- external merge sort ---- */
+
+typedef struct scur {
+	const spill_stream *ss;
+	uint32_t ci; /* the next chunk */
+	rel *r;	     /* the chunk's rows, then the ordinal */
+	uint64_t pos;
+} scur;
+
+typedef struct smerge {
+	spill *s;
+	const pnode *n;
+	scur *c;
+} smerge;
+
+/* Loads cursor c's next chunk; false at the run's end. */
+static int scur_next(smerge *m, scur *c, bool *more)
+{
+	exec_ctx *x = m->s->x;
+	etype ty[m->s->ncols + 1];
+
+	rel_free(c->r);
+	c->r = NULL;
+	c->pos = 0;
+	*more = c->ci < c->ss->n;
+	if (!*more)
+		return GPMDB_OK;
+	memcpy(ty, m->s->ty, sizeof(etype) * (size_t)m->s->ncols);
+	ty[m->s->ncols] = et_make(BC_T_INT);
+	if (!(c->r = rel_new(x, m->s->ncols + 1, ty)))
+		return x->db->errcode;
+	return spill_load(m->s, &c->ss->c[c->ci++], c->r);
+}
+
+/* The sort order of cursors a and b's rows: n's keys, then the input
+ * order (ordinal). */
+static int scur_cmp(const smerge *m, const scur *a, const scur *b)
+{
+	const pnode *n = m->n;
+	int oc = m->s->ncols;
+
+	for (int k = 0; k < n->nsort; k++) {
+		sval u, v;
+		int c = n->sort_col[k], d;
+		rel_get(a->r, c, a->pos, &u);
+		rel_get(b->r, c, b->pos, &v);
+		if (u.t == BC_T_NULL || v.t == BC_T_NULL) {
+			if (u.t == v.t)
+				continue;
+			d = u.t == BC_T_NULL ? -1 : 1;
+			return n->nulls_first[k] ? d : -d;
+		}
+		if ((d = sval_cmp(&u, &v)))
+			return n->desc[k] ? -d : d;
+	}
+	int64_t i = ((int64_t *)a->r->cols[oc].data)[a->pos],
+		j = ((int64_t *)b->r->cols[oc].data)[b->pos];
+	return i < j ? -1 : i > j;
+}
+
+static void heap_down(const smerge *m, int *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, best = i;
+		if (l < n && scur_cmp(m, &m->c[h[l]], &m->c[h[best]]) < 0)
+			best = l;
+		if (l + 1 < n &&
+		    scur_cmp(m, &m->c[h[l + 1]], &m->c[h[best]]) < 0)
+			best = l + 1;
+		if (best == i)
+			return;
+		int t = h[i];
+		h[i] = h[best];
+		h[best] = t;
+		i = best;
+	}
+}
+
+/* The runs of s merged into *out (SORT n's layout), the first keep. */
+static int spill_merge(spill *s, const pnode *n, uint64_t keep, rel **out)
+{
+	exec_ctx *x = s->x;
+	smerge m = {s, n, calloc((size_t)s->nst + 1, sizeof(scur))};
+	int *h = malloc(sizeof(int) * ((size_t)s->nst + 1)), nh = 0, rc = 0;
+	rel *r = exec_rel_like(x, n);
+
+	if (!m.c || !h || !r) {
+		rc = r ? db_err(x->db, GPMDB_NOMEM, "out of memory")
+		       : x->db->errcode;
+		goto out;
+	}
+	for (int i = 0; i < s->nst && !rc; i++) {
+		bool more;
+		m.c[i].ss = s->st[i];
+		if (!(rc = scur_next(&m, &m.c[i], &more)) && more)
+			h[nh++] = i;
+	}
+	for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
+		heap_down(&m, h, nh, i);
+	while (nh && r->nrows < keep && !rc) {
+		scur *c = &m.c[h[0]];
+		bool more = true;
+		if (!(r->nrows & 65535) && (rc = db_check_interrupt(x->db)))
+			break;
+		if ((rc = rel_reserve(r, 1)))
+			break;
+		for (int col = 0; col < r->ncols && !rc; col++) {
+			sval v;
+			rel_get(c->r, col, c->pos, &v);
+			rc = rel_set(r, col, r->nrows, &v);
+		}
+		r->nrows++;
+		if (++c->pos == c->r->nrows && !rc)
+			rc = scur_next(&m, c, &more);
+		if (!more)
+			h[0] = h[--nh];
+		heap_down(&m, h, nh, 0);
+	}
+out:
+	for (int i = 0; m.c && i < s->nst; i++)
+		rel_free(m.c[i].r);
+	free(m.c);
+	free(h);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* ORDER BY n passed the limit: its input as sorted runs of what the
+ * limit leaves (each stable, rows carrying their input position), then a
+ * k-way merge of the runs; the first keep rows. */
+int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+{
+	spill *s = NULL;
+	rel *in = NULL;
+	uint32_t *idx = NULL;
+	int rc, nt = omp_get_max_threads();
+
+	spill_clear(x);
+	if ((rc = spill_open(x, n, n->l, true, nt, &s)))
+		return rc;
+	rc = pipe_run_spill(x, n->l, s, n, NULL, 0);
+	if (rc == PIPE_DECLINE) {
+		/* not a pipeline: its relation, sorted, as one run */
+		spill_stream *ss;
+		if ((rc = exec_node(x, n->l, &in)))
+			goto out;
+		if (!(idx = malloc(sizeof(uint32_t) * (in->nrows + 1))) ||
+		    !(ss = spill_stream_new(s))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		uint64_t m = exec_sort_idx(in, n, keep, idx);
+		for (uint64_t k = 0; k < m && !rc; k++)
+			rc = spill_row(s, ss, in, idx[k], NULL, k);
+		if (rc == GPMDB_NOMEM)
+			rc = db_err(x->db, rc, "out of memory");
+		else if (rc)
+			rc = spill_err(s, rc);
+		rel_free(in);
+		in = NULL;
+		if (!rc)
+			rc = spill_flush_all(s);
+	}
+	if (!rc)
+		rc = spill_merge(s, n, keep, out);
+out:
+	free(idx);
+	rel_free(in);
+	spill_close(s);
+	return rc;
+}
+
+/* Rows of a run: a share of what the limit leaves to each thread. */
+uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr)
+{
+	size_t row = 8,
+	       avail = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
+	uint64_t n;
+
+	for (int c = 0; c < lay->ncols; c++)
+		row += rel_width(lay->ty[c].t) + 1 +
+		       (lay->ty[c].t == BC_T_TEXT ? 24 : 0);
+	n = avail / 4 / (size_t)(nthr > 0 ? nthr : 1) / row;
+	return n < 1024 ? 1024 : n;
+}
