@@ -374,6 +374,9 @@ static int spill_flush_all(spill *s)
 		s->st[i]->buf = NULL;
 		s->st[i]->bcap = 0;
 	}
+	/* the buffers are gone: the partitions are read back next */
+	s->x->mem -= s->acct <= s->x->mem ? s->acct : s->x->mem;
+	s->acct = 0;
 	if (rc == GPMDB_NOMEM)
 		return db_err(s->x->db, rc, "out of memory");
 	return rc ? spill_err(s, rc) : GPMDB_OK;

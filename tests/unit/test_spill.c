@@ -1,0 +1,244 @@
+/*
+ * test_spill.c - spilling under PRAGMA memory_limit (engine/exec/spill.c):
+ * GROUP BY with many groups (numbers, text, NULL keys, DISTINCT), hash
+ * joins of each kind with NULL keys and ORDER BY (several keys, text,
+ * NULLs, DESC, LIMIT/OFFSET) under a small limit give SQLite's rows and
+ * those of the run without a limit, on 4 threads and on 1, and EXPLAIN
+ * ANALYZE shows that they spilled; a temporary file that cannot be made
+ * or written fails the statement with a clear error, and what cannot
+ * spill (NOT IN, a result over the limit) says so.
+ */
+#include "harness.h"
+#include "lite_same.h"
+#include "sql_util.h"
+
+#include "gpmdb.h"
+
+#include <omp.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NROWS 90000
+#define NDIM  120000
+
+static char dir[300], path[400];
+static gpmdb *db;
+static sqlite3 *lite;
+
+static void both(const char *sql)
+{
+	char *err = NULL;
+
+	CHECKF(!su_exec(db, sql), "gpmdb: %s", sql);
+	CHECKF(sqlite3_exec(lite, sql, NULL, NULL, &err) == SQLITE_OK,
+	       "sqlite: %s: %s", sql, err ? err : "?");
+	sqlite3_free(err);
+}
+
+/* f: facts with NULL keys (kn) and text; d: a dimension larger than the
+ * limit, its keys sparse, some NULL. */
+static void load(void)
+{
+	char sql[600];
+
+	db = su_open(path);
+	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
+	both("CREATE TABLE s(id BIGINT)");
+	both("INSERT INTO s VALUES(0)");
+	for (long n = 1; n < NDIM; n *= 2) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO s SELECT id + %ld FROM s", n);
+		both(sql);
+	}
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE f AS SELECT id, (id * 31) %% 1500 AS k, CASE "
+		 "WHEN id %% 23 = 0 THEN NULL ELSE (id * 31) %% 1500 END AS "
+		 "kn, 'g' || ((id * 7919) %% 211) || CASE WHEN id %% 3 <> 0 "
+		 "THEN 'x' ELSE 'long text value' END AS g, CAST((id %% 400) "
+		 "/ 4.0 AS DECIMAL(12,2)) AS v, CASE WHEN id %% 17 = 0 THEN "
+		 "NULL ELSE id %% 100 - 50 END AS n FROM s WHERE id < %d",
+		 NROWS);
+	both(sql);
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE d AS SELECT CASE WHEN id %% 50 = 7 THEN NULL "
+		 "ELSE id * 7 %% 500000 END AS k, 'dimension row ' || id AS "
+		 "name, id %% 10 AS w FROM s WHERE id < %d",
+		 NDIM);
+	both(sql);
+	/* SQLite's correlated EXISTS would scan d per row */
+	CHECK(sqlite3_exec(lite, "CREATE INDEX dk ON d(k)", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM f"), "90000"));
+}
+
+/* EXPLAIN ANALYZE of sql says that a node spilled (loud: shown when
+ * not). */
+static bool spilled_how(const char *sql, bool loud)
+{
+	char q[2000], *buf = malloc(BUF);
+	bool yes;
+
+	snprintf(q, sizeof(q), "EXPLAIN ANALYZE %s", sql);
+	su_rows(db, q, buf, BUF);
+	yes = strstr(buf, "spilled") != NULL;
+	if (!yes && loud)
+		fprintf(stderr, "not spilled: %s\n%.3000s\n", sql, buf);
+	free(buf);
+	return yes;
+}
+
+static bool spilled(const char *sql)
+{
+	return spilled_how(sql, true);
+}
+
+static void limit(int mib)
+{
+	char sql[100];
+
+	snprintf(sql, sizeof(sql), "PRAGMA memory_limit = %d", mib);
+	CHECK(!su_exec(db, sql));
+}
+
+/* sql (compared with lsql in SQLite) under a limit of mib MiB: it
+ * spills, gives SQLite's rows on 4 threads and 1 (ordered: in the same
+ * order), and those of the run without a limit. */
+static void spill_same(int mib, const char *sql, const char *lsql, bool ordered)
+{
+	char *a = malloc(BUF), *b = malloc(BUF);
+
+	if (!a || !b) {
+		CHECK(0);
+		goto out;
+	}
+	if (!lsql)
+		lsql = sql;
+	limit(0);
+	su_rows(db, sql, a, BUF);
+	CHECKF(a[0] != '<' && !spilled_how(sql, false),
+	       "%s: spilled without a limit: %.200s", sql, a);
+	limit(mib);
+	omp_set_num_threads(4);
+	CHECKF(spilled(sql), "%s: did not spill under %d MiB", sql, mib);
+	omp_set_num_threads(1);
+	CHECKF(spilled(sql), "%s: did not spill on 1 thread", sql);
+	omp_set_num_threads(4);
+	same_sql_in(db, lite, sql, lsql, ordered);
+	su_rows(db, sql, b, BUF);
+	if (!ordered) {
+		sort_lines(a);
+		sort_lines(b);
+	}
+	CHECKF(a[0] && a[0] != '<' && !strcmp(a, b),
+	       "%s: spilled and unlimited differ: %.200s / %.200s", sql, a, b);
+	limit(0);
+out:
+	free(a);
+	free(b);
+}
+
+static void t_agg(void)
+{
+	/* numbers and NULL keys; INT/DECIMAL/text aggregates: the groups'
+	 * states pass 6 MiB, their rows do not */
+	spill_same(6,
+		   "SELECT id % 20000, count(*), sum(k), min(g), max(n), "
+		   "sum(n), min(id), max(kn), count(kn) FROM f GROUP BY 1",
+		   NULL, false);
+	spill_same(6,
+		   "SELECT CASE WHEN id % 13 = 0 THEN NULL ELSE id % 9000 END, "
+		   "kn % 3, count(*), sum(n), count(n), max(g), min(k) FROM f "
+		   "GROUP BY 1, 2",
+		   NULL, false);
+	/* spilled groups feeding an aggregate */
+	spill_same(6,
+		   "SELECT count(*), sum(c), sum(s1), sum(s2), sum(s3) FROM "
+		   "(SELECT id % 20000, count(*) AS c, sum(k) AS s1, min(g), "
+		   "max(n) AS s2, sum(n) AS s3, min(id), max(kn), count(kn) "
+		   "FROM f GROUP BY 1) AS t",
+		   NULL, true);
+}
+
+static void t_join(void)
+{
+	/* the built side passes the limit; NULL keys on both sides */
+	spill_same(6, "SELECT f.id, f.kn, d.name FROM f JOIN d ON f.kn = d.k",
+		   NULL, false);
+	spill_same(
+	    6,
+	    "SELECT f.id, f.g FROM f WHERE EXISTS (SELECT 1 FROM d WHERE "
+	    "d.k = f.kn AND d.w <> f.id % 10)",
+	    NULL, false);
+	spill_same(4,
+		   "SELECT count(*), sum(id) FROM (SELECT id FROM f WHERE NOT "
+		   "EXISTS (SELECT 1 FROM d WHERE d.k = f.kn)) AS t",
+		   NULL, true);
+}
+
+/* A full disk, an unwritable directory: a clear error, nothing lost. */
+static void t_errors(void)
+{
+	const char *q = "SELECT id % 40000, count(*), min(g) FROM f GROUP BY 1";
+	char a[2000];
+	struct rlimit old, small = {65536, 65536};
+
+	limit(8);
+	CHECK(!getrlimit(RLIMIT_FSIZE, &old));
+	signal(SIGXFSZ, SIG_IGN);
+	small.rlim_max = old.rlim_max;
+	CHECK(!setrlimit(RLIMIT_FSIZE, &small));
+	su_rows(db, q, a, sizeof(a));
+	CHECK(!setrlimit(RLIMIT_FSIZE, &old));
+	CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+		   strstr(a, dir) && strstr(a, "File too large"),
+	       "%s", a);
+	if (geteuid()) { /* root writes anywhere */
+		CHECK(!chmod(dir, 0500));
+		su_rows(db, q, a, sizeof(a));
+		CHECK(!chmod(dir, 0700));
+		CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+			   strstr(a, "Permission denied"),
+		       "%s", a);
+	}
+	CHECK(spilled(q)); /* and it works again */
+	/* NOT IN keeps its subquery whole */
+	limit(4);
+	su_rows(db,
+		"SELECT count(*) FROM f WHERE kn NOT IN (SELECT k FROM d WHERE "
+		"k IS NOT NULL)",
+		a, sizeof(a));
+	CHECKF(strstr(a, "cannot spill: NOT IN"), "%s", a);
+	/* a result larger than the limit cannot spill */
+	limit(1);
+	su_rows(db, "SELECT * FROM d ORDER BY name", a, sizeof(a));
+	CHECKF(strstr(a, "memory limit of 1 MiB"), "%s", a);
+	limit(0);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM d WHERE k IS NULL"),
+		      "2400"));
+}
+
+int main(void)
+{
+	CHECK(!su_tmp_make(dir, sizeof(dir), path, sizeof(path), "test_spill",
+			   "spill.db"));
+	TEST_RUN(load);
+	TEST_RUN(t_agg);
+	TEST_RUN(t_join);
+	/* again with the parallel paths of large inputs (pipe_small) */
+	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
+	TEST_RUN(t_agg);
+	TEST_RUN(t_join);
+	unsetenv("GPMDB_TEST_PIPE_SMALL");
+	TEST_RUN(t_errors);
+	gpmdb_close(db);
+	sqlite3_close(lite);
+	su_tmp_remove(dir, path);
+	TEST_MAIN_END();
+}
