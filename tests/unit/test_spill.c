@@ -182,6 +182,13 @@ static void t_join(void)
 		   NULL, true);
 }
 
+static void t_sort(void)
+{
+	/* ties keep the input order (id's): SQLite's order with id added */
+	spill_same(3, "SELECT id, n FROM f ORDER BY n DESC",
+		   "SELECT id, n FROM f ORDER BY n DESC, id", true);
+}
+
 /* A full disk, an unwritable directory: a clear error, nothing lost. */
 static void t_errors(void)
 {
@@ -231,6 +238,7 @@ int main(void)
 	TEST_RUN(load);
 	TEST_RUN(t_agg);
 	TEST_RUN(t_join);
+	TEST_RUN(t_sort);
 	/* again with the parallel paths of large inputs (pipe_small) */
 	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
 	TEST_RUN(t_agg);
