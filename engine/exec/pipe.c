@@ -845,7 +845,9 @@ static void pipe_thread(pthr *t)
 		uint64_t t0 = x->analyze ? pipe_now() : 0;
 		if (p->src)
 			source_scan(t, mi);
-		else
+		else if (p->ssrc && spill_source(t, mi))
+			break;
+		else if (!p->ssrc)
 			source_rel(t, mi);
 		if (x->analyze)
 			t->src_ns += pipe_now() - t0;
@@ -959,6 +961,7 @@ static void pthr_free(pthr *t)
 	free(t->sn);
 	rel_free(t->out);
 	rel_free(t->skb);
+	rel_free(t->sb);
 	rel_free(t->ka);
 	rel_free(t->aa);
 	groups_free(&t->g, p->agg ? p->agg->naggs : 0);
@@ -982,9 +985,12 @@ static int pthr_init(pthr *t, pipe *p)
 			t->own0[2 * c + 1] = t->b[0]->cols[c].nulls;
 		}
 	} else {
-		/* a window over the source: no arrays of its own */
+		/* a window over the source: no arrays of its own (a spilled
+		 * join's rows: over those of sb) */
 		if (!(t->b[0] =
 			  rel_new(NULL, p->top_src->ncols, p->top_src->ty)))
+			return GPMDB_NOMEM;
+		if (p->ssrc && !(t->sb = pipe_batch(p->top_src)))
 			return GPMDB_NOMEM;
 	}
 	for (int i = 0; i < p->ns; i++) {
@@ -1255,6 +1261,7 @@ static void pipe_free(pipe *p)
 	for (int i = 0; i < p->ns; i++)
 		stage_free(p->x, &p->st[i]);
 	rel_free(p->srel);
+	spill_free(p->ssrc);
 	free(p->tv);
 	free(p->mtab);
 	free(p->moff);
@@ -1265,6 +1272,10 @@ static int pipe_morsels(pipe *p)
 {
 	exec_ctx *x = p->x;
 
+	if (p->ssrc) {
+		p->nm = spill_chunks(p->ssrc, NULL);
+		return GPMDB_OK;
+	}
 	if (!p->src) {
 		p->nm = (p->srel->nrows + VEC_BATCH - 1) / VEC_BATCH;
 		return GPMDB_OK;
@@ -1401,7 +1412,10 @@ static void pipe_analyzed(pipe *p, const pthr *th)
 int pipe_exec(pipe *p, rel **out)
 {
 	exec_ctx *x = p->x;
-	uint64_t rows = p->src ? 0 : p->srel->nrows;
+	uint64_t rows = p->src ? 0 : p->ssrc ? 0 : p->srel->nrows;
+
+	if (p->ssrc)
+		spill_chunks(p->ssrc, &rows);
 	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1, nouter = 0;
 	pthr *th;
 
@@ -1470,7 +1484,8 @@ int pipe_exec(pipe *p, rel **out)
 			else if (th[bad].rc == GPMDB_NOMEM)
 				rc =
 				    db_err(x->db, GPMDB_NOMEM, "out of memory");
-			else if (p->spill) /* a file's error, or the rows' */
+			else if (p->spill || p->ssrc) /* a file's error, or
+							 the rows' */
 				rc = db_err(x->db, th[bad].rc, "%s",
 					    th[bad].msg);
 			else
@@ -1658,9 +1673,11 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;
 	}
 	p.top_src = c;
+	/* a join that spills: its rows come from its file (spill.c) */
+	bool sj = c->kind == PN_JOIN && c->spill_gen == x->gen && !kf && !sh;
 	if (c->kind == PN_SCAN && pipe_cpu(x, c) && !kf)
 		p.src = c;
-	else if (!nc)
+	else if (!nc && !sj)
 		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg;
 					a top-N of one: exec_sort_top */
 	p.top = p.agg ? n->l : n;
@@ -1715,7 +1732,9 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	if ((rc = pipe_live(x, &p)))
 		return rc;
 	/* the breakers below: the source relation, the joins' built sides */
-	if (!p.src)
+	if (sj)
+		rc = spill_join_source(x, c, &p.ssrc);
+	else if (!p.src)
 		rc = exec_node(x, c, &p.srel);
 	for (int i = 0; i < p.ns && !rc; i++) {
 		if (p.st[i].kind != PS_JOIN)

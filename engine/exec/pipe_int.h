@@ -121,6 +121,8 @@ typedef struct pipe {
 	int nspk;
 	pnode *srt;
 	uint64_t runrows;
+	/* the source: the rows of a join that spilled, or NULL */
+	struct spill *ssrc;
 } pipe;
 
 /* One thread's groups of the AGG sink: open addressing on the key hash;
@@ -185,6 +187,7 @@ typedef struct pthr {
 	int ti;		 /* the thread state's index */
 	rel *skb;	 /* spilling by keys: a batch's keys */
 	uint64_t sord;	 /* spilling runs: rows written before */
+	rel *sb;	 /* a spilled source's batch (b[0] is over it) */
 	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
 	 * the stages after it; the source's time */
 	uint64_t rows_in[PIPE_MAX + 1], incl_ns[PIPE_MAX + 1], src_ns;
@@ -339,6 +342,13 @@ int spill_threads(pipe *p);
 int spill_end(pipe *p, pthr *th);
 /* AGG p->agg passed the memory limit: its groups by partitions. */
 int spill_agg(pipe *p, rel **out);
+/* Join n (marked to spill) into a file whose chunks are a pipeline's
+ * source: spill_chunks (how many; *rows: their rows), spill_source
+ * (chunk mi into t->b[0]), spill_free. */
+int spill_join_source(exec_ctx *x, pnode *n, spill **out);
+uint64_t spill_chunks(spill *s, uint64_t *rows);
+int spill_source(pthr *t, uint64_t mi);
+void spill_free(spill *s);
 /* Rows of a sorted run per thread, of layout lay. */
 uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr);
 

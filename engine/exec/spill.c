@@ -61,6 +61,9 @@ struct spill {
 	atomic_uint_fast64_t end; /* the file's bytes, reserved */
 	atomic_int err;
 	char msg[1200];
+	/* a pipeline's source: every stream's chunks in order */
+	const spill_chunk **flat;
+	uint64_t nflat, frows;
 };
 
 /* The directory of the pool's file, or $TMPDIR (/tmp) for ":memory:". */
@@ -267,7 +270,8 @@ static int spill_row(spill *s, spill_stream *ss, const rel *r, uint64_t i,
 	char *p;
 	int rc;
 
-	if (ss->blen + need > ss->bcap) {
+	/* a chunk is at most a batch (a pipeline's source reads one) */
+	if (ss->blen + need > ss->bcap || ss->brows == VEC_BATCH) {
 		if ((rc = stream_flush(s, ss)))
 			return rc;
 		if (need > ss->bcap || !ss->buf) {
@@ -293,7 +297,8 @@ static int spill_row(spill *s, spill_stream *ss, const rel *r, uint64_t i,
 		if (d->ty.t == BC_T_TEXT) {
 			vec_str v = ((vec_str *)d->data)[i];
 			memcpy(p, &v.len, 4);
-			memcpy(p + 4, v.ptr, v.len);
+			if (v.len) /* an empty text may have no bytes */
+				memcpy(p + 4, v.ptr, v.len);
 			p += 4 + v.len;
 		} else {
 			size_t w = rel_width(d->ty.t);
@@ -306,22 +311,24 @@ static int spill_row(spill *s, spill_stream *ss, const rel *r, uint64_t i,
 	return GPMDB_OK;
 }
 
-/* Appends the rows of chunk c to r (s's layout, then the ordinal). */
-static int spill_load(spill *s, const spill_chunk *c, rel *r)
+/* Appends the rows of chunk c to r (s's layout, then the ordinal);
+ * thread-safe when r has no exec_ctx (no error is recorded in the
+ * statement then: GPMDB_NOMEM, or a failure of the file in s->msg). */
+static int spill_load_raw(spill *s, const spill_chunk *c, rel *r)
 {
 	char *buf = malloc(c->len ? c->len : 1), *p;
 	size_t done = 0;
 	int rc = GPMDB_OK;
 
 	if (!buf)
-		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+		return GPMDB_NOMEM;
 	while (done < c->len) {
 		ssize_t n = pread(s->fd, buf + done, c->len - done,
 				  (off_t)(c->off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rc = spill_err(s, spill_fail(s, n < 0 ? errno : EIO));
+			rc = spill_fail(s, n < 0 ? errno : EIO);
 			goto out;
 		}
 		done += (size_t)n;
@@ -363,6 +370,15 @@ out:
 	return rc;
 }
 
+static int spill_load(spill *s, const spill_chunk *c, rel *r)
+{
+	int rc = spill_load_raw(s, c, r);
+
+	if (rc == GPMDB_NOMEM)
+		return db_err(s->x->db, rc, "out of memory");
+	return rc && atomic_load(&s->err) ? spill_err(s, rc) : rc;
+}
+
 /* Writes every stream's buffered rows and frees the buffers. */
 static int spill_flush_all(spill *s)
 {
@@ -399,6 +415,7 @@ static void spill_close(spill *s)
 		free(s->st[i]);
 	}
 	free(s->st);
+	free(s->flat);
 	free(s->ty);
 	x->mem -= s->acct <= x->mem ? s->acct : x->mem;
 	pthread_mutex_destroy(&s->mu);
@@ -444,6 +461,10 @@ static int spill_append(rel *dst, rel *src)
 	uint64_t at = dst->nrows;
 	int rc;
 
+	if (!src->nrows) {
+		rel_free(src);
+		return GPMDB_OK;
+	}
 	if ((rc = rel_reserve(dst, src->nrows))) {
 		rel_free(src);
 		return rc;
@@ -671,14 +692,15 @@ bool spill_join_ok(const pnode *n)
 }
 
 /* Join n passed the limit: both inputs partitioned by their keys' hash
- * (grace hash join), then joined partition by partition (exec_join_rels):
- * equal keys meet in one partition, and a row whose key is NULL meets
- * nothing anywhere, so INNER, LEFT, SEMI and ANTI give the rows of the
- * whole join.  NOT IN (one NULL on the right empties it) cannot. */
-int spill_join(exec_ctx *x, pnode *n, rel **out)
+ * (grace hash join), then joined partition by partition (exec_join_rels)
+ * into r, or into file o's one stream: equal keys meet in one partition,
+ * and a row whose key is NULL meets nothing anywhere, so INNER, LEFT,
+ * SEMI and ANTI give the rows of the whole join.  NOT IN (one NULL on
+ * the right empties it) cannot. */
+static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 {
 	spill *a = NULL, *b = NULL;
-	rel *r = NULL;
+	spill_stream *os = NULL;
 	int rc;
 
 	if (!spill_join_ok(n)) {
@@ -696,12 +718,12 @@ int spill_join(exec_ctx *x, pnode *n, rel **out)
 	}
 	spill_clear(x);
 	n->spill_gen = x->gen;
+	if (o && !(os = spill_stream_new(o)))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, &a)))
 		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, &b);
-	if (!rc && !(r = exec_rel_like(x, n)))
-		rc = x->db->errcode;
 	for (int part = 0; part < SPILL_NPART && !rc; part++) {
-		rel *l = NULL, *rr = NULL, *o = NULL;
+		rel *l = NULL, *rr = NULL, *jo = NULL;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
 		if (!(l = exec_rel_like(x, n->l)) ||
@@ -716,17 +738,107 @@ int spill_join(exec_ctx *x, pnode *n, rel **out)
 			rel_free(rr);
 			break;
 		}
-		if (!(rc = exec_join_rels(x, n, l, rr, &o)))
-			rc = spill_append(r, o);
+		if ((rc = exec_join_rels(x, n, l, rr, &jo)))
+			break;
+		if (r) {
+			rc = spill_append(r, jo);
+			continue;
+		}
+		for (uint64_t i = 0; i < jo->nrows && !rc; i++)
+			rc = spill_row(o, os, jo, i, NULL, 0);
+		rel_free(jo);
+		if (rc == GPMDB_NOMEM)
+			rc = db_err(x->db, rc, "out of memory");
+		else if (rc)
+			rc = spill_err(o, rc);
 	}
 	spill_close(a);
 	spill_close(b);
-	if (rc) {
+	if (!rc && o)
+		rc = spill_flush_all(o);
+	return rc;
+}
+
+int spill_join(exec_ctx *x, pnode *n, rel **out)
+{
+	rel *r = NULL;
+	int rc;
+
+	if (spill_join_ok(n) && !(r = exec_rel_like(x, n)))
+		return x->db->errcode;
+	if ((rc = spill_join_run(x, n, r, NULL))) {
 		rel_free(r);
 		return rc;
 	}
 	*out = r;
 	return GPMDB_OK;
+}
+
+int spill_join_source(exec_ctx *x, pnode *n, spill **out)
+{
+	spill *o = NULL;
+	exec_span sp;
+	uint64_t rows = 0;
+	int rc;
+
+	/* its own figures, as exec_node would keep them */
+	exec_span_begin(x, &sp);
+	if (!(rc = spill_open(x, n, n, false, 1, &o)))
+		rc = spill_join_run(x, n, NULL, o);
+	if (!rc)
+		spill_chunks(o, &rows);
+	exec_span_end(x, n, &sp, rc, NULL);
+	if (!rc && x->analyze)
+		n->an_rows += rows;
+	if (rc) {
+		spill_close(o);
+		return rc;
+	}
+	*out = o;
+	return GPMDB_OK;
+}
+
+uint64_t spill_chunks(spill *s, uint64_t *rows)
+{
+	if (!s->flat) {
+		uint64_t n = 0, k = 0;
+		for (int i = 0; i < s->nst; i++)
+			n += s->st[i]->n;
+		if (!(s->flat = malloc(sizeof(*s->flat) * (n + 1))))
+			return 0; /* no morsels: spill_source never runs */
+		for (int i = 0; i < s->nst; i++)
+			for (uint32_t c = 0; c < s->st[i]->n; c++) {
+				s->flat[k++] = &s->st[i]->c[c];
+				s->frows += s->st[i]->c[c].rows;
+			}
+		s->nflat = n;
+	}
+	if (rows)
+		*rows = s->frows;
+	return s->nflat;
+}
+
+int spill_source(pthr *t, uint64_t mi)
+{
+	spill *s = t->p->ssrc;
+	rel *sb = t->sb, *b = t->b[0];
+	int rc;
+
+	pipe_reset(sb);
+	if ((rc = spill_load_raw(s, s->flat[mi], sb)))
+		return pipe_fail(t, rc,
+				 rc == GPMDB_NOMEM ? "out of memory" : s->msg);
+	for (int c = 0; c < sb->ncols; c++) {
+		b->cols[c].data = sb->cols[c].data;
+		b->cols[c].nulls = sb->cols[c].nulls;
+	}
+	b->nrows = sb->nrows;
+	return GPMDB_OK;
+}
+
+void spill_free(spill *s)
+{
+	spill_close(s);
 }
 
 /* ---- external merge sort ---- */
