@@ -542,7 +542,12 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out)
 			      "supported yet");
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
-	return exec_agg_in(x, n, in, out);
+	rc = exec_agg_in(x, n, in, out);
+	/* past the memory limit: by partitions of the input (spill.c) */
+	if (spill_over(x, rc) && n->ngroup)
+		return spill_agg_rel(x, n, in, out);
+	rel_free(in);
+	return rc;
 }
 
 int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out)
@@ -738,6 +743,5 @@ fail:
 	rel_free(r);
 	rel_free(args);
 	rel_free(keys);
-	rel_free(in);
 	return rc;
 }

@@ -94,7 +94,7 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
 
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
-/* exec_join over inputs l and r, exec_agg over input in (freed). */
+/* exec_join over inputs l and r (freed), exec_agg over input in. */
 int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out);
 int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out);
 
@@ -109,6 +109,9 @@ bool spill_join_ok(const pnode *n);
 /* Join n by partitions in a temporary file (n marked for this
  * execution: pnode.spill_gen); an error saying why when it cannot. */
 int spill_join(exec_ctx *x, pnode *n, rel **out);
+/* AGG n over relation in (freed), which passed the limit: by
+ * partitions of in by the group keys' hash. */
+int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out);
 /* ORDER BY n's first keep rows by sorted runs in a temporary file. */
 int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
 

@@ -609,7 +609,94 @@ int spill_agg(pipe *p, rel **out)
 			rel_free(in);
 			break;
 		}
-		if (!(rc = exec_agg_in(x, n, in, &o)))
+		rc = exec_agg_in(x, n, in, &o);
+		rel_free(in);
+		if (!rc)
+			rc = spill_append(r, o);
+	}
+	spill_close(s);
+	if (rc) {
+		rel_free(r);
+		return rc;
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
+/* The rows of relation in into s's partitions (thread 0's) by the hash
+ * of their keys k (one row of k a row of in), a batch at a time. */
+static int spill_rel_rows(spill *s, const rel *in, const rel *k)
+{
+	rel w = *k, b = *in;
+	rcol wc[k->ncols + 1], bc[in->ncols + 1];
+	uint64_t hv[VEC_BATCH];
+	int rc = GPMDB_OK;
+
+	w.cols = wc;
+	b.cols = bc;
+	for (uint64_t at = 0; at < in->nrows && !rc; at += VEC_BATCH) {
+		uint32_t m =
+		    (uint32_t)(in->nrows - at < VEC_BATCH ? in->nrows - at
+							  : VEC_BATCH);
+		for (int c = 0; c < k->ncols; c++) {
+			wc[c] = k->cols[c];
+			wc[c].data = (char *)k->cols[c].data +
+				     at * rel_width(k->cols[c].ty.t);
+			wc[c].nulls = k->cols[c].nulls + at;
+		}
+		for (int c = 0; c < in->ncols; c++) {
+			bc[c] = in->cols[c];
+			bc[c].data = (char *)in->cols[c].data +
+				     at * rel_width(in->cols[c].ty.t);
+			bc[c].nulls = in->cols[c].nulls + at;
+		}
+		w.nrows = b.nrows = m;
+		exec_hash_batch(&w, k->ncols, m, hv, false);
+		rc = spill_rows(s, 0, &b, m, hv, NULL);
+	}
+	if (rc == GPMDB_NOMEM)
+		return db_err(s->x->db, rc, "out of memory");
+	return rc ? spill_err(s, rc) : spill_flush_all(s);
+}
+
+int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out)
+{
+	spill *s = NULL;
+	rel *k = NULL, *r = NULL;
+	int rc;
+
+	spill_clear(x);
+	if (!(rc = spill_open(x, n, n->l, false, 1, &s)) &&
+	    !(rc = spill_parts(s, 1)) && (k = rel_new(x, n->ngroup, n->ty)) &&
+	    !(rc = rel_reserve(k, in->nrows))) {
+		for (int g = 0; g < n->ngroup && !rc; g++) {
+			cexpr *c;
+			if (!(rc = exec_node_cx(x, n, g, n->group[g], false,
+						n->l, &c)))
+				rc = exec_eval_into(x, c, in, k, g);
+		}
+		k->nrows = in->nrows;
+		if (!rc)
+			rc = spill_rel_rows(s, in, k);
+	} else if (!rc) {
+		rc = x->db->errcode;
+	}
+	rel_free(k);
+	rel_free(in);
+	if (!rc && !(r = exec_rel_like(x, n)))
+		rc = x->db->errcode;
+	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+		rel *p = NULL, *o = NULL;
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		if (!(p = exec_rel_like(x, n->l))) {
+			rc = x->db->errcode;
+			break;
+		}
+		if (!(rc = spill_read_part(s, part, p)))
+			rc = exec_agg_in(x, n, p, &o);
+		rel_free(p);
+		if (!rc)
 			rc = spill_append(r, o);
 	}
 	spill_close(s);
@@ -627,9 +714,7 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 		      int base, spill **out)
 {
 	spill *s = NULL;
-	rel *in = NULL, *k = NULL, w = {0};
-	rcol wc[64];
-	uint64_t hv[VEC_BATCH];
+	rel *in = NULL, *k = NULL;
 	int rc, nt = omp_get_max_threads();
 
 	if ((rc = spill_open(x, n, side, false, nt, &s)))
@@ -643,37 +728,7 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 	if ((rc = spill_parts(s, 1)) || (rc = exec_node(x, side, &in)) ||
 	    (rc = exec_eval_keys(x, n, base, keys, side, in, &k)))
 		goto out;
-	w.ncols = n->nkeys;
-	w.cols = wc;
-	for (uint64_t at = 0; at < in->nrows && !rc; at += VEC_BATCH) {
-		uint32_t m =
-		    (uint32_t)(in->nrows - at < VEC_BATCH ? in->nrows - at
-							  : VEC_BATCH);
-		rel b = *in;
-		rcol bc[in->ncols ? in->ncols : 1];
-		for (int c = 0; c < n->nkeys; c++) {
-			size_t wd = rel_width(k->cols[c].ty.t);
-			wc[c] = k->cols[c];
-			wc[c].data = (char *)k->cols[c].data + at * wd;
-			wc[c].nulls = k->cols[c].nulls + at;
-		}
-		for (int c = 0; c < in->ncols; c++) {
-			size_t wd = rel_width(in->cols[c].ty.t);
-			bc[c] = in->cols[c];
-			bc[c].data = (char *)in->cols[c].data + at * wd;
-			bc[c].nulls = in->cols[c].nulls + at;
-		}
-		b.cols = bc;
-		w.nrows = b.nrows = m;
-		exec_hash_batch(&w, n->nkeys, m, hv, false);
-		rc = spill_rows(s, 0, &b, m, hv, NULL);
-		if (rc == GPMDB_NOMEM)
-			rc = db_err(x->db, rc, "out of memory");
-		else if (rc)
-			rc = spill_err(s, rc);
-	}
-	if (!rc)
-		rc = spill_flush_all(s);
+	rc = spill_rel_rows(s, in, k);
 out:
 	rel_free(k);
 	rel_free(in);
