@@ -96,7 +96,8 @@ int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
 /* exec_join over inputs l and r (freed), exec_agg over input in. */
 int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out);
-int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out);
+/* frow: NULL, or *frow = the first row in in of each group (malloc). */
+int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out, uint64_t **frow);
 
 /* ---- spilling (spill.c) ---- */
 

@@ -442,17 +442,28 @@ static inline int spill_part_of(uint64_t hv)
 		     (64 - SPILL_BITS));
 }
 
-/* Rows 0..m of r (hashes hv) into thread ti's partitions. */
+/* Rows 0..m of r (hashes hv) into thread ti's partitions; row i's
+ * ordinal (s->ord): ti's rows before it, ord0 + i, after ti. */
 static int spill_rows(spill *s, int ti, const rel *r, uint32_t m,
-		      const uint64_t *hv, const uint8_t *live)
+		      const uint64_t *hv, const uint8_t *live, uint64_t ord0)
 {
 	int rc = GPMDB_OK;
 
 	for (uint32_t i = 0; i < m && !rc; i++)
 		rc = spill_row(
 		    s, s->st[(size_t)ti * SPILL_NPART + spill_part_of(hv[i])],
-		    r, i, live, 0);
+		    r, i, live, (uint64_t)ti << 40 | (ord0 + i));
 	return rc;
+}
+
+/* A relation for a partition's rows: s's layout, then the ordinal. */
+static rel *spill_part_rel(spill *s)
+{
+	etype ty[s->ncols + 1];
+
+	memcpy(ty, s->ty, sizeof(etype) * (size_t)s->ncols);
+	ty[s->ncols] = et_make(BC_T_INT);
+	return rel_new(s->x, s->ncols + s->ord, ty);
 }
 
 /* dst gets src's rows appended (same layout); src is freed. */
@@ -487,8 +498,9 @@ int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
 		      const uint8_t *live)
 {
 	spill *s = t->p->spill;
-	int rc = spill_rows(s, t->ti, b, m, hv, live);
+	int rc = spill_rows(s, t->ti, b, m, hv, live, t->sord);
 
+	t->sord += m;
 	if (rc == GPMDB_NOMEM)
 		return pipe_fail(t, rc, "out of memory");
 	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
@@ -576,51 +588,111 @@ int spill_threads(pipe *p)
 
 /* ---- the operators ---- */
 
-/* AGG p->agg passed the limit: its input again, rows partitioned by the
- * group keys' hash into the file, then each partition aggregated alone
- * (exec_agg_in); groups come out partition by partition. */
-int spill_agg(pipe *p, rel **out)
+/* AGG n's partitions in s (rows with their ordinals) aggregated one at
+ * a time (exec_agg_in) into *out, then put in the order of the groups'
+ * first rows, as without spilling. */
+static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
 {
-	exec_ctx *x = p->x;
-	pnode *n = p->agg;
-	spill *s = NULL;
-	rel *r = NULL;
-	int rc;
+	rel *r = exec_rel_like(x, n);
+	exec_sortkey *sk = NULL;
+	uint64_t cap = 0;
+	size_t skb = 0; /* sk's bytes counted */
+	int rc = r ? GPMDB_OK : x->db->errcode;
 
-	spill_clear(x);
-	if ((rc = spill_open(x, n, p->top, false, p->nthr, &s)))
-		return rc;
-	atomic_store(&p->stop, 0);
-	atomic_store(&p->mem, 0);
-	p->spill = s;
-	rc = pipe_exec(p, NULL);
-	p->spill = NULL;
-	if (!rc && !(r = exec_rel_like(x, n)))
-		rc = x->db->errcode;
 	for (int part = 0; part < SPILL_NPART && !rc; part++) {
 		rel *in, *o = NULL;
+		uint64_t *frow = NULL, at = r->nrows;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
-		if (!(in = exec_rel_like(x, p->top))) {
+		if (!(in = spill_part_rel(s))) {
 			rc = x->db->errcode;
 			break;
 		}
-		if ((rc = spill_read_part(s, part, in))) {
-			rel_free(in);
-			break;
+		if (!(rc = spill_read_part(s, part, in)))
+			rc = exec_agg_in(x, n, in, &o, &frow);
+		if (!rc && at + o->nrows > cap) {
+			uint64_t nc = cap ? cap : 1024;
+			while (nc < at + o->nrows)
+				nc *= 2;
+			exec_sortkey *k = realloc(sk, sizeof(*k) * nc);
+			if (!k) {
+				rc =
+				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+			} else {
+				rc = exec_mem(x, sizeof(*k) * (nc - cap));
+				skb += sizeof(*k) * (nc - cap);
+				sk = k;
+				cap = nc;
+			}
 		}
-		rc = exec_agg_in(x, n, in, &o);
+		for (uint64_t j = 0; !rc && j < o->nrows; j++)
+			sk[at + j] = (exec_sortkey){
+			    ((uint64_t *)in->cols[s->ncols].data)[frow[j]], 1,
+			    (uint32_t)(at + j)};
+		free(frow);
 		rel_free(in);
 		if (!rc)
 			rc = spill_append(r, o);
+		else
+			rel_free(o);
 	}
-	spill_close(s);
+	if (!rc && r->nrows > UINT32_MAX)
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "more than 2^32 groups spilled");
+	/* the groups by their first rows' ordinals, a column at a time */
+	if (!rc && r->nrows && !exec_radix_sort(sk, r->nrows))
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int c = 0; c < r->ncols && !rc && r->nrows; c++) {
+		rcol *d = &r->cols[c];
+		size_t w = rel_width(d->ty.t);
+		char *nd = malloc(r->cap * w);
+		uint8_t *nn = malloc(r->cap);
+		if (!nd || !nn) {
+			free(nd);
+			free(nn);
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
+		for (uint64_t i = 0; i < r->nrows; i++) {
+			memcpy(nd + i * w, (char *)d->data + sk[i].row * w, w);
+			nn[i] = d->nulls[sk[i].row];
+		}
+		free(d->data);
+		free(d->nulls);
+		d->data = nd;
+		d->nulls = nn;
+	}
+	free(sk);
+	x->mem -= skb <= x->mem ? skb : x->mem;
 	if (rc) {
 		rel_free(r);
 		return rc;
 	}
 	*out = r;
 	return GPMDB_OK;
+}
+
+/* AGG p->agg passed the limit: its input again, rows partitioned by the
+ * group keys' hash into the file with their position in the input, then
+ * each partition aggregated alone (spill_agg_parts). */
+int spill_agg(pipe *p, rel **out)
+{
+	exec_ctx *x = p->x;
+	spill *s = NULL;
+	int rc;
+
+	spill_clear(x);
+	if ((rc = spill_open(x, p->agg, p->top, true, p->nthr, &s)))
+		return rc;
+	atomic_store(&p->stop, 0);
+	atomic_store(&p->mem, 0);
+	p->spill = s;
+	rc = pipe_exec(p, NULL);
+	p->spill = NULL;
+	if (!rc)
+		rc = spill_agg_parts(x, p->agg, s, out);
+	spill_close(s);
+	return rc;
 }
 
 /* The rows of relation in into s's partitions (thread 0's) by the hash
@@ -652,7 +724,7 @@ static int spill_rel_rows(spill *s, const rel *in, const rel *k)
 		}
 		w.nrows = b.nrows = m;
 		exec_hash_batch(&w, k->ncols, m, hv, false);
-		rc = spill_rows(s, 0, &b, m, hv, NULL);
+		rc = spill_rows(s, 0, &b, m, hv, NULL, at);
 	}
 	if (rc == GPMDB_NOMEM)
 		return db_err(s->x->db, rc, "out of memory");
@@ -662,11 +734,11 @@ static int spill_rel_rows(spill *s, const rel *in, const rel *k)
 int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out)
 {
 	spill *s = NULL;
-	rel *k = NULL, *r = NULL;
+	rel *k = NULL;
 	int rc;
 
 	spill_clear(x);
-	if (!(rc = spill_open(x, n, n->l, false, 1, &s)) &&
+	if (!(rc = spill_open(x, n, n->l, true, 1, &s)) &&
 	    !(rc = spill_parts(s, 1)) && (k = rel_new(x, n->ngroup, n->ty)) &&
 	    !(rc = rel_reserve(k, in->nrows))) {
 		for (int g = 0; g < n->ngroup && !rc; g++) {
@@ -683,29 +755,10 @@ int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out)
 	}
 	rel_free(k);
 	rel_free(in);
-	if (!rc && !(r = exec_rel_like(x, n)))
-		rc = x->db->errcode;
-	for (int part = 0; part < SPILL_NPART && !rc; part++) {
-		rel *p = NULL, *o = NULL;
-		if ((rc = db_check_interrupt(x->db)))
-			break;
-		if (!(p = exec_rel_like(x, n->l))) {
-			rc = x->db->errcode;
-			break;
-		}
-		if (!(rc = spill_read_part(s, part, p)))
-			rc = exec_agg_in(x, n, p, &o);
-		rel_free(p);
-		if (!rc)
-			rc = spill_append(r, o);
-	}
+	if (!rc)
+		rc = spill_agg_parts(x, n, s, out);
 	spill_close(s);
-	if (rc) {
-		rel_free(r);
-		return rc;
-	}
-	*out = r;
-	return GPMDB_OK;
+	return rc;
 }
 
 /* One side of join n (side, its keys at slots base..) into s's
