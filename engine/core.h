@@ -29,6 +29,9 @@ struct gpmdb {
 	int backend; /* 0 auto, 1 cpu, 2 gpu */
 	uint64_t mem_limit;
 	char path[4096];
+	/* PRAGMA temp_directory: where queries spill (exec/spill.c); empty:
+	 * the pool file's directory */
+	char temp_dir[1024];
 	/* VM scratch per cx_eval nesting level, kept for the connection's
 	 * life: growing one costs more than most queries */
 	vm_scratch scratch[64];

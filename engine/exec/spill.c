@@ -66,13 +66,14 @@ struct spill {
 	uint64_t nflat, frows;
 };
 
-/* The directory of the pool's file, or $TMPDIR (/tmp) for ":memory:". */
-static void spill_dir(const gpmdb *db, char *dir, size_t size)
+void spill_dir(const gpmdb *db, char *dir, size_t size)
 {
 	const char *p = db->path, *slash = strrchr(p, '/');
 	const char *tmp = getenv("TMPDIR");
 
-	if (!p[0] || !strcmp(p, ":memory:"))
+	if (db->temp_dir[0])
+		snprintf(dir, size, "%s", db->temp_dir);
+	else if (!p[0] || !strcmp(p, ":memory:"))
 		snprintf(dir, size, "%s", tmp && *tmp ? tmp : "/tmp");
 	else if (!slash)
 		snprintf(dir, size, ".");

@@ -266,6 +266,19 @@ static void t_errors(void)
 		       "%s", a);
 	}
 	CHECK(spilled(q)); /* and it works again */
+	/* PRAGMA temp_directory: the files go there, or fail there */
+	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), dir));
+	snprintf(a, sizeof(a), "PRAGMA temp_directory = '%s/none'", dir);
+	CHECK(!su_exec(db, a));
+	su_rows(db, q, a, sizeof(a));
+	CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+		   strstr(a, "/none: No such file or directory"),
+	       "%s", a);
+	snprintf(a, sizeof(a), "PRAGMA temp_directory = '/tmp'");
+	CHECK(!su_exec(db, a));
+	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), "/tmp"));
+	CHECK(spilled(q));
+	CHECK(!su_exec(db, "PRAGMA temp_directory = ''"));
 	/* NOT IN keeps its subquery whole */
 	limit(4);
 	su_rows(db,
