@@ -1736,6 +1736,14 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		rc = spill_join_source(x, c, &p.ssrc);
 	else if (!p.src)
 		rc = exec_node(x, c, &p.srel);
+	if (spill_over(x, rc) && !sj && !kf && !sh && c->kind == PN_JOIN &&
+	    c->spill_gen == x->gen) {
+		/* the join spilled but its rows passed the limit: they are
+		 * this pipeline's source from its file instead */
+		spill_clear(x);
+		pipe_free(&p);
+		return pipe_go(x, n, topn, keep, mark, out, sh, rq);
+	}
 	for (int i = 0; i < p.ns && !rc; i++) {
 		if (p.st[i].kind != PS_JOIN)
 			continue;
