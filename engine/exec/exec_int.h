@@ -94,8 +94,11 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
 
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
-/* exec_join over inputs l and r (freed), exec_agg over input in. */
-int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out);
+/* exec_join over inputs l and r (freed); with drain, the joined rows
+ * go to drain(arg, rows) a batch at a time instead of *out. */
+int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r,
+		   int (*drain)(void *arg, rel *out), void *arg, rel **out);
+/* exec_agg over input in. */
 /* frow: NULL, or *frow = the first row in in of each group (malloc). */
 int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out, uint64_t **frow);
 

@@ -800,6 +800,24 @@ bool spill_join_ok(const pnode *n)
 	       !(ixs->kind == PN_ISCAN && ixs->ix->njk);
 }
 
+typedef struct spill_drain_arg {
+	spill *s;
+	spill_stream *ss;
+} spill_drain_arg;
+
+/* A spilled partition's joined rows, a batch at a time, to the file. */
+static int spill_drain(void *arg, rel *out)
+{
+	spill_drain_arg *a = arg;
+	int rc = GPMDB_OK;
+
+	for (uint64_t i = 0; i < out->nrows && !rc; i++)
+		rc = spill_row(a->s, a->ss, out, i, NULL, 0);
+	if (rc == GPMDB_NOMEM)
+		return db_err(a->s->x->db, rc, "out of memory");
+	return rc ? spill_err(a->s, rc) : GPMDB_OK;
+}
+
 /* Join n passed the limit: both inputs partitioned by their keys' hash
  * (grace hash join), then joined partition by partition (exec_join_rels)
  * into r, or into file o's one stream: equal keys meet in one partition,
@@ -847,19 +865,14 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 			rel_free(rr);
 			break;
 		}
-		if ((rc = exec_join_rels(x, n, l, rr, &jo)))
-			break;
 		if (r) {
-			rc = spill_append(r, jo);
+			if (!(rc =
+				  exec_join_rels(x, n, l, rr, NULL, NULL, &jo)))
+				rc = spill_append(r, jo);
 			continue;
 		}
-		for (uint64_t i = 0; i < jo->nrows && !rc; i++)
-			rc = spill_row(o, os, jo, i, NULL, 0);
-		rel_free(jo);
-		if (rc == GPMDB_NOMEM)
-			rc = db_err(x->db, rc, "out of memory");
-		else if (rc)
-			rc = spill_err(o, rc);
+		spill_drain_arg da = {o, os};
+		rc = exec_join_rels(x, n, l, rr, spill_drain, &da, &jo);
 	}
 	spill_close(a);
 	spill_close(b);
