@@ -86,12 +86,15 @@ void spill_dir(const gpmdb *db, char *dir, size_t size)
 /* Records the first failure of the file (errno e); returns its code. */
 static int spill_fail(spill *s, int e)
 {
-	int z = 0;
-
-	if (atomic_compare_exchange_strong(&s->err, &z, e))
+	/* the message first: a thread that sees err reads it */
+	pthread_mutex_lock(&s->mu);
+	if (!atomic_load(&s->err)) {
 		snprintf(s->msg, sizeof(s->msg),
 			 "cannot spill to temporary file in %s: %s", s->dir,
 			 strerror(e));
+		atomic_store(&s->err, e);
+	}
+	pthread_mutex_unlock(&s->mu);
 	return e == ENOSPC || e == EFBIG ? GPMDB_FULL : GPMDB_IOERR;
 }
 

@@ -15,14 +15,17 @@
 #include "gpmdb.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NROWS 90000
@@ -240,6 +243,46 @@ static void t_sort(void)
 		   SORTED);
 }
 
+static atomic_int query_done;
+
+static void *interrupter(void *arg)
+{
+	struct timespec ts = {0, 50 * 1000000}, step = {0, 5 * 1000000};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	while (!atomic_load(&query_done)) {
+		gpmdb_interrupt(db);
+		nanosleep(&step, NULL);
+	}
+	return NULL;
+}
+
+/* gpmdb_interrupt while a join spills: "interrupted", the files and
+ * memory given back (ASan), the statement works afterwards. */
+static void t_interrupt(void)
+{
+	const char *q =
+	    "SELECT count(*), sum(a.id + b.id) FROM f a JOIN f b ON "
+	    "a.k = b.k";
+	char want[200], r[200];
+	pthread_t th;
+
+	su_rows(db, q, want, sizeof(want));
+	CHECK(!strcmp(want, "5400000|485994600000\n"));
+	limit(2);
+	CHECK(spilled(q));
+	atomic_store(&query_done, 0);
+	CHECK(!pthread_create(&th, NULL, interrupter, NULL));
+	su_rows(db, q, r, sizeof(r));
+	atomic_store(&query_done, 1);
+	pthread_join(th, NULL);
+	CHECKF(strstr(r, "interrupted"), "%s", r);
+	su_rows(db, q, r, sizeof(r));
+	CHECKF(!strcmp(r, want), "%s", r);
+	limit(0);
+}
+
 /* A full disk, an unwritable directory: a clear error, nothing lost. */
 static void t_errors(void)
 {
@@ -308,6 +351,7 @@ int main(void)
 	TEST_RUN(t_agg);
 	TEST_RUN(t_join);
 	unsetenv("GPMDB_TEST_PIPE_SMALL");
+	TEST_RUN(t_interrupt);
 	TEST_RUN(t_errors);
 	gpmdb_close(db);
 	sqlite3_close(lite);
