@@ -108,8 +108,14 @@ int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out, uint64_t **frow);
 bool spill_over(exec_ctx *x, int rc);
 /* Forgets the statement's error before a node runs again spilling. */
 void spill_clear(exec_ctx *x);
-/* Join n can run as a grace hash join. */
-bool spill_join_ok(const pnode *n);
+/* Join n runs as a grace hash join in this execution (x->gen; an
+ * execution without a number, 0, never marks). */
+static inline bool spill_marked(const exec_ctx *x, const pnode *n)
+{
+	return x->gen && n->spill_gen == x->gen;
+}
+/* Join n can run as a grace hash join (in execution x). */
+bool spill_join_ok(const exec_ctx *x, const pnode *n);
 /* Join n by partitions in a temporary file (n marked for this
  * execution: pnode.spill_gen); an error saying why when it cannot. */
 int spill_join(exec_ctx *x, pnode *n, rel **out);

@@ -1664,7 +1664,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	bool kf = false;
 	while (!kf && nc < PIPE_MAX && pipe_cpu(x, c) &&
 	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
-		(c->kind == PN_JOIN && join_ok(c) && c->spill_gen != x->gen)) &&
+		(c->kind == PN_JOIN && join_ok(c) && !spill_marked(x, c))) &&
 	       /* a view's use that shares its rows: a source (exec_node
 		  runs it once) */
 	       (c == n || !c->vsh || !exec_share_ok(c))) {
@@ -1674,7 +1674,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	}
 	p.top_src = c;
 	/* a join that spills: its rows come from its file (spill.c) */
-	bool sj = c->kind == PN_JOIN && c->spill_gen == x->gen && !kf && !sh;
+	bool sj = c->kind == PN_JOIN && spill_marked(x, c) && !kf && !sh;
 	if (c->kind == PN_SCAN && pipe_cpu(x, c) && !kf)
 		p.src = c;
 	else if (!nc && !sj)
@@ -1737,7 +1737,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	else if (!p.src)
 		rc = exec_node(x, c, &p.srel);
 	if (spill_over(x, rc) && !sj && !kf && !sh && c->kind == PN_JOIN &&
-	    c->spill_gen == x->gen) {
+	    spill_marked(x, c)) {
 		/* the join spilled but its rows passed the limit: they are
 		 * this pipeline's source from its file instead */
 		spill_clear(x);
@@ -1750,7 +1750,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		rc = stage_build(x, &p.st[i], p.srel);
 		if (!spill_over(x, rc))
 			continue;
-		if (!spill_join_ok(p.st[i].n)) { /* the error says why */
+		if (!spill_join_ok(x, p.st[i].n)) { /* the error says why */
 			rc = spill_join(x, p.st[i].n, NULL);
 			break;
 		}
@@ -1867,7 +1867,7 @@ static int pipe_node(exec_ctx *x, pnode *n, bool topn, uint64_t keep, rel **out,
 		return !pipe_cpu(x, n) || keep > (1u << 24)
 			   ? PIPE_DECLINE
 			   : pipe_go(x, n->l, n, keep, NULL, out, sh, NULL);
-	if (n->kind == PN_JOIN && !sh && n->spill_gen == x->gen)
+	if (n->kind == PN_JOIN && !sh && spill_marked(x, n))
 		return spill_join(x, n, out);
 	if (n->kind == PN_JOIN &&
 	    (rc = pipe_run_semi(x, n, out, sh)) != PIPE_DECLINE)

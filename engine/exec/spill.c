@@ -792,14 +792,14 @@ out:
 	return rc;
 }
 
-bool spill_join_ok(const pnode *n)
+bool spill_join_ok(const exec_ctx *x, const pnode *n)
 {
 	const pnode *ixs = n->r;
 
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
-	return n->nkeys && n->nkeys <= 64 && n->jtype != JOIN_ANTI_NULL &&
-	       n->jtype != JOIN_CROSS &&
+	return x->gen && n->nkeys && n->nkeys <= 64 &&
+	       n->jtype != JOIN_ANTI_NULL && n->jtype != JOIN_CROSS &&
 	       !(ixs->kind == PN_ISCAN && ixs->ix->njk);
 }
 
@@ -833,14 +833,15 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 	spill_stream *os = NULL;
 	int rc;
 
-	if (!spill_join_ok(n)) {
+	if (!spill_join_ok(x, n)) {
 		spill_clear(x);
 		return db_err(
 		    x->db, GPMDB_NOMEM,
 		    "query needs more than the memory limit of %zu MiB (PRAGMA "
 		    "memory_limit) and cannot spill: %s",
 		    x->mem_limit >> 20,
-		    n->jtype == JOIN_ANTI_NULL
+		    !x->gen ? "a join outside a statement's execution"
+		    : n->jtype == JOIN_ANTI_NULL
 			? "NOT IN's subquery is kept whole (one NULL in it "
 			  "decides for every row)"
 		    : !n->nkeys ? "a join without equal keys"
@@ -889,7 +890,7 @@ int spill_join(exec_ctx *x, pnode *n, rel **out)
 	rel *r = NULL;
 	int rc;
 
-	if (spill_join_ok(n) && !(r = exec_rel_like(x, n)))
+	if (spill_join_ok(x, n) && !(r = exec_rel_like(x, n)))
 		return x->db->errcode;
 	if ((rc = spill_join_run(x, n, r, NULL))) {
 		rel_free(r);
