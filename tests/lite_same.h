@@ -21,6 +21,32 @@
 /* Result buffers: large enough for the tests' rows. */
 #define BUF (8u << 20)
 
+/* sql succeeds in gpmdb and in SQLite. */
+static inline void lite_both(gpmdb *db, sqlite3 *lite, const char *sql)
+{
+	char *err = NULL;
+
+	CHECKF(!su_exec(db, sql), "gpmdb: %s", sql);
+	CHECKF(sqlite3_exec(lite, sql, NULL, NULL, &err) == SQLITE_OK,
+	       "sqlite: %s: %s", sql, err ? err : "?");
+	sqlite3_free(err);
+}
+
+/* s(id BIGINT) with ids 0 .. 2^k - 1, the first power of two >= n, in
+ * both databases, made by doubling (INSERT ... SELECT). */
+static inline void lite_seq(gpmdb *db, sqlite3 *lite, long n)
+{
+	char sql[100];
+
+	lite_both(db, lite, "CREATE TABLE s(id BIGINT)");
+	lite_both(db, lite, "INSERT INTO s VALUES(0)");
+	for (long k = 1; k < n; k *= 2) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO s SELECT id + %ld FROM s", k);
+		lite_both(db, lite, sql);
+	}
+}
+
 /* The rows of sql from SQLite, values joined by '|', rows by '\n'. */
 static inline char *lite_rows(sqlite3 *lite, const char *sql, char *buf,
 			      size_t size)

@@ -32,12 +32,7 @@ static sqlite3 *lite;
 
 static void both(const char *sql)
 {
-	char *err = NULL;
-
-	CHECKF(!su_exec(db, sql), "gpmdb: %s", sql);
-	CHECKF(sqlite3_exec(lite, sql, NULL, NULL, &err) == SQLITE_OK,
-	       "sqlite: %s: %s", sql, err ? err : "?");
-	sqlite3_free(err);
+	lite_both(db, lite, sql);
 }
 
 /* f: the fact table, made by doubling a sequence (INSERT ... SELECT runs
@@ -49,13 +44,7 @@ static void load(void)
 
 	db = su_open(path);
 	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
-	both("CREATE TABLE s(id BIGINT)");
-	both("INSERT INTO s VALUES(0)");
-	for (long n = 1; n < NROWS; n *= 2) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO s SELECT id + %ld FROM s", n);
-		both(sql);
-	}
+	lite_seq(db, lite, NROWS);
 	both("CREATE TABLE f(id BIGINT, k INT, g TEXT, v DECIMAL(12,2), "
 	     "n INT)");
 	snprintf(sql, sizeof(sql),

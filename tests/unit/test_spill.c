@@ -37,12 +37,7 @@ static sqlite3 *lite;
 
 static void both(const char *sql)
 {
-	char *err = NULL;
-
-	CHECKF(!su_exec(db, sql), "gpmdb: %s", sql);
-	CHECKF(sqlite3_exec(lite, sql, NULL, NULL, &err) == SQLITE_OK,
-	       "sqlite: %s: %s", sql, err ? err : "?");
-	sqlite3_free(err);
+	lite_both(db, lite, sql);
 }
 
 /* f: facts with NULL keys (kn) and text; d: a dimension larger than the
@@ -53,13 +48,7 @@ static void load(void)
 
 	db = su_open(path);
 	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
-	both("CREATE TABLE s(id BIGINT)");
-	both("INSERT INTO s VALUES(0)");
-	for (long n = 1; n < NDIM; n *= 2) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO s SELECT id + %ld FROM s", n);
-		both(sql);
-	}
+	lite_seq(db, lite, NDIM);
 	snprintf(sql, sizeof(sql),
 		 "CREATE TABLE f AS SELECT id, (id * 31) %% 1500 AS k, CASE "
 		 "WHEN id %% 23 = 0 THEN NULL ELSE (id * 31) %% 1500 END AS "
