@@ -1292,8 +1292,10 @@ uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
 }
 
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
- * UINT64_MAX: all). */
-static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+ * UINT64_MAX: all); *skip: the first rows the caller drops (OFFSET),
+ * set to 0 when they are left out already (a spilled sort). */
+static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip,
+			 rel **out)
 {
 	rel *in;
 	uint32_t *idx;
@@ -1322,12 +1324,14 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	rel_free(in);
 spill:
 	/* past the memory limit: sorted runs in a temporary file */
-	return spill_over(x, rc) ? spill_sort(x, n, keep, out) : rc;
+	return spill_over(x, rc) ? spill_sort(x, n, keep, skip, out) : rc;
 }
 
 static int exec_sort(exec_ctx *x, pnode *n, rel **out)
 {
-	return exec_sort_top(x, n, UINT64_MAX, out);
+	uint64_t skip = 0;
+
+	return exec_sort_top(x, n, UINT64_MAX, &skip, out);
 }
 
 /* Keeps the first of equal rows (over the first ncols columns) of in;
@@ -1459,7 +1463,9 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		if ((rc = db_check_interrupt(x->db)))
 			return rc;
 		exec_span_begin(x, &sp);
-		rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &in);
+		uint64_t skip = (uint64_t)off;
+		rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &skip, &in);
+		off = (int64_t)skip;
 		exec_span_end(x, n->l, &sp, rc, in);
 		if (rc)
 			return rc;

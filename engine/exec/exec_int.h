@@ -122,8 +122,9 @@ int spill_join(exec_ctx *x, pnode *n, rel **out);
 /* AGG n over relation in (freed), which passed the limit: by
  * partitions of in by the group keys' hash. */
 int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out);
-/* ORDER BY n's first keep rows by sorted runs in a temporary file. */
-int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* ORDER BY n's first keep rows by sorted runs in a temporary file,
+ * without the first *skip of them (*skip then 0). */
+int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out);
 
 /* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
  * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a

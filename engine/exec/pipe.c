@@ -280,7 +280,8 @@ static int sink_rel(pthr *t, const rel *b)
 	atomic_fetch_add(&t->p->mem, o->bytes - b0);
 	if (t->p->topn && o->nrows >= topn_limit(t->p))
 		return topn_compact(t);
-	if (t->p->srt && o->nrows >= t->p->runrows)
+	if (t->p->srt &&
+	    (o->nrows >= t->p->runrows || o->bytes >= t->p->runbytes))
 		return spill_run(t);
 	return GPMDB_OK;
 }
@@ -1525,6 +1526,7 @@ typedef struct spill_req {
 	pnode *on; /* the join whose keys, or the SORT whose runs */
 	ast_expr **keys;
 	int base;
+	uint64_t keep; /* a SORT's runs: their first keep rows */
 } spill_req;
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		   pmark *mark, rel **out, pipe_shape *sh, const spill_req *rq);
@@ -1611,7 +1613,9 @@ static int pipe_spill_req(exec_ctx *x, pipe *p, const spill_req *rq, bool *ok)
 	p->spill = rq->s;
 	if (rq->on->kind == PN_SORT) {
 		p->srt = rq->on;
-		p->runrows = spill_run_rows(x, p->top, omp_get_max_threads());
+		p->runrows = spill_run_rows(x, p->top, omp_get_max_threads(),
+					    &p->runbytes);
+		p->keep = rq->keep;
 		return GPMDB_OK;
 	}
 	p->nspk = rq->on->nkeys;
@@ -1876,9 +1880,9 @@ static int pipe_node(exec_ctx *x, pnode *n, bool topn, uint64_t keep, rel **out,
 }
 
 int pipe_run_spill(exec_ctx *x, pnode *n, spill *s, pnode *on, ast_expr **keys,
-		   int base)
+		   int base, uint64_t keep)
 {
-	spill_req rq = {s, on, keys, base};
+	spill_req rq = {s, on, keys, base, keep};
 
 	return pipe_go(x, n, NULL, 0, NULL, NULL, NULL, &rq);
 }

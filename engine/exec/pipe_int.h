@@ -115,12 +115,13 @@ typedef struct pipe {
 	/* spilling (spill.c): the sink writes its rows to this file: AGG:
 	 * partitioned by the group keys' hash; a relation: by the hash of
 	 * the keys spk (a join's side), or as sorted runs of runrows rows
+	 * or runbytes bytes (their first keep rows)
 	 * in srt's (SORT) order */
 	struct spill *spill;
 	cexpr **spk;
 	int nspk;
 	pnode *srt;
-	uint64_t runrows;
+	uint64_t runrows, runbytes;
 	/* the source: the rows of a join that spilled, or NULL */
 	struct spill *ssrc;
 } pipe;
@@ -324,7 +325,7 @@ typedef struct spill spill;
  * s: by the hash of keys (slots base.. of join on) or, on a SORT, as
  * sorted runs; PIPE_DECLINE: n does not stream. */
 int pipe_run_spill(exec_ctx *x, pnode *n, spill *s, pnode *on, ast_expr **keys,
-		   int base);
+		   int base, uint64_t keep);
 
 /* ---- spill.c ---- */
 
@@ -349,7 +350,8 @@ int spill_join_source(exec_ctx *x, pnode *n, spill **out);
 uint64_t spill_chunks(spill *s, uint64_t *rows);
 int spill_source(pthr *t, uint64_t mi);
 void spill_free(spill *s);
-/* Rows of a sorted run per thread, of layout lay. */
-uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr);
+/* Rows of a sorted run per thread, of layout lay; *bytes: its bytes. */
+uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
+			uint64_t *bytes);
 
 #endif /* GPMDB_PIPE_INT_H */

@@ -557,8 +557,9 @@ int spill_run(pthr *t)
 		free(idx);
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	}
-	exec_sort_idx(o, p->srt, UINT64_MAX, idx);
-	for (uint64_t k = 0; k < n && !rc; k++)
+	/* rows after the first keep of a run come after keep others */
+	uint64_t m = exec_sort_idx(o, p->srt, p->keep, idx);
+	for (uint64_t k = 0; k < m && !rc; k++)
 		rc = spill_row(s, ss, o, idx[k], NULL,
 			       (uint64_t)t->ti << 40 | (t->sord + idx[k]));
 	if (!rc)
@@ -569,6 +570,14 @@ int spill_run(pthr *t)
 	free(idx);
 	t->sord += n;
 	pipe_reset(o);
+	/* its text is gone: the bytes are those of its arrays again */
+	size_t cb = 0;
+	for (int c = 0; c < o->ncols; c++)
+		cb += o->cap * (rel_width(o->cols[c].ty.t) + 1);
+	if (o->bytes > cb) {
+		atomic_fetch_sub(&p->mem, o->bytes - cb);
+		o->bytes = cb;
+	}
 	if (rc == GPMDB_NOMEM)
 		return pipe_fail(t, rc, "out of memory");
 	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
@@ -777,7 +786,7 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 	if ((rc = spill_open(x, n, side, false, nt, &s)))
 		return rc;
 	*out = s;
-	rc = pipe_run_spill(x, side, s, n, keys, base);
+	rc = pipe_run_spill(x, side, s, n, keys, base, 0);
 	if (rc != PIPE_DECLINE)
 		return rc;
 	/* not a pipeline: its rows, then their keys' hashes a batch at a
@@ -1045,8 +1054,10 @@ static void heap_down(const smerge *m, int *h, int n, int i)
 	}
 }
 
-/* The runs of s merged into *out (SORT n's layout), the first keep. */
-static int spill_merge(spill *s, const pnode *n, uint64_t keep, rel **out)
+/* The runs of s merged into *out (SORT n's layout): the first keep rows
+ * less the first skip. */
+static int spill_merge(spill *s, const pnode *n, uint64_t keep, uint64_t skip,
+		       rel **out)
 {
 	exec_ctx *x = s->x;
 	smerge m = {s, n, calloc((size_t)s->nst + 1, sizeof(scur))};
@@ -1066,19 +1077,19 @@ static int spill_merge(spill *s, const pnode *n, uint64_t keep, rel **out)
 	}
 	for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
 		heap_down(&m, h, nh, i);
-	while (nh && r->nrows < keep && !rc) {
+	for (uint64_t k = 0; nh && k < keep && !rc; k++) {
 		scur *c = &m.c[h[0]];
 		bool more = true;
-		if (!(r->nrows & 65535) && (rc = db_check_interrupt(x->db)))
+		if (!(k & 65535) && (rc = db_check_interrupt(x->db)))
 			break;
-		if ((rc = rel_reserve(r, 1)))
+		if (k >= skip && (rc = rel_reserve(r, 1)))
 			break;
-		for (int col = 0; col < r->ncols && !rc; col++) {
+		for (int col = 0; k >= skip && col < r->ncols && !rc; col++) {
 			sval v;
 			rel_get(c->r, col, c->pos, &v);
 			rc = rel_set(r, col, r->nrows, &v);
 		}
-		r->nrows++;
+		r->nrows += k >= skip;
 		if (++c->pos == c->r->nrows && !rc)
 			rc = scur_next(&m, c, &more);
 		if (!more)
@@ -1101,7 +1112,7 @@ out:
 /* ORDER BY n passed the limit: its input as sorted runs of what the
  * limit leaves (each stable, rows carrying their input position), then a
  * k-way merge of the runs; the first keep rows. */
-int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out)
 {
 	spill *s = NULL;
 	rel *in = NULL;
@@ -1111,7 +1122,7 @@ int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	spill_clear(x);
 	if ((rc = spill_open(x, n, n->l, true, nt, &s)))
 		return rc;
-	rc = pipe_run_spill(x, n->l, s, n, NULL, 0);
+	rc = pipe_run_spill(x, n->l, s, n, NULL, 0, keep);
 	if (rc == PIPE_DECLINE) {
 		/* not a pipeline: its relation, sorted, as one run */
 		spill_stream *ss;
@@ -1135,7 +1146,9 @@ int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 			rc = spill_flush_all(s);
 	}
 	if (!rc)
-		rc = spill_merge(s, n, keep, out);
+		rc = spill_merge(s, n, keep, *skip, out);
+	if (!rc)
+		*skip = 0;
 out:
 	free(idx);
 	rel_free(in);
@@ -1144,7 +1157,8 @@ out:
 }
 
 /* Rows of a run: a share of what the limit leaves to each thread. */
-uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr)
+uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
+			uint64_t *bytes)
 {
 	size_t row = 8,
 	       avail = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
@@ -1153,6 +1167,7 @@ uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr)
 	for (int c = 0; c < lay->ncols; c++)
 		row += rel_width(lay->ty[c].t) + 1 +
 		       (lay->ty[c].t == BC_T_TEXT ? 24 : 0);
-	n = avail / 4 / (size_t)(nthr > 0 ? nthr : 1) / row;
+	*bytes = avail / 4 / (size_t)(nthr > 0 ? nthr : 1);
+	n = *bytes / row;
 	return n < 1024 ? 1024 : n;
 }

@@ -223,6 +223,11 @@ static void t_sort(void)
 	/* text, NULLs first, DESC */
 	spill_same(6, "SELECT id, kn, g FROM f ORDER BY kn, g DESC",
 		   "SELECT id, kn, g FROM f ORDER BY kn, g DESC, id", SORTED);
+	/* LIMIT/OFFSET: the rows before the offset are not kept */
+	spill_same(2,
+		   "SELECT g || ' and some more text', id, n FROM f ORDER BY 1 "
+		   "DESC, n DESC, id LIMIT 5 OFFSET 60000",
+		   NULL, SORTED);
 	/* a top-N under LIMIT/OFFSET */
 	spill_same(2,
 		   "SELECT g, id FROM f WHERE id % 3 = 0 ORDER BY g DESC LIMIT "
