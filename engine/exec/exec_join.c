@@ -403,7 +403,18 @@ static int semi_out(jstate *j, const rel *lk, const rel *rk)
 
 static int join_run(jstate *j0, rel *lk, rel **out);
 
+static int join_mat(exec_ctx *x, pnode *n, rel **out);
+
 int exec_join(exec_ctx *x, pnode *n, rel **out)
+{
+	int rc = join_mat(x, n, out);
+
+	/* past the memory limit: by partitions (spill.c), or why not */
+	return rc && spill_over(x, rc) ? spill_join(x, n, out) : rc;
+}
+
+/* The join of its inputs' relations. */
+static int join_mat(exec_ctx *x, pnode *n, rel **out)
 {
 	jstate j = {0};
 	rel *lk = NULL;

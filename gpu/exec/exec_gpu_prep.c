@@ -242,8 +242,6 @@ static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
 	if (c->kind == PN_FILTER &&
 	    xg_expr_ok(x, c, 0, c->pred, c->post, c->l, &cx, why, sizeof(why)))
 		return xg_prepare_win(x, c, s, NULL);
-	if (xg_proj_ok(x, c))
-		return xg_prepare_proj(x, c, s);
 	memset(s, 0, sizeof(*s));
 	s->x = x;
 	return xg_prepare_at(x, c, NULL, 0, c, s, NULL);
@@ -584,79 +582,118 @@ static int xg_src_reset(exec_ctx *x, xg_src *s, int ncols, int rc)
 	return GPMDB_OK;
 }
 
+/* ---- device sources --------------------------------------------------- */
+
+/*
+ * The device sources: a node whose rows a GPU operator above reads where
+ * they are on the device.  Each fills s (ncols columns allocated) for
+ * src, under the operator n, or returns XG_DECLINE (not its shape: src
+ * runs on either backend and its relation is uploaded), XG_STREAM (a
+ * table too large for the cache: the caller streams it in windows) or an
+ * error.  win: the window of a streamed scan.
+ */
+typedef int (*xg_dev_src_fn)(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
+			     const xg_win *win);
+
+/* A table scan: its columns from the HBM cache, loaded when read */
+static int xg_src_scan(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
+		       const xg_win *win)
+{
+	bool fits = true;
+	int rc;
+
+	s->scan = src;
+	if (win) {
+		s->win = win;
+		s->nrows = (uint32_t)win->live;
+		return GPMDB_OK;
+	}
+	/* the size check: tables too large for the cache, or for 32-bit
+	 * row numbers, are streamed */
+	if (xg_scan_rows(x->db, src) > UINT32_MAX)
+		return XG_STREAM;
+	s->nrows = (uint32_t)xg_scan_rows(x->db, src);
+	if ((rc = xg_fits(x, n, src, &fits)))
+		return rc;
+	return fits ? GPMDB_OK : XG_STREAM;
+}
+
+/* A join whose pairs stay on the device */
+static int xg_src_join(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
+		       const xg_win *win)
+{
+	char why[300];
+
+	(void)n;
+	(void)win;
+	if (!xg_join_ok(x, src, why, sizeof(why)))
+		return XG_DECLINE;
+	return xg_prepare_join(x, src, s);
+}
+
+/* A projection whose outputs stay on the device (TPC-H Q9's under its
+ * GROUP BY) */
+static int xg_src_proj(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
+		       const xg_win *win)
+{
+	(void)n;
+	(void)win;
+	if (!xg_proj_ok(x, src))
+		return XG_DECLINE;
+	free(s->cols);
+	s->cols = NULL;
+	return xg_prepare_proj(x, src, s);
+}
+
+/* A GROUP BY whose groups stay on the device when there are many (TPC-H
+ * Q17, Q18: millions of groups went to the host and came back) */
+static int xg_src_agg(exec_ctx *x, pnode *n, pnode *src, xg_src *s,
+		      const xg_win *win)
+{
+	(void)n;
+	(void)win;
+	return xg_agg_keep(x, src, s);
+}
+
+static const xg_dev_src_fn xg_dev_srcs[] = {
+    [PN_SCAN] = xg_src_scan,
+    [PN_JOIN] = xg_src_join,
+    [PN_PROJECT] = xg_src_proj,
+    [PN_AGG] = xg_src_agg,
+};
+
 /* xg_prepare_win's work for the given chain (top first) and source. */
 int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		  xg_src *s, const xg_win *win)
 {
-	char why[300], err[300];
+	int nsrc = (int)(sizeof(xg_dev_srcs) / sizeof(xg_dev_srcs[0]));
+	char err[300];
 	int rc;
 
 	s->ncols = src->ncols;
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (src->kind == PN_SCAN) {
-		bool fits = true;
-		s->scan = src;
-		if (win) {
-			s->win = win;
-			s->nrows = (uint32_t)win->live;
-		} else {
-			/* the size check: tables too large for the cache,
-			 * or for 32-bit row numbers, are streamed */
-			s->nrows = (uint32_t)xg_scan_rows(x->db, src);
-			if (xg_scan_rows(x->db, src) > UINT32_MAX)
-				return XG_STREAM;
-			if ((rc = xg_fits(x, n, src, &fits)))
-				return rc;
-			if (!fits)
-				return XG_STREAM;
-		}
-	} else {
+	rc = src->kind >= 0 && src->kind < nsrc && xg_dev_srcs[src->kind]
+		 ? xg_dev_srcs[src->kind](x, n, src, s, win)
+		 : XG_DECLINE;
+	/* inputs too large for the device: a scan is streamed (the
+	 * caller), any other source runs on the host (exec_gpu_ops.c
+	 * streams nothing either, but takes less memory at once) */
+	if (src->kind != PN_SCAN && xg_too_large(x, rc)) {
+		if ((rc = xg_src_reset(x, s, src->ncols, rc)))
+			return rc;
 		rc = XG_DECLINE;
-		if (src->kind == PN_JOIN &&
-		    xg_join_ok(x, src, why, sizeof(why))) {
-			rc = xg_prepare_join(x, src, s);
-			/* inputs too large for the device: the join on the
-			 * host path (exec_gpu_ops.c streams nothing either,
-			 * but takes less memory at once) */
-			if (xg_too_large(x, rc)) {
-				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
-					return rc;
-				rc = XG_DECLINE;
-			} else if (rc) {
-				return rc;
-			}
-		}
-		/* a projection under this operator (TPC-H Q9's under its
-		 * GROUP BY): its outputs stay on the device */
-		if (rc == XG_DECLINE && src->kind == PN_PROJECT &&
-		    xg_proj_ok(x, src)) {
-			free(s->cols);
-			s->cols = NULL;
-			rc = xg_prepare_proj(x, src, s);
-			if (xg_too_large(x, rc)) { /* as the join's */
-				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
-					return rc;
-				rc = XG_DECLINE;
-			} else if (rc) {
-				return rc;
-			}
-		}
-		/* a GROUP BY under this operator: its groups stay on the
-		 * device when there are many (TPC-H Q17, Q18: millions of
-		 * groups went to the host and came back) */
-		if (rc == XG_DECLINE && src->kind == PN_AGG &&
-		    (rc = xg_agg_keep(x, src, s)) != XG_DECLINE) {
-			if (rc)
-				return rc;
-		} else if (rc == XG_DECLINE) {
-			if ((rc = exec_node(x, src, &s->in)))
-				return rc;
-			if (s->in->nrows > UINT32_MAX)
-				return db_err(x->db, GPMDB_UNSUPPORTED,
-					      "GPU input: more than 2^32 rows");
-			s->nrows = (uint32_t)s->in->nrows;
-		}
+	}
+	/* the one fallback of a source: its rows, uploaded */
+	if (rc == XG_DECLINE) {
+		if ((rc = exec_node(x, src, &s->in)))
+			return rc;
+		if (s->in->nrows > UINT32_MAX)
+			return db_err(x->db, GPMDB_UNSUPPORTED,
+				      "GPU input: more than 2^32 rows");
+		s->nrows = (uint32_t)s->in->nrows;
+	} else if (rc) {
+		return rc;
 	}
 	/* filters: lowest first */
 	for (int i = nchain - 1; i >= 0; i--) {
