@@ -1,15 +1,18 @@
 /*
- * spill.c - spilling to a temporary file when a query would pass PRAGMA
- * memory_limit: the hash aggregate and the hash join partition their rows
- * by key hash (grace-style) and run partition by partition; ORDER BY
- * writes sorted runs and merges them.  The file is made in the pool's
- * directory (":memory:": $TMPDIR or /tmp) and unlinked at once, so that
- * nothing is left behind by a crash.
+ * spill.c - spilling to temporary files when a query passes PRAGMA
+ * memory_limit (docs/engine.md "Spilling"): the hash aggregate and the
+ * hash join partition their rows by key hash (grace-style) and run
+ * partition by partition; ORDER BY writes sorted runs and merges them.  A
+ * file is made in PRAGMA temp_directory, by default the pool's directory
+ * (":memory:": $TMPDIR or /tmp), and unlinked at once, so that nothing is
+ * left behind by a crash.
  *
  * Rows are written row by row into per-stream buffers (a stream: one
  * thread's rows of one partition, or one sorted run) which go to the file
- * in chunks; each column a NULL byte, then its value (text as its length
- * and bytes, never a pointer).  Streams are read back chunk by chunk.
+ * in chunks of at most a batch; each row its ordinal (its position in the
+ * input) where kept, then each column a NULL byte and its value (text as
+ * its length and bytes, never a pointer).  Streams are read back a chunk
+ * at a time.
  */
 /* unistd.h's pipe() would clash with the pipeline's type */
 #define pipe unistd_pipe
@@ -51,7 +54,7 @@ struct spill {
 	char dir[1024];
 	int ncols;
 	etype *ty;
-	bool ord; /* each row carries an ordinal (sorted runs) */
+	bool ord; /* each row carries its ordinal (aggregates, sorts) */
 	/* partitions: stream (thread, part) is st[thread * SPILL_NPART +
 	 * part]; sorted runs: one stream each */
 	spill_stream **st;
@@ -83,6 +86,13 @@ void spill_dir(const gpmdb *db, char *dir, size_t size)
 		snprintf(dir, size, "%.*s", (int)(slash - p), p);
 }
 
+/* The statement's code of errno e: a full disk is GPMDB_FULL. */
+static int spill_code(int e)
+{
+	return e == ENOSPC || e == EFBIG || e == EDQUOT ? GPMDB_FULL
+							: GPMDB_IOERR;
+}
+
 /* Records the first failure of the file (errno e); returns its code. */
 static int spill_fail(spill *s, int e)
 {
@@ -95,7 +105,7 @@ static int spill_fail(spill *s, int e)
 		atomic_store(&s->err, e);
 	}
 	pthread_mutex_unlock(&s->mu);
-	return e == ENOSPC || e == EFBIG ? GPMDB_FULL : GPMDB_IOERR;
+	return spill_code(e);
 }
 
 /* The statement's error of a failed file. */
@@ -107,8 +117,7 @@ static int spill_err(spill *s, int rc)
 void spill_clear(exec_ctx *x)
 {
 	x->over = false;
-	x->db->errcode = 0;
-	x->db->errmsg[0] = 0;
+	db_clear(x->db);
 }
 
 bool spill_over(exec_ctx *x, int rc)
@@ -222,8 +231,8 @@ static int stream_flush(spill *s, spill_stream *ss)
 
 	if (!ss->blen)
 		return GPMDB_OK;
-	if (atomic_load(&s->err))
-		return GPMDB_IOERR;
+	if (atomic_load(&s->err)) /* another thread's write failed */
+		return spill_code(atomic_load(&s->err));
 	if (ss->n == ss->cap) {
 		uint32_t cap = ss->cap ? 2 * ss->cap : 8;
 		spill_chunk *c = realloc(ss->c, sizeof(*c) * cap);
