@@ -1601,9 +1601,6 @@ static int pipe_distinct(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 }
 
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
-/* The pipeline ending at n (with topn: n is that SORT's input, and the
- * sink keeps keep rows of each thread).  With sh (EXPLAIN): only says
- * what it would run (pipe_shape_of), running nothing. */
 /* Pipeline p's sink writes to rq's file: by the hash of rq's join keys
  * (over p->top's layout), or as sorted runs of rq's SORT. */
 static int pipe_spill_req(exec_ctx *x, pipe *p, const spill_req *rq, bool *ok)
@@ -1628,6 +1625,10 @@ static int pipe_spill_req(exec_ctx *x, pipe *p, const spill_req *rq, bool *ok)
 	return rc;
 }
 
+/* The pipeline ending at n (with topn: n is that SORT's input, and the
+ * sink keeps keep rows of each thread).  With sh (EXPLAIN): only says
+ * what it would run (pipe_shape_of), running nothing.  With rq: its rows
+ * go to a spill file (pipe_run_spill). */
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		   pmark *mark, rel **out, pipe_shape *sh, const spill_req *rq)
 {
