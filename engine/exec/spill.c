@@ -125,25 +125,25 @@ bool spill_over(exec_ctx *x, int rc)
 	return rc == GPMDB_NOMEM && x->over && x->mem_limit;
 }
 
-/* A new spill file for rows of layout lay (ord: with ordinals) written
- * by nthr threads. */
-static int spill_open(exec_ctx *x, pnode *node, const pnode *lay, bool ord,
-		      int nthr, spill **out)
+/* A new spill file for rows of ncols columns of types ty (ord: with
+ * ordinals) written by nthr threads. */
+static int spill_open_ty(exec_ctx *x, pnode *node, int ncols, const etype *ty,
+			 bool ord, int nthr, spill **out)
 {
 	spill *s = calloc(1, sizeof(*s));
 	size_t avail;
 	int fd;
 
 	*out = NULL;
-	if (!s || !(s->ty = malloc(sizeof(etype) * (size_t)(lay->ncols + 1)))) {
+	if (!s || !(s->ty = malloc(sizeof(etype) * (size_t)(ncols + 1)))) {
 		free(s);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
 	s->x = x;
 	s->node = node;
 	s->fd = -1;
-	s->ncols = lay->ncols;
-	memcpy(s->ty, lay->ty, sizeof(etype) * (size_t)lay->ncols);
+	s->ncols = ncols;
+	memcpy(s->ty, ty, sizeof(etype) * (size_t)ncols);
 	s->ord = ord;
 	s->nthr = nthr;
 	pthread_mutex_init(&s->mu, NULL);
@@ -175,6 +175,13 @@ static int spill_open(exec_ctx *x, pnode *node, const pnode *lay, bool ord,
 	s->bufsz = s->bufsz < 4096 ? 4096 : s->bufsz > 65536 ? 65536 : s->bufsz;
 	*out = s;
 	return GPMDB_OK;
+}
+
+/* A new spill file for rows of node lay's layout. */
+static int spill_open(exec_ctx *x, pnode *node, const pnode *lay, bool ord,
+		      int nthr, spill **out)
+{
+	return spill_open_ty(x, node, lay->ncols, lay->ty, ord, nthr, out);
 }
 
 /* Room for the partition streams of nthr threads. */
@@ -610,16 +617,79 @@ int spill_threads(pipe *p)
 
 /* ---- the operators ---- */
 
-/* AGG n's partitions in s (rows with their ordinals) aggregated one at
- * a time (exec_agg_in) into *out, then put in the order of the groups'
- * first rows, as without spilling. */
-static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
+/* The groups AGG n's partitions give, appended to r, and their first
+ * rows' ordinals to sk (cap: its room, skb: its bytes counted). */
+typedef struct agg_out {
+	rel *r;
+	exec_sortkey *sk;
+	uint64_t cap;
+	size_t skb;
+} agg_out;
+
+static int agg_parts(exec_ctx *x, pnode *n, spill *s, int depth, agg_out *ao);
+
+/* Partition part of s, too large to aggregate alone, split again a chunk
+ * at a time by other bits of the group keys' hash (depth) into a file
+ * of its own, whose partitions then aggregate (agg_parts). */
+static int agg_resplit(exec_ctx *x, pnode *n, spill *s, int part, int depth,
+		       agg_out *ao)
 {
-	rel *r = exec_rel_like(x, n);
-	exec_sortkey *sk = NULL;
-	uint64_t cap = 0;
-	size_t skb = 0; /* sk's bytes counted */
-	int rc = r ? GPMDB_OK : x->db->errcode;
+	spill *sub = NULL;
+	rel *c = NULL, *k = NULL;
+	uint64_t hv[VEC_BATCH];
+	int rc, ng = n->ngroup;
+
+	if ((rc = spill_open_ty(x, n, s->ncols, s->ty, true, 1, &sub)) ||
+	    (rc = spill_parts(sub, 1)))
+		goto out;
+	for (int t = 0; t < s->nthr && !rc; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t ci = 0; ci < ss->n && !rc; ci++) {
+			rel_free(c);
+			rel_free(k);
+			k = NULL;
+			if (!(c = spill_part_rel(s)) ||
+			    !(k = rel_new(x, ng, n->ty))) {
+				rc = x->db->errcode;
+				break;
+			}
+			if ((rc = spill_load(s, &ss->c[ci], c)) ||
+			    (rc = rel_reserve(k, c->nrows)))
+				break;
+			for (int g = 0; g < ng && !rc; g++) {
+				cexpr *cx;
+				if (!(rc = exec_node_cx(x, n, g, n->group[g],
+							false, n->l, &cx)))
+					rc = exec_eval_into(x, cx, c, k, g);
+			}
+			k->nrows = c->nrows;
+			exec_hash_batch(k, ng, (uint32_t)c->nrows, hv, false);
+			const uint64_t *ord = c->cols[s->ncols].data;
+			for (uint64_t i = 0; i < c->nrows && !rc; i++) {
+				uint64_t h =
+				    exec_hash_mix(hv[i], (uint64_t)depth);
+				rc = spill_row(sub, sub->st[spill_part_of(h)],
+					       c, i, NULL, ord[i]);
+			}
+			if (rc == GPMDB_NOMEM)
+				rc = db_err(x->db, rc, "out of memory");
+			else if (rc && atomic_load(&sub->err))
+				rc = spill_err(sub, rc);
+		}
+	}
+	rel_free(c);
+	rel_free(k);
+	if (!rc && !(rc = spill_flush_all(sub)))
+		rc = agg_parts(x, n, sub, depth, ao);
+out:
+	spill_close(sub);
+	return rc;
+}
+
+static int agg_parts(exec_ctx *x, pnode *n, spill *s, int depth, agg_out *ao)
+{
+	rel *r = ao->r;
+	int rc = GPMDB_OK;
 
 	for (int part = 0; part < SPILL_NPART && !rc; part++) {
 		rel *in, *o = NULL;
@@ -632,23 +702,30 @@ static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
 		}
 		if (!(rc = spill_read_part(s, part, in)))
 			rc = exec_agg_in(x, n, in, &o, &frow);
-		if (!rc && at + o->nrows > cap) {
-			uint64_t nc = cap ? cap : 1024;
+		if (spill_over(x, rc) && depth < 4) {
+			/* this partition alone passes the limit */
+			rel_free(in);
+			spill_clear(x);
+			rc = agg_resplit(x, n, s, part, depth + 1, ao);
+			continue;
+		}
+		if (!rc && at + o->nrows > ao->cap) {
+			uint64_t nc = ao->cap ? ao->cap : 1024;
 			while (nc < at + o->nrows)
 				nc *= 2;
-			exec_sortkey *k = realloc(sk, sizeof(*k) * nc);
+			exec_sortkey *k = realloc(ao->sk, sizeof(*k) * nc);
 			if (!k) {
 				rc =
 				    db_err(x->db, GPMDB_NOMEM, "out of memory");
 			} else {
-				rc = exec_mem(x, sizeof(*k) * (nc - cap));
-				skb += sizeof(*k) * (nc - cap);
-				sk = k;
-				cap = nc;
+				rc = exec_mem(x, sizeof(*k) * (nc - ao->cap));
+				ao->skb += sizeof(*k) * (nc - ao->cap);
+				ao->sk = k;
+				ao->cap = nc;
 			}
 		}
 		for (uint64_t j = 0; !rc && j < o->nrows; j++)
-			sk[at + j] = (exec_sortkey){
+			ao->sk[at + j] = (exec_sortkey){
 			    ((uint64_t *)in->cols[s->ncols].data)[frow[j]], 1,
 			    (uint32_t)(at + j)};
 		free(frow);
@@ -658,6 +735,19 @@ static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
 		else
 			rel_free(o);
 	}
+	return rc;
+}
+
+/* AGG n's partitions in s (rows with their ordinals) aggregated one at
+ * a time (exec_agg_in; one too large split again) into *out, then put
+ * in the order of the groups' first rows, as without spilling. */
+static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
+{
+	agg_out ao = {exec_rel_like(x, n), NULL, 0, 0};
+	rel *r = ao.r;
+	int rc = r ? agg_parts(x, n, s, 0, &ao) : x->db->errcode;
+	exec_sortkey *sk = ao.sk;
+
 	if (!rc && r->nrows > UINT32_MAX)
 		rc = db_err(x->db, GPMDB_UNSUPPORTED,
 			    "more than 2^32 groups spilled");
@@ -685,7 +775,7 @@ static int spill_agg_parts(exec_ctx *x, pnode *n, spill *s, rel **out)
 		d->nulls = nn;
 	}
 	free(sk);
-	x->mem -= skb <= x->mem ? skb : x->mem;
+	x->mem -= ao.skb <= x->mem ? ao.skb : x->mem;
 	if (rc) {
 		rel_free(r);
 		return rc;

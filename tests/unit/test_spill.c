@@ -203,6 +203,14 @@ static void t_join(void)
 		   NULL, SORTED);
 	spill_same(6, "SELECT f.id, f.kn, d.name FROM f JOIN d ON f.kn = d.k",
 		   NULL, ANY_ORDER);
+	/* a spilled join's rows into a GROUP BY that spills too, whose
+	 * partitions pass the limit and split again (spill.c agg_resplit);
+	 * groups in the order of the spilled join's rows */
+	spill_same(
+	    4,
+	    "SELECT a.id % 30000, count(*), sum(b.id), max(b.g) FROM f a "
+	    "JOIN f b ON a.k = b.k WHERE a.id % 4 = 0 GROUP BY 1",
+	    NULL, ANY_ORDER);
 	spill_same(
 	    6,
 	    "SELECT f.id, f.g FROM f WHERE EXISTS (SELECT 1 FROM d WHERE "
