@@ -29,6 +29,9 @@ struct gpmdb {
 	int backend; /* 0 auto, 1 cpu, 2 gpu */
 	uint64_t mem_limit;
 	char path[4096];
+	/* PRAGMA temp_directory: where queries spill (exec/spill.c); empty:
+	 * the pool file's directory */
+	char temp_dir[1024];
 	/* VM scratch per cx_eval nesting level, kept for the connection's
 	 * life: growing one costs more than most queries */
 	vm_scratch scratch[64];
@@ -94,6 +97,11 @@ struct exec_ctx {
 	gpmdb_stmt *st;
 	uint64_t gen;
 	size_t mem, mem_limit;
+	bool over; /* the last memory error was the limit (spill.c) */
+	/* exec_limit's OFFSET for its SORT's run (sort_skip_node): a
+	 * spilled sort leaves those rows out and says so (sort_skipped) */
+	const pnode *sort_skip_node, *sort_skipped;
+	uint64_t sort_skip;
 	frame frames[MAX_FRAMES];
 	int nframes;
 	int depth; /* nesting of cx_eval: each level has its VM scratch */

@@ -255,6 +255,9 @@ static bool explain_analyzed(sbuf *s, const pnode *n, bool up_ran)
 	sb_printf(s, "rows=%llu time=%.3f ms self=%.3f ms]",
 		  (unsigned long long)n->an_rows, (double)n->an_ns / 1e6,
 		  (double)n->an_self_ns / 1e6);
+	if (n->an_spill) /* exec/spill.c */
+		sb_printf(s, " [spilled %llu bytes]",
+			  (unsigned long long)n->an_spill);
 	if (n->an_shared) { /* exec/exec_share.c */
 		sb_printf(s, " [the rows of view %s's earlier use]",
 			  n->vsh->name);
@@ -496,7 +499,7 @@ void explain_analyze_reset(pnode *n)
 {
 	for (; n; n = n->l) {
 		n->an_calls = n->an_rows = n->an_ns = n->an_self_ns = 0;
-		n->an_shared = 0;
+		n->an_shared = n->an_spill = 0;
 		n->pl_id = 0;
 		n->pl_role = PL_STAGE;
 		n->pl_build = PL_BUILD_NONE;

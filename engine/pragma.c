@@ -1,10 +1,11 @@
 /*
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
- * busy_timeout, memory_limit, pool_size, pool_used, gpu, gpu_memory, hbm_cache,
- * last_rows, last_bytes_persisted, foreign_keys (backend and gpu_*:
- * gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema.  Unknown
- * pragmas are errors (SQLite ignores them; a typo should not pass silently).
+ * busy_timeout, memory_limit, temp_directory, pool_size, pool_used, gpu,
+ * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys (backend
+ * and gpu_*: gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema.
+ * Unknown pragmas are errors (SQLite ignores them; a typo should not pass
+ * silently).
  */
 #include "../gpu/gpu.h"
 #include "engine.h"
@@ -474,6 +475,27 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		} else {
 			sval x = sval_of_int((int64_t)(db->mem_limit >> 20));
 			r->cols[0].ty = et_make(BC_T_INT);
+			rc = pragma_put_row(db, r, &x);
+		}
+	} else if (!strcasecmp(s->name, "temp_directory")) {
+		/* where hash aggregates, joins and sorts spill (spill.c);
+		 * '' is the default again */
+		if (v && !s->pragma_call) {
+			if (strlen(v) >= sizeof(db->temp_dir))
+				rc = db_err(db, GPMDB_ERROR,
+					    "temp_directory is longer than %zu "
+					    "bytes",
+					    sizeof(db->temp_dir) - 1);
+			else
+				snprintf(db->temp_dir, sizeof(db->temp_dir),
+					 "%s", v);
+		} else {
+			char d[1100];
+			sval x = {.t = BC_T_TEXT};
+			spill_dir(db, d, sizeof(d));
+			x.u.s.ptr = d;
+			x.u.s.len = (uint32_t)strlen(d);
+			r->cols[0].ty = et_make(BC_T_TEXT);
 			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (!strcasecmp(s->name, "table_info")) {

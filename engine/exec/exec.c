@@ -1292,22 +1292,25 @@ uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
 }
 
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
- * UINT64_MAX: all). */
+ * UINT64_MAX: all).  A spilled sort leaves out the OFFSET's rows that
+ * exec_limit would drop (x->sort_skip, for this node only). */
 int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	rel *in;
 	uint32_t *idx;
-	uint64_t m;
+	uint64_t m, skip = x->sort_skip_node == n ? x->sort_skip : 0;
 	int rc;
+
+	x->sort_skip_node = NULL; /* not for the sorts below */
 
 	/* a top-N of a pipeline: its threads keep their candidates only
 	 * (pipe.c), in input order; else the whole input */
 	if (keep != UINT64_MAX &&
 	    (rc = pipe_run_topn(x, n, keep, &in)) != PIPE_DECLINE) {
 		if (rc)
-			return rc;
+			goto spill;
 	} else if ((rc = exec_node(x, n->l, &in))) {
-		return rc;
+		goto spill;
 	}
 	idx = malloc(sizeof(uint32_t) * (in->nrows + 1));
 	if (!idx) {
@@ -1317,6 +1320,12 @@ int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	m = exec_sort_idx(in, n, keep, idx);
 	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
+spill:
+	/* past the memory limit: sorted runs in a temporary file */
+	if (!spill_over(x, rc))
+		return rc;
+	if (!(rc = spill_sort(x, n, keep, &skip, out)) && !skip)
+		x->sort_skipped = n; /* the OFFSET's rows are not there */
 	return rc;
 }
 
@@ -1443,15 +1452,25 @@ int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	if (rc != -1) {
 		if (rc)
 			return rc;
-	} else if ((rc = exec_node_keep(
-			x, n->l,
-			n->l->kind == PN_SORT && lim >= 0 &&
-				(uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off
-			    ? (uint64_t)(lim + off)
-			    : UINT64_MAX,
-			&in))) {
-		/* over a SORT: only its first LIMIT + OFFSET rows */
-		return rc;
+	} else {
+		/* over a SORT: only its first LIMIT + OFFSET rows; a
+		 * spilled sort leaves out the OFFSET's (exec_sort_top) */
+		x->sort_skip_node = n->l;
+		x->sort_skip = (uint64_t)off;
+		x->sort_skipped = NULL;
+		rc = exec_node_keep(x, n->l,
+				    n->l->kind == PN_SORT && lim >= 0 &&
+					    (uint64_t)lim <
+						UINT64_MAX / 2 - (uint64_t)off
+					? (uint64_t)(lim + off)
+					: UINT64_MAX,
+				    &in);
+		x->sort_skip_node = NULL;
+		if (x->sort_skipped == n->l)
+			off = 0;
+		x->sort_skipped = NULL;
+		if (rc)
+			return rc;
 	}
 	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
 	uint64_t cnt = in->nrows - from;

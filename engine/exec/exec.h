@@ -164,6 +164,9 @@ uint64_t exec_span_end(exec_ctx *x, pnode *n, const exec_span *sp, int rc,
 int exec_node_cx(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 		 const pnode *in, cexpr **out);
 int exec_mem(exec_ctx *x, size_t add);
+/* The directory of spill files (exec/spill.c): PRAGMA temp_directory,
+ * else the pool file's, else (":memory:") $TMPDIR or /tmp. */
+void spill_dir(const gpmdb *db, char *dir, size_t size);
 /* A join's key columns: keys[0..n->nkeys) (slots base.. of n, compiled
  * against side's layout) evaluated over in, one column per key. */
 int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,

@@ -443,7 +443,7 @@ bool agg_merge_all(const aggdef *aggs, int na, aggst *g, const aggst *l)
  * when a thread met an overflow, so that it reports it as before).
  */
 static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
-		   rel *r)
+		   rel *r, uint64_t **frow)
 {
 	int na = n->naggs, ng = n->ngroup, nt = omp_get_max_threads();
 	uint64_t rows = keys->nrows;
@@ -523,6 +523,12 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 	}
 	if (!rc)
 		r->nrows = gl.n;
+	if (!rc && frow) { /* each group's first row (spill.c) */
+		if ((*frow = malloc(sizeof(uint64_t) * (gl.n + 1))))
+			memcpy(*frow, gl.frow, sizeof(uint64_t) * gl.n);
+		else
+			rc = GPMDB_NOMEM;
+	}
 	agg_local_free(&gl);
 	if (rc == GPMDB_NOMEM)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -533,20 +539,35 @@ static int agg_par(exec_ctx *x, pnode *n, const rel *keys, const rel *args,
 
 int exec_agg(exec_ctx *x, pnode *n, rel **out)
 {
-	rel *in = NULL, *keys = NULL, *args = NULL, *r = NULL;
-	etype aty[256];
-	int na = n->naggs, ng = n->ngroup, rc;
-	uint64_t ngroups = 0, *gid = NULL;
-	aggst *st = NULL;
-	htab h = {0};
-	bool hh = false;
+	rel *in = NULL;
+	int rc;
 
-	if (na > 120)
+	if (n->naggs > 120)
 		return db_err(x->db, GPMDB_UNSUPPORTED,
 			      "more than 120 aggregates in one query are not "
 			      "supported yet");
 	if ((rc = exec_node(x, n->l, &in)))
 		return rc;
+	rc = exec_agg_in(x, n, in, out, NULL);
+	/* past the memory limit: by partitions of the input (spill.c) */
+	if (spill_over(x, rc) && n->ngroup)
+		return spill_agg_rel(x, n, in, out);
+	rel_free(in);
+	return rc;
+}
+
+int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out, uint64_t **frow)
+{
+	rel *keys = NULL, *args = NULL, *r = NULL;
+	etype aty[256];
+	int na = n->naggs, ng = n->ngroup, rc = GPMDB_OK;
+	uint64_t ngroups = 0, *gid = NULL;
+	aggst *st = NULL;
+	htab h = {0};
+	bool hh = false;
+	size_t stmem = 0; /* the states' bytes counted */
+
+	*out = NULL;
 	/* group keys and aggregate arguments of every input row */
 	if (!(keys = rel_new(x, ng, n->ty)) ||
 	    (rc = rel_reserve(keys, in->nrows)))
@@ -577,7 +598,7 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out)
 	args->nrows = in->nrows;
 	if (!(r = exec_rel_like(x, n)))
 		goto fail;
-	if ((rc = agg_par(x, n, keys, args, r)) != AGG_DECLINE) {
+	if ((rc = agg_par(x, n, keys, args, r, frow)) != AGG_DECLINE) {
 		if (!rc) {
 			*out = r;
 			r = NULL;
@@ -634,7 +655,8 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out)
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = exec_mem(x, ngroups * (size_t)na * sizeof(aggst))))
+	stmem = ngroups * (size_t)na * sizeof(aggst);
+	if ((rc = exec_mem(x, stmem)))
 		goto fail;
 	for (int a = 0; a < na; a++) {
 		const aggdef *ad = &n->aggs[a];
@@ -708,6 +730,18 @@ int exec_agg(exec_ctx *x, pnode *n, rel **out)
 					    &st[g * (size_t)na + a], r, ng + a,
 					    g)))
 				goto fail;
+	if (frow) { /* each group's first row: groups are numbered in
+		       the order of their first row */
+		if (!(*frow = malloc(sizeof(uint64_t) * (ngroups + 1)))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto fail;
+		}
+		for (uint64_t i = in->nrows, g; i-- > 0;)
+			if ((g = ng ? gid[i] : 0) < ngroups)
+				(*frow)[g] = i;
+		if (!ng)
+			(*frow)[0] = 0;
+	}
 	*out = r;
 	r = NULL;
 	rc = GPMDB_OK;
@@ -719,12 +753,13 @@ fail:
 			free(st[g].gc);
 		free(st);
 	}
+	/* a spilled aggregate runs once per partition (spill.c) */
+	x->mem -= stmem <= x->mem ? stmem : x->mem;
 	if (hh)
 		exec_ht_free(x, &h);
 	free(gid);
 	rel_free(r);
 	rel_free(args);
 	rel_free(keys);
-	rel_free(in);
 	return rc;
 }

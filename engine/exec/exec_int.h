@@ -100,6 +100,37 @@ int exec_filter(exec_ctx *x, pnode *n, rel **out);
 int exec_project(exec_ctx *x, pnode *n, rel **out);
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
+/* exec_join over inputs l and r (freed); with drain, the joined rows
+ * go to drain(arg, rows) a batch at a time instead of *out. */
+int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r,
+		   int (*drain)(void *arg, rel *out), void *arg, rel **out);
+/* exec_agg over input in. */
+/* frow: NULL, or *frow = the first row in in of each group (malloc). */
+int exec_agg_in(exec_ctx *x, pnode *n, rel *in, rel **out, uint64_t **frow);
+
+/* ---- spilling (spill.c) ---- */
+
+/* rc is the error of the memory limit (x->over): the node may spill. */
+bool spill_over(exec_ctx *x, int rc);
+/* Forgets the statement's error before a node runs again spilling. */
+void spill_clear(exec_ctx *x);
+/* Join n runs as a grace hash join in this execution (x->gen; an
+ * execution without a number, 0, never marks). */
+static inline bool spill_marked(const exec_ctx *x, const pnode *n)
+{
+	return x->gen && n->spill_gen == x->gen;
+}
+/* Join n can run as a grace hash join (in execution x). */
+bool spill_join_ok(const exec_ctx *x, const pnode *n);
+/* Join n by partitions in a temporary file (n marked for this
+ * execution: pnode.spill_gen); an error saying why when it cannot. */
+int spill_join(exec_ctx *x, pnode *n, rel **out);
+/* AGG n over relation in (freed), which passed the limit: by
+ * partitions of in by the group keys' hash. */
+int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out);
+/* ORDER BY n's first keep rows by sorted runs in a temporary file,
+ * without the first *skip of them (*skip then 0). */
+int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out);
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
  * UINT64_MAX: all) */
 int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out);

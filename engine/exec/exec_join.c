@@ -131,7 +131,23 @@ typedef struct jstate {
 	uint32_t m;
 	uint8_t *matched; /* LEFT, SEMI, ANTI JOIN: left rows with a match */
 	bool semi; /* SEMI/ANTI: pairs only mark matched, never emitted */
+	/* out's rows go to drain once it holds a batch (exec_join_rels) */
+	int (*drain)(void *arg, rel *out);
+	void *darg;
 } jstate;
+
+/* Hands out's rows to the drain when it holds a batch (all: at the
+ * end), then empties it: a spilled join's partition need not fit. */
+static int join_drain(jstate *j, bool all)
+{
+	int rc;
+
+	if (!j->drain || !j->out->nrows || (!all && j->out->nrows < VEC_BATCH))
+		return GPMDB_OK;
+	rc = j->drain(j->darg, j->out);
+	j->out->nrows = 0; /* its text is the inputs' (exec_join_emit) */
+	return rc;
+}
 
 /* Flushes buffered pairs: the residual filters them into out. */
 static int join_flush(jstate *j)
@@ -151,7 +167,7 @@ static int join_flush(jstate *j)
 			     : exec_join_emit(j->out, j->l, j->r, j->li, j->ri,
 					      j->m, NULL);
 		j->m = 0;
-		return rc;
+		return rc ? rc : join_drain(j, false);
 	}
 	j->chunk->nrows = 0;
 	vec_arena_reset(&j->chunk->strs);
@@ -173,8 +189,10 @@ static int join_flush(jstate *j)
 			j->matched[li[k]] = 1;
 	}
 	j->m = 0;
-	return j->semi ? GPMDB_OK
-		       : exec_join_emit(j->out, j->l, j->r, li, ri, k2, NULL);
+	if (j->semi)
+		return GPMDB_OK;
+	rc = exec_join_emit(j->out, j->l, j->r, li, ri, k2, NULL);
+	return rc ? rc : join_drain(j, false);
 }
 
 static int join_pair(jstate *j, int64_t li, int64_t ri)
@@ -373,7 +391,8 @@ static int semi_out(jstate *j, const rel *lk, const rel *rk)
 		li[m++] = (int64_t)i;
 		if (m == VEC_BATCH) {
 			if ((rc = exec_join_emit(j->out, j->l, j->r, li, li, m,
-						 NULL)))
+						 NULL)) ||
+			    (rc = join_drain(j, false)))
 				return rc;
 			m = 0;
 		}
@@ -382,20 +401,27 @@ static int semi_out(jstate *j, const rel *lk, const rel *rk)
 		 : GPMDB_OK;
 }
 
+static int join_run(jstate *j0, rel *lk, rel **out);
+
+static int join_mat(exec_ctx *x, pnode *n, rel **out);
+
 int exec_join(exec_ctx *x, pnode *n, rel **out)
 {
+	int rc = join_mat(x, n, out);
+
+	/* past the memory limit: by partitions (spill.c), or why not */
+	return rc && spill_over(x, rc) ? spill_join(x, n, out) : rc;
+}
+
+/* The join of its inputs' relations. */
+static int join_mat(exec_ctx *x, pnode *n, rel **out)
+{
 	jstate j = {0};
-	rel *lk = NULL, *rk = NULL;
-	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
-	 * n->pair; the output has the left columns only */
-	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
-		    n->jtype == JOIN_ANTI_NULL;
-	const pnode *pl = semi && n->pair ? n->pair : n;
+	rel *lk = NULL;
 	int rc;
 
 	j.x = x;
 	j.n = n;
-	j.semi = semi;
 	if ((rc = exec_node(x, n->l, &j.l)))
 		return rc;
 	/* an inner side read through an index by the outer rows' keys
@@ -405,14 +431,51 @@ int exec_join(exec_ctx *x, pnode *n, rel **out)
 		ixs = ixs->l;
 	if (ixs->kind == PN_ISCAN && ixs->ix->njk && n->nkeys) {
 		if ((rc = exec_eval_keys(x, n, 0, n->lkeys, n->l, j.l, &lk)))
-			goto done;
+			goto fail;
 		ixs->ix->jrel = lk;
 		rc = exec_node(x, n->r, &j.r);
 		ixs->ix->jrel = NULL;
 		if (rc)
-			goto done;
+			goto fail;
 	} else if ((rc = exec_node(x, n->r, &j.r)))
-		goto done;
+		goto fail;
+	return join_run(&j, lk, out);
+fail:
+	rel_free(lk);
+	rel_free(j.l);
+	return rc;
+}
+
+int exec_join_rels(exec_ctx *x, pnode *n, rel *l, rel *r,
+		   int (*drain)(void *arg, rel *out), void *arg, rel **out)
+{
+	jstate j = {0};
+
+	j.x = x;
+	j.n = n;
+	j.l = l;
+	j.r = r;
+	j.drain = drain;
+	j.darg = arg;
+	return join_run(&j, NULL, out);
+}
+
+/* The join of j0's inputs (freed), lk: the left keys or NULL. */
+static int join_run(jstate *j0, rel *lk, rel **out)
+{
+	jstate j = *j0;
+	exec_ctx *x = j.x;
+	pnode *n = j.n;
+	rel *rk = NULL;
+	/* SEMI/ANTI: the residual runs over (left, right) pairs shaped as
+	 * n->pair; the output has the left columns only */
+	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
+		    n->jtype == JOIN_ANTI_NULL;
+	const pnode *pl = semi && n->pair ? n->pair : n;
+	int rc = GPMDB_OK;
+
+	j.semi = semi;
+	*out = NULL;
 	if (!(j.out = exec_rel_like(x, n)) ||
 	    !(j.chunk = exec_rel_like(x, pl))) {
 		rc = x->db->errcode;
@@ -451,10 +514,15 @@ int exec_join(exec_ctx *x, pnode *n, rel **out)
 	if (j.matched && !semi)
 		for (uint64_t i = 0; i < j.l->nrows; i++)
 			if (!j.matched[i] &&
-			    (rc = exec_join_emit(j.out, j.l, j.r,
-						 (int64_t[]){(int64_t)i},
-						 (int64_t[]){-1}, 1, NULL)))
+			    ((rc = exec_join_emit(j.out, j.l, j.r,
+						  (int64_t[]){(int64_t)i},
+						  (int64_t[]){-1}, 1, NULL)) ||
+			     (rc = join_drain(&j, false))))
 				goto done;
+	if (j.drain) { /* every row went to the drain */
+		rc = join_drain(&j, true);
+		goto done;
+	}
 	/* the output references the inputs' text (exec_join_emit) */
 	for (int c = 0; c < j.out->ncols; c++)
 		if (j.out->cols[c].ty.t == BC_T_TEXT) {

@@ -249,6 +249,8 @@ static int sink_rel(pthr *t, const rel *b)
 	uint64_t at = o->nrows, m = b->nrows;
 	size_t b0 = o->bytes;
 
+	if (t->p->spill && !t->p->srt)
+		return spill_sink_part(t, b);
 	if (rel_reserve(o, m))
 		return pipe_fail(t, GPMDB_NOMEM, "out of memory");
 	for (int c = 0; c < o->ncols; c++) {
@@ -278,6 +280,9 @@ static int sink_rel(pthr *t, const rel *b)
 	atomic_fetch_add(&t->p->mem, o->bytes - b0);
 	if (t->p->topn && o->nrows >= topn_limit(t->p))
 		return topn_compact(t);
+	if (t->p->srt &&
+	    (o->nrows >= t->p->runrows || o->bytes >= t->p->runbytes))
+		return spill_run(t);
 	return GPMDB_OK;
 }
 
@@ -835,12 +840,15 @@ static void pipe_thread(pthr *t)
 		if (x->mem_limit &&
 		    x->mem + atomic_load(&p->mem) > x->mem_limit) {
 			pipe_fail(t, GPMDB_NOMEM, "memory limit");
+			x->over = true;
 			break;
 		}
 		uint64_t t0 = x->analyze ? pipe_now() : 0;
 		if (p->src)
 			source_scan(t, mi);
-		else
+		else if (p->ssrc && spill_source(t, mi))
+			break;
+		else if (!p->ssrc)
 			source_rel(t, mi);
 		if (x->analyze)
 			t->src_ns += pipe_now() - t0;
@@ -953,6 +961,8 @@ static void pthr_free(pthr *t)
 	free(t->sd);
 	free(t->sn);
 	rel_free(t->out);
+	rel_free(t->skb);
+	rel_free(t->sb);
 	rel_free(t->ka);
 	rel_free(t->aa);
 	groups_free(&t->g, p->agg ? p->agg->naggs : 0);
@@ -976,9 +986,12 @@ static int pthr_init(pthr *t, pipe *p)
 			t->own0[2 * c + 1] = t->b[0]->cols[c].nulls;
 		}
 	} else {
-		/* a window over the source: no arrays of its own */
+		/* a window over the source: no arrays of its own (a spilled
+		 * join's rows: over those of sb) */
 		if (!(t->b[0] =
 			  rel_new(NULL, p->top_src->ncols, p->top_src->ty)))
+			return GPMDB_NOMEM;
+		if (p->ssrc && !(t->sb = pipe_batch(p->top_src)))
 			return GPMDB_NOMEM;
 	}
 	for (int i = 0; i < p->ns; i++) {
@@ -1249,6 +1262,7 @@ static void pipe_free(pipe *p)
 	for (int i = 0; i < p->ns; i++)
 		stage_free(p->x, &p->st[i]);
 	rel_free(p->srel);
+	spill_free(p->ssrc);
 	free(p->tv);
 	free(p->mtab);
 	free(p->moff);
@@ -1259,6 +1273,10 @@ static int pipe_morsels(pipe *p)
 {
 	exec_ctx *x = p->x;
 
+	if (p->ssrc) {
+		p->nm = spill_chunks(p->ssrc, NULL);
+		return GPMDB_OK;
+	}
 	if (!p->src) {
 		p->nm = (p->srel->nrows + VEC_BATCH - 1) / VEC_BATCH;
 		return GPMDB_OK;
@@ -1392,10 +1410,13 @@ static void pipe_analyzed(pipe *p, const pthr *th)
 	p->x->an_kid_ns += piped;
 }
 
-static int pipe_exec(pipe *p, rel **out)
+int pipe_exec(pipe *p, rel **out)
 {
 	exec_ctx *x = p->x;
-	uint64_t rows = p->src ? 0 : p->srel->nrows;
+	uint64_t rows = p->src ? 0 : p->ssrc ? 0 : p->srel->nrows;
+
+	if (p->ssrc)
+		spill_chunks(p->ssrc, &rows);
 	int nt = omp_get_max_threads(), rc = GPMDB_OK, bad = -1, nouter = 0;
 	pthr *th;
 
@@ -1415,7 +1436,12 @@ static int pipe_exec(pipe *p, rel **out)
 	p->nthr = nt * (1 + nouter);
 	if (!(th = calloc((size_t)p->nthr, sizeof(pthr))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if (p->spill && (rc = spill_threads(p))) {
+		free(th);
+		return rc;
+	}
 	for (int t = 0; t < p->nthr && !rc; t++) {
+		th[t].ti = t;
 		th[t].m0 = t < nt ? p->nm * (uint64_t)t / (uint64_t)nt : 0;
 		th[t].m1 =
 		    t < nt ? p->nm * (uint64_t)(t + 1) / (uint64_t)nt : 0;
@@ -1459,14 +1485,19 @@ static int pipe_exec(pipe *p, rel **out)
 			else if (th[bad].rc == GPMDB_NOMEM)
 				rc =
 				    db_err(x->db, GPMDB_NOMEM, "out of memory");
+			else if (p->spill || p->ssrc) /* a file's error, or
+							 the rows' */
+				rc = db_err(x->db, th[bad].rc, "%s",
+					    th[bad].msg);
 			else
 				rc = PIPE_DECLINE; /* the plain operators
 						      report it */
 			goto done;
 		}
-		rc = p->mark  ? GPMDB_OK
-		     : p->agg ? merge_agg(p, th, out)
-			      : merge_rel(p, th, out);
+		rc = p->spill  ? spill_end(p, th)
+		     : p->mark ? GPMDB_OK
+		     : p->agg  ? merge_agg(p, th, out)
+			       : merge_rel(p, th, out);
 		if (!rc && x->analyze)
 			pipe_analyzed(p, th);
 	}
@@ -1490,8 +1521,15 @@ static int agg_plain(const pnode *n, const ast_expr *e, etype ty)
 }
 
 static int pipe_live(exec_ctx *x, pipe *p);
+typedef struct spill_req {
+	spill *s;
+	pnode *on; /* the join whose keys, or the SORT whose runs */
+	ast_expr **keys;
+	int base;
+	uint64_t keep; /* a SORT's runs: their first keep rows */
+} spill_req;
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
-		   pmark *mark, rel **out, pipe_shape *sh);
+		   pmark *mark, rel **out, pipe_shape *sh, const spill_req *rq);
 
 /*
  * An AGG whose aggregates are all DISTINCT over one argument (TPC-H Q16's
@@ -1553,7 +1591,7 @@ static int pipe_distinct(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 		d->dof = n;
 		n->dagg = d;
 	}
-	if ((rc = pipe_go(x, d, NULL, 0, NULL, sh ? NULL : &pairs, sh)))
+	if ((rc = pipe_go(x, d, NULL, 0, NULL, sh ? NULL : &pairs, sh, NULL)))
 		return rc;
 	if (sh)
 		return GPMDB_OK;
@@ -1563,11 +1601,36 @@ static int pipe_distinct(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 }
 
 /* Tries to run n (FILTER, PROJECT, JOIN or AGG) as a pipeline. */
+/* Pipeline p's sink writes to rq's file: by the hash of rq's join keys
+ * (over p->top's layout), or as sorted runs of rq's SORT. */
+static int pipe_spill_req(exec_ctx *x, pipe *p, const spill_req *rq, bool *ok)
+{
+	int rc = GPMDB_OK;
+
+	p->spill = rq->s;
+	if (rq->on->kind == PN_SORT) {
+		p->srt = rq->on;
+		p->runrows = spill_run_rows(x, p->top, omp_get_max_threads(),
+					    &p->runbytes);
+		p->keep = rq->keep;
+		return GPMDB_OK;
+	}
+	p->nspk = rq->on->nkeys;
+	if (!(p->spk =
+		  ast_alloc(&x->st->parena, sizeof(cexpr *) * (size_t)p->nspk)))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int k = 0; k < p->nspk && !rc && *ok; k++)
+		rc = pipe_cx(x, rq->on, rq->base + k, rq->keys[k], false,
+			     p->top, &p->spk[k], ok);
+	return rc;
+}
+
 /* The pipeline ending at n (with topn: n is that SORT's input, and the
  * sink keeps keep rows of each thread).  With sh (EXPLAIN): only says
- * what it would run (pipe_shape_of), running nothing. */
+ * what it would run (pipe_shape_of), running nothing.  With rq: its rows
+ * go to a spill file (pipe_run_spill). */
 static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
-		   pmark *mark, rel **out, pipe_shape *sh)
+		   pmark *mark, rel **out, pipe_shape *sh, const spill_req *rq)
 {
 	pipe p;
 	pnode *chain[PIPE_MAX], *c;
@@ -1577,7 +1640,8 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	/* a correlated subquery runs once per outer row: its plain
 	 * operators keep their per-execution caches (an uncorrelated one
 	 * runs once: pipelines; outer references are not pure anyway) */
-	if (x->corr)
+	if (x->corr || (rq && n->kind != PN_FILTER && n->kind != PN_PROJECT &&
+			n->kind != PN_JOIN && n->kind != PN_SCAN))
 		return PIPE_DECLINE;
 	memset(&p, 0, sizeof(p));
 	p.x = x;
@@ -1605,7 +1669,7 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	bool kf = false;
 	while (!kf && nc < PIPE_MAX && pipe_cpu(x, c) &&
 	       (c->kind == PN_FILTER || c->kind == PN_PROJECT ||
-		(c->kind == PN_JOIN && join_ok(c))) &&
+		(c->kind == PN_JOIN && join_ok(c) && !spill_marked(x, c))) &&
 	       /* a view's use that shares its rows: a source (exec_node
 		  runs it once) */
 	       (c == n || !c->vsh || !exec_share_ok(c))) {
@@ -1614,9 +1678,11 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 		c = c->kind == PN_JOIN && !join_streams_left(c) ? c->r : c->l;
 	}
 	p.top_src = c;
+	/* a join that spills: its rows come from its file (spill.c) */
+	bool sj = c->kind == PN_JOIN && spill_marked(x, c) && !kf && !sh;
 	if (c->kind == PN_SCAN && pipe_cpu(x, c) && !kf)
 		p.src = c;
-	else if (!nc)
+	else if (!nc && !sj)
 		return PIPE_DECLINE; /* an aggregate of a relation: exec_agg;
 					a top-N of one: exec_sort_top */
 	p.top = p.agg ? n->l : n;
@@ -1664,18 +1730,50 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	}
 	if (rc || sh)
 		return rc ? rc : pipe_shape_of(&p, sh);
+	if (rq && (rc = pipe_spill_req(x, &p, rq, &ok)))
+		return rc;
+	if (!ok)
+		return PIPE_DECLINE;
 	if ((rc = pipe_live(x, &p)))
 		return rc;
 	/* the breakers below: the source relation, the joins' built sides */
-	if (!p.src)
+	if (sj)
+		rc = spill_join_source(x, c, &p.ssrc);
+	else if (!p.src)
 		rc = exec_node(x, c, &p.srel);
-	for (int i = 0; i < p.ns && !rc; i++)
-		if (p.st[i].kind == PS_JOIN)
-			rc = stage_build(x, &p.st[i], p.srel);
+	if (spill_over(x, rc) && !sj && !kf && !sh && c->kind == PN_JOIN &&
+	    spill_marked(x, c)) {
+		/* the join spilled but its rows passed the limit: they are
+		 * this pipeline's source from its file instead */
+		spill_clear(x);
+		pipe_free(&p);
+		return pipe_go(x, n, topn, keep, mark, out, sh, rq);
+	}
+	for (int i = 0; i < p.ns && !rc; i++) {
+		if (p.st[i].kind != PS_JOIN)
+			continue;
+		rc = stage_build(x, &p.st[i], p.srel);
+		if (!spill_over(x, rc))
+			continue;
+		if (!spill_join_ok(x, p.st[i].n)) { /* the error says why */
+			rc = spill_join(x, p.st[i].n, NULL);
+			break;
+		}
+		/* the join runs by partitions, a breaker below the
+		 * pipeline that runs again (spill.c) */
+		p.st[i].n->spill_gen = x->gen;
+		spill_clear(x);
+		pipe_free(&p);
+		return pipe_go(x, n, topn, keep, mark, out, sh, rq);
+	}
 	if (!rc)
 		rc = pipe_morsels(&p);
 	if (!rc)
 		rc = pipe_exec(&p, out);
+	/* the groups passed the limit: by partitions (spill.c) */
+	if (spill_over(x, rc) && p.agg && p.agg->ngroup && !rq && !topn &&
+	    !mark && p.nthr)
+		rc = spill_agg(&p, out);
 	if (!rc && x->analyze)
 		pipe_ran(&p);
 	pipe_free(&p);
@@ -1773,11 +1871,21 @@ static int pipe_node(exec_ctx *x, pnode *n, bool topn, uint64_t keep, rel **out,
 	if (topn)
 		return !pipe_cpu(x, n) || keep > (1u << 24)
 			   ? PIPE_DECLINE
-			   : pipe_go(x, n->l, n, keep, NULL, out, sh);
+			   : pipe_go(x, n->l, n, keep, NULL, out, sh, NULL);
+	if (n->kind == PN_JOIN && !sh && spill_marked(x, n))
+		return spill_join(x, n, out);
 	if (n->kind == PN_JOIN &&
 	    (rc = pipe_run_semi(x, n, out, sh)) != PIPE_DECLINE)
-		return rc;
-	return pipe_go(x, n, NULL, 0, NULL, out, sh);
+		return !sh && spill_over(x, rc) ? spill_join(x, n, out) : rc;
+	return pipe_go(x, n, NULL, 0, NULL, out, sh, NULL);
+}
+
+int pipe_run_spill(exec_ctx *x, pnode *n, spill *s, pnode *on, ast_expr **keys,
+		   int base, uint64_t keep)
+{
+	spill_req rq = {s, on, keys, base, keep};
+
+	return pipe_go(x, n, NULL, 0, NULL, NULL, NULL, &rq);
 }
 
 int pipe_run(exec_ctx *x, pnode *n, rel **out)
@@ -1830,14 +1938,14 @@ static int pipe_run_semi(exec_ctx *x, pnode *n, rel **out, pipe_shape *sh)
 	if (rc || !ok)
 		return rc ? rc : PIPE_DECLINE;
 	if (sh) /* the left side is built first: pipe_shape_of */
-		return pipe_go(x, n->r, NULL, 0, &mk, NULL, sh);
+		return pipe_go(x, n->r, NULL, 0, &mk, NULL, sh, NULL);
 	if ((rc = exec_node(x, n->l, &s->build)) || (rc = stage_hash(x, s)))
 		goto out;
 	if (!(mk.matched = pipe_zalloc(s->build->nrows + 1))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = pipe_go(x, n->r, NULL, 0, &mk, NULL, NULL)))
+	if ((rc = pipe_go(x, n->r, NULL, 0, &mk, NULL, NULL, NULL)))
 		goto out; /* PIPE_DECLINE too: exec_join runs it */
 	/* the left rows that matched (SEMI) or not (ANTI; NOT IN: none
 	 * after a NULL right key, all when the right side is empty) */

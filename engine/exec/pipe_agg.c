@@ -617,6 +617,11 @@ int sink_agg(pthr *t, const rel *b)
 				return rc;
 		}
 	}
+	if (p->spill) { /* the rows by their keys' hash (spill.c) */
+		ka->nrows = m;
+		exec_hash_batch(ka, ng, m, t->hv, false);
+		return spill_thread_rows(t, b, m, t->hv, p->live[p->ns]);
+	}
 	if ((rc = sink_eval(t, b, ng, ng + na)))
 		return rc;
 	ka->nrows = aa->nrows = m;

@@ -112,6 +112,18 @@ typedef struct pipe {
 	int nwork; /* threads that ran */
 	atomic_int stop;
 	atomic_size_t mem; /* sink bytes held by the threads */
+	/* spilling (spill.c): the sink writes its rows to this file: AGG:
+	 * partitioned by the group keys' hash; a relation: by the hash of
+	 * the keys spk (a join's side), or as sorted runs of runrows rows
+	 * or runbytes bytes (their first keep rows)
+	 * in srt's (SORT) order */
+	struct spill *spill;
+	cexpr **spk;
+	int nspk;
+	pnode *srt;
+	uint64_t runrows, runbytes;
+	/* the source: the rows of a join that spilled, or NULL */
+	struct spill *ssrc;
 } pipe;
 
 /* One thread's groups of the AGG sink: open addressing on the key hash;
@@ -173,6 +185,10 @@ typedef struct pthr {
 	uint32_t mnp;
 	pgroups g;	 /* AGG sink */
 	uint64_t m0, m1; /* morsels [m0, m1) */
+	int ti;		 /* the thread state's index */
+	rel *skb;	 /* spilling by keys: a batch's keys */
+	uint64_t sord;	 /* spilling runs: rows written before */
+	rel *sb;	 /* a spilled source's batch (b[0] is over it) */
 	/* EXPLAIN ANALYZE: rows into stage i (ns: the sink), time in it and
 	 * the stages after it; the source's time */
 	uint64_t rows_in[PIPE_MAX + 1], incl_ns[PIPE_MAX + 1], src_ns;
@@ -298,5 +314,44 @@ bool agg_avg_int(const aggdef *ad, etype ty);
 void agg_avg_flush(aggst *s, etype ty);
 /* The threads' groups into the result relation. */
 int merge_agg(pipe *p, pthr *th, rel **out);
+
+/* ---- pipe.c, for spill.c ---- */
+
+/* Runs planned pipeline p's threads and merges their states (p->spill:
+ * the sink's rows go to the file, *out is not set). */
+int pipe_exec(pipe *p, rel **out);
+typedef struct spill spill;
+/* Node n's rows (n a FILTER, PROJECT, JOIN or SCAN) as a pipeline into
+ * s: by the hash of keys (slots base.. of join on) or, on a SORT, as
+ * sorted runs; PIPE_DECLINE: n does not stream. */
+int pipe_run_spill(exec_ctx *x, pnode *n, spill *s, pnode *on, ast_expr **keys,
+		   int base, uint64_t keep);
+
+/* ---- spill.c ---- */
+
+/* A pipeline thread's rows 0..m of b (hashes hv; live columns, or all)
+ * into its partitions. */
+int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		      const uint8_t *live);
+/* The relation sink when spilling by keys. */
+int spill_sink_part(pthr *t, const rel *b);
+/* Thread t's rows as one sorted run. */
+int spill_run(pthr *t);
+/* Before the threads start: the file's streams for p->nthr states. */
+int spill_threads(pipe *p);
+/* After the threads: what they hold to the file. */
+int spill_end(pipe *p, pthr *th);
+/* AGG p->agg passed the memory limit: its groups by partitions. */
+int spill_agg(pipe *p, rel **out);
+/* Join n (marked to spill) into a file whose chunks are a pipeline's
+ * source: spill_chunks (how many; *rows: their rows), spill_source
+ * (chunk mi into t->b[0]), spill_free. */
+int spill_join_source(exec_ctx *x, pnode *n, spill **out);
+uint64_t spill_chunks(spill *s, uint64_t *rows);
+int spill_source(pthr *t, uint64_t mi);
+void spill_free(spill *s);
+/* Rows of a sorted run per thread, of layout lay; *bytes: its bytes. */
+uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
+			uint64_t *bytes);
 
 #endif /* GPMDB_PIPE_INT_H */

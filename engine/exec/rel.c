@@ -29,11 +29,13 @@ int exec_mem(exec_ctx *x, size_t add)
 	if (!x)
 		return GPMDB_OK;
 	x->mem += add;
-	if (x->mem_limit && x->mem > x->mem_limit)
+	if (x->mem_limit && x->mem > x->mem_limit) {
+		x->over = true;
 		return db_err(x->db, GPMDB_NOMEM,
 			      "query needs more than the memory limit of %zu "
 			      "MiB (PRAGMA memory_limit)",
 			      x->mem_limit >> 20);
+	}
 	return GPMDB_OK;
 }
 
@@ -68,8 +70,8 @@ void rel_free(rel *r)
 		free(r->cols[i].data);
 		free(r->cols[i].nulls);
 	}
-	if (r->x && r->x->mem >= r->bytes)
-		r->x->mem -= r->bytes;
+	if (r->x) /* never below 0, never skipped (spill.c runs again) */
+		r->x->mem -= r->bytes <= r->x->mem ? r->bytes : r->x->mem;
 	free(r->cols);
 	vec_arena_free(&r->strs);
 	for (vec_chunk *c = r->adopted, *nx; c; c = nx) {
@@ -98,11 +100,15 @@ void rel_adopt(rel *dst, rel *src)
 	}
 	src->strs.first = src->strs.cur = NULL;
 	src->adopted = NULL;
-	/* the bytes stay counted, now by dst */
+	/* the bytes stay counted, now by dst; a thread's uncounted batch
+	 * text (pipe.c merge_rel) is counted from now on, so that freeing
+	 * dst gives back what was added */
 	if (moved > src->bytes)
 		moved = src->bytes;
 	src->bytes -= moved;
 	dst->bytes += moved;
+	if (!src->x && dst->x)
+		dst->x->mem += moved;
 }
 
 int rel_reserve(rel *r, uint64_t n)

@@ -152,6 +152,10 @@ struct pnode {
 	 * an_calls 0: never run on its own */
 	uint64_t an_calls, an_rows, an_ns, an_self_ns;
 	uint64_t an_shared; /* runs that took another use's rows */
+	uint64_t an_spill;  /* bytes written to temporary files */
+	/* runtime: the execution (exec_ctx.gen) in which this join passed
+	 * the memory limit and runs by partitions (exec/spill.c) */
+	uint64_t spill_gen;
 	/* EXPLAIN: the CPU pipeline the node is part of (exec/pipe_explain.c):
 	 * an increasing number (0: none; explain.c numbers a plan's
 	 * pipelines 1, 2, ... in this order), its role (PL_*) and, for a

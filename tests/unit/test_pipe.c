@@ -7,6 +7,7 @@
  * limit and EXPLAIN ANALYZE's figures of pipelined nodes.
  */
 #include "harness.h"
+#include "lite_same.h"
 #include "sql_util.h"
 
 #include "gpmdb.h"
@@ -31,12 +32,7 @@ static sqlite3 *lite;
 
 static void both(const char *sql)
 {
-	char *err = NULL;
-
-	CHECKF(!su_exec(db, sql), "gpmdb: %s", sql);
-	CHECKF(sqlite3_exec(lite, sql, NULL, NULL, &err) == SQLITE_OK,
-	       "sqlite: %s: %s", sql, err ? err : "?");
-	sqlite3_free(err);
+	lite_both(db, lite, sql);
 }
 
 /* f: the fact table, made by doubling a sequence (INSERT ... SELECT runs
@@ -48,13 +44,7 @@ static void load(void)
 
 	db = su_open(path);
 	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
-	both("CREATE TABLE s(id BIGINT)");
-	both("INSERT INTO s VALUES(0)");
-	for (long n = 1; n < NROWS; n *= 2) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO s SELECT id + %ld FROM s", n);
-		both(sql);
-	}
+	lite_seq(db, lite, NROWS);
 	both("CREATE TABLE f(id BIGINT, k INT, g TEXT, v DECIMAL(12,2), "
 	     "n INT)");
 	snprintf(sql, sizeof(sql),
@@ -87,110 +77,9 @@ static void load(void)
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM f"), "90000"));
 }
 
-/* The rows of sql from SQLite, values joined by '|', rows by '\n'. */
-static char *lite_rows(const char *sql, char *buf, size_t size)
-{
-	sqlite3_stmt *st = NULL;
-	size_t n = 0;
-	int rc;
-
-	buf[0] = 0;
-	if (sqlite3_prepare_v2(lite, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(buf, size, "<error: %s>", sqlite3_errmsg(lite));
-		return buf;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-			n += (size_t)snprintf(buf + n, n < size ? size - n : 0,
-					      "%s%s", i ? "|" : "",
-					      t ? (const char *)t : "NULL");
-		}
-		n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "\n");
-	}
-	if (rc != SQLITE_DONE)
-		snprintf(buf, size, "<error: %s>", sqlite3_errmsg(lite));
-	sqlite3_finalize(st);
-	return buf;
-}
-
-static int line_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* buf's lines sorted in place (rowsort). */
-static void sort_lines(char *buf)
-{
-	size_t n = 0, cap = 1024, len = strlen(buf);
-	char **v = malloc(cap * sizeof(char *)), *out = malloc(len + 1), *p;
-
-	if (!v || !out) {
-		free(v);
-		free(out);
-		return;
-	}
-	for (p = buf; *p;) {
-		char *nl = strchr(p, '\n');
-		if (n == cap) {
-			char **nv = realloc(v, (cap *= 2) * sizeof(char *));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n++] = p;
-		if (!nl)
-			break;
-		*nl = 0;
-		p = nl + 1;
-	}
-	qsort(v, n, sizeof(char *), line_cmp);
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++)
-		o += (size_t)sprintf(out + o, "%s\n", v[i]);
-	out[o] = 0;
-	memcpy(buf, out, o + 1);
-	free(v);
-	free(out);
-}
-
-#define BUF (8u << 20)
-
-/* gsql in gpmdb, on 4 threads and on 1, gives the same rows, and those
- * of lsql in SQLite (in the same order unless !ordered); a difference
- * is shown from its line. */
 static void same_sql(const char *gsql, const char *lsql, bool ordered)
 {
-	char *a = malloc(BUF), *b = malloc(BUF), *c = malloc(BUF);
-
-	if (!a || !b || !c) {
-		CHECK(0);
-		goto out;
-	}
-	omp_set_num_threads(4);
-	su_rows(db, gsql, a, BUF);
-	omp_set_num_threads(1);
-	su_rows(db, gsql, c, BUF);
-	omp_set_num_threads(4);
-	lite_rows(lsql, b, BUF);
-	CHECKF(!strcmp(a, c), "%s: 4 threads and 1 differ", gsql);
-	CHECKF(a[0] && a[0] != '<', "%s: %.200s", gsql, a);
-	if (!ordered) {
-		sort_lines(a);
-		sort_lines(b);
-	}
-	size_t d = 0; /* the first difference, from its line */
-	while (a[d] && a[d] == b[d])
-		d++;
-	while (d && a[d - 1] != '\n')
-		d--;
-	CHECKF(!strcmp(a, b),
-	       "%s: from line at %zu:\n gpmdb %.300s\n sqlite %.300s", gsql, d,
-	       a + d, b + d);
-out:
-	free(a);
-	free(b);
-	free(c);
+	same_sql_in(db, lite, gsql, lsql, ordered);
 }
 
 /* sql gives the same rows in gpmdb (4 threads and 1) and in SQLite. */
@@ -776,7 +665,7 @@ static void t_views(void)
 	CHECK(!gpmdb_prepare(db, q, -1, &st, NULL) && st);
 	for (int round = 0; st && round < 2; round++) {
 		char want[64];
-		lite_rows(q, want, sizeof(want));
+		lite_rows(lite, q, want, sizeof(want));
 		CHECK(gpmdb_step(st) == GPMDB_ROW);
 		CHECKF(gpmdb_column_int64(st, 0) == atoll(want),
 		       "round %d: %lld, sqlite %s", round,

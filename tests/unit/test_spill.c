@@ -1,0 +1,362 @@
+/*
+ * test_spill.c - spilling under PRAGMA memory_limit (engine/exec/spill.c):
+ * GROUP BY with many groups (numbers, text, NULL keys, DISTINCT), hash
+ * joins of each kind with NULL keys and ORDER BY (several keys, text,
+ * NULLs, DESC, LIMIT/OFFSET) under a small limit give SQLite's rows and
+ * those of the run without a limit, on 4 threads and on 1, and EXPLAIN
+ * ANALYZE shows that they spilled; a temporary file that cannot be made
+ * or written fails the statement with a clear error, and what cannot
+ * spill (NOT IN, a result over the limit) says so.
+ */
+#include "harness.h"
+#include "lite_same.h"
+#include "sql_util.h"
+
+#include "gpmdb.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NROWS 90000
+#define NDIM  120000
+
+static char dir[300], path[400];
+static gpmdb *db;
+static sqlite3 *lite;
+
+static void both(const char *sql)
+{
+	lite_both(db, lite, sql);
+}
+
+/* f: facts with NULL keys (kn) and text; d: a dimension larger than the
+ * limit, its keys sparse, some NULL. */
+static void load(void)
+{
+	char sql[600];
+
+	db = su_open(path);
+	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
+	lite_seq(db, lite, NDIM);
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE f AS SELECT id, (id * 31) %% 1500 AS k, CASE "
+		 "WHEN id %% 23 = 0 THEN NULL ELSE (id * 31) %% 1500 END AS "
+		 "kn, 'g' || ((id * 7919) %% 211) || CASE WHEN id %% 3 <> 0 "
+		 "THEN 'x' ELSE 'long text value' END AS g, CAST((id %% 400) "
+		 "/ 4.0 AS DECIMAL(12,2)) AS v, CASE WHEN id %% 17 = 0 THEN "
+		 "NULL ELSE id %% 100 - 50 END AS n FROM s WHERE id < %d",
+		 NROWS);
+	both(sql);
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE d AS SELECT CASE WHEN id %% 50 = 7 THEN NULL "
+		 "ELSE id * 7 %% 500000 END AS k, 'dimension row ' || id AS "
+		 "name, id %% 10 AS w FROM s WHERE id < %d",
+		 NDIM);
+	both(sql);
+	/* SQLite's correlated EXISTS would scan d per row */
+	CHECK(sqlite3_exec(lite, "CREATE INDEX dk ON d(k)", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM f"), "90000"));
+}
+
+/* EXPLAIN ANALYZE of sql says that a node spilled (loud: shown when
+ * not). */
+static bool spilled_how(const char *sql, bool loud)
+{
+	char q[2000], *buf = malloc(BUF);
+	bool yes;
+
+	snprintf(q, sizeof(q), "EXPLAIN ANALYZE %s", sql);
+	su_rows(db, q, buf, BUF);
+	yes = strstr(buf, "spilled") != NULL;
+	if (!yes && loud)
+		fprintf(stderr, "not spilled: %s\n%.3000s\n", sql, buf);
+	free(buf);
+	return yes;
+}
+
+static bool spilled(const char *sql)
+{
+	return spilled_how(sql, true);
+}
+
+static void limit(int mib)
+{
+	char sql[100];
+
+	snprintf(sql, sizeof(sql), "PRAGMA memory_limit = %d", mib);
+	CHECK(!su_exec(db, sql));
+}
+
+/* How spill_same compares: rows in SQLite's order (ORDER BY), rows as
+ * sets with the unspilled run's order kept (GROUP BY: groups in the
+ * order of their first row), rows as sets (joins: partition order). */
+enum { SORTED, SAME_ORDER, ANY_ORDER };
+
+/* sql (compared with lsql in SQLite; NULL: sql, "": not compared) under
+ * a limit of mib MiB: it spills on 4 threads and on 1, gives the same
+ * rows on both (in the same order) and those of the run without a
+ * limit, which did not spill. */
+static void spill_same(int mib, const char *sql, const char *lsql, int how)
+{
+	char *a = malloc(BUF), *b = malloc(BUF), *c = malloc(BUF);
+
+	if (!a || !b || !c) {
+		CHECK(0);
+		goto out;
+	}
+	limit(0);
+	su_rows(db, sql, a, BUF);
+	CHECKF(a[0] && a[0] != '<' && !spilled_how(sql, false),
+	       "%s: spilled without a limit: %.200s", sql, a);
+	limit(mib);
+	omp_set_num_threads(4);
+	CHECKF(spilled(sql), "%s: did not spill under %d MiB", sql, mib);
+	su_rows(db, sql, b, BUF);
+	omp_set_num_threads(1);
+	CHECKF(spilled(sql), "%s: did not spill on 1 thread", sql);
+	su_rows(db, sql, c, BUF);
+	omp_set_num_threads(4);
+	CHECKF(!strcmp(b, c), "%s: 4 threads and 1 differ: %.200s / %.200s",
+	       sql, b, c);
+	if (how == ANY_ORDER) {
+		sort_lines(a);
+		sort_lines(b);
+	}
+	CHECKF(b[0] && b[0] != '<' && !strcmp(a, b),
+	       "%s: spilled and unlimited differ: %.200s / %.200s", sql, a, b);
+	if (!lsql || lsql[0])
+		same_sql_in(db, lite, sql, lsql ? lsql : sql, how == SORTED);
+	limit(0);
+out:
+	free(a);
+	free(b);
+	free(c);
+}
+
+static void t_agg(void)
+{
+	/* numbers and NULL keys; INT and text aggregates: the groups'
+	 * states pass the limit, their rows do not */
+	spill_same(6,
+		   "SELECT id % 20000, count(*), sum(k), min(g), max(n), "
+		   "sum(n), min(id), max(kn), count(kn) FROM f GROUP BY 1",
+		   NULL, SAME_ORDER);
+	spill_same(
+	    6,
+	    "SELECT CASE WHEN id % 13 = 0 THEN NULL ELSE (id * 7) % 9000 "
+	    "END, kn % 3, count(*), sum(n), count(n), max(g), min(k) "
+	    "FROM f GROUP BY 1, 2",
+	    NULL, SAME_ORDER);
+	/* text keys; DECIMAL sums and AVG (not compared with SQLite: its
+	 * REAL sums print otherwise) */
+	spill_same(6,
+		   "SELECT 'key' || (id % 30000), count(*), min(k), max(g), "
+		   "sum(n) FROM f GROUP BY 1",
+		   NULL, SAME_ORDER);
+	spill_same(6,
+		   "SELECT id % 20000, sum(v), avg(n), max(v), count(*) FROM f "
+		   "GROUP BY 1",
+		   "", SAME_ORDER);
+	/* the materialising aggregate: DISTINCT over two arguments and
+	 * group_concat (its rows in input order: not SQLite's promise) */
+	spill_same(
+	    6,
+	    "SELECT id % 40000, count(DISTINCT n), sum(DISTINCT k) FROM f "
+	    "GROUP BY 1",
+	    NULL, SAME_ORDER);
+	spill_same(
+	    6, "SELECT (id * 13) % 20000, group_concat(g) FROM f GROUP BY 1",
+	    "", SAME_ORDER);
+	/* spilled groups feeding an aggregate */
+	spill_same(6,
+		   "SELECT count(*), sum(c), sum(s1), sum(s2), sum(s3) FROM "
+		   "(SELECT id % 20000, count(*) AS c, sum(k) AS s1, min(g), "
+		   "max(n) AS s2, sum(n) AS s3, min(id), max(kn), count(kn) "
+		   "FROM f GROUP BY 1) AS t",
+		   NULL, SORTED);
+}
+
+static void t_join(void)
+{
+	/* the built side passes the limit; NULL keys on both sides; the
+	 * joined rows stream from the file into the aggregate above */
+	spill_same(
+	    4,
+	    "SELECT count(*), sum(f.id), max(d.name), min(d.name) FROM f "
+	    "JOIN d ON f.kn = d.k",
+	    NULL, SORTED);
+	spill_same(4,
+		   "SELECT count(*), count(d.name), sum(f.id), max(d.name), "
+		   "count(f.kn) FROM f LEFT JOIN d ON f.kn = d.k",
+		   NULL, SORTED);
+	spill_same(6, "SELECT f.id, f.kn, d.name FROM f JOIN d ON f.kn = d.k",
+		   NULL, ANY_ORDER);
+	/* a spilled join's rows into a GROUP BY that spills too, whose
+	 * partitions pass the limit and split again (spill.c agg_resplit);
+	 * groups in the order of the spilled join's rows */
+	spill_same(
+	    4,
+	    "SELECT a.id % 30000, count(*), sum(b.id), max(b.g) FROM f a "
+	    "JOIN f b ON a.k = b.k WHERE a.id % 4 = 0 GROUP BY 1",
+	    NULL, ANY_ORDER);
+	spill_same(
+	    6,
+	    "SELECT f.id, f.g FROM f WHERE EXISTS (SELECT 1 FROM d WHERE "
+	    "d.k = f.kn AND d.w <> f.id % 10)",
+	    NULL, ANY_ORDER);
+	spill_same(
+	    4,
+	    "SELECT count(*), sum(id), count(kn) FROM (SELECT id, kn FROM "
+	    "f WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.k = f.kn)) AS t",
+	    NULL, SORTED);
+}
+
+static void t_sort(void)
+{
+	/* ties keep the input order (id's): SQLite's order with id added */
+	spill_same(3, "SELECT id, n FROM f ORDER BY n DESC",
+		   "SELECT id, n FROM f ORDER BY n DESC, id", SORTED);
+	/* text, NULLs first, DESC */
+	spill_same(6, "SELECT id, kn, g FROM f ORDER BY kn, g DESC",
+		   "SELECT id, kn, g FROM f ORDER BY kn, g DESC, id", SORTED);
+	/* LIMIT/OFFSET: the rows before the offset are not kept */
+	spill_same(2,
+		   "SELECT g || ' and some more text', id, n FROM f ORDER BY 1 "
+		   "DESC, n DESC, id LIMIT 5 OFFSET 60000",
+		   NULL, SORTED);
+	/* a top-N under LIMIT/OFFSET */
+	spill_same(2,
+		   "SELECT g, id FROM f WHERE id % 3 = 0 ORDER BY g DESC LIMIT "
+		   "10 OFFSET 20000",
+		   "SELECT g, id FROM f WHERE id % 3 = 0 ORDER BY g DESC, id "
+		   "LIMIT 10 OFFSET 20000",
+		   SORTED);
+}
+
+static atomic_int query_done;
+
+static void *interrupter(void *arg)
+{
+	struct timespec ts = {0, 50 * 1000000}, step = {0, 5 * 1000000};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	while (!atomic_load(&query_done)) {
+		gpmdb_interrupt(db);
+		nanosleep(&step, NULL);
+	}
+	return NULL;
+}
+
+/* gpmdb_interrupt while a join spills: "interrupted", the files and
+ * memory given back (ASan), the statement works afterwards. */
+static void t_interrupt(void)
+{
+	const char *q =
+	    "SELECT count(*), sum(a.id + b.id) FROM f a JOIN f b ON "
+	    "a.k = b.k";
+	char want[200], r[200];
+	pthread_t th;
+
+	su_rows(db, q, want, sizeof(want));
+	CHECK(!strcmp(want, "5400000|485994600000\n"));
+	limit(2);
+	CHECK(spilled(q));
+	atomic_store(&query_done, 0);
+	CHECK(!pthread_create(&th, NULL, interrupter, NULL));
+	su_rows(db, q, r, sizeof(r));
+	atomic_store(&query_done, 1);
+	pthread_join(th, NULL);
+	CHECKF(strstr(r, "interrupted"), "%s", r);
+	su_rows(db, q, r, sizeof(r));
+	CHECKF(!strcmp(r, want), "%s", r);
+	limit(0);
+}
+
+/* A full disk, an unwritable directory: a clear error, nothing lost. */
+static void t_errors(void)
+{
+	const char *q = "SELECT id % 40000, count(*), min(g) FROM f GROUP BY 1";
+	char a[2000];
+	struct rlimit old, small = {65536, 65536};
+
+	limit(8);
+	CHECK(!getrlimit(RLIMIT_FSIZE, &old));
+	signal(SIGXFSZ, SIG_IGN);
+	small.rlim_max = old.rlim_max;
+	CHECK(!setrlimit(RLIMIT_FSIZE, &small));
+	su_rows(db, q, a, sizeof(a));
+	CHECK(!setrlimit(RLIMIT_FSIZE, &old));
+	CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+		   strstr(a, dir) && strstr(a, "File too large"),
+	       "%s", a);
+	if (geteuid()) { /* root writes anywhere */
+		CHECK(!chmod(dir, 0500));
+		su_rows(db, q, a, sizeof(a));
+		CHECK(!chmod(dir, 0700));
+		CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+			   strstr(a, "Permission denied"),
+		       "%s", a);
+	}
+	CHECK(spilled(q)); /* and it works again */
+	/* PRAGMA temp_directory: the files go there, or fail there */
+	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), dir));
+	snprintf(a, sizeof(a), "PRAGMA temp_directory = '%s/none'", dir);
+	CHECK(!su_exec(db, a));
+	su_rows(db, q, a, sizeof(a));
+	CHECKF(strstr(a, "cannot spill to temporary file in ") &&
+		   strstr(a, "/none: No such file or directory"),
+	       "%s", a);
+	snprintf(a, sizeof(a), "PRAGMA temp_directory = '/tmp'");
+	CHECK(!su_exec(db, a));
+	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), "/tmp"));
+	CHECK(spilled(q));
+	CHECK(!su_exec(db, "PRAGMA temp_directory = ''"));
+	/* NOT IN keeps its subquery whole */
+	limit(4);
+	su_rows(db,
+		"SELECT count(*) FROM f WHERE kn NOT IN (SELECT k FROM d WHERE "
+		"k IS NOT NULL)",
+		a, sizeof(a));
+	CHECKF(strstr(a, "cannot spill: NOT IN"), "%s", a);
+	/* a result larger than the limit cannot spill */
+	limit(1);
+	su_rows(db, "SELECT * FROM d ORDER BY name", a, sizeof(a));
+	CHECKF(strstr(a, "memory limit of 1 MiB"), "%s", a);
+	limit(0);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM d WHERE k IS NULL"),
+		      "2400"));
+}
+
+int main(void)
+{
+	CHECK(!su_tmp_make(dir, sizeof(dir), path, sizeof(path), "test_spill",
+			   "spill.db"));
+	TEST_RUN(load);
+	TEST_RUN(t_agg);
+	TEST_RUN(t_join);
+	TEST_RUN(t_sort);
+	/* again with the parallel paths of large inputs (pipe_small) */
+	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
+	TEST_RUN(t_agg);
+	TEST_RUN(t_join);
+	unsetenv("GPMDB_TEST_PIPE_SMALL");
+	TEST_RUN(t_interrupt);
+	TEST_RUN(t_errors);
+	gpmdb_close(db);
+	sqlite3_close(lite);
+	su_tmp_remove(dir, path);
+	TEST_MAIN_END();
+}
