@@ -13,6 +13,10 @@
  * When nothing fits the pool grows: to twice its size or to what the
  * request needs (counting free chunks at the end), capped at max_size.
  * Should the doubled size not fit on the disk, the exact size is tried.
+ * A batch that knows what it will allocate grows the pool once, to
+ * exactly that (alloc_prepare), instead of doubling it extent by extent:
+ * on tmpfs every byte the file grows by is a page the kernel allocates
+ * and zeroes, one thread at a time.
  */
 #include <stddef.h>
 #include <string.h>
@@ -80,7 +84,9 @@ static uint64_t find_run(const stg_pool *p, uint64_t n, uint64_t from,
 	return UINT64_MAX;
 }
 
-static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
+/* Grows the pool so that n chunks fit at its end (*start: the first):
+ * to twice its size or what the run needs, exact: what it needs. */
+static int grow_for(stg_pool *p, uint64_t n, uint64_t *start, bool exact)
 {
 	uint64_t limit = limit_chunks(p), tail = 0, need, target, size;
 	int rc;
@@ -93,7 +99,7 @@ static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
 				"database or disk is full: %s reached its "
 				"maximum size of %llu bytes",
 				p->path, (unsigned long long)p->sb.max_size);
-	target = limit * 2 > limit + need ? limit * 2 : limit + need;
+	target = !exact && limit * 2 > limit + need ? limit * 2 : limit + need;
 	if (target > p->sb.nchunks)
 		target = p->sb.nchunks;
 	size = p->sb.data_off + target * p->sb.chunk_size;
@@ -156,7 +162,7 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	if (s == UINT64_MAX && p->alloc_hint)
 		s = find_run(p, n, 0, limit);
 	if (s == UINT64_MAX) {
-		rc = grow_for(p, n, &s);
+		rc = grow_for(p, n, &s, false);
 		if (rc != GPMDB_OK)
 			return rc;
 	}
@@ -178,6 +184,43 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	if (p->wal.on)
 		return wal_fresh(p, *off, n * c);
 	return GPMDB_OK;
+}
+
+/* The run of n chunks alloc_prepare wants: found (no growth), else the
+ * file size its growth makes. */
+static uint64_t prepare_size(const stg_pool *p, uint64_t n)
+{
+	uint64_t limit = limit_chunks(p), tail = 0, target;
+
+	if (find_run(p, n, 0, limit) != UINT64_MAX)
+		return 0;
+	while (tail < limit && !alloc_bit(p, limit - 1 - tail) && tail < n)
+		tail++;
+	target = limit + (n - tail);
+	if (target > p->sb.nchunks)
+		return 0; /* alloc_prepare reports it */
+	return p->sb.data_off + target * p->sb.chunk_size;
+}
+
+uint64_t alloc_prepare_size(const stg_pool *p, uint64_t bytes)
+{
+	return bytes ? prepare_size(p, alloc_round(p, bytes) / p->sb.chunk_size)
+		     : 0;
+}
+
+int alloc_prepare(stg_pool *p, uint64_t bytes)
+{
+	uint64_t n = alloc_round(p, bytes) / p->sb.chunk_size, s;
+
+	if (bytes == 0 || prepare_size(p, n) == 0)
+		return bytes && n > p->sb.nchunks
+			   ? pool_err(p, GPMDB_FULL,
+				      "database or disk is full: %llu bytes "
+				      "requested from %s (maximum size %llu)",
+				      (unsigned long long)bytes, p->path,
+				      (unsigned long long)p->sb.max_size)
+			   : GPMDB_OK;
+	return grow_for(p, n, &s, true);
 }
 
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes)

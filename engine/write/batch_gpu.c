@@ -86,7 +86,7 @@ static struct {
 	 * of which the pool's growth and the file's extension, and in the
 	 * chunk hook the registration's populate and cudaHostRegister */
 	double ins_setup_ms, ins_keycheck_ms, ins_tablets_ms, ins_grow_ms,
-	    ins_extend_ms, ins_populate_ms, ins_register_ms;
+	    ins_extend_ms, ins_ahead_ms, ins_populate_ms, ins_register_ms;
 	uint64_t ins_chunks;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -296,6 +296,7 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
 	bg_stat.ins_tablets_ms = (a->w.tablets_ns - b->w.tablets_ns) / 1e6;
 	bg_stat.ins_grow_ms = (a->w.grow_ns - b->w.grow_ns) / 1e6;
 	bg_stat.ins_extend_ms = (a->w.extend_ns - b->w.extend_ns) / 1e6;
+	bg_stat.ins_ahead_ms = (a->w.ahead_ns - b->w.ahead_ns) / 1e6;
 	bg_stat.ins_populate_ms = (a->pop_ns - b->pop_ns) / 1e6;
 	bg_stat.ins_register_ms = (a->reg_ns - b->reg_ns) / 1e6;
 	bg_stat.ins_chunks = chunks;
@@ -329,27 +330,44 @@ static int bg_reserve(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	return GPMDB_OK;
 }
 
+/* Bytes of tablets the INSERT pipeline registers at a time: a
+ * cudaHostRegister call costs about a millisecond of its own, and the
+ * chunks are a tablet (about 29 MB for 28-byte rows) or less. */
+#define BG_REG_AHEAD (128ull << 20)
+
 /* The INSERT pipeline's chunk hook (gpu_append_chunk_fn): registers the
- * tablets up to the chunk's end, in WP_RESERVE, while the earlier
- * chunks go up and are stored. */
+ * tablets up to the chunk's end and about BG_REG_AHEAD bytes of rows
+ * past it (rows up to end), in WP_RESERVE, while the earlier chunks go
+ * up and are stored. */
 typedef struct {
 	gpmdb *db;
 	const gpu_tab_layout *gl;
-	uint64_t chunks;
+	uint64_t chunks, end, reg_end;
 } bg_chunk_ctx;
 
 static int bg_chunk(void *ctx, uint64_t r0, uint64_t r1, char *err,
 		    size_t errlen)
 {
 	bg_chunk_ctx *c = ctx;
-	int ph = wp_to(c->db, WP_RESERVE), rc;
+	uint64_t rowb = 0, to;
+	int ph, rc = GPMDB_OK;
 
 	(void)r0;
 	/* a kill here finds earlier chunks stored or in flight, past the
 	 * row count: the table is its before-image (crash_gpu_dml) */
 	if (c->chunks++)
 		stg_crash_point("append.chunk");
-	rc = bg_register_write(c->db, c->gl, 0, 0, r1, ~0ull, err, errlen);
+	if (r1 <= c->reg_end)
+		return GPMDB_OK;
+	ph = wp_to(c->db, WP_RESERVE);
+	for (uint32_t k = 0; k < c->gl->ncols; k++)
+		rowb += c->gl->widths[k];
+	to = r1 + BG_REG_AHEAD / (rowb ? rowb : 1);
+	if (to > c->end || to < r1)
+		to = c->end;
+	rc = bg_register_write(c->db, c->gl, 0, 0, to, ~0ull, err, errlen);
+	if (rc == GPMDB_OK)
+		c->reg_end = to;
 	wp_to(c->db, ph);
 	return rc;
 }
@@ -386,7 +404,7 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	const uint32_t **nls = NULL;
 	uint64_t start = 0, up;
 	bg_ins_times tb, ta;
-	bg_chunk_ctx cc = {db, &gl, 0};
+	bg_chunk_ctx cc = {db, &gl, 0, 0, 0};
 	double setup_ms;
 	char err[600];
 	int want, rc, ph;
@@ -417,6 +435,7 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	}
 	if ((rc = bg_reserve(db, tid, cols, nrows, &start, &lay, &gl)))
 		goto out;
+	cc.end = start + nrows;
 	wp_to(db, WP_DATA);
 	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls,
 			bg_chunk, &cc, &t, err, sizeof(err));
@@ -780,7 +799,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	stg_gpu_layout lay = {0};
 	gpu_tab_layout gl;
 	gpu_dml_timing t = {0};
-	bg_chunk_ctx cc = {db, &gl, 0};
+	bg_chunk_ctx cc = {db, &gl, 0, 0, 0};
 	bg_ins_times tb, ta;
 	stg_index_info *ixs = NULL;
 	rel *hold = NULL;
@@ -990,6 +1009,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	bg_ins_times_get(db, &tb);
 	if ((rc = bg_reserve(db, tid, rb, n, &start, &lay, &gl)))
 		goto out;
+	cc.end = start + n;
 	wp_to(db, WP_DATA);
 	rc = gpu_append_dev(
 	    db->gpu_reg_base, &gl, start, n, (const void *const *)dv,
@@ -1335,6 +1355,7 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_insert_tablets_ms", bg_stat.ins_tablets_ms},
 		    {"last_insert_grow_ms", bg_stat.ins_grow_ms},
 		    {"last_insert_extend_ms", bg_stat.ins_extend_ms},
+		    {"last_insert_ahead_ms", bg_stat.ins_ahead_ms},
 		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
 		    {"last_insert_register_ms", bg_stat.ins_register_ms},
 		    {"last_insert_chunks", (double)bg_stat.ins_chunks},
