@@ -13,10 +13,10 @@
  * When nothing fits the pool grows: to twice its size or to what the
  * request needs (counting free chunks at the end), capped at max_size.
  * Should the doubled size not fit on the disk, the exact size is tried.
- * A batch that knows what it will allocate grows the pool once, to
- * exactly that (alloc_prepare), instead of doubling it extent by extent:
- * on tmpfs every byte the file grows by is a page the kernel allocates
- * and zeroes, one thread at a time.
+ * A batch larger than the pool grows it once, to what it will allocate
+ * and a quarter more (alloc_prepare), instead of doubling it extent
+ * by extent: on tmpfs every byte the file grows by is a page the kernel
+ * allocates and zeroes, one thread at a time.
  */
 #include <stddef.h>
 #include <string.h>
@@ -186,41 +186,30 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	return GPMDB_OK;
 }
 
-/* The run of n chunks alloc_prepare wants: found (no growth), else the
- * file size its growth makes. */
-static uint64_t prepare_size(const stg_pool *p, uint64_t n)
-{
-	uint64_t limit = limit_chunks(p), tail = 0, target;
-
-	if (find_run(p, n, 0, limit) != UINT64_MAX)
-		return 0;
-	while (tail < limit && !alloc_bit(p, limit - 1 - tail) && tail < n)
-		tail++;
-	target = limit + (n - tail);
-	if (target > p->sb.nchunks)
-		return 0; /* alloc_prepare reports it */
-	return p->sb.data_off + target * p->sb.chunk_size;
-}
-
-uint64_t alloc_prepare_size(const stg_pool *p, uint64_t bytes)
-{
-	return bytes ? prepare_size(p, alloc_round(p, bytes) / p->sb.chunk_size)
-		     : 0;
-}
-
 int alloc_prepare(stg_pool *p, uint64_t bytes)
 {
-	uint64_t n = alloc_round(p, bytes) / p->sb.chunk_size, s;
+	uint64_t n, limit = limit_chunks(p), slack, s;
 
-	if (bytes == 0 || prepare_size(p, n) == 0)
-		return bytes && n > p->sb.nchunks
-			   ? pool_err(p, GPMDB_FULL,
-				      "database or disk is full: %llu bytes "
-				      "requested from %s (maximum size %llu)",
-				      (unsigned long long)bytes, p->path,
-				      (unsigned long long)p->sb.max_size)
-			   : GPMDB_OK;
-	return grow_for(p, n, &s, true);
+	if (bytes == 0)
+		return GPMDB_OK;
+	n = alloc_round(p, bytes) / p->sb.chunk_size;
+	if (n > p->sb.nchunks)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %llu bytes "
+				"requested from %s (maximum size %llu)",
+				(unsigned long long)bytes, p->path,
+				(unsigned long long)p->sb.max_size);
+	/* smaller than the pool: the extents' own doublings, as ever (each
+	 * growth maps the pool again, which the GPU's registrations pay) */
+	if (n <= limit || find_run(p, n, 0, limit) != UINT64_MAX)
+		return GPMDB_OK;
+	/* a quarter more for what comes next (an UPDATE's log segment, the
+	 * next small appends), where doubling would give the whole pool */
+	slack = (limit + n) / 4;
+	if (limit + n + slack > p->sb.nchunks)
+		slack =
+		    p->sb.nchunks > limit + n ? p->sb.nchunks - limit - n : 0;
+	return grow_for(p, n + slack, &s, true);
 }
 
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes)

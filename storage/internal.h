@@ -8,7 +8,6 @@
 #ifndef GPMDB_STORAGE_INTERNAL_H
 #define GPMDB_STORAGE_INTERNAL_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,19 +187,6 @@ int pool_err_io(stg_pool *p, int err, const char *what, const char *path);
 int pool_fsync_dir(const char *path);
 /* CLOCK_MONOTONIC in nanoseconds (the write timers). */
 uint64_t pool_now_ns(void);
-/* The file extended ahead to size by a helper thread (pool_ahead_start)
- * while the writer does something else (an append's unique-key check):
- * pool_extend then finds the pages allocated.  Only the file changes,
- * not the mapping or the logged size, as at crash point grow.extend. */
-typedef struct {
-	pthread_t th;
-	bool on;
-	int fd, err;
-	uint64_t from, len, ns;
-} pool_ahead;
-void pool_ahead_start(stg_pool *p, uint64_t size, pool_ahead *j);
-/* Waits for it (its failure is the growth's to report: it tries again). */
-void pool_ahead_join(stg_pool *p, pool_ahead *j);
 
 static inline void *pool_at(const stg_pool *p, uint64_t off)
 {
@@ -367,13 +353,11 @@ uint64_t alloc_round(const stg_pool *p, uint64_t bytes);
  * growing the pool when needed.  The allocation is undo-logged. */
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 		 uint64_t *ext_bytes);
-/* Makes room for bytes more in one run (one growth of the pool to
- * exactly what is missing, or nothing when a run is free), so that the
- * extents a batch allocates next need no growth of their own. */
+/* Makes room for bytes more in one run when they are more than the pool
+ * holds (one growth of the pool to what is missing and a quarter more;
+ * nothing when a run is free or the extents' doublings will do), so that
+ * the extents a batch allocates next need no growth of their own. */
 int alloc_prepare(stg_pool *p, uint64_t bytes);
-/* The file size alloc_prepare(p, bytes) would grow the pool to; 0 when it
- * would not grow it. */
-uint64_t alloc_prepare_size(const stg_pool *p, uint64_t bytes);
 /* Frees an extent when the transaction commits. */
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes);
 /* Clears the bits now (commit and recovery only: not undo-logged). */
@@ -440,12 +424,10 @@ int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 void tab_views_free(stg_pool *p);
 /* Shared with hcl_gpu.c (the GPU write path's storage API). */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
-/* An append of the rows up to end: the room its tablets and index
- * rebuilds take made in one growth of the pool, whose file extension a
- * helper thread does during the unique-key check (idx_check_append, run
- * here; its result returned). */
-int tab_append_prepare(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
-		       uint64_t nrows, uint64_t end);
+/* An append of nrows rows up to row end: the room its tablets and index
+ * rebuilds take, made in one growth of the pool (alloc_prepare). */
+int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+		       uint64_t end);
 int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
 		       const uint32_t *nulls, uint64_t n, const char *what);
 /* Allocates and starts an HCL segment for n threads of epp entries:

@@ -235,38 +235,6 @@ int pool_check_writable(stg_pool *p)
 
 static int pool_remap_to(stg_pool *p, uint64_t min_size);
 
-static void *ahead_main(void *arg)
-{
-	pool_ahead *j = arg;
-	uint64_t t0 = pool_now_ns();
-
-	j->err = posix_fallocate(j->fd, (off_t)j->from, (off_t)j->len);
-	j->ns = pool_now_ns() - t0;
-	return NULL;
-}
-
-void pool_ahead_start(stg_pool *p, uint64_t size, pool_ahead *j)
-{
-	memset(j, 0, sizeof(*j));
-	/* msync mode reserves its growth (wal_grow); a read-only or private
-	 * mapping never grows the file */
-	if (p->wal.on || p->readonly || p->private_map || size <= p->map_len)
-		return;
-	j->fd = p->fd;
-	j->from = p->map_len;
-	j->len = size - p->map_len;
-	j->on = pthread_create(&j->th, NULL, ahead_main, j) == 0;
-}
-
-void pool_ahead_join(stg_pool *p, pool_ahead *j)
-{
-	if (!j->on)
-		return;
-	pthread_join(j->th, NULL);
-	j->on = false;
-	p->wt.ahead_ns += j->ns;
-}
-
 /* pool_extend's work, timed (stg_write_times grow_ns, extend_ns). */
 static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0);
 
@@ -276,6 +244,7 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	int rc = pool_extend_untimed(p, new_size, t0);
 
 	p->wt.grow_ns += pool_now_ns() - t0;
+	p->wt.grows++;
 	return rc;
 }
 

@@ -545,12 +545,10 @@ void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
  * tab_ensure_tablets), of which grow_ns growing the pool file
  * (pool_extend: the file extended and mapped again), of which
  * extend_ns the file's extension alone (posix_fallocate: on tmpfs the
- * kernel allocates and zeroes every page); ahead_ns: the extension a
- * helper thread made ahead of the growth, during the key check (not in
- * the others: it overlaps them). */
+ * kernel allocates and zeroes every page); grows: the pool's growths. */
 typedef struct {
 	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
-	uint64_t tablets_ns, grow_ns, extend_ns, ahead_ns;
+	uint64_t tablets_ns, grow_ns, extend_ns, grows;
 } stg_write_times;
 void stg_get_write_times(const stg_pool *p, stg_write_times *out);
 

@@ -324,14 +324,11 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 	return GPMDB_OK;
 }
 
-int tab_append_prepare(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
-		       uint64_t nrows, uint64_t end)
+int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+		       uint64_t end)
 {
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	uint64_t need = end ? tab_index_of(end - 1) + 1 : 0, bytes = 0, cnt;
-	uint64_t t0;
-	pool_ahead ah;
-	int rc;
 
 	cnt = e->tdir ? tab_dir(p, e->tdir)->count : 0;
 	for (uint64_t i = cnt; i < need; i++)
@@ -341,17 +338,7 @@ int tab_append_prepare(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
 	if (need > cnt) /* a directory with room for them */
 		bytes += alloc_round(p, sizeof(stg_tdir) + 16 * need);
 	bytes += idx_append_bytes(p, cat_off, nrows);
-	pool_ahead_start(p, alloc_prepare_size(p, bytes), &ah);
-	t0 = pool_now_ns();
-	rc = idx_check_append(p, cat_off, cols, nrows);
-	p->wt.key_check_ns += pool_now_ns() - t0;
-	pool_ahead_join(p, &ah);
-	t0 = pool_now_ns();
-	/* one growth for all of it: the extents need none of their own */
-	if (rc == GPMDB_OK)
-		rc = alloc_prepare(p, bytes);
-	p->wt.tablets_ns += pool_now_ns() - t0;
-	return rc;
+	return alloc_prepare(p, bytes);
 }
 
 /* Makes the heap of the tablet at toff hold need more bytes. */
@@ -629,9 +616,13 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
 
-	/* unique keys before anything is written, the pool grown for it
-	 * all meanwhile */
-	rc = tab_append_prepare(p, cat_off, cols, nrows, end);
+	/* unique keys before anything is written */
+	t0 = pool_now_ns();
+	rc = idx_check_append(p, cat_off, cols, nrows);
+	p->wt.key_check_ns += pool_now_ns() - t0;
+	/* the pool grown once for the tablets and the index rebuilds */
+	if (rc == GPMDB_OK)
+		rc = tab_append_prepare(p, cat_off, nrows, end);
 	if (rc != GPMDB_OK)
 		return rc;
 	rc = tab_ensure_tablets(p, cat_off, end);

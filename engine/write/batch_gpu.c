@@ -86,7 +86,7 @@ static struct {
 	 * of which the pool's growth and the file's extension, and in the
 	 * chunk hook the registration's populate and cudaHostRegister */
 	double ins_setup_ms, ins_keycheck_ms, ins_tablets_ms, ins_grow_ms,
-	    ins_extend_ms, ins_ahead_ms, ins_populate_ms, ins_register_ms;
+	    ins_extend_ms, ins_populate_ms, ins_register_ms;
 	uint64_t ins_chunks;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -296,7 +296,6 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
 	bg_stat.ins_tablets_ms = (a->w.tablets_ns - b->w.tablets_ns) / 1e6;
 	bg_stat.ins_grow_ms = (a->w.grow_ns - b->w.grow_ns) / 1e6;
 	bg_stat.ins_extend_ms = (a->w.extend_ns - b->w.extend_ns) / 1e6;
-	bg_stat.ins_ahead_ms = (a->w.ahead_ns - b->w.ahead_ns) / 1e6;
 	bg_stat.ins_populate_ms = (a->pop_ns - b->pop_ns) / 1e6;
 	bg_stat.ins_register_ms = (a->reg_ns - b->reg_ns) / 1e6;
 	bg_stat.ins_chunks = chunks;
@@ -1355,7 +1354,6 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_insert_tablets_ms", bg_stat.ins_tablets_ms},
 		    {"last_insert_grow_ms", bg_stat.ins_grow_ms},
 		    {"last_insert_extend_ms", bg_stat.ins_extend_ms},
-		    {"last_insert_ahead_ms", bg_stat.ins_ahead_ms},
 		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
 		    {"last_insert_register_ms", bg_stat.ins_register_ms},
 		    {"last_insert_chunks", (double)bg_stat.ins_chunks},

@@ -627,8 +627,8 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 static void bb_insert_host(gpmdb *db, int conf)
 {
 	static const char *const nm[] = {"setup",    "keycheck", "tablets",
-					 "grow",     "extend",	 "ahead",
-					 "populate", "register", "chunks"};
+					 "grow",     "extend",	 "populate",
+					 "register", "chunks"};
 	char name[64];
 
 	printf("# %s, INSERT host work (ms):", conf_names[conf]);
