@@ -2,7 +2,8 @@
  * gpu_dml.h - GPU writes into the pool (docs/gpu.md "GPU writes"):
  * registering the pool mapping with CUDA, the UPDATE/DELETE kernels that
  * log with HCL and store in place, the INSERT kernel, the recovery
- * kernel.  gpu/persist.cu, gpu/dml.cu; gpu/dml_host.c without CUDA.
+ * kernel.  gpu/persist.cu, gpu/dml.cu, gpu/dml_append.cu; gpu/dml_host.c
+ * without CUDA.
  *
  * Pointers named pool are the host address of the mapping; offsets
  * (tab, seg_off) are from its start, as storage/stg_gpu.h gives them.

@@ -524,7 +524,7 @@ static int pipe_fill(gpmdb *db, int64_t n, int64_t *v, uint8_t *n1, uint8_t *n2)
 	return GPMDB_OK;
 }
 
-/* The INSERT pipeline (gpu/dml.cu dml_append): a batch of several
+/* The INSERT pipeline (gpu/dml_append.cu dml_append): a batch of several
  * chunks, tablets cut into chunks (16 8-byte columns with NULLs: about
  * 232k rows a chunk) and a start in the middle of a NULL word, equal to
  * the CPU's rows. */
