@@ -191,37 +191,46 @@ static int dml_chunk_kernels(cudaStream_t s, char *cp,
 	return GPMDB_OK;
 }
 
+/* One staging copy task: at most DML_PIECE bytes. */
+typedef struct {
+	const char *src;
+	char *dst;
+	uint64_t len;
+} dml_piece;
+
+/* Copy tasks a chunk of k rows may need (dml_stage_chunk). */
+static uint64_t dml_pieces_max(const gpu_tab_layout *lay, uint64_t k)
+{
+	uint64_t cap = 0;
+
+	for (uint32_t c = 0; c < lay->ncols; c++)
+		cap += (k * lay->widths[c]) / DML_PIECE + 3;
+	return cap;
+}
+
 /* Host arrays: chunk ch of every column into slot b's staging buffer,
- * on every core; *dv, *dn and nb0 say where each column's piece lands in the
- * slot's device buffer dbuf.  Returns the bytes staged. */
+ * on every core (pc: room for dml_pieces_max tasks); *dv, *dn and nb0 say
+ * where each column's piece lands in the slot's device buffer dbuf.
+ * Returns the bytes staged. */
 static uint64_t dml_stage_chunk(const gpu_tab_layout *lay, const dml_chunk *ch,
 				const void *const *vals,
 				const uint32_t *const *nulls, char *stage,
 				char *dbuf, const char **dv,
-				const uint32_t **dn, uint64_t *nb0)
+				const uint32_t **dn, uint64_t *nb0,
+				dml_piece *pc)
 {
-	/* pieces: (source, destination, bytes), at most DML_PIECE each */
-	struct piece {
-		const char *src;
-		char *dst;
-		uint64_t len;
-	};
-	uint64_t off = 0, np = 0, cap = 0;
-	struct piece *pc;
+	uint64_t off = 0, np = 0;
 
-	for (uint32_t c = 0; c < lay->ncols; c++)
-		cap += (ch->k * lay->widths[c]) / DML_PIECE + 3;
-	pc = (struct piece *)malloc(cap * sizeof(*pc));
 	for (uint32_t c = 0; c < lay->ncols; c++) {
 		uint64_t len = ch->k * lay->widths[c];
 		const char *src =
 		    (const char *)vals[c] + ch->b0 * lay->widths[c];
 
 		dv[c] = dbuf + off;
-		for (uint64_t o = 0; pc && o < len; o += DML_PIECE)
-			pc[np++] = (struct piece){
-			    src + o, stage + off + o,
-			    len - o < DML_PIECE ? len - o : DML_PIECE};
+		for (uint64_t o = 0; o < len; o += DML_PIECE)
+			pc[np++] = (dml_piece){src + o, stage + off + o,
+					       len - o < DML_PIECE ? len - o
+								   : DML_PIECE};
 		off = (off + len + 255) / 256 * 256;
 		dn[c] = NULL;
 		nb0[c] = 0;
@@ -231,36 +240,14 @@ static uint64_t dml_stage_chunk(const gpu_tab_layout *lay, const dml_chunk *ch,
 
 			dn[c] = (const uint32_t *)(dbuf + off);
 			nb0[c] = ch->b0 % 32;
-			if (pc)
-				pc[np++] = (struct piece){
-				    (const char *)(nulls[c] + w0), stage + off,
-				    (w1 - w0 + 1) * 4};
+			pc[np++] = (dml_piece){(const char *)(nulls[c] + w0),
+					       stage + off, (w1 - w0 + 1) * 4};
 			off = (off + (w1 - w0 + 1) * 4 + 255) / 256 * 256;
 		}
-	}
-	if (!pc) { /* out of memory for the task list: one thread */
-		off = 0;
-		for (uint32_t c = 0; c < lay->ncols; c++) {
-			uint64_t len = ch->k * lay->widths[c];
-			memcpy(stage + off,
-			       (const char *)vals[c] + ch->b0 * lay->widths[c],
-			       len);
-			off = (off + len + 255) / 256 * 256;
-			if (nulls[c]) {
-				uint64_t w0 = ch->b0 / 32;
-				uint64_t w1 = (ch->b0 + ch->k - 1) / 32;
-				memcpy(stage + off, nulls[c] + w0,
-				       (w1 - w0 + 1) * 4);
-				off =
-				    (off + (w1 - w0 + 1) * 4 + 255) / 256 * 256;
-			}
-		}
-		return off;
 	}
 #pragma omp parallel for schedule(dynamic) if (np > 2)
 	for (long i = 0; i < (long)np; i++)
 		memcpy(pc[i].dst, pc[i].src, pc[i].len);
-	free(pc);
 	return off;
 }
 
@@ -292,6 +279,7 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	const char **dv = NULL;
 	const uint32_t **dn = NULL;
 	uint64_t *nb0 = NULL;
+	dml_piece *pc = NULL;
 	bool locked = false, queued = false;
 	int rc;
 
@@ -323,6 +311,11 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		if (k > DML_MAX_ROWS)
 			k = DML_MAX_ROWS;
 		slot_bytes = k * rowb + (uint64_t)lay->ncols * 520;
+		pc = (dml_piece *)malloc(dml_pieces_max(lay, k) * sizeof(*pc));
+		if (!pc) {
+			rc = gpu_say(err, errlen, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
 		pthread_mutex_lock(&dml_pipe_lock);
 		locked = true;
 		if ((rc = dml_pipe_ready(slot_bytes, err, errlen)))
@@ -373,7 +366,7 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 			}
 			nbytes =
 			    dml_stage_chunk(lay, &ch, vals, nulls, dml_stage[b],
-					    dbuf[b], dv, dn, nb0);
+					    dbuf[b], dv, dn, nb0, pc);
 			if ((e = cudaStreamWaitEvent(dml_cstream,
 						     dml_ev_done[b], 0)) !=
 				cudaSuccess ||
@@ -422,6 +415,7 @@ out:
 	free(dv);
 	free(dn);
 	free(nb0);
+	free(pc);
 	t->total_ms = dml_ms() - t0;
 	t->data_ms = t->total_ms - t->upload_ms;
 	return rc;
