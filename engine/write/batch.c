@@ -456,9 +456,15 @@ static int store_value(gpmdb *db, stg_type t, void *arr, int64_t k,
 static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
 {
 	int64_t nw = n / 32 + 1;
-	uint32_t *nl = malloc((size_t)nw * 4);
+	uint32_t *nl;
 	bool any = false;
 
+	*fail = false;
+	/* integers without NULL flags have no NULL to find: no pass */
+	if (!b->nulls && b->type != GPMDB_ARRAY_DOUBLE &&
+	    b->type != GPMDB_ARRAY_TEXT)
+		return NULL;
+	nl = malloc((size_t)nw * 4);
 	*fail = !nl;
 	if (!nl)
 		return NULL;
@@ -474,6 +480,42 @@ static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
 				nul = isnan(((const double *)b->values)[k]);
 			if (!nul && b->type == GPMDB_ARRAY_TEXT)
 				nul = !((const char *const *)b->values)[k];
+			bits |= (uint32_t)nul << (k % 32);
+		}
+		nl[w] = bits;
+		any = any || bits;
+	}
+	if (!any) {
+		free(nl);
+		nl = NULL;
+	}
+	return nl;
+}
+
+/* A DOUBLE array narrowed to FLOAT into out and its NULLs (the byte
+ * flags, NaN) as src_null_bitmap finds them, in one pass over the
+ * values instead of two; one bitmap word per iteration. */
+static uint32_t *conv_float_nulls(const bsrc *b, float *out, int64_t n,
+				  bool *fail)
+{
+	int64_t nw = n / 32 + 1;
+	const double *v = b->values;
+	uint32_t *nl = malloc((size_t)nw * 4);
+	bool any = false;
+
+	*fail = !nl;
+	if (!nl)
+		return NULL;
+#pragma omp parallel for schedule(static)                                      \
+    reduction(||                                                               \
+	      : any) if (n >= PAR_MIN_ROWS)
+	for (int64_t w = 0; w < nw; w++) {
+		uint32_t bits = 0;
+		int64_t e = (w + 1) * 32 < n ? (w + 1) * 32 : n;
+		for (int64_t k = w * 32; k < e; k++) {
+			double d = v[k];
+			bool nul = (b->nulls && b->nulls[k]) || isnan(d);
+			out[k] = (float)d;
 			bits |= (uint32_t)nul << (k % 32);
 		}
 		nl[w] = bits;
@@ -565,13 +607,22 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 		    ((at == GPMDB_ARRAY_INT32 || at == GPMDB_ARRAY_INT64) &&
 		     t == STG_T_DOUBLE) ||
 		    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT && !mask);
-		if (direct || loop) {
+		/* DOUBLE to FLOAT: narrowed and scanned for NaN in one pass */
+		bool fused = at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT;
+		if ((direct || loop) && !fused) {
 			out->nulls = src_null_bitmap(src, n, &fail);
 			if (fail)
 				return db_err(db, GPMDB_NOMEM, "out of memory");
 		}
 		if (direct) {
 			out->values = src->values;
+		} else if (fused) {
+			if (!(out->own = malloc((size_t)n * w)))
+				return db_err(db, GPMDB_NOMEM, "out of memory");
+			out->values = out->own;
+			out->nulls = conv_float_nulls(src, out->own, n, &fail);
+			if (fail)
+				return db_err(db, GPMDB_NOMEM, "out of memory");
 		} else if (loop) {
 			if (!(out->own = malloc((size_t)n * w)))
 				return db_err(db, GPMDB_NOMEM, "out of memory");
