@@ -353,10 +353,11 @@ uint64_t alloc_round(const stg_pool *p, uint64_t bytes);
  * growing the pool when needed.  The allocation is undo-logged. */
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 		 uint64_t *ext_bytes);
-/* Makes room for bytes more in one run when they are more than the pool
- * holds (one growth of the pool to what is missing and a quarter more;
- * nothing when a run is free or the extents' doublings will do), so that
- * the extents a batch allocates next need no growth of their own. */
+/* Makes room for bytes more in one run when they are more than an
+ * ordinary growth gives (one growth of the pool to what is missing and
+ * an eighth more; nothing when a run is free or an eighth of the pool
+ * holds them), so that the extents a batch allocates next need no growth
+ * of their own. */
 int alloc_prepare(stg_pool *p, uint64_t bytes);
 /* Frees an extent when the transaction commits. */
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes);

@@ -171,7 +171,16 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	snprintf(self, sizeof(self), "%s", argv[0]);
-	for (int i = 1; i + 1 < argc; i += 2) {
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 >= argc ||
+		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
+		     strcmp(argv[i], "--shm") && strcmp(argv[i], "--disk") &&
+		     strcmp(argv[i], "--loop"))) {
+			fprintf(stderr,
+				"usage: bench_backup [--rows N] "
+				"[--secs S] [--shm DIR] [--disk DIR]\n");
+			return 2;
+		}
 		if (!strcmp(argv[i], "--rows"))
 			rows = atoll(argv[i + 1]);
 		else if (!strcmp(argv[i], "--secs"))

@@ -283,7 +283,7 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d)
  * (plan_prune): the tablets are listed first, so that the relation is
  * allocated once, then the numeric columns are copied by all threads
  * (one tablet column each), text on this one. */
-static int exec_scan(exec_ctx *x, pnode *n, rel **out)
+int exec_scan(exec_ctx *x, pnode *n, rel **out)
 {
 	stg_pool *p = x->db->pool;
 	uint32_t nt;
@@ -740,7 +740,7 @@ static int filter_corr(exec_ctx *x, pnode *n, rel **out)
 	return rc;
 }
 
-static int exec_filter(exec_ctx *x, pnode *n, rel **out)
+int exec_filter(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in;
 	cexpr *c;
@@ -839,7 +839,7 @@ int exec_eval_into(exec_ctx *x, cexpr *c, const rel *in, rel *dst, int col)
 	return GPMDB_OK;
 }
 
-static int exec_project(exec_ctx *x, pnode *n, rel **out)
+int exec_project(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in, *r;
 	int rc;
@@ -952,7 +952,7 @@ int exec_scalar(exec_ctx *x, ast_expr *e, sval *v, rel *hold)
 	return rc;
 }
 
-static int exec_values(exec_ctx *x, pnode *n, rel **out)
+int exec_values(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *r = exec_rel_like(x, n);
 	int rc;
@@ -1293,16 +1293,13 @@ uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
 
 /* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
  * UINT64_MAX: all). */
-static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	rel *in;
 	uint32_t *idx;
 	uint64_t m;
 	int rc;
 
-	/* the GPU backend sorts when chosen (exec_gpu_ops.c); -1: here */
-	if (x->db->backend != 1 && (rc = exec_gpu_sort(x, n, keep, out)) != -1)
-		return rc;
 	/* a top-N of a pipeline: its threads keep their candidates only
 	 * (pipe.c), in input order; else the whole input */
 	if (keep != UINT64_MAX &&
@@ -1321,11 +1318,6 @@ static int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	rc = exec_gather_out(x, n, in, idx, m, out);
 	rel_free(in);
 	return rc;
-}
-
-static int exec_sort(exec_ctx *x, pnode *n, rel **out)
-{
-	return exec_sort_top(x, n, UINT64_MAX, out);
 }
 
 /* Keeps the first of equal rows (over the first ncols columns) of in;
@@ -1399,7 +1391,7 @@ out:
 	return GPMDB_OK;
 }
 
-static int exec_distinct(exec_ctx *x, pnode *n, rel **out)
+int exec_distinct(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in;
 	int rc;
@@ -1429,7 +1421,7 @@ int exec_limit_value(exec_ctx *x, ast_expr *e, int64_t *v)
 	return GPMDB_OK;
 }
 
-static int exec_limit(exec_ctx *x, pnode *n, rel **out)
+int exec_limit(exec_ctx *x, pnode *n, rel **out)
 {
 	int64_t lim = -1, off = 0;
 	rel *in = NULL;
@@ -1451,18 +1443,16 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	if (rc != -1) {
 		if (rc)
 			return rc;
-	} else if (n->l->kind == PN_SORT && lim >= 0 &&
-		   (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
-		exec_span sp;
-		if ((rc = db_check_interrupt(x->db)))
-			return rc;
-		exec_span_begin(x, &sp);
-		rc = exec_sort_top(x, n->l, (uint64_t)(lim + off), &in);
-		exec_span_end(x, n->l, &sp, rc, in);
-		if (rc)
-			return rc;
-	} else if ((rc = exec_node(x, n->l, &in)))
+	} else if ((rc = exec_node_keep(
+			x, n->l,
+			n->l->kind == PN_SORT && lim >= 0 &&
+				(uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off
+			    ? (uint64_t)(lim + off)
+			    : UINT64_MAX,
+			&in))) {
+		/* over a SORT: only its first LIMIT + OFFSET rows */
 		return rc;
+	}
 	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
 	uint64_t cnt = in->nrows - from;
 	if (lim >= 0 && (uint64_t)lim < cnt)
@@ -1483,7 +1473,7 @@ static int exec_limit(exec_ctx *x, pnode *n, rel **out)
 	return rc;
 }
 
-static int exec_convert(exec_ctx *x, pnode *n, rel **out)
+int exec_convert(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *in, *r;
 	int rc;
@@ -1517,7 +1507,7 @@ fail:
 	return rc ? rc : x->db->errcode;
 }
 
-static int exec_setop(exec_ctx *x, pnode *n, rel **out)
+int exec_setop(exec_ctx *x, pnode *n, rel **out)
 {
 	rel *l, *r, *u;
 	int rc;
@@ -1552,67 +1542,6 @@ static int exec_setop(exec_ctx *x, pnode *n, rel **out)
 	rel_free(l);
 	rel_free(r);
 	return rc;
-}
-
-static int exec_node_run(exec_ctx *x, pnode *n, rel **out)
-{
-	int rc;
-
-	*out = NULL;
-	if ((rc = db_check_interrupt(x->db)))
-		return rc;
-	/* the GPU backend takes FILTER, PROJECT and AGG when chosen
-	 * (exec_gpu.c); -1 means run it here */
-	if (x->db->backend != 1 && (rc = exec_gpu_node(x, n, out)) != -1)
-		return rc;
-	switch (n->kind) {
-	case PN_SCAN:
-		return exec_scan(x, n, out);
-	case PN_ISCAN:
-		return exec_iscan(x, n, out);
-	case PN_ONE: {
-		rel *r = rel_new(x, 0, NULL);
-		if (!r)
-			return x->db->errcode;
-		r->nrows = 1;
-		*out = r;
-		return GPMDB_OK;
-	}
-	case PN_VALUES:
-		return exec_values(x, n, out);
-	case PN_FILTER:
-	case PN_PROJECT:
-	case PN_JOIN:
-	case PN_AGG:
-		/* a chain of streaming operators: one pipeline (pipe.c) */
-		if ((rc = pipe_run(x, n, out)) != PIPE_DECLINE)
-			return rc;
-		rc = GPMDB_OK;
-		break;
-	default:
-		break;
-	}
-	switch (n->kind) {
-	case PN_FILTER:
-		return exec_filter(x, n, out);
-	case PN_PROJECT:
-		return exec_project(x, n, out);
-	case PN_JOIN:
-		return exec_join(x, n, out);
-	case PN_AGG:
-		return exec_agg(x, n, out);
-	case PN_SORT:
-		return exec_sort(x, n, out);
-	case PN_DISTINCT:
-		return exec_distinct(x, n, out);
-	case PN_LIMIT:
-		return exec_limit(x, n, out);
-	case PN_SETOP:
-		return exec_setop(x, n, out);
-	case PN_CONVERT:
-		return exec_convert(x, n, out);
-	}
-	return db_err(x->db, GPMDB_INTERNAL, "unknown plan node %d", n->kind);
 }
 
 static uint64_t exec_now_ns(void)
@@ -1656,11 +1585,12 @@ void exec_span_drop(exec_ctx *x, const exec_span *sp)
 	x->an_kid_ns += sp->kids;
 }
 
-/* Runs node n.  A node that ran GPU operators of its own (not only in the
- * nodes below it) adds its time, less that of the nodes below it, to the
- * connection's GPU time (PRAGMA gpu_stats gpu_time_us, the shell's
- * .timer). */
-int exec_node(exec_ctx *x, pnode *n, rel **out)
+/* Runs node n (exec_op.c chooses its implementation); keep: the rows of
+ * a SORT a LIMIT above it wants (UINT64_MAX: all).  A node that ran GPU
+ * operators of its own (not only in the nodes below it) adds its time,
+ * less that of the nodes below it, to the connection's GPU time (PRAGMA
+ * gpu_stats gpu_time_us, the shell's .timer). */
+int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 {
 	uint64_t kid_ns0 = x->kid_ns, kid_ops0 = x->kid_ops;
 	uint64_t ops0 = x->db->gstat.gpu_ops, dt, kids, ops;
@@ -1669,17 +1599,18 @@ int exec_node(exec_ctx *x, pnode *n, rel **out)
 
 	x->kid_ns = x->kid_ops = 0;
 	exec_span_begin(x, &sp);
-	if (n->vsh && exec_share_ok(n)) {
+	if (keep == UINT64_MAX && n->vsh && exec_share_ok(n)) {
 		/* a view used before in this execution: its rows */
 		rc = exec_share_get(x, n, out);
 		n->an_shared += !rc && x->analyze;
-		if (rc == GPMDB_NOTFOUND && !(rc = exec_node_run(x, n, out)) &&
+		if (rc == GPMDB_NOTFOUND &&
+		    !(rc = exec_op_run(x, n, keep, out)) &&
 		    (rc = exec_share_put(x, n, *out))) {
 			rel_free(*out);
 			*out = NULL;
 		}
 	} else {
-		rc = exec_node_run(x, n, out);
+		rc = exec_op_run(x, n, keep, out);
 	}
 	dt = exec_span_end(x, n, &sp, rc, *out);
 	kids = x->kid_ns;
@@ -1689,6 +1620,11 @@ int exec_node(exec_ctx *x, pnode *n, rel **out)
 	x->kid_ns = kid_ns0 + dt;
 	x->kid_ops = kid_ops0 + ops;
 	return rc;
+}
+
+int exec_node(exec_ctx *x, pnode *n, rel **out)
+{
+	return exec_node_keep(x, n, UINT64_MAX, out);
 }
 
 /* ---- subqueries ---- */

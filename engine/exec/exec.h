@@ -127,6 +127,19 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 /* ---- executor ---- */
 
 int exec_node(exec_ctx *x, pnode *n, rel **out);
+/* exec_node for a SORT of which only the first keep rows are wanted
+ * (a LIMIT above it; UINT64_MAX: all) */
+int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* exec_op.c: n's rows by its GPU implementation when chosen, else by its
+ * CPU one, with one fallback path (gpu_strict, cpu_fallbacks) */
+int exec_op_run(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* An operator wanted on the GPU runs on the CPU: gpu_strict's error, else
+ * counted in gpu_stats' cpu_fallbacks (GPMDB_OK) */
+int exec_op_fallback(gpmdb *db, const char *op, const char *why);
+/* The name of a plan-node kind in EXPLAIN and messages ("FILTER") */
+const char *exec_op_name(int kind);
+/* The CPU's LIMIT (exec.c; the GPU's LIMIT is this one over a GPU input) */
+int exec_limit(exec_ctx *x, pnode *n, rel **out);
 /* exec_share.c: a view used twice in a statement runs once.  Plans a
  * and b compute the same rows (node for node, no outer reference). */
 bool plan_same(const pnode *a, const pnode *b);

@@ -92,8 +92,20 @@ int scan_fill_text(rel *r, const scan_part *sp, int tc, rcol *d);
 
 /* ---- operators ---- */
 
+/* The CPU implementations of the physical operators (exec_op.c's
+ * table): exec.c, exec_join.c, exec_agg.c, index/exec_index.c */
+int exec_scan(exec_ctx *x, pnode *n, rel **out);
+int exec_values(exec_ctx *x, pnode *n, rel **out);
+int exec_filter(exec_ctx *x, pnode *n, rel **out);
+int exec_project(exec_ctx *x, pnode *n, rel **out);
 int exec_join(exec_ctx *x, pnode *n, rel **out);
 int exec_agg(exec_ctx *x, pnode *n, rel **out);
+/* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
+ * UINT64_MAX: all) */
+int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+int exec_distinct(exec_ctx *x, pnode *n, rel **out);
+int exec_setop(exec_ctx *x, pnode *n, rel **out);
+int exec_convert(exec_ctx *x, pnode *n, rel **out);
 
 /* pipe.c: runs n (FILTER, PROJECT, JOIN or AGG) with the chain of
  * streaming nodes below it as one pipeline; PIPE_DECLINE: not such a

@@ -152,7 +152,7 @@ static bool pw_pipe(exec_ctx *x, pnode *n, uint64_t keep)
 	return true;
 }
 
-/* exec_node_run's choices: the GPU's nodes decline pipe_plan (pipe_cpu),
+/* exec_op_run's choices: the GPU's nodes decline pipe_plan (pipe_cpu),
  * the others' inputs run in order, left first */
 static void pw_walk(exec_ctx *x, pnode *n)
 {

@@ -94,11 +94,10 @@ static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The CPU instead of the GPU: an error under gpu_strict, else counted. */
 static int bg_fallback(gpmdb *db, const char *op, const char *why)
 {
-	if (db->gpu_strict)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "gpu_strict: %s cannot run on the GPU: %s", op,
-			      why);
-	db->gstat.cpu_fallbacks++;
+	int rc = exec_op_fallback(db, op, why);
+
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.fallbacks++;
 	snprintf(bg_stat.last_fallback, sizeof(bg_stat.last_fallback), "%s: %s",

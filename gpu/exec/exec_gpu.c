@@ -1,8 +1,9 @@
 /*
  * exec_gpu.c - the GPU backend of the executor (docs/gpu.md): backend
  * choice per operator, EXPLAIN's reasons, GPU filter and projection, and
- * exec_gpu_node, the entry of every GPU operator (the other files of
- * gpu/exec: exec_gpu_int.h).
+ * exec_gpu_rows, the GPU implementation of FILTER, PROJECT and AGG in
+ * engine/exec/exec_op.c's table (the other files of gpu/exec:
+ * exec_gpu_int.h).
  *
  * Shape: a FILTER, PROJECT or AGG node runs on the GPU together with the
  * FILTERs below it down to its source.  When the source is a table SCAN,
@@ -57,15 +58,6 @@ bool exec_gpu_failed(gpmdb *db, int rc)
 }
 
 /* ---- decisions ------------------------------------------------------- */
-
-static const char *xg_kind_name(int k)
-{
-	static const char *nm[] = {
-	    "SCAN",	     "ONE ROW",	  "VALUES",    "FILTER",   "PROJECT",
-	    "JOIN",	     "AGGREGATE", "SORT",      "DISTINCT", "LIMIT",
-	    "SET OPERATION", "CONVERT",	  "INDEX SCAN"};
-	return k >= 0 && k < (int)(sizeof(nm) / sizeof(nm[0])) ? nm[k] : "?";
-}
 
 int xg_expr_ok(exec_ctx *x, pnode *n, int i, ast_expr *e, bool post,
 	       const pnode *in, cexpr **out, char *why, size_t len)
@@ -264,7 +256,7 @@ int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 		snprintf(why, len,
 			 "its input (%s) runs on the CPU: LIMIT slices it "
 			 "there",
-			 xg_kind_name(n->l->kind));
+			 exec_op_name(n->l->kind));
 		return d == XG_CPU ? XG_CPU : XG_NO_OP;
 	}
 	/* sort, join, distinct, set operations: exec_gpu_ops.c */
@@ -277,7 +269,7 @@ int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 		    n->kind == PN_ISCAN)
 			return XG_CPU;
 		snprintf(why, len, "no GPU version of %s yet",
-			 xg_kind_name(n->kind));
+			 exec_op_name(n->kind));
 		return XG_NO_OP;
 	}
 	/* auto looks at the input first, so that small queries never start
@@ -304,7 +296,7 @@ int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 			snprintf(why, len,
 				 "input (%s) is not a table scan (auto uses "
 				 "the GPU for scans)",
-				 src ? xg_kind_name(src->kind) : "?");
+				 src ? exec_op_name(src->kind) : "?");
 			return XG_CPU;
 		}
 		uint64_t rows = xg_scan_rows(db, src);
@@ -637,7 +629,7 @@ out:
 	if (rc) {
 		rel_free(r);
 		/* too large for the cache: the general path streams the
-		 * projection (exec_gpu_node) and sorts its rows */
+		 * projection (exec_gpu_rows) and sorts its rows */
 		return rc == XG_STREAM ? XG_DECLINE : rc;
 	}
 	*out = r;
@@ -729,28 +721,24 @@ int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	return GPMDB_OK;
 }
 
-int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
+int exec_gpu_rows(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+		  size_t len)
 {
 	gpmdb *db = x->db;
-	char why[400];
 	xg_src s;
 	int d, rc;
 
-	if (db->backend != 1 && exec_gpu_ops_kind(n->kind))
-		return exec_gpu_ops_node(x, n, out);
-	if (db->backend == 1 || (n->kind != PN_FILTER &&
-				 n->kind != PN_PROJECT && n->kind != PN_AGG))
-		return XG_DECLINE;
+	(void)keep;
 	pthread_mutex_lock(&xg_lock);
 	if (xg_depth++ == 0)
 		gcache_begin();
-	d = xg_decide(x, n, why, sizeof(why));
+	d = xg_decide(x, n, why, len);
 	if (d != XG_GPU) {
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		if (d != XG_WANTED_CPU)
-			return XG_DECLINE;
-		goto fallback;
+			why[0] = 0;
+		return EXEC_OP_CPU;
 	}
 	rc = xg_fused(x, n, &s, out);
 	if (rc == XG_UNFUSED) {
@@ -780,20 +768,8 @@ int exec_gpu_node(exec_ctx *x, pnode *n, rel **out)
 		db->gstat.gpu_ops++;
 	xg_depth--;
 	pthread_mutex_unlock(&xg_lock);
-	/* an SQL error of a row (overflow, invalid date) is the query's
-	 * error, as on the CPU; an error of the source's own operators
-	 * too */
-	if (!rc || !exec_gpu_failed(db, rc))
-		return rc;
-	snprintf(why, sizeof(why), "%s", db->errmsg + 4);
-	db_clear(db);
-fallback:
-	if (db->gpu_strict)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "gpu_strict: %s cannot run on the GPU: %s",
-			      xg_kind_name(n->kind), why);
-	db->gstat.cpu_fallbacks++;
-	return XG_DECLINE;
+	/* a GPU failure here is exec_op_run's fallback */
+	return rc;
 }
 
 /* ---- INSERT ... SELECT: the result left on the device ---------------- */
@@ -820,7 +796,7 @@ void exec_gpu_dev_free(exec_gpu_dev *d)
 }
 
 /*
- * exec_gpu_node's PROJECT / FILTER over a cached table scan, without
+ * exec_gpu_rows's PROJECT / FILTER over a cached table scan, without
  * xg_fetch: the outputs stay on the device, owned by the handle.  Only
  * the fitting path: a scan streamed in row windows appends each window's
  * rows on the host (xg_stream), so it declines.  TEXT outputs point into
@@ -843,7 +819,7 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 		snprintf(why, len,
 			 "the SELECT's top operator is %s, not a projection "
 			 "or filter",
-			 n ? xg_kind_name(n->kind) : "?");
+			 n ? exec_op_name(n->kind) : "?");
 		return XG_DECLINE;
 	}
 	pthread_mutex_lock(&xg_lock);
@@ -862,11 +838,11 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 			snprintf(why, len,
 				 "the %s's input (%s) is not a table scan or "
 				 "a join kept on the device",
-				 xg_kind_name(n->kind),
-				 src ? xg_kind_name(src->kind) : "?");
+				 exec_op_name(n->kind),
+				 src ? exec_op_name(src->kind) : "?");
 	} else if (!why[0]) {
 		snprintf(why, len, "the %s runs on the CPU",
-			 xg_kind_name(n->kind));
+			 exec_op_name(n->kind));
 	}
 	if (!dev_src) {
 		xg_depth--;

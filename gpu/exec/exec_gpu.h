@@ -2,21 +2,66 @@
  * exec_gpu.h - the GPU executor's API for the rest of the engine
  * (gpu/exec/: the host side of the GPU operators, beside their kernels in
  * gpu/).  Built on the CPU executor's relations and compiled expressions
- * (engine/exec/exec.h); exec_gpu_node is called by exec_node for each
- * plan node.
+ * (engine/exec/exec.h); engine/exec/exec_op.c's table of physical
+ * operators names the GPU implementations below.
  */
 #ifndef GPMDB_EXEC_GPU_H
 #define GPMDB_EXEC_GPU_H
 
 #include "../../engine/exec/exec.h"
 
-/* exec_gpu.c: the GPU backend.  exec_gpu_node runs n on the GPU when
- * the backend choice says so: GPMDB_OK (*out set), an error, or -1 "run
- * it on the CPU". */
-int exec_gpu_node(exec_ctx *x, pnode *n, rel **out);
-/* exec_gpu_ops.c: ORDER BY n on the GPU keeping its first keep rows
- * (top-N under LIMIT): as exec_gpu_node, -1 means "on the CPU". */
-int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/*
+ * The GPU implementations of the physical operators (engine/exec/
+ * exec_op.c's table; exec_op_run chooses and falls back).  Each runs n on
+ * the GPU when the backend choice says so and returns GPMDB_OK (*out
+ * set), an error, or EXEC_OP_CPU: the CPU runs n, why empty when the CPU
+ * was chosen (below gpu_threshold, no GPU version) and saying what
+ * stopped the GPU when it was wanted (a fallback).  keep: the rows a
+ * LIMIT above a SORT wants (UINT64_MAX: all).
+ */
+#define EXEC_OP_CPU (-1)
+typedef int (*exec_gpu_fn)(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+			   char *why, size_t len);
+/* exec_gpu.c: FILTER, PROJECT, AGG with the FILTERs below them */
+int exec_gpu_rows(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+		  size_t len);
+/* exec_gpu_ops.c: SORT (top-N: its first keep rows) */
+int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+		  size_t len);
+/* exec_gpu_ops.c: JOIN (SEMI/ANTI too), DISTINCT, SETOP, LIMIT */
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+		      char *why, size_t len);
+/*
+ * The input of a GPU operator is a batch of columns: on the device (a
+ * struct xg_src of gpu/exec/exec_gpu_int.h: columns read in HBM, through
+ * a selection or a join's pairs) or a host relation the operator
+ * uploads.  A kind whose rows can stay on the device has a device-batch
+ * implementation in exec_op.c's table: it fills b with node n's rows for
+ * the GPU operator consumer above it (win: the window of a streamed
+ * scan), or returns EXEC_OP_CPU: no device batch here (exec_node's host
+ * relation is uploaded instead, the one fallback of an input), or
+ * XG_STREAM (a table scan too large for the cache) or an error.
+ */
+struct xg_src;
+struct xg_win;
+typedef int (*exec_gpu_batch_fn)(exec_ctx *x, pnode *consumer, pnode *n,
+				 struct xg_src *b, const struct xg_win *win);
+/* exec_gpu_prep.c: a table scan from the HBM cache, a join whose pairs
+ * stay on the device, a projection or a GROUP BY kept there */
+int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n,
+			struct xg_src *b, const struct xg_win *win);
+int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, struct xg_src *b,
+		       const struct xg_win *win);
+/* exec_op.c: kind's device-batch implementation, or NULL */
+exec_gpu_batch_fn exec_op_gpu_batch(int kind);
+/* True when rc (not GPMDB_OK) is the GPU's failure (its message starts
+ * "GPU "; the operator falls back), not the query's own error: an SQL
+ * error of a row (GPMDB_ERROR) or an interrupt. */
+bool exec_gpu_failed(gpmdb *db, int rc);
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root);
 /* EXPLAIN: after exec_gpu_annotate, *gpu: n runs on the GPU; returns a
  * note on the GPU's work or the reason for the CPU, or NULL. */

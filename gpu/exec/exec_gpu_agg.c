@@ -748,7 +748,7 @@ int xg_agg_keep(exec_ctx *x, pnode *n, xg_src *d)
 
 	if (!xg_agg_keep_ok(n) || xg_decide(x, n, why, sizeof(why)) != XG_GPU)
 		return XG_DECLINE;
-	/* the fused kernel first, as exec_gpu_node: few groups, filters
+	/* the fused kernel first, as exec_gpu_rows: few groups, filters
 	 * evaluated inside the aggregate (a host result, d reads it as a
 	 * host source); it declines many groups */
 	rc = xg_fused(x, n, &s, &r);

@@ -2,7 +2,7 @@
  * exec_gpu_int.h - between the GPU executor's files (gpu/exec/):
  *
  *   exec_gpu.c         backend choice, EXPLAIN, projection and filter,
- *                      exec_gpu_node, INSERT ... SELECT's device result
+ *                      exec_gpu_rows, INSERT ... SELECT's device result
  *   exec_gpu_src.c     device sources, program runs, fetches, windows
  *   exec_gpu_prep.c    a source's preparation: filters, device joins,
  *                      projections and GROUP BYs kept on the device

@@ -35,22 +35,6 @@ bool exec_gpu_ops_kind(int kind)
 	       kind == PN_SETOP || kind == PN_LIMIT;
 }
 
-static const char *xo_name(const pnode *n)
-{
-	switch (n->kind) {
-	case PN_SORT:
-		return "SORT";
-	case PN_JOIN:
-		return "JOIN";
-	case PN_DISTINCT:
-		return "DISTINCT";
-	case PN_LIMIT:
-		return "LIMIT";
-	default:
-		return "SET OPERATION";
-	}
-}
-
 /* Types the GPU compares as exec.c does (sval_cmp of one static type).
  * TEXT: binary order (val_text_cmp), the only collation the binder lets
  * through (COLLATE RTRIM compares binary too). */
@@ -112,7 +96,8 @@ static int xo_supported(const pnode *n, char *why, size_t len)
 		for (int c = 0; c < nc; c++)
 			if (!xo_type_ok(n->ty[c].t, true)) {
 				snprintf(why, len, "%s over a %s column",
-					 xo_name(n), et_name(n->ty[c]));
+					 exec_op_name(n->kind),
+					 et_name(n->ty[c]));
 				return 0;
 			}
 		return 1;
@@ -158,7 +143,7 @@ int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len)
 
 static int xo_gerr(exec_ctx *x, int rc, const char *op, const char *msg)
 {
-	/* "GPU ..." errors fall back to the CPU (exec_gpu_node's rule) */
+	/* "GPU ..." errors fall back to the CPU (exec_op_run's rule) */
 	return db_err(x->db, rc, "GPU %s: %s", op, msg);
 }
 
@@ -399,10 +384,10 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 	int rc = GPMDB_OK;
 
 	if (n_all > UINT32_MAX / 2)
-		return xo_gerr(x, GPMDB_UNSUPPORTED, xo_name(n),
+		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
 			       "more than 2^31 rows");
 	if (nc > 256)
-		return xo_gerr(x, GPMDB_UNSUPPORTED, xo_name(n),
+		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
 			       "more than 256 columns");
 	if (!(cols = calloc((size_t)nc + 1, sizeof(gpu_sortcol))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -416,7 +401,7 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 				      concat || !b ? (uint32_t)n_all
 						   : (uint32_t)a->nrows,
 				      mode, &rows, &nrows, err, sizeof(err))))
-		rc = xo_gerr(x, rc, xo_name(n), err);
+		rc = xo_gerr(x, rc, exec_op_name(n->kind), err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
 	rc = xo_result(x, n, rc, a, b, a->nrows, rows, nrows, out);
@@ -769,148 +754,68 @@ out:
 
 /* ---- LIMIT ------------------------------------------------------------ */
 
-/* A SORT whose GPU attempt under a LIMIT declined (counted once): the
- * CPU run that follows at once must not try the GPU again. */
-static _Thread_local const pnode *xo_sort_declined;
-
 /*
- * LIMIT over an input that runs on the GPU: exec.c's exec_limit, the
- * input's rows truncated.  Over a SORT the GPU sort keeps only the first
- * LIMIT + OFFSET rows (top-N: only they come back); the OFFSET rows are
- * then left out of the gather.  The LIMIT counts as a GPU operator when
- * nothing below it fell back to the CPU (its rows are then a GPU
- * result); it never falls back itself.
+ * LIMIT over an input that runs on the GPU: the CPU's LIMIT (exec.c),
+ * whose SORT input keeps only its first LIMIT + OFFSET rows (a GPU top-N:
+ * only they come back).  The LIMIT counts as a GPU operator when nothing
+ * below it fell back to the CPU (its rows are then a GPU result); it
+ * never falls back itself.
  */
 static int xo_limit_run(exec_ctx *x, pnode *n, rel **out)
 {
 	uint64_t fb0 = x->db->gstat.cpu_fallbacks;
-	int64_t lim = -1, off = 0;
-	rel *in = NULL, *r;
-	int rc;
+	int rc = exec_limit(x, n, out);
 
-	if ((rc = exec_limit_value(x, n->limit, &lim)) ||
-	    (n->offset && (rc = exec_limit_value(x, n->offset, &off))))
-		return rc;
-	if (off < 0)
-		off = 0;
-	if (n->l->kind == PN_SORT && lim >= 0 &&
-	    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off) {
-		exec_span sp;
-		if ((rc = db_check_interrupt(x->db)))
-			return rc;
-		exec_span_begin(x, &sp);
-		rc = exec_gpu_sort(x, n->l, (uint64_t)(lim + off), &in);
-		if (rc == XO_DECLINE) {
-			/* fell back (counted): the CPU sorts it all */
-			exec_span_drop(x, &sp);
-			xo_sort_declined = n->l;
-			rc = exec_node(x, n->l, &in);
-			xo_sort_declined = NULL;
-		} else {
-			exec_span_end(x, n->l, &sp, rc, in);
-		}
-		if (rc)
-			return rc;
-	} else if ((rc = exec_node(x, n->l, &in))) {
-		return rc;
-	}
-	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
-	uint64_t cnt = in->nrows - from;
-	if (lim >= 0 && (uint64_t)lim < cnt)
-		cnt = (uint64_t)lim;
-	if (x->db->gstat.cpu_fallbacks == fb0)
+	if (!rc && x->db->gstat.cpu_fallbacks == fb0)
 		x->db->gstat.gpu_ops++;
-	if (from == 0 && cnt == in->nrows) {
-		*out = in;
-		return GPMDB_OK;
-	}
-	uint32_t *idx = malloc(sizeof(uint32_t) * (cnt + 1));
-	if (!idx) {
-		rel_free(in);
-		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	}
-	for (uint64_t i = 0; i < cnt; i++)
-		idx[i] = (uint32_t)(from + i);
-	if (!(r = rel_new(x, n->ncols, n->ty)))
-		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-	else if ((rc = xo_gather(r, in, NULL, in->nrows, idx, cnt)))
-		rel_free(r);
-	free(idx);
-	rel_free(in);
-	if (!rc)
-		*out = r;
 	return rc;
 }
 
 /* ---- running ---------------------------------------------------------- */
 
-/* After a GPU attempt: the result, or -1 (CPU) / an error per
- * gpu_strict, as exec_gpu_node. */
-static int xo_finish(exec_ctx *x, pnode *n, int rc, const char *why0)
+/* The backend choice of a SORT, JOIN, DISTINCT, SETOP or LIMIT: true for
+ * the GPU; else why is left empty for a CPU choice and kept for a
+ * fallback (exec_op_run's rule). */
+static bool xo_chosen(exec_ctx *x, pnode *n, char *why, size_t len)
 {
-	gpmdb *db = x->db;
-	char why[400];
+	int d = exec_gpu_ops_decide(x, n, why, len);
 
-	if (!why0) {
-		if (!rc) {
-			db->gstat.gpu_ops++;
-			return GPMDB_OK;
-		}
-		if (!exec_gpu_failed(db, rc))
-			return rc;
-		snprintf(why, sizeof(why), "%s", db->errmsg + 4);
-		db_clear(db);
-	} else {
-		snprintf(why, sizeof(why), "%s", why0);
-	}
-	if (db->gpu_strict)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "gpu_strict: %s cannot run on the GPU: %s",
-			      xo_name(n), why);
-	db->gstat.cpu_fallbacks++;
-	return XO_DECLINE;
+	if (d == XG_GPU)
+		return true;
+	if (d != XG_WANTED_CPU)
+		why[0] = 0;
+	return false;
 }
 
-int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+		  size_t len)
 {
-	char why[400];
 	rel *in;
-	int d, rc;
+	int rc;
 
-	if (x->db->backend == 1)
-		return XO_DECLINE;
-	if (xo_sort_declined == n) {
-		xo_sort_declined = NULL;
-		return XO_DECLINE;
-	}
-	d = exec_gpu_ops_decide(x, n, why, sizeof(why));
-	if (d == XG_CPU || d == XG_NO_OP)
-		return XO_DECLINE;
-	if (d == XG_WANTED_CPU)
-		return xo_finish(x, n, 0, why);
+	if (!xo_chosen(x, n, why, len))
+		return EXEC_OP_CPU;
 	/* a projection of a scan below: its keys never leave the device */
-	if ((rc = exec_gpu_sort_dev(x, n, keep, out)) != XO_DECLINE)
-		return xo_finish(x, n, rc, NULL);
-	if ((rc = exec_node(x, n->l, &in)))
-		return rc;
-	rc = xo_sort_run(x, n, in, keep, out);
-	rel_free(in);
-	return xo_finish(x, n, rc, NULL);
+	if ((rc = exec_gpu_sort_dev(x, n, keep, out)) == XO_DECLINE) {
+		if ((rc = exec_node(x, n->l, &in)))
+			return rc;
+		rc = xo_sort_run(x, n, in, keep, out);
+		rel_free(in);
+	}
+	if (!rc)
+		x->db->gstat.gpu_ops++;
+	return rc;
 }
 
-int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out)
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+		      char *why, size_t len)
 {
-	char why[400];
 	rel *l = NULL, *r = NULL;
-	int d, rc;
+	int rc;
 
-	if (x->db->backend == 1 || n->kind == PN_SORT)
-		return XO_DECLINE;
-	d = exec_gpu_ops_decide(x, n, why, sizeof(why));
-	if (d == XG_CPU || d == XG_NO_OP)
-		return XO_DECLINE;
-	if (d == XG_WANTED_CPU)
-		return xo_finish(x, n, 0, why);
+	(void)keep;
+	if (!xo_chosen(x, n, why, len))
+		return EXEC_OP_CPU;
 	/* LIMIT: never a fallback of its own (the input's are counted) */
 	if (n->kind == PN_LIMIT)
 		return xo_limit_run(x, n, out);
@@ -932,5 +837,7 @@ int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out)
 				  out);
 	rel_free(l);
 	rel_free(r);
-	return xo_finish(x, n, rc, NULL);
+	if (!rc)
+		x->db->gstat.gpu_ops++;
+	return rc;
 }

@@ -19,17 +19,10 @@ bool exec_gpu_ops_kind(int kind);
 int exec_gpu_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 /* XG_* for such a node, the reason of a CPU choice in why. */
 int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
-/* Runs a JOIN, DISTINCT, SETOP or LIMIT node as exec_gpu_node does: GPMDB_OK,
- * an error, or -1 "run it on the CPU". */
-int exec_gpu_ops_node(exec_ctx *x, pnode *n, rel **out);
 /* SORT over a GPU PROJECT of a table scan, the projection kept on the
  * device and only the first keep rows brought back (exec_gpu.c):
  * GPMDB_OK, an error, or -1 "use the general path". */
 int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
-/* True when rc (not GPMDB_OK) is the GPU's failure (its message starts
- * "GPU "; the operator falls back), not the query's own error: an SQL
- * error of a row (GPMDB_ERROR) or an interrupt. */
-bool exec_gpu_failed(gpmdb *db, int rc);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

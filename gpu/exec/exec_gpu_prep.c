@@ -242,8 +242,6 @@ static int xg_prepare_side(exec_ctx *x, pnode *c, xg_src *s)
 	if (c->kind == PN_FILTER &&
 	    xg_expr_ok(x, c, 0, c->pred, c->post, c->l, &cx, why, sizeof(why)))
 		return xg_prepare_win(x, c, s, NULL);
-	if (xg_proj_ok(x, c))
-		return xg_prepare_proj(x, c, s);
 	memset(s, 0, sizeof(*s));
 	s->x = x;
 	return xg_prepare_at(x, c, NULL, 0, c, s, NULL);
@@ -584,79 +582,102 @@ static int xg_src_reset(exec_ctx *x, xg_src *s, int ncols, int rc)
 	return GPMDB_OK;
 }
 
+/* ---- device batches --------------------------------------------------- */
+
+/* The device-batch implementations of exec_op.c's table (exec_gpu.h):
+ * n's rows for the GPU operator consumer, b's ncols columns allocated. */
+
+/* A table scan: its columns from the HBM cache, loaded when read */
+int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
+{
+	bool fits = true;
+	int rc;
+
+	b->scan = n;
+	if (win) {
+		b->win = win;
+		b->nrows = (uint32_t)win->live;
+		return GPMDB_OK;
+	}
+	/* the size check: tables too large for the cache, or for 32-bit
+	 * row numbers, are streamed */
+	if (xg_scan_rows(x->db, n) > UINT32_MAX)
+		return XG_STREAM;
+	b->nrows = (uint32_t)xg_scan_rows(x->db, n);
+	if ((rc = xg_fits(x, consumer, n, &fits)))
+		return rc;
+	return fits ? GPMDB_OK : XG_STREAM;
+}
+
+/* A join whose pairs stay on the device */
+int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
+{
+	char why[300];
+
+	(void)consumer;
+	(void)win;
+	if (!xg_join_ok(x, n, why, sizeof(why)))
+		return EXEC_OP_CPU;
+	return xg_prepare_join(x, n, b);
+}
+
+/* A projection whose outputs stay on the device (TPC-H Q9's under its
+ * GROUP BY) */
+int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+			const xg_win *win)
+{
+	(void)consumer;
+	(void)win;
+	if (!xg_proj_ok(x, n))
+		return EXEC_OP_CPU;
+	free(b->cols);
+	b->cols = NULL;
+	return xg_prepare_proj(x, n, b);
+}
+
+/* A GROUP BY whose groups stay on the device when there are many (TPC-H
+ * Q17, Q18: millions of groups went to the host and came back) */
+int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
+		       const xg_win *win)
+{
+	(void)consumer;
+	(void)win;
+	return xg_agg_keep(x, n, b);
+}
+
 /* xg_prepare_win's work for the given chain (top first) and source. */
 int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		  xg_src *s, const xg_win *win)
 {
-	char why[300], err[300];
+	exec_gpu_batch_fn dev = exec_op_gpu_batch(src->kind);
+	char err[300];
 	int rc;
 
 	s->ncols = src->ncols;
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (src->kind == PN_SCAN) {
-		bool fits = true;
-		s->scan = src;
-		if (win) {
-			s->win = win;
-			s->nrows = (uint32_t)win->live;
-		} else {
-			/* the size check: tables too large for the cache,
-			 * or for 32-bit row numbers, are streamed */
-			s->nrows = (uint32_t)xg_scan_rows(x->db, src);
-			if (xg_scan_rows(x->db, src) > UINT32_MAX)
-				return XG_STREAM;
-			if ((rc = xg_fits(x, n, src, &fits)))
-				return rc;
-			if (!fits)
-				return XG_STREAM;
-		}
-	} else {
+	/* src's rows as a device batch where its kind has one */
+	rc = dev ? dev(x, n, src, s, win) : XG_DECLINE;
+	/* inputs too large for the device: a scan is streamed (the
+	 * caller), any other source runs on the host (exec_gpu_ops.c
+	 * streams nothing either, but takes less memory at once) */
+	if (src->kind != PN_SCAN && xg_too_large(x, rc)) {
+		if ((rc = xg_src_reset(x, s, src->ncols, rc)))
+			return rc;
 		rc = XG_DECLINE;
-		if (src->kind == PN_JOIN &&
-		    xg_join_ok(x, src, why, sizeof(why))) {
-			rc = xg_prepare_join(x, src, s);
-			/* inputs too large for the device: the join on the
-			 * host path (exec_gpu_ops.c streams nothing either,
-			 * but takes less memory at once) */
-			if (xg_too_large(x, rc)) {
-				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
-					return rc;
-				rc = XG_DECLINE;
-			} else if (rc) {
-				return rc;
-			}
-		}
-		/* a projection under this operator (TPC-H Q9's under its
-		 * GROUP BY): its outputs stay on the device */
-		if (rc == XG_DECLINE && src->kind == PN_PROJECT &&
-		    xg_proj_ok(x, src)) {
-			free(s->cols);
-			s->cols = NULL;
-			rc = xg_prepare_proj(x, src, s);
-			if (xg_too_large(x, rc)) { /* as the join's */
-				if ((rc = xg_src_reset(x, s, src->ncols, rc)))
-					return rc;
-				rc = XG_DECLINE;
-			} else if (rc) {
-				return rc;
-			}
-		}
-		/* a GROUP BY under this operator: its groups stay on the
-		 * device when there are many (TPC-H Q17, Q18: millions of
-		 * groups went to the host and came back) */
-		if (rc == XG_DECLINE && src->kind == PN_AGG &&
-		    (rc = xg_agg_keep(x, src, s)) != XG_DECLINE) {
-			if (rc)
-				return rc;
-		} else if (rc == XG_DECLINE) {
-			if ((rc = exec_node(x, src, &s->in)))
-				return rc;
-			if (s->in->nrows > UINT32_MAX)
-				return db_err(x->db, GPMDB_UNSUPPORTED,
-					      "GPU input: more than 2^32 rows");
-			s->nrows = (uint32_t)s->in->nrows;
-		}
+	}
+	/* the one fallback of an input: its host relation, uploaded */
+	if (rc == XG_DECLINE) {
+		if ((rc = exec_node(x, src, &s->in)))
+			return rc;
+		if (s->in->nrows > UINT32_MAX)
+			return db_err(x->db, GPMDB_UNSUPPORTED,
+				      "GPU input: more than 2^32 rows");
+		s->nrows = (uint32_t)s->in->nrows;
+	} else if (rc) {
+		return rc;
 	}
 	/* filters: lowest first */
 	for (int i = nchain - 1; i >= 0; i--) {

@@ -131,6 +131,10 @@ static void test_counts_and_catalog(void)
 		CHECK_RC(tu_append(p, t2, 0, 10), GPMDB_OK);
 		CHECK_RC(stg_commit(p), GPMDB_OK);
 		TU_CHECK_OK(p);
+		/* the append may have grown (and remapped) the pool */
+		sb = stg_pool_base(p, NULL);
+		root = (stg_root *)((char *)sb + sb->root_off);
+		e = (stg_cat_entry *)((char *)sb + root->cat_head);
 		e2 = (stg_cat_entry *)((char *)sb + root->cat_tail);
 		tdir = e2->tdir;
 		e2->tdir = e->tdir;

@@ -185,8 +185,8 @@ static void test_big_append(void)
 	CHECK_RC(stg_append(p, tid, b, n), GPMDB_OK);
 	stg_get_write_times(p, &w1);
 	stg_get_stats(p, &s1);
-	/* 1 MiB of pool, about 17 MiB of tablets: one growth to them and a
-	 * quarter more (alloc_prepare), not five doublings */
+	/* 1 MiB of pool, about 17 MiB of tablets: one growth to them and
+	 * an eighth more (alloc_prepare), not one growth per tablet */
 	CHECKF(w1.grows - w0.grows == 1 && s1.pool_size > (16u << 20) &&
 		   s1.pool_size < (24u << 20),
 	       "growths %llu, pool %llu -> %llu bytes",
