@@ -199,6 +199,10 @@ $(BUILD)/obj/%.o: %.cu
 $(BUILD)/obj/gpu/index_ops.o: NVFLAGS += -Xcompiler -fopenmp
 # gpu_upload_staged copies into its pinned buffers on every core
 $(BUILD)/obj/gpu/device.o: NVFLAGS += -Xcompiler -fopenmp
+# the INSERT pipeline stages its chunks on every core (dml_append.cu),
+# and the pool's pages are populated on every core before registration
+$(BUILD)/obj/gpu/dml_append.o: NVFLAGS += -Xcompiler -fopenmp
+$(BUILD)/obj/gpu/persist.o: NVFLAGS += -Xcompiler -fopenmp
 
 .SECONDEXPANSION:
 $(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a

@@ -1,7 +1,8 @@
 /*
  * dml.cu - GPU writes into the registered pool (gpu_dml.h): UPDATE and
- * DELETE with HCL undo logging, INSERT at the tail, and the recovery
- * kernel that undoes an HCL segment in parallel.
+ * DELETE with HCL undo logging, INSERT ... SELECT's conversion, and the
+ * recovery kernel that undoes an HCL segment in parallel (INSERT at the
+ * tail: gpu/dml_append.cu).
  *
  * UPDATE/DELETE, thread i = row rowids[i] = HCL thread i of the segment's
  * geometry (256-thread blocks, as the CPU writer pretends):
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dml_geom.cuh"
 #include "gpu_dml.h"
 #include "gpu_internal.h"
 #include "persist.cuh"
@@ -41,84 +43,6 @@
 
 #include "../engine/value_inline.h"
 #include "../engine/vector.h"
-
-#define DML_TPB 256u /* HCL's geometry (hcl.c's HCL_TPB) */
-
-/* ---- tablet geometry: storage/tablet.c's, for host and device ------ */
-
-#define DML_BIG_ROW  (1024ull * 1023) /* first row of tablet 10 */
-#define DML_MAX_ROWS (1ull << 20)
-
-__host__ __device__ static inline uint64_t dml_tab_index(uint64_t row)
-{
-	uint64_t x, i = 0;
-
-	if (row >= DML_BIG_ROW)
-		return 10 + (row - DML_BIG_ROW) / DML_MAX_ROWS;
-	/* tablet i holds rows [1024 (2^i - 1), 1024 (2^(i+1) - 1)) */
-	x = row / 1024 + 1;
-	while (x >>= 1)
-		i++;
-	return i;
-}
-
-__host__ __device__ static inline uint64_t dml_first_row(uint64_t idx)
-{
-	if (idx <= 10)
-		return 1024ull * ((1ull << idx) - 1);
-	return DML_BIG_ROW + (idx - 10) * DML_MAX_ROWS;
-}
-
-__host__ __device__ static inline uint64_t dml_capacity(uint64_t idx)
-{
-	return idx >= 10 ? DML_MAX_ROWS : 1024ull << idx;
-}
-
-static double dml_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* ---- device helpers ------------------------------------------------- */
-
-__device__ static inline uint64_t dml_load(const char *p, uint32_t w)
-{
-	switch (w) {
-	case 8:
-		return *(const uint64_t *)p;
-	case 4:
-		return *(const uint32_t *)p;
-	case 2:
-		return *(const uint16_t *)p;
-	default:
-		return *(const uint8_t *)p;
-	}
-}
-
-__device__ static inline void dml_store(char *p, uint64_t v, uint32_t w)
-{
-	switch (w) {
-	case 8:
-		*(uint64_t *)p = v;
-		break;
-	case 4:
-		*(uint32_t *)p = (uint32_t)v;
-		break;
-	case 2:
-		*(uint16_t *)p = (uint16_t)v;
-		break;
-	default:
-		*(uint8_t *)p = (uint8_t)v;
-	}
-}
-
-__device__ static inline uint32_t dml_bit(const uint32_t *w, uint64_t i)
-{
-	return (w[i >> 5] >> (i & 31)) & 1u;
-}
 
 /* Word k of an entry of (block, warp, lane) lies HCL_WARP words after
  * word k - 1: the striping that makes a warp's stores one line. */
@@ -428,7 +352,7 @@ extern "C" void gpu_dml_set_launch_hook(void (*fn)(int done))
 	dml_hook = fn;
 }
 
-static void dml_note(int done)
+void dml_note(int done)
 {
 	if (dml_hook)
 		dml_hook(done);
@@ -528,11 +452,6 @@ static int dml_up(dml_mem *m, void **out, const void *src, size_t bytes,
 	if (rc == GPMDB_OK && bytes)
 		rc = gpu_upload(*out, src, bytes, err, errlen);
 	return rc;
-}
-
-static unsigned dml_grid(uint64_t n)
-{
-	return (unsigned)((n + DML_TPB - 1) / DML_TPB);
 }
 
 /*
@@ -942,162 +861,6 @@ extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
 	t->bytes = 4ull * HCL_ENTRY_WORDS * n + 8 * n;
 	t->total_ms = dml_ms() - t0;
 	return rc;
-}
-
-/* ---- INSERT --------------------------------------------------------- */
-
-/* Values of rows [lr, lr + n) of one column of one tablet: coalesced. */
-__global__ void dml_k_copy(char *dst, const char *src, uint64_t n, uint32_t w)
-{
-	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		dml_store(dst + i * w, dml_load(src + i * w, w), w);
-	gpm_persist_thread(); /* before the host's row count (grid scope) */
-}
-
-/* Bits [lr0, lr0 + n) of a tablet bitmap from bits [b0, b0 + n) of src
- * (NULL: zeros), one thread per destination word: the first and last
- * words keep the bits of the rows around them. */
-__global__ void dml_k_putbits(uint32_t *dst, uint64_t lr0, uint64_t n,
-			      const uint32_t *src, uint64_t b0)
-{
-	uint64_t wd =
-	    (lr0 >> 5) + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t old, out = 0;
-
-	if (wd > (lr0 + n - 1) >> 5)
-		return;
-	old = dst[wd];
-	for (uint32_t b = 0; b < 32; b++) {
-		uint64_t r = wd * 32 + b;
-		uint32_t bit;
-
-		if (r >= lr0 && r < lr0 + n)
-			bit = src ? dml_bit(src, b0 + (r - lr0)) : 0;
-		else
-			bit = (old >> b) & 1u;
-		out |= bit << b;
-	}
-	if (out != old)
-		dst[wd] = out;
-	gpm_persist_thread();
-}
-
-/* gpu_append (dev 0: host arrays, uploaded a column at a time) and
- * gpu_append_dev (dev 1: device arrays, read where they are). */
-static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
-		      uint64_t n, const void *const *vals,
-		      const uint32_t *const *nulls, int dev, gpu_dml_timing *t,
-		      char *err, size_t errlen)
-{
-	cudaStream_t s;
-	gpu_dml_timing tt;
-	double t0 = dml_ms();
-	char *cp = (char *)pool;
-	int rc;
-
-	if (!t)
-		t = &tt;
-	memset(t, 0, sizeof(*t));
-	if ((rc = gpu_init(err, errlen)))
-		return rc;
-	if (n == 0)
-		return GPMDB_OK;
-	s = gpu_stream();
-	if (dml_tab_index(start + n - 1) >= lay->ntab) {
-		snprintf(err, errlen, "rows up to %llu have no tablet",
-			 (unsigned long long)(start + n));
-		return GPMDB_MISUSE;
-	}
-	/* Column by column: upload, then one coalesced copy per tablet;
-	 * one device buffer at a time keeps the footprint at one column. */
-	dml_note(0);
-	for (uint32_t c = 0; c <= lay->ncols && rc == GPMDB_OK; c++) {
-		dml_mem m;
-
-		m.n = 0;
-		uint32_t w = c < lay->ncols ? lay->widths[c] : 0;
-		void *dv = NULL, *dn = NULL;
-		double tu = dml_ms();
-
-		if (c < lay->ncols && dev) {
-			dv = (void *)vals[c];
-			dn = (void *)nulls[c];
-		} else if (c < lay->ncols) {
-			rc = dml_up(&m, &dv, vals[c], n * w, err, errlen);
-			if (rc == GPMDB_OK && nulls[c])
-				rc = dml_up(&m, &dn, nulls[c],
-					    (n + 31) / 32 * 4, err, errlen);
-		}
-		t->upload_ms += dml_ms() - tu;
-		for (uint64_t r = start; r < start + n && rc == GPMDB_OK;) {
-			uint64_t ti = dml_tab_index(r);
-			uint64_t f = dml_first_row(ti), cap = dml_capacity(ti);
-			uint64_t r1 = start + n < f + cap ? start + n : f + cap;
-			uint64_t lr = r - f, k = r1 - r, b0 = r - start;
-			const uint64_t *tt2 = lay->tab + ti * lay->stride;
-			uint64_t nwd = ((lr + k - 1) >> 5) - (lr >> 5) + 1;
-
-			if (c < lay->ncols) {
-				dml_k_copy<<<dml_grid(k), DML_TPB, 0, s>>>(
-				    cp + tt2[2 * c] + lr * w,
-				    (const char *)dv + b0 * w, k, w);
-				cudaError_t e = cudaGetLastError();
-				if (e == cudaSuccess) {
-					dml_k_putbits<<<dml_grid(nwd), DML_TPB,
-							0, s>>>(
-					    (uint32_t *)(cp + tt2[2 * c + 1]),
-					    lr, k, (const uint32_t *)dn, b0);
-					e = cudaGetLastError();
-				}
-				if (e != cudaSuccess)
-					rc = gpu_cuda_fail(e, "dml_k_copy", err,
-							   errlen);
-				t->bytes += k * w + k / 8;
-			} else {
-				dml_k_putbits<<<dml_grid(nwd), DML_TPB, 0, s>>>(
-				    (uint32_t *)(cp + tt2[lay->stride - 1]), lr,
-				    k, NULL, 0);
-				cudaError_t e = cudaGetLastError();
-				if (e != cudaSuccess)
-					rc = gpu_cuda_fail(e, "dml_k_putbits",
-							   err, errlen);
-				t->bytes += k / 8;
-			}
-			r = r1;
-		}
-		dml_free_all(&m); /* stream-ordered: after the kernels */
-	}
-	if (rc == GPMDB_OK) {
-		cudaError_t e = cudaStreamSynchronize(s);
-		if (e != cudaSuccess)
-			rc = gpu_cuda_fail(e, "cudaStreamSynchronize", err,
-					   errlen);
-	}
-	if (rc == GPMDB_OK)
-		dml_note(1);
-	t->total_ms = dml_ms() - t0;
-	t->data_ms = t->total_ms - t->upload_ms;
-	return rc;
-}
-
-extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
-			  uint64_t n, const void *const *vals,
-			  const uint32_t *const *nulls, gpu_dml_timing *t,
-			  char *err, size_t errlen)
-{
-	return dml_append(pool, lay, start, n, vals, nulls, 0, t, err, errlen);
-}
-
-extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
-			      uint64_t start, uint64_t n,
-			      const void *const *dvals,
-			      const uint32_t *const *dnulls, gpu_dml_timing *t,
-			      char *err, size_t errlen)
-{
-	return dml_append(pool, lay, start, n, dvals, dnulls, 1, t, err,
-			  errlen);
 }
 
 /* ---- INSERT ... SELECT: device results into storage arrays ----------- */

@@ -93,21 +93,21 @@ int gpu_hcl_delete(void *pool, uint64_t seg_off, const hcl_geom *geom,
 
 int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	       uint64_t n, const void *const *vals,
-	       const uint32_t *const *nulls, gpu_dml_timing *t, char *err,
-	       size_t errlen)
+	       const uint32_t *const *nulls, gpu_append_chunk_fn fn, void *ctx,
+	       gpu_dml_timing *t, char *err, size_t errlen)
 {
 	(void)pool, (void)lay, (void)start, (void)n, (void)vals;
-	(void)nulls, (void)t;
+	(void)nulls, (void)fn, (void)ctx, (void)t;
 	return dml_no_cuda(err, errlen);
 }
 
 int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		   uint64_t n, const void *const *dvals,
-		   const uint32_t *const *dnulls, gpu_dml_timing *t, char *err,
-		   size_t errlen)
+		   const uint32_t *const *dnulls, gpu_append_chunk_fn fn,
+		   void *ctx, gpu_dml_timing *t, char *err, size_t errlen)
 {
 	(void)pool, (void)lay, (void)start, (void)n, (void)dvals;
-	(void)dnulls, (void)t;
+	(void)dnulls, (void)fn, (void)ctx, (void)t;
 	return dml_no_cuda(err, errlen);
 }
 
@@ -152,6 +152,11 @@ void gpu_pm_ranges_drop(void *base)
 uint64_t gpu_pm_range_bytes(void)
 {
 	return 0;
+}
+
+void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns)
+{
+	*populate_ns = *register_ns = 0;
 }
 
 uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,

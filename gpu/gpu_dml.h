@@ -2,7 +2,8 @@
  * gpu_dml.h - GPU writes into the pool (docs/gpu.md "GPU writes"):
  * registering the pool mapping with CUDA, the UPDATE/DELETE kernels that
  * log with HCL and store in place, the INSERT kernel, the recovery
- * kernel.  gpu/persist.cu, gpu/dml.cu; gpu/dml_host.c without CUDA.
+ * kernel.  gpu/persist.cu, gpu/dml.cu, gpu/dml_append.cu; gpu/dml_host.c
+ * without CUDA.
  *
  * Pointers named pool are the host address of the mapping; offsets
  * (tab, seg_off) are from its start, as storage/stg_gpu.h gives them.
@@ -46,6 +47,9 @@ int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r, uint32_t nr,
 void gpu_pm_ranges_drop(void *base);
 /* Bytes of the pool registered as ranges. */
 uint64_t gpu_pm_range_bytes(void);
+/* Time gpu_pm_ensure spent, cumulative (ns): populating the new ranges'
+ * pages on every core (MADV_POPULATE_WRITE), and cudaHostRegister. */
+void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns);
 
 /* Persist scope of the HCL protocol's two barriers (entries -> tails,
  * tails -> data); see gpu/persist.cuh. */
@@ -151,19 +155,31 @@ int gpu_hcl_delete(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   uint64_t n, int scope, uint64_t *added, gpu_dml_timing *t,
 		   char *err, size_t errlen);
 
+/* Called by gpu_append/gpu_append_dev before the kernels of each chunk
+ * (table rows [r0, r1), inside one tablet, in order) are queued, while
+ * earlier chunks' copies and kernels run: the caller registers what the
+ * chunk's kernels store into (and may stop the INSERT: non-zero, a
+ * message in err).  NULL: everything is registered already. */
+typedef int (*gpu_append_chunk_fn)(void *ctx, uint64_t r0, uint64_t r1,
+				   char *err, size_t errlen);
+
 /* INSERT: rows [start, start + n) of the table get vals[c][i] (all
  * columns, fixed width), NULL bits from nulls[c] (may be NULL), cleared
- * deleted bits; the tablets exist (stg_append_reserve). */
+ * deleted bits; the tablets exist (stg_append_reserve).  A pipeline of
+ * chunks (docs/gpu.md "INSERT pipeline"): every core copies chunk k + 2
+ * into a pinned staging buffer while chunk k + 1 goes up on a copy
+ * stream and chunk k's kernels store into the pool.  t->upload_ms is
+ * the host's staging time; returns after every store is persisted. */
 int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	       uint64_t n, const void *const *vals,
-	       const uint32_t *const *nulls, gpu_dml_timing *t, char *err,
-	       size_t errlen);
+	       const uint32_t *const *nulls, gpu_append_chunk_fn fn, void *ctx,
+	       gpu_dml_timing *t, char *err, size_t errlen);
 /* The same from device arrays (gpu_ins_convert's): nothing is uploaded,
- * the kernels copy device memory into the pool. */
+ * the kernels copy device memory into the pool, chunk by chunk. */
 int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		   uint64_t n, const void *const *dvals,
-		   const uint32_t *const *dnulls, gpu_dml_timing *t, char *err,
-		   size_t errlen);
+		   const uint32_t *const *dnulls, gpu_append_chunk_fn fn,
+		   void *ctx, gpu_dml_timing *t, char *err, size_t errlen);
 
 /*
  * INSERT ... SELECT whose SELECT result is on the device (docs/gpu.md

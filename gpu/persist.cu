@@ -10,9 +10,13 @@
  * A small table of registrations, one per base address: the engine
  * registers a pool once and re-registers it when it was remapped.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "gpu_dml.h"
 #include "gpu_internal.h"
@@ -262,10 +266,74 @@ extern "C" void gpu_pm_ranges_drop(void *base)
 	pthread_mutex_unlock(&pm_lock);
 }
 
+static uint64_t pr_populate_ns, pr_register_ns;
+
+static uint64_t pr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether pr_add populates a range's pages on every core before
+ * cudaHostRegister (GPMDB_GPU_POPULATE=0: not; a measurement switch,
+ * docs/gpu.md "INSERT pipeline"). */
+static int pr_populate_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("GPMDB_GPU_POPULATE");
+		on = !(e && !strcmp(e, "0"));
+	}
+	return on;
+}
+
+/*
+ * Why: cudaHostRegister pins a range page by page on one thread, and a
+ * page of a fresh pool range (allocated by posix_fallocate, never
+ * touched by this process) must first be faulted into the page table.
+ * MADV_POPULATE_WRITE on every core maps them in parallel, so the
+ * registration only pins.  A failure (EFAULT: the file cannot back the
+ * page, tmpfs full) is the registration's error to report.
+ */
+static int pr_populate(char *p, uint64_t len, char *err, size_t errlen)
+{
+	const uint64_t piece = 2u << 20;
+	long np = (long)((len + piece - 1) / piece);
+	int bad = 0, why = 0;
+
+#pragma omp parallel for schedule(dynamic) reduction(+ : bad) if (np > 1)
+	for (long i = 0; i < np; i++) {
+		uint64_t o = (uint64_t)i * piece;
+		uint64_t l = len - o < piece ? len - o : piece;
+		if (madvise(p + o, (size_t)l, MADV_POPULATE_WRITE) != 0) {
+			bad++;
+			__atomic_store_n(&why, errno, __ATOMIC_RELAXED);
+		}
+	}
+	if (bad)
+		return gpu_say(err, errlen, GPMDB_IOERR,
+			       "cannot populate %llu bytes of the pool "
+			       "mapping for the GPU's writes: %s",
+			       (unsigned long long)len, strerror(why));
+	return GPMDB_OK;
+}
+
+extern "C" void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns)
+{
+	pthread_mutex_lock(&pm_lock);
+	*populate_ns = pr_populate_ns;
+	*register_ns = pr_register_ns;
+	pthread_mutex_unlock(&pm_lock);
+}
+
 /* Registers [lo, hi) as one more range (lock held). */
 static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
 {
 	void *p = pr_base + lo;
+	uint64_t t0 = pr_now_ns(), t1;
 	int rc;
 
 	if (pr_n == pr_cap) {
@@ -278,8 +346,15 @@ static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
 		pr = n;
 		pr_cap = nc;
 	}
+	rc = pr_populate_on() ? pr_populate((char *)p, hi - lo, err, errlen)
+			      : GPMDB_OK;
+	t1 = pr_now_ns();
+	pr_populate_ns += t1 - t0;
+	if (rc != GPMDB_OK)
+		return rc;
 	rc = gpu_host_register_uva(p, hi - lo, "a range of the pool mapping",
 				   err, errlen);
+	pr_register_ns += pr_now_ns() - t1;
 	if (rc != GPMDB_OK)
 		return rc;
 	/* keep the list sorted by lo */

@@ -16,6 +16,11 @@
  * hold (TPC-H SF1 loaded from .tbl files: 3.1 GB for 1.4 GB of tables),
  * and on tmpfs every byte the file grows by is memory.  Should the
  * larger size not fit on the disk, the exact size is tried.
+ * A batch that does not fit grows the pool once, to what it will
+ * allocate and an eighth more (alloc_prepare), instead of extent by
+ * extent: each growth maps the pool again (and drops what the GPU had
+ * registered), and on tmpfs every byte the file grows by is a page the
+ * kernel allocates and zeroes, one thread at a time.
  */
 #include <stddef.h>
 #include <string.h>
@@ -83,7 +88,10 @@ static uint64_t find_run(const stg_pool *p, uint64_t n, uint64_t from,
 	return UINT64_MAX;
 }
 
-static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
+/* Grows the pool so that n chunks fit at its end (*start: the first):
+ * by an eighth of its size or what the run needs; exact: what the run
+ * needs. */
+static int grow_for(stg_pool *p, uint64_t n, uint64_t *start, bool exact)
 {
 	uint64_t limit = limit_chunks(p), tail = 0, need, target, size, step;
 	int rc;
@@ -99,7 +107,7 @@ static int grow_for(stg_pool *p, uint64_t n, uint64_t *start)
 	step = limit / 8 > (1u << 20) / p->sb.chunk_size
 		   ? limit / 8
 		   : (1u << 20) / p->sb.chunk_size;
-	target = limit + (need > step ? need : step);
+	target = limit + (exact || need > step ? need : step);
 	if (target > p->sb.nchunks)
 		target = p->sb.nchunks;
 	size = p->sb.data_off + target * p->sb.chunk_size;
@@ -162,7 +170,7 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	if (s == UINT64_MAX && p->alloc_hint)
 		s = find_run(p, n, 0, limit);
 	if (s == UINT64_MAX) {
-		rc = grow_for(p, n, &s);
+		rc = grow_for(p, n, &s, false);
 		if (rc != GPMDB_OK)
 			return rc;
 	}
@@ -184,6 +192,32 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	if (p->wal.on)
 		return wal_fresh(p, *off, n * c);
 	return GPMDB_OK;
+}
+
+int alloc_prepare(stg_pool *p, uint64_t bytes)
+{
+	uint64_t n, limit = limit_chunks(p), slack, s;
+
+	if (bytes == 0)
+		return GPMDB_OK;
+	n = alloc_round(p, bytes) / p->sb.chunk_size;
+	if (n > p->sb.nchunks)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %llu bytes "
+				"requested from %s (maximum size %llu)",
+				(unsigned long long)bytes, p->path,
+				(unsigned long long)p->sb.max_size);
+	/* no more than one ordinary growth: the extents' own, as ever */
+	if (n <= limit / 8 || find_run(p, n, 0, limit) != UINT64_MAX)
+		return GPMDB_OK;
+	/* an eighth more, as an ordinary growth gives, for what comes next
+	 * (an UPDATE's log segment, the next small appends): without it the
+	 * first of them grows the pool again */
+	slack = (limit + n) / 8;
+	if (limit + n + slack > p->sb.nchunks)
+		slack =
+		    p->sb.nchunks > limit + n ? p->sb.nchunks - limit - n : 0;
+	return grow_for(p, n + slack, &s, true);
 }
 
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes)

@@ -987,6 +987,23 @@ int ix_free_all(stg_pool *p, uint64_t hoff)
 	return GPMDB_OK;
 }
 
+uint64_t ix_build_bytes(const ixt *t, uint64_t n)
+{
+	uint32_t lf = t->leaf_cap - t->leaf_cap / 10, inf = t->inner_cap;
+	uint64_t nodes = 0, cnt;
+
+	if (lf < 2)
+		lf = 2;
+	cnt = n ? (n + lf - 1) / lf : 1;
+	for (int levels = 1;; levels++) {
+		nodes += cnt;
+		if (cnt == 1 || levels == MAXH)
+			break;
+		cnt = (cnt + inf - 1) / inf;
+	}
+	return nodes * NSIZE;
+}
+
 int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 {
 	uint32_t ew = t->ew;

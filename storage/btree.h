@@ -108,6 +108,8 @@ int ix_remove(ixt *t, const uint8_t *entry);
 /* Replaces the tree by one built from n sorted entries (ew bytes each);
  * the old nodes are freed at commit. */
 int ix_build(ixt *t, const uint8_t *ents, uint64_t n);
+/* The bytes of the arena ix_build allocates for n entries. */
+uint64_t ix_build_bytes(const ixt *t, uint64_t n);
 /* Frees every extent of the index (deferred to commit). */
 int ix_free_all(stg_pool *p, uint64_t hoff);
 

@@ -42,4 +42,12 @@
 	X("wal.big_data", "msync big commit: data durable, no commit record")  \
 	X("wal.replayed", "msync: log replayed and synced, not yet removed")
 
+/* Points only GPU write paths reach (the engine calls them): crash_storage
+ * runs without a GPU and leaves them out; tests/gpu/crash_gpu_dml.c lands
+ * kills at each. */
+#define STG_GPU_CRASH_POINTS(X)                                                \
+	X("append.chunk",                                                      \
+	  "GPU INSERT pipeline: a chunk about to be registered and queued, "   \
+	  "earlier ones stored or in flight past the row count")
+
 #endif /* GPMDB_CRASHPOINTS_H */

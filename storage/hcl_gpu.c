@@ -168,7 +168,7 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 		       const stg_col_batch *cols, uint64_t nrows,
 		       uint64_t *start)
 {
-	uint64_t cat_off, end;
+	uint64_t cat_off, end, t0, t1;
 	stg_cat_entry *e;
 	uint32_t c;
 	int rc;
@@ -201,9 +201,16 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
 	/* unique keys (of the key columns' values) before the kernels */
+	t0 = pool_now_ns();
 	rc = idx_check_append(p, cat_off, cols, nrows);
+	t1 = pool_now_ns();
+	p->wt.key_check_ns += t1 - t0;
+	/* the pool grown once for the tablets and the index rebuilds */
+	if (rc == GPMDB_OK)
+		rc = tab_append_prepare(p, cat_off, nrows, end);
 	if (rc == GPMDB_OK)
 		rc = tab_ensure_tablets(p, cat_off, end);
+	p->wt.tablets_ns += pool_now_ns() - t1;
 	/* the rows the kernels will write, before they do (zones.c) */
 	if (rc == GPMDB_OK)
 		tab_zone_mark_rows(p, cat_off, *start, nrows);

@@ -580,6 +580,24 @@ static int rebuild_merge(ixt *t, const uint8_t *drop, uint64_t dropn,
 	return rc;
 }
 
+uint64_t idx_append_bytes(stg_pool *p, uint64_t tcat, uint64_t n)
+{
+	ixset *s;
+	uint64_t b = 0;
+
+	if (ixset_open(p, tcat, n, &s) != GPMDB_OK || !s) {
+		pool_clear_err(p); /* an estimate: the append reports it */
+		return 0;
+	}
+	for (int x = 0; x < s->n; x++)
+		if (go_bulk(&s->t[x], n))
+			b += alloc_round(
+			    p, ix_build_bytes(&s->t[x],
+					      ix_hdr(&s->t[x])->entries + n));
+	ixset_free(s);
+	return b;
+}
+
 int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 {
 	ixset *s;

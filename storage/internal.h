@@ -353,6 +353,12 @@ uint64_t alloc_round(const stg_pool *p, uint64_t bytes);
  * growing the pool when needed.  The allocation is undo-logged. */
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 		 uint64_t *ext_bytes);
+/* Makes room for bytes more in one run when they are more than an
+ * ordinary growth gives (one growth of the pool to what is missing and
+ * an eighth more; nothing when a run is free or an eighth of the pool
+ * holds them), so that the extents a batch allocates next need no growth
+ * of their own. */
+int alloc_prepare(stg_pool *p, uint64_t bytes);
 /* Frees an extent when the transaction commits. */
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes);
 /* Clears the bits now (commit and recovery only: not undo-logged). */
@@ -419,6 +425,10 @@ int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 void tab_views_free(stg_pool *p);
 /* Shared with hcl_gpu.c (the GPU write path's storage API). */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
+/* An append of nrows rows up to row end: the room its tablets and index
+ * rebuilds take, made in one growth of the pool (alloc_prepare). */
+int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+		       uint64_t end);
 int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
 		       const uint32_t *nulls, uint64_t n, const char *what);
 /* Allocates and starts an HCL segment for n threads of epp entries:
@@ -456,6 +466,9 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
 		     uint64_t n);
 int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first, uint64_t n);
+/* Bytes the index rebuilds of an append of n rows will allocate (their
+ * new arenas), an estimate for alloc_prepare. */
+uint64_t idx_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t n);
 int idx_before_update(stg_pool *p, uint64_t cat_off, int ncols,
 		      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
 		      const stg_col_batch *vals);

@@ -235,7 +235,20 @@ int pool_check_writable(stg_pool *p)
 
 static int pool_remap_to(stg_pool *p, uint64_t min_size);
 
+/* pool_extend's work, timed (stg_write_times grow_ns, extend_ns). */
+static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0);
+
 int pool_extend(stg_pool *p, uint64_t new_size)
+{
+	uint64_t t0 = pool_now_ns();
+	int rc = pool_extend_untimed(p, new_size, t0);
+
+	p->wt.grow_ns += pool_now_ns() - t0;
+	p->wt.grows++;
+	return rc;
+}
+
+static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0)
 {
 	int err;
 
@@ -245,6 +258,7 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 		  ? posix_fallocate(p->fd, (off_t)p->map_len,
 				    (off_t)(new_size - p->map_len))
 		  : posix_fallocate(p->fd, 0, (off_t)new_size);
+	p->wt.extend_ns += pool_now_ns() - t0;
 	if (err == ENOSPC || err == EFBIG)
 		return pool_err(p, GPMDB_FULL,
 				"database or disk is full: cannot grow %s to "

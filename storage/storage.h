@@ -536,13 +536,19 @@ uint64_t stg_zones_changed(stg_pool *p, uint64_t since);
 void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
 
 /* Where storage's write calls spend their time, cumulative since open
- * (nanoseconds): unique-key checks before an append, index entries
- * (UPDATE's key check included), undo logging of UPDATE and DELETE (the
- * HCL segment), and the commit's disk writes (msync mode's frame,
- * fdatasync and in-place writes).  The engine's write phases subtract
- * them from its "data" and "commit" phases. */
+ * (nanoseconds): unique-key checks before an append (stg_append and
+ * stg_append_reserve), index entries (UPDATE's key check included), undo
+ * logging of UPDATE and DELETE (the HCL segment), and the commit's disk
+ * writes (msync mode's frame, fdatasync and in-place writes).  The
+ * engine's write phases subtract them from its "data" and "commit"
+ * phases.  tablets_ns: making an append's tablets (stg_append_reserve's
+ * tab_ensure_tablets), of which grow_ns growing the pool file
+ * (pool_extend: the file extended and mapped again), of which
+ * extend_ns the file's extension alone (posix_fallocate: on tmpfs the
+ * kernel allocates and zeroes every page); grows: the pool's growths. */
 typedef struct {
 	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
+	uint64_t tablets_ns, grow_ns, extend_ns, grows;
 } stg_write_times;
 void stg_get_write_times(const stg_pool *p, stg_write_times *out);
 

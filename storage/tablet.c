@@ -324,6 +324,23 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 	return GPMDB_OK;
 }
 
+int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+		       uint64_t end)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	uint64_t need = end ? tab_index_of(end - 1) + 1 : 0, bytes = 0, cnt;
+
+	cnt = e->tdir ? tab_dir(p, e->tdir)->count : 0;
+	for (uint64_t i = cnt; i < need; i++)
+		bytes +=
+		    alloc_round(p, tab_layout(cat_cols(e), e->ncols,
+					      tab_capacity(i), NULL, NULL));
+	if (need > cnt) /* a directory with room for them */
+		bytes += alloc_round(p, sizeof(stg_tdir) + 16 * need);
+	bytes += idx_append_bytes(p, cat_off, nrows);
+	return alloc_prepare(p, bytes);
+}
+
 /* Makes the heap of the tablet at toff hold need more bytes. */
 static int ensure_heap(stg_pool *p, uint64_t toff, uint64_t need)
 {
@@ -603,6 +620,9 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	t0 = pool_now_ns();
 	rc = idx_check_append(p, cat_off, cols, nrows);
 	p->wt.key_check_ns += pool_now_ns() - t0;
+	/* the pool grown once for the tablets and the index rebuilds */
+	if (rc == GPMDB_OK)
+		rc = tab_append_prepare(p, cat_off, nrows, end);
 	if (rc != GPMDB_OK)
 		return rc;
 	rc = tab_ensure_tablets(p, cat_off, end);

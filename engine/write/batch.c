@@ -1,6 +1,7 @@
 /*
- * batch.c - the batch C API: array binding, columnar append, columnar
- * results (include/gpmdb.h, docs/engine.md "Batch API").
+ * batch.c - the batch C API: array binding, columnar append
+ * (include/gpmdb.h, docs/engine.md "Batch API"); columnar results are
+ * batch_result.c's.
  *
  * Array binding.  gpmdb_bind_array_* attaches a caller-owned array to a
  * parameter (not copied: a 10M-row batch must not be duplicated); the
@@ -25,15 +26,11 @@
  * one's values and counts every execution in gpmdb_changes; a DELETE
  * counts each row once.  Errors carry " (parameter row k)" (k 0-based,
  * the index into the arrays) for the lowest k that fails.
- *
- * Columnar results read the statement's materialised result relation
- * (engine/exec/rel.c): INTEGER and REAL columns are returned in place; other
- * types are converted into per-statement caches freed by the next
- * execution, reset or finalize.
  */
 #include "../engine.h"
 #include "../value.h"
 #include "batch_gpu.h"
+#include "batch_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,24 +50,6 @@ typedef struct bsrc {
 	int64_t n;
 	sval v; /* BS_CONST */
 } bsrc;
-
-/* A result column converted for gpmdb_result_column. */
-typedef struct rcache {
-	bool valid;
-	uint64_t start; /* first row (the statement's current row) */
-	int type;
-	void *values;
-	uint8_t *nulls;
-	char *text; /* TEXT: the strings, NUL-terminated, back to back */
-} rcache;
-
-struct stmt_batch {
-	bsrc *arr; /* per parameter; kind BS_ARRAY or BS_NONE */
-	int narrays;
-	bool in_loop; /* running the per-row fallback: dml_exec as usual */
-	rcache *rc;
-	int nrc;
-};
 
 /* Messages: the first error of a statement wins in db_err, so errors found
  * while looking for the lowest failing row are kept here and the lowest
@@ -150,7 +129,7 @@ static const char *array_type_name(int t)
 
 /* ---- binding ---- */
 
-static stmt_batch *batch_get(gpmdb_stmt *st)
+stmt_batch *batch_get(gpmdb_stmt *st)
 {
 	if (!st->batch) {
 		st->batch = calloc(1, sizeof(*st->batch));
@@ -456,9 +435,15 @@ static int store_value(gpmdb *db, stg_type t, void *arr, int64_t k,
 static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
 {
 	int64_t nw = n / 32 + 1;
-	uint32_t *nl = malloc((size_t)nw * 4);
+	uint32_t *nl;
 	bool any = false;
 
+	*fail = false;
+	/* integers without NULL flags have no NULL to find: no pass */
+	if (!b->nulls && b->type != GPMDB_ARRAY_DOUBLE &&
+	    b->type != GPMDB_ARRAY_TEXT)
+		return NULL;
+	nl = malloc((size_t)nw * 4);
 	*fail = !nl;
 	if (!nl)
 		return NULL;
@@ -474,6 +459,42 @@ static uint32_t *src_null_bitmap(const bsrc *b, int64_t n, bool *fail)
 				nul = isnan(((const double *)b->values)[k]);
 			if (!nul && b->type == GPMDB_ARRAY_TEXT)
 				nul = !((const char *const *)b->values)[k];
+			bits |= (uint32_t)nul << (k % 32);
+		}
+		nl[w] = bits;
+		any = any || bits;
+	}
+	if (!any) {
+		free(nl);
+		nl = NULL;
+	}
+	return nl;
+}
+
+/* A DOUBLE array narrowed to FLOAT into out and its NULLs (the byte
+ * flags, NaN) as src_null_bitmap finds them, in one pass over the
+ * values instead of two; one bitmap word per iteration. */
+static uint32_t *conv_float_nulls(const bsrc *b, float *out, int64_t n,
+				  bool *fail)
+{
+	int64_t nw = n / 32 + 1;
+	const double *v = b->values;
+	uint32_t *nl = malloc((size_t)nw * 4);
+	bool any = false;
+
+	*fail = !nl;
+	if (!nl)
+		return NULL;
+#pragma omp parallel for schedule(static)                                      \
+    reduction(||                                                               \
+	      : any) if (n >= PAR_MIN_ROWS)
+	for (int64_t w = 0; w < nw; w++) {
+		uint32_t bits = 0;
+		int64_t e = (w + 1) * 32 < n ? (w + 1) * 32 : n;
+		for (int64_t k = w * 32; k < e; k++) {
+			double d = v[k];
+			bool nul = (b->nulls && b->nulls[k]) || isnan(d);
+			out[k] = (float)d;
 			bits |= (uint32_t)nul << (k % 32);
 		}
 		nl[w] = bits;
@@ -565,13 +586,22 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 		    ((at == GPMDB_ARRAY_INT32 || at == GPMDB_ARRAY_INT64) &&
 		     t == STG_T_DOUBLE) ||
 		    (at == GPMDB_ARRAY_TEXT && t == STG_T_TEXT && !mask);
-		if (direct || loop) {
+		/* DOUBLE to FLOAT: narrowed and scanned for NaN in one pass */
+		bool fused = at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT;
+		if ((direct || loop) && !fused) {
 			out->nulls = src_null_bitmap(src, n, &fail);
 			if (fail)
 				return db_err(db, GPMDB_NOMEM, "out of memory");
 		}
 		if (direct) {
 			out->values = src->values;
+		} else if (fused) {
+			if (!(out->own = malloc((size_t)n * w)))
+				return db_err(db, GPMDB_NOMEM, "out of memory");
+			out->values = out->own;
+			out->nulls = conv_float_nulls(src, out->own, n, &fail);
+			if (fail)
+				return db_err(db, GPMDB_NOMEM, "out of memory");
 		} else if (loop) {
 			if (!(out->own = malloc((size_t)n * w)))
 				return db_err(db, GPMDB_NOMEM, "out of memory");
@@ -1835,24 +1865,6 @@ out:
 	return rc;
 }
 
-/* ---- columnar results ---- */
-
-void batch_result_free(gpmdb_stmt *st)
-{
-	stmt_batch *b = st->batch;
-
-	if (!b || !b->rc)
-		return;
-	for (int i = 0; i < b->nrc; i++) {
-		free(b->rc[i].values);
-		free(b->rc[i].nulls);
-		free(b->rc[i].text);
-	}
-	free(b->rc);
-	b->rc = NULL;
-	b->nrc = 0;
-}
-
 void batch_stmt_free(gpmdb_stmt *st)
 {
 	if (!st->batch)
@@ -1861,133 +1873,4 @@ void batch_stmt_free(gpmdb_stmt *st)
 	free(st->batch->arr);
 	free(st->batch);
 	st->batch = NULL;
-}
-
-int gpmdb_result_column(gpmdb_stmt *st, int i, gpmdb_column_array *out,
-			int64_t *n)
-{
-	stmt_batch *b;
-	rcache *c;
-	const rcol *rc;
-	uint64_t start, cnt;
-
-	if (!st || !out || !n)
-		return GPMDB_MISUSE;
-	memset(out, 0, sizeof(*out));
-	*n = 0;
-	db_clear(st->db);
-	if (i < 0 || i >= st->ncols)
-		return db_err(st->db, GPMDB_RANGE,
-			      "gpmdb_result_column: column %d out of range "
-			      "(0..%d)",
-			      i, st->ncols - 1);
-	if (st->state == 0)
-		return db_err(st->db, GPMDB_MISUSE,
-			      "gpmdb_result_column: the statement has not "
-			      "run (call gpmdb_step first)");
-	if (st->state == 2 || !st->res || i >= st->res->ncols ||
-	    st->cur >= st->res->nrows) {
-		out->type = GPMDB_ARRAY_INT64;
-		return GPMDB_OK; /* done: no rows left */
-	}
-	rc = &st->res->cols[i];
-	start = st->cur;
-	cnt = st->res->nrows - start;
-	*n = (int64_t)cnt;
-	/* INTEGER and REAL: the relation's own arrays */
-	if (rc->ty.t == BC_T_INT || rc->ty.t == BC_T_REAL) {
-		out->type = rc->ty.t == BC_T_INT ? GPMDB_ARRAY_INT64
-						 : GPMDB_ARRAY_DOUBLE;
-		out->values = (const char *)rc->data + start * 8;
-		out->nulls = rc->nulls + start;
-		return GPMDB_OK;
-	}
-	if (!(b = batch_get(st)))
-		return db_err(st->db, GPMDB_NOMEM, "out of memory");
-	if (!b->rc) {
-		b->rc = calloc((size_t)st->ncols, sizeof(rcache));
-		if (!b->rc)
-			return db_err(st->db, GPMDB_NOMEM, "out of memory");
-		b->nrc = st->ncols;
-	}
-	c = &b->rc[i];
-	if (c->valid && c->start == start)
-		goto done;
-	free(c->values);
-	free(c->nulls);
-	free(c->text);
-	memset(c, 0, sizeof(*c));
-	c->nulls = malloc(cnt);
-	if (!c->nulls)
-		return db_err(st->db, GPMDB_NOMEM, "out of memory");
-	memcpy(c->nulls, rc->nulls + start, cnt);
-	switch (rc->ty.t) {
-	case BC_T_NULL:
-	case BC_T_BOOL:
-		c->type = GPMDB_ARRAY_INT64;
-		c->values = calloc(cnt, 8);
-		if (!c->values)
-			break;
-		for (uint64_t k = 0; k < cnt; k++) {
-			if (rc->ty.t == BC_T_NULL)
-				c->nulls[k] = 1;
-			else
-				((int64_t *)c->values)[k] =
-				    ((const uint8_t *)rc->data)[start + k];
-		}
-		break;
-	case BC_T_DEC:
-		c->type = GPMDB_ARRAY_DOUBLE;
-		c->values = malloc(cnt * 8);
-		if (!c->values)
-			break;
-		for (uint64_t k = 0; k < cnt; k++)
-			((double *)c->values)[k] = val_dec_to_real(
-			    ((const int64_t *)rc->data)[start + k],
-			    rc->ty.scale);
-		break;
-	default: { /* TEXT, DATE: NUL-terminated strings */
-		size_t bytes = 0, at = 0;
-		char buf[64];
-		uint32_t len;
-		c->type = GPMDB_ARRAY_TEXT;
-		for (uint64_t k = 0; k < cnt; k++) {
-			sval v;
-			rel_get(st->res, i, start + k, &v);
-			if (v.t != BC_T_NULL) {
-				sval_text(&v, buf, &len);
-				bytes += len + 1;
-			}
-		}
-		c->values = calloc(cnt + 1, sizeof(char *));
-		c->text = malloc(bytes + 1);
-		if (!c->values || !c->text)
-			break;
-		for (uint64_t k = 0; k < cnt; k++) {
-			sval v;
-			rel_get(st->res, i, start + k, &v);
-			if (v.t == BC_T_NULL)
-				continue;
-			const char *t = sval_text(&v, buf, &len);
-			memcpy(c->text + at, t, len);
-			c->text[at + len] = 0;
-			((char **)c->values)[k] = c->text + at;
-			at += len + 1;
-		}
-	}
-	}
-	if (!c->values || (c->type == GPMDB_ARRAY_TEXT && !c->text)) {
-		free(c->values);
-		free(c->nulls);
-		free(c->text);
-		memset(c, 0, sizeof(*c));
-		return db_err(st->db, GPMDB_NOMEM, "out of memory");
-	}
-	c->valid = true;
-	c->start = start;
-done:
-	out->type = c->type;
-	out->values = c->values;
-	out->nulls = c->nulls;
-	return GPMDB_OK;
 }

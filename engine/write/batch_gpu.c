@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
@@ -80,6 +81,13 @@ static struct {
 	 * rows went through the host instead and the last one's reason */
 	uint64_t is_dev_rows, is_dev_batches, is_host;
 	char is_host_why[400];
+	/* the last GPU INSERT's reservation and pipeline (bg_ins_note):
+	 * the GPU's setup (bg_choose), the unique-key check, the tablets,
+	 * of which the pool's growth and the file's extension, and in the
+	 * chunk hook the registration's populate and cudaHostRegister */
+	double ins_setup_ms, ins_keycheck_ms, ins_tablets_ms, ins_grow_ms,
+	    ins_extend_ms, ins_populate_ms, ins_register_ms;
+	uint64_t ins_chunks;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -256,26 +264,110 @@ static void bg_glay(const stg_gpu_layout *l, gpu_tab_layout *g)
 	g->ncols = l->ncols;
 }
 
+static double bg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Where a GPU INSERT's host time went, kept for PRAGMA gpu_write_stats
+ * (docs/gpu.md "INSERT pipeline"): storage's and the registration's
+ * cumulative timers read before (b) and after (a). */
+typedef struct {
+	stg_write_times w;
+	uint64_t pop_ns, reg_ns;
+} bg_ins_times;
+
+static void bg_ins_times_get(gpmdb *db, bg_ins_times *t)
+{
+	stg_get_write_times(db->pool, &t->w);
+	gpu_pm_range_times(&t->pop_ns, &t->reg_ns);
+}
+
+static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
+			double setup_ms, uint64_t chunks)
+{
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.ins_setup_ms = setup_ms;
+	bg_stat.ins_keycheck_ms = (a->w.key_check_ns - b->w.key_check_ns) / 1e6;
+	bg_stat.ins_tablets_ms = (a->w.tablets_ns - b->w.tablets_ns) / 1e6;
+	bg_stat.ins_grow_ms = (a->w.grow_ns - b->w.grow_ns) / 1e6;
+	bg_stat.ins_extend_ms = (a->w.extend_ns - b->w.extend_ns) / 1e6;
+	bg_stat.ins_populate_ms = (a->pop_ns - b->pop_ns) / 1e6;
+	bg_stat.ins_register_ms = (a->reg_ns - b->reg_ns) / 1e6;
+	bg_stat.ins_chunks = chunks;
+	pthread_mutex_unlock(&bg_lock);
+}
+
 /* INSERT's rows [*start, *start + n) reserved in table tid, in the
- * WP_RESERVE phase: tablets first (reserving may grow and remap the pool;
- * the unique keys are checked there too), then the pool's layout (*lay,
- * the caller frees it) and the rows' range registered for the kernels'
- * writes. */
+ * WP_RESERVE phase: tablets (reserving may grow and remap the pool; the
+ * unique keys are checked there too, their time moved to WP_KEYCHECK),
+ * then the pool's layout (*lay, the caller frees it) and the mapping's
+ * base brought up to date (db->gpu_reg_base: a growth maps the pool
+ * again).  The tablets themselves are registered chunk by chunk by the
+ * INSERT pipeline (bg_chunk). */
 static int bg_reserve(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		      uint64_t n, uint64_t *start, stg_gpu_layout *lay,
 		      gpu_tab_layout *gl)
 {
+	stg_write_times w0, w1;
 	char err[600];
 
 	wp_to(db, WP_RESERVE);
+	stg_get_write_times(db->pool, &w0);
 	if (stg_append_reserve(db->pool, tid, cols, n, start) ||
 	    stg_gpu_layout_get(db->pool, tid, lay))
 		return db_err_stg(db);
+	stg_get_write_times(db->pool, &w1);
+	wp_move(db, WP_RESERVE, WP_KEYCHECK, w1.key_check_ns - w0.key_check_ns);
 	bg_glay(lay, gl);
-	if (bg_register_write(db, gl, 0, 0, *start + n, ~0ull, err,
-			      sizeof(err)))
+	if (bg_register(db, err, sizeof(err)))
 		return db_err(db, GPMDB_GPU, "%s", err);
 	return GPMDB_OK;
+}
+
+/* Bytes of tablets the INSERT pipeline registers at a time: a
+ * cudaHostRegister call costs about a millisecond of its own, and the
+ * chunks are a tablet (about 29 MB for 28-byte rows) or less. */
+#define BG_REG_AHEAD (128ull << 20)
+
+/* The INSERT pipeline's chunk hook (gpu_append_chunk_fn): registers the
+ * tablets up to the chunk's end and about BG_REG_AHEAD bytes of rows
+ * past it (rows up to end), in WP_RESERVE, while the earlier chunks go
+ * up and are stored. */
+typedef struct {
+	gpmdb *db;
+	const gpu_tab_layout *gl;
+	uint64_t chunks, end, reg_end;
+} bg_chunk_ctx;
+
+static int bg_chunk(void *ctx, uint64_t r0, uint64_t r1, char *err,
+		    size_t errlen)
+{
+	bg_chunk_ctx *c = ctx;
+	uint64_t rowb = 0, to;
+	int ph, rc = GPMDB_OK;
+
+	(void)r0;
+	/* a kill here finds earlier chunks stored or in flight, past the
+	 * row count: the table is its before-image (crash_gpu_dml) */
+	if (c->chunks++)
+		stg_crash_point("append.chunk");
+	if (r1 <= c->reg_end)
+		return GPMDB_OK;
+	ph = wp_to(c->db, WP_RESERVE);
+	for (uint32_t k = 0; k < c->gl->ncols; k++)
+		rowb += c->gl->widths[k];
+	to = r1 + BG_REG_AHEAD / (rowb ? rowb : 1);
+	if (to > c->end || to < r1)
+		to = c->end;
+	rc = bg_register_write(c->db, c->gl, 0, 0, to, ~0ull, err, errlen);
+	if (rc == GPMDB_OK)
+		c->reg_end = to;
+	wp_to(c->db, ph);
+	return rc;
 }
 
 static bool bg_table_has_text(gpmdb *db, uint32_t tid, stg_schema **out)
@@ -309,15 +401,21 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	const void **vals = NULL;
 	const uint32_t **nls = NULL;
 	uint64_t start = 0, up;
+	bg_ins_times tb, ta;
+	bg_chunk_ctx cc = {db, &gl, 0, 0, 0};
+	double setup_ms;
 	char err[600];
 	int want, rc, ph;
 
 	if (db->backend != 2 || nrows == 0)
 		return bg_cpu_append(db, tid, cols, nrows);
 	/* the GPU's setup and the pool's registration */
+	bg_ins_times_get(db, &tb);
+	setup_ms = bg_now_ms();
 	ph = wp_to(db, WP_RESERVE);
 	want = bg_choose(db, "INSERT", bg_table_has_text(db, tid, &sch));
 	wp_to(db, ph);
+	setup_ms = bg_now_ms() - setup_ms;
 	if (want <= 0 || !sch) {
 		stg_schema_free(sch);
 		return want < 0 ? db->errcode
@@ -335,9 +433,12 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	}
 	if ((rc = bg_reserve(db, tid, cols, nrows, &start, &lay, &gl)))
 		goto out;
+	cc.end = start + nrows;
 	wp_to(db, WP_DATA);
-	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls, &t, err,
-			sizeof(err));
+	rc = gpu_append(db->gpu_reg_base, &gl, start, nrows, vals, nls,
+			bg_chunk, &cc, &t, err, sizeof(err));
+	bg_ins_times_get(db, &ta);
+	bg_ins_note(&tb, &ta, setup_ms, cc.chunks);
 	if (rc) {
 		/* the rows past the count are invisible: the statement's
 		 * rollback leaves the table as it was */
@@ -696,6 +797,8 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	stg_gpu_layout lay = {0};
 	gpu_tab_layout gl;
 	gpu_dml_timing t = {0};
+	bg_chunk_ctx cc = {db, &gl, 0, 0, 0};
+	bg_ins_times tb, ta;
 	stg_index_info *ixs = NULL;
 	rel *hold = NULL;
 	char why[400] = "", err[600];
@@ -901,12 +1004,16 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		wp_bytes(db, WP_BIND, n * src[c].width);
 		wp_bytes(db, WP_DATA, n * src[c].width);
 	}
+	bg_ins_times_get(db, &tb);
 	if ((rc = bg_reserve(db, tid, rb, n, &start, &lay, &gl)))
 		goto out;
+	cc.end = start + n;
 	wp_to(db, WP_DATA);
-	rc = gpu_append_dev(db->gpu_reg_base, &gl, start, n,
-			    (const void *const *)dv,
-			    (const uint32_t *const *)dn, &t, err, sizeof(err));
+	rc = gpu_append_dev(
+	    db->gpu_reg_base, &gl, start, n, (const void *const *)dv,
+	    (const uint32_t *const *)dn, bg_chunk, &cc, &t, err, sizeof(err));
+	bg_ins_times_get(db, &ta);
+	bg_ins_note(&tb, &ta, 0, cc.chunks);
 	if (rc) {
 		/* past the count: the statement's rollback hides them */
 		rc = db_err(db, rc, "GPU INSERT: %s", err);
@@ -1240,6 +1347,15 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"insert_select_dev_batches",
 		     (double)bg_stat.is_dev_batches},
 		    {"insert_select_host", (double)bg_stat.is_host},
+		    /* the last GPU INSERT's host work (docs/gpu.md) */
+		    {"last_insert_setup_ms", bg_stat.ins_setup_ms},
+		    {"last_insert_keycheck_ms", bg_stat.ins_keycheck_ms},
+		    {"last_insert_tablets_ms", bg_stat.ins_tablets_ms},
+		    {"last_insert_grow_ms", bg_stat.ins_grow_ms},
+		    {"last_insert_extend_ms", bg_stat.ins_extend_ms},
+		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
+		    {"last_insert_register_ms", bg_stat.ins_register_ms},
+		    {"last_insert_chunks", (double)bg_stat.ins_chunks},
 		};
 		char because[480];
 		uint64_t nhost = bg_stat.is_host;

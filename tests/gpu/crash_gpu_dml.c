@@ -18,10 +18,14 @@
  * engine/write/batch_gpu.c), and two kills in three wait for the start and
  * then sleep a random part of the kernels' duration measured in a
  * calibration run; the third kill is at a random moment of the whole
- * statement.  What the child wrote before it died says where each kill
- * landed: before the kernels, inside them, or after them; the test
- * fails when fewer than a third landed inside, or (UPDATE) when no
- * recovery ran the GPU undo kernel or none the CPU's.
+ * statement.  The INSERT workloads also kill every fifth child at the
+ * GPU-only crash point append.chunk (storage/crashpoints.h
+ * STG_GPU_CRASH_POINTS: between two chunks of the INSERT pipeline,
+ * earlier chunks stored or in flight), at its first or second hit.  What the
+ * child wrote before it died says where each kill landed: before the kernels,
+ * inside them, or after them; the test fails when fewer than a third landed
+ * inside, or (UPDATE) when no recovery ran the GPU undo kernel or none the
+ * CPU's.
  *
  * Usage: crash_gpu_dml [insert|inssel|update|lines ...] (default all).
  * GPMDB_CRASH_KILLS=n kills per workload (default 50), GPMDB_CRASH_ROWS=n
@@ -182,10 +186,12 @@ static char rd(int fd)
  * Runs a child.  delay_ms < 0: lets it finish and fills *tm.  Otherwise
  * kills it delay_ms after it said ready (aim 0) or after its write
  * kernels started (aim 1; a child that finishes without them is an
- * error).  Returns AT_* (where the kill landed; AT_AFTER when it
- * committed), -1 on an error.
+ * error); aim 2: the child kills itself at a crash point (its
+ * GPMDB_CRASH_AT), *self set when it did.  Returns AT_* (where the kill
+ * landed; AT_AFTER when it committed), -1 on an error.
  */
-static int run_child(const char *what, double delay_ms, int aim, timing *tm)
+static int run_child(const char *what, double delay_ms, int aim, timing *tm,
+		     int *self)
 {
 	int p[2], st, at, seen_k = 0, seen_K = 0;
 	char c = 0;
@@ -245,8 +251,10 @@ static int run_child(const char *what, double delay_ms, int aim, timing *tm)
 		}
 		seen_k = 1;
 	}
-	usleep((useconds_t)(delay_ms * 1000));
-	kill(pid, SIGKILL);
+	if (aim != 2) {
+		usleep((useconds_t)(delay_ms * 1000));
+		kill(pid, SIGKILL);
+	}
 	/* what it wrote before it died */
 	while ((c = rd(p[0]))) {
 		seen_k += c == 'k';
@@ -257,6 +265,8 @@ static int run_child(const char *what, double delay_ms, int aim, timing *tm)
 	close(p[0]);
 	waitpid(pid, &st, 0);
 	at = seen_K ? AT_AFTER : seen_k ? AT_INSIDE : AT_BEFORE;
+	if (self)
+		*self = aim == 2 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
 	return at;
 }
 
@@ -287,7 +297,7 @@ static void workload(const char *what)
 	timing tm = {0, 0, 0};
 	double rec_ms, gseg, max_rec = 0;
 	int where[3] = {0, 0, 0}, after_n = 0, before_n = 0, gpu_recs = 0;
-	int cpu_recs = 0, aimed = 0;
+	int cpu_recs = 0, aimed = 0, chunk_tries = 0, chunk_kills = 0;
 	char ok[256];
 
 	unlink(path);
@@ -315,7 +325,7 @@ static void workload(const char *what)
 	}
 	gpmdb_close(db);
 	/* calibration: one batch to the end, each step timed */
-	if (run_child(what, -1, 0, &tm) != AT_AFTER) {
+	if (run_child(what, -1, 0, &tm, NULL) != AT_AFTER) {
 		CHECKF(0, "%s: the calibration batch failed", what);
 		return;
 	}
@@ -355,7 +365,22 @@ static void workload(const char *what)
 			    (double)batch; /* 2 * batch rows, half even */
 		}
 		gpmdb_close(db);
-		at = run_child(what, delay, aim, &tm);
+		if (ins && k % 5 == 4) {
+			/* the pipeline's crash point, at hit 1 or 2 */
+			char cp[64];
+			int self = 0;
+
+			snprintf(cp, sizeof(cp), "append.chunk:%d",
+				 1 + (k / 5) % 2);
+			setenv("GPMDB_CRASH_AT", cp, 1);
+			at = run_child(what, 0, 2, &tm, &self);
+			unsetenv("GPMDB_CRASH_AT");
+			chunk_tries++;
+			chunk_kills += self;
+			aim = 0;
+		} else {
+			at = run_child(what, delay, aim, &tm, NULL);
+		}
 		CHECK(at >= 0);
 		if (at >= 0)
 			where[at]++;
@@ -405,6 +430,14 @@ static void workload(const char *what)
 	       "by the CPU; longest recovery %.2f ms\n",
 	       what, kills, aimed, where[AT_BEFORE], where[AT_INSIDE],
 	       where[AT_AFTER], before_n, after_n, gpu_recs, cpu_recs, max_rec);
+	if (ins) {
+		printf("# %s: %d of %d children killed at append.chunk\n", what,
+		       chunk_kills, chunk_tries);
+		/* a batch has two chunks or more: hit 1 is always reached */
+		CHECKF(chunk_kills * 2 >= chunk_tries && chunk_kills > 0,
+		       "%s: only %d of %d children reached append.chunk", what,
+		       chunk_kills, chunk_tries);
+	}
 	/* the point of aiming: kills inside the kernels, recovered */
 	CHECKF(where[AT_INSIDE] * 3 >= kills,
 	       "%s: only %d of %d kills landed inside the write kernels", what,

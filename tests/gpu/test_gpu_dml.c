@@ -495,6 +495,104 @@ out:
 	free(id), free(v), free(w);
 }
 
+/* One table of the INSERT pipeline's test: w (16 BIGINT columns, NULLs
+ * in some) gets 3000 rows, then n more (so the second batch starts in
+ * the middle of a tablet and of a NULL word) on db. */
+static int pipe_fill(gpmdb *db, int64_t n, int64_t *v, uint8_t *n1, uint8_t *n2)
+{
+	gpmdb_column_array arr[16];
+	char sql[600];
+	int o = 0, rc;
+
+	o = snprintf(sql, sizeof(sql), "CREATE TABLE w (c0 BIGINT");
+	for (int c = 1; c < 16; c++)
+		o += snprintf(sql + o, sizeof(sql) - (size_t)o, ", c%d BIGINT",
+			      c);
+	snprintf(sql + o, sizeof(sql) - (size_t)o, ")");
+	if ((rc = du_exec(db, sql)))
+		return rc;
+	for (int64_t off = 0, k = 3000; off < n + 3000; off += k, k = n) {
+		for (int c = 0; c < 16; c++)
+			arr[c] =
+			    (gpmdb_column_array){GPMDB_ARRAY_INT64, v + off + c,
+						 c % 3 == 1   ? n1 + off
+						 : c % 3 == 2 ? n2 + off
+							      : NULL};
+		if ((rc = gpmdb_append_columns(db, "w", 16, NULL, arr, k)))
+			return rc;
+	}
+	return GPMDB_OK;
+}
+
+/* The INSERT pipeline (gpu/dml_append.cu dml_append): a batch of several
+ * chunks, tablets cut into chunks (16 8-byte columns with NULLs: about
+ * 232k rows a chunk) and a start in the middle of a NULL word, equal to
+ * the CPU's rows. */
+static void t_pipeline(void)
+{
+	const int64_t n = 900000;
+	int64_t *v = malloc(8 * (n + 3016));
+	uint8_t *n1 = malloc(n + 3000), *n2 = malloc(n + 3000);
+	gpmdb *cdb = NULL, *gdb = NULL;
+	uint64_t hc, hg, rc_, rg;
+
+	CHECK(v && n1 && n2);
+	if (!v || !n1 || !n2)
+		goto out;
+	for (int64_t i = 0; i < n + 3016; i++)
+		v[i] = i * 7 - 3;
+	for (int64_t i = 0; i < n + 3000; i++) {
+		n1[i] = i % 7 == 0;
+		n2[i] = (i / 33) % 2 == 0;
+	}
+	unlink(shm_cpu);
+	unlink(shm_gpu);
+	cdb = du_open(shm_cpu, "cpu", 1);
+	gdb = du_open(shm_gpu, "gpu", 1);
+	CHECK(cdb && gdb);
+	if (!cdb || !gdb)
+		goto out;
+	CHECK_RC(du_exec(gdb, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	CHECK_RC(pipe_fill(cdb, n, v, n1, n2), GPMDB_OK);
+	CHECK_RC(pipe_fill(gdb, n, v, n1, n2), GPMDB_OK);
+	CHECK(du_stat(gdb, "gpu_write_stats", "last_write_gpu") == 1);
+	/* rows 3000 .. 903000: tablets 1 to 9, the rows of tablets 8 and
+	 * 9 in two chunks each (138 bytes a row: 242688 rows a chunk) */
+	double ch = du_stat(gdb, "gpu_write_stats", "last_insert_chunks");
+	CHECKF(ch >= 11, "chunks %.0f", ch);
+	hc = du_hash(cdb, "SELECT * FROM w", &rc_);
+	hg = du_hash(gdb, "SELECT * FROM w", &rg);
+	CHECKF(hc == hg && rc_ == rg && rg == (uint64_t)n + 3000,
+	       "cpu %llu rows %016llx, gpu %llu rows %016llx",
+	       (unsigned long long)rc_, (unsigned long long)hc,
+	       (unsigned long long)rg, (unsigned long long)hg);
+	CHECK(du_num(gdb, "SELECT count(c1) FROM w") ==
+	      du_num(cdb, "SELECT count(c1) FROM w"));
+	CHECK(du_num(gdb, "SELECT count(c2) FROM w") ==
+	      du_num(cdb, "SELECT count(c2) FROM w"));
+	printf("# pipeline: %.0f rows in %.0f chunks equal; host ms: tablets "
+	       "%.1f (grow %.1f, extend %.1f), populate %.1f, register %.1f, "
+	       "staging %.1f, kernels total %.1f\n",
+	       (double)n, ch,
+	       du_stat(gdb, "gpu_write_stats", "last_insert_tablets_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_insert_grow_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_insert_extend_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_insert_populate_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_insert_register_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_upload_ms"),
+	       du_stat(gdb, "gpu_write_stats", "last_total_ms"));
+	char ok[256];
+	CHECKF(!strcmp(du_text(gdb, "PRAGMA integrity_check", ok, sizeof(ok)),
+		       "ok"),
+	       "integrity: %s", ok);
+out:
+	gpmdb_close(cdb);
+	gpmdb_close(gdb);
+	unlink(shm_cpu);
+	unlink(shm_gpu);
+	free(v), free(n1), free(n2);
+}
+
 /* A GPU batch killed at commit.begin, recovered by the GPU kernel or
  * the CPU; restoration latency as a percentage of the operation. */
 static void crash_recover_log(const char *what, const char *sql, int gpu_rec,
@@ -1046,6 +1144,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_auto_mode);
 	TEST_RUN(t_text);
 	TEST_RUN(t_insert_select);
+	TEST_RUN(t_pipeline);
 	TEST_RUN(t_msync);
 	TEST_RUN(t_phases);
 	TEST_RUN(t_recovery);

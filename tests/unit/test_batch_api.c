@@ -398,6 +398,52 @@ static void test_append_columns(void)
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "8");
 	CHECK_RC(su_exec(db, "ROLLBACK"), GPMDB_OK);
 	CHECK_SCALAR(db, "SELECT count(*) FROM t", "4");
+
+	/* DOUBLE arrays into FLOAT columns: narrowed and scanned for NULLs
+	 * (NaN, the flags) in one pass, on all threads past 65536 rows */
+	{
+		enum { N = 100003 };
+		double *y = malloc(N * sizeof(*y)), *x = malloc(N * sizeof(*x));
+		uint8_t *yn = calloc(N, 1);
+		double sum = 0;
+		long long nn = 0;
+		char want[64];
+
+		CHECK(y && x && yn);
+		if (!y || !x || !yn)
+			goto fdone;
+		for (int i = 0; i < N; i++) {
+			x[i] = i;
+			y[i] = i % 97 == 0 ? 0.0 / 0.0 : i * 0.5;
+			yn[i] = i % 89 == 0;
+			if (i % 97 && i % 89) {
+				sum += i * 0.5;
+				nn++;
+			}
+		}
+		CHECK_RC(su_exec(db, "CREATE TABLE g(x FLOAT NOT NULL, "
+				     "y FLOAT)"),
+			 GPMDB_OK);
+		gpmdb_column_array g[2] = {{GPMDB_ARRAY_DOUBLE, x, NULL},
+					   {GPMDB_ARRAY_DOUBLE, y, yn}};
+		CHECK_RC(gpmdb_append_columns(db, "g", 2, NULL, g, N),
+			 GPMDB_OK);
+		snprintf(want, sizeof(want), "%lld", nn);
+		CHECK_SCALAR(db, "SELECT count(y) FROM g", want);
+		snprintf(want, sizeof(want), "%.1f", sum);
+		CHECK_SCALAR(db, "SELECT sum(y) FROM g", want);
+		/* a NaN in the NOT NULL column: its lowest row */
+		x[70001] = 0.0 / 0.0;
+		x[90001] = 0.0 / 0.0;
+		CHECK_RC(gpmdb_append_columns(db, "g", 2, NULL, g, N),
+			 GPMDB_CONSTRAINT);
+		CHECK_MSG(db, "NOT NULL constraint failed: g.x");
+		CHECK_MSG(db, "(row 70001)");
+		snprintf(want, sizeof(want), "%d", N);
+		CHECK_SCALAR(db, "SELECT count(*) FROM g", want);
+	fdone:
+		free(y), free(x), free(yn);
+	}
 	gpmdb_close(db);
 }
 

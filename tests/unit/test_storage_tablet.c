@@ -170,6 +170,8 @@ static void test_big_append(void)
 	stg_column_def c[2] = {{.name = "a", .type = STG_T_INT},
 			       {.name = "b", .type = STG_T_INT}};
 	stg_col_batch b[2] = {{a, NULL}, {a, NULL}};
+	stg_write_times w0, w1;
+	stg_stats s0, s1;
 	uint32_t tid, nt;
 
 	if (!p)
@@ -178,7 +180,19 @@ static void test_big_append(void)
 		a[i] = (int32_t)(i * 3);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	CHECK_RC(stg_table_create(p, "big", c, 2, "", &tid), GPMDB_OK);
+	stg_get_write_times(p, &w0);
+	stg_get_stats(p, &s0);
 	CHECK_RC(stg_append(p, tid, b, n), GPMDB_OK);
+	stg_get_write_times(p, &w1);
+	stg_get_stats(p, &s1);
+	/* 1 MiB of pool, about 17 MiB of tablets: one growth to them and
+	 * an eighth more (alloc_prepare), not one growth per tablet */
+	CHECKF(w1.grows - w0.grows == 1 && s1.pool_size > (16u << 20) &&
+		   s1.pool_size < (24u << 20),
+	       "growths %llu, pool %llu -> %llu bytes",
+	       (unsigned long long)(w1.grows - w0.grows),
+	       (unsigned long long)s0.pool_size,
+	       (unsigned long long)s1.pool_size);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	CHECK_RC(stg_tablet_count(p, tid, &nt), GPMDB_OK);
 	CHECK(nt == 11); /* tablets 0-9 hold 1047552 rows, tablet 10 1M */

@@ -621,6 +621,30 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 	}
 }
 
+/* Where the GPU INSERT's host work went (PRAGMA gpu_write_stats
+ * last_insert_*, docs/gpu.md "INSERT pipeline"): the reservation's parts
+ * and, inside the pipeline, the registration of the chunks' tablets. */
+static void bb_insert_host(gpmdb *db, int conf)
+{
+	static const char *const nm[] = {"setup",    "keycheck", "tablets",
+					 "grow",     "extend",	 "populate",
+					 "register", "chunks"};
+	char name[64];
+
+	printf("# %s, INSERT host work (ms):", conf_names[conf]);
+	for (size_t i = 0; i < sizeof(nm) / sizeof(nm[0]); i++) {
+		snprintf(name, sizeof(name), "last_insert_%s%s", nm[i],
+			 strcmp(nm[i], "chunks") ? "_ms" : "");
+		printf(" %s %.1f", nm[i],
+		       bench_gpmdb_stat(db, "gpu_write_stats", name));
+	}
+	printf("; kernels: upload (staging) %.1f, total %.1f; CUDA setup "
+	       "%.1f (gpu_stats init_us, once a process)\n",
+	       bench_gpmdb_stat(db, "gpu_write_stats", "last_upload_ms"),
+	       bench_gpmdb_stat(db, "gpu_write_stats", "last_total_ms"),
+	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3);
+}
+
 static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		   const bb_keys *kk, const bb_ck ck[3], uint64_t ka,
 		   const char *dir, bool crash)
@@ -675,6 +699,8 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		if (gpu && conf != C_CAP)
 			r->kernel_ms[op] = bench_gpmdb_stat(
 			    db, "gpu_write_stats", "last_total_ms");
+		if (gpu && conf != C_CAP && op == OP_INSERT)
+			bb_insert_host(db, conf);
 		if (gm_ck(db, conf, &got, err, sizeof(err))) {
 			snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 			goto out;
