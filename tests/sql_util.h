@@ -35,7 +35,15 @@ static inline int su_tmp_make(char *dir, size_t dir_size, char *path,
 
 static inline void su_tmp_remove(const char *dir, const char *path)
 {
+	char side[4200];
+
 	unlink(path);
+	/* the side files a pool leaves while open elsewhere or after a
+	 * crash: <db>-shm, <db>-wal */
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
 	rmdir(dir);
 }
 
