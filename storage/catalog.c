@@ -377,16 +377,18 @@ int stg_object_create(stg_pool *p, stg_objkind kind, const char *name,
 int cat_index_add(stg_pool *p, const char *name, uint64_t tcat, const char *sql,
 		  uint64_t hoff, uint32_t *index_id)
 {
+	char tname[STG_CAT_NAME];
 	stg_cat_entry *e;
 	uint64_t off;
 	int rc;
 
 	if (!name_ok(name))
 		return pool_err(p, GPMDB_MISUSE, "bad index name");
+	/* a copy: entry_new may grow the pool, which moves its mapping */
+	snprintf(tname, sizeof(tname), "%s", cat_entry(p, tcat)->name);
 	rc = check_name_free(p, STG_OBJ_INDEX, name);
 	if (rc == GPMDB_OK)
-		rc = entry_new(p, STG_OBJ_INDEX, name, cat_entry(p, tcat)->name,
-			       sql, &off);
+		rc = entry_new(p, STG_OBJ_INDEX, name, tname, sql, &off);
 	if (rc != GPMDB_OK)
 		return rc;
 	e = cat_entry(p, off);
