@@ -23,6 +23,7 @@
  * kernel allocates and zeroes, one thread at a time.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crashpoints.h"
@@ -107,6 +108,11 @@ static int grow_for(stg_pool *p, uint64_t n, uint64_t *start, bool exact)
 	step = limit / 8 > (1u << 20) / p->sb.chunk_size
 		   ? limit / 8
 		   : (1u << 20) / p->sb.chunk_size;
+	/* GPMDB_TEST_GROW_EXACT: every growth exactly what is needed, so
+	 * that the pool is mapped again at almost every allocation past its
+	 * end (tests: a pointer into the pool kept across one is stale) */
+	if (getenv("GPMDB_TEST_GROW_EXACT"))
+		exact = true;
 	target = limit + (exact || need > step ? need : step);
 	if (target > p->sb.nchunks)
 		target = p->sb.nchunks;
