@@ -98,10 +98,6 @@ struct exec_ctx {
 	uint64_t gen;
 	size_t mem, mem_limit;
 	bool over; /* the last memory error was the limit (spill.c) */
-	/* exec_limit's OFFSET for its SORT's run (sort_skip_node): a
-	 * spilled sort leaves those rows out and says so (sort_skipped) */
-	const pnode *sort_skip_node, *sort_skipped;
-	uint64_t sort_skip;
 	frame frames[MAX_FRAMES];
 	int nframes;
 	int depth; /* nesting of cx_eval: each level has its VM scratch */

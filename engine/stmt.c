@@ -541,7 +541,6 @@ void stmt_exec_init(gpmdb_stmt *st)
 	st->x.mem = 0;
 	st->x.mem_limit = st->db->mem_limit;
 	st->x.over = false;
-	st->x.sort_skip_node = st->x.sort_skipped = NULL;
 	st->x.nframes = 0;
 	st->x.depth = 0;
 	st->x.kid_ns = st->x.kid_ops = 0;

@@ -1291,22 +1291,19 @@ uint64_t exec_sort_idx(const rel *in, const pnode *n, uint64_t keep,
 	return m;
 }
 
-/* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
- * UINT64_MAX: all).  A spilled sort leaves out the OFFSET's rows that
- * exec_limit would drop (x->sort_skip, for this node only). */
-int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+/* ORDER BY; its rows [want.skip, want.keep) (a LIMIT above it; EXEC_ALL:
+ * all). */
+int exec_sort_top(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	rel *in;
 	uint32_t *idx;
-	uint64_t m, skip = x->sort_skip_node == n ? x->sort_skip : 0;
+	uint64_t m, skip;
 	int rc;
-
-	x->sort_skip_node = NULL; /* not for the sorts below */
 
 	/* a top-N of a pipeline: its threads keep their candidates only
 	 * (pipe.c), in input order; else the whole input */
-	if (keep != UINT64_MAX &&
-	    (rc = pipe_run_topn(x, n, keep, &in)) != PIPE_DECLINE) {
+	if (want.keep != UINT64_MAX &&
+	    (rc = pipe_run_topn(x, n, want.keep, &in)) != PIPE_DECLINE) {
 		if (rc)
 			goto spill;
 	} else if ((rc = exec_node(x, n->l, &in))) {
@@ -1317,16 +1314,16 @@ int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		rel_free(in);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	m = exec_sort_idx(in, n, keep, idx);
-	rc = exec_gather_out(x, n, in, idx, m, out);
+	m = exec_sort_idx(in, n, want.keep, idx);
+	skip = want.skip < m ? want.skip : m;
+	memmove(idx, idx + skip, sizeof(uint32_t) * (m - skip));
+	rc = exec_gather_out(x, n, in, idx, m - skip, out);
 	rel_free(in);
 spill:
 	/* past the memory limit: sorted runs in a temporary file */
 	if (!spill_over(x, rc))
 		return rc;
-	if (!(rc = spill_sort(x, n, keep, &skip, out)) && !skip)
-		x->sort_skipped = n; /* the OFFSET's rows are not there */
-	return rc;
+	return spill_sort(x, n, want, out);
 }
 
 /* Keeps the first of equal rows (over the first ncols columns) of in;
@@ -1453,23 +1450,17 @@ int exec_limit(exec_ctx *x, pnode *n, rel **out)
 		if (rc)
 			return rc;
 	} else {
-		/* over a SORT: only its first LIMIT + OFFSET rows; a
-		 * spilled sort leaves out the OFFSET's (exec_sort_top) */
-		x->sort_skip_node = n->l;
-		x->sort_skip = (uint64_t)off;
-		x->sort_skipped = NULL;
-		rc = exec_node_keep(x, n->l,
-				    n->l->kind == PN_SORT && lim >= 0 &&
-					    (uint64_t)lim <
-						UINT64_MAX / 2 - (uint64_t)off
-					? (uint64_t)(lim + off)
-					: UINT64_MAX,
-				    &in);
-		x->sort_skip_node = NULL;
-		if (x->sort_skipped == n->l)
+		/* over a SORT: only its rows from OFFSET to LIMIT + OFFSET
+		 * (each implementation of SORT leaves out the others) */
+		exec_rows want = EXEC_ALL;
+		if (n->l->kind == PN_SORT) {
+			want.skip = (uint64_t)off;
+			if (lim >= 0 &&
+			    (uint64_t)lim < UINT64_MAX / 2 - (uint64_t)off)
+				want.keep = (uint64_t)(lim + off);
 			off = 0;
-		x->sort_skipped = NULL;
-		if (rc)
+		}
+		if ((rc = exec_node_rows(x, n->l, want, &in)))
 			return rc;
 	}
 	uint64_t from = (uint64_t)off > in->nrows ? in->nrows : (uint64_t)off;
@@ -1604,12 +1595,12 @@ void exec_span_drop(exec_ctx *x, const exec_span *sp)
 	x->an_kid_ns += sp->kids;
 }
 
-/* Runs node n (exec_op.c chooses its implementation); keep: the rows of
- * a SORT a LIMIT above it wants (UINT64_MAX: all).  A node that ran GPU
+/* Runs node n (exec_op.c chooses its implementation); want: the rows of
+ * a SORT a LIMIT above it wants (EXEC_ALL: all).  A node that ran GPU
  * operators of its own (not only in the nodes below it) adds its time,
  * less that of the nodes below it, to the connection's GPU time (PRAGMA
  * gpu_stats gpu_time_us, the shell's .timer). */
-int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int exec_node_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	uint64_t kid_ns0 = x->kid_ns, kid_ops0 = x->kid_ops;
 	uint64_t ops0 = x->db->gstat.gpu_ops, dt, kids, ops;
@@ -1618,18 +1609,19 @@ int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 
 	x->kid_ns = x->kid_ops = 0;
 	exec_span_begin(x, &sp);
-	if (keep == UINT64_MAX && n->vsh && exec_share_ok(n)) {
+	if (!want.skip && want.keep == UINT64_MAX && n->vsh &&
+	    exec_share_ok(n)) {
 		/* a view used before in this execution: its rows */
 		rc = exec_share_get(x, n, out);
 		n->an_shared += !rc && x->analyze;
 		if (rc == GPMDB_NOTFOUND &&
-		    !(rc = exec_op_run(x, n, keep, out)) &&
+		    !(rc = exec_op_run(x, n, want, out)) &&
 		    (rc = exec_share_put(x, n, *out))) {
 			rel_free(*out);
 			*out = NULL;
 		}
 	} else {
-		rc = exec_op_run(x, n, keep, out);
+		rc = exec_op_run(x, n, want, out);
 	}
 	dt = exec_span_end(x, n, &sp, rc, *out);
 	kids = x->kid_ns;
@@ -1643,7 +1635,7 @@ int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 
 int exec_node(exec_ctx *x, pnode *n, rel **out)
 {
-	return exec_node_keep(x, n, UINT64_MAX, out);
+	return exec_node_rows(x, n, EXEC_ALL, out);
 }
 
 /* ---- subqueries ---- */

@@ -126,13 +126,50 @@ vm_scratch *db_par_scratch(gpmdb *db, int n);
 
 /* ---- executor ---- */
 
+/* The rows of a node that the operator above it wants, in the node's
+ * order: those from skip up to keep (a LIMIT over a SORT: its OFFSET and
+ * its LIMIT + OFFSET; every other consumer: all, EXEC_ALL).  Only a SORT
+ * reads it (each of its implementations: the CPU's top-N, the GPU's, the
+ * spilled merge); the other operators give all their rows. */
+typedef struct exec_rows {
+	uint64_t skip, keep;
+} exec_rows;
+#define EXEC_ALL ((exec_rows){0, UINT64_MAX})
+
+/*
+ * A batch of columns: the rows of a node as handed to the operator above
+ * it, on the host (a relation) or on the device (struct xg_src of
+ * gpu/exec/exec_gpu_int.h: columns in HBM, read through a device
+ * selection or a join's pairs).  The consumer says where it wants them:
+ * a CPU operator on the host, a GPU operator on the device, where the
+ * node's kind can leave its rows there (exec_op.c's device-batch
+ * implementations: a cached scan, a device join, a kept projection or
+ * GROUP BY).  A node that cannot (no such implementation, the backend is
+ * cpu, it declines or is too large for the device) gives its relation
+ * instead and at becomes EXEC_AT_HOST: the GPU operator uploads it.
+ */
+typedef enum { EXEC_AT_HOST, EXEC_AT_DEVICE } exec_at;
+struct xg_src;
+struct xg_win;
+typedef struct exec_batch {
+	exec_at at;
+	rel *host;	    /* EXEC_AT_HOST: the rows (the caller frees) */
+	struct xg_src *dev; /* EXEC_AT_DEVICE: filled in place (the
+			       consumer's, its ncols columns allocated) */
+	const struct xg_win *win; /* a streamed scan's window, or NULL */
+} exec_batch;
+
 int exec_node(exec_ctx *x, pnode *n, rel **out);
-/* exec_node for a SORT of which only the first keep rows are wanted
- * (a LIMIT above it; UINT64_MAX: all) */
-int exec_node_keep(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* exec_node for a consumer that wants only some of n's rows */
+int exec_node_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out);
+/* exec_op.c: n's rows for consumer as batch b, where b->at asks (see
+ * exec_batch); on the device GPMDB_OK, an error, or the GPU executor's
+ * XG_STREAM (a table scan too large for the column cache) */
+int exec_op_batch(exec_ctx *x, pnode *consumer, pnode *n, exec_rows want,
+		  exec_batch *b);
 /* exec_op.c: n's rows by its GPU implementation when chosen, else by its
  * CPU one, with one fallback path (gpu_strict, cpu_fallbacks) */
-int exec_op_run(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+int exec_op_run(exec_ctx *x, pnode *n, exec_rows want, rel **out);
 /* An operator wanted on the GPU runs on the CPU: gpu_strict's error, else
  * counted in gpu_stats' cpu_fallbacks (GPMDB_OK) */
 int exec_op_fallback(gpmdb *db, const char *op, const char *why);

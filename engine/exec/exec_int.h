@@ -128,12 +128,11 @@ int spill_join(exec_ctx *x, pnode *n, rel **out);
 /* AGG n over relation in (freed), which passed the limit: by
  * partitions of in by the group keys' hash. */
 int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out);
-/* ORDER BY n's first keep rows by sorted runs in a temporary file,
- * without the first *skip of them (*skip then 0). */
-int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out);
-/* ORDER BY; keep bounds the rows wanted (LIMIT + OFFSET above it;
- * UINT64_MAX: all) */
-int exec_sort_top(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+/* ORDER BY n's rows [want.skip, want.keep) by sorted runs in a
+ * temporary file. */
+int spill_sort(exec_ctx *x, pnode *n, exec_rows want, rel **out);
+/* ORDER BY; its rows [want.skip, want.keep) (a LIMIT above it) */
+int exec_sort_top(exec_ctx *x, pnode *n, exec_rows want, rel **out);
 int exec_distinct(exec_ctx *x, pnode *n, rel **out);
 int exec_setop(exec_ctx *x, pnode *n, rel **out);
 int exec_convert(exec_ctx *x, pnode *n, rel **out);

@@ -16,19 +16,19 @@
  * when pipe.c takes the chain, else as an operator over its children's
  * relations.
  *
- * Operators hand each other batches of columns: host relations (rel),
- * or, from a node to the GPU operator above it, a device batch (the
- * columns in HBM) where the node's kind has a device-batch
+ * Operators hand each other batches of columns (exec_batch, exec.h)
+ * through exec_op_batch: on the host (a relation) for a CPU operator; on
+ * the device for a GPU operator where the node's kind has a device-batch
  * implementation (a table scan from the column cache, a join whose pairs
- * stay on the device, a projection or GROUP BY kept there); otherwise
- * its host relation is uploaded.
+ * stay on the device, a projection or GROUP BY kept there) and it
+ * accepts, otherwise on the host, and the GPU operator uploads it.
  */
 #include "../engine.h"
 #include "exec_int.h"
 
 #include <stdio.h>
 
-typedef int (*exec_cpu_fn)(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+typedef int (*exec_cpu_fn)(exec_ctx *x, pnode *n, exec_rows want, rel **out);
 
 typedef struct exec_op {
 	const char *name; /* as EXPLAIN and the fallback messages say it */
@@ -40,11 +40,11 @@ typedef struct exec_op {
 	exec_gpu_batch_fn gpu_batch;
 } exec_op;
 
-/* The CPU operators that read no keep (every kind but SORT's) */
+/* The CPU operators that give all their rows (every kind but SORT's) */
 #define EXEC_OP_CPU_FN(f)                                                      \
-	static int op_##f(exec_ctx *x, pnode *n, uint64_t keep, rel **out)     \
+	static int op_##f(exec_ctx *x, pnode *n, exec_rows want, rel **out)    \
 	{                                                                      \
-		(void)keep;                                                    \
+		(void)want;                                                    \
 		return f(x, n, out);                                           \
 	}
 EXEC_OP_CPU_FN(exec_scan)
@@ -60,12 +60,12 @@ EXEC_OP_CPU_FN(exec_setop)
 EXEC_OP_CPU_FN(exec_convert)
 
 /* SELECT without FROM: one row of no columns */
-static int op_one(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+static int op_one(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	rel *r = rel_new(x, 0, NULL);
 
 	(void)n;
-	(void)keep;
+	(void)want;
 	if (!r)
 		return x->db->errcode;
 	r->nrows = 1;
@@ -103,9 +103,26 @@ const char *exec_op_name(int kind)
 		   : "?";
 }
 
-exec_gpu_batch_fn exec_op_gpu_batch(int kind)
+int exec_op_batch(exec_ctx *x, pnode *consumer, pnode *n, exec_rows want,
+		  exec_batch *b)
 {
-	return kind >= 0 && kind < EXEC_NOPS ? exec_ops[kind].gpu_batch : NULL;
+	exec_gpu_batch_fn dev = n->kind >= 0 && n->kind < EXEC_NOPS
+				    ? exec_ops[n->kind].gpu_batch
+				    : NULL;
+	int rc;
+
+	b->host = NULL;
+	/* on the device where n's kind can leave its rows there (a
+	 * consumer on the device runs on the GPU: backend is not cpu) */
+	if (b->at == EXEC_AT_DEVICE && dev && x->db->backend != 1 &&
+	    !want.skip && want.keep == UINT64_MAX) {
+		rc = dev(x, consumer, n, b->dev, b->win);
+		if (rc != EXEC_OP_CPU)
+			return rc;
+	}
+	/* else its rows on the host: the one fallback of an input */
+	b->at = EXEC_AT_HOST;
+	return exec_node_rows(x, n, want, &b->host);
 }
 
 int exec_op_fallback(gpmdb *db, const char *op, const char *why)
@@ -118,7 +135,7 @@ int exec_op_fallback(gpmdb *db, const char *op, const char *why)
 	return GPMDB_OK;
 }
 
-int exec_op_run(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int exec_op_run(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	gpmdb *db = x->db;
 	const exec_op *op;
@@ -134,7 +151,7 @@ int exec_op_run(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	op = &exec_ops[n->kind];
 	if (db->backend != 1 && op->gpu) {
 		why[0] = 0;
-		rc = op->gpu(x, n, keep, out, why, sizeof(why));
+		rc = op->gpu(x, n, want, out, why, sizeof(why));
 		if (rc != EXEC_OP_CPU) {
 			/* the rows, or an SQL error of a row (overflow,
 			 * invalid date): the query's, as on the CPU */
@@ -149,5 +166,5 @@ int exec_op_run(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 	}
 	if (op->pipe && (rc = pipe_run(x, n, out)) != PIPE_DECLINE)
 		return rc;
-	return op->cpu(x, n, keep, out);
+	return op->cpu(x, n, want, out);
 }

@@ -139,7 +139,8 @@ static void gather_col(rcol *d, const rcol *s, size_t w, bool any_null,
 	}
 #undef GATHER_W
 	if (!any_null) {
-		memset(d->nulls + o + a, 0, z - a);
+		if (z > a)
+			memset(d->nulls + o + a, 0, z - a);
 		return;
 	}
 	for (uint64_t k = a; k < z; k++)

@@ -1210,8 +1210,8 @@ out:
 
 /* ORDER BY n passed the limit: its input as sorted runs of what the
  * limit leaves (each stable, rows carrying their input position), then a
- * k-way merge of the runs; the first keep rows. */
-int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out)
+ * k-way merge of the runs; its rows [want.skip, want.keep). */
+int spill_sort(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	spill *s = NULL;
 	rel *in = NULL;
@@ -1221,7 +1221,7 @@ int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out)
 	spill_clear(x);
 	if ((rc = spill_open(x, n, n->l, true, nt, &s)))
 		return rc;
-	rc = pipe_run_spill(x, n->l, s, n, NULL, 0, keep);
+	rc = pipe_run_spill(x, n->l, s, n, NULL, 0, want.keep);
 	if (rc == PIPE_DECLINE) {
 		/* not a pipeline: its relation, sorted, as one run */
 		spill_stream *ss;
@@ -1232,7 +1232,7 @@ int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out)
 			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 			goto out;
 		}
-		uint64_t m = exec_sort_idx(in, n, keep, idx);
+		uint64_t m = exec_sort_idx(in, n, want.keep, idx);
 		for (uint64_t k = 0; k < m && !rc; k++)
 			rc = spill_row(s, ss, in, idx[k], NULL, k);
 		if (rc == GPMDB_NOMEM)
@@ -1245,9 +1245,7 @@ int spill_sort(exec_ctx *x, pnode *n, uint64_t keep, uint64_t *skip, rel **out)
 			rc = spill_flush_all(s);
 	}
 	if (!rc)
-		rc = spill_merge(s, n, keep, *skip, out);
-	if (!rc)
-		*skip = 0;
+		rc = spill_merge(s, n, want.keep, want.skip, out);
 out:
 	free(idx);
 	rel_free(in);

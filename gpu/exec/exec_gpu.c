@@ -530,12 +530,12 @@ int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out)
  * The rows and their order are those of the general path.  XG_DECLINE
  * when the shape does not fit (the caller runs the general path).
  */
-int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
+int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 {
 	pnode *p = n->l, *src;
 	gpu_sortcol *keys = NULL; /* heap: xg_prepare recurses below */
 	xg_out *o = NULL, *g = NULL;
-	uint32_t *perm = NULL, *dperm = NULL, m;
+	uint32_t *perm = NULL, *dperm = NULL, m, keep, skip, cnt;
 	rel *r = NULL;
 	char why[400], err[300];
 	xg_src s;
@@ -579,8 +579,9 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		goto out;
 	x->db->gstat.gpu_ops++; /* the projection */
 	m = xg_rows(&s);
-	if (keep > m)
-		keep = m;
+	keep = want.keep < m ? (uint32_t)want.keep : m;
+	skip = want.skip < keep ? (uint32_t)want.skip : keep;
+	cnt = keep - skip;
 	for (int k = 0; k < n->nsort && !rc; k++) {
 		rc = xg_keycol(&s, &o[n->sort_col[k]], &keys[k]);
 		keys[k].desc = n->desc[k];
@@ -592,27 +593,30 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out)
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = gpu_sort(keys, n->nsort, m, (uint32_t)keep, perm, err,
-			   sizeof(err))) ||
-	    (rc = gpu_alloc((void **)&dperm, 4 * keep + 4, err, sizeof(err))) ||
-	    (rc = gpu_upload(dperm, perm, 4 * keep, err, sizeof(err)))) {
+	/* the first keep rows' order; the OFFSET's skip of them are left
+	 * out of the gather */
+	if ((rc = gpu_sort(keys, n->nsort, m, keep, perm, err, sizeof(err))) ||
+	    (rc = gpu_alloc((void **)&dperm, 4 * (size_t)cnt + 4, err,
+			    sizeof(err))) ||
+	    (rc = gpu_upload(dperm, perm + skip, 4 * (size_t)cnt, err,
+			     sizeof(err)))) {
 		rc = xg_gerr(x, rc, "sort", err);
 		goto out;
 	}
-	x->db->gstat.bytes_downloaded += 4 * keep;
+	x->db->gstat.bytes_downloaded += 4 * (uint64_t)keep;
 	/* the kept rows of every output, gathered on the device; text still
 	 * maps through each output's segments */
 	for (int i = 0; i < p->nexprs && !rc; i++) {
 		g[i] = o[i];
 		g[i].have = false;
-		if ((rc = gpu_gather(&o[i].col[0], dperm, (uint32_t)keep,
-				     &g[i].col[0], err, sizeof(err))))
+		if ((rc = gpu_gather(&o[i].col[0], dperm, cnt, &g[i].col[0],
+				     err, sizeof(err))))
 			rc = xg_gerr(x, rc, "gather", err);
 	}
 	if (!rc && !(r = rel_new(x, n->ncols, n->ty)))
 		rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
 	if (!rc)
-		rc = xg_fetch(x, g, p->nexprs, (uint32_t)keep, r);
+		rc = xg_fetch(x, g, p->nexprs, cnt, r);
 out:
 	for (int i = 0; g && i < p->nexprs; i++)
 		gpu_free(g[i].col[0].data, NULL, 0);
@@ -721,14 +725,14 @@ int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 	return GPMDB_OK;
 }
 
-int exec_gpu_rows(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		  size_t len)
 {
 	gpmdb *db = x->db;
 	xg_src s;
 	int d, rc;
 
-	(void)keep;
+	(void)want;
 	pthread_mutex_lock(&xg_lock);
 	if (xg_depth++ == 0)
 		gcache_begin();

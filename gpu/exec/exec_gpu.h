@@ -16,34 +16,29 @@
  * the GPU when the backend choice says so and returns GPMDB_OK (*out
  * set), an error, or EXEC_OP_CPU: the CPU runs n, why empty when the CPU
  * was chosen (below gpu_threshold, no GPU version) and saying what
- * stopped the GPU when it was wanted (a fallback).  keep: the rows a
- * LIMIT above a SORT wants (UINT64_MAX: all).
+ * stopped the GPU when it was wanted (a fallback).  want: the rows a
+ * LIMIT above a SORT wants (exec.h; only the SORT reads it).
  */
 #define EXEC_OP_CPU (-1)
-typedef int (*exec_gpu_fn)(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+typedef int (*exec_gpu_fn)(exec_ctx *x, pnode *n, exec_rows want, rel **out,
 			   char *why, size_t len);
 /* exec_gpu.c: FILTER, PROJECT, AGG with the FILTERs below them */
-int exec_gpu_rows(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		  size_t len);
-/* exec_gpu_ops.c: SORT (top-N: its first keep rows) */
-int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+/* exec_gpu_ops.c: SORT (top-N: its rows [want.skip, want.keep)) */
+int exec_gpu_sort(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		  size_t len);
 /* exec_gpu_ops.c: JOIN (SEMI/ANTI too), DISTINCT, SETOP, LIMIT */
-int exec_gpu_ops_node(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, exec_rows want, rel **out,
 		      char *why, size_t len);
 /*
- * The input of a GPU operator is a batch of columns: on the device (a
- * struct xg_src of gpu/exec/exec_gpu_int.h: columns read in HBM, through
- * a selection or a join's pairs) or a host relation the operator
- * uploads.  A kind whose rows can stay on the device has a device-batch
- * implementation in exec_op.c's table: it fills b with node n's rows for
- * the GPU operator consumer above it (win: the window of a streamed
- * scan), or returns EXEC_OP_CPU: no device batch here (exec_node's host
- * relation is uploaded instead, the one fallback of an input), or
+ * The device-batch implementations of exec_op.c's table (exec_batch in
+ * exec.h): each fills b with node n's rows on the device for the GPU
+ * operator consumer above it (win: the window of a streamed scan), or
+ * returns EXEC_OP_CPU: no device batch here (too large for the device
+ * too: exec_op_batch gives n's host relation instead, uploaded), or
  * XG_STREAM (a table scan too large for the cache) or an error.
  */
-struct xg_src;
-struct xg_win;
 typedef int (*exec_gpu_batch_fn)(exec_ctx *x, pnode *consumer, pnode *n,
 				 struct xg_src *b, const struct xg_win *win);
 /* exec_gpu_prep.c: a table scan from the HBM cache, a join whose pairs
@@ -56,8 +51,6 @@ int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n,
 			struct xg_src *b, const struct xg_win *win);
 int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, struct xg_src *b,
 		       const struct xg_win *win);
-/* exec_op.c: kind's device-batch implementation, or NULL */
-exec_gpu_batch_fn exec_op_gpu_batch(int kind);
 /* True when rc (not GPMDB_OK) is the GPU's failure (its message starts
  * "GPU "; the operator falls back), not the query's own error: an SQL
  * error of a row (GPMDB_ERROR) or an interrupt. */

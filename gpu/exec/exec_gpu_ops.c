@@ -328,11 +328,13 @@ static int xo_result(exec_ctx *x, pnode *n, int rc, const rel *a, const rel *b,
 
 /* ---- sort ------------------------------------------------------------- */
 
-static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
+static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, exec_rows want,
+		       rel **out)
 {
 	gpu_sortcol *keys = NULL;
 	xo_dev d = {{0}, 0};
 	uint32_t *perm = NULL;
+	uint64_t keep = want.keep, skip;
 	char err[300];
 	int rc = GPMDB_OK;
 
@@ -344,6 +346,7 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 			       "more than 256 keys");
 	if (keep > in->nrows)
 		keep = in->nrows;
+	skip = want.skip < keep ? want.skip : keep;
 	/* the key descriptors on the heap: this frame may sit in a deep
 	 * recursion of exec_node */
 	if (!(perm = malloc(4 * keep + 4)) ||
@@ -362,7 +365,9 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, uint64_t keep, rel **out)
 		rc = xo_gerr(x, rc, "sort", err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
-	rc = xo_result(x, n, rc, in, NULL, in->nrows, perm, keep, out);
+	/* the first keep rows less the OFFSET's skip */
+	rc = xo_result(x, n, rc, in, NULL, in->nrows, perm + skip, keep - skip,
+		       out);
 	free(perm);
 	free(keys);
 	return rc;
@@ -756,9 +761,9 @@ out:
 
 /*
  * LIMIT over an input that runs on the GPU: the CPU's LIMIT (exec.c),
- * whose SORT input keeps only its first LIMIT + OFFSET rows (a GPU top-N:
- * only they come back).  The LIMIT counts as a GPU operator when nothing
- * below it fell back to the CPU (its rows are then a GPU result); it
+ * whose SORT input gives only its rows from OFFSET to LIMIT + OFFSET (a
+ * GPU top-N: only they come back).  The LIMIT counts as a GPU operator when
+ * nothing below it fell back to the CPU (its rows are then a GPU result); it
  * never falls back itself.
  */
 static int xo_limit_run(exec_ctx *x, pnode *n, rel **out)
@@ -787,7 +792,7 @@ static bool xo_chosen(exec_ctx *x, pnode *n, char *why, size_t len)
 	return false;
 }
 
-int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
+int exec_gpu_sort(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		  size_t len)
 {
 	rel *in;
@@ -796,10 +801,10 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
 	if (!xo_chosen(x, n, why, len))
 		return EXEC_OP_CPU;
 	/* a projection of a scan below: its keys never leave the device */
-	if ((rc = exec_gpu_sort_dev(x, n, keep, out)) == XO_DECLINE) {
+	if ((rc = exec_gpu_sort_dev(x, n, want, out)) == XO_DECLINE) {
 		if ((rc = exec_node(x, n->l, &in)))
 			return rc;
-		rc = xo_sort_run(x, n, in, keep, out);
+		rc = xo_sort_run(x, n, in, want, out);
 		rel_free(in);
 	}
 	if (!rc)
@@ -807,13 +812,13 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, uint64_t keep, rel **out, char *why,
 	return rc;
 }
 
-int exec_gpu_ops_node(exec_ctx *x, pnode *n, uint64_t keep, rel **out,
+int exec_gpu_ops_node(exec_ctx *x, pnode *n, exec_rows want, rel **out,
 		      char *why, size_t len)
 {
 	rel *l = NULL, *r = NULL;
 	int rc;
 
-	(void)keep;
+	(void)want;
 	if (!xo_chosen(x, n, why, len))
 		return EXEC_OP_CPU;
 	/* LIMIT: never a fallback of its own (the input's are counted) */

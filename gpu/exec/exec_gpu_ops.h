@@ -20,9 +20,9 @@ int exec_gpu_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 /* XG_* for such a node, the reason of a CPU choice in why. */
 int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 /* SORT over a GPU PROJECT of a table scan, the projection kept on the
- * device and only the first keep rows brought back (exec_gpu.c):
- * GPMDB_OK, an error, or -1 "use the general path". */
-int exec_gpu_sort_dev(exec_ctx *x, pnode *n, uint64_t keep, rel **out);
+ * device and only its rows [want.skip, want.keep) brought back
+ * (exec_gpu.c): GPMDB_OK, an error, or -1 "use the general path". */
+int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

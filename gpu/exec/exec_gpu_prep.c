@@ -610,6 +610,18 @@ int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 	return fits ? GPMDB_OK : XG_STREAM;
 }
 
+/* A device batch too large for the device: none (its host relation is
+ * uploaded instead; exec_gpu_ops.c streams nothing either, but takes
+ * less memory at once), b an empty batch of n's columns again. */
+static int xg_batch_fits(exec_ctx *x, pnode *n, xg_src *b, int rc)
+{
+	if (!xg_too_large(x, rc))
+		return rc;
+	if ((rc = xg_src_reset(x, b, n->ncols, rc)))
+		return rc;
+	return EXEC_OP_CPU;
+}
+
 /* A join whose pairs stay on the device */
 int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 			const xg_win *win)
@@ -620,7 +632,7 @@ int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 	(void)win;
 	if (!xg_join_ok(x, n, why, sizeof(why)))
 		return EXEC_OP_CPU;
-	return xg_prepare_join(x, n, b);
+	return xg_batch_fits(x, n, b, xg_prepare_join(x, n, b));
 }
 
 /* A projection whose outputs stay on the device (TPC-H Q9's under its
@@ -634,7 +646,7 @@ int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 		return EXEC_OP_CPU;
 	free(b->cols);
 	b->cols = NULL;
-	return xg_prepare_proj(x, n, b);
+	return xg_batch_fits(x, n, b, xg_prepare_proj(x, n, b));
 }
 
 /* A GROUP BY whose groups stay on the device when there are many (TPC-H
@@ -644,40 +656,31 @@ int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 {
 	(void)consumer;
 	(void)win;
-	return xg_agg_keep(x, n, b);
+	return xg_batch_fits(x, n, b, xg_agg_keep(x, n, b));
 }
 
 /* xg_prepare_win's work for the given chain (top first) and source. */
 int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		  xg_src *s, const xg_win *win)
 {
-	exec_gpu_batch_fn dev = exec_op_gpu_batch(src->kind);
+	exec_batch b = {EXEC_AT_DEVICE, NULL, s, win};
 	char err[300];
 	int rc;
 
 	s->ncols = src->ncols;
 	if (!(s->cols = calloc((size_t)s->ncols + 1, sizeof(xg_col))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	/* src's rows as a device batch where its kind has one */
-	rc = dev ? dev(x, n, src, s, win) : XG_DECLINE;
-	/* inputs too large for the device: a scan is streamed (the
-	 * caller), any other source runs on the host (exec_gpu_ops.c
-	 * streams nothing either, but takes less memory at once) */
-	if (src->kind != PN_SCAN && xg_too_large(x, rc)) {
-		if ((rc = xg_src_reset(x, s, src->ncols, rc)))
-			return rc;
-		rc = XG_DECLINE;
-	}
-	/* the one fallback of an input: its host relation, uploaded */
-	if (rc == XG_DECLINE) {
-		if ((rc = exec_node(x, src, &s->in)))
-			return rc;
+	/* src's rows as a batch, on the device where its kind can leave
+	 * them there (a table scan too large for the cache: XG_STREAM, the
+	 * caller streams it), else on the host, uploaded when read */
+	if ((rc = exec_op_batch(x, n, src, EXEC_ALL, &b)))
+		return rc;
+	if (b.at == EXEC_AT_HOST) {
+		s->in = b.host;
 		if (s->in->nrows > UINT32_MAX)
 			return db_err(x->db, GPMDB_UNSUPPORTED,
 				      "GPU input: more than 2^32 rows");
 		s->nrows = (uint32_t)s->in->nrows;
-	} else if (rc) {
-		return rc;
 	}
 	/* filters: lowest first */
 	for (int i = nchain - 1; i >= 0; i--) {

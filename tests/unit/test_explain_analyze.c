@@ -140,6 +140,26 @@ static void t_operators(void)
 	CHECK(sscanf(strstr(strchr(r, '\n'), "time="), "time=%lf", &kid) == 1);
 	CHECKF(kid <= root, "%s", r);
 	free(r);
+	/* under LIMIT 2 OFFSET 2 the sort gives only the LIMIT's rows: the
+	 * OFFSET's are never gathered (exec_rows) */
+	r = xq(db, "EXPLAIN ANALYZE SELECT name FROM e ORDER BY sal DESC "
+		   "LIMIT 2 OFFSET 2");
+	CHECKF(figures(find_line(r, "LIMIT 2", l, sizeof(l)), NULL) == 2, "%s",
+	       r);
+	CHECKF(figures(find_line(r, "SORT", l, sizeof(l)), NULL) == 2, "%s", r);
+	CHECKF(figures(find_line(r, "SCAN e", l, sizeof(l)), NULL) == 5, "%s",
+	       r);
+	free(r);
+	r = xq(db, "EXPLAIN ANALYZE SELECT name FROM e ORDER BY sal DESC "
+		   "LIMIT 2 OFFSET 4");
+	CHECKF(figures(find_line(r, "SORT", l, sizeof(l)), NULL) == 1, "%s", r);
+	free(r);
+	XQ_WANT(db, "SELECT name FROM e ORDER BY sal DESC LIMIT 2 OFFSET 1",
+		"c\nb\n");
+	XQ_WANT(db, "SELECT name FROM e ORDER BY sal DESC LIMIT -1 OFFSET 3",
+		"f\na\n");
+	XQ_WANT(db, "SELECT name FROM e ORDER BY sal DESC LIMIT 3 OFFSET 9",
+		"");
 	/* plain EXPLAIN is unchanged: no figures, nothing run */
 	XQ_WANT(db, "EXPLAIN SELECT name FROM e WHERE sal > 100",
 		"PROJECT name          cpu  pipeline 1\n"

@@ -236,12 +236,13 @@ static void t_sort(void)
 		   "SELECT g || ' and some more text', id, n FROM f ORDER BY 1 "
 		   "DESC, n DESC, id LIMIT 5 OFFSET 60000",
 		   NULL, SORTED);
-	/* a top-N under LIMIT/OFFSET */
+	/* a top-N under LIMIT/OFFSET (the sort's candidates pass the
+	 * limit; the OFFSET's rows are never gathered) */
 	spill_same(2,
-		   "SELECT g, id FROM f WHERE id % 3 = 0 ORDER BY g DESC LIMIT "
-		   "10 OFFSET 20000",
-		   "SELECT g, id FROM f WHERE id % 3 = 0 ORDER BY g DESC, id "
-		   "LIMIT 10 OFFSET 20000",
+		   "SELECT g, id FROM f WHERE id % 3 < 2 ORDER BY g DESC LIMIT "
+		   "10 OFFSET 50000",
+		   "SELECT g, id FROM f WHERE id % 3 < 2 ORDER BY g DESC, id "
+		   "LIMIT 10 OFFSET 50000",
 		   SORTED);
 }
 
