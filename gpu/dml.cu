@@ -173,8 +173,9 @@ __global__ void dml_k_hcl(dml_args a, int phases, int scope)
 			dml_data(a, i, row, tt, lr);
 		/* The values must be in the pool before the host's commit:
 		 * fence here, the kernel boundary and the host's sync do the
-		 * rest (grid scope). */
-		gpm_persist_thread();
+		 * rest (grid scope); none: the kernel boundary alone. */
+		if (scope != GPU_SCOPE_NONE)
+			gpm_persist_thread();
 	}
 }
 

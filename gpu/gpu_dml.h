@@ -52,8 +52,15 @@ uint64_t gpu_pm_range_bytes(void);
 void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns);
 
 /* Persist scope of the HCL protocol's two barriers (entries -> tails,
- * tails -> data); see gpu/persist.cuh. */
-enum { GPU_SCOPE_THREAD = 0, GPU_SCOPE_BLOCK = 1, GPU_SCOPE_GRID = 2 };
+ * tails -> data); see gpu/persist.cuh.  NONE: no barriers at all (the
+ * scoped-barrier paper's baseline, for measurement: a crash during the
+ * kernel may leave values in place without their log entries). */
+enum {
+	GPU_SCOPE_THREAD = 0,
+	GPU_SCOPE_BLOCK = 1,
+	GPU_SCOPE_GRID = 2,
+	GPU_SCOPE_NONE = 3
+};
 
 typedef struct {
 	double upload_ms; /* arguments to the device */

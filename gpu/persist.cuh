@@ -20,6 +20,9 @@
  *           Every thread of the block must call it.
  *   grid:   a kernel boundary: each thread fences at the end of the
  *           kernel, the next kernel of the stream starts after all did.
+ *   none:   no fence (the baseline the scopes are measured against; the
+ *           stores still reach the pool before the host's stream sync
+ *           and commit, but in no order: not crash-consistent).
  */
 #ifndef GPMDB_PERSIST_CUH
 #define GPMDB_PERSIST_CUH
@@ -41,6 +44,8 @@ __device__ __forceinline__ void gpm_persist_block(void)
  * (no divergence around a call with GPU_SCOPE_BLOCK). */
 __device__ __forceinline__ void gpm_persist(int scope)
 {
+	if (scope == 3 /* GPU_SCOPE_NONE */)
+		return;
 	if (scope == 1 /* GPU_SCOPE_BLOCK */)
 		gpm_persist_block();
 	else /* thread; grid: the fence before the kernel boundary */

@@ -1229,7 +1229,8 @@ static int bg_row(gpmdb *db, rel *r, const char *name, const char *text,
 int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 {
 	static const char *pn[] = {"auto", "kernel", "cap"};
-	static const char *sn[] = {"thread", "block", "grid"};
+	/* GPU_SCOPE_* order */
+	static const char *sn[] = {"thread", "block", "grid", "none"};
 	/* GPU_UPD_* order */
 	static const char *un[] = {"auto", "scatter", "lines"};
 	gpmdb *db = st->db;
@@ -1291,11 +1292,15 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    strcasecmp(nm, "gpu_persist_scope"))
 			return db_err(db, GPMDB_ERROR,
 				      "PRAGMA %s cannot be set", nm);
-		for (int i = 0; i < 3; i++)
+		bool is_scope = names == sn;
+		for (int i = 0; i < (is_scope ? 4 : 3); i++)
 			if (!strcasecmp(v, names[i])) {
 				*dst = i;
 				return GPMDB_OK;
 			}
+		if (is_scope)
+			return db_err(db, GPMDB_ERROR, "%s is %s, %s, %s or %s",
+				      nm, sn[0], sn[1], sn[2], sn[3]);
 		return db_err(db, GPMDB_ERROR, "%s is %s, %s or %s", nm,
 			      names[0], names[1], names[2]);
 	}

@@ -327,6 +327,33 @@ static void t_equal_grid(void)
 {
 	t_equal_scope("grid");
 }
+/* no barriers (the benchmark's baseline): the same rows after commit;
+ * an unknown scope is refused with the names */
+static void t_equal_none(void)
+{
+	gpmdb *db;
+
+	t_equal_scope("none");
+	unlink(shm_gpu);
+	db = du_open(shm_gpu, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		return;
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist_scope = warp"), GPMDB_ERROR);
+	CHECKF(strstr(gpmdb_errmsg(db), "thread, block, grid or none") != NULL,
+	       "%s", gpmdb_errmsg(db));
+	CHECK_RC(du_exec(db, "PRAGMA gpu_persist_scope = none"), GPMDB_OK);
+	gpmdb_stmt *st = NULL;
+	CHECK(gpmdb_prepare(db, "PRAGMA gpu_persist_scope", -1, &st, NULL) ==
+	      GPMDB_OK);
+	CHECK(st && gpmdb_step(st) == GPMDB_ROW);
+	const char *v =
+	    st ? (const char *)gpmdb_column_text(st, gpmdb_column_count(st) - 1)
+	       : NULL;
+	CHECKF(v && !strcmp(v, "none"), "%s", v ? v : "(null)");
+	gpmdb_finalize(st);
+	gpmdb_close(db);
+}
 
 /* TEXT tables: the CPU, counted; under gpu_strict an error. */
 static void t_text(void)
@@ -1137,6 +1164,7 @@ int main(int argc, char **argv)
 	TEST_RUN(t_equal_thread);
 	TEST_RUN(t_equal_block);
 	TEST_RUN(t_equal_grid);
+	TEST_RUN(t_equal_none);
 	TEST_RUN(t_equal_conv);
 	TEST_RUN(t_equal_lines);
 	TEST_RUN(t_equal_lines_grid);

@@ -54,7 +54,7 @@
  *                    [--dir DIR] [--disk-dir DIR]
  *                    [--configs gpu,conv,cap,cpu,sqlite,sqlite-disk,duckdb]
  *                    [--smoke] [--no-crash] [--out PREFIX] [--probe]
- *                    [--update-modes]
+ *                    [--update-modes] [--scopes]
  * --duck-appender rows: DuckDB appends row by row (duckdb_append_int32 ...
  * end_row), the idiom before issue 16, to compare with the chunks.
  * --smoke: the configurations that need no GPU and no network (gpmdb
@@ -63,7 +63,9 @@
  * tpc/batch/plot_batch.sh).  --probe: the GPU's name in file-name form,
  * or exit 3.  --update-modes: only the dense-update measurement (scattered
  * stores against whole lines across densities, bb_modes; --rows default
- * 10M there), its table on stdout and in PREFIX.md.
+ * 10M there), its table on stdout and in PREFIX.md.  --scopes: only
+ * the persist barriers' scopes against no barriers on UPDATE a's shape
+ * (bb_scopes, bench_batch_gpu.c; --rows default 50M), likewise.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,11 +88,11 @@
 #include "../../gpu/gpu_dml.h"
 #include "../bench_util.h"
 #include "../peers/duckdb_dl.h"
+#include "bench_batch.h"
 #include "gpmdb.h"
 
 const char bench_prog[] = "bench_batch";
 
-#define BB_SEED	      20261122ull
 #define BB_UI_RANGE   1000000
 #define BB_PRED_LIMIT 50000 /* uniformi < this: about 5% */
 #define BB_NCOLS      7
@@ -109,7 +111,7 @@ static const char *bb_sql_ck =
 
 /* ---- data -------------------------------------------------------------- */
 
-static uint64_t bb_mix(uint64_t x)
+uint64_t bb_mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -278,7 +280,6 @@ enum { OP_INSERT, OP_UPD_A, OP_UPD_B, NOPS };
 static const char *op_names[NOPS] = {"INSERT", "UPDATE a (predicate)",
 				     "UPDATE b (keys, array binding)"};
 
-enum { C_GPU, C_CONV, C_CAP, C_CPU, C_SQLITE, C_SQLITE_DISK, C_DUCK, NCONF };
 static const char *conf_keys[NCONF] = {"gpu",	 "conv",	"cap",	 "cpu",
 				       "sqlite", "sqlite-disk", "duckdb"};
 /* The write phases of PRAGMA gpu_write_stats (phase_<name>), in order,
@@ -365,7 +366,7 @@ typedef struct {
 	gpmdb *db;
 } bb_gm;
 
-static int gm_exec(gpmdb *db, const char *sql, char *err, size_t len)
+int gm_exec(gpmdb *db, const char *sql, char *err, size_t len)
 {
 	char *msg = NULL;
 	int rc = gpmdb_exec(db, sql, NULL, NULL, &msg);
@@ -376,7 +377,7 @@ static int gm_exec(gpmdb *db, const char *sql, char *err, size_t len)
 	return rc;
 }
 
-static double gm_int(gpmdb *db, const char *sql)
+double gm_int(gpmdb *db, const char *sql)
 {
 	gpmdb_stmt *st = NULL;
 	double v = -1;
@@ -422,8 +423,8 @@ static void gm_phases(gpmdb *db, bb_res *r, int op)
 }
 
 /* Opens with the configuration's backend and write path. */
-static int gm_open(int conf, const char *path, bool create, gpmdb **out,
-		   char *err, size_t len)
+int gm_open(int conf, const char *path, bool create, gpmdb **out, char *err,
+	    size_t len)
 {
 	gpmdb_options o = {0};
 	gpmdb *db = NULL;
@@ -1275,7 +1276,7 @@ static double bb_rate(const bb_res *r, int op)
 }
 
 /* Prints to every non-NULL stream. */
-static void bb_out(FILE *a, FILE *b, const char *fmt, ...)
+void bb_out(FILE *a, FILE *b, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1482,6 +1483,7 @@ static const char bb_usage[] =
     "                   [--smoke] [--no-crash] [--out PREFIX] [--probe]\n"
     "       bench_batch --update-modes [--rows N] [--dir DIR] [--out "
     "PREFIX]\n"
+    "       bench_batch --scopes [--rows N] [--dir DIR] [--out PREFIX]\n"
     "(docs/benchmarks.md, bench_batch)\n";
 
 static void gpu_word(const char *name, char *out, size_t len)
@@ -1512,178 +1514,13 @@ static uint64_t bb_arg_u64(const char *s)
 	return (uint64_t)v;
 }
 
-/* ---- --update-modes: dense updates, scatter against lines -------------- */
-
-/*
- * The measurement behind PRAGMA gpu_update_mode = auto (docs/gpu.md
- * "Dense updates"): table m(id BIGINT, v BIGINT, r INT) of n rows, r
- * uniform in [0, 1e6); for each density p (0.1%, 1%, 5%, 25%, 100% of
- * the rows, uniform random) UPDATE m SET v = v + 1 WHERE r < p * 1e6,
- * once per configuration:
- *   scatter/grid, lines/grid: the logging kernels and the data phase
- *     timed apart (gpu_persist_scope = grid), so data ms is the write of
- *     the values alone: scattered stores, or whole dirty lines;
- *   scatter/thread, lines/thread, auto/thread: the default scope, where
- *     scattered stores share the logging kernel, so log + data is what
- *     a user waits for; auto also counts the dirty lines (mark ms).
- * Every statement commits; at the end sum(v - 3 id) must equal the rows
- * updated, counted by the CPU (a mismatch is an error, exit 1).  Rates:
- * scattered values per second of data ms (grid) and dirty lines'
- * bytes per second of lines ms (grid); the rule's threshold follows
- * from where lines/thread and scatter/thread cross.
- */
-static int bb_modes(uint64_t n, const char *dir, const char *prefix)
-{
-	static const double dens[] = {0.001, 0.01, 0.05, 0.25, 1.0};
-	static const struct {
-		const char *mode, *scope;
-	} cf[] = {{"scatter", "grid"},
-		  {"lines", "grid"},
-		  {"scatter", "thread"},
-		  {"lines", "thread"},
-		  {"auto", "thread"}};
-	enum { ND = sizeof(dens) / sizeof(dens[0]) };
-	enum { NC = sizeof(cf) / sizeof(cf[0]) };
-	char path[600], err[800], sql[200], gname[256] = "";
-	int64_t *id = malloc(8 * n), *v = malloc(8 * n), *r = malloc(8 * n);
-	double expect = 0, got, best[ND][2];
-	gpmdb *db = NULL;
-	FILE *md = NULL;
-	int rc;
-
-	if (!id || !v || !r)
-		bench_die("--update-modes", "out of memory");
-	if (gpu_init(err, sizeof(err)) != GPMDB_OK)
-		bench_die("--update-modes needs a GPU", err);
-	gpu_describe(gname, sizeof(gname));
-	for (uint64_t i = 0; i < n; i++) {
-		id[i] = (int64_t)i;
-		v[i] = 3 * (int64_t)i;
-		r[i] = (int64_t)(bb_mix(BB_SEED * 7 + i) % 1000000);
-	}
-	snprintf(path, sizeof(path), "%s/bench_modes_%d.db", dir, getpid());
-	unlink(path);
-	if ((rc = gm_open(C_GPU, path, true, &db, err, sizeof(err))))
-		bench_die("open", err);
-	{
-		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
-					     {GPMDB_ARRAY_INT64, v, NULL},
-					     {GPMDB_ARRAY_INT64, r, NULL}};
-
-		if ((rc = gm_exec(db,
-				  "CREATE TABLE m (id BIGINT, v BIGINT, r INT)",
-				  err, sizeof(err))))
-			bench_die("create", err);
-		if (gpmdb_append_columns(db, "m", 3, NULL, arr, n) != GPMDB_OK)
-			bench_die("append", gpmdb_errmsg(db));
-	}
-	free(id), free(v), free(r);
-	/* warm-up: CUDA, the filter's kernels, both write paths */
-	for (int k = 0; k < 2; k++) {
-		snprintf(sql, sizeof(sql),
-			 "PRAGMA gpu_update_mode = %s; UPDATE m SET v = v + 1 "
-			 "WHERE r < 1000",
-			 k ? "lines" : "scatter");
-		if ((rc = gm_exec(db, sql, err, sizeof(err))))
-			bench_die("warm-up", err);
-	}
-	if (prefix) {
-		snprintf(path, sizeof(path), "%s.md", prefix);
-		if (!(md = fopen(path, "w")))
-			bench_die(path, strerror(errno));
-		fprintf(md, "# Dense updates: scattered stores against whole "
-			    "lines (bench_batch --update-modes)\n\n");
-	}
-	bb_out(stdout, md,
-	       "- %" PRIu64 " rows, device: %s\n"
-	       "- UPDATE m SET v = v + 1 WHERE r < p * 1e6 (v BIGINT: 16 "
-	       "rows per 128-byte line), r uniform random\n\n"
-	       "| density | rows | rows / dirty line | mode | scope | log ms "
-	       "| data ms | of which lines ms | mark ms | log + data ms | "
-	       "lines chosen |\n"
-	       "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-	       "| --- |\n",
-	       n, gname);
-	for (int d = 0; d < ND; d++) {
-		best[d][0] = best[d][1] = 0;
-		for (int c = 0; c < NC; c++) {
-			double lg, dt, ln, mk, rows, dl, lc;
-			char rpl[32] = "-";
-
-			snprintf(sql, sizeof(sql),
-				 "PRAGMA gpu_update_mode = %s; PRAGMA "
-				 "gpu_persist_scope = %s",
-				 cf[c].mode, cf[c].scope);
-			if ((rc = gm_exec(db, sql, err, sizeof(err))))
-				bench_die("pragma", err);
-			snprintf(sql, sizeof(sql),
-				 "UPDATE m SET v = v + 1 WHERE r < %.0f",
-				 dens[d] * 1e6);
-			if ((rc = gm_exec(db, sql, err, sizeof(err))))
-				bench_die("update", err);
-			lg = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_log_ms");
-			dt = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_data_ms");
-			ln = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_lines_ms");
-			mk = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_mark_ms");
-			lc = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_line_cols");
-			dl = bench_gpmdb_stat(db, "gpu_write_stats",
-					      "last_dirty_lines");
-			rows = (double)gpmdb_changes(db);
-			if (dl > 0)
-				snprintf(rpl, sizeof(rpl), "%.2f", rows / dl);
-			if (c == 0) /* scattered values / s of data */
-				best[d][0] = rows / (dt * 1e-3);
-			if (c == 1) /* dirty line bytes / s of lines */
-				best[d][1] = dl * 128 / (ln * 1e-3);
-			bb_out(stdout, md,
-			       "| %.1f%% | %.0f | %s | %s | %s | %.2f | %.2f | "
-			       "%.2f | %.2f | %.2f | %s |\n",
-			       dens[d] * 100, rows, rpl, cf[c].mode,
-			       cf[c].scope, lg, dt, ln, mk, lg + dt + mk,
-			       lc > 0 ? "yes" : "no");
-			fflush(stdout);
-		}
-	}
-	bb_out(stdout, md,
-	       "\nRates (grid scope, data phase alone): scattered 8-byte "
-	       "values per second and whole-line bytes per second:\n\n");
-	for (int d = 0; d < ND; d++)
-		bb_out(stdout, md,
-		       "- %.1f%%: scatter %.1f M values/s, lines %.1f GB/s\n",
-		       dens[d] * 100, best[d][0] / 1e6, best[d][1] / 1e9);
-	/* every statement's work was done: the CPU counts it */
-	if ((rc = gm_exec(db, "PRAGMA backend = cpu", err, sizeof(err))))
-		bench_die("backend", err);
-	for (int d = 0; d < ND; d++) {
-		snprintf(sql, sizeof(sql),
-			 "SELECT count(*) FROM m WHERE r < %.0f",
-			 dens[d] * 1e6);
-		expect += NC * gm_int(db, sql);
-	}
-	expect += 2 * gm_int(db, "SELECT count(*) FROM m WHERE r < 1000");
-	got = gm_int(db, "SELECT sum(v - 3 * id) FROM m");
-	bb_out(stdout, md, "\nchecksum: sum(v - 3 id) %.0f, expected %.0f%s\n",
-	       got, expect, got == expect ? "" : " **CHECKSUM MISMATCH**");
-	if (md)
-		fclose(md);
-	gpmdb_close(db);
-	snprintf(path, sizeof(path), "%s/bench_modes_%d.db", dir, getpid());
-	unlink(path);
-	return got == expect ? 0 : 1;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t n = 50000000, sq_rows = 0, sqd_rows = 0, dk_rows = 0;
 	const char *dir = "/dev/shm", *disk = ".", *configs = NULL,
 		   *prefix = NULL;
 	bool smoke = false, crash = true, want[NCONF] = {0}, any_gpu = false;
-	bool modes = false, rows_given = false;
+	bool modes = false, scopes = false, rows_given = false;
 	static bb_res res[NCONF];
 	bb_data d;
 	bb_keys kk;
@@ -1716,6 +1553,8 @@ int main(int argc, char **argv)
 			crash = false;
 		} else if (!strcmp(a, "--update-modes")) {
 			modes = true;
+		} else if (!strcmp(a, "--scopes")) {
+			scopes = true;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf("%s", bb_usage);
 			return 0;
@@ -1750,6 +1589,8 @@ int main(int argc, char **argv)
 		bench_die("--rows", "at least 1000");
 	if (modes)
 		return bb_modes(rows_given ? n : 10000000, dir, prefix);
+	if (scopes)
+		return bb_scopes(n, 5, dir, prefix);
 	if (smoke)
 		configs = "cpu,sqlite,duckdb";
 	for (int c = 0; c < NCONF; c++) {
