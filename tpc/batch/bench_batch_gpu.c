@@ -311,7 +311,7 @@ int bb_scopes(uint64_t n, int reps, const char *dir, const char *prefix)
 	bb_out(stdout, md,
 	       "\nGrid scope runs the log, the tails and the data as three "
 	       "kernels (its log ms holds the first two); none, thread and "
-	       "block run one kernel, timed as log ms.\n");
+	       "block run one kernel, timed as data ms.\n");
 	if ((rc = gm_exec(db, "PRAGMA backend = cpu", err, sizeof(err))))
 		bench_die("backend", err);
 	got = gm_int(db, "SELECT sum(v) FROM test");
