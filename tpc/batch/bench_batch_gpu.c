@@ -14,6 +14,52 @@
 #include "../bench_util.h"
 #include "bench_batch.h"
 
+/* A GPU connection to a new pool path (dir/bench_<tag>_<pid>.db) holding
+ * table `create` (named name) filled with the 3 arrays arr of n rows;
+ * gname: the GPU's description.  Dies with a message on any failure. */
+static gpmdb *bg_table(const char *what, const char *dir, const char *tag,
+		       const char *create, const char *name,
+		       gpmdb_column_array *arr, uint64_t n, char *path,
+		       size_t plen, char *gname, size_t glen)
+{
+	char err[800];
+	gpmdb *db = NULL;
+
+	if (gpu_init(err, sizeof(err)) != GPMDB_OK)
+		bench_die(what, err);
+	gpu_describe(gname, glen);
+	snprintf(path, plen, "%s/bench_%s_%d.db", dir, tag, getpid());
+	unlink(path);
+	if (gm_open(C_GPU, path, true, &db, err, sizeof(err)) ||
+	    gm_exec(db, create, err, sizeof(err)))
+		bench_die(what, err);
+	if (gpmdb_append_columns(db, name, 3, NULL, arr, n) != GPMDB_OK)
+		bench_die("append", gpmdb_errmsg(db));
+	return db;
+}
+
+/* PREFIX.md with its title, or NULL without a prefix. */
+static FILE *bg_md(const char *prefix, const char *title)
+{
+	char path[600];
+	FILE *md;
+
+	if (!prefix)
+		return NULL;
+	snprintf(path, sizeof(path), "%s.md", prefix);
+	if (!(md = fopen(path, "w")))
+		bench_die(path, strerror(errno));
+	fprintf(md, "# %s\n\n", title);
+	return md;
+}
+
+/* Closes db and removes its pool. */
+static void bg_done(gpmdb *db, const char *path)
+{
+	gpmdb_close(db);
+	unlink(path);
+}
+
 /* ---- --update-modes: dense updates, scatter against lines -------------- */
 
 /*
@@ -46,7 +92,7 @@ int bb_modes(uint64_t n, const char *dir, const char *prefix)
 		  {"auto", "thread"}};
 	enum { ND = sizeof(dens) / sizeof(dens[0]) };
 	enum { NC = sizeof(cf) / sizeof(cf[0]) };
-	char path[600], err[800], sql[200], gname[256] = "";
+	char pool[600], err[800], sql[200], gname[256] = "";
 	int64_t *id = malloc(8 * n), *v = malloc(8 * n), *r = malloc(8 * n);
 	double expect = 0, got, best[ND][2];
 	gpmdb *db = NULL;
@@ -55,29 +101,20 @@ int bb_modes(uint64_t n, const char *dir, const char *prefix)
 
 	if (!id || !v || !r)
 		bench_die("--update-modes", "out of memory");
-	if (gpu_init(err, sizeof(err)) != GPMDB_OK)
-		bench_die("--update-modes needs a GPU", err);
-	gpu_describe(gname, sizeof(gname));
 	for (uint64_t i = 0; i < n; i++) {
 		id[i] = (int64_t)i;
 		v[i] = 3 * (int64_t)i;
 		r[i] = (int64_t)(bb_mix(BB_SEED * 7 + i) % 1000000);
 	}
-	snprintf(path, sizeof(path), "%s/bench_modes_%d.db", dir, getpid());
-	unlink(path);
-	if ((rc = gm_open(C_GPU, path, true, &db, err, sizeof(err))))
-		bench_die("open", err);
 	{
 		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
 					     {GPMDB_ARRAY_INT64, v, NULL},
 					     {GPMDB_ARRAY_INT64, r, NULL}};
 
-		if ((rc = gm_exec(db,
-				  "CREATE TABLE m (id BIGINT, v BIGINT, r INT)",
-				  err, sizeof(err))))
-			bench_die("create", err);
-		if (gpmdb_append_columns(db, "m", 3, NULL, arr, n) != GPMDB_OK)
-			bench_die("append", gpmdb_errmsg(db));
+		db =
+		    bg_table("--update-modes needs a GPU", dir, "modes",
+			     "CREATE TABLE m (id BIGINT, v BIGINT, r INT)", "m",
+			     arr, n, pool, sizeof(pool), gname, sizeof(gname));
 	}
 	free(id), free(v), free(r);
 	/* warm-up: CUDA, the filter's kernels, both write paths */
@@ -89,13 +126,8 @@ int bb_modes(uint64_t n, const char *dir, const char *prefix)
 		if ((rc = gm_exec(db, sql, err, sizeof(err))))
 			bench_die("warm-up", err);
 	}
-	if (prefix) {
-		snprintf(path, sizeof(path), "%s.md", prefix);
-		if (!(md = fopen(path, "w")))
-			bench_die(path, strerror(errno));
-		fprintf(md, "# Dense updates: scattered stores against whole "
-			    "lines (bench_batch --update-modes)\n\n");
-	}
+	md = bg_md(prefix, "Dense updates: scattered stores against whole "
+			   "lines (bench_batch --update-modes)");
 	bb_out(stdout, md,
 	       "- %" PRIu64 " rows, device: %s\n"
 	       "- UPDATE m SET v = v + 1 WHERE r < p * 1e6 (v BIGINT: 16 "
@@ -173,9 +205,7 @@ int bb_modes(uint64_t n, const char *dir, const char *prefix)
 	       got, expect, got == expect ? "" : " **CHECKSUM MISMATCH**");
 	if (md)
 		fclose(md);
-	gpmdb_close(db);
-	snprintf(path, sizeof(path), "%s/bench_modes_%d.db", dir, getpid());
-	unlink(path);
+	bg_done(db, pool);
 	return got == expect ? 0 : 1;
 }
 
@@ -201,7 +231,7 @@ int bb_scopes(uint64_t n, int reps, const char *dir, const char *prefix)
 {
 	static const char *sc[] = {"none", "thread", "block", "grid"};
 	enum { NS = sizeof(sc) / sizeof(sc[0]) };
-	char path[600], err[800], sql[200], gname[256] = "";
+	char pool[600], err[800], sql[200], gname[256] = "";
 	int32_t *id = malloc(4 * n), *u = malloc(4 * n), *v = calloc(n, 4);
 	double best_k[NS], best_s[NS], best_l[NS], best_d[NS], rows = 0;
 	double expect = 0, got;
@@ -213,30 +243,19 @@ int bb_scopes(uint64_t n, int reps, const char *dir, const char *prefix)
 		bench_die("--scopes", "out of memory");
 	if (n > INT32_MAX)
 		bench_die("--scopes", "at most 2^31 rows");
-	if (gpu_init(err, sizeof(err)) != GPMDB_OK)
-		bench_die("--scopes needs a GPU", err);
-	gpu_describe(gname, sizeof(gname));
 	for (uint64_t i = 0; i < n; i++) {
 		id[i] = (int32_t)i;
 		u[i] = (int32_t)(bb_mix(BB_SEED * 13 + i) % 1000000);
 	}
-	snprintf(path, sizeof(path), "%s/bench_scopes_%d.db", dir, getpid());
-	unlink(path);
-	if ((rc = gm_open(C_GPU, path, true, &db, err, sizeof(err))))
-		bench_die("open", err);
 	{
 		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT32, id, NULL},
 					     {GPMDB_ARRAY_INT32, u, NULL},
 					     {GPMDB_ARRAY_INT32, v, NULL}};
 
-		if ((rc = gm_exec(db,
-				  "CREATE TABLE test (id INT, uniformi INT, v "
-				  "INT)",
-				  err, sizeof(err))))
-			bench_die("create", err);
-		if (gpmdb_append_columns(db, "test", 3, NULL, arr, n) !=
-		    GPMDB_OK)
-			bench_die("append", gpmdb_errmsg(db));
+		db = bg_table("--scopes needs a GPU", dir, "scopes",
+			      "CREATE TABLE test (id INT, uniformi INT, v INT)",
+			      "test", arr, n, pool, sizeof(pool), gname,
+			      sizeof(gname));
 	}
 	free(id), free(u), free(v);
 	if ((rc = gm_exec(db, "PRAGMA gpu_update_mode = scatter", err,
@@ -285,13 +304,9 @@ int bb_scopes(uint64_t n, int reps, const char *dir, const char *prefix)
 				best_s[s] = ts;
 		}
 	}
-	if (prefix) {
-		snprintf(path, sizeof(path), "%s.md", prefix);
-		if (!(md = fopen(path, "w")))
-			bench_die(path, strerror(errno));
-		fprintf(md, "# Persist barrier scopes against none "
-			    "(bench_batch --scopes)\n\n");
-	}
+	md =
+	    bg_md(prefix,
+		  "Persist barrier scopes against none (bench_batch --scopes)");
 	bb_out(stdout, md,
 	       "- %" PRIu64 " rows, device: %s, pool in %s\n"
 	       "- UPDATE test SET v = v + 1 WHERE uniformi < 50000 (%.0f "
@@ -319,8 +334,6 @@ int bb_scopes(uint64_t n, int reps, const char *dir, const char *prefix)
 	       expect, got == expect ? "" : " **CHECKSUM MISMATCH**");
 	if (md)
 		fclose(md);
-	gpmdb_close(db);
-	snprintf(path, sizeof(path), "%s/bench_scopes_%d.db", dir, getpid());
-	unlink(path);
+	bg_done(db, pool);
 	return got == expect ? 0 : 1;
 }
