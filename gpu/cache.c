@@ -546,7 +546,9 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 			bool direct = stype != STG_T_TEXT &&
 				      col != GCACHE_ROWID &&
 				      q->m == q->hi - q->lo;
-			if (q->lo == q->hi)
+			/* nothing to pack: no per-row pass (60M rows of a
+			 * number column took 150 ms on a core for nothing) */
+			if (q->lo == q->hi || (direct && !nul))
 				continue;
 			gc_pack_part(q, col, stype, w,
 				     direct ? NULL : vals + (q->off - base) * w,
