@@ -67,6 +67,10 @@ struct spill {
 	/* a pipeline's source: every stream's chunks in order */
 	const spill_chunk **flat;
 	uint64_t nflat, frows;
+	/* NOT IN's sides (nkey): a row whose key is NULL goes to no
+	 * partition and sets knull */
+	bool nkey;
+	atomic_bool knull;
 };
 
 void spill_dir(const gpmdb *db, char *dir, size_t size)
@@ -463,17 +467,37 @@ static inline int spill_part_of(uint64_t hv)
 }
 
 /* Rows 0..m of r (hashes hv) into thread ti's partitions; row i's
- * ordinal (s->ord): ti's rows before it, ord0 + i, after ti. */
+ * ordinal (s->ord): ti's rows before it, ord0 + i, after ti.  With
+ * s->nkey, a row whose key (row i of k) is NULL is left out. */
 static int spill_rows(spill *s, int ti, const rel *r, uint32_t m,
-		      const uint64_t *hv, const uint8_t *live, uint64_t ord0)
+		      const uint64_t *hv, const uint8_t *live, uint64_t ord0,
+		      const rel *k)
 {
 	int rc = GPMDB_OK;
 
-	for (uint32_t i = 0; i < m && !rc; i++)
+	for (uint32_t i = 0; i < m && !rc; i++) {
+		if (s->nkey && k && exec_key_has_null(k, i)) {
+			atomic_store(&s->knull, true);
+			continue;
+		}
 		rc = spill_row(
 		    s, s->st[(size_t)ti * SPILL_NPART + spill_part_of(hv[i])],
 		    r, i, live, (uint64_t)ti << 40 | (ord0 + i));
+	}
 	return rc;
+}
+
+/* The rows written to s's streams. */
+static uint64_t spill_nrows(const spill *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < s->nst; i++) {
+		n += s->st[i]->brows;
+		for (uint32_t c = 0; c < s->st[i]->n; c++)
+			n += s->st[i]->c[c].rows;
+	}
+	return n;
 }
 
 /* A relation for a partition's rows: s's layout, then the ordinal. */
@@ -514,16 +538,22 @@ static int spill_append(rel *dst, rel *src)
 
 /* ---- in a pipeline's threads (pipe.c calls these) ---- */
 
-int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
-		      const uint8_t *live)
+static int thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		       const uint8_t *live, const rel *k)
 {
 	spill *s = t->p->spill;
-	int rc = spill_rows(s, t->ti, b, m, hv, live, t->sord);
+	int rc = spill_rows(s, t->ti, b, m, hv, live, t->sord, k);
 
 	t->sord += m;
 	if (rc == GPMDB_NOMEM)
 		return pipe_fail(t, rc, "out of memory");
 	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+}
+
+int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		      const uint8_t *live)
+{
+	return thread_rows(t, b, m, hv, live, NULL);
 }
 
 /* The relation sink partitioning its batch by the keys p->spk. */
@@ -552,7 +582,7 @@ int spill_sink_part(pthr *t, const rel *b)
 	}
 	t->skb->nrows = m;
 	exec_hash_batch(t->skb, p->nspk, m, t->hv, false);
-	return spill_thread_rows(t, b, m, t->hv, NULL);
+	return thread_rows(t, b, m, t->hv, NULL, t->skb);
 }
 
 /* Thread t's rows (t->out) as one sorted run. */
@@ -836,7 +866,7 @@ static int spill_rel_rows(spill *s, const rel *in, const rel *k)
 		}
 		w.nrows = b.nrows = m;
 		exec_hash_batch(&w, k->ncols, m, hv, false);
-		rc = spill_rows(s, 0, &b, m, hv, NULL, at);
+		rc = spill_rows(s, 0, &b, m, hv, NULL, at, &w);
 	}
 	if (rc == GPMDB_NOMEM)
 		return db_err(s->x->db, rc, "out of memory");
@@ -874,9 +904,10 @@ int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out)
 }
 
 /* One side of join n (side, its keys at slots base..) into s's
- * partitions: a pipeline when side streams, else its relation. */
+ * partitions: a pipeline when side streams, else its relation (nkey:
+ * rows whose key is NULL left out, s->knull set). */
 static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
-		      int base, spill **out)
+		      int base, bool nkey, spill **out)
 {
 	spill *s = NULL;
 	rel *in = NULL, *k = NULL;
@@ -884,6 +915,7 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 
 	if ((rc = spill_open(x, n, side, false, nt, &s)))
 		return rc;
+	s->nkey = nkey;
 	*out = s;
 	rc = pipe_run_spill(x, side, s, n, keys, base, 0);
 	if (rc != PIPE_DECLINE)
@@ -906,8 +938,7 @@ bool spill_join_ok(const exec_ctx *x, const pnode *n)
 
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
-	return x->gen && n->nkeys && n->nkeys <= 64 &&
-	       n->jtype != JOIN_ANTI_NULL && n->jtype != JOIN_CROSS &&
+	return x->gen && n->nkeys && n->nkeys <= 64 && n->jtype != JOIN_CROSS &&
 	       !(ixs->kind == PN_ISCAN && ixs->ix->njk);
 }
 
@@ -933,8 +964,12 @@ static int spill_drain(void *arg, rel *out)
  * (grace hash join), then joined partition by partition (exec_join_rels)
  * into r, or into file o's one stream: equal keys meet in one partition,
  * and a row whose key is NULL meets nothing anywhere, so INNER, LEFT,
- * SEMI and ANTI give the rows of the whole join.  NOT IN (one NULL on
- * the right empties it) cannot. */
+ * SEMI and ANTI give the rows of the whole join.  NOT IN (ANTI_NULL)
+ * partitions its right side first, NULL keys left out but noted: one
+ * NULL there keeps no row (the left side does not run); an empty right
+ * side keeps every left row (each partition's right side is empty);
+ * else the left rows whose key is NULL are left out, and each
+ * partition's NOT IN gives the rest. */
 static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 {
 	spill *a = NULL, *b = NULL;
@@ -948,10 +983,7 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 		    "query needs more than the memory limit of %zu MiB (PRAGMA "
 		    "memory_limit) and cannot spill: %s",
 		    x->mem_limit >> 20,
-		    !x->gen ? "a join outside a statement's execution"
-		    : n->jtype == JOIN_ANTI_NULL
-			? "NOT IN's subquery is kept whole (one NULL in it "
-			  "decides for every row)"
+		    !x->gen	? "a join outside a statement's execution"
 		    : !n->nkeys ? "a join without equal keys"
 				: "a join read through an index");
 	}
@@ -959,9 +991,14 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 	n->spill_gen = x->gen;
 	if (o && !(os = spill_stream_new(o)))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, &a)))
-		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, &b);
-	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+	if (n->jtype == JOIN_ANTI_NULL) {
+		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, true, &b);
+		if (!rc && !atomic_load(&b->knull))
+			rc = spill_side(x, n, n->l, n->lkeys, 0,
+					spill_nrows(b) > 0, &a);
+	} else if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, false, &a)))
+		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, false, &b);
+	for (int part = 0; part < SPILL_NPART && a && !rc; part++) {
 		rel *l = NULL, *rr = NULL, *jo = NULL;
 		if ((rc = db_check_interrupt(x->db)))
 			break;
