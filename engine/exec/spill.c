@@ -71,6 +71,7 @@ struct spill {
 	 * partition and sets knull */
 	bool nkey;
 	atomic_bool knull;
+	bool inorder; /* a query's result: one stream a thread (partition 0) */
 };
 
 void spill_dir(const gpmdb *db, char *dir, size_t size)
@@ -204,8 +205,8 @@ static int spill_parts(spill *s, int nthr)
 			return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
 	s->cap = n;
 	s->nthr = nthr;
-	/* the buffers, at most one a stream */
-	size_t add = (size_t)n * s->bufsz;
+	/* the buffers, at most one a stream (a result: one a thread) */
+	size_t add = (size_t)(s->inorder ? nthr : n) * s->bufsz;
 	s->acct += add;
 	return exec_mem(s->x, add);
 }
@@ -564,6 +565,16 @@ int spill_sink_part(pthr *t, const rel *b)
 	vec v;
 	int rc;
 
+	if (!p->nspk) { /* a query's result: each thread's rows in order */
+		spill *s = p->spill;
+		spill_stream *ss = s->st[(size_t)t->ti * SPILL_NPART];
+		rc = GPMDB_OK;
+		for (uint32_t i = 0; i < m && !rc; i++)
+			rc = spill_row(s, ss, b, i, NULL, 0);
+		if (rc == GPMDB_NOMEM)
+			return pipe_fail(t, rc, "out of memory");
+		return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+	}
 	if (!t->skb) {
 		etype ty[64];
 		for (int k = 0; k < p->nspk; k++)
@@ -1112,6 +1123,73 @@ void spill_free(spill *s)
 	spill_close(s);
 }
 
+/* ---- a query's result ---- */
+
+static int spill_result_sort(exec_ctx *x, pnode *n, spill **out);
+
+int spill_result(exec_ctx *x, pnode *n, int rc, spill **out)
+{
+	pnode on; /* no keys: each thread's rows in order (spill_sink_part) */
+	spill *s = NULL;
+	uint64_t rows = 0;
+
+	*out = NULL;
+	if (!spill_over(x, rc))
+		return rc;
+	spill_clear(x);
+	memset(&on, 0, sizeof(on));
+	on.kind = PN_PROJECT;
+	if (n->kind == PN_SORT) {
+		rc = spill_result_sort(x, n, &s);
+		goto done;
+	}
+	if ((rc = spill_open(x, n, n, false, omp_get_max_threads(), &s)))
+		return rc;
+	s->inorder = true;
+	rc = pipe_run_spill(x, n, s, &on, NULL, 0, 0);
+	if (rc == PIPE_DECLINE)
+		rc = db_err(x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of %zu MiB "
+			    "(PRAGMA memory_limit) and its result cannot "
+			    "spill: its last operator (%s) is not a pipeline",
+			    x->mem_limit >> 20, exec_op_name(n->kind));
+done:
+	if (rc) {
+		spill_close(s);
+		return rc;
+	}
+	spill_chunks(s, &rows);
+	if (x->analyze)
+		n->an_rows += rows;
+	*out = s;
+	return GPMDB_OK;
+}
+
+uint64_t spill_result_rows(spill *s, uint64_t *chunks)
+{
+	uint64_t rows = 0;
+
+	*chunks = spill_chunks(s, &rows);
+	return rows;
+}
+
+int spill_result_read(spill *s, uint64_t ci, rel **out)
+{
+	rel *r = rel_new(NULL, s->ncols, s->ty);
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	if ((rc = spill_load_raw(s, s->flat[ci], r))) {
+		rel_free(r);
+		return rc == GPMDB_NOMEM ? db_err(s->x->db, rc, "out of memory")
+					 : spill_err(s, rc);
+	}
+	*out = r;
+	return GPMDB_OK;
+}
+
 /* ---- external merge sort ---- */
 
 typedef struct scur {
@@ -1304,4 +1382,76 @@ uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
 	*bytes = avail / 4 / (size_t)(nthr > 0 ? nthr : 1);
 	n = *bytes / row;
 	return n < 1024 ? 1024 : n;
+}
+
+/* ORDER BY n as a query's result past the limit: its input as sorted
+ * runs (as spill_sort), merged into file *out's one stream instead of a
+ * relation (ties in input order, as unspilled). */
+static int spill_result_sort(exec_ctx *x, pnode *n, spill **out)
+{
+	spill *s = NULL, *o = NULL;
+	spill_stream *os;
+	smerge m = {NULL, n, NULL};
+	int *h = NULL, nh = 0, rc, nt = omp_get_max_threads();
+
+	*out = NULL;
+	if ((rc = spill_open(x, n, n->l, true, nt, &s)) ||
+	    (rc = spill_open(x, n, n, false, 1, &o)))
+		goto out;
+	rc = pipe_run_spill(x, n->l, s, n, NULL, 0, UINT64_MAX);
+	if (rc == PIPE_DECLINE)
+		rc = db_err(x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of %zu MiB "
+			    "(PRAGMA memory_limit) and its result cannot "
+			    "spill: the input of its ORDER BY (%s) is not a "
+			    "pipeline",
+			    x->mem_limit >> 20, exec_op_name(n->l->kind));
+	if (rc)
+		goto out;
+	m.s = s;
+	if (!(m.c = calloc((size_t)s->nst + 1, sizeof(scur))) ||
+	    !(h = malloc(sizeof(int) * ((size_t)s->nst + 1))) ||
+	    !(os = spill_stream_new(o))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < s->nst && !rc; i++) {
+		bool more;
+		m.c[i].ss = s->st[i];
+		if (!(rc = scur_next(&m, &m.c[i], &more)) && more)
+			h[nh++] = i;
+	}
+	for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
+		heap_down(&m, h, nh, i);
+	for (uint64_t k = 0; nh && !rc; k++) {
+		scur *c = &m.c[h[0]];
+		bool more = true;
+		if (!(k & 65535) && (rc = db_check_interrupt(x->db)))
+			break;
+		if ((rc = spill_row(o, os, c->r, c->pos, NULL, 0))) {
+			rc = rc == GPMDB_NOMEM
+				 ? db_err(x->db, rc, "out of memory")
+				 : spill_err(o, rc);
+			break;
+		}
+		if (++c->pos == c->r->nrows)
+			rc = scur_next(&m, c, &more);
+		if (!more)
+			h[0] = h[--nh];
+		heap_down(&m, h, nh, 0);
+	}
+	if (!rc)
+		rc = spill_flush_all(o);
+out:
+	for (int i = 0; m.c && i < s->nst; i++)
+		rel_free(m.c[i].r);
+	free(m.c);
+	free(h);
+	spill_close(s);
+	if (rc) {
+		spill_close(o);
+		return rc;
+	}
+	*out = o;
+	return GPMDB_OK;
 }

@@ -4,9 +4,11 @@
  * joins of each kind with NULL keys and ORDER BY (several keys, text,
  * NULLs, DESC, LIMIT/OFFSET) under a small limit give SQLite's rows and
  * those of the run without a limit, on 4 threads and on 1, and EXPLAIN
- * ANALYZE shows that they spilled; a temporary file that cannot be made
- * or written fails the statement with a clear error, and what cannot
- * spill (NOT IN, a result over the limit) says so.
+ * ANALYZE shows that they spilled; NOT IN with NULLs on either side; a
+ * result larger than the limit read back from its file (reset and
+ * finalize in its middle); a temporary file that cannot be made or
+ * written fails the statement with a clear error, and what cannot spill
+ * says so.
  */
 #include "harness.h"
 #include "lite_same.h"
@@ -277,6 +279,90 @@ static void t_sort(void)
 		   SORTED);
 }
 
+/* A result several times the limit goes to a file and is read back
+ * chunk by chunk: the rows of the run without a limit, in its order. */
+static void t_result(void)
+{
+	static const struct {
+		int mib, how;
+		const char *sql, *lsql;
+	} q[] = {
+	    {1, SAME_ORDER, "SELECT * FROM d", NULL},
+	    {1, SAME_ORDER, "SELECT id, g, n, v FROM f WHERE id % 3 <> 1", ""},
+	    /* ORDER BY: its runs merged into the file */
+	    {1, SORTED, "SELECT k, name FROM d ORDER BY name DESC", NULL},
+	    {1, SORTED, "SELECT id, kn, g FROM f ORDER BY kn, g DESC",
+	     "SELECT id, kn, g FROM f ORDER BY kn, g DESC, id"},
+	    /* spilled joins whose rows pass the limit (partition order) */
+	    {3, ANY_ORDER,
+	     "SELECT f.id, f.g, d.name, d.w FROM f LEFT JOIN d ON f.kn = d.k "
+	     "WHERE f.id % 2 = 0",
+	     NULL},
+	    {3, ANY_ORDER,
+	     "SELECT a.id, b.name FROM f a JOIN d b ON a.id = b.w", NULL},
+	};
+	char sql[300], *buf = malloc(BUF);
+
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]) && buf; i++) {
+		spill_same(q[i].mib, q[i].sql, q[i].lsql, q[i].how);
+		/* the result itself (the plan's top node) spilled */
+		limit(q[i].mib);
+		snprintf(sql, sizeof(sql), "EXPLAIN ANALYZE %s", q[i].sql);
+		su_rows(db, sql, buf, BUF);
+		char *nl = strchr(buf, '\n');
+		if (nl)
+			*nl = 0;
+		CHECKF(strstr(buf, "[spilled "), "%s: %s", q[i].sql, buf);
+		limit(0);
+	}
+	free(buf);
+}
+
+/* gpmdb_reset and gpmdb_finalize in the middle of a spilled result give
+ * everything back (ASan); its rows again from the first after a reset,
+ * the row count of the whole result. */
+static void t_result_reset(void)
+{
+	gpmdb_stmt *st = NULL;
+	char first[200] = "";
+
+	limit(1);
+	CHECK(!gpmdb_prepare(db, "SELECT name, k FROM d ORDER BY name", -1, &st,
+			     NULL));
+	for (int pass = 0; pass < 3 && st; pass++) {
+		int n = 0;
+		while (n < 5000 + 7000 * pass && gpmdb_step(st) == GPMDB_ROW) {
+			const char *t = (const char *)gpmdb_column_text(st, 0);
+			if (!n && !pass)
+				snprintf(first, sizeof(first), "%s", t);
+			else if (!n)
+				CHECKF(!strcmp(first, t), "%s / %s", first, t);
+			n++;
+		}
+		CHECKF(n == 5000 + 7000 * pass, "%d", n);
+		CHECK(!gpmdb_reset(st));
+	}
+	CHECK(!strcmp(first, "dimension row 0"));
+	/* to the end: every row, the last one's */
+	int n = 0;
+	char last[200] = "";
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		snprintf(last, sizeof(last), "%s", gpmdb_column_text(st, 0));
+		n++;
+	}
+	CHECKF(n == NDIM, "%d", n);
+	CHECKF(!strcmp(last, "dimension row 99999"), "%s", last);
+	CHECK(!gpmdb_reset(st));
+	CHECK(gpmdb_step(st) == GPMDB_ROW);
+	CHECK(gpmdb_step(st) == GPMDB_ROW);
+	gpmdb_finalize(st); /* in the middle */
+	CHECK(!gpmdb_prepare(db, "SELECT * FROM f", -1, &st, NULL));
+	for (int i = 0; i < 70000; i++)
+		CHECK(gpmdb_step(st) == GPMDB_ROW || (i = 70000, 0));
+	gpmdb_finalize(st);
+	limit(0);
+}
+
 static atomic_int query_done;
 
 static void *interrupter(void *arg)
@@ -356,10 +442,15 @@ static void t_errors(void)
 	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), "/tmp"));
 	CHECK(spilled(q));
 	CHECK(!su_exec(db, "PRAGMA temp_directory = ''"));
-	/* a result larger than the limit cannot spill */
+	/* a result larger than the limit whose last operator is not a
+	 * pipeline cannot spill */
 	limit(1);
-	su_rows(db, "SELECT * FROM d ORDER BY name", a, sizeof(a));
-	CHECKF(strstr(a, "memory limit of 1 MiB"), "%s", a);
+	su_rows(db, "SELECT name FROM d UNION ALL SELECT g FROM f", a,
+		sizeof(a));
+	CHECKF(strstr(a, "memory limit of 1 MiB (PRAGMA memory_limit) and "
+			 "its result cannot spill: its last operator (SET "
+			 "OPERATION) is not a pipeline"),
+	       "%s", a);
 	limit(0);
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM d WHERE k IS NULL"),
 		      "2400"));
@@ -374,6 +465,8 @@ int main(void)
 	TEST_RUN(t_join);
 	TEST_RUN(t_notin);
 	TEST_RUN(t_sort);
+	TEST_RUN(t_result);
+	TEST_RUN(t_result_reset);
 	/* again with the parallel paths of large inputs (pipe_small) */
 	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
 	TEST_RUN(t_agg);
