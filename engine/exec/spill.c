@@ -72,6 +72,9 @@ struct spill {
 	bool nkey;
 	atomic_bool knull;
 	bool inorder; /* a query's result: one stream a thread (partition 0) */
+	/* the partition bits rows take (0 under GPMDB_TEST_JOIN_ONEPART: a
+	 * join's sides all in partition 0, which must split again) */
+	int pmask;
 };
 
 void spill_dir(const gpmdb *db, char *dir, size_t size)
@@ -151,6 +154,7 @@ static int spill_open_ty(exec_ctx *x, pnode *node, int ncols, const etype *ty,
 	memcpy(s->ty, ty, sizeof(etype) * (size_t)ncols);
 	s->ord = ord;
 	s->nthr = nthr;
+	s->pmask = SPILL_NPART - 1;
 	pthread_mutex_init(&s->mu, NULL);
 	spill_dir(x->db, s->dir, sizeof(s->dir));
 	fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -481,9 +485,10 @@ static int spill_rows(spill *s, int ti, const rel *r, uint32_t m,
 			atomic_store(&s->knull, true);
 			continue;
 		}
-		rc = spill_row(
-		    s, s->st[(size_t)ti * SPILL_NPART + spill_part_of(hv[i])],
-		    r, i, live, (uint64_t)ti << 40 | (ord0 + i));
+		rc = spill_row(s,
+			       s->st[(size_t)ti * SPILL_NPART +
+				     (spill_part_of(hv[i]) & s->pmask)],
+			       r, i, live, (uint64_t)ti << 40 | (ord0 + i));
 	}
 	return rc;
 }
@@ -927,6 +932,8 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 	if ((rc = spill_open(x, n, side, false, nt, &s)))
 		return rc;
 	s->nkey = nkey;
+	if (getenv("GPMDB_TEST_JOIN_ONEPART"))
+		s->pmask = 0;
 	*out = s;
 	rc = pipe_run_spill(x, side, s, n, keys, base, 0);
 	if (rc != PIPE_DECLINE)
@@ -971,8 +978,260 @@ static int spill_drain(void *arg, rel *out)
 	return rc ? spill_err(a->s, rc) : GPMDB_OK;
 }
 
+/* Where a spilled join's rows go: relation r, or file o's stream os. */
+typedef struct jout {
+	rel *r;
+	spill *o;
+	spill_stream *os;
+} jout;
+
+/* The rows of partition part of s (every thread's). */
+static uint64_t part_rows(const spill *s, int part)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			n += ss->c[c].rows;
+	}
+	return n;
+}
+
+/* Partition part of a's and b's rows joined (exec_join_rels) into jo.
+ * Past the limit, the rows it wrote to the file are taken back. */
+static int join_part(exec_ctx *x, pnode *n, spill *a, spill *b, int part,
+		     jout *jo)
+{
+	rel *l = NULL, *rr = NULL, *out = NULL;
+	uint32_t keep = 0;
+	int rc;
+
+	if (!(l = exec_rel_like(x, n->l)) || !(rr = exec_rel_like(x, n->r))) {
+		rel_free(l);
+		return x->db->errcode;
+	}
+	if ((rc = spill_read_part(a, part, l)) ||
+	    (rc = spill_read_part(b, part, rr))) {
+		rel_free(l);
+		rel_free(rr);
+		return rc;
+	}
+	if (jo->r) {
+		if (!(rc = exec_join_rels(x, n, l, rr, NULL, NULL, &out)))
+			rc = spill_append(jo->r, out);
+		return rc;
+	}
+	/* the stream's rows so far in chunks, so that a failure can drop
+	 * this partition's */
+	if ((rc = stream_flush(jo->o, jo->os))) {
+		rel_free(l);
+		rel_free(rr);
+		return rc == GPMDB_NOMEM ? db_err(x->db, rc, "out of memory")
+					 : spill_err(jo->o, rc);
+	}
+	keep = jo->os->n;
+	spill_drain_arg da = {jo->o, jo->os};
+	rc = exec_join_rels(x, n, l, rr, spill_drain, &da, &out);
+	if (spill_over(x, rc)) {
+		jo->os->n = keep;
+		jo->os->blen = 0;
+		jo->os->brows = 0;
+	}
+	return rc;
+}
+
+static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
+		      uint64_t prev, jout *jo);
+
+/* The chunks of partition part of s (every thread's) into *out (*n). */
+static int part_chunks(spill *s, int part, const spill_chunk ***out,
+		       uint64_t *n)
+{
+	uint64_t k = 0;
+
+	for (int t = 0; t < s->nthr; t++)
+		k += s->st[t * SPILL_NPART + part]->n;
+	if (!(*out = malloc(sizeof(**out) * (k + 1))))
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	*n = 0;
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			(*out)[(*n)++] = &ss->c[c];
+	}
+	return GPMDB_OK;
+}
+
+/* Chunks from *at on of c (nc) into r, up to budget bytes of the file
+ * (one at least); *at moves past them. */
+static int load_piece(spill *s, const spill_chunk **c, uint64_t nc,
+		      uint64_t *at, size_t budget, rel *r)
+{
+	size_t got = 0;
+	int rc = GPMDB_OK;
+
+	while (*at < nc && !rc && (!got || got + c[*at]->len <= budget)) {
+		got += c[*at]->len;
+		rc = spill_load(s, c[(*at)++], r);
+	}
+	return rc;
+}
+
+/* INNER JOIN n of partition part, whose rows share one key (splitting
+ * cannot help): the right side in pieces of what the limit leaves, each
+ * joined with the left side read again a piece at a time (block nested
+ * loops over the hash join: every left row meets every right piece). */
+static int join_pieces(exec_ctx *x, pnode *n, spill *a, spill *b, int part,
+		       jout *jo)
+{
+	const spill_chunk **ca = NULL, **cb = NULL;
+	uint64_t na = 0, nb = 0, bi = 0;
+	size_t left = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
+	size_t budget = left / 8;
+	int rc;
+
+	if ((rc = part_chunks(a, part, &ca, &na)) ||
+	    (rc = part_chunks(b, part, &cb, &nb)))
+		goto out;
+	while (bi < nb && !rc) {
+		uint64_t bnext = bi, ai = 0;
+		while (ai < na && !rc) {
+			rel *l = NULL, *rr = NULL, *o = NULL;
+			uint64_t bat = bi;
+			if ((rc = db_check_interrupt(x->db)))
+				break;
+			if (!(l = exec_rel_like(x, n->l)) ||
+			    !(rr = exec_rel_like(x, n->r))) {
+				rel_free(l);
+				rc = x->db->errcode;
+				break;
+			}
+			if ((rc = load_piece(b, cb, nb, &bat, budget, rr)) ||
+			    (rc = load_piece(a, ca, na, &ai, budget, l))) {
+				rel_free(l);
+				rel_free(rr);
+				break;
+			}
+			bnext = bat;
+			if (jo->r) {
+				if (!(rc = exec_join_rels(x, n, l, rr, NULL,
+							  NULL, &o)))
+					rc = spill_append(jo->r, o);
+			} else {
+				spill_drain_arg da = {jo->o, jo->os};
+				rc = exec_join_rels(x, n, l, rr, spill_drain,
+						    &da, &o);
+			}
+		}
+		bi = bnext;
+	}
+out:
+	free(ca);
+	free(cb);
+	return rc;
+}
+
+/* Partition part of side's file s split again by other bits of the
+ * keys' hash (depth) into a file of its own (*out), a chunk at a time. */
+static int join_resplit(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
+			int base, spill *s, int part, int depth, spill **out)
+{
+	spill *sub = NULL;
+	rel *c = NULL, *k = NULL;
+	uint64_t hv[VEC_BATCH];
+	int rc;
+
+	if ((rc = spill_open_ty(x, n, s->ncols, s->ty, false, 1, &sub)))
+		return rc;
+	*out = sub;
+	if ((rc = spill_parts(sub, 1)))
+		return rc;
+	for (int t = 0; t < s->nthr && !rc; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t ci = 0; ci < ss->n && !rc; ci++) {
+			rel_free(c);
+			rel_free(k);
+			k = NULL;
+			if (!(c = exec_rel_like(x, side))) {
+				rc = x->db->errcode;
+				break;
+			}
+			if ((rc = spill_load(s, &ss->c[ci], c)) ||
+			    (rc =
+				 exec_eval_keys(x, n, base, keys, side, c, &k)))
+				break;
+			exec_hash_batch(k, n->nkeys, (uint32_t)c->nrows, hv,
+					false);
+			for (uint64_t i = 0; i < c->nrows && !rc; i++) {
+				uint64_t h =
+				    exec_hash_mix(hv[i], (uint64_t)depth);
+				rc = spill_row(sub, sub->st[spill_part_of(h)],
+					       c, i, NULL, 0);
+			}
+			if (rc == GPMDB_NOMEM)
+				rc = db_err(x->db, rc, "out of memory");
+			else if (rc && atomic_load(&sub->err))
+				rc = spill_err(sub, rc);
+		}
+	}
+	rel_free(c);
+	rel_free(k);
+	return rc ? rc : spill_flush_all(sub);
+}
+
+/* The partitions of a and b joined one at a time into jo; one that
+ * alone passes the limit is split again (join_resplit) while that
+ * makes it smaller than prev, the rows of the partition it came from.
+ * Equal keys cannot part: one key's rows past the limit join in pieces
+ * (join_pieces) when the join is INNER, else end the statement. */
+static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
+		      uint64_t prev, jout *jo)
+{
+	int rc = GPMDB_OK, jt = n->jtype;
+
+	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+		uint64_t nl = part_rows(a, part), nr = part_rows(b, part);
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		/* every row out has a left row; INNER and SEMI a right one */
+		if (!nl || (!nr && (jt == JOIN_INNER || jt == JOIN_SEMI)))
+			continue;
+		rc = join_part(x, n, a, b, part, jo);
+		if (!spill_over(x, rc))
+			continue;
+		spill_clear(x);
+		if ((nl + nr >= prev || depth >= 8) && jt == JOIN_INNER &&
+		    !n->pred) {
+			rc = join_pieces(x, n, a, b, part, jo);
+			continue;
+		}
+		if (nl + nr >= prev || depth >= 8) {
+			rc = db_err(
+			    x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of "
+			    "%zu MiB (PRAGMA memory_limit) and cannot "
+			    "spill: %llu rows share one join key (%llu "
+			    "left, %llu right; partitions by the keys' "
+			    "hash cannot part them)",
+			    x->mem_limit >> 20, (unsigned long long)(nl + nr),
+			    (unsigned long long)nl, (unsigned long long)nr);
+			break;
+		}
+		spill *sa = NULL, *sb = NULL;
+		if (!(rc = join_resplit(x, n, n->l, n->lkeys, 0, a, part,
+					depth + 1, &sa)) &&
+		    !(rc = join_resplit(x, n, n->r, n->rkeys, n->nkeys, b, part,
+					depth + 1, &sb)))
+			rc = join_parts(x, n, sa, sb, depth + 1, nl + nr, jo);
+		spill_close(sa);
+		spill_close(sb);
+	}
+	return rc;
+}
+
 /* Join n passed the limit: both inputs partitioned by their keys' hash
- * (grace hash join), then joined partition by partition (exec_join_rels)
+ * (grace hash join), then joined partition by partition (join_parts)
  * into r, or into file o's one stream: equal keys meet in one partition,
  * and a row whose key is NULL meets nothing anywhere, so INNER, LEFT,
  * SEMI and ANTI give the rows of the whole join.  NOT IN (ANTI_NULL)
@@ -984,7 +1243,7 @@ static int spill_drain(void *arg, rel *out)
 static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 {
 	spill *a = NULL, *b = NULL;
-	spill_stream *os = NULL;
+	jout jo = {r, o, NULL};
 	int rc;
 
 	if (!spill_join_ok(x, n)) {
@@ -1000,7 +1259,7 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 	}
 	spill_clear(x);
 	n->spill_gen = x->gen;
-	if (o && !(os = spill_stream_new(o)))
+	if (o && !(jo.os = spill_stream_new(o)))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	if (n->jtype == JOIN_ANTI_NULL) {
 		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, true, &b);
@@ -1009,31 +1268,8 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 					spill_nrows(b) > 0, &a);
 	} else if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, false, &a)))
 		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, false, &b);
-	for (int part = 0; part < SPILL_NPART && a && !rc; part++) {
-		rel *l = NULL, *rr = NULL, *jo = NULL;
-		if ((rc = db_check_interrupt(x->db)))
-			break;
-		if (!(l = exec_rel_like(x, n->l)) ||
-		    !(rr = exec_rel_like(x, n->r))) {
-			rel_free(l);
-			rc = x->db->errcode;
-			break;
-		}
-		if ((rc = spill_read_part(a, part, l)) ||
-		    (rc = spill_read_part(b, part, rr))) {
-			rel_free(l);
-			rel_free(rr);
-			break;
-		}
-		if (r) {
-			if (!(rc =
-				  exec_join_rels(x, n, l, rr, NULL, NULL, &jo)))
-				rc = spill_append(r, jo);
-			continue;
-		}
-		spill_drain_arg da = {o, os};
-		rc = exec_join_rels(x, n, l, rr, spill_drain, &da, &jo);
-	}
+	if (!rc && a)
+		rc = join_parts(x, n, a, b, 0, UINT64_MAX, &jo);
 	spill_close(a);
 	spill_close(b);
 	if (!rc && o)

@@ -225,6 +225,43 @@ static void t_join(void)
 	    NULL, SORTED);
 }
 
+/* A join's partition that alone passes the limit splits again: under
+ * GPMDB_TEST_JOIN_ONEPART every row goes to partition 0 first. */
+static void t_join_split(void)
+{
+	setenv("GPMDB_TEST_JOIN_ONEPART", "1", 1);
+	t_join();
+	spill_same(4,
+		   "SELECT count(*), sum(id), count(kn) FROM f WHERE kn NOT IN "
+		   "(SELECT k FROM d WHERE k IS NOT NULL AND w <> 3)",
+		   NULL, SORTED);
+	unsetenv("GPMDB_TEST_JOIN_ONEPART");
+}
+
+/* One join key's rows past the limit: splitting cannot part them; an
+ * INNER JOIN joins them in pieces, others say why they cannot. */
+static void t_join_onekey(void)
+{
+	char a[1000];
+
+	spill_same(2,
+		   "SELECT count(*), sum(a.id), max(a.g), max(b.name) FROM f a "
+		   "JOIN (SELECT k % 1 AS z, max(name) AS name FROM d GROUP BY "
+		   "k % 1) b ON a.id % 1 = b.z WHERE a.id % 2 = 0",
+		   NULL, SORTED);
+	limit(2);
+	su_rows(db,
+		"SELECT count(*), sum(a.id), max(a.g) FROM f a JOIN (SELECT k "
+		"% 1 AS z, max(name) AS name FROM d GROUP BY k % 1) b ON a.id "
+		"% 1 = b.z AND a.id > length(b.name) WHERE a.id % 2 = 0",
+		a, sizeof(a));
+	CHECKF(strstr(a, "memory limit of 2 MiB (PRAGMA memory_limit) and "
+			 "cannot spill: 45001 rows share one join key (45000 "
+			 "left, 1 right"),
+	       "%s", a);
+	limit(0);
+}
+
 /* NOT IN (JOIN_ANTI_NULL): a NULL on the right keeps no row, an empty
  * right side keeps every row (NULL keys too), else a NULL left key is
  * never kept (the right side passes the limit; an empty right side
@@ -464,6 +501,8 @@ int main(void)
 	TEST_RUN(t_agg);
 	TEST_RUN(t_join);
 	TEST_RUN(t_notin);
+	TEST_RUN(t_join_split);
+	TEST_RUN(t_join_onekey);
 	TEST_RUN(t_sort);
 	TEST_RUN(t_result);
 	TEST_RUN(t_result_reset);
