@@ -337,6 +337,12 @@ static void t_result(void)
 	     NULL},
 	    {3, ANY_ORDER,
 	     "SELECT a.id, b.name FROM f a JOIN d b ON a.id = b.w", NULL},
+	    /* a LEFT JOIN that builds its left side in the pipeline: its
+	     * unmatched rows come last, from their own thread states */
+	    {6, SAME_ORDER,
+	     "SELECT f.id, d.name, f.g || d.name || f.g FROM f LEFT JOIN d ON "
+	     "f.kn = d.k WHERE f.id % 3 <> 0",
+	     NULL},
 	};
 	char sql[300], *buf = malloc(BUF);
 
