@@ -1078,17 +1078,39 @@ static int load_piece(spill *s, const spill_chunk **c, uint64_t nc,
 	return rc;
 }
 
-/* INNER JOIN n of partition part, whose rows share one key (splitting
- * cannot help): the right side in pieces of what the limit leaves, each
- * joined with the left side read again a piece at a time (block nested
- * loops over the hash join: every left row meets every right piece). */
+/* The bytes of a piece of a join's partition: an eighth of what the
+ * limit leaves. */
+static size_t piece_budget(const exec_ctx *x)
+{
+	return (x->mem_limit > x->mem ? x->mem_limit - x->mem : 0) / 8;
+}
+
+/* The bytes partition part of s takes in the file. */
+static uint64_t part_bytes(const spill *s, int part)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			n += ss->c[c].len;
+	}
+	return n;
+}
+
+/* Join n of partition part, whose rows share one key (splitting cannot
+ * help): the right side in pieces of what the limit leaves, each joined
+ * with the left side read again a piece at a time (block nested loops
+ * over the hash join: every left row meets every right piece).  Only an
+ * INNER JOIN without a residual predicate may take several right pieces
+ * (the others decide a left row's fate from all its right rows at once:
+ * their right side must be one piece). */
 static int join_pieces(exec_ctx *x, pnode *n, spill *a, spill *b, int part,
 		       jout *jo)
 {
 	const spill_chunk **ca = NULL, **cb = NULL;
 	uint64_t na = 0, nb = 0, bi = 0;
-	size_t left = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
-	size_t budget = left / 8;
+	size_t budget = piece_budget(x);
 	int rc;
 
 	if ((rc = part_chunks(a, part, &ca, &na)) ||
@@ -1184,7 +1206,8 @@ static int join_resplit(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
  * alone passes the limit is split again (join_resplit) while that
  * makes it smaller than prev, the rows of the partition it came from.
  * Equal keys cannot part: one key's rows past the limit join in pieces
- * (join_pieces) when the join is INNER, else end the statement. */
+ * (join_pieces) when the join is INNER or its right side fits in one
+ * piece, else end the statement. */
 static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
 		      uint64_t prev, jout *jo)
 {
@@ -1201,8 +1224,9 @@ static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
 		if (!spill_over(x, rc))
 			continue;
 		spill_clear(x);
-		if ((nl + nr >= prev || depth >= 8) && jt == JOIN_INNER &&
-		    !n->pred) {
+		if ((nl + nr >= prev || depth >= 8) &&
+		    ((jt == JOIN_INNER && !n->pred) ||
+		     part_bytes(b, part) <= piece_budget(x))) {
 			rc = join_pieces(x, n, a, b, part, jo);
 			continue;
 		}

@@ -238,26 +238,38 @@ static void t_join_split(void)
 	unsetenv("GPMDB_TEST_JOIN_ONEPART");
 }
 
-/* One join key's rows past the limit: splitting cannot part them; an
- * INNER JOIN joins them in pieces, others say why they cannot. */
+/* One join key's rows past the limit: splitting cannot part them; they
+ * join in pieces when the join is INNER or its right side fits in one
+ * piece, else the statement says why it cannot. */
 static void t_join_onekey(void)
 {
 	char a[1000];
 
+	/* INNER: 45000 left rows of one key, one right row */
 	spill_same(2,
 		   "SELECT count(*), sum(a.id), max(a.g), max(b.name) FROM f a "
 		   "JOIN (SELECT k % 1 AS z, max(name) AS name FROM d GROUP BY "
 		   "k % 1) b ON a.id % 1 = b.z WHERE a.id % 2 = 0",
 		   NULL, SORTED);
+	/* a residual predicate: the right side is one piece */
+	spill_same(
+	    2,
+	    "SELECT count(*), sum(a.id), max(a.g) FROM f a JOIN (SELECT k "
+	    "% 1 AS z, max(name) AS name FROM d GROUP BY k % 1) b ON a.id "
+	    "% 1 = b.z AND a.id > length(b.name) WHERE a.id % 2 = 0",
+	    NULL, SORTED);
+	/* a SEMI join with a residual predicate whose right side (90000
+	 * rows of one key) is more than a piece */
 	limit(2);
-	su_rows(db,
-		"SELECT count(*), sum(a.id), max(a.g) FROM f a JOIN (SELECT k "
-		"% 1 AS z, max(name) AS name FROM d GROUP BY k % 1) b ON a.id "
-		"% 1 = b.z AND a.id > length(b.name) WHERE a.id % 2 = 0",
-		a, sizeof(a));
+	su_rows(
+	    db,
+	    "SELECT count(*), sum(a.id) FROM f a WHERE a.id % 2 = 0 AND "
+	    "EXISTS (SELECT 1 FROM f b WHERE b.id % 1 = a.id % 1 AND b.g <> "
+	    "a.g)",
+	    a, sizeof(a));
 	CHECKF(strstr(a, "memory limit of 2 MiB (PRAGMA memory_limit) and "
-			 "cannot spill: 45001 rows share one join key (45000 "
-			 "left, 1 right"),
+			 "cannot spill: 135000 rows share one join key (45000 "
+			 "left, 90000 right"),
 	       "%s", a);
 	limit(0);
 }
