@@ -140,6 +140,10 @@ struct gpmdb_stmt {
 	exec_ctx x;
 	rel *res;
 	uint64_t cur;
+	/* a result past memory_limit (spill_result): res is chunk rchunk
+	 * of rnchunks read back, cur its row */
+	struct spill *rsp;
+	uint64_t rchunk, rnchunks;
 	char **coltext; /* text of the current row's values */
 	uint64_t gen;
 	rel **holds; /* subquery results kept for one execution */

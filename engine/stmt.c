@@ -79,6 +79,9 @@ static void free_result(gpmdb_stmt *st)
 		rel_free(st->res);
 		st->res = NULL;
 	}
+	spill_free(st->rsp);
+	st->rsp = NULL;
+	st->rchunk = st->rnchunks = 0;
 	if (st->coltext)
 		for (int i = 0; i < st->ncols; i++) {
 			free(st->coltext[i]);
@@ -554,17 +557,53 @@ int stmt_run_select(gpmdb_stmt *st, rel **out)
 	return exec_node(&st->x, st->plan, out);
 }
 
+/* The spilled result's chunks from st->rchunk on into st->res, up to
+ * the first that has rows (none left: st->res is NULL). */
+static int result_chunk(gpmdb_stmt *st)
+{
+	int rc;
+
+	rel_free(st->res);
+	st->res = NULL;
+	for (; st->rchunk < st->rnchunks; st->rchunk++) {
+		if ((rc = spill_result_read(st->rsp, st->rchunk, &st->res)))
+			return rc;
+		if (st->res->nrows)
+			return GPMDB_OK;
+		rel_free(st->res);
+		st->res = NULL;
+	}
+	return GPMDB_OK;
+}
+
+/* The SELECT's result passed memory_limit (rc, the limit's error): its
+ * plan runs again into a temporary file (spill_result), read back a
+ * chunk at a time as gpmdb_step goes. */
+static int result_spill(gpmdb_stmt *st, int rc)
+{
+	if ((rc = spill_result(&st->x, st->plan, rc, &st->rsp)))
+		return rc;
+	spill_result_rows(st->rsp, &st->rnchunks);
+	st->rchunk = 0;
+	return result_chunk(st);
+}
+
 /* EXPLAIN ANALYZE: runs the SELECT to its end with each plan node's
- * figures recorded (explain_plan shows them); its rows are dropped. */
+ * figures recorded (explain_plan shows them); its rows are dropped (a
+ * result past the limit spills, as it runs). */
 static int stmt_run_analyze(gpmdb_stmt *st)
 {
 	rel *r = NULL;
+	spill *sr = NULL;
 	int rc;
 
 	explain_analyze_reset(st->plan);
 	stmt_exec_init(st);
 	st->x.analyze = true;
 	rc = exec_node(&st->x, st->plan, &r);
+	if (rc)
+		rc = spill_result(&st->x, st->plan, rc, &sr);
+	spill_free(sr);
 	st->x.analyze = false;
 	rel_free(r);
 	return rc;
@@ -680,7 +719,7 @@ static int start_run(gpmdb_stmt *st, ast_stmt *s)
 		rc = stmt_run_select(st, &st->res);
 		if (st->res)
 			st->res->x = NULL;
-		return rc;
+		return rc && !st->res ? result_spill(st, rc) : rc;
 	case AST_STMT_BEGIN:
 	case AST_STMT_COMMIT:
 	case AST_STMT_ROLLBACK:
@@ -727,13 +766,24 @@ int gpmdb_step(gpmdb_stmt *st)
 		free_holds(st);
 		st->state = 1;
 		st->cur = 0;
+		uint64_t nc;
 		if (st->pr.stmt->kind != AST_STMT_PRAGMA)
-			st->db->last_rows = st->res ? (long long)st->res->nrows
-					    : is_write(st->pr.stmt->kind)
-						? st->db->changes
-						: 0;
+			st->db->last_rows =
+			    st->rsp ? (long long)spill_result_rows(st->rsp, &nc)
+			    : st->res ? (long long)st->res->nrows
+			    : is_write(st->pr.stmt->kind) ? st->db->changes
+							  : 0;
 	} else if (st->state == 1) {
 		st->cur++;
+		/* a spilled result: its next chunk */
+		if (st->rsp && st->res && st->cur >= st->res->nrows) {
+			st->rchunk++;
+			st->cur = 0;
+			if ((rc = result_chunk(st))) {
+				st->state = 2;
+				return st->db->errcode ? st->db->errcode : rc;
+			}
+		}
 	}
 	if (st->state == 1 && st->res && st->cur < st->res->nrows)
 		return GPMDB_ROW;

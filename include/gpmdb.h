@@ -304,7 +304,9 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 /*
  * Columnar results: result column i (0-based) of a SELECT as one array,
  * after gpmdb_step returned GPMDB_ROW: *n values, from the current row to
- * the last one (all rows right after the first step).  Types:
+ * the last one (all rows right after the first step; a result larger
+ * than PRAGMA memory_limit, read back from a temporary file a chunk at a
+ * time: to the chunk's last row, step past it for the next).  Types:
  *   INTEGER, BOOLEAN         GPMDB_ARRAY_INT64
  *   REAL, DECIMAL            GPMDB_ARRAY_DOUBLE
  *   TEXT, DATE ('Y-M-D')     GPMDB_ARRAY_TEXT (char *; NULL entry = NULL)

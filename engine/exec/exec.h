@@ -204,6 +204,17 @@ int exec_mem(exec_ctx *x, size_t add);
 /* The directory of spill files (exec/spill.c): PRAGMA temp_directory,
  * else the pool file's, else (":memory:") $TMPDIR or /tmp. */
 void spill_dir(const gpmdb *db, char *dir, size_t size);
+/* A query's result past memory_limit (exec/spill.c): when rc, plan n's
+ * error, is the limit's, n runs again as a pipeline whose rows go to a
+ * temporary file in their order (*out; rc otherwise, or an error saying
+ * why it cannot).  spill_result_rows: its rows (*chunks: its chunks, at
+ * most a batch each); spill_result_read: chunk ci as a new relation (no
+ * exec_ctx); spill_free closes the file. */
+typedef struct spill spill;
+int spill_result(exec_ctx *x, pnode *n, int rc, spill **out);
+uint64_t spill_result_rows(spill *s, uint64_t *chunks);
+int spill_result_read(spill *s, uint64_t ci, rel **out);
+void spill_free(spill *s);
 /* A join's key columns: keys[0..n->nkeys) (slots base.. of n, compiled
  * against side's layout) evaluated over in, one column per key. */
 int exec_eval_keys(exec_ctx *x, pnode *n, int base, ast_expr **keys,

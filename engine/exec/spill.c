@@ -67,6 +67,14 @@ struct spill {
 	/* a pipeline's source: every stream's chunks in order */
 	const spill_chunk **flat;
 	uint64_t nflat, frows;
+	/* NOT IN's sides (nkey): a row whose key is NULL goes to no
+	 * partition and sets knull */
+	bool nkey;
+	atomic_bool knull;
+	bool inorder; /* a query's result: one stream a thread (partition 0) */
+	/* the partition bits rows take (0 under GPMDB_TEST_JOIN_ONEPART: a
+	 * join's sides all in partition 0, which must split again) */
+	int pmask;
 };
 
 void spill_dir(const gpmdb *db, char *dir, size_t size)
@@ -146,6 +154,7 @@ static int spill_open_ty(exec_ctx *x, pnode *node, int ncols, const etype *ty,
 	memcpy(s->ty, ty, sizeof(etype) * (size_t)ncols);
 	s->ord = ord;
 	s->nthr = nthr;
+	s->pmask = SPILL_NPART - 1;
 	pthread_mutex_init(&s->mu, NULL);
 	spill_dir(x->db, s->dir, sizeof(s->dir));
 	fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -200,8 +209,8 @@ static int spill_parts(spill *s, int nthr)
 			return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
 	s->cap = n;
 	s->nthr = nthr;
-	/* the buffers, at most one a stream */
-	size_t add = (size_t)n * s->bufsz;
+	/* the buffers, at most one a stream (a result: one a thread) */
+	size_t add = (size_t)(s->inorder ? nthr : n) * s->bufsz;
 	s->acct += add;
 	return exec_mem(s->x, add);
 }
@@ -463,17 +472,38 @@ static inline int spill_part_of(uint64_t hv)
 }
 
 /* Rows 0..m of r (hashes hv) into thread ti's partitions; row i's
- * ordinal (s->ord): ti's rows before it, ord0 + i, after ti. */
+ * ordinal (s->ord): ti's rows before it, ord0 + i, after ti.  With
+ * s->nkey, a row whose key (row i of k) is NULL is left out. */
 static int spill_rows(spill *s, int ti, const rel *r, uint32_t m,
-		      const uint64_t *hv, const uint8_t *live, uint64_t ord0)
+		      const uint64_t *hv, const uint8_t *live, uint64_t ord0,
+		      const rel *k)
 {
 	int rc = GPMDB_OK;
 
-	for (uint32_t i = 0; i < m && !rc; i++)
-		rc = spill_row(
-		    s, s->st[(size_t)ti * SPILL_NPART + spill_part_of(hv[i])],
-		    r, i, live, (uint64_t)ti << 40 | (ord0 + i));
+	for (uint32_t i = 0; i < m && !rc; i++) {
+		if (s->nkey && k && exec_key_has_null(k, i)) {
+			atomic_store(&s->knull, true);
+			continue;
+		}
+		rc = spill_row(s,
+			       s->st[(size_t)ti * SPILL_NPART +
+				     (spill_part_of(hv[i]) & s->pmask)],
+			       r, i, live, (uint64_t)ti << 40 | (ord0 + i));
+	}
 	return rc;
+}
+
+/* The rows written to s's streams. */
+static uint64_t spill_nrows(const spill *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < s->nst; i++) {
+		n += s->st[i]->brows;
+		for (uint32_t c = 0; c < s->st[i]->n; c++)
+			n += s->st[i]->c[c].rows;
+	}
+	return n;
 }
 
 /* A relation for a partition's rows: s's layout, then the ordinal. */
@@ -514,16 +544,22 @@ static int spill_append(rel *dst, rel *src)
 
 /* ---- in a pipeline's threads (pipe.c calls these) ---- */
 
-int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
-		      const uint8_t *live)
+static int thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		       const uint8_t *live, const rel *k)
 {
 	spill *s = t->p->spill;
-	int rc = spill_rows(s, t->ti, b, m, hv, live, t->sord);
+	int rc = spill_rows(s, t->ti, b, m, hv, live, t->sord, k);
 
 	t->sord += m;
 	if (rc == GPMDB_NOMEM)
 		return pipe_fail(t, rc, "out of memory");
 	return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+}
+
+int spill_thread_rows(pthr *t, const rel *b, uint32_t m, const uint64_t *hv,
+		      const uint8_t *live)
+{
+	return thread_rows(t, b, m, hv, live, NULL);
 }
 
 /* The relation sink partitioning its batch by the keys p->spk. */
@@ -534,6 +570,16 @@ int spill_sink_part(pthr *t, const rel *b)
 	vec v;
 	int rc;
 
+	if (!p->nspk) { /* a query's result: each thread's rows in order */
+		spill *s = p->spill;
+		spill_stream *ss = s->st[(size_t)t->ti * SPILL_NPART];
+		rc = GPMDB_OK;
+		for (uint32_t i = 0; i < m && !rc; i++)
+			rc = spill_row(s, ss, b, i, NULL, 0);
+		if (rc == GPMDB_NOMEM)
+			return pipe_fail(t, rc, "out of memory");
+		return rc ? pipe_fail(t, rc, s->msg) : GPMDB_OK;
+	}
 	if (!t->skb) {
 		etype ty[64];
 		for (int k = 0; k < p->nspk; k++)
@@ -552,7 +598,7 @@ int spill_sink_part(pthr *t, const rel *b)
 	}
 	t->skb->nrows = m;
 	exec_hash_batch(t->skb, p->nspk, m, t->hv, false);
-	return spill_thread_rows(t, b, m, t->hv, NULL);
+	return thread_rows(t, b, m, t->hv, NULL, t->skb);
 }
 
 /* Thread t's rows (t->out) as one sorted run. */
@@ -836,7 +882,7 @@ static int spill_rel_rows(spill *s, const rel *in, const rel *k)
 		}
 		w.nrows = b.nrows = m;
 		exec_hash_batch(&w, k->ncols, m, hv, false);
-		rc = spill_rows(s, 0, &b, m, hv, NULL, at);
+		rc = spill_rows(s, 0, &b, m, hv, NULL, at, &w);
 	}
 	if (rc == GPMDB_NOMEM)
 		return db_err(s->x->db, rc, "out of memory");
@@ -874,9 +920,10 @@ int spill_agg_rel(exec_ctx *x, pnode *n, rel *in, rel **out)
 }
 
 /* One side of join n (side, its keys at slots base..) into s's
- * partitions: a pipeline when side streams, else its relation. */
+ * partitions: a pipeline when side streams, else its relation (nkey:
+ * rows whose key is NULL left out, s->knull set). */
 static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
-		      int base, spill **out)
+		      int base, bool nkey, spill **out)
 {
 	spill *s = NULL;
 	rel *in = NULL, *k = NULL;
@@ -884,6 +931,9 @@ static int spill_side(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 
 	if ((rc = spill_open(x, n, side, false, nt, &s)))
 		return rc;
+	s->nkey = nkey;
+	if (getenv("GPMDB_TEST_JOIN_ONEPART"))
+		s->pmask = 0;
 	*out = s;
 	rc = pipe_run_spill(x, side, s, n, keys, base, 0);
 	if (rc != PIPE_DECLINE)
@@ -906,8 +956,7 @@ bool spill_join_ok(const exec_ctx *x, const pnode *n)
 
 	while (ixs->kind == PN_FILTER && !ixs->post)
 		ixs = ixs->l;
-	return x->gen && n->nkeys && n->nkeys <= 64 &&
-	       n->jtype != JOIN_ANTI_NULL && n->jtype != JOIN_CROSS &&
+	return x->gen && n->nkeys && n->nkeys <= 64 && n->jtype != JOIN_CROSS &&
 	       !(ixs->kind == PN_ISCAN && ixs->ix->njk);
 }
 
@@ -929,16 +978,296 @@ static int spill_drain(void *arg, rel *out)
 	return rc ? spill_err(a->s, rc) : GPMDB_OK;
 }
 
+/* Where a spilled join's rows go: relation r, or file o's stream os. */
+typedef struct jout {
+	rel *r;
+	spill *o;
+	spill_stream *os;
+} jout;
+
+/* The rows of partition part of s (every thread's). */
+static uint64_t part_rows(const spill *s, int part)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			n += ss->c[c].rows;
+	}
+	return n;
+}
+
+/* Partition part of a's and b's rows joined (exec_join_rels) into jo.
+ * Past the limit, the rows it wrote to the file are taken back. */
+static int join_part(exec_ctx *x, pnode *n, spill *a, spill *b, int part,
+		     jout *jo)
+{
+	rel *l = NULL, *rr = NULL, *out = NULL;
+	uint32_t keep = 0;
+	int rc;
+
+	if (!(l = exec_rel_like(x, n->l)) || !(rr = exec_rel_like(x, n->r))) {
+		rel_free(l);
+		return x->db->errcode;
+	}
+	if ((rc = spill_read_part(a, part, l)) ||
+	    (rc = spill_read_part(b, part, rr))) {
+		rel_free(l);
+		rel_free(rr);
+		return rc;
+	}
+	if (jo->r) {
+		if (!(rc = exec_join_rels(x, n, l, rr, NULL, NULL, &out)))
+			rc = spill_append(jo->r, out);
+		return rc;
+	}
+	/* the stream's rows so far in chunks, so that a failure can drop
+	 * this partition's */
+	if ((rc = stream_flush(jo->o, jo->os))) {
+		rel_free(l);
+		rel_free(rr);
+		return rc == GPMDB_NOMEM ? db_err(x->db, rc, "out of memory")
+					 : spill_err(jo->o, rc);
+	}
+	keep = jo->os->n;
+	spill_drain_arg da = {jo->o, jo->os};
+	rc = exec_join_rels(x, n, l, rr, spill_drain, &da, &out);
+	if (spill_over(x, rc)) {
+		jo->os->n = keep;
+		jo->os->blen = 0;
+		jo->os->brows = 0;
+	}
+	return rc;
+}
+
+static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
+		      uint64_t prev, jout *jo);
+
+/* The chunks of partition part of s (every thread's) into *out (*n). */
+static int part_chunks(spill *s, int part, const spill_chunk ***out,
+		       uint64_t *n)
+{
+	uint64_t k = 0;
+
+	for (int t = 0; t < s->nthr; t++)
+		k += s->st[t * SPILL_NPART + part]->n;
+	if (!(*out = malloc(sizeof(**out) * (k + 1))))
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	*n = 0;
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			(*out)[(*n)++] = &ss->c[c];
+	}
+	return GPMDB_OK;
+}
+
+/* Chunks from *at on of c (nc) into r, up to budget bytes of the file
+ * (one at least); *at moves past them. */
+static int load_piece(spill *s, const spill_chunk **c, uint64_t nc,
+		      uint64_t *at, size_t budget, rel *r)
+{
+	size_t got = 0;
+	int rc = GPMDB_OK;
+
+	while (*at < nc && !rc && (!got || got + c[*at]->len <= budget)) {
+		got += c[*at]->len;
+		rc = spill_load(s, c[(*at)++], r);
+	}
+	return rc;
+}
+
+/* The bytes of a piece of a join's partition: an eighth of what the
+ * limit leaves. */
+static size_t piece_budget(const exec_ctx *x)
+{
+	return (x->mem_limit > x->mem ? x->mem_limit - x->mem : 0) / 8;
+}
+
+/* The bytes partition part of s takes in the file. */
+static uint64_t part_bytes(const spill *s, int part)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < s->nthr; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t c = 0; c < ss->n; c++)
+			n += ss->c[c].len;
+	}
+	return n;
+}
+
+/* Join n of partition part, whose rows share one key (splitting cannot
+ * help): the right side in pieces of what the limit leaves, each joined
+ * with the left side read again a piece at a time (block nested loops
+ * over the hash join: every left row meets every right piece).  Only an
+ * INNER JOIN without a residual predicate may take several right pieces
+ * (the others decide a left row's fate from all its right rows at once:
+ * their right side must be one piece). */
+static int join_pieces(exec_ctx *x, pnode *n, spill *a, spill *b, int part,
+		       jout *jo)
+{
+	const spill_chunk **ca = NULL, **cb = NULL;
+	uint64_t na = 0, nb = 0, bi = 0;
+	size_t budget = piece_budget(x);
+	int rc;
+
+	if ((rc = part_chunks(a, part, &ca, &na)) ||
+	    (rc = part_chunks(b, part, &cb, &nb)))
+		goto out;
+	while (bi < nb && !rc) {
+		uint64_t bnext = bi, ai = 0;
+		while (ai < na && !rc) {
+			rel *l = NULL, *rr = NULL, *o = NULL;
+			uint64_t bat = bi;
+			if ((rc = db_check_interrupt(x->db)))
+				break;
+			if (!(l = exec_rel_like(x, n->l)) ||
+			    !(rr = exec_rel_like(x, n->r))) {
+				rel_free(l);
+				rc = x->db->errcode;
+				break;
+			}
+			if ((rc = load_piece(b, cb, nb, &bat, budget, rr)) ||
+			    (rc = load_piece(a, ca, na, &ai, budget, l))) {
+				rel_free(l);
+				rel_free(rr);
+				break;
+			}
+			bnext = bat;
+			if (jo->r) {
+				if (!(rc = exec_join_rels(x, n, l, rr, NULL,
+							  NULL, &o)))
+					rc = spill_append(jo->r, o);
+			} else {
+				spill_drain_arg da = {jo->o, jo->os};
+				rc = exec_join_rels(x, n, l, rr, spill_drain,
+						    &da, &o);
+			}
+		}
+		bi = bnext;
+	}
+out:
+	free(ca);
+	free(cb);
+	return rc;
+}
+
+/* Partition part of side's file s split again by other bits of the
+ * keys' hash (depth) into a file of its own (*out), a chunk at a time. */
+static int join_resplit(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
+			int base, spill *s, int part, int depth, spill **out)
+{
+	spill *sub = NULL;
+	rel *c = NULL, *k = NULL;
+	uint64_t hv[VEC_BATCH];
+	int rc;
+
+	if ((rc = spill_open_ty(x, n, s->ncols, s->ty, false, 1, &sub)))
+		return rc;
+	*out = sub;
+	if ((rc = spill_parts(sub, 1)))
+		return rc;
+	for (int t = 0; t < s->nthr && !rc; t++) {
+		const spill_stream *ss = s->st[t * SPILL_NPART + part];
+		for (uint32_t ci = 0; ci < ss->n && !rc; ci++) {
+			rel_free(c);
+			rel_free(k);
+			k = NULL;
+			if (!(c = exec_rel_like(x, side))) {
+				rc = x->db->errcode;
+				break;
+			}
+			if ((rc = spill_load(s, &ss->c[ci], c)) ||
+			    (rc =
+				 exec_eval_keys(x, n, base, keys, side, c, &k)))
+				break;
+			exec_hash_batch(k, n->nkeys, (uint32_t)c->nrows, hv,
+					false);
+			for (uint64_t i = 0; i < c->nrows && !rc; i++) {
+				uint64_t h =
+				    exec_hash_mix(hv[i], (uint64_t)depth);
+				rc = spill_row(sub, sub->st[spill_part_of(h)],
+					       c, i, NULL, 0);
+			}
+			if (rc == GPMDB_NOMEM)
+				rc = db_err(x->db, rc, "out of memory");
+			else if (rc && atomic_load(&sub->err))
+				rc = spill_err(sub, rc);
+		}
+	}
+	rel_free(c);
+	rel_free(k);
+	return rc ? rc : spill_flush_all(sub);
+}
+
+/* The partitions of a and b joined one at a time into jo; one that
+ * alone passes the limit is split again (join_resplit) while that
+ * makes it smaller than prev, the rows of the partition it came from.
+ * Equal keys cannot part: one key's rows past the limit join in pieces
+ * (join_pieces) when the join is INNER or its right side fits in one
+ * piece, else end the statement. */
+static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
+		      uint64_t prev, jout *jo)
+{
+	int rc = GPMDB_OK, jt = n->jtype;
+
+	for (int part = 0; part < SPILL_NPART && !rc; part++) {
+		uint64_t nl = part_rows(a, part), nr = part_rows(b, part);
+		if ((rc = db_check_interrupt(x->db)))
+			break;
+		/* every row out has a left row; INNER and SEMI a right one */
+		if (!nl || (!nr && (jt == JOIN_INNER || jt == JOIN_SEMI)))
+			continue;
+		rc = join_part(x, n, a, b, part, jo);
+		if (!spill_over(x, rc))
+			continue;
+		spill_clear(x);
+		if ((nl + nr >= prev || depth >= 8) &&
+		    ((jt == JOIN_INNER && !n->pred) ||
+		     part_bytes(b, part) <= piece_budget(x))) {
+			rc = join_pieces(x, n, a, b, part, jo);
+			continue;
+		}
+		if (nl + nr >= prev || depth >= 8) {
+			rc = db_err(
+			    x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of "
+			    "%zu MiB (PRAGMA memory_limit) and cannot "
+			    "spill: %llu rows share one join key (%llu "
+			    "left, %llu right; partitions by the keys' "
+			    "hash cannot part them)",
+			    x->mem_limit >> 20, (unsigned long long)(nl + nr),
+			    (unsigned long long)nl, (unsigned long long)nr);
+			break;
+		}
+		spill *sa = NULL, *sb = NULL;
+		if (!(rc = join_resplit(x, n, n->l, n->lkeys, 0, a, part,
+					depth + 1, &sa)) &&
+		    !(rc = join_resplit(x, n, n->r, n->rkeys, n->nkeys, b, part,
+					depth + 1, &sb)))
+			rc = join_parts(x, n, sa, sb, depth + 1, nl + nr, jo);
+		spill_close(sa);
+		spill_close(sb);
+	}
+	return rc;
+}
+
 /* Join n passed the limit: both inputs partitioned by their keys' hash
- * (grace hash join), then joined partition by partition (exec_join_rels)
+ * (grace hash join), then joined partition by partition (join_parts)
  * into r, or into file o's one stream: equal keys meet in one partition,
  * and a row whose key is NULL meets nothing anywhere, so INNER, LEFT,
- * SEMI and ANTI give the rows of the whole join.  NOT IN (one NULL on
- * the right empties it) cannot. */
+ * SEMI and ANTI give the rows of the whole join.  NOT IN (ANTI_NULL)
+ * partitions its right side first, NULL keys left out but noted: one
+ * NULL there keeps no row (the left side does not run); an empty right
+ * side keeps every left row (each partition's right side is empty);
+ * else the left rows whose key is NULL are left out, and each
+ * partition's NOT IN gives the rest. */
 static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 {
 	spill *a = NULL, *b = NULL;
-	spill_stream *os = NULL;
+	jout jo = {r, o, NULL};
 	int rc;
 
 	if (!spill_join_ok(x, n)) {
@@ -948,44 +1277,23 @@ static int spill_join_run(exec_ctx *x, pnode *n, rel *r, spill *o)
 		    "query needs more than the memory limit of %zu MiB (PRAGMA "
 		    "memory_limit) and cannot spill: %s",
 		    x->mem_limit >> 20,
-		    !x->gen ? "a join outside a statement's execution"
-		    : n->jtype == JOIN_ANTI_NULL
-			? "NOT IN's subquery is kept whole (one NULL in it "
-			  "decides for every row)"
+		    !x->gen	? "a join outside a statement's execution"
 		    : !n->nkeys ? "a join without equal keys"
 				: "a join read through an index");
 	}
 	spill_clear(x);
 	n->spill_gen = x->gen;
-	if (o && !(os = spill_stream_new(o)))
+	if (o && !(jo.os = spill_stream_new(o)))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, &a)))
-		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, &b);
-	for (int part = 0; part < SPILL_NPART && !rc; part++) {
-		rel *l = NULL, *rr = NULL, *jo = NULL;
-		if ((rc = db_check_interrupt(x->db)))
-			break;
-		if (!(l = exec_rel_like(x, n->l)) ||
-		    !(rr = exec_rel_like(x, n->r))) {
-			rel_free(l);
-			rc = x->db->errcode;
-			break;
-		}
-		if ((rc = spill_read_part(a, part, l)) ||
-		    (rc = spill_read_part(b, part, rr))) {
-			rel_free(l);
-			rel_free(rr);
-			break;
-		}
-		if (r) {
-			if (!(rc =
-				  exec_join_rels(x, n, l, rr, NULL, NULL, &jo)))
-				rc = spill_append(r, jo);
-			continue;
-		}
-		spill_drain_arg da = {o, os};
-		rc = exec_join_rels(x, n, l, rr, spill_drain, &da, &jo);
-	}
+	if (n->jtype == JOIN_ANTI_NULL) {
+		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, true, &b);
+		if (!rc && !atomic_load(&b->knull))
+			rc = spill_side(x, n, n->l, n->lkeys, 0,
+					spill_nrows(b) > 0, &a);
+	} else if (!(rc = spill_side(x, n, n->l, n->lkeys, 0, false, &a)))
+		rc = spill_side(x, n, n->r, n->rkeys, n->nkeys, false, &b);
+	if (!rc && a)
+		rc = join_parts(x, n, a, b, 0, UINT64_MAX, &jo);
 	spill_close(a);
 	spill_close(b);
 	if (!rc && o)
@@ -1073,6 +1381,73 @@ int spill_source(pthr *t, uint64_t mi)
 void spill_free(spill *s)
 {
 	spill_close(s);
+}
+
+/* ---- a query's result ---- */
+
+static int spill_result_sort(exec_ctx *x, pnode *n, spill **out);
+
+int spill_result(exec_ctx *x, pnode *n, int rc, spill **out)
+{
+	pnode on; /* no keys: each thread's rows in order (spill_sink_part) */
+	spill *s = NULL;
+	uint64_t rows = 0;
+
+	*out = NULL;
+	if (!spill_over(x, rc))
+		return rc;
+	spill_clear(x);
+	memset(&on, 0, sizeof(on));
+	on.kind = PN_PROJECT;
+	if (n->kind == PN_SORT) {
+		rc = spill_result_sort(x, n, &s);
+		goto done;
+	}
+	if ((rc = spill_open(x, n, n, false, omp_get_max_threads(), &s)))
+		return rc;
+	s->inorder = true;
+	rc = pipe_run_spill(x, n, s, &on, NULL, 0, 0);
+	if (rc == PIPE_DECLINE)
+		rc = db_err(x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of %zu MiB "
+			    "(PRAGMA memory_limit) and its result cannot "
+			    "spill: its last operator (%s) is not a pipeline",
+			    x->mem_limit >> 20, exec_op_name(n->kind));
+done:
+	if (rc) {
+		spill_close(s);
+		return rc;
+	}
+	spill_chunks(s, &rows);
+	if (x->analyze)
+		n->an_rows += rows;
+	*out = s;
+	return GPMDB_OK;
+}
+
+uint64_t spill_result_rows(spill *s, uint64_t *chunks)
+{
+	uint64_t rows = 0;
+
+	*chunks = spill_chunks(s, &rows);
+	return rows;
+}
+
+int spill_result_read(spill *s, uint64_t ci, rel **out)
+{
+	rel *r = rel_new(NULL, s->ncols, s->ty);
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return db_err(s->x->db, GPMDB_NOMEM, "out of memory");
+	if ((rc = spill_load_raw(s, s->flat[ci], r))) {
+		rel_free(r);
+		return rc == GPMDB_NOMEM ? db_err(s->x->db, rc, "out of memory")
+					 : spill_err(s, rc);
+	}
+	*out = r;
+	return GPMDB_OK;
 }
 
 /* ---- external merge sort ---- */
@@ -1267,4 +1642,76 @@ uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
 	*bytes = avail / 4 / (size_t)(nthr > 0 ? nthr : 1);
 	n = *bytes / row;
 	return n < 1024 ? 1024 : n;
+}
+
+/* ORDER BY n as a query's result past the limit: its input as sorted
+ * runs (as spill_sort), merged into file *out's one stream instead of a
+ * relation (ties in input order, as unspilled). */
+static int spill_result_sort(exec_ctx *x, pnode *n, spill **out)
+{
+	spill *s = NULL, *o = NULL;
+	spill_stream *os;
+	smerge m = {NULL, n, NULL};
+	int *h = NULL, nh = 0, rc, nt = omp_get_max_threads();
+
+	*out = NULL;
+	if ((rc = spill_open(x, n, n->l, true, nt, &s)) ||
+	    (rc = spill_open(x, n, n, false, 1, &o)))
+		goto out;
+	rc = pipe_run_spill(x, n->l, s, n, NULL, 0, UINT64_MAX);
+	if (rc == PIPE_DECLINE)
+		rc = db_err(x->db, GPMDB_NOMEM,
+			    "query needs more than the memory limit of %zu MiB "
+			    "(PRAGMA memory_limit) and its result cannot "
+			    "spill: the input of its ORDER BY (%s) is not a "
+			    "pipeline",
+			    x->mem_limit >> 20, exec_op_name(n->l->kind));
+	if (rc)
+		goto out;
+	m.s = s;
+	if (!(m.c = calloc((size_t)s->nst + 1, sizeof(scur))) ||
+	    !(h = malloc(sizeof(int) * ((size_t)s->nst + 1))) ||
+	    !(os = spill_stream_new(o))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < s->nst && !rc; i++) {
+		bool more;
+		m.c[i].ss = s->st[i];
+		if (!(rc = scur_next(&m, &m.c[i], &more)) && more)
+			h[nh++] = i;
+	}
+	for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
+		heap_down(&m, h, nh, i);
+	for (uint64_t k = 0; nh && !rc; k++) {
+		scur *c = &m.c[h[0]];
+		bool more = true;
+		if (!(k & 65535) && (rc = db_check_interrupt(x->db)))
+			break;
+		if ((rc = spill_row(o, os, c->r, c->pos, NULL, 0))) {
+			rc = rc == GPMDB_NOMEM
+				 ? db_err(x->db, rc, "out of memory")
+				 : spill_err(o, rc);
+			break;
+		}
+		if (++c->pos == c->r->nrows)
+			rc = scur_next(&m, c, &more);
+		if (!more)
+			h[0] = h[--nh];
+		heap_down(&m, h, nh, 0);
+	}
+	if (!rc)
+		rc = spill_flush_all(o);
+out:
+	for (int i = 0; m.c && i < s->nst; i++)
+		rel_free(m.c[i].r);
+	free(m.c);
+	free(h);
+	spill_close(s);
+	if (rc) {
+		spill_close(o);
+		return rc;
+	}
+	*out = o;
+	return GPMDB_OK;
 }

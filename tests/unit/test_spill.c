@@ -4,9 +4,11 @@
  * joins of each kind with NULL keys and ORDER BY (several keys, text,
  * NULLs, DESC, LIMIT/OFFSET) under a small limit give SQLite's rows and
  * those of the run without a limit, on 4 threads and on 1, and EXPLAIN
- * ANALYZE shows that they spilled; a temporary file that cannot be made
- * or written fails the statement with a clear error, and what cannot
- * spill (NOT IN, a result over the limit) says so.
+ * ANALYZE shows that they spilled; NOT IN with NULLs on either side; a
+ * result larger than the limit read back from its file (reset and
+ * finalize in its middle); a temporary file that cannot be made or
+ * written fails the statement with a clear error, and what cannot spill
+ * says so.
  */
 #include "harness.h"
 #include "lite_same.h"
@@ -223,6 +225,86 @@ static void t_join(void)
 	    NULL, SORTED);
 }
 
+/* A join's partition that alone passes the limit splits again: under
+ * GPMDB_TEST_JOIN_ONEPART every row goes to partition 0 first. */
+static void t_join_split(void)
+{
+	setenv("GPMDB_TEST_JOIN_ONEPART", "1", 1);
+	t_join();
+	spill_same(4,
+		   "SELECT count(*), sum(id), count(kn) FROM f WHERE kn NOT IN "
+		   "(SELECT k FROM d WHERE k IS NOT NULL AND w <> 3)",
+		   NULL, SORTED);
+	unsetenv("GPMDB_TEST_JOIN_ONEPART");
+}
+
+/* One join key's rows past the limit: splitting cannot part them; they
+ * join in pieces when the join is INNER or its right side fits in one
+ * piece, else the statement says why it cannot. */
+static void t_join_onekey(void)
+{
+	char a[1000];
+
+	/* INNER: 45000 left rows of one key, one right row */
+	spill_same(2,
+		   "SELECT count(*), sum(a.id), max(a.g), max(b.name) FROM f a "
+		   "JOIN (SELECT k % 1 AS z, max(name) AS name FROM d GROUP BY "
+		   "k % 1) b ON a.id % 1 = b.z WHERE a.id % 2 = 0",
+		   NULL, SORTED);
+	/* a residual predicate: the right side is one piece */
+	spill_same(
+	    2,
+	    "SELECT count(*), sum(a.id), max(a.g) FROM f a JOIN (SELECT k "
+	    "% 1 AS z, max(name) AS name FROM d GROUP BY k % 1) b ON a.id "
+	    "% 1 = b.z AND a.id > length(b.name) WHERE a.id % 2 = 0",
+	    NULL, SORTED);
+	/* a SEMI join with a residual predicate whose right side (90000
+	 * rows of one key) is more than a piece */
+	limit(2);
+	su_rows(
+	    db,
+	    "SELECT count(*), sum(a.id) FROM f a WHERE a.id % 2 = 0 AND "
+	    "EXISTS (SELECT 1 FROM f b WHERE b.id % 1 = a.id % 1 AND b.g <> "
+	    "a.g)",
+	    a, sizeof(a));
+	CHECKF(strstr(a, "memory limit of 2 MiB (PRAGMA memory_limit) and "
+			 "cannot spill: 135000 rows share one join key (45000 "
+			 "left, 90000 right"),
+	       "%s", a);
+	limit(0);
+}
+
+/* NOT IN (JOIN_ANTI_NULL): a NULL on the right keeps no row, an empty
+ * right side keeps every row (NULL keys too), else a NULL left key is
+ * never kept (the right side passes the limit; an empty right side
+ * cannot: a built left side's output is no smaller than it). */
+static void t_notin(void)
+{
+	spill_same(4,
+		   "SELECT f.id, f.kn, f.g FROM f WHERE kn NOT IN (SELECT k "
+		   "FROM d WHERE k IS NOT NULL)",
+		   NULL, ANY_ORDER);
+	spill_same(4,
+		   "SELECT count(*), sum(id), count(kn) FROM f WHERE kn NOT IN "
+		   "(SELECT k FROM d WHERE k IS NOT NULL AND w <> 3)",
+		   NULL, SORTED);
+	/* one NULL among d's keys: no row */
+	spill_same(4,
+		   "SELECT count(*), sum(id) FROM f WHERE kn NOT IN (SELECT k "
+		   "FROM d)",
+		   NULL, SORTED);
+	spill_same(4,
+		   "SELECT count(*), sum(id) FROM f WHERE kn NOT IN (SELECT k "
+		   "FROM d WHERE k IS NULL OR w <> 1)",
+		   NULL, SORTED);
+	/* text keys; NULLs on the left only */
+	spill_same(4,
+		   "SELECT count(*), sum(id) FROM f WHERE CASE WHEN id % 7 = 0 "
+		   "THEN NULL ELSE g || id END NOT IN (SELECT name FROM d "
+		   "WHERE k IS NOT NULL)",
+		   NULL, SORTED);
+}
+
 static void t_sort(void)
 {
 	/* ties keep the input order (id's): SQLite's order with id added */
@@ -244,6 +326,96 @@ static void t_sort(void)
 		   "SELECT g, id FROM f WHERE id % 3 < 2 ORDER BY g DESC, id "
 		   "LIMIT 10 OFFSET 50000",
 		   SORTED);
+}
+
+/* A result several times the limit goes to a file and is read back
+ * chunk by chunk: the rows of the run without a limit, in its order. */
+static void t_result(void)
+{
+	static const struct {
+		int mib, how;
+		const char *sql, *lsql;
+	} q[] = {
+	    {1, SAME_ORDER, "SELECT * FROM d", NULL},
+	    {1, SAME_ORDER, "SELECT id, g, n, v FROM f WHERE id % 3 <> 1", ""},
+	    /* ORDER BY: its runs merged into the file */
+	    {1, SORTED, "SELECT k, name FROM d ORDER BY name DESC", NULL},
+	    {1, SORTED, "SELECT id, kn, g FROM f ORDER BY kn, g DESC",
+	     "SELECT id, kn, g FROM f ORDER BY kn, g DESC, id"},
+	    /* spilled joins whose rows pass the limit (partition order) */
+	    {3, ANY_ORDER,
+	     "SELECT f.id, f.g, d.name, d.w FROM f LEFT JOIN d ON f.kn = d.k "
+	     "WHERE f.id % 2 = 0",
+	     NULL},
+	    {3, ANY_ORDER,
+	     "SELECT a.id, b.name FROM f a JOIN d b ON a.id = b.w", NULL},
+	    /* a LEFT JOIN that builds its left side in the pipeline: its
+	     * unmatched rows come last, from their own thread states */
+	    {6, SAME_ORDER,
+	     "SELECT f.id, d.name, f.g || d.name || f.g FROM f LEFT JOIN d ON "
+	     "f.kn = d.k WHERE f.id % 3 <> 0",
+	     NULL},
+	};
+	char sql[300], *buf = malloc(BUF);
+
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]) && buf; i++) {
+		spill_same(q[i].mib, q[i].sql, q[i].lsql, q[i].how);
+		/* the result itself (the plan's top node) spilled */
+		limit(q[i].mib);
+		snprintf(sql, sizeof(sql), "EXPLAIN ANALYZE %s", q[i].sql);
+		su_rows(db, sql, buf, BUF);
+		char *nl = strchr(buf, '\n');
+		if (nl)
+			*nl = 0;
+		CHECKF(strstr(buf, "[spilled "), "%s: %s", q[i].sql, buf);
+		limit(0);
+	}
+	free(buf);
+}
+
+/* gpmdb_reset and gpmdb_finalize in the middle of a spilled result give
+ * everything back (ASan); its rows again from the first after a reset,
+ * the row count of the whole result. */
+static void t_result_reset(void)
+{
+	gpmdb_stmt *st = NULL;
+	char first[200] = "";
+
+	limit(1);
+	CHECK(!gpmdb_prepare(db, "SELECT name, k FROM d ORDER BY name", -1, &st,
+			     NULL));
+	for (int pass = 0; pass < 3 && st; pass++) {
+		int n = 0;
+		while (n < 5000 + 7000 * pass && gpmdb_step(st) == GPMDB_ROW) {
+			const char *t = (const char *)gpmdb_column_text(st, 0);
+			if (!n && !pass)
+				snprintf(first, sizeof(first), "%s", t);
+			else if (!n)
+				CHECKF(!strcmp(first, t), "%s / %s", first, t);
+			n++;
+		}
+		CHECKF(n == 5000 + 7000 * pass, "%d", n);
+		CHECK(!gpmdb_reset(st));
+	}
+	CHECK(!strcmp(first, "dimension row 0"));
+	/* to the end: every row, the last one's */
+	int n = 0;
+	char last[200] = "";
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		snprintf(last, sizeof(last), "%s", gpmdb_column_text(st, 0));
+		n++;
+	}
+	CHECKF(n == NDIM, "%d", n);
+	CHECKF(!strcmp(last, "dimension row 99999"), "%s", last);
+	CHECK(!gpmdb_reset(st));
+	CHECK(gpmdb_step(st) == GPMDB_ROW);
+	CHECK(gpmdb_step(st) == GPMDB_ROW);
+	gpmdb_finalize(st); /* in the middle */
+	CHECK(!gpmdb_prepare(db, "SELECT * FROM f", -1, &st, NULL));
+	for (int i = 0; i < 70000; i++)
+		CHECK(gpmdb_step(st) == GPMDB_ROW || (i = 70000, 0));
+	gpmdb_finalize(st);
+	limit(0);
 }
 
 static atomic_int query_done;
@@ -325,17 +497,15 @@ static void t_errors(void)
 	CHECK(!strcmp(su_scalar(db, "PRAGMA temp_directory"), "/tmp"));
 	CHECK(spilled(q));
 	CHECK(!su_exec(db, "PRAGMA temp_directory = ''"));
-	/* NOT IN keeps its subquery whole */
-	limit(4);
-	su_rows(db,
-		"SELECT count(*) FROM f WHERE kn NOT IN (SELECT k FROM d WHERE "
-		"k IS NOT NULL)",
-		a, sizeof(a));
-	CHECKF(strstr(a, "cannot spill: NOT IN"), "%s", a);
-	/* a result larger than the limit cannot spill */
+	/* a result larger than the limit whose last operator is not a
+	 * pipeline cannot spill */
 	limit(1);
-	su_rows(db, "SELECT * FROM d ORDER BY name", a, sizeof(a));
-	CHECKF(strstr(a, "memory limit of 1 MiB"), "%s", a);
+	su_rows(db, "SELECT name FROM d UNION ALL SELECT g FROM f", a,
+		sizeof(a));
+	CHECKF(strstr(a, "memory limit of 1 MiB (PRAGMA memory_limit) and "
+			 "its result cannot spill: its last operator (SET "
+			 "OPERATION) is not a pipeline"),
+	       "%s", a);
 	limit(0);
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM d WHERE k IS NULL"),
 		      "2400"));
@@ -348,11 +518,17 @@ int main(void)
 	TEST_RUN(load);
 	TEST_RUN(t_agg);
 	TEST_RUN(t_join);
+	TEST_RUN(t_notin);
+	TEST_RUN(t_join_split);
+	TEST_RUN(t_join_onekey);
 	TEST_RUN(t_sort);
+	TEST_RUN(t_result);
+	TEST_RUN(t_result_reset);
 	/* again with the parallel paths of large inputs (pipe_small) */
 	setenv("GPMDB_TEST_PIPE_SMALL", "1", 1);
 	TEST_RUN(t_agg);
 	TEST_RUN(t_join);
+	TEST_RUN(t_notin);
 	unsetenv("GPMDB_TEST_PIPE_SMALL");
 	TEST_RUN(t_interrupt);
 	TEST_RUN(t_errors);
