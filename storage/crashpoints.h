@@ -26,6 +26,7 @@
 	X("delete.data", "deleted bits set, before commit")                    \
 	X("index.split", "a leaf split written, its parent not yet")           \
 	X("index.build", "a new tree written, the index header not yet")       \
+	X("trim.heap", "a heap trimmed at commit (size logged, tail freed)")   \
 	X("commit.begin", "commit started, before the commit record")          \
 	X("commit.record", "commit record persisted, deferred frees pending")  \
 	X("commit.free", "deferred frees applied, log not yet cleared")        \

@@ -155,6 +155,11 @@ struct stg_pool {
 	/* Tablet view arrays handed out by stg_tablet_get, by (table, idx). */
 	tab_vslot **vslots;
 	size_t vcap;
+	/* Tablets whose heap this transaction may leave larger than it
+	 * needs (table id << 32 | tablet index): trimmed at commit
+	 * (tab_trim_heaps). */
+	uint64_t *trim;
+	size_t ntrim, cap_trim;
 
 	/* Indexes: the offending batch row of the last unique violation,
 	 * and a counter that changes with every index change (GPU caches). */
@@ -423,6 +428,10 @@ static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
 int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 		 bool in_recovery);
 void tab_views_free(stg_pool *p);
+/* Before the commit record: the heaps of the tablets the transaction
+ * noted (p->trim) lose their unused chunks (heap_size undo-logged, the
+ * tail freed at commit); the list is emptied. */
+int tab_trim_heaps(stg_pool *p);
 /* Shared with hcl_gpu.c (the GPU write path's storage API). */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
 /* An append of nrows rows up to row end: the room its tablets and index

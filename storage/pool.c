@@ -715,6 +715,8 @@ static void pool_free(stg_pool *p)
 	if (p == NULL)
 		return;
 	tab_views_free(p);
+	free(p->trim);
+	p->trim = NULL;
 	idx_presorted_clear(p);
 	if (p->wal.on) {
 		wal_unmap(p);
