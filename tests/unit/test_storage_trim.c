@@ -1,0 +1,192 @@
+/*
+ * test_storage_trim.c - heaps sized for a bulk append and trimmed at
+ * commit (tablet.c ensure_heap, tab_trim_heaps): the unused tail given
+ * back, nothing of it before the commit or after a rollback, appends and
+ * TEXT UPDATEs on trimmed tablets growing them again, stg_check clean
+ * after every step, in pmem and msync mode, and across a reopen.
+ */
+#include <stdlib.h>
+
+#include "test_storage_util.h"
+
+/* bytes of storage_info's row name */
+static uint64_t info_bytes(stg_pool *p, uint32_t tid, const char *name)
+{
+	stg_storage_row *r = NULL;
+	uint64_t v = UINT64_MAX;
+	int n = 0;
+
+	CHECK_RC(stg_storage_info(p, tid, &r, &n), GPMDB_OK);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(r[i].name, name))
+			v = r[i].bytes;
+	free(r);
+	return v;
+}
+
+/* The sum of storage_info's rows against stg_table_bytes. */
+static void check_sums(stg_pool *p, uint32_t tid)
+{
+	stg_storage_row *r = NULL;
+	uint64_t sum = 0, tb = 0;
+	int n = 0;
+
+	CHECK_RC(stg_storage_info(p, tid, &r, &n), GPMDB_OK);
+	for (int i = 0; i < n; i++)
+		sum += r[i].bytes;
+	free(r);
+	CHECK_RC(stg_table_bytes(p, tid, &tb), GPMDB_OK);
+	CHECKF(sum == tb, "storage_info %llu, table_bytes %llu",
+	       (unsigned long long)sum, (unsigned long long)tb);
+}
+
+/* Sets s of rows ids to "long<id>xxxxxxxx...". */
+static int update_text(stg_pool *p, uint32_t tid, const uint64_t *ids,
+		       uint64_t n, char *buf)
+{
+	stg_text *t = malloc(n * sizeof(*t));
+	static const uint32_t col[] = {2};
+	stg_col_batch b;
+	size_t at = 0;
+	int rc;
+
+	for (uint64_t i = 0; i < n; i++) {
+		t[i].ptr = buf + at;
+		t[i].len = (uint32_t)sprintf(buf + at, "long%llu%040d",
+					     (unsigned long long)ids[i], 7);
+		at += t[i].len;
+	}
+	b = (stg_col_batch){t, NULL};
+	rc = stg_update(p, tid, 1, col, ids, n, &b);
+	free(t);
+	return rc;
+}
+
+static void run(int mode)
+{
+	const char *path = tu_path("trim", mode);
+	/* at most 256 MiB: 4 KiB chunks */
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 256u << 20);
+	uint64_t before, after, size0, rows = 0, ids[300];
+	char *buf = malloc(300 * 64);
+	uint32_t tid;
+
+	if (!p)
+		return;
+	/* 3072 + 300 rows: tablets 0 and 1 full, tablet 2 (4096 rows)
+	 * holds 300: its heap sized for 4096 rows of the batch's bytes */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	tid = tu_table(p, "t");
+	CHECK_RC(tu_append(p, tid, 0, 3372), GPMDB_OK);
+	rows = 3372;
+	before = info_bytes(p, tid, "(heap unused)");
+	CHECKF(before >= 8192, "heap unused before commit %llu",
+	       (unsigned long long)before);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	after = info_bytes(p, tid, "(heap unused)");
+	/* each of the three heaps keeps less than a 4 KiB chunk */
+	CHECKF(after < 3 * 4096 && after < before, "heap unused %llu, was %llu",
+	       (unsigned long long)after, (unsigned long long)before);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, rows) == 0);
+	check_sums(p, tid);
+
+	/* a rolled back bulk append leaves the sizes as they were */
+	size0 = info_bytes(p, tid, "(heap unused)");
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(tu_append(p, tid, rows, 600), GPMDB_OK);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	CHECK(info_bytes(p, tid, "(heap unused)") == size0);
+	CHECK(tu_verify(p, tid, rows) == 0);
+	TU_CHECK_OK(p);
+
+	/* row-at-a-time appends to the trimmed tablet 2: its heap grows
+	 * again (doubling), one transaction, then one each */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	for (int i = 0; i < 200; i++, rows++)
+		CHECK_RC(tu_append(p, tid, rows, 1), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	for (int i = 0; i < 20; i++, rows++) {
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(tu_append(p, tid, rows, 1), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+	}
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, rows) == 0);
+
+	/* a bulk append fills tablet 2 and starts tablet 3 */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(tu_append(p, tid, rows, 7168 + 900 - rows), GPMDB_OK);
+	rows = 7168 + 900;
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, rows) == 0);
+	CHECKF(info_bytes(p, tid, "(heap unused)") < 4 * 4096,
+	       "heap unused %llu",
+	       (unsigned long long)info_bytes(p, tid, "(heap unused)"));
+	check_sums(p, tid);
+
+	/* UPDATEs of TEXT in trimmed full tablets (0, 1, 2) need more heap:
+	 * 300 rows of 45 bytes, then rolled back once */
+	for (int i = 0; i < 300; i++)
+		ids[i] = (uint64_t)i * 23 % 7168;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(update_text(p, tid, ids, 300, buf), GPMDB_OK);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, rows) == 0);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(update_text(p, tid, ids, 300, buf), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	{
+		stg_text s[1];
+		uint32_t nb[1];
+		char want[64];
+		int wl = sprintf(want, "long%llu%040d",
+				 (unsigned long long)ids[299], 7);
+
+		CHECK_RC(stg_read(p, tid, 2, ids[299], 1, s, nb), GPMDB_OK);
+		CHECK(s[0].len == (uint32_t)wl &&
+		      !memcmp(s[0].ptr, want, (size_t)wl));
+	}
+	check_sums(p, tid);
+
+	/* a drop after a bulk append in one transaction: nothing to trim */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	{
+		uint32_t t2 = tu_table(p, "t2");
+
+		CHECK_RC(tu_append(p, t2, 0, 1500), GPMDB_OK);
+		CHECK_RC(stg_table_drop(p, t2), GPMDB_OK);
+	}
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+
+	stg_close(p);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (p) {
+		TU_CHECK_OK(p);
+		CHECK(stg_row_count(p, tid) == rows);
+		stg_close(p);
+	}
+	free(buf);
+}
+
+static void test_trim_pmem(void)
+{
+	run(0);
+}
+
+static void test_trim_msync(void)
+{
+	run(1);
+}
+
+int main(void)
+{
+	TEST_RUN(test_trim_pmem);
+	TEST_RUN(test_trim_msync);
+	tu_cleanup();
+	TEST_MAIN_END();
+}
