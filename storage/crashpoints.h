@@ -27,6 +27,8 @@
 	X("index.split", "a leaf split written, its parent not yet")           \
 	X("index.build", "a new tree written, the index header not yet")       \
 	X("trim.heap", "a heap trimmed at commit (size logged, tail freed)")   \
+	X("trim.tablet", "a tablet moved to a smaller extent at commit")       \
+	X("grow.tablet", "a trimmed tablet moved to a full extent")            \
 	X("commit.begin", "commit started, before the commit record")          \
 	X("commit.record", "commit record persisted, deferred frees pending")  \
 	X("commit.free", "deferred frees applied, log not yet cleared")        \

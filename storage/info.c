@@ -124,8 +124,8 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **out,
 				goto corrupt;
 			if (e->row_count > h->first_row)
 				rows = e->row_count - h->first_row;
-			if (rows > h->capacity)
-				rows = h->capacity;
+			if (rows > tab_room(h))
+				rows = tab_room(h);
 			/* the header and column map: up to the first array */
 			inuse = ncols ? tab_colmap(h)[0] : h->deleted_rel;
 			over[R_HEADERS] += inuse;

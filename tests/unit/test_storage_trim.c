@@ -1,11 +1,15 @@
 /*
  * test_storage_trim.c - heaps sized for a bulk append and trimmed at
- * commit (tablet.c ensure_heap, tab_trim_heaps): the unused tail given
- * back, nothing of it before the commit or after a rollback, appends and
- * TEXT UPDATEs on trimmed tablets growing them again, stg_check clean
- * after every step, in pmem and msync mode, and across a reopen.
+ * commit (tablet.c ensure_heap, tab_trim_heaps), tablets made by a
+ * transaction laid out for their rows at commit (tablet_compact) and
+ * moved to a full extent when appends go past them (tablet_move): the
+ * unused room given back, nothing of it before the commit or after a
+ * rollback, appends, UPDATEs and DELETEs on trimmed tablets, rollbacks of
+ * a regrowth, no trimmed tablet in a pool of format version 2, stg_check
+ * clean after every step, in pmem and msync mode, and across a reopen.
  */
 #include <stdlib.h>
+#include <zlib.h>
 
 #include "test_storage_util.h"
 
@@ -67,7 +71,7 @@ static void run(int mode)
 	const char *path = tu_path("trim", mode);
 	/* at most 256 MiB: 4 KiB chunks */
 	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 256u << 20);
-	uint64_t before, after, size0, rows = 0, ids[300];
+	uint64_t before, after, size0, rows = 0, ids[300], room0, room1;
 	char *buf = malloc(300 * 64);
 	uint32_t tid;
 
@@ -82,7 +86,13 @@ static void run(int mode)
 	before = info_bytes(p, tid, "(heap unused)");
 	CHECKF(before >= 8192, "heap unused before commit %llu",
 	       (unsigned long long)before);
+	room0 = info_bytes(p, tid, "(unused capacity)");
 	CHECK_RC(stg_commit(p), GPMDB_OK);
+	/* tablet 2: room for 1024 rows, not 4096 (28 bytes a row) */
+	room1 = info_bytes(p, tid, "(unused capacity)");
+	CHECKF(room1 + 3072 * 28 <= room0 + 4096,
+	       "unused capacity %llu, was %llu", (unsigned long long)room1,
+	       (unsigned long long)room0);
 	after = info_bytes(p, tid, "(heap unused)");
 	/* each of the three heaps keeps less than a 4 KiB chunk */
 	CHECKF(after < 3 * 4096 && after < before, "heap unused %llu, was %llu",
@@ -152,6 +162,32 @@ static void run(int mode)
 	}
 	check_sums(p, tid);
 
+	/* tablet 3 (8192 rows, 900 in use) was trimmed: a regrowth rolled
+	 * back with an UPDATE and a DELETE of its rows after it, then one
+	 * committed */
+	{
+		uint64_t u[3] = {7168, 7500, 8067};
+
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(tu_append(p, tid, rows, 2000), GPMDB_OK);
+		CHECK_RC(update_text(p, tid, u, 3, buf), GPMDB_OK);
+		CHECK_RC(stg_delete(p, tid, u, 3), GPMDB_OK);
+		CHECK_RC(stg_rollback(p), GPMDB_OK);
+		TU_CHECK_OK(p);
+		CHECK(stg_row_count(p, tid) == rows);
+		CHECK(stg_deleted_count(p, tid) == 0);
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_delete(p, tid, u, 3), GPMDB_OK);
+		CHECK_RC(tu_append(p, tid, rows, 2000), GPMDB_OK);
+		CHECK_RC(update_text(p, tid, u, 2, buf), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		rows += 2000;
+		TU_CHECK_OK(p);
+		CHECK(stg_deleted_count(p, tid) == 3);
+		CHECK(stg_row_count(p, tid) == rows);
+		check_sums(p, tid);
+	}
+
 	/* a drop after a bulk append in one transaction: nothing to trim */
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	{
@@ -173,6 +209,44 @@ static void run(int mode)
 	free(buf);
 }
 
+/* A pool of format version 2: heaps are trimmed (older builds grow
+ * them as ever), tablets keep their room (older builds would append
+ * past it). */
+static void test_version2(void)
+{
+	const char *path = tu_path("trim2", 0);
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 256u << 20);
+	stg_superblock sb;
+	uint32_t tid;
+	int fd;
+
+	if (!p)
+		return;
+	stg_close(p);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0 && pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	sb.version = 2;
+	sb.crc = (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF);
+	CHECK(fd >= 0 && pwrite(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	if (fd >= 0)
+		close(fd);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	tid = tu_table(p, "t");
+	CHECK_RC(tu_append(p, tid, 0, 3372), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	/* tablet 2 keeps room for 4096 rows, 3796 of them unused */
+	CHECKF(info_bytes(p, tid, "(unused capacity)") >= 3796 * 28,
+	       "unused capacity %llu",
+	       (unsigned long long)info_bytes(p, tid, "(unused capacity)"));
+	CHECK(info_bytes(p, tid, "(heap unused)") < 3 * 4096);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, 3372) == 0);
+	stg_close(p);
+}
+
 static void test_trim_pmem(void)
 {
 	run(0);
@@ -187,6 +261,7 @@ int main(void)
 {
 	TEST_RUN(test_trim_pmem);
 	TEST_RUN(test_trim_msync);
+	TEST_RUN(test_version2);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
