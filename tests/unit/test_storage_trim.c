@@ -247,6 +247,124 @@ static void test_version2(void)
 	stg_close(p);
 }
 
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* A pool with a free tail of about 3 MiB: t (5000 rows) kept, t2 (60000
+ * rows, made after it) dropped. */
+static void make_tail(const char *path, uint32_t *tid, uint64_t *used)
+{
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 256u << 20);
+	uint32_t t2;
+
+	if (!p)
+		return;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	*tid = tu_table(p, "t");
+	CHECK_RC(tu_append(p, *tid, 0, 5000), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	t2 = tu_table(p, "t2");
+	CHECK_RC(tu_append(p, t2, 0, 60000), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_drop(p, t2), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	*used = tu_used(p);
+	stg_close(p);
+}
+
+static void close_killed(void *arg)
+{
+	stg_pool *p = tu_open_ex(arg, false, false, 0, 0);
+
+	uint32_t t3;
+
+	if (!p)
+		_exit(3);
+	/* a free tail: t3 made and dropped (appends of fewer than 8192
+	 * rows: one thread, OpenMP's pool does not survive the fork) */
+	if (stg_begin(p) || (t3 = tu_table(p, "t3")) == 0)
+		_exit(5);
+	for (int i = 0; i < 10; i++)
+		if (tu_append(p, t3, (uint64_t)i * 6000, 6000))
+			_exit(5);
+	if (stg_table_drop(p, t3) || stg_commit(p))
+		_exit(5);
+	setenv("GPMDB_CRASH_AT", "shrink.commit:1", 1);
+	stg_close(p); /* killed here */
+	_exit(4);
+}
+
+/* The last close cuts the free tail of the file (pool.c shrink_tail);
+ * killed between the smaller size's commit and the cut, the file stays
+ * longer, opens, and the next last close cuts it. */
+static void shrink(int mode)
+{
+	const char *path = tu_path("shrink", mode);
+	uint64_t used = 0, size;
+	stg_stats st;
+	uint32_t tid = 0;
+	stg_pool *p;
+	int status;
+
+	make_tail(path, &tid, &used);
+	size = file_size(path);
+	CHECKF(size >= used && size - used < (1u << 20) + (1u << 20) / 8,
+	       "file %llu, used %llu", (unsigned long long)size,
+	       (unsigned long long)used);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, 5000) == 0);
+	stg_get_stats(p, &st);
+	CHECK(st.pool_size == size);
+	/* the pool grows again past the cut */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(tu_append(p, tid, 5000, 40000), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, 45000) == 0);
+	stg_close(p);
+	unlink(path);
+
+	/* killed after the commit, before the cut */
+	path = tu_path("shrink_kill", mode);
+	make_tail(path, &tid, &used);
+	status = tu_child(close_killed, (void *)path);
+	CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %x",
+	       status);
+	size = file_size(path);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	stg_get_stats(p, &st);
+	CHECKF(st.pool_size < size, "pool %llu, file %llu",
+	       (unsigned long long)st.pool_size, (unsigned long long)size);
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, 5000) == 0);
+	size = st.pool_size;
+	stg_close(p);
+	CHECKF(file_size(path) == size, "file %llu, pool %llu",
+	       (unsigned long long)file_size(path), (unsigned long long)size);
+	unlink(path);
+}
+
+static void test_shrink_pmem(void)
+{
+	shrink(0);
+}
+
+static void test_shrink_msync(void)
+{
+	shrink(1);
+}
+
 static void test_trim_pmem(void)
 {
 	run(0);
@@ -262,6 +380,8 @@ int main(void)
 	TEST_RUN(test_trim_pmem);
 	TEST_RUN(test_trim_msync);
 	TEST_RUN(test_version2);
+	TEST_RUN(test_shrink_pmem);
+	TEST_RUN(test_shrink_msync);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
