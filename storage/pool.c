@@ -907,7 +907,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
  * is a transaction of its own; the file is cut after the log is in
  * place (stg_close), and a crash between the two leaves a file longer
  * than its pool, which opens as after a growth rolled back (and is cut at
- * the next last close).  The size the file should have, 0 for none. */
+ * the next last close).  Not in a copy made by a backup.  The size the
+ * file should have, 0 for none. */
 static uint64_t shrink_tail(stg_pool *p)
 {
 	uint64_t size = pool_root(p)->pool_size, c = p->sb.chunk_size;
@@ -915,6 +916,10 @@ static uint64_t shrink_tail(stg_pool *p)
 	int rc;
 
 	if (p->readonly || p->broken || p->memory || p->in_txn)
+		return 0;
+	/* a copy (backup.c) is left as it is: the transaction would stamp
+	 * it, and the next backup into it would be full */
+	if (p->sb.copy_magic == STG_COPY_MAGIC)
 		return 0;
 	if (limit == 0)
 		return size;

@@ -333,6 +333,44 @@ static void shrink(int mode)
 	stg_close(p);
 	unlink(path);
 
+	/* a copy opened and closed keeps its size (a shrink would stamp
+	 * it, and the next backup into it would be full) */
+	{
+		char copy[300];
+		uint64_t bytes = 0, csize;
+
+		snprintf(copy, sizeof(copy), "%s.copy", path);
+		unlink(copy);
+		make_tail(path, &tid, &used);
+		p = tu_open_ex(path, false, false, 0, 0);
+		CHECK(p != NULL);
+		if (p) {
+			uint32_t t3;
+
+			/* a free tail in the pool copied */
+			CHECK_RC(stg_begin(p), GPMDB_OK);
+			t3 = tu_table(p, "t3");
+			CHECK_RC(tu_append(p, t3, 0, 60000), GPMDB_OK);
+			CHECK_RC(stg_table_drop(p, t3), GPMDB_OK);
+			CHECK_RC(stg_commit(p), GPMDB_OK);
+			CHECK_RC(stg_backup_to(p, copy, &bytes), GPMDB_OK);
+			stg_close(p);
+			CHECK(file_size(path) < file_size(copy));
+		}
+		csize = file_size(copy);
+		p = tu_open_ex(copy, false, false, 0, 0);
+		if (p) {
+			CHECK(tu_verify(p, tid, 5000) == 0);
+			stg_close(p);
+		}
+		CHECKF(file_size(copy) == csize && csize > 0,
+		       "copy %llu, was %llu",
+		       (unsigned long long)file_size(copy),
+		       (unsigned long long)csize);
+		unlink(copy);
+		unlink(path);
+	}
+
 	/* killed after the commit, before the cut */
 	path = tu_path("shrink_kill", mode);
 	make_tail(path, &tid, &used);
