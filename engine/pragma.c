@@ -1,7 +1,8 @@
 /*
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
- * busy_timeout, memory_limit, temp_directory, pool_size, pool_used, gpu,
+ * storage_info, busy_timeout, memory_limit, temp_directory, pool_size,
+ * pool_used, gpu,
  * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys (backend
  * and gpu_*: gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema.
  * Unknown pragmas are errors (SQLite ignores them; a typo should not pass
@@ -28,6 +29,10 @@ static const char *il_cols[] = {"seq",	   "name",  "unique", "origin",
 				"partial", "bytes", "entries"};
 /* index_info and index_xinfo (its first three columns) */
 static const char *ii_cols[] = {"seqno", "cid", "name", "desc", "coll", "key"};
+/* storage_info: a row per column, then the table's other bytes
+ * (stg_storage_info) */
+static const char *si_cols[] = {"cid",	  "name",  "type", "encoding",
+				"values", "nulls", "heap", "bytes"};
 
 int pragma_columns(ast_stmt *s, const char ***names)
 {
@@ -59,6 +64,10 @@ int pragma_columns(ast_stmt *s, const char ***names)
 	if (!strcasecmp(s->name, "index_xinfo")) {
 		*names = ii_cols;
 		return 6;
+	}
+	if (!strcasecmp(s->name, "storage_info")) {
+		*names = si_cols;
+		return 8;
 	}
 	if (!strcasecmp(s->name, "integrity_check")) {
 		*names = ic_cols;
@@ -222,6 +231,49 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 		x = sval_of_int((int64_t)gi.mem_total);
 	}
 	return pragma_put_row(db, r, &x);
+}
+
+/* PRAGMA storage_info(t): where the table's bytes go, a row per column
+ * (values, NULL bits, TEXT heap bytes of the rows in use) and a row for
+ * each of the table's other bytes (type and encoding NULL, cid -1). */
+static int storage_info(gpmdb *db, rel *r, const char *name)
+{
+	stg_storage_row *rows = NULL;
+	stg_schema *sch = NULL;
+	uint32_t tid;
+	int n = 0, rc = GPMDB_OK;
+
+	if (!name)
+		return db_err(db, GPMDB_ERROR,
+			      "PRAGMA storage_info needs a table name");
+	if (stg_table_find(db->pool, name, &tid))
+		return db_err(db, GPMDB_ERROR, "no such table: %s", name);
+	if (stg_table_schema(db->pool, tid, &sch) ||
+	    stg_storage_info(db->pool, tid, &rows, &n)) {
+		stg_schema_free(sch);
+		return db_err_stg(db);
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		const stg_storage_row *x = &rows[i];
+		bool col = x->col >= 0 && x->col < sch->ncols;
+		const stg_column_info *ci = col ? &sch->cols[x->col] : NULL;
+		sval nul = {.t = BC_T_NULL};
+		sval row[8] = {sval_of_int(col ? x->col : -1),
+			       sval_of_text(x->name),
+			       ci ? sval_of_text(ci->decl_type[0]
+						     ? ci->decl_type
+						     : stg_type_name(ci->type))
+				  : nul,
+			       ci ? sval_of_text("plain") : nul,
+			       sval_of_int((int64_t)x->values),
+			       sval_of_int((int64_t)x->nulls),
+			       sval_of_int((int64_t)x->heap),
+			       sval_of_int((int64_t)x->bytes)};
+		rc = pragma_put_row(db, r, row);
+	}
+	free(rows);
+	stg_schema_free(sch);
+	return rc;
 }
 
 /* SELECT * FROM "name", prepared on db (the caller finalizes). */
@@ -428,6 +480,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 	} else if (!strcasecmp(s->name, "index_info") ||
 		   !strcasecmp(s->name, "index_xinfo")) {
 		tt[0] = tt[1] = tt[3] = tt[5] = et_make(BC_T_INT);
+	} else if (!strcasecmp(s->name, "storage_info")) {
+		tt[0] = tt[4] = tt[5] = tt[6] = tt[7] = et_make(BC_T_INT);
 	} else if (is_int_pragma(s->name) ||
 		   !strcasecmp(s->name, "table_bytes")) {
 		tt[0] = et_make(BC_T_INT);
@@ -563,6 +617,8 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 			sval x = sval_of_int((int64_t)n);
 			rc = pragma_put_row(db, r, &x);
 		}
+	} else if (!strcasecmp(s->name, "storage_info")) {
+		rc = storage_info(db, r, v);
 	} else if (is_int_pragma(s->name)) {
 		rc = read_only_pragma(db, s, v, r);
 	} else if (!strcasecmp(s->name, "foreign_keys")) {

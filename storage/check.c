@@ -245,7 +245,17 @@ static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
 		       (unsigned long long)idx);
 		return;
 	}
-	size = tab_layout(cc, e->ncols, h->capacity, NULL, &del_rel);
+	/* a trimmed tablet (format 3): arrays for rows_alloc rows, a
+	 * multiple of 1024 below the capacity */
+	if (h->rows_alloc &&
+	    (c->p->sb.version < STG_FORMAT_TRIM ||
+	     h->rows_alloc >= h->capacity || h->rows_alloc % 1024)) {
+		report(c, "table %s: tablet %llu: bad room %llu", e->name,
+		       (unsigned long long)idx,
+		       (unsigned long long)h->rows_alloc);
+		return;
+	}
+	size = tab_layout(cc, e->ncols, tab_room(h), NULL, &del_rel);
 	if (h->extent_size < size || h->deleted_rel != del_rel) {
 		report(c,
 		       "table %s: tablet %llu: extent too small for its "
@@ -259,7 +269,7 @@ static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
 		c->oom = true;
 		return;
 	}
-	tab_layout(cc, e->ncols, h->capacity, cm, NULL);
+	tab_layout(cc, e->ncols, tab_room(h), cm, NULL);
 	if (memcmp(cm, tab_colmap(h), 16ull * e->ncols) != 0)
 		report(c, "table %s: tablet %llu: column map damaged", e->name,
 		       (unsigned long long)idx);
@@ -281,6 +291,13 @@ static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
 		nrows = e->row_count - h->first_row;
 	if (nrows > h->capacity)
 		nrows = h->capacity;
+	if (nrows > tab_room(h)) {
+		report(c, "table %s: tablet %llu: %llu rows past its room %llu",
+		       e->name, (unsigned long long)idx,
+		       (unsigned long long)nrows,
+		       (unsigned long long)tab_room(h));
+		nrows = tab_room(h);
+	}
 	for (r = 0; r < nrows; r++)
 		*deleted +=
 		    bit_get((uint32_t *)((char *)h + h->deleted_rel), r);

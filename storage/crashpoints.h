@@ -26,6 +26,9 @@
 	X("delete.data", "deleted bits set, before commit")                    \
 	X("index.split", "a leaf split written, its parent not yet")           \
 	X("index.build", "a new tree written, the index header not yet")       \
+	X("trim.heap", "a heap trimmed at commit (size logged, tail freed)")   \
+	X("trim.tablet", "a tablet laid out for its rows at commit, in place") \
+	X("grow.tablet", "a trimmed tablet moved to a full extent")            \
 	X("commit.begin", "commit started, before the commit record")          \
 	X("commit.record", "commit record persisted, deferred frees pending")  \
 	X("commit.free", "deferred frees applied, log not yet cleared")        \
@@ -41,6 +44,13 @@
 	X("wal.big_undo", "msync big commit: undo log durable, no data yet")   \
 	X("wal.big_data", "msync big commit: data durable, no commit record")  \
 	X("wal.replayed", "msync: log replayed and synced, not yet removed")
+
+/* Points the last close of a pool reaches (stg_close's shrink of its
+ * free tail): crash_storage's workloads leave too little free at the end
+ * of their pools; tests/unit/test_storage_trim.c lands a kill there. */
+#define STG_CLOSE_CRASH_POINTS(X)                                              \
+	X("shrink.commit",                                                     \
+	  "last close: a smaller pool size committed, the file not yet cut")
 
 /* Points only GPU write paths reach (the engine calls them): crash_storage
  * runs without a GPU and leaves them out; tests/gpu/crash_gpu_dml.c lands

@@ -210,6 +210,8 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 		rc = tab_append_prepare(p, cat_off, nrows, end);
 	if (rc == GPMDB_OK)
 		rc = tab_ensure_tablets(p, cat_off, end);
+	if (rc == GPMDB_OK)
+		rc = tab_note_append(p, table_id, *start, end);
 	p->wt.tablets_ns += pool_now_ns() - t1;
 	/* the rows the kernels will write, before they do (zones.c) */
 	if (rc == GPMDB_OK)

@@ -18,6 +18,14 @@
 #include "storage.h"
 
 typedef struct tab_vslot tab_vslot;
+/* A tablet an append of this transaction filled or wrote much of, or
+ * made (tab_trim_heaps); regrown: it was moved to a full-capacity extent
+ * by this transaction, which does not trim it again; fresh: this
+ * transaction made it, so no committed row lives there. */
+struct tab_note {
+	uint32_t table_id, idx;
+	bool regrown, fresh;
+};
 
 /* An undo target (pool offset and length). */
 typedef struct {
@@ -155,6 +163,11 @@ struct stg_pool {
 	/* Tablet view arrays handed out by stg_tablet_get, by (table, idx). */
 	tab_vslot **vslots;
 	size_t vcap;
+	/* Tablets whose heap this transaction may leave larger than it
+	 * needs (table id << 32 | tablet index): trimmed at commit
+	 * (tab_trim_heaps). */
+	struct tab_note *trim;
+	size_t ntrim, cap_trim;
 
 	/* Indexes: the offending batch row of the last unique violation,
 	 * and a counter that changes with every index change (GPU caches). */
@@ -415,6 +428,15 @@ static inline stg_tablet_hdr *tab_hdr(const stg_pool *p, uint64_t off)
 {
 	return (stg_tablet_hdr *)pool_at(p, off);
 }
+/* Rows a tablet's arrays have room for (layout.h rows_alloc). */
+static inline uint64_t tab_room(const stg_tablet_hdr *h)
+{
+	return h->rows_alloc ? h->rows_alloc : h->capacity;
+}
+/* Notes the tablets that rows [start, end) of an append fill or of
+ * which they are at least 1/16, for tab_trim_heaps. */
+int tab_note_append(stg_pool *p, uint32_t table_id, uint64_t start,
+		    uint64_t end);
 static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
 {
 	return (uint64_t *)(h + 1);
@@ -423,6 +445,11 @@ static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
 int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 		 bool in_recovery);
 void tab_views_free(stg_pool *p);
+/* Before the commit record: the heaps of the tablets the transaction
+ * noted (p->trim) lose their unused chunks (heap_size undo-logged, the
+ * tail freed at commit), and such a tablet not full moves to an extent
+ * for its rows (format version 3); the list is emptied. */
+int tab_trim_heaps(stg_pool *p);
 /* Shared with hcl_gpu.c (the GPU write path's storage API). */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
 /* An append of nrows rows up to row end: the room its tablets and index

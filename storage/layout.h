@@ -31,15 +31,21 @@
  * stamping zones, and incremental copies would miss those changes.  Its
  * copies (.backup, VACUUM INTO, checkpoints) are written as version 2,
  * which is the way to upgrade it.  Builds of version 1 refuse version 2
- * ("format version 2 is not supported"). */
-#define STG_FORMAT_VERSION     2u
+ * ("format version 2 is not supported"), builds of 2 refuse 3. */
+#define STG_FORMAT_VERSION     3u
 #define STG_FORMAT_VERSION_MIN 1u
 #define STG_FORMAT_ZONES       2u /* the first version with zone tables */
-#define STG_SB_SIZE	       4096u
-#define STG_SB_CRC_OFF	       4092u
-#define STG_ROOT_SIZE	       4096u
-#define STG_MIN_CHUNK	       4096ull
-#define STG_MAX_CHUNKS	       (1ull << 20)
+/* Version 3 adds trimmed tablets (stg_tablet_hdr.rows_alloc): their
+ * arrays hold fewer rows than their capacity, and a build of version 2
+ * would append past them.  A pool of version 1 or 2 is never given one
+ * (its heaps are trimmed, which older builds read and grow as ever);
+ * its copies are version 3. */
+#define STG_FORMAT_TRIM 3u
+#define STG_SB_SIZE	4096u
+#define STG_SB_CRC_OFF	4092u
+#define STG_ROOT_SIZE	4096u
+#define STG_MIN_CHUNK	4096ull
+#define STG_MAX_CHUNKS	(1ull << 20)
 
 /* ---- Superblock (immutable) ------------------------------------------- */
 
@@ -257,7 +263,10 @@ typedef struct {
 	uint64_t heap_size; /* bytes in the heap extent */
 	uint64_t heap_used; /* bytes handed out (undo-logged) */
 	uint64_t deleted_rel;
-	uint8_t pad[128 - 72];
+	/* rows the arrays have room for (the layout's capacity), less than
+	 * capacity in a tablet trimmed at commit (tablet.c); 0: capacity */
+	uint64_t rows_alloc;
+	uint8_t pad[128 - 80];
 } stg_tablet_hdr;
 
 _Static_assert(sizeof(stg_tablet_hdr) == 128, "tablet header");

@@ -568,6 +568,7 @@ int stg_begin(stg_pool *p)
 	zone_txn_begin(p); /* its stamp (zones.c) */
 	p->in_txn = true;
 	idx_presorted_clear(p);
+	p->ntrim = 0;
 	p->txn_bytes_persisted = 0;
 	dd_clear(p);
 	mlog_sp_reset(p);
@@ -666,6 +667,10 @@ int stg_commit(stg_pool *p)
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);
+	/* heaps reserved past what they hold give their tail back: part of
+	 * the transaction, so a failure here fails the commit */
+	if ((rc = tab_trim_heaps(p)) != GPMDB_OK)
+		return rc;
 	if (wal_active(p)) {
 		/* msync mode: the commit is its writes to the disk */
 		uint64_t t0 = pool_now_ns();

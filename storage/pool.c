@@ -715,6 +715,8 @@ static void pool_free(stg_pool *p)
 	if (p == NULL)
 		return;
 	tab_views_free(p);
+	free(p->trim);
+	p->trim = NULL;
 	idx_presorted_clear(p);
 	if (p->wal.on) {
 		wal_unmap(p);
@@ -897,9 +899,61 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	return GPMDB_OK;
 }
 
+/* The last connection to close a pool gives the free chunks at its end
+ * back to the file system: growth adds an eighth of the pool for what
+ * comes next (a TPC-H SF1 load left 158 MB of it), and a trim at commit
+ * frees the ends of extents.  Only a tail of at least 1 MiB and 1/32 of
+ * the pool, never below the initial size.  The smaller root.pool_size
+ * is a transaction of its own; the file is cut after the log is in
+ * place (stg_close), and a crash between the two leaves a file longer
+ * than its pool, which opens as after a growth rolled back (and is cut at
+ * the next last close).  Not in a copy made by a backup.  The size the
+ * file should have, 0 for none. */
+static uint64_t shrink_tail(stg_pool *p)
+{
+	uint64_t size = pool_root(p)->pool_size, c = p->sb.chunk_size;
+	uint64_t limit = (size - p->sb.data_off) / c, tail = 0, keep, min;
+	int rc;
+
+	if (p->readonly || p->broken || p->memory || p->in_txn)
+		return 0;
+	/* a copy (backup.c) is left as it is: the transaction would stamp
+	 * it, and the next backup into it would be full */
+	if (p->sb.copy_magic == STG_COPY_MAGIC)
+		return 0;
+	if (limit == 0)
+		return size;
+	while (tail < limit && !alloc_bit(p, limit - 1 - tail))
+		tail++;
+	min = p->sb.initial_size > p->sb.data_off
+		  ? (p->sb.initial_size - p->sb.data_off + c - 1) / c
+		  : 0;
+	keep = limit - tail > min ? limit - tail : min;
+	if (keep >= limit || (limit - keep) * c < (1u << 20) ||
+	    (limit - keep) * 32 < limit)
+		return size;
+	if (stg_begin(p) != GPMDB_OK) {
+		pool_clear_err(p);
+		return 0;
+	}
+	rc = mlog_set_u64(p, p->sb.root_off + offsetof(stg_root, pool_size),
+			  p->sb.data_off + keep * c);
+	if (rc == GPMDB_OK)
+		rc = stg_commit(p);
+	if (rc != GPMDB_OK) {
+		if (p->in_txn)
+			stg_rollback(p);
+		pool_clear_err(p);
+		return 0;
+	}
+	stg_crash_point("shrink.commit");
+	return p->sb.data_off + keep * c;
+}
+
 int stg_close(stg_pool *p)
 {
 	int rc = GPMDB_OK;
+	uint64_t shrink = 0;
 	bool last;
 
 	if (p == NULL)
@@ -908,11 +962,22 @@ int stg_close(stg_pool *p)
 		rc = stg_rollback(p); /* like SQLite: close rolls back */
 	p->lk.reading = 0;
 	last = lock_last(p);
+	if (last && rc == GPMDB_OK)
+		shrink = shrink_tail(p);
 	if (p->wal.on) {
 		int rc2 = wal_close(p, last && !p->readonly);
 
 		if (rc == GPMDB_OK)
 			rc = rc2;
+	}
+	/* the log in place (msync: a checkpoint may write pages of the
+	 * tail freed since), the file cut; failing, it stays longer */
+	if (shrink && rc == GPMDB_OK) {
+		struct stat st;
+
+		if (fstat(p->fd, &st) == 0 && (uint64_t)st.st_size > shrink &&
+		    ftruncate(p->fd, (off_t)shrink) != 0)
+			shrink = 0;
 	}
 	lock_close(p, last);
 	pool_free(p);

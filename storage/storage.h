@@ -238,6 +238,24 @@ uint64_t stg_deleted_count(stg_pool *p, uint32_t table_id);
 /* Bytes of the pool the table holds: its catalog entry, tablet directory,
  * tablets and string heaps (allocated extents, not only rows in use). */
 int stg_table_bytes(stg_pool *p, uint32_t table_id, uint64_t *bytes);
+/* Where a table's bytes go (PRAGMA storage_info, storage/info.c): one
+ * row per column (col >= 0: values, NULL bits and TEXT heap bytes of the
+ * rows in use; bytes their sum), then rows with col -1 whose bytes alone
+ * count: "(catalog)" (catalog entry and tablet directory), "(tablet
+ * headers)", "(deleted bitmaps)", "(unused capacity)" (tablet room past
+ * the rows in use, alignment, chunk rounding), "(heap unused)" (heap
+ * bytes reserved, not handed out), "(heap dead)" (handed out, no row
+ * refers to them), and "(index NAME)" per index (catalog entry, header,
+ * arenas).  The bytes of all rows add up to stg_table_bytes plus the
+ * indexes'.  *rows malloc'd (free()). */
+typedef struct {
+	char name[STG_NAME_MAX + 16];
+	int col; /* column number, -1 for the other rows */
+	uint64_t values, nulls, heap;
+	uint64_t bytes;
+} stg_storage_row;
+int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **rows,
+		     int *n);
 
 /*
  * Appends nrows rows; cols has one entry per column of the table, in

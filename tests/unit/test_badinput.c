@@ -366,12 +366,12 @@ static void test_random_bytes(void)
 	free(b);
 }
 
-/* Versions 1 and 2 open (test_backup.c: test_format_version1); the
+/* Versions 1, 2 and 3 open (test_backup.c: test_format_version1); the
  * ones around them and far off do not. */
 static void test_bad_version(void)
 {
 	static const char *const subs[] = {"version", NULL};
-	static const uint32_t bad[] = {0, 3, 99};
+	static const uint32_t bad[] = {0, 4, 99};
 	char path[300], what[64];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
