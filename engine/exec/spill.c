@@ -985,15 +985,16 @@ typedef struct jout {
 	spill_stream *os;
 } jout;
 
-/* The rows of partition part of s (every thread's). */
-static uint64_t part_rows(const spill *s, int part)
+/* The rows of partition part of s (every thread's), or with bytes, the
+ * bytes they take in the file. */
+static uint64_t part_size(const spill *s, int part, bool bytes)
 {
 	uint64_t n = 0;
 
 	for (int t = 0; t < s->nthr; t++) {
 		const spill_stream *ss = s->st[t * SPILL_NPART + part];
 		for (uint32_t c = 0; c < ss->n; c++)
-			n += ss->c[c].rows;
+			n += bytes ? ss->c[c].len : ss->c[c].rows;
 	}
 	return n;
 }
@@ -1083,19 +1084,6 @@ static int load_piece(spill *s, const spill_chunk **c, uint64_t nc,
 static size_t piece_budget(const exec_ctx *x)
 {
 	return (x->mem_limit > x->mem ? x->mem_limit - x->mem : 0) / 8;
-}
-
-/* The bytes partition part of s takes in the file. */
-static uint64_t part_bytes(const spill *s, int part)
-{
-	uint64_t n = 0;
-
-	for (int t = 0; t < s->nthr; t++) {
-		const spill_stream *ss = s->st[t * SPILL_NPART + part];
-		for (uint32_t c = 0; c < ss->n; c++)
-			n += ss->c[c].len;
-	}
-	return n;
 }
 
 /* Join n of partition part, whose rows share one key (splitting cannot
@@ -1214,7 +1202,8 @@ static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
 	int rc = GPMDB_OK, jt = n->jtype;
 
 	for (int part = 0; part < SPILL_NPART && !rc; part++) {
-		uint64_t nl = part_rows(a, part), nr = part_rows(b, part);
+		uint64_t nl = part_size(a, part, false),
+			 nr = part_size(b, part, false);
 		if ((rc = db_check_interrupt(x->db)))
 			break;
 		/* every row out has a left row; INNER and SEMI a right one */
@@ -1226,7 +1215,7 @@ static int join_parts(exec_ctx *x, pnode *n, spill *a, spill *b, int depth,
 		spill_clear(x);
 		if ((nl + nr >= prev || depth >= 8) &&
 		    ((jt == JOIN_INNER && !n->pred) ||
-		     part_bytes(b, part) <= piece_budget(x))) {
+		     part_size(b, part, true) <= piece_budget(x))) {
 			rc = join_pieces(x, n, a, b, part, jo);
 			continue;
 		}
