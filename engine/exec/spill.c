@@ -1517,19 +1517,19 @@ static void heap_down(const smerge *m, int *h, int n, int i)
 	}
 }
 
-/* The runs of s merged into *out (SORT n's layout): the first keep rows
- * less the first skip. */
-static int spill_merge(spill *s, const pnode *n, uint64_t keep, uint64_t skip,
-		       rel **out)
+/* The runs of s merged in n's order (ties in input order): row(arg, r,
+ * pos, k) for each of the first keep rows (k: its place). */
+static int smerge_each(spill *s, const pnode *n, uint64_t keep,
+		       int (*row)(void *arg, const rel *r, uint64_t pos,
+				  uint64_t k),
+		       void *arg)
 {
 	exec_ctx *x = s->x;
 	smerge m = {s, n, calloc((size_t)s->nst + 1, sizeof(scur))};
 	int *h = malloc(sizeof(int) * ((size_t)s->nst + 1)), nh = 0, rc = 0;
-	rel *r = exec_rel_like(x, n);
 
-	if (!m.c || !h || !r) {
-		rc = r ? db_err(x->db, GPMDB_NOMEM, "out of memory")
-		       : x->db->errcode;
+	if (!m.c || !h) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < s->nst && !rc; i++) {
@@ -1545,15 +1545,9 @@ static int spill_merge(spill *s, const pnode *n, uint64_t keep, uint64_t skip,
 		bool more = true;
 		if (!(k & 65535) && (rc = db_check_interrupt(x->db)))
 			break;
-		if (k >= skip && (rc = rel_reserve(r, 1)))
+		if ((rc = row(arg, c->r, c->pos, k)))
 			break;
-		for (int col = 0; k >= skip && col < r->ncols && !rc; col++) {
-			sval v;
-			rel_get(c->r, col, c->pos, &v);
-			rc = rel_set(r, col, r->nrows, &v);
-		}
-		r->nrows += k >= skip;
-		if (++c->pos == c->r->nrows && !rc)
+		if (++c->pos == c->r->nrows)
 			rc = scur_next(&m, c, &more);
 		if (!more)
 			h[0] = h[--nh];
@@ -1564,11 +1558,49 @@ out:
 		rel_free(m.c[i].r);
 	free(m.c);
 	free(h);
-	if (rc) {
-		rel_free(r);
+	return rc;
+}
+
+/* spill_merge's rows: those from skip on, into relation r. */
+typedef struct merge_rel {
+	rel *r;
+	uint64_t skip;
+} merge_rel;
+
+static int merge_to_rel(void *arg, const rel *in, uint64_t pos, uint64_t k)
+{
+	merge_rel *a = arg;
+	rel *r = a->r;
+	int rc;
+
+	if (k < a->skip)
+		return GPMDB_OK;
+	if ((rc = rel_reserve(r, 1)))
+		return rc;
+	for (int col = 0; col < r->ncols && !rc; col++) {
+		sval v;
+		rel_get(in, col, pos, &v);
+		rc = rel_set(r, col, r->nrows, &v);
+	}
+	r->nrows += !rc;
+	return rc;
+}
+
+/* The runs of s merged into *out (SORT n's layout): the first keep rows
+ * less the first skip. */
+static int spill_merge(spill *s, const pnode *n, uint64_t keep, uint64_t skip,
+		       rel **out)
+{
+	merge_rel a = {exec_rel_like(s->x, n), skip};
+	int rc;
+
+	if (!a.r)
+		return s->x->db->errcode;
+	if ((rc = smerge_each(s, n, keep, merge_to_rel, &a))) {
+		rel_free(a.r);
 		return rc;
 	}
-	*out = r;
+	*out = a.r;
 	return GPMDB_OK;
 }
 
@@ -1633,15 +1665,31 @@ uint64_t spill_run_rows(const exec_ctx *x, const pnode *lay, int nthr,
 	return n < 1024 ? 1024 : n;
 }
 
+/* spill_result_sort's rows: into stream os of file o. */
+typedef struct merge_file {
+	spill *o;
+	spill_stream *os;
+} merge_file;
+
+static int merge_to_file(void *arg, const rel *in, uint64_t pos, uint64_t k)
+{
+	merge_file *a = arg;
+	int rc = spill_row(a->o, a->os, in, pos, NULL, 0);
+
+	(void)k;
+	if (rc == GPMDB_NOMEM)
+		return db_err(a->o->x->db, rc, "out of memory");
+	return rc ? spill_err(a->o, rc) : GPMDB_OK;
+}
+
 /* ORDER BY n as a query's result past the limit: its input as sorted
  * runs (as spill_sort), merged into file *out's one stream instead of a
  * relation (ties in input order, as unspilled). */
 static int spill_result_sort(exec_ctx *x, pnode *n, spill **out)
 {
 	spill *s = NULL, *o = NULL;
-	spill_stream *os;
-	smerge m = {NULL, n, NULL};
-	int *h = NULL, nh = 0, rc, nt = omp_get_max_threads();
+	merge_file a = {NULL, NULL};
+	int rc, nt = omp_get_max_threads();
 
 	*out = NULL;
 	if ((rc = spill_open(x, n, n->l, true, nt, &s)) ||
@@ -1657,45 +1705,14 @@ static int spill_result_sort(exec_ctx *x, pnode *n, spill **out)
 			    x->mem_limit >> 20, exec_op_name(n->l->kind));
 	if (rc)
 		goto out;
-	m.s = s;
-	if (!(m.c = calloc((size_t)s->nst + 1, sizeof(scur))) ||
-	    !(h = malloc(sizeof(int) * ((size_t)s->nst + 1))) ||
-	    !(os = spill_stream_new(o))) {
+	a.o = o;
+	if (!(a.os = spill_stream_new(o))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < s->nst && !rc; i++) {
-		bool more;
-		m.c[i].ss = s->st[i];
-		if (!(rc = scur_next(&m, &m.c[i], &more)) && more)
-			h[nh++] = i;
-	}
-	for (int i = nh / 2 - 1; i >= 0 && !rc; i--)
-		heap_down(&m, h, nh, i);
-	for (uint64_t k = 0; nh && !rc; k++) {
-		scur *c = &m.c[h[0]];
-		bool more = true;
-		if (!(k & 65535) && (rc = db_check_interrupt(x->db)))
-			break;
-		if ((rc = spill_row(o, os, c->r, c->pos, NULL, 0))) {
-			rc = rc == GPMDB_NOMEM
-				 ? db_err(x->db, rc, "out of memory")
-				 : spill_err(o, rc);
-			break;
-		}
-		if (++c->pos == c->r->nrows)
-			rc = scur_next(&m, c, &more);
-		if (!more)
-			h[0] = h[--nh];
-		heap_down(&m, h, nh, 0);
-	}
-	if (!rc)
+	if (!(rc = smerge_each(s, n, UINT64_MAX, merge_to_file, &a)))
 		rc = spill_flush_all(o);
 out:
-	for (int i = 0; m.c && i < s->nst; i++)
-		rel_free(m.c[i].r);
-	free(m.c);
-	free(h);
 	spill_close(s);
 	if (rc) {
 		spill_close(o);
