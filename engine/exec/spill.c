@@ -674,6 +674,26 @@ typedef struct agg_out {
 
 static int agg_parts(exec_ctx *x, pnode *n, spill *s, int depth, agg_out *ao);
 
+/* Rows of chunk c (hashes hv) into the partitions of sub by other bits
+ * of their hash (depth), each with its ordinal ord[i] (NULL: 0): a
+ * partition split again. */
+static int spill_repart(spill *sub, const rel *c, const uint64_t *hv, int depth,
+			const uint64_t *ord)
+{
+	int rc = GPMDB_OK;
+
+	for (uint64_t i = 0; i < c->nrows && !rc; i++) {
+		uint64_t h = exec_hash_mix(hv[i], (uint64_t)depth);
+		rc = spill_row(sub, sub->st[spill_part_of(h)], c, i, NULL,
+			       ord ? ord[i] : 0);
+	}
+	if (rc == GPMDB_NOMEM)
+		return db_err(sub->x->db, rc, "out of memory");
+	if (rc && atomic_load(&sub->err))
+		return spill_err(sub, rc);
+	return rc;
+}
+
 /* Partition part of s, too large to aggregate alone, split again a chunk
  * at a time by other bits of the group keys' hash (depth) into a file
  * of its own, whose partitions then aggregate (agg_parts). */
@@ -710,17 +730,8 @@ static int agg_resplit(exec_ctx *x, pnode *n, spill *s, int part, int depth,
 			}
 			k->nrows = c->nrows;
 			exec_hash_batch(k, ng, (uint32_t)c->nrows, hv, false);
-			const uint64_t *ord = c->cols[s->ncols].data;
-			for (uint64_t i = 0; i < c->nrows && !rc; i++) {
-				uint64_t h =
-				    exec_hash_mix(hv[i], (uint64_t)depth);
-				rc = spill_row(sub, sub->st[spill_part_of(h)],
-					       c, i, NULL, ord[i]);
-			}
-			if (rc == GPMDB_NOMEM)
-				rc = db_err(x->db, rc, "out of memory");
-			else if (rc && atomic_load(&sub->err))
-				rc = spill_err(sub, rc);
+			rc = spill_repart(sub, c, hv, depth,
+					  c->cols[s->ncols].data);
 		}
 	}
 	rel_free(c);
@@ -1173,16 +1184,7 @@ static int join_resplit(exec_ctx *x, pnode *n, pnode *side, ast_expr **keys,
 				break;
 			exec_hash_batch(k, n->nkeys, (uint32_t)c->nrows, hv,
 					false);
-			for (uint64_t i = 0; i < c->nrows && !rc; i++) {
-				uint64_t h =
-				    exec_hash_mix(hv[i], (uint64_t)depth);
-				rc = spill_row(sub, sub->st[spill_part_of(h)],
-					       c, i, NULL, 0);
-			}
-			if (rc == GPMDB_NOMEM)
-				rc = db_err(x->db, rc, "out of memory");
-			else if (rc && atomic_load(&sub->err))
-				rc = spill_err(sub, rc);
+			rc = spill_repart(sub, c, hv, depth, NULL);
 		}
 	}
 	rel_free(c);
