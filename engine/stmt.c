@@ -618,7 +618,7 @@ static int stmt_run_analyze_write(gpmdb_stmt *st, ast_stmt *s)
 
 	st->plan = NULL; /* a batch's set-at-a-time paths run no plan */
 	st->x.analyze = true;
-	rc = exec_gpu_after_write(run_write(st, s));
+	rc = run_write(st, s);
 	st->x.analyze = false;
 	if (rc)
 		return rc;
@@ -664,10 +664,9 @@ static int view_begin(gpmdb_stmt *st, ast_stmt *s, bool *snap)
 			return db_err_stg(db);
 		*snap = true;
 	}
-	if (st->planned && st->dv != stg_data_version(db->pool)) {
+	/* (GPU column copies follow storage's write stamps: cache.h) */
+	if (st->planned && st->dv != stg_data_version(db->pool))
 		st->planned = false;
-		exec_gpu_after_write(0); /* GPU column copies are stale */
-	}
 	return GPMDB_OK;
 }
 
@@ -723,15 +722,14 @@ static int start_run(gpmdb_stmt *st, ast_stmt *s)
 	case AST_STMT_BEGIN:
 	case AST_STMT_COMMIT:
 	case AST_STMT_ROLLBACK:
-		/* the GPU column cache must not outlive a rollback */
-		return exec_gpu_after_write(run_txn(st, s));
+		return run_txn(st, s);
 	case AST_STMT_PRAGMA:
 		return pragma_exec(st, s, &st->res);
 	case AST_STMT_VACUUM:
 		return vacuum_exec(st, s);
 	default:
 		if (is_write(s->kind))
-			return exec_gpu_after_write(run_write(st, s));
+			return run_write(st, s);
 	}
 	return db_err(db, GPMDB_UNSUPPORTED, "%s is not supported yet",
 		      ast_stmt_kind_name(s->kind));

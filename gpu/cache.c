@@ -35,7 +35,7 @@ typedef struct gc_entry {
 	uint64_t owner;
 	uint32_t table_id;
 	int col;
-	uint64_t version, rows, deleted, persisted;
+	uint64_t stamp, rows, deleted; /* stg_col_stamp, counts at the load */
 	gcache_colref ref;
 	void *dev; /* one allocation: data, NULL bytes, text */
 	uint64_t bytes;
@@ -47,17 +47,12 @@ typedef struct gc_entry {
 static gc_entry *gc_ents;
 static int gc_n, gc_cap;
 static uint64_t gc_clock, gc_tick = 1, gc_bytes, gc_limit;
-static _Atomic uint64_t gc_version = 1, gc_owner_next = 1;
+static _Atomic uint64_t gc_owner_next = 1;
 static gcache_stats gc_st;
 
 void gcache_begin(void)
 {
 	gc_tick++;
-}
-
-void gcache_bump(void)
-{
-	atomic_fetch_add(&gc_version, 1);
 }
 
 uint64_t gcache_new_owner(void)
@@ -656,14 +651,14 @@ static int gc_limits(const gc_size *z, char *err, size_t errlen)
 /*
  * The last whole-column measures (gcache_need), so that the load that
  * follows a size check does not scan the column again.  Valid for the
- * same pool, table, column, version and counts.
+ * same pool, table, column, write stamp and counts.
  */
 #define GC_MEMO 32
 typedef struct gc_memo {
 	const stg_pool *p;
 	uint32_t table_id;
 	int col;
-	uint64_t version, rows, deleted, persisted;
+	uint64_t stamp, rows, deleted;
 	gc_size z;
 } gc_memo;
 static gc_memo gc_memos[GC_MEMO];
@@ -674,9 +669,8 @@ static gc_memo *gc_memo_find(const stg_pool *p, const gc_entry *e)
 	for (int i = 0; i < GC_MEMO; i++) {
 		gc_memo *m = &gc_memos[i];
 		if (m->p == p && m->table_id == e->table_id &&
-		    m->col == e->col && m->version == e->version &&
-		    m->rows == e->rows && m->deleted == e->deleted &&
-		    m->persisted == e->persisted)
+		    m->col == e->col && m->stamp == e->stamp &&
+		    m->rows == e->rows && m->deleted == e->deleted)
 			return m;
 	}
 	return NULL;
@@ -701,10 +695,9 @@ static int gc_measure_entry(stg_pool *p, const gc_entry *e, int stype,
 	m->p = p;
 	m->table_id = e->table_id;
 	m->col = e->col;
-	m->version = e->version;
+	m->stamp = e->stamp;
 	m->rows = e->rows;
 	m->deleted = e->deleted;
-	m->persisted = e->persisted;
 	m->z = *z;
 	return GPMDB_OK;
 }
@@ -746,8 +739,8 @@ static int gc_find(const gc_entry *k, int *stale)
 		if (x->owner != k->owner || x->table_id != k->table_id ||
 		    x->col != k->col)
 			continue;
-		if (x->version == k->version && x->rows == k->rows &&
-		    x->deleted == k->deleted && x->persisted == k->persisted)
+		if (x->stamp == k->stamp && x->rows == k->rows &&
+		    x->deleted == k->deleted)
 			return i;
 		*stale = i;
 		return -1;
@@ -759,18 +752,13 @@ static int gc_find(const gc_entry *k, int *stale)
 static void gc_key(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		   gc_entry *e)
 {
-	stg_stats ss;
-
 	memset(e, 0, sizeof(*e));
-	memset(&ss, 0, sizeof(ss));
-	stg_get_stats(p, &ss);
 	e->owner = owner;
 	e->table_id = table_id;
 	e->col = col;
-	e->version = atomic_load(&gc_version);
+	e->stamp = stg_col_stamp(p, table_id, col < 0 ? -1 : col);
 	e->rows = stg_row_count(p, table_id);
 	e->deleted = stg_deleted_count(p, table_id);
-	e->persisted = ss.bytes_persisted;
 }
 
 int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
@@ -818,6 +806,64 @@ int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 	gc_bytes += e.bytes;
 	*out = e.ref;
 	return GPMDB_OK;
+}
+
+int gcache_holds(uint64_t owner, uint32_t table_id)
+{
+	for (int i = 0; i < gc_n; i++)
+		if (gc_ents[i].owner == owner &&
+		    gc_ents[i].table_id == table_id)
+			return 1;
+	return 0;
+}
+
+/* Any of the n bits set? */
+static bool gc_any_bit(const uint32_t *bits, uint64_t n)
+{
+	for (uint64_t w = 0; bits && w < n / 32; w++)
+		if (bits[w])
+			return true;
+	return bits && (n & 31) && (bits[n / 32] & ((1u << (n & 31)) - 1u));
+}
+
+int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
+			 int col, uint64_t before, const uint64_t *rowids,
+			 uint64_t n, const void *vals, const uint32_t *nulls,
+			 uint32_t width)
+{
+	char err[256];
+	gc_entry k, *x;
+	int i;
+
+	for (i = 0; i < gc_n; i++)
+		if (gc_ents[i].owner == owner &&
+		    gc_ents[i].table_id == table_id && gc_ents[i].col == col)
+			break;
+	if (i == gc_n || n == 0)
+		return 0;
+	x = &gc_ents[i];
+	gc_key(p, owner, table_id, col, &k);
+	/* the copy was current when the UPDATE began, and row i is at
+	 * position i (no deleted rows left out, no rows added since) */
+	if (x->stamp != before || x->rows != k.rows || x->deleted != 0 ||
+	    k.deleted != 0 || x->ref.nrows != k.rows)
+		return 0;
+	/* one value a row: strictly increasing row ids (an UPDATE names a
+	 * row once; a batch that does not say so is left to go stale) */
+	for (uint64_t j = 0; j < n; j++)
+		if (rowids[j] >= k.rows || (j && rowids[j] <= rowids[j - 1]))
+			return 0;
+	/* a NULL where the copy keeps no NULL bytes: load it again */
+	if (!x->ref.col.nulls && gc_any_bit(nulls, n))
+		return 0;
+	if (gpu_scatter_rows(x->ref.col.data, x->ref.col.nulls, width, rowids,
+			     vals, nulls, n, err, sizeof(err)) != GPMDB_OK) {
+		gc_free_at(i); /* half written: never serve it */
+		return 0;
+	}
+	x->stamp = k.stamp;
+	gc_st.write_through++;
+	return 1;
 }
 
 int gcache_need(stg_pool *p, uint64_t owner, uint32_t table_id, int col,

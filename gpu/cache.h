@@ -8,13 +8,16 @@
  * column's own text buffer, which holds the used part of each tablet's
  * string heap), one NULL byte per row (none when the column has no NULL).
  *
- * Coherence: an entry is keyed by (owner, table, column, version) and
- * also records the table's row and deleted counts and the pool's
- * persisted-bytes counter when it was loaded; a lookup that finds any of
- * them changed is a miss and frees the stale entry.  The engine bumps the
- * version after every writing statement and transaction end
- * (gcache_bump), so the cache never serves data older than the last write.
- * owner is the connection's id; closing it drops its entries.
+ * Coherence: an entry is keyed by (owner, table, column) and records the
+ * column's write stamp (stg_col_stamp, storage/stamp.c) and the table's
+ * row and deleted counts when it was loaded; a lookup that finds any of
+ * them changed is a miss and frees the stale entry.  Storage stamps a
+ * column when a write may change it (a table's columns all when its rows
+ * change, everything after a rollback, a moved mapping or another
+ * connection's commit), so a write to one table or column leaves the
+ * other columns cached, and the cache never serves data older than the
+ * last write.  owner is the connection's id; closing it drops its
+ * entries.
  *
  * Eviction: least recently used first, when an allocation fails or the
  * cache would pass its limit (default half the GPU's memory, PRAGMA
@@ -58,6 +61,7 @@ typedef struct gcache_colref {
 typedef struct gcache_stats {
 	uint64_t entries, bytes, limit;
 	uint64_t hits, misses, uploaded, evictions, stale;
+	uint64_t write_through; /* UPDATEs applied to cached copies */
 	/* evictions asked by gpu_alloc when the device was out of memory */
 	uint64_t oom_evictions;
 	/* uploads: bytes DMA'd from the registered pool mapping, bytes
@@ -109,8 +113,23 @@ int gcache_column_range(stg_pool *p, uint32_t table_id, int col, int stype,
 /* The engine's attempt to register the pool mapping (ok, its time, the
  * failure's message): gpu_stats reports it. */
 void gcache_note_register(int ok, uint64_t ns, const char *msg);
-/* After every write: older entries become stale. */
-void gcache_bump(void);
+/*
+ * Write-through of an UPDATE of number column col (engine/write/
+ * batch_gpu.c): rows rowids (strictly increasing) got vals (width bytes
+ * each, the storage array's form) and the NULL bits nulls (NULL: none).
+ * A cached copy of owner's that was current at the column's write stamp
+ * `before`, taken when the UPDATE began, over a table with no deleted
+ * rows, is changed on the device the same way and takes the column's
+ * stamp now, so the next statement finds it; otherwise nothing is done
+ * and the copy goes stale as before.  1 when applied, else 0 (a failed
+ * scatter frees the copy).
+ */
+/* 1 when owner has a copy of a column of table_id (any stamp). */
+int gcache_holds(uint64_t owner, uint32_t table_id);
+int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
+			 int col, uint64_t before, const uint64_t *rowids,
+			 uint64_t n, const void *vals, const uint32_t *nulls,
+			 uint32_t width);
 /* A new owner id (one per connection). */
 uint64_t gcache_new_owner(void);
 void gcache_drop_owner(uint64_t owner);

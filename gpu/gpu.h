@@ -85,6 +85,14 @@ int gpu_download(void *dst, const void *src, size_t n, char *err,
 int gpu_upload_staged(void *dst, const void *src, size_t n, char *err,
 		      size_t errlen);
 int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen);
+/* data[rowids[i] * width] = vals[i] for n rows of a device column of width
+ * 1, 2, 4 or 8 bytes, and nulls[rowids[i]] = bit i of vnulls (vnulls NULL:
+ * 0) when nulls is not NULL; rowids, vals and vnulls are host arrays,
+ * uploaded first (the column cache's write-through, gpu/cache.c). */
+int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
+		     const uint64_t *rowids, const void *vals,
+		     const uint32_t *vnulls, uint64_t n, char *err,
+		     size_t errlen);
 /* Waits for everything queued on gpmdb's stream. */
 int gpu_sync(char *err, size_t errlen);
 

@@ -114,8 +114,9 @@ void stg_gpu_layout_free(stg_gpu_layout *l)
 	l->tab = NULL;
 }
 
-int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
-		      uint32_t epp, stg_hcl_seg *out)
+int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, int ncols,
+		      const uint32_t *cols, uint64_t nthreads, uint32_t epp,
+		      stg_hcl_seg *out)
 {
 	uint64_t cat_off;
 	int rc;
@@ -123,6 +124,12 @@ int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
 	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
+	/* what the kernels will change (an UPDATE's number columns; a
+	 * DELETE's deleted bits: the table's rows) */
+	if (ncols > 0 && cols)
+		stamp_cols(p, table_id, ncols, cols);
+	else
+		stamp_table(p, table_id);
 	if (out == NULL || epp == 0 || nthreads == 0 ||
 	    nthreads > (uint64_t)UINT32_MAX * 256)
 		return pool_err(p, GPMDB_MISUSE,
@@ -176,6 +183,7 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
+	stamp_table(p, table_id);
 	if (cols == NULL || start == NULL)
 		return pool_err(p, GPMDB_MISUSE,
 				"stg_append_reserve: bad arguments");
@@ -228,6 +236,7 @@ int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
 	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
+	stamp_table(p, table_id);
 	/* The rows were written past this very count: anything else means
 	 * another append ran in between and they overlap. */
 	if (cat_entry(p, cat_off)->row_count != start)

@@ -184,7 +184,22 @@ struct stg_pool {
 		uint8_t *recs;
 	} ixpre[4];
 	int nixpre;
+
+	/* stamp.c: write stamps of columns (stg_col_stamp) */
+	uint64_t wst_all; /* set at open: no two handles share stamps */
+	struct stg_wstamp *wst;
+	size_t nwst, cap_wst;
 };
+
+/* ---- stamp.c: write stamps (stg_col_stamp) ------------------------------ */
+
+/* What a write may change, stamped before or as it changes it. */
+void stamp_cols(stg_pool *p, uint32_t table_id, int ncols,
+		const uint32_t *cols);
+void stamp_table(stg_pool *p, uint32_t table_id);
+void stamp_cat(stg_pool *p, uint64_t cat_off); /* the entry's table */
+void stamp_all(stg_pool *p);
+void stamp_free(stg_pool *p);
 
 /* ---- pool.c ------------------------------------------------------------- */
 

@@ -388,6 +388,7 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 		idx_presorted_clear(p);
 		p->ix_epoch++;
 		p->lk.data_version++;
+		stamp_all(p);
 		p->lk.wstale = true;
 	}
 	/* (a private log region of a read-write msync connection hides

@@ -386,6 +386,7 @@ static int undo_range(stg_pool *p, const uint64_t *offs, size_t from, size_t to,
 	size_t i, d = p->spi_n;
 	int rc;
 
+	stamp_all(p); /* bytes of any table may go back */
 	for (i = to; i-- > from;) {
 		stg_log_rec *r = mlog_rec(p, offs[i]);
 		stg_log_undo u;

@@ -310,6 +310,7 @@ static int pool_remap_to(stg_pool *p, uint64_t min_size)
 	p->base = base;
 	p->map_len = len;
 	p->is_pmem = is_pmem != 0;
+	stamp_all(p); /* pointers into the old mapping are stale */
 	return GPMDB_OK;
 }
 
@@ -715,6 +716,7 @@ static void pool_free(stg_pool *p)
 	if (p == NULL)
 		return;
 	tab_views_free(p);
+	stamp_free(p);
 	free(p->trim);
 	p->trim = NULL;
 	idx_presorted_clear(p);
@@ -828,6 +830,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	}
 	p->fd = -1;
 	p->wal.fd = -1;
+	stamp_all(p); /* this handle's first stamp, unlike any other's */
 	p->lk.shm_fd = -1;
 	p->lk.fd = -1;
 	p->lk.own_fd = -1;

@@ -66,11 +66,14 @@ typedef struct {
 	hcl_geom geom;
 } stg_hcl_seg;
 
-int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, uint64_t nthreads,
-		      uint32_t epp, stg_hcl_seg *out);
-/* After the kernels persisted everything: counts bytes (the GPU column
- * cache watches the counter) and adds deleted_added to the table's
- * deleted count through the log.  Crash points update.data/delete.data. */
+/* ncols/cols: the columns an UPDATE's kernels change (their write stamps,
+ * stg_col_stamp); 0/NULL for a DELETE (the table's rows change). */
+int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, int ncols,
+		      const uint32_t *cols, uint64_t nthreads, uint32_t epp,
+		      stg_hcl_seg *out);
+/* After the kernels persisted everything: counts bytes and adds deleted_added
+ * to the table's deleted count through the log.  Crash points
+ * update.data/delete.data. */
 int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 		uint64_t bytes, bool is_delete, uint64_t deleted_added);
 

@@ -99,6 +99,13 @@ int stg_get_busy_timeout(const stg_pool *p);
 /* Changes when commits of other connections came into this view (plans
  * and caches made before are stale). */
 uint64_t stg_data_version(const stg_pool *p);
+/* Column col's write stamp (col -1: the table's live rows and their
+ * ids): it changes whenever a write of this connection may have changed
+ * the column's values, the table's rows or where its bytes are, and when
+ * anything else did (a rollback, recovery, a moved mapping, another
+ * connection's commit seen).  A copy of the column taken at stamp S is
+ * current while this still says S (stamp.c; the GPU column cache). */
+uint64_t stg_col_stamp(stg_pool *p, uint32_t table_id, int col);
 int stg_commit(stg_pool *p);
 int stg_rollback(stg_pool *p);
 bool stg_in_txn(const stg_pool *p);

@@ -299,6 +299,8 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	uint64_t size, noff, ext, ooff, osize, n, total = 0;
 	int rc;
 
+	stamp_cat(p, cat_off); /* its bytes move or go */
+
 	size = tab_layout(cat_cols(e), e->ncols, room, NULL, NULL);
 	rc = alloc_extent(p, size, &noff, &ext);
 	if (rc != GPMDB_OK)
@@ -490,6 +492,8 @@ static int ensure_heap(stg_pool *p, uint64_t toff, uint64_t need, uint64_t fill,
 	bool bulk;
 	int rc;
 
+	stamp_table(p, h->table_id); /* the heap may move */
+
 	if (h->heap_used + need <= h->heap_size)
 		return GPMDB_OK;
 	if (h->heap_used + need > UINT32_MAX)
@@ -547,6 +551,8 @@ static int tablet_compact(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	char *b = (char *)h;
 	uint32_t c;
 
+	stamp_cat(p, cat_off); /* its bytes move or go */
+
 	if (h == NULL)
 		return GPMDB_OK;
 	n = e->row_count - h->first_row;
@@ -598,6 +604,8 @@ static int tablet_trim(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	stg_tablet_hdr *h = tablet_at(p, e, idx);
 	uint64_t rows, room, now, after;
 	int rc;
+
+	stamp_cat(p, cat_off); /* its bytes move or go */
 
 	if (h == NULL || p->sb.version < STG_FORMAT_TRIM ||
 	    e->row_count <= h->first_row)
@@ -661,6 +669,8 @@ int tab_free_all(stg_pool *p, uint64_t cat_off)
 	stg_tdir *d;
 	uint64_t i;
 	int rc;
+
+	stamp_cat(p, cat_off); /* its bytes move or go */
 
 	if (e->tdir == 0)
 		return GPMDB_OK;
@@ -865,6 +875,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
+	stamp_table(p, table_id);
 	if (nrows == 0)
 		return GPMDB_OK;
 	if (cols == NULL)
@@ -1497,6 +1508,11 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
 	ntab = tab_index_of(rows - 1) + 1;
+	/* TEXT values share their tablet's heap with the other TEXT columns */
+	if (ntext)
+		stamp_table(p, table_id);
+	else
+		stamp_cols(p, table_id, ncols, cols);
 	/* the new keys checked, the rows' old entries removed */
 	t0 = pool_now_ns();
 	rc = idx_before_update(p, cat_off, ncols, cols, rowids, n, vals);
@@ -1681,6 +1697,7 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	rc = tab_find_writable(p, table_id, &cat_off);
 	if (rc != GPMDB_OK)
 		return rc;
+	stamp_table(p, table_id);
 	if (n == 0)
 		return GPMDB_OK;
 	if (rowids == NULL)

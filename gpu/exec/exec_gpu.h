@@ -65,8 +65,5 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out);
 int exec_gpu_set_backend(gpmdb *db, const char *v);
 void exec_gpu_open(gpmdb *db);
 void exec_gpu_close(gpmdb *db);
-/* After a writing statement or a transaction's end: the GPU column
- * cache's entries become stale.  Returns rc. */
-int exec_gpu_after_write(int rc);
 
 #endif /* GPMDB_EXEC_GPU_H */

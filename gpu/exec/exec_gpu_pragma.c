@@ -1,7 +1,7 @@
 /*
  * exec_gpu_pragma.c - the GPU pragmas (backend, gpu_strict,
  * gpu_threshold, gpu_stats...) and the GPU executor's life with a
- * connection (exec_gpu_open/close, exec_gpu_after_write).
+ * connection (exec_gpu_open/close).
  */
 #include "exec_gpu_int.h"
 
@@ -98,12 +98,6 @@ void exec_gpu_close(gpmdb *db)
 	exec_gpu_unlock();
 }
 
-int exec_gpu_after_write(int rc)
-{
-	gcache_bump();
-	return rc;
-}
-
 int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 {
 	static const char *bn[] = {"auto", "cpu", "gpu"};
@@ -168,6 +162,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_evictions", cs.evictions},
 		    {"cache_oom_evictions", cs.oom_evictions},
 		    {"cache_stale", cs.stale},
+		    {"cache_write_through", cs.write_through},
 		    {"cache_upload_direct_bytes", cs.up_direct},
 		    {"cache_upload_staged_bytes", cs.up_staged},
 		    {"cache_load_us", cs.load_ns / 1000},

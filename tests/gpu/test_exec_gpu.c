@@ -885,6 +885,80 @@ static void t_cache(void)
 }
 
 /*
+ * Coherence by write stamps (storage/stamp.c, cache.h): an UPDATE of one
+ * column leaves the table's other columns and other tables in HBM (no
+ * new miss); an UPDATE of a number column, on the GPU or the CPU, writes
+ * its values through to the cached copy (cache_write_through), NULLs
+ * included once the copy keeps NULL bytes; a NULL into a copy without
+ * them, a rollback, a DELETE (and UPDATEs after it) and an INSERT load
+ * the columns again.  Every result the same as the CPU's.
+ */
+static unsigned long long misses_after(const char *q)
+{
+	both(q, 0);
+	return stat_of("cache_misses");
+}
+
+static void t_cache_stamps(void)
+{
+	const char *qx = "SELECT count(x), sum(x), min(x), max(x) FROM w "
+			 "WHERE k % 7 = 3";
+	const char *qy = "SELECT count(*), count(y), sum(y), max(y) FROM w "
+			 "WHERE y > 50 OR y IS NULL";
+	const char *qt = "SELECT count(*), sum(b) FROM t WHERE d > 0";
+	unsigned long long m, wt;
+
+	xq_exec(db, "PRAGMA backend = gpu");
+	CHECK(!xq_exec(db, "CREATE TABLE w(k INTEGER, x BIGINT, y INTEGER)"));
+	CHECK(!xq_exec(db, "INSERT INTO w SELECT i, b, i % 100 FROM t "
+			   "WHERE i IS NOT NULL"));
+	both(qx, 0);
+	both(qy, 0);
+	both(qt, 0);
+	wt = stat_of("cache_write_through");
+	CHECK(!xq_exec(db, "UPDATE w SET y = y + 1 WHERE k % 3 = 0"));
+	CHECKF(stat_of("cache_write_through") == wt + 1, "write-through %llu",
+	       stat_of("cache_write_through") - wt);
+	m = stat_of("cache_misses");
+	CHECKF(misses_after(qx) == m, "x loaded again after an UPDATE of y");
+	CHECKF(misses_after(qt) == m, "t loaded again after an UPDATE of w");
+	CHECKF(misses_after(qy) == m, "y loaded again after its write-through");
+	/* the CPU's UPDATE writes through too */
+	xq_exec(db, "PRAGMA backend = cpu");
+	CHECK(!xq_exec(db, "UPDATE w SET y = y * 2 - 60 WHERE k % 5 = 1"));
+	xq_exec(db, "PRAGMA backend = gpu");
+	CHECK(stat_of("cache_write_through") == wt + 2);
+	CHECK(misses_after(qy) == m);
+	/* a NULL into a copy without NULL bytes: y is loaded again ... */
+	CHECK(!xq_exec(db, "UPDATE w SET y = NULL WHERE k % 1000 = 17"));
+	CHECK(stat_of("cache_write_through") == wt + 2);
+	CHECK(misses_after(qy) == m + 1);
+	/* ... and then keeps NULL bytes, set and cleared through */
+	CHECK(!xq_exec(db, "UPDATE w SET y = NULL WHERE k % 11 = 4"));
+	CHECK(
+	    !xq_exec(db, "UPDATE w SET y = 77 WHERE y IS NULL AND k % 2 = 0"));
+	CHECK(stat_of("cache_write_through") == wt + 4);
+	CHECK(misses_after(qy) == m + 1);
+	/* a rollback, a DELETE, an INSERT: loaded again, never stale */
+	CHECK(!xq_exec(db, "BEGIN"));
+	CHECK(!xq_exec(db, "UPDATE w SET y = 99 WHERE k < 100000"));
+	both(qy, 0);
+	CHECK(!xq_exec(db, "ROLLBACK"));
+	both(qy, 0);
+	CHECK(!xq_exec(db, "DELETE FROM w WHERE k % 10 = 0"));
+	both(qx, 0);
+	both(qy, 0);
+	wt = stat_of("cache_write_through");
+	CHECK(!xq_exec(db, "UPDATE w SET y = y + 1 WHERE k % 3 = 0"));
+	CHECK(stat_of("cache_write_through") == wt); /* rows left out */
+	both(qy, 0);
+	CHECK(!xq_exec(db, "INSERT INTO w VALUES (3, 4, 70)"));
+	both(qx, 0);
+	both(qy, 0);
+	CHECK(!xq_exec(db, "DROP TABLE w"));
+}
+
+/*
  * GROUP BY results kept on the device for the operator above (xg_agg's
  * keep, gpu_group_agg_keep): more groups than the hash path holds (4096),
  * so the sort path runs and its groups are finished on the device, in
@@ -1054,6 +1128,7 @@ int main(void)
 	TEST_RUN(t_agg_keep);
 	TEST_RUN(t_text_compact);
 	TEST_RUN(t_cache);
+	TEST_RUN(t_cache_stamps);
 	TEST_RUN(t_oom_reclaim);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
 	gpmdb_close(db);

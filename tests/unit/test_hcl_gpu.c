@@ -76,7 +76,7 @@ static void fake_update(stg_pool *p, uint32_t tid, uint64_t n, uint64_t k,
 	char *base;
 
 	CHECK_RC(stg_gpu_layout_get(p, tid, &l), GPMDB_OK);
-	CHECK_RC(stg_hcl_begin_gpu(p, tid, n, 1, seg), GPMDB_OK);
+	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, n, 1, seg), GPMDB_OK);
 	base = stg_pool_base(p, &len); /* after the segment's allocation */
 	for (uint64_t r = 0; r < k; r++) {
 		uint64_t ti = stg_tab_index_of(r),
@@ -120,10 +120,10 @@ static void t_update_rollback_commit(void)
 	CHECK(v[0] == 7 && v[2999] == 7);
 	TU_CHECK_OK(p);
 	/* bad arguments */
-	CHECK_RC(stg_hcl_begin_gpu(p, tid, 10, 1, &seg), GPMDB_MISUSE);
+	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, 10, 1, &seg), GPMDB_MISUSE);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
-	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, 1, &seg), GPMDB_MISUSE);
-	CHECK_RC(stg_hcl_begin_gpu(p, 999, 10, 1, &seg), GPMDB_NOTFOUND);
+	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, 0, 1, &seg), GPMDB_MISUSE);
+	CHECK_RC(stg_hcl_begin_gpu(p, 999, 0, NULL, 10, 1, &seg), GPMDB_NOTFOUND);
 	CHECK_RC(stg_rollback(p), GPMDB_OK);
 	stg_close(p);
 }

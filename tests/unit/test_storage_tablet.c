@@ -334,6 +334,92 @@ static void test_update_delete(void)
 	}
 }
 
+/* Write stamps (stamp.c): a column's changes when a write may change it,
+ * and only then; both modes. */
+static void test_write_stamps(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		const char *path = tu_path("stamps", mode);
+		stg_column_def c[3] = {{.name = "a", .type = STG_T_INT},
+				       {.name = "b", .type = STG_T_BIGINT},
+				       {.name = "t", .type = STG_T_TEXT}};
+		int32_t a[4] = {1, 2, 3, 4}, a2[1] = {9};
+		int64_t b[4] = {5, 6, 7, 8};
+		stg_text t[4] = {{"w", 1}, {"x", 1}, {"y", 1}, {"z", 1}};
+		stg_text t2[1] = {{"longer text", 11}};
+		stg_col_batch rows[3] = {{a, NULL}, {b, NULL}, {t, NULL}};
+		stg_col_batch va[1] = {{a2, NULL}}, vt[1] = {{t2, NULL}};
+		uint64_t id1[1] = {1}, sa, sb, st, sr, s2;
+		uint32_t ca[1] = {0}, ct[1] = {2}, tid, t2id;
+		stg_pool *p = tu_open(path);
+
+		if (!p)
+			return;
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_table_create(p, "s", c, 3, "CREATE TABLE s", &tid),
+			 GPMDB_OK);
+		CHECK_RC(
+		    stg_table_create(p, "o", c, 2, "CREATE TABLE o", &t2id),
+		    GPMDB_OK);
+		CHECK_RC(stg_append(p, tid, rows, 4), GPMDB_OK);
+		CHECK_RC(stg_append(p, t2id, rows, 4), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		sa = stg_col_stamp(p, tid, 0);
+		sb = stg_col_stamp(p, tid, 1);
+		st = stg_col_stamp(p, tid, 2);
+		sr = stg_col_stamp(p, tid, -1);
+		s2 = stg_col_stamp(p, t2id, 0);
+		/* reads and commits of nothing change nothing */
+		CHECK(stg_col_stamp(p, tid, 0) == sa);
+		/* a number column's update: that column alone */
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_update(p, tid, 1, ca, id1, 1, va), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		CHECK(stg_col_stamp(p, tid, 0) != sa);
+		CHECK(stg_col_stamp(p, tid, 1) == sb);
+		CHECK(stg_col_stamp(p, tid, 2) == st);
+		CHECK(stg_col_stamp(p, tid, -1) == sr);
+		CHECK(stg_col_stamp(p, t2id, 0) == s2);
+		sa = stg_col_stamp(p, tid, 0);
+		/* a TEXT update: the table (its heap is shared) */
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_update(p, tid, 1, ct, id1, 1, vt), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		CHECK(stg_col_stamp(p, tid, 1) != sb);
+		CHECK(stg_col_stamp(p, tid, 2) != st);
+		CHECK(stg_col_stamp(p, t2id, 0) == s2);
+		sb = stg_col_stamp(p, tid, 1);
+		/* an append and a delete: every column and the row ids */
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_append(p, tid, rows, 1), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		CHECK(stg_col_stamp(p, tid, 1) != sb);
+		CHECK(stg_col_stamp(p, tid, -1) != sr);
+		sb = stg_col_stamp(p, tid, 1);
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_delete(p, tid, id1, 1), GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+		CHECK(stg_col_stamp(p, tid, 1) != sb);
+		CHECK(stg_col_stamp(p, t2id, 0) == s2);
+		sb = stg_col_stamp(p, tid, 1);
+		/* a rollback: everything (undo may restore any bytes) */
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(stg_update(p, tid, 1, ca, id1, 1, va), GPMDB_OK);
+		CHECK_RC(stg_rollback(p), GPMDB_OK);
+		CHECK(stg_col_stamp(p, tid, 1) != sb);
+		CHECK(stg_col_stamp(p, t2id, 0) != s2);
+		TU_CHECK_OK(p);
+		stg_close(p);
+		/* another handle of the same file: stamps of its own */
+		p = tu_open_ex(path, false, false, 0, 0);
+		if (!p)
+			return;
+		CHECK(stg_col_stamp(p, t2id, 0) != s2);
+		stg_close(p);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	TEST_RUN(test_all_types);
@@ -341,6 +427,7 @@ int main(void)
 	TEST_RUN(test_big_append);
 	TEST_RUN(test_not_null);
 	TEST_RUN(test_update_delete);
+	TEST_RUN(test_write_stamps);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
