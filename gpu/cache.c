@@ -829,7 +829,7 @@ static bool gc_any_bit(const uint32_t *bits, uint64_t n)
 int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 			 int col, uint64_t before, const uint64_t *rowids,
 			 uint64_t n, const void *vals, const uint32_t *nulls,
-			 uint32_t width)
+			 uint32_t width, int on_dev)
 {
 	char err[256];
 	gc_entry k, *x;
@@ -850,14 +850,15 @@ int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 		return 0;
 	/* one value a row: strictly increasing row ids (an UPDATE names a
 	 * row once; a batch that does not say so is left to go stale) */
-	for (uint64_t j = 0; j < n; j++)
+	for (uint64_t j = 0; !on_dev && j < n; j++)
 		if (rowids[j] >= k.rows || (j && rowids[j] <= rowids[j - 1]))
 			return 0;
 	/* a NULL where the copy keeps no NULL bytes: load it again */
-	if (!x->ref.col.nulls && gc_any_bit(nulls, n))
+	if (!x->ref.col.nulls && (on_dev ? nulls != NULL : gc_any_bit(nulls, n)))
 		return 0;
-	if (gpu_scatter_rows(x->ref.col.data, x->ref.col.nulls, width, rowids,
-			     vals, nulls, n, err, sizeof(err)) != GPMDB_OK) {
+	if ((on_dev ? gpu_scatter_rows_dev : gpu_scatter_rows)(
+		x->ref.col.data, x->ref.col.nulls, width, rowids, vals, nulls,
+		n, err, sizeof(err)) != GPMDB_OK) {
 		gc_free_at(i); /* half written: never serve it */
 		return 0;
 	}

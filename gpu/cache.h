@@ -117,6 +117,8 @@ void gcache_note_register(int ok, uint64_t ns, const char *msg);
  * Write-through of an UPDATE of number column col (engine/write/
  * batch_gpu.c): rows rowids (strictly increasing) got vals (width bytes
  * each, the storage array's form) and the NULL bits nulls (NULL: none).
+ * on_dev: the three are device arrays, the row ids known to be strictly
+ * increasing and in the table, nulls NULL unless a bit is set.
  * A cached copy of owner's that was current at the column's write stamp
  * `before`, taken when the UPDATE began, over a table with no deleted
  * rows, is changed on the device the same way and takes the column's
@@ -129,7 +131,7 @@ int gcache_holds(uint64_t owner, uint32_t table_id);
 int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 			 int col, uint64_t before, const uint64_t *rowids,
 			 uint64_t n, const void *vals, const uint32_t *nulls,
-			 uint32_t width);
+			 uint32_t width, int on_dev);
 /* A new owner id (one per connection). */
 uint64_t gcache_new_owner(void);
 void gcache_drop_owner(uint64_t owner);

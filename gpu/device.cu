@@ -455,38 +455,16 @@ __global__ void gpu_scatter_k(T *data, uint8_t *nulls, const uint64_t *rid,
 		    vn ? (uint8_t)((vn[i >> 5] >> (i & 31)) & 1u) : 0;
 }
 
-extern "C" int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
-				const uint64_t *rowids, const void *vals,
-				const uint32_t *vnulls, uint64_t n, char *err,
-				size_t errlen)
+extern "C" int gpu_scatter_rows_dev(void *data, uint8_t *nulls,
+				    uint32_t width, const uint64_t *rid,
+				    const void *v, const uint32_t *vn,
+				    uint64_t n, char *err, size_t errlen)
 {
-	size_t nw = vnulls ? (n + 31) / 32 * 4 : 0;
-	char *buf = NULL;
-	uint64_t *rid;
-	void *v;
-	uint32_t *vn;
-	unsigned blocks;
+	unsigned blocks = (unsigned)((n + 255) / 256);
 	int rc = gpu_init(err, errlen);
 
 	if (rc || n == 0)
 		return rc;
-	if (width != 1 && width != 2 && width != 4 && width != 8)
-		return gpu_say(err, errlen, GPMDB_MISUSE,
-			       "gpu_scatter_rows: width %u", width);
-	/* one allocation: row ids, values (8-aligned), NULL words */
-	size_t vo = 8 * n, no = vo + ((width * n + 7) & ~(size_t)7);
-	if ((rc = gpu_alloc((void **)&buf, no + nw, err, errlen)))
-		return rc;
-	rid = (uint64_t *)buf;
-	v = buf + vo;
-	vn = vnulls ? (uint32_t *)(buf + no) : NULL;
-	if ((rc = gpu_upload(rid, rowids, 8 * n, err, errlen)) ||
-	    (rc = gpu_upload(v, vals, width * n, err, errlen)) ||
-	    (vn && (rc = gpu_upload(vn, vnulls, nw, err, errlen)))) {
-		gpu_free(buf, NULL, 0);
-		return rc;
-	}
-	blocks = (unsigned)((n + 255) / 256);
 	switch (width) {
 	case 1:
 		gpu_scatter_k<<<blocks, 256, 0, gpu_strm>>>(
@@ -500,14 +478,42 @@ extern "C" int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
 		gpu_scatter_k<<<blocks, 256, 0, gpu_strm>>>(
 		    (uint32_t *)data, nulls, rid, (const uint32_t *)v, vn, n);
 		break;
-	default:
+	case 8:
 		gpu_scatter_k<<<blocks, 256, 0, gpu_strm>>>(
 		    (uint64_t *)data, nulls, rid, (const uint64_t *)v, vn, n);
+		break;
+	default:
+		return gpu_say(err, errlen, GPMDB_MISUSE,
+			       "gpu_scatter_rows: width %u", width);
 	}
-	cudaError_t e = cudaGetLastError();
-	if (e != cudaSuccess) {
+	GPU_TRY(cudaGetLastError());
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
+				const uint64_t *rowids, const void *vals,
+				const uint32_t *vnulls, uint64_t n, char *err,
+				size_t errlen)
+{
+	size_t nw = vnulls ? (n + 31) / 32 * 4 : 0;
+	/* one allocation: row ids, values (8-aligned), NULL words */
+	size_t vo = 8 * n, no = vo + ((width * n + 7) & ~(size_t)7);
+	char *buf = NULL;
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	if ((rc = gpu_alloc((void **)&buf, no + nw, err, errlen)))
+		return rc;
+	if ((rc = gpu_upload(buf, rowids, 8 * n, err, errlen)) ||
+	    (rc = gpu_upload(buf + vo, vals, width * n, err, errlen)) ||
+	    (vnulls && (rc = gpu_upload(buf + no, vnulls, nw, err, errlen))) ||
+	    (rc = gpu_scatter_rows_dev(data, nulls, width, (uint64_t *)buf,
+				       buf + vo,
+				       vnulls ? (uint32_t *)(buf + no) : NULL,
+				       n, err, errlen))) {
 		gpu_free(buf, NULL, 0);
-		return gpu_cuda_fail(e, "gpu_scatter_k", err, errlen);
+		return rc;
 	}
 	return gpu_free(buf, err, errlen);
 }

@@ -665,10 +665,11 @@ static int dml_run(dml_mem *m, dml_args &a, int scope, uint32_t nparts,
 	return GPMDB_OK;
 }
 
+/* rowids on the host, or (drange: their min and max) on the device */
 static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 		      const hcl_geom *geom, const gpu_tab_layout *lay,
-		      const uint64_t *rowids, uint64_t n, int nk, char *err,
-		      size_t errlen)
+		      const uint64_t *rowids, uint64_t n, int nk,
+		      const uint64_t *drange, char *err, size_t errlen)
 {
 	uint64_t rows = 0, rmin = UINT64_MAX;
 	int rc;
@@ -680,7 +681,16 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 	a.stride = lay->stride;
 	a.ntab = lay->ntab;
 	a.n = n;
-	for (uint64_t i = 0; i < n; i++) {
+	if (drange) {
+		rmin = drange[0];
+		rows = drange[1] + 1;
+		if (n && dml_tab_index(drange[1]) >= lay->ntab) {
+			snprintf(err, errlen, "row %llu has no tablet",
+				 (unsigned long long)drange[1]);
+			return GPMDB_MISUSE;
+		}
+	}
+	for (uint64_t i = 0; !drange && i < n; i++) {
 		if (dml_tab_index(rowids[i]) >= lay->ntab) {
 			snprintf(err, errlen, "row %llu has no tablet",
 				 (unsigned long long)rowids[i]);
@@ -694,9 +704,12 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 	a.nwords = (rows + 31) / 32;
 	a.rmin = n ? rmin : 0;
 	a.rmax = rows ? rows - 1 : 0;
+	if (drange)
+		a.rows = (uint64_t *)rowids;
 	if ((rc = dml_up(m, (void **)&a.tab, lay->tab,
 			 (size_t)lay->ntab * lay->stride * 8, err, errlen)) ||
-	    (rc = dml_up(m, (void **)&a.rows, rowids, n * 8, err, errlen)) ||
+	    (!drange &&
+	     (rc = dml_up(m, (void **)&a.rows, rowids, n * 8, err, errlen))) ||
 	    (rc = dml_alloc(m, (void **)&a.setm, a.nwords * 4 * nk, err,
 			    errlen)) ||
 	    (rc = dml_alloc(m, (void **)&a.clrm, a.nwords * 4 * nk, err,
@@ -708,13 +721,15 @@ static int dml_common(dml_mem *m, dml_args &a, void *pool, uint64_t seg_off,
 }
 
 /* UPDATE with HCL (nparts 0, scope) or conventional logging into nparts
- * partitions. */
+ * partitions; drange: rowids, vals and nulls are device arrays (rowids'
+ * min and max in drange), else host arrays uploaded here. */
 static int dml_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		      const gpu_tab_layout *lay, const uint64_t *rowids,
 		      uint64_t n, int ncols, const uint32_t *cols,
 		      const void *const *vals, const uint32_t *const *nulls,
 		      int scope, uint32_t nparts, const gpu_update_opts *uo,
-		      gpu_dml_timing *t, char *err, size_t errlen)
+		      const uint64_t *drange, gpu_dml_timing *t, char *err,
+		      size_t errlen)
 {
 	dml_mem m;
 
@@ -738,13 +753,18 @@ static int dml_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 			 ncols);
 		return GPMDB_UNSUPPORTED;
 	}
-	rc = dml_common(&m, a, pool, seg_off, geom, lay, rowids, n, ncols, err,
-			errlen);
+	rc = dml_common(&m, a, pool, seg_off, geom, lay, rowids, n, ncols,
+			drange, err, errlen);
 	for (int k = 0; k < ncols && rc == GPMDB_OK; k++) {
 		void *p = NULL;
 
 		widths[k] = lay->widths[cols[k]];
 		t->bytes += n * (widths[k] + 4);
+		if (drange) {
+			dv[k] = vals[k];
+			dn[k] = nulls[k];
+			continue;
+		}
 		rc = dml_up(&m, &p, vals[k], n * widths[k], err, errlen);
 		dv[k] = p;
 		dn[k] = NULL;
@@ -801,7 +821,63 @@ extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
 			      char *err, size_t errlen)
 {
 	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
-			  vals, nulls, scope, 0, uo, t, err, errlen);
+			  vals, nulls, scope, 0, uo, NULL, t, err, errlen);
+}
+
+extern "C" int gpu_hcl_update_dev(void *pool, uint64_t seg_off,
+				  const hcl_geom *geom,
+				  const gpu_tab_layout *lay,
+				  const uint64_t *rowids, uint64_t n,
+				  const uint64_t range[2], int ncols,
+				  const uint32_t *cols, const void *const *vals,
+				  const uint32_t *const *nulls, int scope,
+				  const gpu_update_opts *uo, gpu_dml_timing *t,
+				  char *err, size_t errlen)
+{
+	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
+			  vals, nulls, scope, 0, uo, range, t, err, errlen);
+}
+
+__global__ static void dml_k_range(const uint64_t *r, uint64_t n,
+				   unsigned long long *out)
+{
+	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	atomicMin(&out[0], (unsigned long long)r[i]);
+	atomicMax(&out[1], (unsigned long long)r[i]);
+	if (i && r[i] <= r[i - 1])
+		out[2] = 0; /* any thread: not strictly increasing */
+}
+
+extern "C" int gpu_rowid_range(const uint64_t *rowids, uint64_t n,
+			       uint64_t out[3], char *err, size_t errlen)
+{
+	unsigned long long init[3] = {~0ull, 0, 1}, *d = NULL;
+	int rc;
+
+	out[0] = out[1] = 0;
+	out[2] = 1;
+	if ((rc = gpu_init(err, errlen)) || n == 0)
+		return rc;
+	if ((rc = gpu_alloc((void **)&d, sizeof(init), err, errlen)))
+		return rc;
+	if ((rc = gpu_upload(d, init, sizeof(init), err, errlen)) == GPMDB_OK) {
+		dml_k_range<<<dml_grid(n), DML_TPB, 0, gpu_stream()>>>(rowids,
+								       n, d);
+		cudaError_t e = cudaGetLastError();
+		rc = e != cudaSuccess
+			 ? gpu_cuda_fail(e, "dml_k_range", err, errlen)
+			 : gpu_download(init, d, sizeof(init), err, errlen);
+	}
+	gpu_free(d, NULL, 0);
+	if (rc == GPMDB_OK) {
+		out[0] = init[0];
+		out[1] = init[1];
+		out[2] = init[2];
+	}
+	return rc;
 }
 
 extern "C" int gpu_conv_update(void *pool, uint64_t seg_off,
@@ -816,8 +892,8 @@ extern "C" int gpu_conv_update(void *pool, uint64_t seg_off,
 		return GPMDB_MISUSE;
 	}
 	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
-			  vals, nulls, GPU_SCOPE_THREAD, nparts, NULL, t, err,
-			  errlen);
+			  vals, nulls, GPU_SCOPE_THREAD, nparts, NULL, NULL, t,
+			  err, errlen);
 }
 
 extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
@@ -843,8 +919,8 @@ extern "C" int gpu_hcl_delete(void *pool, uint64_t seg_off,
 		return rc;
 	if (n == 0)
 		return GPMDB_OK;
-	rc = dml_common(&m, a, pool, seg_off, geom, lay, rowids, n, 1, err,
-			errlen);
+	rc = dml_common(&m, a, pool, seg_off, geom, lay, rowids, n, 1, NULL,
+			err, errlen);
 	if (rc == GPMDB_OK)
 		rc = dml_alloc(&m, (void **)&dadded, 8, err, errlen);
 	if (rc == GPMDB_OK)

@@ -59,6 +59,29 @@ int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 	return dml_no_cuda(err, errlen);
 }
 
+int gpu_hcl_update_dev(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		       const gpu_tab_layout *lay, const uint64_t *rowids,
+		       uint64_t n, const uint64_t range[2], int ncols,
+		       const uint32_t *cols, const void *const *vals,
+		       const uint32_t *const *nulls, int scope,
+		       const gpu_update_opts *uo, gpu_dml_timing *t, char *err,
+		       size_t errlen)
+{
+	(void)pool, (void)seg_off, (void)geom, (void)lay, (void)rowids;
+	(void)n, (void)range, (void)ncols, (void)cols, (void)vals;
+	(void)nulls, (void)scope, (void)uo, (void)t;
+	return dml_no_cuda(err, errlen);
+}
+
+int gpu_rowid_range(const uint64_t *rowids, uint64_t n, uint64_t out[3],
+		    char *err, size_t errlen)
+{
+	(void)rowids, (void)n;
+	out[0] = out[1] = 0;
+	out[2] = 1;
+	return dml_no_cuda(err, errlen);
+}
+
 int gpu_conv_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		    const gpu_tab_layout *lay, const uint64_t *rowids,
 		    uint64_t n, int ncols, const uint32_t *cols,

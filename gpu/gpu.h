@@ -93,6 +93,11 @@ int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
 		     const uint64_t *rowids, const void *vals,
 		     const uint32_t *vnulls, uint64_t n, char *err,
 		     size_t errlen);
+/* The same from device arrays. */
+int gpu_scatter_rows_dev(void *data, uint8_t *nulls, uint32_t width,
+			 const uint64_t *rowids, const void *vals,
+			 const uint32_t *vnulls, uint64_t n, char *err,
+			 size_t errlen);
 /* Waits for everything queued on gpmdb's stream. */
 int gpu_sync(char *err, size_t errlen);
 

@@ -140,6 +140,20 @@ int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   const void *const *vals, const uint32_t *const *nulls,
 		   int scope, const gpu_update_opts *uo, gpu_dml_timing *t,
 		   char *err, size_t errlen);
+/* The same from device arrays (an UPDATE's rows and values computed on
+ * the GPU, engine/write/batch_gpu.c bgpu_update_select): range[0] and
+ * range[1] are the least and greatest row id (gpu_rowid_range). */
+int gpu_hcl_update_dev(void *pool, uint64_t seg_off, const hcl_geom *geom,
+		       const gpu_tab_layout *lay, const uint64_t *rowids,
+		       uint64_t n, const uint64_t range[2], int ncols,
+		       const uint32_t *cols, const void *const *vals,
+		       const uint32_t *const *nulls, int scope,
+		       const gpu_update_opts *uo, gpu_dml_timing *t, char *err,
+		       size_t errlen);
+/* Device row ids: out[0] the least, out[1] the greatest, out[2] 1 when
+ * they are strictly increasing. */
+int gpu_rowid_range(const uint64_t *rowids, uint64_t n, uint64_t out[3],
+		    char *err, size_t errlen);
 /*
  * UPDATE with conventional logging (PRAGMA gpu_log = conventional, the
  * baseline of the batch benchmark): the same arguments, but thread i

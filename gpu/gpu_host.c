@@ -99,6 +99,15 @@ int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen)
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_scatter_rows_dev(void *data, uint8_t *nulls, uint32_t width,
+			 const uint64_t *rowids, const void *vals,
+			 const uint32_t *vnulls, uint64_t n, char *err,
+			 size_t errlen)
+{
+	return gpu_scatter_rows(data, nulls, width, rowids, vals, vnulls, n,
+				err, errlen);
+}
+
 int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
 		     const uint64_t *rowids, const void *vals,
 		     const uint32_t *vnulls, uint64_t n, char *err,

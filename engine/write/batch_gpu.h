@@ -27,6 +27,17 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		       const char *tname, pnode *node, const int *map,
 		       bool *done);
 
+/* UPDATE (dml.c do_update) with node, the planned PROJECT (rowid, the
+ * new values of cols[0..ncols)): under backend=gpu, when node is a GPU
+ * projection or filter over a table scan, the rows and values go from
+ * the device into the table (HCL kernels reading them in place) and into
+ * the cached columns, and *done is set; else *done is false (counted in
+ * gpu_write_stats' update_select_host with the reason) and the caller
+ * runs the general path.  tname: the table as the statement names it. */
+int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
+		       const char *tname, pnode *node, int ncols,
+		       const uint32_t *cols, bool *done);
+
 /* Before stg_open: the GPU recovery hook for this open (backend=gpu or
  * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */
 void bgpu_before_open(gpmdb *db);

@@ -769,6 +769,16 @@ static int do_update(gpmdb_stmt *st, ast_stmt *s)
 	if (st->x.analyze) /* EXPLAIN ANALYZE shows what ran */
 		st->plan = node;
 	stmt_exec_init(st);
+	{
+		bool done = false;
+
+		/* backend=gpu: rows and values stay on the device */
+		if ((rc = bgpu_update_select(st, tid, sch, s->name, node, n,
+					     cols, &done)) ||
+		    done)
+			goto out;
+		wp_to(db, WP_LOCATE);
+	}
 	if ((rc = exec_node(&st->x, node, &r)))
 		goto out;
 	wp_to(db, WP_BIND);

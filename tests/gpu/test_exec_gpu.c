@@ -361,12 +361,14 @@ static void t_errors(void)
 	free(c);
 }
 
-/* A gpu_stats counter. */
-static unsigned long long stat_of(const char *name)
+/* A counter of PRAGMA pragma (gpu_stats, gpu_write_stats). */
+static unsigned long long pstat_of(const char *pragma, const char *name)
 {
-	char *s = xq(db, "PRAGMA gpu_stats"), key[64], *at;
+	char q[64], *s, key[64], *at;
 	unsigned long long v = 0;
 
+	snprintf(q, sizeof(q), "PRAGMA %s", pragma);
+	s = xq(db, q);
 	snprintf(key, sizeof(key), "\n%s|", name);
 	at = strstr(s, key);
 	if (!at && !strncmp(s, key + 1, strlen(key) - 1))
@@ -376,6 +378,11 @@ static unsigned long long stat_of(const char *name)
 		v = strtoull(at + strlen(key), NULL, 10);
 	free(s);
 	return v;
+}
+
+static unsigned long long stat_of(const char *name)
+{
+	return pstat_of("gpu_stats", name);
 }
 
 /* both_ok(sql, tol, ok), then the GPU run again without gpu_strict:
@@ -891,7 +898,10 @@ static void t_cache(void)
  * its values through to the cached copy (cache_write_through), NULLs
  * included once the copy keeps NULL bytes; a NULL into a copy without
  * them, a rollback, a DELETE (and UPDATEs after it) and an INSERT load
- * the columns again.  Every result the same as the CPU's.
+ * the columns again.  The GPU UPDATEs by predicate keep their rows and
+ * values on the device (update_select_dev_batches); one whose column an
+ * index covers, and a NULL into a NOT NULL column, do not.  Every result
+ * the same as the CPU's.
  */
 static unsigned long long misses_after(const char *q)
 {
@@ -906,7 +916,8 @@ static void t_cache_stamps(void)
 	const char *qy = "SELECT count(*), count(y), sum(y), max(y) FROM w "
 			 "WHERE y > 50 OR y IS NULL";
 	const char *qt = "SELECT count(*), sum(b) FROM t WHERE d > 0";
-	unsigned long long m, wt;
+	unsigned long long m, wt, ud;
+	char *e;
 
 	xq_exec(db, "PRAGMA backend = gpu");
 	CHECK(!xq_exec(db, "CREATE TABLE w(k INTEGER, x BIGINT, y INTEGER)"));
@@ -916,9 +927,14 @@ static void t_cache_stamps(void)
 	both(qy, 0);
 	both(qt, 0);
 	wt = stat_of("cache_write_through");
+	ud = pstat_of("gpu_write_stats", "update_select_dev_batches");
 	CHECK(!xq_exec(db, "UPDATE w SET y = y + 1 WHERE k % 3 = 0"));
 	CHECKF(stat_of("cache_write_through") == wt + 1, "write-through %llu",
 	       stat_of("cache_write_through") - wt);
+	CHECKF(pstat_of("gpu_write_stats", "update_select_dev_batches") ==
+		   ud + 1,
+	       "the UPDATE's rows came through the host: %s",
+	       xq(db, "PRAGMA gpu_write_stats"));
 	m = stat_of("cache_misses");
 	CHECKF(misses_after(qx) == m, "x loaded again after an UPDATE of y");
 	CHECKF(misses_after(qt) == m, "t loaded again after an UPDATE of w");
@@ -955,7 +971,29 @@ static void t_cache_stamps(void)
 	CHECK(!xq_exec(db, "INSERT INTO w VALUES (3, 4, 70)"));
 	both(qx, 0);
 	both(qy, 0);
+	/* an index on the column: the host path keeps its keys */
+	CHECK(!xq_exec(db, "CREATE INDEX w_y ON w(y)"));
+	ud = pstat_of("gpu_write_stats", "update_select_dev_batches");
+	CHECK(!xq_exec(db, "UPDATE w SET y = y + 2 WHERE k % 4 = 1"));
+	CHECK(pstat_of("gpu_write_stats", "update_select_dev_batches") == ud);
+	both(qy, 0);
+	both("SELECT count(*) FROM w WHERE y = 53", 0);
+	/* NOT NULL: refused on the device path, nothing changed */
+	CHECK(!xq_exec(db, "CREATE TABLE w2(k INTEGER, v INTEGER NOT NULL)"));
+	CHECK(!xq_exec(db, "INSERT INTO w2 SELECT k, y FROM w "
+			   "WHERE y IS NOT NULL"));
+	both("SELECT count(*), sum(v) FROM w2", 0);
+	e = xq(db, "UPDATE w2 SET v = NULL WHERE k % 9 = 2");
+	CHECKF(strstr(e, "NOT NULL constraint failed: w2.v") != NULL, "%s",
+	       e);
+	free(e);
+	ud = pstat_of("gpu_write_stats", "update_select_dev_batches");
+	CHECK(!xq_exec(db, "UPDATE w2 SET v = v * 3 + k WHERE k % 9 = 2"));
+	CHECK(pstat_of("gpu_write_stats", "update_select_dev_batches") ==
+	      ud + 1);
+	both("SELECT count(*), sum(v), min(v), max(v) FROM w2", 0);
 	CHECK(!xq_exec(db, "DROP TABLE w"));
+	CHECK(!xq_exec(db, "DROP TABLE w2"));
 }
 
 /*

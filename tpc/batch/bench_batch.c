@@ -684,6 +684,24 @@ static void gm_repeat(gpmdb *db, int conf)
 		       r.ph_ms[OP_UPD_A][6], c1[0] - c0[0], c1[1] - c0[1],
 		       c1[2] - c0[2]);
 	}
+	/* where a warm UPDATE a's time goes: EXPLAIN ANALYZE (a fourth run) */
+	{
+		char sql[256];
+		gpmdb_stmt *st = NULL;
+
+		snprintf(sql, sizeof(sql), "EXPLAIN ANALYZE %s", bb_sql_a);
+		if (gpmdb_prepare(db, sql, -1, &st, NULL) == GPMDB_OK && st) {
+			while (gpmdb_step(st) == GPMDB_ROW) {
+				printf("#   ");
+				for (int c = 0; c < gpmdb_column_count(st); c++)
+					printf("%s%s", c ? " | " : "",
+					       (const char *)gpmdb_column_text(
+						   st, c));
+				printf("\n");
+			}
+		}
+		gpmdb_finalize(st);
+	}
 }
 
 static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
