@@ -244,8 +244,11 @@ static int gc_put(void *dst, const void *src, size_t n, char *err,
 		  size_t errlen)
 {
 	const char *c = src;
-	if (gc_reg_base && c >= gc_reg_base &&
-	    c + n <= gc_reg_base + gc_reg_len) {
+	/* the whole mapping registered, or the range (the tablets a GPU
+	 * write registered, gpu_pm_ensure): DMA from the pool itself */
+	if ((gc_reg_base && c >= gc_reg_base &&
+	     c + n <= gc_reg_base + gc_reg_len) ||
+	    gpu_pm_range_registered(src, n)) {
 		gc_st.up_direct += n;
 		return gpu_upload(dst, src, n, err, errlen);
 	}
@@ -538,11 +541,11 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 #pragma omp parallel for schedule(dynamic, 1) if (g1 - g0 > 1)
 		for (uint32_t t = g0; t < g1; t++) {
 			gc_part *q = &pt[t];
-			bool direct = stype != STG_T_TEXT &&
-				      col != GCACHE_ROWID &&
-				      q->m == q->hi - q->lo;
+			bool whole = q->m == q->hi - q->lo,
+			     direct = stype != STG_T_TEXT && whole;
 			/* nothing to pack: no per-row pass (60M rows of a
-			 * number column took 150 ms on a core for nothing) */
+			 * number column took 150 ms on a core for nothing);
+			 * row ids of a whole tablet are made on the device */
 			if (q->lo == q->hi || (direct && !nul))
 				continue;
 			gc_pack_part(q, col, stype, w,
@@ -559,9 +562,8 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		uint64_t run = base;
 		for (uint32_t t = g0; t <= g1 && !rc; t++) {
 			gc_part *q = t < g1 ? &pt[t] : NULL;
-			bool direct = q && stype != STG_T_TEXT &&
-				      col != GCACHE_ROWID &&
-				      q->m == q->hi - q->lo;
+			bool direct =
+			    q && stype != STG_T_TEXT && q->m == q->hi - q->lo;
 			if (q && q->lo == q->hi)
 				continue;
 			uint64_t at = q ? q->off : end;
@@ -571,7 +573,15 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 				    (size_t)(at - run) * w, err, errlen);
 			if (!q || rc)
 				break;
-			if (direct) {
+			if (direct && col == GCACHE_ROWID) {
+				/* 8 bytes a row not uploaded (400 MB for 50M
+				 * rows, most of a first GPU UPDATE's time) */
+				rc = gpu_fill_seq(
+				    (int64_t *)(dd + q->off * w),
+				    (int64_t)(q->v.first_row + q->lo), q->m,
+				    err, errlen);
+				run = q->off + q->m;
+			} else if (direct) {
 				rc = gc_put(dd + q->off * w,
 					    (const char *)q->v.data[col] +
 						(size_t)q->lo * w,
@@ -854,7 +864,8 @@ int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 		if (rowids[j] >= k.rows || (j && rowids[j] <= rowids[j - 1]))
 			return 0;
 	/* a NULL where the copy keeps no NULL bytes: load it again */
-	if (!x->ref.col.nulls && (on_dev ? nulls != NULL : gc_any_bit(nulls, n)))
+	if (!x->ref.col.nulls &&
+	    (on_dev ? nulls != NULL : gc_any_bit(nulls, n)))
 		return 0;
 	if ((on_dev ? gpu_scatter_rows_dev : gpu_scatter_rows)(
 		x->ref.col.data, x->ref.col.nulls, width, rowids, vals, nulls,

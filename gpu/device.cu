@@ -455,10 +455,31 @@ __global__ void gpu_scatter_k(T *data, uint8_t *nulls, const uint64_t *rid,
 		    vn ? (uint8_t)((vn[i >> 5] >> (i & 31)) & 1u) : 0;
 }
 
-extern "C" int gpu_scatter_rows_dev(void *data, uint8_t *nulls,
-				    uint32_t width, const uint64_t *rid,
-				    const void *v, const uint32_t *vn,
-				    uint64_t n, char *err, size_t errlen)
+__global__ static void gpu_seq_k(int64_t *d, int64_t start, uint64_t n)
+{
+	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+
+	if (i < n)
+		d[i] = start + (int64_t)i;
+}
+
+extern "C" int gpu_fill_seq(int64_t *dst, int64_t start, uint64_t n, char *err,
+			    size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	if (rc || n == 0)
+		return rc;
+	gpu_seq_k<<<(unsigned)((n + 255) / 256), 256, 0, gpu_strm>>>(dst, start,
+								     n);
+	GPU_TRY(cudaGetLastError());
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_scatter_rows_dev(void *data, uint8_t *nulls, uint32_t width,
+				    const uint64_t *rid, const void *v,
+				    const uint32_t *vn, uint64_t n, char *err,
+				    size_t errlen)
 {
 	unsigned blocks = (unsigned)((n + 255) / 256);
 	int rc = gpu_init(err, errlen);
@@ -508,10 +529,9 @@ extern "C" int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
 	if ((rc = gpu_upload(buf, rowids, 8 * n, err, errlen)) ||
 	    (rc = gpu_upload(buf + vo, vals, width * n, err, errlen)) ||
 	    (vnulls && (rc = gpu_upload(buf + no, vnulls, nw, err, errlen))) ||
-	    (rc = gpu_scatter_rows_dev(data, nulls, width, (uint64_t *)buf,
-				       buf + vo,
-				       vnulls ? (uint32_t *)(buf + no) : NULL,
-				       n, err, errlen))) {
+	    (rc = gpu_scatter_rows_dev(
+		 data, nulls, width, (uint64_t *)buf, buf + vo,
+		 vnulls ? (uint32_t *)(buf + no) : NULL, n, err, errlen))) {
 		gpu_free(buf, NULL, 0);
 		return rc;
 	}

@@ -824,15 +824,12 @@ extern "C" int gpu_hcl_update(void *pool, uint64_t seg_off,
 			  vals, nulls, scope, 0, uo, NULL, t, err, errlen);
 }
 
-extern "C" int gpu_hcl_update_dev(void *pool, uint64_t seg_off,
-				  const hcl_geom *geom,
-				  const gpu_tab_layout *lay,
-				  const uint64_t *rowids, uint64_t n,
-				  const uint64_t range[2], int ncols,
-				  const uint32_t *cols, const void *const *vals,
-				  const uint32_t *const *nulls, int scope,
-				  const gpu_update_opts *uo, gpu_dml_timing *t,
-				  char *err, size_t errlen)
+extern "C" int gpu_hcl_update_dev(
+    void *pool, uint64_t seg_off, const hcl_geom *geom,
+    const gpu_tab_layout *lay, const uint64_t *rowids, uint64_t n,
+    const uint64_t range[2], int ncols, const uint32_t *cols,
+    const void *const *vals, const uint32_t *const *nulls, int scope,
+    const gpu_update_opts *uo, gpu_dml_timing *t, char *err, size_t errlen)
 {
 	return dml_update(pool, seg_off, geom, lay, rowids, n, ncols, cols,
 			  vals, nulls, scope, 0, uo, range, t, err, errlen);

@@ -46,6 +46,13 @@ int gpu_pm_is_registered(const void *base, uint64_t len)
 	return 0;
 }
 
+int gpu_pm_range_registered(const void *p, uint64_t len)
+{
+	(void)p;
+	(void)len;
+	return 0;
+}
+
 int gpu_hcl_update(void *pool, uint64_t seg_off, const hcl_geom *geom,
 		   const gpu_tab_layout *lay, const uint64_t *rowids,
 		   uint64_t n, int ncols, const uint32_t *cols,

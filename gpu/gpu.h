@@ -93,6 +93,10 @@ int gpu_scatter_rows(void *data, uint8_t *nulls, uint32_t width,
 		     const uint64_t *rowids, const void *vals,
 		     const uint32_t *vnulls, uint64_t n, char *err,
 		     size_t errlen);
+/* dst[i] = start + i for i < n (int64; the column cache's row ids of a
+ * tablet without deleted rows, made on the device instead of uploaded). */
+int gpu_fill_seq(int64_t *dst, int64_t start, uint64_t n, char *err,
+		 size_t errlen);
 /* The same from device arrays. */
 int gpu_scatter_rows_dev(void *data, uint8_t *nulls, uint32_t width,
 			 const uint64_t *rowids, const void *vals,

@@ -99,6 +99,15 @@ int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen)
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_fill_seq(int64_t *dst, int64_t start, uint64_t n, char *err,
+		 size_t errlen)
+{
+	(void)dst;
+	(void)start;
+	(void)n;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_scatter_rows_dev(void *data, uint8_t *nulls, uint32_t width,
 			 const uint64_t *rowids, const void *vals,
 			 const uint32_t *vnulls, uint64_t n, char *err,

@@ -425,6 +425,25 @@ extern "C" int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r,
 	return rc;
 }
 
+extern "C" int gpu_pm_range_registered(const void *p, uint64_t len)
+{
+	const char *c = (const char *)p;
+	int r = 0;
+
+	pthread_mutex_lock(&pm_lock);
+	if (pr_base && c >= pr_base && len <= pr_len &&
+	    (uint64_t)(c - pr_base) <= pr_len - len) {
+		uint64_t lo = (uint64_t)(c - pr_base), hi = lo + len;
+		for (size_t i = 0; i < pr_n && pr[i].lo <= lo; i++)
+			if (pr[i].hi >= hi) {
+				r = 1;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&pm_lock);
+	return r;
+}
+
 extern "C" uint64_t gpu_pm_range_bytes(void)
 {
 	return pr_bytes;

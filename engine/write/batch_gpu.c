@@ -1206,7 +1206,19 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		goto host;
 	}
 	wp_to(db, WP_LOCATE); /* the rows and values, left on the device */
-	rc = exec_gpu_select_dev(&st->x, node, &dev, why, sizeof(why));
+	{
+		exec_span sp;
+
+		exec_span_begin(&st->x, &sp);
+		rc = exec_gpu_select_dev(&st->x, node, &dev, why, sizeof(why));
+		if (rc ==
+		    GPMDB_OK) { /* EXPLAIN ANALYZE: what the PROJECT did */
+			exec_span_end(&st->x, node, &sp, rc, NULL);
+			if (st->x.analyze)
+				node->an_rows += dev->nrows;
+		} else
+			exec_span_drop(&st->x, &sp);
+	}
 	wp_to(db, WP_OTHER);
 	if (rc == -1) {
 		rc = GPMDB_OK;
@@ -1220,7 +1232,8 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		*done = true;
 		goto out;
 	}
-	if (dev->cols[0].type != BC_COL_INT64 || dev->cols[0].nulls) {
+	/* (its NULL bytes, if the projection made any, are all 0) */
+	if (dev->cols[0].type != BC_COL_INT64) {
 		snprintf(why, sizeof(why), "row ids of type %d on the device",
 			 dev->cols[0].type);
 		goto host;
@@ -1311,11 +1324,10 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 					  ? db->gpu_lines_density
 					  : BG_LINES_DENSITY};
 
-		rc = gpu_hcl_update_dev(db->gpu_reg_base, seg.seg_off,
-					&seg.geom, &gl, rowids, n, rng, ncols,
-					cols, (const void *const *)dv, dnl,
-					db->gpu_scope, &uo, &t, err,
-					sizeof(err));
+		rc = gpu_hcl_update_dev(
+		    db->gpu_reg_base, seg.seg_off, &seg.geom, &gl, rowids, n,
+		    rng, ncols, cols, (const void *const *)dv, dnl,
+		    db->gpu_scope, &uo, &t, err, sizeof(err));
 	}
 	if (rc) {
 		/* the statement's rollback undoes what the log holds */

@@ -984,8 +984,7 @@ static void t_cache_stamps(void)
 			   "WHERE y IS NOT NULL"));
 	both("SELECT count(*), sum(v) FROM w2", 0);
 	e = xq(db, "UPDATE w2 SET v = NULL WHERE k % 9 = 2");
-	CHECKF(strstr(e, "NOT NULL constraint failed: w2.v") != NULL, "%s",
-	       e);
+	CHECKF(strstr(e, "NOT NULL constraint failed: w2.v") != NULL, "%s", e);
 	free(e);
 	ud = pstat_of("gpu_write_stats", "update_select_dev_batches");
 	CHECK(!xq_exec(db, "UPDATE w2 SET v = v * 3 + k WHERE k % 9 = 2"));
