@@ -237,6 +237,10 @@ static bool gc_any_live(const uint32_t *a, const uint32_t *del, uint32_t lo,
 /* The registered range of the pool mapping (NULL when not registered). */
 static const char *gc_reg_base;
 static uint64_t gc_reg_len;
+/* the pool mapping as it is now (gc_note_base): registered ranges of it
+ * (gpu_pm_ensure) are DMA'd from as well */
+static const void *gc_map_base;
+static uint64_t gc_map_len;
 
 /* Host bytes to the device: DMA from the registered mapping, else through
  * pinned staging. */
@@ -248,7 +252,8 @@ static int gc_put(void *dst, const void *src, size_t n, char *err,
 	 * write registered, gpu_pm_ensure): DMA from the pool itself */
 	if ((gc_reg_base && c >= gc_reg_base &&
 	     c + n <= gc_reg_base + gc_reg_len) ||
-	    gpu_pm_range_registered(src, n)) {
+	    (gc_map_base &&
+	     gpu_pm_range_registered(gc_map_base, gc_map_len, src, n))) {
 		gc_st.up_direct += n;
 		return gpu_upload(dst, src, n, err, errlen);
 	}
@@ -634,6 +639,8 @@ static void gc_note_base(stg_pool *p)
 
 	gc_reg_base = mb && gpu_pm_is_registered(mb, maplen) ? mb : NULL;
 	gc_reg_len = gc_reg_base ? maplen : 0;
+	gc_map_base = mb;
+	gc_map_len = mb ? maplen : 0;
 }
 
 static uint64_t gc_ns_since(const struct timespec *t0)

@@ -46,8 +46,11 @@ int gpu_pm_is_registered(const void *base, uint64_t len)
 	return 0;
 }
 
-int gpu_pm_range_registered(const void *p, uint64_t len)
+int gpu_pm_range_registered(const void *base, uint64_t map_len, const void *p,
+			    uint64_t len)
 {
+	(void)base;
+	(void)map_len;
 	(void)p;
 	(void)len;
 	return 0;

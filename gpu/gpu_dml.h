@@ -43,9 +43,11 @@ int gpu_pm_is_registered(const void *base, uint64_t len);
  * Nothing to do where the whole mapping is registered. */
 int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r, uint32_t nr,
 		  uint64_t *added, char *err, size_t errlen);
-/* 1 when [p, p + len) lies inside one range gpu_pm_ensure registered
- * (the column cache then DMAs from it instead of staging it). */
-int gpu_pm_range_registered(const void *p, uint64_t len);
+/* 1 when [p, p + len) lies inside one range gpu_pm_ensure registered of
+ * the mapping at base, map_len long as it is now (the column cache then
+ * DMAs from it instead of staging it). */
+int gpu_pm_range_registered(const void *base, uint64_t map_len, const void *p,
+			    uint64_t len);
 /* Unregisters the ranges of the mapping at base (NULL: any). */
 void gpu_pm_ranges_drop(void *base);
 /* Bytes of the pool registered as ranges. */

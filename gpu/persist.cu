@@ -425,13 +425,17 @@ extern "C" int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r,
 	return rc;
 }
 
-extern "C" int gpu_pm_range_registered(const void *p, uint64_t len)
+extern "C" int gpu_pm_range_registered(const void *base, uint64_t map_len,
+				       const void *p, uint64_t len)
 {
 	const char *c = (const char *)p;
 	int r = 0;
 
 	pthread_mutex_lock(&pm_lock);
-	if (pr_base && c >= pr_base && len <= pr_len &&
+	/* ranges of this very mapping: one mapped again (a growth) lost
+	 * them, though gpu_pm_ensure drops them only at its next call */
+	if (pr_base && pr_base == (const char *)base && pr_len == map_len &&
+	    c >= pr_base && len <= pr_len &&
 	    (uint64_t)(c - pr_base) <= pr_len - len) {
 		uint64_t lo = (uint64_t)(c - pr_base), hi = lo + len;
 		for (size_t i = 0; i < pr_n && pr[i].lo <= lo; i++)

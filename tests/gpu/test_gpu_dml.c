@@ -495,7 +495,9 @@ static void t_phases(void)
 	/* the rows and values stay on the device (bgpu_update_select): only
 	 * the tablet layout goes up */
 	CHECKF(ph_of(r, "upload", &b) >= 0 && b < 16 * 50000, "%s", r);
-	CHECKF(xq_explain_has(r, "PROJECT", "gpu [rows=50000 time="), "%s", r);
+	CHECKF(xq_explain_has(r, "PROJECT rowid, (v + 1)",
+			      "gpu [rows=50000 time="),
+	       "%s", r);
 	CHECK(du_stat(db, "gpu_write_stats", "update_select_dev_batches") >= 1);
 	CHECKF(ph_of(r, "reservation", &b) >= 0, "%s", r);
 	free(r);
