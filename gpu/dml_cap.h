@@ -66,6 +66,9 @@ uint64_t gpu_cap_region_bytes(const gpu_cap_batch *b, int region);
 int gpu_cap_fetch(gpu_cap_batch *b, int region, void *dst, gpu_cap_timing *t,
 		  char *err, size_t errlen);
 void gpu_cap_free(gpu_cap_batch *b);
+/* The crash tests' launch notes (gpu_dml_set_launch_hook): done 0 before
+ * the batch's GPU log is built, 1 once the host wrote its data. */
+void gpu_cap_note(int done);
 
 #ifdef __cplusplus
 }

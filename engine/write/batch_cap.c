@@ -190,6 +190,7 @@ static int bc_build(gpmdb *db, const char *op, uint32_t tid,
 		return bc_decline(op, why);
 	}
 	wp_to(db, WP_LOG);
+	gpu_cap_note(0); /* the crash tests' window opens */
 	rc = gpu_cap_build(&g, rowids, n, ncols, src, live, nlive, rows, added,
 			   b, t, why, sizeof(why));
 	wp_to(db, ph);
@@ -300,6 +301,7 @@ int bcap_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 		rc = db_err_stg(db);
 		goto out;
 	}
+	gpu_cap_note(1);
 	data_ms = bc_now_ms() - data_ms;
 	wp_bytes(db, WP_LOG, t.bytes);
 	wp_to(db, WP_INDEX);
@@ -358,6 +360,7 @@ int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		rc = db_err_stg(db);
 		goto out;
 	}
+	gpu_cap_note(1);
 	data_ms = bc_now_ms() - data_ms;
 	wp_bytes(db, WP_LOG, t.bytes);
 	bc_done(n, &t, cache_ms, log_ms, data_ms, t0);
