@@ -683,6 +683,42 @@ static void bb_insert_host(gpmdb *db, int conf)
 	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3);
 }
 
+/* One small run of the CAP configurations' statements (both write
+ * paths) before any configuration is timed: the process's one-time costs
+ * (loading the CUDA modules of the filter, probe and CAP kernels, CAP's
+ * pinned staging buffers) then land on none of them, whichever runs
+ * first. */
+static void bb_warm(const bb_data *d, uint64_t n, const bb_keys *kk,
+		    const char *dir)
+{
+	char path[512], wal[530], err[1024] = "";
+	uint64_t m = n < 1000000 ? n : 1000000;
+	gpmdb *db = NULL;
+	double t0 = bench_now();
+
+	snprintf(path, sizeof(path), "%s/bench_batch_warm_%d.db", dir,
+		 (int)getpid());
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(path);
+	if (gm_open(C_CAP, path, true, &db, err, sizeof(err)) == GPMDB_OK &&
+	    gm_exec(db, bb_create, err, sizeof(err)) == GPMDB_OK &&
+	    gm_insert(db, "test", d, m, err, sizeof(err)) == GPMDB_OK)
+		for (int k = 0; k < 2 && !err[0]; k++)
+			if (gm_exec(db,
+				    k ? "PRAGMA gpu_persist = host"
+				      : "PRAGMA gpu_persist = cap",
+				    err, sizeof(err)) ||
+			    gm_exec(db, bb_sql_a, err, sizeof(err)) ||
+			    gm_update_b(db, kk, err, sizeof(err)))
+				break;
+	printf("# warm-up (%" PRIu64 " rows, CAP and host-only, untimed): "
+	       "%.2f s%s%s\n",
+	       m, bench_now() - t0, err[0] ? "; " : "", err);
+	gpmdb_close(db);
+	unlink(path);
+	unlink(wal);
+}
+
 static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		   const bb_keys *kk, const bb_ck ck[3], uint64_t ka,
 		   const char *dir, bool crash)
@@ -1490,6 +1526,34 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 		       ra / rb, aims[i].aim,
 		       ra / rb >= aims[i].aim ? "met" : "**missed**");
 	}
+	/* the write alone: the statement less what precedes the write
+	 * (binding, finding the rows: the executor's) and planning */
+	static const struct {
+		int a, b;
+		const char *where;
+	} wr[] = {{C_CAP, C_CPU_MSYNC, "/dev/shm msync"},
+		  {C_CAP_DISK, C_CPU_DISK, "disk"},
+		  {C_CAP, C_CAP_HOST, "/dev/shm msync, vs the CAP before"}};
+	for (size_t i = 0; i < sizeof(wr) / sizeof(wr[0]); i++)
+		for (int op = OP_UPD_A; op < NOPS; op++) {
+			const bb_res *ra = &res[wr[i].a], *rb = &res[wr[i].b];
+			double wa, wb;
+
+			if (!ra->ph_ok[op] || !rb->ph_ok[op])
+				continue;
+			wa = ra->ph_total[op] - ra->ph_ms[op][0] -
+			     ra->ph_ms[op][2] - ra->ph_ms[op][BB_NPH - 1];
+			wb = rb->ph_total[op] - rb->ph_ms[op][0] -
+			     rb->ph_ms[op][2] - rb->ph_ms[op][BB_NPH - 1];
+			if (wa > 0 && wb > 0)
+				bb_out(o, md,
+				       "| CAP's write (statement less bind, "
+				       "locate, other) ahead of %s's, %s, %s "
+				       "(%.1f vs %.1f ms) | %.2fx | 1x | %s |\n",
+				       conf_names[wr[i].b], op_names[op],
+				       wr[i].where, wa, wb, wb / wa,
+				       wb / wa >= 1 ? "met" : "**missed**");
+		}
 	for (int op = 0; op < NOPS; op++) {
 		const bb_res *r = &res[C_GPU];
 		double f = r->ran ? bb_floor(r, C_GPU, op, l) : 0;
@@ -1698,6 +1762,8 @@ int main(int argc, char **argv)
 	       lim.h2d, lim.d2h, lim.d2d, lim.gpu_why, omp_get_max_threads(),
 	       lim.cpu, lim.cpu_why);
 	fflush(stdout);
+	if (gpu_ok && (want[C_CAP] || want[C_CAP_DISK] || want[C_CAP_HOST]))
+		bb_warm(&d, n, &kk, dir);
 	for (int c = 0; c < NCONF; c++) {
 		if (!want[c])
 			continue;
