@@ -94,19 +94,57 @@ static void bc_done(uint64_t n, const gpu_cap_timing *t, double cache_ms,
 	pthread_mutex_unlock(&bc_lock);
 }
 
+/* Under gpu_persist = auto: whether column col (or GCACHE_ROWID) is in
+ * the cache for this statement (its plan read it on the GPU).  Why: in
+ * msync mode the cache loads a column from the private mapping through
+ * pageable copies (about 1.5 GB/s measured: 137 ms for a 200 MB column
+ * on the H200), far more than the host's gather of a batch's old values
+ * (the CPU path's whole log phase: 28-34 ms for 2.5M rows), so auto
+ * lets the GPU log only what it holds already.  GPMDB_NOTFOUND, why
+ * set, otherwise. */
+static int bc_held(gpmdb *db, uint32_t tid, int col, int stype,
+		   const char *name, char *why, size_t wlen)
+{
+	uint64_t need = 0;
+	int rc = gcache_need(db->pool, db->gpu_owner, tid, col, stype, &need,
+			     why, wlen);
+
+	if (rc)
+		return rc;
+	if (need == 0)
+		return GPMDB_OK;
+	snprintf(why, wlen,
+		 "column %s is not in the GPU cache for this statement "
+		 "(loading its %llu bytes from the private mapping costs more "
+		 "than the host's gather of the old values; gpu_persist = "
+		 "cap loads it)",
+		 name, (unsigned long long)need);
+	return GPMDB_NOTFOUND;
+}
+
 /* The rows' old values where the GPU can read them: the cached columns
  * (UPDATE), and the cache's row ids when the table has deleted rows
- * (the cache holds live rows only).  *live NULL: row r is index r. */
+ * (the cache holds live rows only).  *live NULL: row r is index r.
+ * load: columns not in the cache are loaded (gpu_persist = cap), else
+ * they make GPMDB_NOTFOUND (auto, bc_held). */
 static int bc_sources(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		      int ncols, const uint32_t *cols, gpu_cap_col *src,
 		      const int64_t **live, uint64_t *nlive, uint64_t rows,
-		      char *why, size_t wlen)
+		      bool load, char *why, size_t wlen)
 {
 	gcache_colref ref;
 	int rc;
 
 	*live = NULL;
 	*nlive = rows;
+	for (int k = 0; k < ncols && !load; k++)
+		if ((rc = bc_held(db, tid, (int)cols[k],
+				  sch->cols[cols[k]].type,
+				  sch->cols[cols[k]].name, why, wlen)))
+			return rc;
+	if (!load && stg_deleted_count(db->pool, tid) &&
+	    (rc = bc_held(db, tid, GCACHE_ROWID, 0, "rowid", why, wlen)))
+		return rc;
 	for (int k = 0; k < ncols; k++) {
 		const stg_column_info *ci = &sch->cols[cols[k]];
 
@@ -183,7 +221,7 @@ static int bc_build(gpmdb *db, const char *op, uint32_t tid,
 	ph = wp_to(db, WP_UPLOAD);
 	t0 = bc_now_ms();
 	rc = bc_sources(db, tid, sch, ncols, cols, src, &live, &nlive, rows,
-			why, sizeof(why));
+			db->gpu_persist == BCAP_PERSIST_CAP, why, sizeof(why));
 	*cache_ms = bc_now_ms() - t0;
 	if (rc) {
 		wp_to(db, ph);

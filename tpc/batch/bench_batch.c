@@ -803,7 +803,9 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 			    db, "gpu_write_stats", "last_total_ms");
 		if (gpu && conf <= C_CONV && op == OP_INSERT)
 			bb_insert_host(db, conf);
-		if (gpu && conf > C_CONV && op != OP_INSERT)
+		/* the GPU-logged CAP configurations (the statistics are
+		 * the process's: the host-only one would show theirs) */
+		if ((conf == C_CAP || conf == C_CAP_DISK) && op != OP_INSERT)
 			bb_cap_host(db, conf, op);
 		if (gm_ck(db, conf, &got, err, sizeof(err))) {
 			snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
