@@ -74,8 +74,8 @@ __device__ static inline void cap_put(uint32_t *ent, const hcl_geom *g,
 	uint32_t words[HCL_ENTRY_WORDS];
 	uint32_t b = (uint32_t)(i / g->threads_per_block);
 	uint32_t w = (uint32_t)(i % g->threads_per_block) / HCL_WARP;
-	uint32_t *w0 = ent + hcl_word_index(g, b, w, (uint32_t)(i % HCL_WARP),
-					    e, 0);
+	uint32_t *w0 =
+	    ent + hcl_word_index(g, b, w, (uint32_t)(i % HCL_WARP), e, 0);
 
 	hcl_encode(en, words);
 	for (uint32_t k = 0; k < HCL_ENTRY_WORDS; k++)
@@ -205,8 +205,8 @@ extern "C" int gpu_cap_build(const hcl_geom *g, const uint64_t *rowids,
 	if (!b)
 		return gpu_say(err, errlen, GPMDB_NOMEM, "out of memory");
 	b->tbytes = warps * HCL_WARP * 4;
-	b->ebytes = warps * g->entries_per_thread * HCL_ENTRY_WORDS *
-		    HCL_LINE_BYTES;
+	b->ebytes =
+	    warps * g->entries_per_thread * HCL_ENTRY_WORDS * HCL_LINE_BYTES;
 	rc = gpu_alloc((void **)&b->img, b->tbytes + b->ebytes, err, errlen);
 	if (rc) {
 		free(b);
@@ -318,8 +318,8 @@ static void cap_copy(char *dst, const char *src, uint64_t len)
 	}
 }
 
-static int cap_fetch_locked(const char *src, char *dst, uint64_t len,
-			    char *err, size_t errlen)
+static int cap_fetch_locked(const char *src, char *dst, uint64_t len, char *err,
+			    size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
 	uint64_t nch = (len + CAP_CHUNK - 1) / CAP_CHUNK;
@@ -359,9 +359,8 @@ extern "C" int gpu_cap_fetch(gpu_cap_batch *b, int region, void *dst,
 		return gpu_say(err, errlen, GPMDB_MISUSE,
 			       "gpu_cap_fetch: no batch");
 	pthread_mutex_lock(&cap_lock);
-	rc = cap_fetch_locked(region ? b->img : b->img + b->tbytes,
-			      (char *)dst, region ? b->tbytes : b->ebytes, err,
-			      errlen);
+	rc = cap_fetch_locked(region ? b->img : b->img + b->tbytes, (char *)dst,
+			      region ? b->tbytes : b->ebytes, err, errlen);
 	pthread_mutex_unlock(&cap_lock);
 	if (rc)
 		(void)cudaGetLastError(); /* the error is reported */

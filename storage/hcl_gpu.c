@@ -324,7 +324,8 @@ int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh)
 
 void *stg_hcl_seg_addr(stg_pool *p, const stg_hcl_seg *s)
 {
-	if (p == NULL || s == NULL || !pool_range_ok(p, s->seg_off, s->seg_size))
+	if (p == NULL || s == NULL ||
+	    !pool_range_ok(p, s->seg_off, s->seg_size))
 		return NULL;
 	return pool_at(p, s->seg_off);
 }
@@ -360,8 +361,7 @@ static char *cap_cell(stg_pool *p, const stg_gpu_layout *l, uint64_t r,
 
 int stg_cap_update_apply(stg_pool *p, const stg_gpu_layout *l, int ncols,
 			 const uint32_t *cols, const uint64_t *rowids,
-			 uint64_t n, const stg_col_batch *vals,
-			 uint64_t *bytes)
+			 uint64_t n, const stg_col_batch *vals, uint64_t *bytes)
 {
 	uint64_t total = 0, bad = 0;
 
@@ -376,10 +376,10 @@ int stg_cap_update_apply(stg_pool *p, const stg_gpu_layout *l, int ncols,
 			uint32_t c = cols[k], w = l->widths[c];
 			uint64_t lr = 0;
 			char *col = cap_cell(p, l, rowids[i], 2 * c, &lr);
-			uint32_t *nb =
-			    (uint32_t *)cap_cell(p, l, rowids[i], 2 * c + 1, &lr);
-			bool isnull = vals[k].nulls &&
-				      bit_get(vals[k].nulls, i);
+			uint32_t *nb = (uint32_t *)cap_cell(p, l, rowids[i],
+							    2 * c + 1, &lr);
+			bool isnull =
+			    vals[k].nulls && bit_get(vals[k].nulls, i);
 			uint32_t m = 1u << (lr & 31);
 
 			if (!col || !nb) {
@@ -429,8 +429,7 @@ int stg_cap_delete_apply(stg_pool *p, const stg_gpu_layout *l,
 			bad++;
 			continue;
 		}
-		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) &
-		      m))
+		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) & m))
 			cnt++;
 		pool_flush(p, &db[lr >> 5], 4);
 	}

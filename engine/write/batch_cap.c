@@ -127,8 +127,8 @@ static int bc_held(gpmdb *db, uint32_t tid, int col, int stype,
  * (the cache holds live rows only).  *live NULL: row r is index r.
  * load: columns not in the cache are loaded (gpu_persist = cap), else
  * they make GPMDB_NOTFOUND (auto, bc_held). */
-static int bc_sources(gpmdb *db, uint32_t tid, const stg_schema *sch,
-		      int ncols, const uint32_t *cols, gpu_cap_col *src,
+static int bc_sources(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
+		      const uint32_t *cols, gpu_cap_col *src,
 		      const int64_t **live, uint64_t *nlive, uint64_t rows,
 		      bool load, char *why, size_t wlen)
 {
@@ -138,9 +138,9 @@ static int bc_sources(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	*live = NULL;
 	*nlive = rows;
 	for (int k = 0; k < ncols && !load; k++)
-		if ((rc = bc_held(db, tid, (int)cols[k],
-				  sch->cols[cols[k]].type,
-				  sch->cols[cols[k]].name, why, wlen)))
+		if ((rc =
+			 bc_held(db, tid, (int)cols[k], sch->cols[cols[k]].type,
+				 sch->cols[cols[k]].name, why, wlen)))
 			return rc;
 	if (!load && stg_deleted_count(db->pool, tid) &&
 	    (rc = bc_held(db, tid, GCACHE_ROWID, 0, "rowid", why, wlen)))
@@ -240,8 +240,8 @@ static int bc_build(gpmdb *db, const char *op, uint32_t tid,
 }
 
 static int bcap_check_rows(gpmdb *db, const stg_schema *sch, int ncols,
-		    const uint32_t *cols, const uint64_t *rowids, uint64_t n,
-		    const stg_col_batch *vals)
+			   const uint32_t *cols, const uint64_t *rowids,
+			   uint64_t n, const stg_col_batch *vals)
 {
 	uint64_t rows = stg_row_count(db->pool, sch->table_id);
 
@@ -258,13 +258,17 @@ static int bcap_check_rows(gpmdb *db, const stg_schema *sch, int ncols,
 					      sch->name, ci->name,
 					      (unsigned long long)i + 1);
 	}
+	/* on every core: 2.5M row ids took 6.5 ms on one */
+	uint64_t bad = UINT64_MAX;
+#pragma omp parallel for reduction(min : bad) if (n >= 65536)
 	for (uint64_t i = 0; i < n; i++)
-		if (rowids[i] >= rows)
-			return db_err(db, GPMDB_RANGE,
-				      "table %s: row %llu does not exist "
-				      "(%llu rows)",
-				      sch->name, (unsigned long long)rowids[i],
-				      (unsigned long long)rows);
+		if (rowids[i] >= rows && i < bad)
+			bad = i;
+	if (bad != UINT64_MAX)
+		return db_err(db, GPMDB_RANGE,
+			      "table %s: row %llu does not exist (%llu rows)",
+			      sch->name, (unsigned long long)rowids[bad],
+			      (unsigned long long)rows);
 	return GPMDB_OK;
 }
 
@@ -410,8 +414,8 @@ out:
 	return rc;
 }
 
-int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v),
-		   void *ctx, char *why, size_t wlen)
+int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v), void *ctx,
+		   char *why, size_t wlen)
 {
 	int rc = GPMDB_OK;
 

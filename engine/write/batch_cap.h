@@ -33,7 +33,7 @@ int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		const uint64_t *rowids, uint64_t n);
 /* gpu_write_stats' CAP rows through row(ctx, name, value); why: the last
  * batch the host wrote alone and its reason. */
-int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v),
-		   void *ctx, char *why, size_t wlen);
+int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v), void *ctx,
+		   char *why, size_t wlen);
 
 #endif /* GPMDB_BATCH_CAP_H */

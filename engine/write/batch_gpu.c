@@ -33,16 +33,17 @@
  * an error), cap (the CPU-assisted path: UPDATE/DELETE logged by the GPU
  * from the column cache and persisted by the host, batch_cap.c; INSERT
  * through the storage API), host (the host writes CAP batches alone, the
- * CAP before issue 16, kept to compare).  What cannot run on the GPU (TEXT columns, no GPU,
- * a mapping CUDA refuses) runs on the CPU, counted in gpu_write_stats and
- * the connection's cpu_fallbacks, or fails under gpu_strict.
+ * CAP before issue 16, kept to compare).  What cannot run on the GPU (TEXT
+ * columns, no GPU, a mapping CUDA refuses) runs on the CPU, counted in
+ * gpu_write_stats and the connection's cpu_fallbacks, or fails under
+ * gpu_strict.
  *
  * GPU work of one connection is serialised here; the gpu_* layer has one
  * stream (docs/gpu.md).
  */
 #include "batch_gpu.h"
-#include "batch_cap.h"
 #include "../../gpu/exec/exec_gpu_dev.h"
+#include "batch_cap.h"
 
 #include "../../gpu/gpu.h"
 #include "../../gpu/gpu_dml.h"

@@ -46,8 +46,8 @@ static int kills = 50;
 static const struct {
 	const char *name;
 	int big;
-} points[] = {{"hcl.entry", 0},	   {"hcl.tail", 1},	 {"update.data", 0},
-	      {"commit.begin", 1}, {"wal.frame", 0},	 {"wal.commit", 0},
+} points[] = {{"hcl.entry", 0},	   {"hcl.tail", 1},	{"update.data", 0},
+	      {"commit.begin", 1}, {"wal.frame", 0},	{"wal.commit", 0},
 	      {"wal.big_undo", 1}, {"wal.big_data", 1}, {"hcl.entry", 1},
 	      {"update.data", 1}};
 #define NPOINTS (int)(sizeof(points) / sizeof(points[0]))
@@ -261,8 +261,9 @@ static void workload(const char *what)
 		int aim = k % 4 == 0 ? 2 : k % 4 == 3 ? 0 : 1, at, self = 0;
 		int big = (k / 2) % 2, pi = (k / 4) % NPOINTS;
 		double delay =
-		    aim == 1 ? tm.kern_ms * 0.95 * u01
-			     : (tm.pre_ms + tm.kern_ms + tm.post_ms) * 1.1 * u01;
+		    aim == 1
+			? tm.kern_ms * 0.95 * u01
+			: (tm.pre_ms + tm.kern_ms + tm.post_ms) * 1.1 * u01;
 
 		db = open_pool("cpu", 0);
 		if (!db) {

@@ -46,13 +46,21 @@
  * Limits: cudaMemcpy pinned H2D and D2H, device-to-device (HBM), and all cores
  * memcpy + pmem_persist into a pool mapping on --dir.
  *
+ * CAP (docs/gpu.md "CPU-assisted persistence"): the configurations cap
+ * (pool on --dir forced to durability msync), cap-disk (on --disk-dir)
+ * and, beside them, the CPU path in msync mode on both (cpu-msync,
+ * cpu-disk) and the CAP before issue 16 (cap-host: PRAGMA gpu_persist =
+ * host); an untimed warm-up of the CAP statements runs first (bb_warm).
+ * BB_EXPLAIN set: UPDATE a runs as EXPLAIN ANALYZE, its plan printed.
+ *
  * SQLite is slow at this size: it runs --sqlite-rows (on --dir) and
  * --sqlite-disk-rows (on --disk-dir) rows, and its rows/s is compared.
  *
  * Usage: bench_batch [--rows N] [--sqlite-rows N] [--sqlite-disk-rows N]
  *                    [--duck-rows N] [--duck-appender chunks|rows]
  *                    [--dir DIR] [--disk-dir DIR]
- *                    [--configs gpu,conv,cap,cap-disk,cap-host,cpu,cpu-msync,cpu-disk,sqlite,sqlite-disk,duckdb]
+ *                    [--configs gpu,conv,cap,cap-disk,cap-host,cpu,
+ *                     cpu-msync,cpu-disk,sqlite,sqlite-disk,duckdb]
  *                    [--smoke] [--no-crash] [--out PREFIX] [--probe]
  *                    [--update-modes] [--scopes]
  * --duck-appender rows: DuckDB appends row by row (duckdb_append_int32 ...
@@ -281,9 +289,8 @@ static const char *op_names[NOPS] = {"INSERT", "UPDATE a (predicate)",
 				     "UPDATE b (keys, array binding)"};
 
 static const char *conf_keys[NCONF] = {
-    "gpu",	 "conv",      "cap",	    "cap-disk",
-    "cap-host",	 "cpu",	      "cpu-msync", "cpu-disk",
-    "sqlite",	 "sqlite-disk", "duckdb"};
+    "gpu",	 "conv",     "cap",    "cap-disk",    "cap-host", "cpu",
+    "cpu-msync", "cpu-disk", "sqlite", "sqlite-disk", "duckdb"};
 /* The write phases of PRAGMA gpu_write_stats (phase_<name>), in order,
  * and their column heads. */
 #define BB_NPH 11
@@ -641,9 +648,8 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
  * alone. */
 static void bb_cap_host(gpmdb *db, int conf, int op)
 {
-	static const char *const nm[] = {"cache",   "upload", "kernel",
-					 "fetch",   "log",    "data",
-					 "total"};
+	static const char *const nm[] = {"cache", "upload", "kernel", "fetch",
+					 "log",	  "data",   "total"};
 	char name[64];
 
 	printf("# %s, %s, CAP (ms):", conf_names[conf], op_names[op]);
@@ -1530,10 +1536,10 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 	     C_CAP, C_CPU_MSYNC, 1},
 	    {"CAP ahead of the CPU path, UPDATE b, /dev/shm msync", OP_UPD_B,
 	     C_CAP, C_CPU_MSYNC, 1},
-	    {"CAP ahead of the CPU path, UPDATE a, disk", OP_UPD_A,
-	     C_CAP_DISK, C_CPU_DISK, 1},
-	    {"CAP ahead of the CPU path, UPDATE b, disk", OP_UPD_B,
-	     C_CAP_DISK, C_CPU_DISK, 1},
+	    {"CAP ahead of the CPU path, UPDATE a, disk", OP_UPD_A, C_CAP_DISK,
+	     C_CPU_DISK, 1},
+	    {"CAP ahead of the CPU path, UPDATE b, disk", OP_UPD_B, C_CAP_DISK,
+	     C_CPU_DISK, 1},
 	    {"CAP vs the CAP before (host only), UPDATE a", OP_UPD_A, C_CAP,
 	     C_CAP_HOST, 1},
 	    {"CAP vs the CAP before (host only), UPDATE b", OP_UPD_B, C_CAP,
@@ -1576,13 +1582,14 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 			wb = rb->ph_total[op] - rb->ph_ms[op][0] -
 			     rb->ph_ms[op][2] - rb->ph_ms[op][BB_NPH - 1];
 			if (wa > 0 && wb > 0)
-				bb_out(o, md,
-				       "| CAP's write (statement less bind, "
-				       "locate, other) ahead of %s's, %s, %s "
-				       "(%.1f vs %.1f ms) | %.2fx | 1x | %s |\n",
-				       conf_names[wr[i].b], op_names[op],
-				       wr[i].where, wa, wb, wb / wa,
-				       wb / wa >= 1 ? "met" : "**missed**");
+				bb_out(
+				    o, md,
+				    "| CAP's write (statement less bind, "
+				    "locate, other) ahead of %s's, %s, %s "
+				    "(%.1f vs %.1f ms) | %.2fx | 1x | %s |\n",
+				    conf_names[wr[i].b], op_names[op],
+				    wr[i].where, wa, wb, wb / wa,
+				    wb / wa >= 1 ? "met" : "**missed**");
 		}
 	for (int op = 0; op < NOPS; op++) {
 		const bb_res *r = &res[C_GPU];
@@ -1626,7 +1633,8 @@ static const char bb_usage[] =
     "                   [--duck-rows N] [--duck-appender chunks|rows]\n"
     "                   [--dir DIR] [--disk-dir DIR]\n"
     "                   [--configs "
-    "gpu,conv,cap,cap-disk,cap-host,cpu,cpu-msync,cpu-disk,sqlite,sqlite-disk,duckdb]\n"
+    "gpu,conv,cap,cap-disk,cap-host,cpu,cpu-msync,cpu-disk,sqlite,sqlite-disk,"
+    "duckdb]\n"
     "                   [--smoke] [--no-crash] [--out PREFIX] [--probe]\n"
     "       bench_batch --update-modes [--rows N] [--dir DIR] [--out "
     "PREFIX]\n"
