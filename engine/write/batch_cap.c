@@ -232,10 +232,10 @@ static int bc_build(gpmdb *db, const char *op, uint32_t tid,
 	rc = gpu_cap_build(&g, rowids, n, ncols, src, live, nlive, rows, added,
 			   b, t, why, sizeof(why));
 	wp_to(db, ph);
-	if (rc == GPMDB_NOTFOUND)
-		return bc_decline(op, why);
+	/* a row the cache does not hold, device memory short, a CUDA
+	 * error: nothing was written yet, so the host writes the batch */
 	if (rc)
-		return db_err(db, rc, "CAP %s: %s", op, why);
+		return bc_decline(op, why);
 	return GPMDB_OK;
 }
 
