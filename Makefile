@@ -203,6 +203,8 @@ $(BUILD)/obj/gpu/device.o: NVFLAGS += -Xcompiler -fopenmp
 # and the pool's pages are populated on every core before registration
 $(BUILD)/obj/gpu/dml_append.o: NVFLAGS += -Xcompiler -fopenmp
 $(BUILD)/obj/gpu/persist.o: NVFLAGS += -Xcompiler -fopenmp
+# CAP copies the log images down through pinned staging on every core
+$(BUILD)/obj/gpu/dml_cap.o: NVFLAGS += -Xcompiler -fopenmp
 
 .SECONDEXPANSION:
 $(PROGS): $$($$@_SRC) $$($$@_LIBS) $(BUILD)/libgpmdb.a

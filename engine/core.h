@@ -49,7 +49,8 @@ struct gpmdb {
 		uint64_t gpu_ns;
 	} gstat;
 	/* GPU writes (batch_gpu.c): PRAGMA gpu_persist (0 auto, 1 kernel,
-	 * 2 cap), gpu_persist_scope (GPU_SCOPE_*), the registered range */
+	 * 2 cap, 3 host: batch_cap.h), gpu_persist_scope (GPU_SCOPE_*), the
+	 * registered range */
 	int gpu_persist, gpu_scope;
 	/* PRAGMA gpu_log (0 hcl, 1 conventional) and gpu_log_partitions
 	 * (conventional logging's partitions; 0 = BG_CONV_PARTS) */

@@ -323,3 +323,132 @@ int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh)
 	p->recovered_entries += applied;
 	return GPMDB_OK;
 }
+
+/* ---- CPU-assisted persistence (engine/write/batch_cap.c) -------------
+ * The GPU built a batch's entries and tails; the host copies them into
+ * the segment, persists them (entries, then tails), then writes the
+ * data here with every core, as stg_update's and stg_delete's third
+ * phase do.  The layout gives the cells' offsets, so this needs no
+ * tablet internals. */
+
+void *stg_hcl_seg_addr(stg_pool *p, const stg_hcl_seg *s)
+{
+	if (p == NULL || s == NULL ||
+	    !pool_range_ok(p, s->seg_off, s->seg_size))
+		return NULL;
+	return pool_at(p, s->seg_off);
+}
+
+int stg_hcl_persist(stg_pool *p, const stg_hcl_seg *s, uint64_t off,
+		    uint64_t len)
+{
+	if (p == NULL || s == NULL || off > s->seg_size ||
+	    len > s->seg_size - off)
+		return p ? pool_err(p, GPMDB_MISUSE,
+				    "stg_hcl_persist: [%llu, +%llu) outside "
+				    "the segment of %llu bytes",
+				    (unsigned long long)off,
+				    (unsigned long long)len,
+				    (unsigned long long)(s ? s->seg_size : 0))
+			 : GPMDB_MISUSE;
+	pool_persist(p, (char *)pool_at(p, s->seg_off) + off, len);
+	return GPMDB_OK;
+}
+
+/* The cell of row r in column c (c == ncols: the deleted bitmap's word
+ * base, *lr its local row); NULL when the row has no tablet. */
+static char *cap_cell(stg_pool *p, const stg_gpu_layout *l, uint64_t r,
+		      uint32_t slot, uint64_t *lr)
+{
+	uint64_t ti = tab_index_of(r);
+
+	if (ti >= l->ntab)
+		return NULL;
+	*lr = r - tab_first_row(ti);
+	return pool_at(p, l->tab[ti * l->stride + slot]);
+}
+
+int stg_cap_update_apply(stg_pool *p, const stg_gpu_layout *l, int ncols,
+			 const uint32_t *cols, const uint64_t *rowids,
+			 uint64_t n, const stg_col_batch *vals, uint64_t *bytes)
+{
+	uint64_t total = 0, bad = 0;
+
+	for (int k = 0; k < ncols; k++)
+		if (cols[k] >= l->ncols || l->types[cols[k]] == STG_T_TEXT)
+			return pool_err(p, GPMDB_MISUSE,
+					"stg_cap_update_apply: column %u",
+					cols[k]);
+#pragma omp parallel for reduction(+ : total, bad) if (n >= 8192)
+	for (uint64_t i = 0; i < n; i++) {
+		for (int k = 0; k < ncols; k++) {
+			uint32_t c = cols[k], w = l->widths[c];
+			uint64_t lr = 0;
+			char *col = cap_cell(p, l, rowids[i], 2 * c, &lr);
+			uint32_t *nb = (uint32_t *)cap_cell(p, l, rowids[i],
+							    2 * c + 1, &lr);
+			bool isnull =
+			    vals[k].nulls && bit_get(vals[k].nulls, i);
+			uint32_t m = 1u << (lr & 31);
+
+			if (!col || !nb) {
+				bad++;
+				continue;
+			}
+			if (isnull)
+				memset(col + lr * w, 0, w);
+			else
+				memcpy(col + lr * w,
+				       (const char *)vals[k].values + i * w, w);
+			if (isnull)
+				__atomic_fetch_or(&nb[lr >> 5], m,
+						  __ATOMIC_RELAXED);
+			else
+				__atomic_fetch_and(&nb[lr >> 5], ~m,
+						   __ATOMIC_RELAXED);
+			pool_flush(p, col + lr * w, w);
+			pool_flush(p, &nb[lr >> 5], 4);
+			total += w + 4;
+		}
+	}
+	pool_drain(p);
+	if (bad)
+		return pool_err(p, GPMDB_CORRUPT,
+				"stg_cap_update_apply: %llu rows without a "
+				"tablet",
+				(unsigned long long)bad);
+	if (bytes)
+		*bytes = total;
+	return GPMDB_OK;
+}
+
+int stg_cap_delete_apply(stg_pool *p, const stg_gpu_layout *l,
+			 const uint64_t *rowids, uint64_t n, uint64_t *added)
+{
+	uint64_t cnt = 0, bad = 0;
+
+#pragma omp parallel for reduction(+ : cnt, bad) if (n >= 8192)
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t lr = 0;
+		uint32_t *db =
+		    (uint32_t *)cap_cell(p, l, rowids[i], 2 * l->ncols, &lr);
+		uint32_t m = 1u << (lr & 31);
+
+		if (!db) {
+			bad++;
+			continue;
+		}
+		if (!(__atomic_fetch_or(&db[lr >> 5], m, __ATOMIC_RELAXED) & m))
+			cnt++;
+		pool_flush(p, &db[lr >> 5], 4);
+	}
+	pool_drain(p);
+	pool_count_persisted(p, 4 * n);
+	if (bad)
+		return pool_err(p, GPMDB_CORRUPT,
+				"stg_cap_delete_apply: %llu rows without a "
+				"tablet",
+				(unsigned long long)bad);
+	*added = cnt;
+	return GPMDB_OK;
+}

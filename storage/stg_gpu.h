@@ -88,6 +88,24 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,
 		      uint64_t nrows, uint64_t bytes);
 
+/* CPU-assisted persistence (engine/write/batch_cap.c, docs/gpu.md): the
+ * GPU builds a batch's entries and tails in HBM, the host copies them
+ * into the segment (stg_hcl_seg_addr, after stg_hcl_begin_gpu), persists
+ * the entries, then the tails (stg_hcl_persist: [off, off + len) of the
+ * segment; the caller fires hcl.entry and hcl.tail), then writes the
+ * data with these, on every core, and ends with stg_hcl_end.  No TEXT
+ * column.  *bytes: bytes of cells written; *added: deleted bits that
+ * went from 0 to 1. */
+void *stg_hcl_seg_addr(stg_pool *p, const stg_hcl_seg *s);
+int stg_hcl_persist(stg_pool *p, const stg_hcl_seg *s, uint64_t off,
+		    uint64_t len);
+int stg_cap_update_apply(stg_pool *p, const stg_gpu_layout *l, int ncols,
+			 const uint32_t *cols, const uint64_t *rowids,
+			 uint64_t n, const stg_col_batch *vals,
+			 uint64_t *bytes);
+int stg_cap_delete_apply(stg_pool *p, const stg_gpu_layout *l,
+			 const uint64_t *rowids, uint64_t n, uint64_t *added);
+
 /* Recovery by a GPU: the hook is called during recovery at open for each
  * HCL segment to undo (the segment's header checked, its table found).
  * It returns GPMDB_OK when it applied every entry (*applied of them),

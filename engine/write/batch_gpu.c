@@ -30,16 +30,20 @@
  *
  * PRAGMA gpu_persist: auto (kernels in pmem mode, the CPU-assisted path
  * in msync mode, where CUDA cannot register the file), kernel (kernels or
- * an error), cap (the CPU-assisted path: the host applies the writes with
- * the storage API).  What cannot run on the GPU (TEXT columns, no GPU,
- * a mapping CUDA refuses) runs on the CPU, counted in gpu_write_stats and
- * the connection's cpu_fallbacks, or fails under gpu_strict.
+ * an error), cap (the CPU-assisted path: UPDATE/DELETE logged by the GPU
+ * from the column cache and persisted by the host, batch_cap.c; INSERT
+ * through the storage API), host (the host writes CAP batches alone, the
+ * CAP before issue 16, kept to compare).  What cannot run on the GPU (TEXT
+ * columns, no GPU, a mapping CUDA refuses) runs on the CPU, counted in
+ * gpu_write_stats and the connection's cpu_fallbacks, or fails under
+ * gpu_strict.
  *
  * GPU work of one connection is serialised here; the gpu_* layer has one
  * stream (docs/gpu.md).
  */
 #include "batch_gpu.h"
 #include "../../gpu/exec/exec_gpu_dev.h"
+#include "batch_cap.h"
 
 #include "../../gpu/cache.h"
 #include "../../gpu/exec/exec_gpu_ops.h"
@@ -56,7 +60,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2 };
+/* PRAGMA gpu_persist (batch_cap.h): host is the CAP of before issue 16 */
+enum { BG_AUTO = 0, BG_KERNEL = 1, BG_CAP = 2, BG_HOST = 3 };
 /* Conventional logging's default partition count: about one per SM of
  * an H100 (132), as a distributed log has about one per worker. */
 #define BG_CONV_PARTS 128u
@@ -174,7 +179,7 @@ static int bg_choose(gpmdb *db, const char *op, bool has_text)
 
 	if (db->backend != 2)
 		return 0;
-	if (db->gpu_persist == BG_CAP) {
+	if (db->gpu_persist == BG_CAP || db->gpu_persist == BG_HOST) {
 		pthread_mutex_lock(&bg_lock);
 		bg_stat.cap_batches++;
 		pthread_mutex_unlock(&bg_lock);
@@ -528,6 +533,13 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		rc = db->errcode;
 		goto out;
 	}
+	if (want == 0 && bcap_wanted(db)) {
+		/* msync mode or gpu_persist = cap: the GPU logs, the host
+		 * persists (batch_cap.c); declined: the host alone */
+		rc = bcap_update(db, tid, sch, ncols, cols, rowids, n, vals);
+		if (rc != BCAP_DECLINED)
+			goto out;
+	}
 	if (want == 0) {
 		wp_to(db, ph);
 		goto cpu;
@@ -708,6 +720,11 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		rc = db->errcode;
 		goto out;
 	}
+	if (want == 0 && bcap_wanted(db)) {
+		rc = bcap_delete(db, tid, sch, rowids, n); /* batch_cap.c */
+		if (rc != BCAP_DECLINED)
+			goto out;
+	}
 	if (want == 0) {
 		wp_to(db, ph);
 		goto cpu;
@@ -858,8 +875,9 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	if (db->backend != 2)
 		return GPMDB_OK;
 	/* what bg_choose sends elsewhere: bgpu_append counts it there */
-	if (db->gpu_persist == BG_CAP) {
-		snprintf(why, sizeof(why), "gpu_persist = cap");
+	if (db->gpu_persist == BG_CAP || db->gpu_persist == BG_HOST) {
+		snprintf(why, sizeof(why), "gpu_persist = %s",
+			 db->gpu_persist == BG_CAP ? "cap" : "host");
 		goto host;
 	}
 	for (int c = 0; c < nc; c++)
@@ -1537,9 +1555,21 @@ static int bg_row(gpmdb *db, rel *r, const char *name, const char *text,
 	return pragma_row(db, r, name, text, v);
 }
 
+typedef struct {
+	gpmdb *db;
+	rel *r;
+} bg_row_ctx;
+
+static int bg_row_cb(void *ctx, const char *name, double v)
+{
+	bg_row_ctx *c = ctx;
+
+	return bg_row(c->db, c->r, name, NULL, v);
+}
+
 int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 {
-	static const char *pn[] = {"auto", "kernel", "cap"};
+	static const char *pn[] = {"auto", "kernel", "cap", "host"};
 	/* GPU_SCOPE_* order */
 	static const char *sn[] = {"thread", "block", "grid", "none"};
 	/* GPU_UPD_* order */
@@ -1604,7 +1634,7 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			return db_err(db, GPMDB_ERROR,
 				      "PRAGMA %s cannot be set", nm);
 		bool is_scope = names == sn;
-		for (int i = 0; i < (is_scope ? 4 : 3); i++)
+		for (int i = 0; i < 4; i++)
 			if (!strcasecmp(v, names[i])) {
 				*dst = i;
 				return GPMDB_OK;
@@ -1612,8 +1642,8 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		if (is_scope)
 			return db_err(db, GPMDB_ERROR, "%s is %s, %s, %s or %s",
 				      nm, sn[0], sn[1], sn[2], sn[3]);
-		return db_err(db, GPMDB_ERROR, "%s is %s, %s or %s", nm,
-			      names[0], names[1], names[2]);
+		return db_err(db, GPMDB_ERROR, "%s is %s, %s, %s or %s", nm,
+			      names[0], names[1], names[2], names[3]);
 	}
 	if (!strcasecmp(nm, "gpu_write_stats")) {
 		etype t3[3] = {et_make(BC_T_TEXT), et_make(BC_T_REAL),
@@ -1692,6 +1722,15 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			rc = bg_row(db, r, because, NULL, (double)nhost);
 		if (!rc && uhost)
 			rc = bg_row(db, r, ubecause, NULL, (double)uhost);
+		if (!rc) { /* CPU-assisted persistence (batch_cap.c) */
+			bg_row_ctx rx = {db, r};
+			char why[400], nm2[440];
+
+			rc = bcap_stat_rows(bg_row_cb, &rx, why, sizeof(why));
+			snprintf(nm2, sizeof(nm2), "cap_host_because: %s", why);
+			if (!rc && why[0])
+				rc = bg_row(db, r, nm2, NULL, 0);
+		}
 	} else if (!strcasecmp(nm, "gpu_write_fallback")) {
 		char fb[600];
 

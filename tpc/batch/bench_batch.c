@@ -46,13 +46,21 @@
  * Limits: cudaMemcpy pinned H2D and D2H, device-to-device (HBM), and all cores
  * memcpy + pmem_persist into a pool mapping on --dir.
  *
+ * CAP (docs/gpu.md "CPU-assisted persistence"): the configurations cap
+ * (pool on --dir forced to durability msync), cap-disk (on --disk-dir)
+ * and, beside them, the CPU path in msync mode on both (cpu-msync,
+ * cpu-disk) and the CAP before issue 16 (cap-host: PRAGMA gpu_persist =
+ * host); an untimed warm-up of the CAP statements runs first (bb_warm).
+ * BB_EXPLAIN set: UPDATE a runs as EXPLAIN ANALYZE, its plan printed.
+ *
  * SQLite is slow at this size: it runs --sqlite-rows (on --dir) and
  * --sqlite-disk-rows (on --disk-dir) rows, and its rows/s is compared.
  *
  * Usage: bench_batch [--rows N] [--sqlite-rows N] [--sqlite-disk-rows N]
  *                    [--duck-rows N] [--duck-appender chunks|rows]
  *                    [--dir DIR] [--disk-dir DIR]
- *                    [--configs gpu,conv,cap,cpu,sqlite,sqlite-disk,duckdb]
+ *                    [--configs gpu,conv,cap,cap-disk,cap-host,cpu,
+ *                     cpu-msync,cpu-disk,sqlite,sqlite-disk,duckdb]
  *                    [--smoke] [--no-crash] [--out PREFIX] [--probe]
  *                    [--update-modes] [--scopes]
  * --duck-appender rows: DuckDB appends row by row (duckdb_append_int32 ...
@@ -280,8 +288,9 @@ enum { OP_INSERT, OP_UPD_A, OP_UPD_B, NOPS };
 static const char *op_names[NOPS] = {"INSERT", "UPDATE a (predicate)",
 				     "UPDATE b (keys, array binding)"};
 
-static const char *conf_keys[NCONF] = {"gpu",	 "conv",	"cap",	 "cpu",
-				       "sqlite", "sqlite-disk", "duckdb"};
+static const char *conf_keys[NCONF] = {
+    "gpu",	 "conv",     "cap",    "cap-disk",    "cap-host", "cpu",
+    "cpu-msync", "cpu-disk", "sqlite", "sqlite-disk", "duckdb"};
 /* The write phases of PRAGMA gpu_write_stats (phase_<name>), in order,
  * and their column heads. */
 #define BB_NPH 11
@@ -298,8 +307,12 @@ static const char *bb_ph_heads[BB_NPH] = {
 static const char *conf_names[NCONF] = {
     "gpmdb GPU pmem (HCL)",
     "gpmdb GPU conventional log",
-    "gpmdb GPU CAP",
+    "gpmdb GPU CAP (msync, /dev/shm)",
+    "gpmdb GPU CAP (msync, disk)",
+    "gpmdb GPU CAP host-only (msync, /dev/shm; CAP before issue 16)",
     "gpmdb CPU (all cores)",
+    "gpmdb CPU (all cores, msync, /dev/shm)",
+    "gpmdb CPU (all cores, msync, disk)",
     "SQLite /dev/shm (WAL, synchronous=FULL)",
     "SQLite disk (WAL, synchronous=FULL)",
     "DuckDB /dev/shm"};
@@ -430,7 +443,11 @@ int gm_open(int conf, const char *path, bool create, gpmdb **out, char *err,
 	gpmdb *db = NULL;
 	int rc;
 
-	o.backend = conf == C_CPU ? "cpu" : "gpu";
+	o.backend = bb_cpu_conf(conf) ? "cpu" : "gpu";
+	/* CAP's case: a pool CUDA cannot map (forced on /dev/shm, where
+	 * auto would choose pmem) */
+	if (bb_msync_conf(conf))
+		o.durability = "msync";
 	rc = gpmdb_open_v2(
 	    path, &db, GPMDB_OPEN_READWRITE | (create ? GPMDB_OPEN_CREATE : 0),
 	    &o);
@@ -440,10 +457,12 @@ int gm_open(int conf, const char *path, bool create, gpmdb **out, char *err,
 		gpmdb_close(db);
 		return rc;
 	}
-	if (conf != C_CPU &&
+	if (!bb_cpu_conf(conf) &&
 	    ((rc = gm_exec(db,
-			   conf == C_CAP ? "PRAGMA gpu_persist = cap"
-					 : "PRAGMA gpu_persist = kernel",
+			   conf == C_CAP_HOST ? "PRAGMA gpu_persist = host"
+			   : conf == C_CAP || conf == C_CAP_DISK
+			       ? "PRAGMA gpu_persist = cap"
+			       : "PRAGMA gpu_persist = kernel",
 			   err, len)) ||
 	     (rc = gm_exec(db,
 			   conf == C_CONV ? "PRAGMA gpu_log = conventional"
@@ -479,7 +498,7 @@ static int gm_ck(gpmdb *db, int conf, bb_ck *c, char *err, size_t len)
 			rc = GPMDB_ERROR;
 	}
 	gpmdb_finalize(st);
-	if (rc == GPMDB_OK && conf != C_CPU)
+	if (rc == GPMDB_OK && !bb_cpu_conf(conf))
 		rc = gm_exec(db, "PRAGMA backend = gpu", err, len);
 	return rc;
 }
@@ -622,6 +641,30 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 	}
 }
 
+/* Where a CAP UPDATE's time went (PRAGMA gpu_write_stats last_cap_*,
+ * docs/gpu.md "CPU-assisted persistence"): the cache lookups, the row
+ * ids' upload, the log built in HBM, copied down and persisted, the
+ * data written by the host; cap_host counts batches the host wrote
+ * alone. */
+static void bb_cap_host(gpmdb *db, int conf, int op)
+{
+	static const char *const nm[] = {"cache", "upload", "kernel", "fetch",
+					 "log",	  "data",   "total"};
+	char name[64];
+
+	printf("# %s, %s, CAP (ms):", conf_names[conf], op_names[op]);
+	for (size_t i = 0; i < sizeof(nm) / sizeof(nm[0]); i++) {
+		snprintf(name, sizeof(name), "last_cap_%s_ms", nm[i]);
+		printf(" %s %.1f", nm[i],
+		       bench_gpmdb_stat(db, "gpu_write_stats", name));
+	}
+	printf("; log %.1f MB; GPU-logged batches %.0f, host-only %.0f\n",
+	       bench_gpmdb_stat(db, "gpu_write_stats", "last_cap_log_bytes") /
+		   1e6,
+	       bench_gpmdb_stat(db, "gpu_write_stats", "cap_gpu_batches"),
+	       bench_gpmdb_stat(db, "gpu_write_stats", "cap_host"));
+}
+
 /* Where the GPU INSERT's host work went (PRAGMA gpu_write_stats
  * last_insert_*, docs/gpu.md "INSERT pipeline"): the reservation's parts
  * and, inside the pipeline, the registration of the chunks' tablets. */
@@ -704,6 +747,67 @@ static void gm_repeat(gpmdb *db, int conf)
 	}
 }
 
+/* BB_EXPLAIN set: UPDATE a runs as EXPLAIN ANALYZE (it still updates),
+ * its operators' rows and times printed (where the locate time goes). */
+static int gm_explain(gpmdb *db, int conf, const char *sql, char *err,
+		      size_t len)
+{
+	char q[512];
+	gpmdb_stmt *st = NULL;
+	int rc;
+
+	snprintf(q, sizeof(q), "EXPLAIN ANALYZE %s", sql);
+	rc = gpmdb_prepare(db, q, -1, &st, NULL);
+	while (rc == GPMDB_OK && (rc = gpmdb_step(st)) == GPMDB_ROW) {
+		const char *t = (const char *)gpmdb_column_text(st, 0);
+
+		printf("# %s EXPLAIN: %s\n", conf_names[conf], t ? t : "");
+		rc = GPMDB_OK;
+	}
+	if (rc == GPMDB_DONE)
+		rc = GPMDB_OK;
+	if (rc != GPMDB_OK)
+		snprintf(err, len, "%s: %s", q, gpmdb_errmsg(db));
+	gpmdb_finalize(st);
+	return rc;
+}
+
+/* One small run of the CAP configurations' statements (both write
+ * paths) before any configuration is timed: the process's one-time costs
+ * (loading the CUDA modules of the filter, probe and CAP kernels, CAP's
+ * pinned staging buffers) then land on none of them, whichever runs
+ * first. */
+static void bb_warm(const bb_data *d, uint64_t n, const bb_keys *kk,
+		    const char *dir)
+{
+	char path[512], wal[530], err[1024] = "";
+	uint64_t m = n < 1000000 ? n : 1000000;
+	gpmdb *db = NULL;
+	double t0 = bench_now();
+
+	snprintf(path, sizeof(path), "%s/bench_batch_warm_%d.db", dir,
+		 (int)getpid());
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(path);
+	if (gm_open(C_CAP, path, true, &db, err, sizeof(err)) == GPMDB_OK &&
+	    gm_exec(db, bb_create, err, sizeof(err)) == GPMDB_OK &&
+	    gm_insert(db, "test", d, m, err, sizeof(err)) == GPMDB_OK)
+		for (int k = 0; k < 2 && !err[0]; k++)
+			if (gm_exec(db,
+				    k ? "PRAGMA gpu_persist = host"
+				      : "PRAGMA gpu_persist = cap",
+				    err, sizeof(err)) ||
+			    gm_exec(db, bb_sql_a, err, sizeof(err)) ||
+			    gm_update_b(db, kk, err, sizeof(err)))
+				break;
+	printf("# warm-up (%" PRIu64 " rows, CAP and host-only, untimed): "
+	       "%.2f s%s%s\n",
+	       m, bench_now() - t0, err[0] ? "; " : "", err);
+	gpmdb_close(db);
+	unlink(path);
+	unlink(wal);
+}
+
 static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		   const bb_keys *kk, const bb_ck ck[3], uint64_t ka,
 		   const char *dir, bool crash)
@@ -712,7 +816,7 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 	gpmdb *db = NULL;
 	bb_ck got;
 	double t0;
-	bool gpu = conf != C_CPU;
+	bool gpu = !bb_cpu_conf(conf);
 
 	snprintf(path, sizeof(path), "%s/bench_batch_%s_%d.db", dir,
 		 conf_keys[conf], (int)getpid());
@@ -741,7 +845,10 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		if (op == OP_INSERT)
 			rc = gm_insert(db, "test", d, n, err, sizeof(err));
 		else if (op == OP_UPD_A)
-			rc = gm_exec(db, bb_sql_a, err, sizeof(err));
+			rc = getenv("BB_EXPLAIN")
+				 ? gm_explain(db, conf, bb_sql_a, err,
+					      sizeof(err))
+				 : gm_exec(db, bb_sql_a, err, sizeof(err));
 		else
 			rc = gm_update_b(db, kk, err, sizeof(err));
 		r->secs[op] = bench_now() - t0;
@@ -755,11 +862,15 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		}
 		r->bytes[op] = gm_int(db, "PRAGMA last_bytes_persisted");
 		gm_phases(db, r, op);
-		if (gpu && conf != C_CAP)
+		if (gpu && conf <= C_CONV)
 			r->kernel_ms[op] = bench_gpmdb_stat(
 			    db, "gpu_write_stats", "last_total_ms");
-		if (gpu && conf != C_CAP && op == OP_INSERT)
+		if (gpu && conf <= C_CONV && op == OP_INSERT)
 			bb_insert_host(db, conf);
+		/* the GPU-logged CAP configurations (the statistics are
+		 * the process's: the host-only one would show theirs) */
+		if ((conf == C_CAP || conf == C_CAP_DISK) && op != OP_INSERT)
+			bb_cap_host(db, conf, op);
 		if (gm_ck(db, conf, &got, err, sizeof(err))) {
 			snprintf(r->err[op], sizeof(r->err[op]), "%s", err);
 			goto out;
@@ -1276,7 +1387,7 @@ static double bb_floor(const bb_res *r, int conf, int op, const bb_limits *l)
 		return r->up_bytes[op] / (l->h2d * 1e9) +
 		       r->bytes[op] / (l->d2h * 1e9);
 	}
-	if (conf == C_CAP || conf == C_CPU)
+	if (conf > C_CONV && conf <= C_CPU_DISK)
 		return l->cpu > 0 ? r->bytes[op] / (l->cpu * 1e9) : 0;
 	return 0;
 }
@@ -1310,7 +1421,7 @@ static const char *bb_idiom(int c, int op)
 {
 	if (op == OP_UPD_A)
 		return "one UPDATE statement";
-	if (c <= C_CPU)
+	if (c <= C_CPU_DISK)
 		return op == OP_INSERT ? "gpmdb_append_columns"
 				       : "one UPDATE, arrays bound";
 	if (c == C_SQLITE || c == C_SQLITE_DISK)
@@ -1438,7 +1549,7 @@ static void bb_phase_table(FILE *md, const bb_res *res, const bool *want)
 		bb_out(o, md, "---:|");
 	bb_out(o, md, "\n");
 	for (int op = 0; op < NOPS; op++)
-		for (int c = 0; c <= C_CPU; c++) {
+		for (int c = 0; c <= C_CPU_DISK; c++) {
 			const bb_res *r = &res[c];
 
 			if (!want[c] || !r->ran || !r->ph_ok[op])
@@ -1479,6 +1590,20 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 	     3},
 	    {"HCL vs conventional logging, UPDATE b", OP_UPD_B, C_GPU, C_CONV,
 	     3},
+	    /* CAP ahead of the CPU path: both in msync mode, same pool
+	     * place; and ahead of the CAP of before */
+	    {"CAP ahead of the CPU path, UPDATE a, /dev/shm msync", OP_UPD_A,
+	     C_CAP, C_CPU_MSYNC, 1},
+	    {"CAP ahead of the CPU path, UPDATE b, /dev/shm msync", OP_UPD_B,
+	     C_CAP, C_CPU_MSYNC, 1},
+	    {"CAP ahead of the CPU path, UPDATE a, disk", OP_UPD_A, C_CAP_DISK,
+	     C_CPU_DISK, 1},
+	    {"CAP ahead of the CPU path, UPDATE b, disk", OP_UPD_B, C_CAP_DISK,
+	     C_CPU_DISK, 1},
+	    {"CAP vs the CAP before (host only), UPDATE a", OP_UPD_A, C_CAP,
+	     C_CAP_HOST, 1},
+	    {"CAP vs the CAP before (host only), UPDATE b", OP_UPD_B, C_CAP,
+	     C_CAP_HOST, 1},
 	};
 
 	bb_out(o, md,
@@ -1493,10 +1618,39 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 			       aims[i].what, aims[i].aim);
 			continue;
 		}
-		bb_out(o, md, "| %s | %.1fx | %.0fx | %s |\n", aims[i].what,
+		bb_out(o, md, "| %s | %.2fx | %.0fx | %s |\n", aims[i].what,
 		       ra / rb, aims[i].aim,
 		       ra / rb >= aims[i].aim ? "met" : "**missed**");
 	}
+	/* the write alone: the statement less what precedes the write
+	 * (binding, finding the rows: the executor's) and planning */
+	static const struct {
+		int a, b;
+		const char *where;
+	} wr[] = {{C_CAP, C_CPU_MSYNC, "/dev/shm msync"},
+		  {C_CAP_DISK, C_CPU_DISK, "disk"},
+		  {C_CAP, C_CAP_HOST, "/dev/shm msync, vs the CAP before"}};
+	for (size_t i = 0; i < sizeof(wr) / sizeof(wr[0]); i++)
+		for (int op = OP_UPD_A; op < NOPS; op++) {
+			const bb_res *ra = &res[wr[i].a], *rb = &res[wr[i].b];
+			double wa, wb;
+
+			if (!ra->ph_ok[op] || !rb->ph_ok[op])
+				continue;
+			wa = ra->ph_total[op] - ra->ph_ms[op][0] -
+			     ra->ph_ms[op][2] - ra->ph_ms[op][BB_NPH - 1];
+			wb = rb->ph_total[op] - rb->ph_ms[op][0] -
+			     rb->ph_ms[op][2] - rb->ph_ms[op][BB_NPH - 1];
+			if (wa > 0 && wb > 0)
+				bb_out(
+				    o, md,
+				    "| CAP's write (statement less bind, "
+				    "locate, other) ahead of %s's, %s, %s "
+				    "(%.1f vs %.1f ms) | %.2fx | 1x | %s |\n",
+				    conf_names[wr[i].b], op_names[op],
+				    wr[i].where, wa, wb, wb / wa,
+				    wb / wa >= 1 ? "met" : "**missed**");
+		}
 	for (int op = 0; op < NOPS; op++) {
 		const bb_res *r = &res[C_GPU];
 		double f = r->ran ? bb_floor(r, C_GPU, op, l) : 0;
@@ -1539,7 +1693,8 @@ static const char bb_usage[] =
     "                   [--duck-rows N] [--duck-appender chunks|rows]\n"
     "                   [--dir DIR] [--disk-dir DIR]\n"
     "                   [--configs "
-    "gpu,conv,cap,cpu,sqlite,sqlite-disk,duckdb]\n"
+    "gpu,conv,cap,cap-disk,cap-host,cpu,cpu-msync,cpu-disk,sqlite,sqlite-disk,"
+    "duckdb]\n"
     "                   [--smoke] [--no-crash] [--out PREFIX] [--probe]\n"
     "       bench_batch --update-modes [--rows N] [--dir DIR] [--out "
     "PREFIX]\n"
@@ -1665,7 +1820,7 @@ int main(int argc, char **argv)
 			p = strchr(p, ',');
 			p = p ? p + 1 : NULL;
 		}
-		any_gpu |= want[c] && c <= C_CAP;
+		any_gpu |= want[c] && bb_gpu_conf(c);
 	}
 	if (!sq_rows)
 		sq_rows = n < 2000000 ? n : 2000000;
@@ -1705,17 +1860,20 @@ int main(int argc, char **argv)
 	       lim.h2d, lim.d2h, lim.d2d, lim.gpu_why, omp_get_max_threads(),
 	       lim.cpu, lim.cpu_why);
 	fflush(stdout);
+	if (gpu_ok && (want[C_CAP] || want[C_CAP_DISK] || want[C_CAP_HOST]))
+		bb_warm(&d, n, &kk, dir);
 	for (int c = 0; c < NCONF; c++) {
 		if (!want[c])
 			continue;
-		if (c <= C_CAP && !gpu_ok) {
+		if (bb_gpu_conf(c) && !gpu_ok) {
 			snprintf(res[c].status, sizeof(res[c].status),
 				 "skipped: no GPU (%.200s)",
 				 any_gpu ? why : "not asked");
 			continue;
 		}
-		if (c <= C_CPU)
-			gm_run(&res[c], c, &d, n, &kk, ck, ka, dir, crash);
+		if (c <= C_CPU_DISK)
+			gm_run(&res[c], c, &d, n, &kk, ck, ka,
+			       bb_disk_conf(c) ? disk : dir, crash);
 		else if (c == C_SQLITE)
 			sq_run(&res[c], c, &d, sq_rows, dir);
 		else if (c == C_SQLITE_DISK)

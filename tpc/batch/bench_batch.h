@@ -14,8 +14,46 @@
 
 #define BB_SEED 20261122ull
 
-/* The configurations (bench_batch.c's conf_keys, conf_names). */
-enum { C_GPU, C_CONV, C_CAP, C_CPU, C_SQLITE, C_SQLITE_DISK, C_DUCK, NCONF };
+/* The configurations (bench_batch.c's conf_keys, conf_names): the GPU
+ * write paths (through C_CAP_HOST), gpmdb's CPU path (through
+ * C_CPU_DISK), the peers.  CAP and the CPU path beside it run in msync
+ * mode: on --dir forced (durability msync) and on --disk-dir. */
+enum {
+	C_GPU,
+	C_CONV,
+	C_CAP,	    /* GPU logs, host persists; --dir, msync */
+	C_CAP_DISK, /* the same on --disk-dir */
+	C_CAP_HOST, /* gpu_persist = host: the CAP before issue 16 */
+	C_CPU,
+	C_CPU_MSYNC, /* --dir, msync */
+	C_CPU_DISK,
+	C_SQLITE,
+	C_SQLITE_DISK,
+	C_DUCK,
+	NCONF
+};
+
+static inline bool bb_gpu_conf(int c)
+{
+	return c <= C_CAP_HOST;
+}
+
+static inline bool bb_cpu_conf(int c)
+{
+	return c >= C_CPU && c <= C_CPU_DISK;
+}
+
+/* CAP configurations and the CPU path in msync mode */
+static inline bool bb_msync_conf(int c)
+{
+	return (c >= C_CAP && c <= C_CAP_HOST) || c == C_CPU_MSYNC ||
+	       c == C_CPU_DISK;
+}
+
+static inline bool bb_disk_conf(int c)
+{
+	return c == C_CAP_DISK || c == C_CPU_DISK;
+}
 
 /* A 64-bit mix of x (the data's generator). */
 uint64_t bb_mix(uint64_t x);
