@@ -28,6 +28,7 @@
  * the index into the arrays) for the lowest k that fails.
  */
 #include "../engine.h"
+#include "../exec/exec_int.h"
 #include "../value.h"
 #include "batch_gpu.h"
 #include "batch_int.h"
@@ -1211,20 +1212,6 @@ static bool match_index(gpmdb *db, uint32_t tid, const kterm *terms, int nt,
 	return ok;
 }
 
-typedef struct kpair {
-	uint64_t rowid;
-	int64_t prow;
-} kpair;
-
-static int kpair_cmp(const void *a, const void *b)
-{
-	const kpair *x = a, *y = b;
-
-	if (x->rowid != y->rowid)
-		return x->rowid < y->rowid ? -1 : 1;
-	return x->prow < y->prow ? -1 : x->prow > y->prow;
-}
-
 /*
  * match_keys through a unique index covering the key columns: one
  * stg_index_probe of the converted keys (a key with a NULL, or a value
@@ -1241,10 +1228,17 @@ static int match_keys_index(exec_ctx *x, uint32_t index_id, const int *kpos,
 	stg_col_batch keys[32];
 	uint32_t *nl[32] = {0};
 	int64_t *rid = malloc(sizeof(int64_t) * ((size_t)n + 1));
-	kpair *pr = malloc(sizeof(kpair) * ((size_t)n + 1));
+	/* (row id, parameter row) pairs: key, row of exec_radix_sort */
+	exec_sortkey *pr = malloc(sizeof(*pr) * ((size_t)n + 1));
 	uint64_t np = 0;
 	int rc = GPMDB_OK;
 
+	if ((uint64_t)n > UINT32_MAX) {
+		rc = db_err(db, GPMDB_TOOBIG,
+			    "%lld bound rows: at most 4294967295 a batch",
+			    (long long)n);
+		goto out;
+	}
 	if (!rid || !pr) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
@@ -1269,8 +1263,15 @@ static int match_keys_index(exec_ctx *x, uint32_t index_id, const int *kpos,
 	}
 	for (int64_t j = 0; j < n; j++)
 		if (rid[j] >= 0)
-			pr[np++] = (kpair){(uint64_t)rid[j], j};
-	qsort(pr, np, sizeof(kpair), kpair_cmp);
+			pr[np++] =
+			    (exec_sortkey){(uint64_t)rid[j], 1, (uint32_t)j};
+	/* by row id, a key's parameter rows in their order (a stable radix
+	 * sort on every core: qsort of 2.5M pairs took 0.3-0.6 s of an
+	 * UPDATE by bound keys) */
+	if (!exec_radix_sort(pr, np)) {
+		rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
 	m->rowid = malloc(sizeof(uint64_t) * (np + 1));
 	m->prow = malloc(sizeof(int64_t) * (np + 1));
 	if (!m->rowid || !m->prow) {
@@ -1279,12 +1280,12 @@ static int match_keys_index(exec_ctx *x, uint32_t index_id, const int *kpos,
 	}
 	for (uint64_t i = 0; i < np; i++) {
 		if (used)
-			used[pr[i].prow] = 1;
+			used[pr[i].row] = 1;
 		m->changes++;
-		if (i + 1 < np && pr[i + 1].rowid == pr[i].rowid)
+		if (i + 1 < np && pr[i + 1].key == pr[i].key)
 			continue; /* the last parameter row of the key wins */
-		m->rowid[m->n] = pr[i].rowid;
-		m->prow[m->n++] = pr[i].prow;
+		m->rowid[m->n] = pr[i].key;
+		m->prow[m->n++] = pr[i].row;
 	}
 out:
 	for (int i = 0; i < nt; i++)
