@@ -670,28 +670,75 @@ double ix_rank(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
 	return r;
 }
 
+/*
+ * Every entry in order into out (room for cap entries), *count of them:
+ * the leaf chain walked once for the leaves and their places, then the
+ * leaves' entries (contiguous in each leaf) copied on every core.  An
+ * entry at a time on one core took about half a second for 50M entries
+ * (the GPU probe's records, stg_index_probe).
+ */
+int ix_copy_all(const ixt *t, uint8_t *out, uint64_t cap, uint64_t *count)
+{
+	uint64_t nl = 0, lcap = 1024, k = 0, *lf = malloc(lcap * 16);
+	ixpos c;
+	int rc = GPMDB_OK;
+
+	*count = 0;
+	if (!lf)
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	/* (leaf offset, first entry's place) of each leaf in order */
+	for (ix_first(t, &c); c.leaf; c.leaf = nd(t, c.leaf)->next) {
+		uint32_t n = nd(t, c.leaf)->n;
+
+		if (n == 0)
+			continue;
+		if (k + n > cap) {
+			rc = pool_err(t->p, GPMDB_CORRUPT,
+				      "index %s: more entries than its count",
+				      t->name);
+			goto out;
+		}
+		if (nl == lcap) {
+			uint64_t *g = realloc(lf, (lcap *= 2) * 16);
+			if (!g) {
+				rc = pool_err(t->p, GPMDB_NOMEM,
+					      "out of memory");
+				goto out;
+			}
+			lf = g;
+		}
+		lf[2 * nl] = c.leaf;
+		lf[2 * nl + 1] = k;
+		nl++;
+		k += n;
+	}
+#pragma omp parallel for schedule(static) if (nl > 64)
+	for (uint64_t i = 0; i < nl; i++) {
+		ixpos p = {lf[2 * i], 0};
+		memcpy(out + lf[2 * i + 1] * t->ew, ix_at(t, &p),
+		       (size_t)nd(t, lf[2 * i])->n * t->ew);
+	}
+	*count = k;
+out:
+	free(lf);
+	return rc;
+}
+
 int ix_collect(const ixt *t, uint8_t **out, uint64_t *count)
 {
-	uint64_t cap = ix_hdr(t)->entries + 1, k = 0;
+	uint64_t cap = ix_hdr(t)->entries + 1;
 	uint8_t *v = malloc((size_t)cap * t->ew);
-	ixpos c;
+	int rc;
 
 	*out = NULL;
 	*count = 0;
 	if (!v)
 		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
-	for (ix_first(t, &c); c.leaf; ix_next(t, &c)) {
-		if (k == cap) {
-			free(v);
-			return pool_err(t->p, GPMDB_CORRUPT,
-					"index %s: more entries than its count",
-					t->name);
-		}
-		memcpy(v + k * t->ew, ix_at(t, &c), t->ew);
-		k++;
+	if ((rc = ix_copy_all(t, v, cap, count)) != GPMDB_OK) {
+		free(v);
+		return rc;
 	}
 	*out = v;
-	*count = k;
 	return GPMDB_OK;
 }
 

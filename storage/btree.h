@@ -138,6 +138,8 @@ double ix_rank(const ixt *t, const uint8_t *key, const ixsrc *src, int npre,
 	       bool strict);
 /* Every entry in order into a malloc'd array (*n of them). */
 int ix_collect(const ixt *t, uint8_t **out, uint64_t *n);
+/* The same into out, which has room for cap entries. */
+int ix_copy_all(const ixt *t, uint8_t *out, uint64_t cap, uint64_t *n);
 
 /* Sorts n records of width bytes: memcmp over the first kw bytes, then
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT

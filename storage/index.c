@@ -1355,12 +1355,10 @@ void stg_index_hook_stats_reset(void)
 static int probe_fill(void *ctx, void *recs)
 {
 	ixt *t = ctx;
-	ixpos c;
 	uint64_t k = 0, n = ix_hdr(t)->entries;
+	int rc = ix_copy_all(t, recs, n, &k);
 
-	for (ix_first(t, &c); c.leaf && k < n; ix_next(t, &c), k++)
-		memcpy((uint8_t *)recs + k * t->ew, ix_at(t, &c), t->ew);
-	return k == n ? GPMDB_OK : GPMDB_CORRUPT;
+	return rc != GPMDB_OK ? rc : k == n ? GPMDB_OK : GPMDB_CORRUPT;
 }
 
 /* Row id of the first entry equal to key i (IXS_BATCH source), -1. */
