@@ -495,6 +495,39 @@ static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
 	return GPMDB_OK;
 }
 
+/* An UPDATE batch's HCL segment of nthreads threads, epp entries each
+ * (storage stamps cols), the table's layout, and the registration of
+ * what the kernels write; the connection's error set on failure. */
+static int bg_upd_segment(gpmdb *db, uint32_t tid, int ncols,
+			  const uint32_t *cols, uint64_t nthreads, uint32_t epp,
+			  stg_gpu_layout *lay, gpu_tab_layout *gl,
+			  stg_hcl_seg *seg)
+{
+	unsigned long long cm = 0;
+	char err[600];
+
+	if (stg_gpu_layout_get(db->pool, tid, lay) ||
+	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols, nthreads, epp, seg))
+		return db_err_stg(db);
+	/* after the segment's allocation: the mapping is final now */
+	bg_glay(lay, gl);
+	for (int k = 0; k < ncols; k++)
+		cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
+	if (bg_register_write(db, gl, seg->seg_off, seg->seg_size,
+			      lay->row_count, cm, err, sizeof(err)))
+		return db_err(db, GPMDB_GPU, "%s", err);
+	return GPMDB_OK;
+}
+
+/* gpu_update_mode and gpu_lines_min_density as the kernels take them */
+static gpu_update_opts bg_upd_opts(const gpmdb *db)
+{
+	gpu_update_opts uo = {db->gpu_upd_mode, db->gpu_lines_density > 0
+						    ? db->gpu_lines_density
+						    : BG_LINES_DENSITY};
+	return uo;
+}
+
 static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		     const uint64_t *rowids, uint64_t n,
 		     const stg_col_batch *vals)
@@ -584,34 +617,16 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	wp_to(db, WP_RESERVE); /* the log segment, the registration */
-	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
-	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols,
-			      db->gpu_log ? nparts : n, (uint32_t)epp, &seg)) {
-		rc = db_err_stg(db);
+	if ((rc = bg_upd_segment(db, tid, ncols, cols, db->gpu_log ? nparts : n,
+				 (uint32_t)epp, &lay, &gl, &seg)))
 		goto out;
-	}
-	/* after the segment's allocation: the mapping is final now */
-	bg_glay(&lay, &gl);
-	{
-		unsigned long long cm = 0;
-		for (int k = 0; k < ncols; k++)
-			cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
-		if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size,
-				      lay.row_count, cm, err, sizeof(err))) {
-			rc = db_err(db, GPMDB_GPU, "%s", err);
-			goto out;
-		}
-	}
 	wp_to(db, WP_DATA);
 	if (db->gpu_log)
 		rc = gpu_conv_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
 				     &gl, rowids, n, ncols, cols, v, nl, nparts,
 				     &t, err, sizeof(err));
 	else {
-		gpu_update_opts uo = {db->gpu_upd_mode,
-				      db->gpu_lines_density > 0
-					  ? db->gpu_lines_density
-					  : BG_LINES_DENSITY};
+		gpu_update_opts uo = bg_upd_opts(db);
 
 		rc = gpu_hcl_update(db->gpu_reg_base, seg.seg_off, &seg.geom,
 				    &gl, rowids, n, ncols, cols, v, nl,
@@ -1318,29 +1333,12 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	}
 	wp_bytes(db, WP_LOCATE, 8 * n);
 	wp_to(db, WP_RESERVE);
-	if (stg_gpu_layout_get(db->pool, tid, &lay) ||
-	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols, n, (uint32_t)ncols,
-			      &seg)) {
-		rc = db_err_stg(db);
+	if ((rc = bg_upd_segment(db, tid, ncols, cols, n, (uint32_t)ncols, &lay,
+				 &gl, &seg)))
 		goto out;
-	}
-	bg_glay(&lay, &gl);
-	{
-		unsigned long long cm = 0;
-		for (int k = 0; k < ncols; k++)
-			cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
-		if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size,
-				      lay.row_count, cm, err, sizeof(err))) {
-			rc = db_err(db, GPMDB_GPU, "%s", err);
-			goto out;
-		}
-	}
 	wp_to(db, WP_DATA);
 	{
-		gpu_update_opts uo = {db->gpu_upd_mode,
-				      db->gpu_lines_density > 0
-					  ? db->gpu_lines_density
-					  : BG_LINES_DENSITY};
+		gpu_update_opts uo = bg_upd_opts(db);
 
 		rc = gpu_hcl_update_dev(
 		    db->gpu_reg_base, seg.seg_off, &seg.geom, &gl, rowids, n,
