@@ -10,7 +10,9 @@
  * Workloads: insert (gpmdb_append_columns), inssel (the same rows by an
  * INSERT ... SELECT over table u, written from the SELECT's device
  * result: insert_select_dev checked in the child), update (a predicate UPDATE
- * of every other row, values scattered: gpu_update_mode = scatter),
+ * of every other row, values scattered: gpu_update_mode = scatter; its
+ * rows and values computed and kept on the device, bgpu_update_select,
+ * checked in the child),
  * lines (the same UPDATE written as whole dirty lines: gpu_update_mode =
  * lines).  The write kernels are a few ms of a statement that takes
  * ~100 ms, so random kills rarely land in them: the child tells the
@@ -156,9 +158,20 @@ static int child(const char *what, int fd)
 			rc = GPMDB_ERROR;
 		}
 	} else {
+		double u0 =
+		    du_stat(db, "gpu_write_stats", "update_select_dev_batches");
+
 		if (write(fd, &c, 1) != 1)
 			return 2;
 		rc = du_exec(db, "UPDATE u SET v = v + 1 WHERE id % 2 = 0");
+		/* u has no index: rows and values stay on the device */
+		if (rc == GPMDB_OK &&
+		    du_stat(db, "gpu_write_stats",
+			    "update_select_dev_batches") != u0 + 1) {
+			fprintf(stderr, "the UPDATE did not write from the "
+					"device\n");
+			rc = GPMDB_ERROR;
+		}
 	}
 	c = rc == GPMDB_OK ? 'd' : 'e';
 	if (write(fd, &c, 1) != 1)
