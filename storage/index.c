@@ -323,10 +323,11 @@ static int u64_cmp(const void *a, const void *b)
  * a pair inside the batch), -1 when none.
  */
 static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
-		      const uint64_t *skip, uint64_t nskip, int64_t *bad)
+		      const uint64_t *skip, uint64_t nskip, int64_t *bad,
+		      uint64_t *tv)
 {
 	uint32_t w = t->ew;
-	uint64_t k = 0;
+	uint64_t k = 0, t0;
 	int rc;
 
 	bool any_null = false;
@@ -351,7 +352,12 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 	}
 	if (n == 0)
 		return GPMDB_OK;
-	if (n > 1 && (rc = ix_sort(t, recs, n, src)) != GPMDB_OK)
+	t0 = pool_now_ns();
+	t->p->wt.key_enc_ns += t0 - *tv;
+	rc = n > 1 ? ix_sort(t, recs, n, src) : GPMDB_OK;
+	*tv = pool_now_ns();
+	t->p->wt.key_sort_ns += *tv - t0;
+	if (rc != GPMDB_OK)
 		return rc;
 		/* each key against its neighbour and the tree: read-only, on
 		 * all cores; the lowest batch row at fault wins */
@@ -391,6 +397,9 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 			ix_next(t, &c);
 		}
 	}
+	t0 = pool_now_ns();
+	t->p->wt.key_probe_ns += t0 - *tv;
+	*tv = t0;
 	if (err != GPMDB_OK)
 		return err;
 	if (first_bad != INT64_MAX)
@@ -414,6 +423,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
 	uint8_t *recs;
 	int rc = GPMDB_OK;
+	uint64_t tv = pool_now_ns(); /* the parts' clock (stg_write_times) */
 
 	for (int c = 0; c < t->ncols; c++)
 		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
@@ -431,7 +441,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	}
 	t->sorted_all = false;
 	if (rc == GPMDB_OK)
-		rc = check_keys(t, recs, n, &src, skip, nskip, bad);
+		rc = check_keys(t, recs, n, &src, skip, nskip, bad, &tv);
 	/* an append keeps its sorted batch for idx_after_append */
 	if (rc == GPMDB_OK && keep && t->sorted_all && *bad < 0) {
 		presorted_put(t, recs, n);

@@ -627,8 +627,9 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
  * and, inside the pipeline, the registration of the chunks' tablets. */
 static void bb_insert_host(gpmdb *db, int conf)
 {
-	static const char *const nm[] = {"setup",    "keycheck", "tablets",
-					 "grow",     "extend",	 "populate",
+	static const char *const nm[] = {"setup",    "keycheck",  "key_encode",
+					 "key_sort", "key_probe", "tablets",
+					 "grow",     "extend",	  "populate",
 					 "register", "chunks"};
 	char name[64];
 
