@@ -258,6 +258,20 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **rows,
 		     int *n);
 
 /*
+ * Tells storage that an append of nrows rows to the table is coming, before
+ * its rows are converted and checked: when it will grow the pool file by
+ * a large range (alloc_prepare's one growth, 64 MiB or more, pmem mode), a
+ * thread allocates that range of the file meanwhile (posix_fallocate: on
+ * tmpfs the kernel allocates and zeroes every page on one thread, about
+ * 150 ms a GB, and it does not go faster from several threads,
+ * tpc/batch/bench_grow.c), and the caller's OpenMP loops use one thread
+ * fewer until the growth joins it.  Best effort: nothing changes in the
+ * pool, a failure (a full disk) is found again and reported by the
+ * append's own growth.  Inside a write transaction.
+ */
+int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows);
+
+/*
  * Appends nrows rows; cols has one entry per column of the table, in
  * order.  Fails whole (nothing visible) with GPMDB_CONSTRAINT naming the
  * first offending row when a NOT NULL column gets a NULL, with GPMDB_FULL

@@ -1838,6 +1838,9 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 	}
 	db->changes = 0;
 	wp_start(db, "INSERT"); /* its phases, as an INSERT's */
+	/* a large growth of the pool file starts now, beside the conversion
+	 * and the key check (best effort: the append reports any failure) */
+	stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
 	rc = insert_batch(x, tid, sch, srcs, nrows, "row");
 	if (own_txn) {
 		if (!rc && wp_commit(db))
