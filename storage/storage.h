@@ -440,9 +440,14 @@ const char *stg_constraint_key(const stg_pool *p);
  * are n records of width bytes compared with memcmp over their first
  * cmp bytes; a hook (the GPU backend) may sort them instead of the CPU.
  * It returns GPMDB_OK when it sorted them, anything else to let the CPU
- * do it; *why (if not NULL) says why it declined. */
+ * do it; *why (if not NULL) says why it declined.  dup (if not NULL):
+ * when the records end in a row id (width >= cmp + 8), the lowest row id
+ * of a record whose first cmp bytes equal its predecessor's once sorted,
+ * -1 when none, -2 when the hook did not look (a unique-key check then
+ * compares the neighbours itself). */
 typedef int (*stg_ix_sort_hook)(void *recs, uint64_t n, uint32_t width,
-				uint32_t cmp, char *why, size_t whylen);
+				uint32_t cmp, int64_t *dup, char *why,
+				size_t whylen);
 void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows);
 /* Told when a sort the sort hook will take is coming (an index build's,
  * a big append's key check), before its records are made: the GPU
@@ -578,14 +583,15 @@ void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
  * (pool_extend: the file extended and mapped again), of which
  * extend_ns the file's extension alone (posix_fallocate: on tmpfs the
  * kernel allocates and zeroes every page); grows: the pool's growths.
- * key_enc_ns, key_sort_ns, key_probe_ns: the parts of the unique-key
- * checks (the keys encoded as records and NULL keys dropped; the records
- * sorted, by the GPU's hook or the CPU; each compared with its neighbour
- * and looked up in the tree). */
+ * key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns: the parts of the
+ * unique-key checks (a large records buffer allocated and its pages
+ * faulted in; the keys encoded as records and NULL keys dropped; the
+ * records sorted, by the GPU's hook or the CPU; each compared with its
+ * neighbour, unless the GPU's sort did, and looked up in the tree). */
 typedef struct {
 	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
 	uint64_t tablets_ns, grow_ns, extend_ns, grows;
-	uint64_t key_enc_ns, key_sort_ns, key_probe_ns;
+	uint64_t key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns;
 } stg_write_times;
 void stg_get_write_times(const stg_pool *p, stg_write_times *out);
 

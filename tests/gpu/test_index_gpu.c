@@ -358,8 +358,9 @@ static void test_sort_xfer(void)
 		memcpy(b, a, n * 17);
 		cpu_sort(b, n, 17, 9);
 		gpu_ix_set_xfer(m);
-		int rc = m ? gpu_ix_sort(a, n, 17, 9, NULL, err, sizeof(err))
-			   : gpu_ix_sort_hook(a, n, 17, 9, err, sizeof(err));
+		int rc =
+		    m ? gpu_ix_sort(a, n, 17, 9, NULL, err, sizeof(err))
+		      : gpu_ix_sort_hook(a, n, 17, 9, NULL, err, sizeof(err));
 		CHECKF(rc == GPMDB_OK, "%s: %d %s", names[m], rc, err);
 		CHECKF(same_order(a, b, n, 17), "%s", names[m]);
 		free(a);

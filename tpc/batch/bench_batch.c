@@ -627,10 +627,10 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
  * and, inside the pipeline, the registration of the chunks' tablets. */
 static void bb_insert_host(gpmdb *db, int conf)
 {
-	static const char *const nm[] = {"setup",    "keycheck",  "key_encode",
-					 "key_sort", "key_probe", "tablets",
-					 "grow",     "extend",	  "populate",
-					 "register", "chunks"};
+	static const char *const nm[] = {"setup",      "keycheck", "key_alloc",
+					 "key_encode", "key_sort", "key_probe",
+					 "tablets",    "grow",	   "extend",
+					 "populate",   "register", "chunks"};
 	char name[64];
 
 	printf("# %s, INSERT host work (ms):", conf_names[conf]);
