@@ -184,18 +184,18 @@ static void test_empty_dup(void)
 		k[i] = (int64_t)(i * st % N) - 1000; /* shuffled, some < 0 */
 		v[i] = (int64_t)i;
 	}
-	/* two pairs: rows 250000 and 390000 repeat earlier keys; the lower
-	 * later row (250000) is named */
+	/* two pairs: row 390000 repeats row 17's key, row 300000 row
+	 * 250000's; the lower later row (300000) is named */
 	k[390000] = k[17];
-	k[250000] = k[300000];
+	k[300000] = k[250000];
 	CHECK_RC(append(db, k, v, N), GPMDB_CONSTRAINT);
 	CHECKF(strstr(gpmdb_errmsg(db), "UNIQUE constraint failed: t.k") &&
-		   strstr(gpmdb_errmsg(db), "row 250000"),
+		   strstr(gpmdb_errmsg(db), "row 300000"),
 	       "message: %s", gpmdb_errmsg(db));
 	CHECK(du_stat(db, "gpu_stats", "index_sort_gpu") == 1);
 	CHECK(du_num(db, "SELECT count(*) FROM t") == 0);
 	/* only the first pair left: row 390000 */
-	k[250000] = (int64_t)(250000 * st % N) - 1000;
+	k[300000] = (int64_t)(300000 * st % N) - 1000;
 	CHECK_RC(append(db, k, v, N), GPMDB_CONSTRAINT);
 	CHECKF(strstr(gpmdb_errmsg(db), "row 390000"), "message: %s",
 	       gpmdb_errmsg(db));
