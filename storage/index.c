@@ -414,6 +414,42 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 }
 
 /*
+ * The records of a one-column integer key without NULLs (the usual
+ * primary key), written without ix_enc_batch's per-value dispatch: tag 1,
+ * the value with its sign bit flipped, big-endian (ix_enc_int), then the
+ * batch row.  At 50M keys the generic loop took 82-101 ms on 15 cores of
+ * the H200.  False (nothing written) for any other key.
+ */
+static bool enc_int_fast(const ixt *t, const stg_col_batch *b,
+			 const int *cols_of, uint8_t *recs, uint64_t n)
+{
+	stg_type ty = (stg_type)t->types[0];
+	const stg_col_batch *x;
+
+	if (t->ncols != 1 || cols_of[0] < 0 || t->soff[0] != 0 || t->kw != 9 ||
+	    t->ew != 17 ||
+	    (ty != STG_T_INT && ty != STG_T_DATE && ty != STG_T_BIGINT &&
+	     ty != STG_T_DECIMAL))
+		return false;
+	x = &b[cols_of[0]];
+	if (x->nulls != NULL || x->values == NULL)
+		return false;
+#pragma omp parallel for if (n > 65536) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t v = ty == STG_T_INT || ty == STG_T_DATE
+				? ((const int32_t *)x->values)[i]
+				: ((const int64_t *)x->values)[i];
+		uint64_t u = __builtin_bswap64((uint64_t)v ^ (1ull << 63));
+		uint8_t *r = recs + i * 17;
+
+		r[0] = 1;
+		memcpy(r + 1, &u, 8);
+		memcpy(r + 9, &i, 8);
+	}
+	return true;
+}
+
+/*
  * Checks the new keys of unique index t: batch row i's key takes key
  * column c from b[cols_of[c]], or from the table's row rowids[i] where
  * cols_of[c] < 0; rows in skip (sorted) do not conflict.  *bad as for
@@ -446,7 +482,9 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		t->p->wt.key_alloc_ns += pool_now_ns() - tv;
 		tv = pool_now_ns();
 	}
-	/* the NULL keys noted in the same pass (they are dropped) */
+	if (enc_int_fast(t, b, cols_of, recs, n))
+		goto encoded;
+		/* the NULL keys noted in the same pass (they are dropped) */
 #pragma omp parallel for reduction(||                                          \
 				   : any_null) if (n > 65536) schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
@@ -459,6 +497,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		if (ix_key_has_null(t, r))
 			any_null = true;
 	}
+encoded:
 	t->sorted_all = false;
 	if (rc == GPMDB_OK)
 		rc = check_keys(t, recs, n, &src, skip, nskip, bad, any_null,
