@@ -938,6 +938,10 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	berr e = {0};
 
 	wp_path(db, "%lld %ss converted in one pass", (long long)nrows, what);
+	/* a large growth of the pool file starts now, beside the conversion
+	 * and the key check (best effort: the append reports any failure) */
+	if (nrows > 0)
+		(void)stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
 	if (!cols || !b || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
@@ -1838,9 +1842,6 @@ int gpmdb_append_columns(gpmdb *db, const char *table, int ncols,
 	}
 	db->changes = 0;
 	wp_start(db, "INSERT"); /* its phases, as an INSERT's */
-	/* a large growth of the pool file starts now, beside the conversion
-	 * and the key check (best effort: the append reports any failure) */
-	stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
 	rc = insert_batch(x, tid, sch, srcs, nrows, "row");
 	if (own_txn) {
 		if (!rc && wp_commit(db))
