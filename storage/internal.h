@@ -476,6 +476,9 @@ uint64_t tab_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t nrows,
  * (pool_ahead_join: restores the caller's OpenMP threads). */
 void pool_ahead_start(stg_pool *p, uint64_t size);
 void pool_ahead_join(stg_pool *p);
+/* ... joined and its range forgotten (commit, rollback, close: the next
+ * statement's growth allocates for itself). */
+void pool_ahead_end(stg_pool *p);
 int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 		       uint64_t end);
 int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,

@@ -441,6 +441,14 @@ void pool_ahead_join(stg_pool *p)
 		omp_set_num_threads(p->ahead.omp_prev);
 }
 
+void pool_ahead_end(stg_pool *p)
+{
+	pool_ahead_join(p);
+	/* what it allocated is for the growth of its own statement: past
+	 * it nothing says the range is still allocated */
+	p->ahead.done = false;
+}
+
 /* The first byte from which the growth to new_size must still allocate
  * the file: past what the thread allocated, when it did. */
 static uint64_t ahead_used(stg_pool *p, uint64_t new_size)
@@ -1171,7 +1179,7 @@ int stg_close(stg_pool *p)
 
 	if (p == NULL)
 		return GPMDB_OK;
-	pool_ahead_join(p);
+	pool_ahead_end(p);
 	if (p->in_txn && !p->broken)
 		rc = stg_rollback(p); /* like SQLite: close rolls back */
 	p->lk.reading = 0;
