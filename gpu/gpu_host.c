@@ -429,8 +429,10 @@ void gpu_ix_prewarm_hook(uint64_t n, uint32_t width)
 }
 
 int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
-		     char *why, size_t whylen)
+		     int64_t *dup, char *why, size_t whylen)
 {
+	if (dup)
+		*dup = -2;
 	return gpu_ix_sort(recs, n, width, cmp, NULL, why, whylen);
 }
 

@@ -43,6 +43,10 @@ typedef struct {
 	uint32_t key_bits; /* bits sorted on, all words */
 	uint32_t passes;   /* CUB radix sorts */
 	int xfer;	   /* gpu_ix_xfer used */
+	/* with row ids (width >= cmp + 8): the lowest row id of a record
+	 * whose first cmp bytes equal its predecessor's, -1 when none; -2
+	 * when not looked for */
+	int64_t dup_rowid;
 } gpu_ix_sort_stats;
 
 /*
@@ -88,7 +92,7 @@ int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
  * host makes the records; gpu_ix_sort and the probe wait for it. */
 void gpu_ix_prewarm_hook(uint64_t n, uint32_t width);
 int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
-		     char *why, size_t whylen);
+		     int64_t *dup, char *why, size_t whylen);
 int gpu_ix_probe_hook(const stg_ix_probe_job *job, int64_t *rowids, char *why,
 		      size_t whylen);
 

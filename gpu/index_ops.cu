@@ -423,16 +423,30 @@ __device__ int ix_rec_cmp(const uint8_t *a, const uint8_t *b, uint32_t cmp,
 	return 0;
 }
 
-/* *bad = 1 when some record is before its predecessor. */
+/* bad[0] = 1 when some record is before its predecessor.  With row ids
+ * (rid), *dup is the lowest row id of a record whose first cmp bytes
+ * equal its predecessor's (left at ~0 when none): the unique-key check of
+ * a batch (storage/index.c check_keys) then needs no pass of its own over
+ * the sorted records on the host. */
 __global__ void ix_check_k(const uint8_t *rec, uint32_t n, uint32_t width,
-			   uint32_t cmp, bool rid, uint32_t *bad)
+			   uint32_t cmp, bool rid, uint32_t *bad,
+			   unsigned long long *dup)
 {
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i + 1 < n;
-	     i += gridDim.x * blockDim.x)
-		if (ix_rec_cmp(rec + (uint64_t)i * width,
-			       rec + (uint64_t)(i + 1) * width, cmp, width,
-			       rid) > 0)
-			*bad = 1;
+	     i += gridDim.x * blockDim.x) {
+		const uint8_t *a = rec + (uint64_t)i * width, *b = a + width;
+		int d = ix_rec_cmp(a, b, cmp, width, rid);
+
+		if (d > 0)
+			bad[0] = 1;
+		if (rid && ix_rec_cmp(a, b, cmp, width, false) == 0) {
+			unsigned long long id = 0;
+			for (uint32_t j = 0; j < 8; j++)
+				id |= (unsigned long long)b[width - 8 + j]
+				      << (8 * j);
+			atomicMin(dup, id);
+		}
+	}
 }
 
 /* ---- the plan of a buffer of records on the device ------------------ */
@@ -547,7 +561,7 @@ static int ix_sort_run(ix_sort_bufs *b, void *recs, uint64_t n, uint32_t width,
 	    (rc = gpu_alloc(&b->k1, n * 8, err, errlen)) ||
 	    (rc = gpu_alloc((void **)&b->p0, n * 4, err, errlen)) ||
 	    (rc = gpu_alloc((void **)&b->p1, n * 4, err, errlen)) ||
-	    (rc = gpu_alloc((void **)&b->bad, 4, err, errlen)))
+	    (rc = gpu_alloc((void **)&b->bad, 16, err, errlen)))
 		return rc;
 	ix_xfer_begin(&x, recs, bytes);
 	st->xfer = x.mode;
@@ -646,27 +660,35 @@ static int ix_sort_run(ix_sort_bufs *b, void *recs, uint64_t n, uint32_t width,
 	st->sort_ms = t - t0;
 	t0 = t;
 
-	/* the records in order, checked */
+	/* the records in order, checked; their first duplicate key found */
 	if (!rc) {
-		uint32_t bad = 0;
+		uint32_t bad[4] = {0, 0, 0, 0};
+		unsigned long long dup;
 		ix_gather_k<<<ix_grid((bytes + 3) / 4, IX_BLOCK), IX_BLOCK, 0,
 			      s>>>(b->in, b->out, pb.Current(), width, bytes);
 		cudaError_t e = cudaGetLastError();
 		if (e != cudaSuccess)
 			rc = gpu_cuda_fail(e, "ix_gather_k", err, errlen);
+		/* bad[0]: out of order; bad[2..3]: the duplicate, ~0 */
 		if (!rc)
-			rc = gpu_memset(b->bad, 0, 4, err, errlen);
+			rc = gpu_memset(b->bad, 0, 8, err, errlen);
+		if (!rc)
+			rc = gpu_memset(b->bad + 2, 0xff, 8, err, errlen);
 		if (!rc) {
 			ix_check_k<<<ix_grid(n, IX_BLOCK), IX_BLOCK, 0, s>>>(
-			    b->out, (uint32_t)n, width, cmp, rid, b->bad);
+			    b->out, (uint32_t)n, width, cmp, rid, b->bad,
+			    (unsigned long long *)(b->bad + 2));
 			e = cudaGetLastError();
 			if (e != cudaSuccess)
 				rc =
 				    gpu_cuda_fail(e, "ix_check_k", err, errlen);
 		}
 		if (!rc)
-			rc = gpu_download(&bad, b->bad, 4, err, errlen);
-		if (!rc && bad)
+			rc = gpu_download(bad, b->bad, 16, err, errlen);
+		memcpy(&dup, bad + 2, 8);
+		if (!rc && rid)
+			st->dup_rowid = dup == ~0ull ? -1 : (int64_t)dup;
+		if (!rc && bad[0])
 			rc = gpu_say(err, errlen, GPMDB_GPU,
 				     "the GPU sort left records out of order "
 				     "(a bug): the CPU sorts them");
@@ -764,6 +786,7 @@ extern "C" int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 	if (!st)
 		st = &st0;
 	memset(st, 0, sizeof(*st));
+	st->dup_rowid = -2;
 	memset(&b, 0, sizeof(b));
 	if (cmp > width)
 		return gpu_say(err, errlen, GPMDB_MISUSE,
@@ -797,9 +820,15 @@ extern "C" int gpu_ix_sort(void *recs, uint64_t n, uint32_t width, uint32_t cmp,
 }
 
 extern "C" int gpu_ix_sort_hook(void *recs, uint64_t n, uint32_t width,
-				uint32_t cmp, char *why, size_t whylen)
+				uint32_t cmp, int64_t *dup, char *why,
+				size_t whylen)
 {
-	return gpu_ix_sort(recs, n, width, cmp, NULL, why, whylen);
+	gpu_ix_sort_stats st;
+	int rc = gpu_ix_sort(recs, n, width, cmp, &st, why, whylen);
+
+	if (dup)
+		*dup = rc == GPMDB_OK ? st.dup_rowid : -2;
+	return rc;
 }
 
 /* ---- the index cache ------------------------------------------------ */

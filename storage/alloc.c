@@ -92,30 +92,47 @@ static uint64_t find_run(const stg_pool *p, uint64_t n, uint64_t from,
 /* Grows the pool so that n chunks fit at its end (*start: the first):
  * by an eighth of its size or what the run needs; exact: what the run
  * needs. */
-static int grow_for(stg_pool *p, uint64_t n, uint64_t *start, bool exact)
+/* The chunks of free space at the end of the pool, at most n. */
+static uint64_t free_tail(const stg_pool *p, uint64_t limit, uint64_t n)
 {
-	uint64_t limit = limit_chunks(p), tail = 0, need, target, size, step;
-	int rc;
+	uint64_t tail = 0;
 
 	while (tail < limit && !alloc_bit(p, limit - 1 - tail) && tail < n)
 		tail++;
-	need = n - tail;
-	if (need > p->sb.nchunks - limit)
-		return pool_err(p, GPMDB_FULL,
-				"database or disk is full: %s reached its "
-				"maximum size of %llu bytes",
-				p->path, (unsigned long long)p->sb.max_size);
-	step = limit / 8 > (1u << 20) / p->sb.chunk_size
-		   ? limit / 8
-		   : (1u << 20) / p->sb.chunk_size;
+	return tail;
+}
+
+/* The chunk count grow_for grows the pool to for need more chunks. */
+static uint64_t grow_target(const stg_pool *p, uint64_t limit, uint64_t need,
+			    bool exact)
+{
+	uint64_t step = limit / 8 > (1u << 20) / p->sb.chunk_size
+			    ? limit / 8
+			    : (1u << 20) / p->sb.chunk_size;
+	uint64_t target;
+
 	/* GPMDB_TEST_GROW_EXACT: every growth exactly what is needed, so
 	 * that the pool is mapped again at almost every allocation past its
 	 * end (tests: a pointer into the pool kept across one is stale) */
 	if (getenv("GPMDB_TEST_GROW_EXACT"))
 		exact = true;
 	target = limit + (exact || need > step ? need : step);
-	if (target > p->sb.nchunks)
-		target = p->sb.nchunks;
+	return target > p->sb.nchunks ? p->sb.nchunks : target;
+}
+
+static int grow_for(stg_pool *p, uint64_t n, uint64_t *start, bool exact)
+{
+	uint64_t limit = limit_chunks(p), tail, need, target, size;
+	int rc;
+
+	tail = free_tail(p, limit, n);
+	need = n - tail;
+	if (need > p->sb.nchunks - limit)
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: %s reached its "
+				"maximum size of %llu bytes",
+				p->path, (unsigned long long)p->sb.max_size);
+	target = grow_target(p, limit, need, exact);
 	size = p->sb.data_off + target * p->sb.chunk_size;
 	rc = pool_extend(p, size);
 	if (rc == GPMDB_FULL && target > limit + need) {
@@ -200,9 +217,28 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 	return GPMDB_OK;
 }
 
+/* The chunks alloc_prepare grows the pool by for n chunks (its slack
+ * included), 0 when it does not grow it. */
+static uint64_t prepare_chunks(const stg_pool *p, uint64_t n)
+{
+	uint64_t limit = limit_chunks(p), slack;
+
+	/* no more than one ordinary growth: the extents' own, as ever */
+	if (n <= limit / 8 || find_run(p, n, 0, limit) != UINT64_MAX)
+		return 0;
+	/* an eighth more, as an ordinary growth gives, for what comes next
+	 * (an UPDATE's log segment, the next small appends): without it the
+	 * first of them grows the pool again */
+	slack = (limit + n) / 8;
+	if (limit + n + slack > p->sb.nchunks)
+		slack =
+		    p->sb.nchunks > limit + n ? p->sb.nchunks - limit - n : 0;
+	return n + slack;
+}
+
 int alloc_prepare(stg_pool *p, uint64_t bytes)
 {
-	uint64_t n, limit = limit_chunks(p), slack, s;
+	uint64_t n, s;
 
 	if (bytes == 0)
 		return GPMDB_OK;
@@ -213,17 +249,25 @@ int alloc_prepare(stg_pool *p, uint64_t bytes)
 				"requested from %s (maximum size %llu)",
 				(unsigned long long)bytes, p->path,
 				(unsigned long long)p->sb.max_size);
-	/* no more than one ordinary growth: the extents' own, as ever */
-	if (n <= limit / 8 || find_run(p, n, 0, limit) != UINT64_MAX)
+	if ((n = prepare_chunks(p, n)) == 0)
 		return GPMDB_OK;
-	/* an eighth more, as an ordinary growth gives, for what comes next
-	 * (an UPDATE's log segment, the next small appends): without it the
-	 * first of them grows the pool again */
-	slack = (limit + n) / 8;
-	if (limit + n + slack > p->sb.nchunks)
-		slack =
-		    p->sb.nchunks > limit + n ? p->sb.nchunks - limit - n : 0;
-	return grow_for(p, n + slack, &s, true);
+	return grow_for(p, n, &s, true);
+}
+
+uint64_t alloc_prepare_size(const stg_pool *p, uint64_t bytes)
+{
+	uint64_t n, limit = limit_chunks(p), need;
+
+	if (bytes == 0)
+		return 0;
+	n = alloc_round(p, bytes) / p->sb.chunk_size;
+	if (n > p->sb.nchunks || (n = prepare_chunks(p, n)) == 0)
+		return 0;
+	need = n - free_tail(p, limit, n);
+	if (need > p->sb.nchunks - limit)
+		return 0;
+	return p->sb.data_off +
+	       grow_target(p, limit, need, true) * p->sb.chunk_size;
 }
 
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes)

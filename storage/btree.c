@@ -1247,20 +1247,29 @@ uint64_t ix_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
+		    int64_t *dup);
 
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
+{
+	return ix_sort_dup(t, recs, n, src, NULL);
+}
+
+int ix_sort_dup(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
+		int64_t *dup)
 {
 	uint64_t t0 = ix_now_us();
 	int rc;
 
+	if (dup)
+		*dup = -2;
 	if (n < 2)
 		return GPMDB_OK;
 	hstats.sort_gpu = false;
 	hstats.sort_rows = n;
 	hstats.sort_why[0] = 0;
 	hstats.sort_new = true;
-	rc = sort_cpu(t, recs, n, src);
+	rc = sort_cpu(t, recs, n, src, dup);
 	hstats.sort_us = ix_now_us() - t0;
 	return rc;
 }
@@ -1399,17 +1408,23 @@ static int sort_radix(const sortctx *s, uint8_t *recs, uint64_t n)
 }
 
 /* The hook, else the CPU (the name says the fallback, not the rule). */
-static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src)
+static int sort_cpu(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
+		    int64_t *dup)
 {
 	sortctx s = {t, src, t->ew};
 	int nt = 1;
 	uint8_t *tmp;
 
 	if (sort_hook && n >= sort_min) {
-		if (sort_hook(recs, n, t->ew, t->kw, hstats.sort_why,
+		int64_t d = -2;
+
+		if (sort_hook(recs, n, t->ew, t->kw, t->has_text ? NULL : &d,
+			      hstats.sort_why,
 			      sizeof(hstats.sort_why)) == GPMDB_OK) {
 			hstats.sort_gpu = true;
 			fix_ties(&s, recs, n);
+			if (dup)
+				*dup = d;
 			return GPMDB_OK;
 		}
 	} else if (sort_hook) {

@@ -145,6 +145,12 @@ int ix_copy_all(const ixt *t, uint8_t *out, uint64_t cap, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* ix_sort, and *dup as the sort hook's (storage.h stg_ix_sort_hook): the
+ * lowest row id of a record whose key bytes equal its predecessor's, -1
+ * none, -2 unknown (the CPU sorted, or TEXT keys, whose prefixes may be
+ * equal while the strings differ). */
+int ix_sort_dup(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
+		int64_t *dup);
 /* A sort of n records of t is coming (stg_set_index_prewarm_hook). */
 void ix_prewarm(const ixt *t, uint64_t n);
 /* Microseconds of a monotonic clock. */

@@ -8,6 +8,7 @@
 #ifndef GPMDB_STORAGE_INTERNAL_H
 #define GPMDB_STORAGE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -153,6 +154,18 @@ struct stg_pool {
 	lk_state lk;
 	size_t ro_resv;	    /* read-only: bytes reserved at base (growth) */
 	stg_write_times wt; /* stg_get_write_times */
+	/* stg_grow_ahead: a thread allocating the file's next range
+	 * [from, to) while the caller converts and checks an append's rows;
+	 * joined by pool_extend (which then skips what it allocated), commit,
+	 * rollback and close */
+	struct {
+		pthread_t th;
+		bool on;   /* running or not joined yet */
+		bool done; /* joined, its result not used yet */
+		uint64_t from, to;
+		int err;      /* its posix_fallocate's result */
+		int omp_prev; /* the caller's OpenMP threads before */
+	} ahead;
 
 	/* Statistics. */
 	uint64_t bytes_persisted;
@@ -387,6 +400,9 @@ int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
  * holds them), so that the extents a batch allocates next need no growth
  * of their own. */
 int alloc_prepare(stg_pool *p, uint64_t bytes);
+/* The size alloc_prepare(p, bytes) would grow the pool file to, 0 when it
+ * would not grow it (stg_grow_ahead). */
+uint64_t alloc_prepare_size(const stg_pool *p, uint64_t bytes);
 /* Frees an extent when the transaction commits. */
 int alloc_free_deferred(stg_pool *p, uint64_t off, uint64_t bytes);
 /* Clears the bits now (commit and recovery only: not undo-logged). */
@@ -469,6 +485,15 @@ int tab_trim_heaps(stg_pool *p);
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows);
 /* An append of nrows rows up to row end: the room its tablets and index
  * rebuilds take, made in one growth of the pool (alloc_prepare). */
+uint64_t tab_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+			  uint64_t end);
+/* stg_grow_ahead's thread: started for the file to reach size, joined
+ * (pool_ahead_join: restores the caller's OpenMP threads). */
+void pool_ahead_start(stg_pool *p, uint64_t size);
+void pool_ahead_join(stg_pool *p);
+/* ... joined and its range forgotten (commit, rollback, close: the next
+ * statement's growth allocates for itself). */
+void pool_ahead_end(stg_pool *p);
 int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 		       uint64_t end);
 int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,

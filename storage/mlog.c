@@ -593,6 +593,7 @@ int stg_rollback(stg_pool *p)
 
 	if (p == NULL)
 		return GPMDB_MISUSE;
+	pool_ahead_end(p); /* stg_grow_ahead's thread, if any */
 	pool_clear_err(p);
 	if (!p->in_txn)
 		return pool_err(p, GPMDB_MISUSE,
@@ -661,6 +662,7 @@ int stg_commit(stg_pool *p)
 
 	if (p == NULL)
 		return GPMDB_MISUSE;
+	pool_ahead_end(p); /* stg_grow_ahead's thread, if any */
 	pool_clear_err(p);
 	if (!p->in_txn)
 		return pool_err(p, GPMDB_MISUSE,
@@ -742,6 +744,7 @@ int stg_rollback_to(stg_pool *p, const stg_mark *m)
 		return pool_err(p, GPMDB_MISUSE,
 				"rollback to a savepoint outside a "
 				"transaction");
+	pool_ahead_end(p);
 	idx_presorted_clear(p);
 	for (i = 0; i < p->nents && p->ents[i] < m->mlog_pos; i++)
 		;

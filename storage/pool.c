@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <libpmem.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -234,6 +235,7 @@ int pool_check_writable(stg_pool *p)
  */
 
 static int pool_remap_to(stg_pool *p, uint64_t min_size);
+static bool on_tmpfs(int fd);
 
 /* pool_extend's work, timed (stg_write_times grow_ns, extend_ns). */
 static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0);
@@ -248,16 +250,235 @@ int pool_extend(stg_pool *p, uint64_t new_size)
 	return rc;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Growths of at least this many bytes on tmpfs go in parallel (below it
+ * one fallocate costs less than starting the threads). */
+#define GROW_PAR_MIN (64ull << 20)
+#define GROW_PIECE   (2ull << 20)
+
+/*
+ * How a large growth of a pool on tmpfs is done (GPMDB_GROW: "fallocate",
+ * "pfalloc", "populate"; tpc/batch/bench_grow.c measures them):
+ *  - fallocate: one posix_fallocate of the new range.  tmpfs allocates
+ *    and zeroes every page under the inode's lock, one thread: 470-940 ms
+ *    for the 2.7 GB of a 50M-row INSERT on the H200 (issue 16);
+ *  - pfalloc: the same range in disjoint pieces, one fallocate per thread;
+ *  - populate: ftruncate, the pool mapped again, then the new range's
+ *    pages faulted in on every core (MADV_POPULATE_WRITE, which says
+ *    EFAULT where a full tmpfs would raise SIGBUS on a store).  Its pages
+ *    are then in this process's page tables too, which the GPU path's
+ *    registration would otherwise populate again.
+ * Neither parallel way scales on tmpfs (H200, 16 cores, 2.7 GB, kernel
+ * 6.18: fallocate 215-241 ms; pfalloc 235-262 ms from 1, 4 or 16 threads,
+ * the inode's lock serialises them; populate 847 / 349 / 451 ms from 1 /
+ * 4 / 16 threads, page by page under the mapping's locks), so fallocate
+ * stays the default and the time is hidden instead: stg_grow_ahead
+ * allocates the range on a thread while the rows are converted and
+ * checked.  The others stay as measurement switches.
+ */
+enum { GROW_FALLOCATE, GROW_PFALLOC, GROW_POPULATE };
+
+static int grow_way(void)
+{
+	/* read at each large growth (tests change it), a getenv beside a
+	 * growth of 64 MiB or more */
+	const char *e = getenv("GPMDB_GROW");
+
+	return e && !strcmp(e, "pfalloc")    ? GROW_PFALLOC
+	       : e && !strcmp(e, "populate") ? GROW_POPULATE
+					     : GROW_FALLOCATE;
+}
+
+static bool full_errno(int err)
+{
+	return err == ENOSPC || err == EFBIG || err == EFAULT ||
+	       err == ENOMEM || err == EDQUOT;
+}
+
+/* [from, to) of the file allocated by one fallocate per thread; 0 or the
+ * first error's errno. */
+static int grow_pfalloc(int fd, uint64_t from, uint64_t to)
+{
+	long np = (long)((to - from + GROW_PIECE - 1) / GROW_PIECE);
+	long nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+	uint64_t per = (uint64_t)((np + nt - 1) / nt) * GROW_PIECE;
+	int why = 0;
+
+#pragma omp parallel for schedule(static, 1)
+	for (long i = 0; i < nt; i++) {
+		uint64_t o = from + (uint64_t)i * per;
+		uint64_t l = o >= to ? 0 : (to - o < per ? to - o : per);
+		if (l && fallocate(fd, 0, (off_t)o, (off_t)l) != 0)
+			__atomic_store_n(&why, errno, __ATOMIC_RELAXED);
+	}
+	return why;
+}
+
+/* The pages of [m, m + len) of a shared mapping allocated on every core;
+ * 0 or the first error's errno (EINVAL: a kernel without it). */
+static int grow_populate(char *m, uint64_t len)
+{
+	long np = (long)((len + GROW_PIECE - 1) / GROW_PIECE);
+	int why = 0;
+
+#pragma omp parallel for schedule(dynamic, 4)
+	for (long i = 0; i < np; i++) {
+		uint64_t o = (uint64_t)i * GROW_PIECE;
+		uint64_t l = len - o < GROW_PIECE ? len - o : GROW_PIECE;
+		if (__atomic_load_n(&why, __ATOMIC_RELAXED) == 0 &&
+		    madvise(m + o, (size_t)l, MADV_POPULATE_WRITE) != 0)
+			__atomic_store_n(&why, errno, __ATOMIC_RELAXED);
+	}
+	return why;
+}
+
+static int grow_full(stg_pool *p, uint64_t new_size, int err)
+{
+	if (full_errno(err))
+		return pool_err(p, GPMDB_FULL,
+				"database or disk is full: cannot grow %s to "
+				"%llu bytes: %s",
+				p->path, (unsigned long long)new_size,
+				strerror(err));
+	return pool_err(p, GPMDB_IOERR, "cannot grow %s to %llu bytes: %s",
+			p->path, (unsigned long long)new_size, strerror(err));
+}
+
+/*
+ * The parallel growth of a pmem-mode pool on tmpfs to new_size (way:
+ * GROW_PFALLOC or GROW_POPULATE).  Nothing the pool holds is touched
+ * before the new range is allocated whole: on any failure the file goes
+ * back to its old size (the pages allocated meanwhile are given back)
+ * and the pool is mapped as before, so a full tmpfs is GPMDB_FULL and
+ * loses nothing; the caller has not recorded the new size yet.
+ */
+static int grow_parallel(stg_pool *p, uint64_t new_size, int way, uint64_t t0)
+{
+	uint64_t old = p->map_len;
+	int err = 0, rc;
+
+	if (ftruncate(p->fd, (off_t)new_size) != 0)
+		err = errno;
+	else if (way == GROW_PFALLOC)
+		err = grow_pfalloc(p->fd, old, new_size);
+	if (err == 0) {
+		stg_crash_point("grow.extend");
+		if ((rc = pool_remap_to(p, new_size)) != GPMDB_OK)
+			return rc;
+		if (way == GROW_POPULATE)
+			err = grow_populate(p->base + old, new_size - old);
+		if (err == EINVAL) /* no MADV_POPULATE_WRITE: allocate */
+			err = posix_fallocate(p->fd, (off_t)old,
+					      (off_t)(new_size - old));
+	}
+	p->wt.extend_ns += pool_now_ns() - t0;
+	if (err == 0) {
+		stg_crash_point("grow.remap");
+		return GPMDB_OK;
+	}
+	/* back to the old size: tmpfs frees the pages past it */
+	if (ftruncate(p->fd, (off_t)old) != 0) {
+		int e2 = errno;
+		p->broken = true;
+		return pool_err(p, GPMDB_IOERR,
+				"cannot grow %s to %llu bytes (%s), nor "
+				"truncate it back to %llu bytes: %s",
+				p->path, (unsigned long long)new_size,
+				strerror(err), (unsigned long long)old,
+				strerror(e2));
+	}
+	if (p->map_len != old && (rc = pool_remap_to(p, old)) != GPMDB_OK)
+		return rc;
+	return grow_full(p, new_size, err);
+}
+
+/* ---- Growing ahead (stg_grow_ahead) --------------------------------------
+ */
+
+/* Growths this large are started ahead; below, a thread costs more than
+ * the fallocate it would hide. */
+#define GROW_AHEAD_MIN (64ull << 20)
+
+static void *ahead_main(void *arg)
+{
+	stg_pool *p = arg;
+
+	p->ahead.err = posix_fallocate(p->fd, (off_t)p->ahead.from,
+				       (off_t)(p->ahead.to - p->ahead.from));
+	return NULL;
+}
+
+void pool_ahead_start(stg_pool *p, uint64_t size)
+{
+	if (p->ahead.on || p->ahead.done || p->wal.on || p->private_map ||
+	    p->dur != STG_DUR_PMEM || size <= p->map_len ||
+	    size - p->map_len < GROW_AHEAD_MIN || getenv("GPMDB_NO_GROW_AHEAD"))
+		return;
+	p->ahead.from = p->map_len;
+	p->ahead.to = size;
+	p->ahead.err = 0;
+	if (pthread_create(&p->ahead.th, NULL, ahead_main, p) != 0)
+		return; /* the growth allocates it itself */
+	p->ahead.on = true;
+	/* the thread keeps a core busy: loops over all of them would wait
+	 * for the one that shares it (a static schedule) */
+	p->ahead.omp_prev = omp_get_max_threads();
+	if (p->ahead.omp_prev > 2)
+		omp_set_num_threads(p->ahead.omp_prev - 1);
+}
+
+void pool_ahead_join(stg_pool *p)
+{
+	if (!p->ahead.on)
+		return;
+	pthread_join(p->ahead.th, NULL);
+	p->ahead.on = false;
+	p->ahead.done = true;
+	if (p->ahead.omp_prev > 2)
+		omp_set_num_threads(p->ahead.omp_prev);
+}
+
+void pool_ahead_end(stg_pool *p)
+{
+	pool_ahead_join(p);
+	/* what it allocated is for the growth of its own statement: past
+	 * it nothing says the range is still allocated */
+	p->ahead.done = false;
+}
+
+/* The first byte from which the growth to new_size must still allocate
+ * the file: past what the thread allocated, when it did. */
+static uint64_t ahead_used(stg_pool *p, uint64_t new_size)
+{
+	uint64_t from = p->map_len;
+
+	pool_ahead_join(p);
+	if (p->ahead.done && p->ahead.err == 0 && p->ahead.from <= from &&
+	    p->ahead.to > from)
+		from = p->ahead.to < new_size ? p->ahead.to : new_size;
+	p->ahead.done = false;
+	return from;
+}
+
 static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0)
 {
+	uint64_t from = ahead_used(p, new_size);
 	int err;
 
+	if (new_size > p->map_len && new_size - p->map_len >= GROW_PAR_MIN &&
+	    !p->wal.on && !p->private_map && grow_way() != GROW_FALLOCATE &&
+	    on_tmpfs(p->fd))
+		return grow_parallel(p, new_size, grow_way(), t0);
 	/* only the new range: from 0 the call walks every page of the file
 	 * (tmpfs), 100-200 ms at 10M rows for one INSERT that grows it */
-	err = new_size > p->map_len
-		  ? posix_fallocate(p->fd, (off_t)p->map_len,
-				    (off_t)(new_size - p->map_len))
-		  : posix_fallocate(p->fd, 0, (off_t)new_size);
+	err =
+	    new_size <= p->map_len ? posix_fallocate(p->fd, 0, (off_t)new_size)
+	    : from < new_size
+		? posix_fallocate(p->fd, (off_t)from, (off_t)(new_size - from))
+		: 0;
 	p->wt.extend_ns += pool_now_ns() - t0;
 	if (err == ENOSPC || err == EFBIG)
 		return pool_err(p, GPMDB_FULL,
@@ -961,6 +1182,7 @@ int stg_close(stg_pool *p)
 
 	if (p == NULL)
 		return GPMDB_OK;
+	pool_ahead_end(p);
 	if (p->in_txn && !p->broken)
 		rc = stg_rollback(p); /* like SQLite: close rolls back */
 	p->lk.reading = 0;

@@ -265,6 +265,20 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **rows,
 		     int *n);
 
 /*
+ * Tells storage that an append of nrows rows to the table is coming, before
+ * its rows are converted and checked: when it will grow the pool file by
+ * a large range (alloc_prepare's one growth, 64 MiB or more, pmem mode), a
+ * thread allocates that range of the file meanwhile (posix_fallocate: on
+ * tmpfs the kernel allocates and zeroes every page on one thread, about
+ * 150 ms a GB, and it does not go faster from several threads,
+ * tpc/batch/bench_grow.c), and the caller's OpenMP loops use one thread
+ * fewer until the growth joins it.  Best effort: nothing changes in the
+ * pool, a failure (a full disk) is found again and reported by the
+ * append's own growth.  Inside a write transaction.
+ */
+int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows);
+
+/*
  * Appends nrows rows; cols has one entry per column of the table, in
  * order.  Fails whole (nothing visible) with GPMDB_CONSTRAINT naming the
  * first offending row when a NOT NULL column gets a NULL, with GPMDB_FULL
@@ -433,9 +447,14 @@ const char *stg_constraint_key(const stg_pool *p);
  * are n records of width bytes compared with memcmp over their first
  * cmp bytes; a hook (the GPU backend) may sort them instead of the CPU.
  * It returns GPMDB_OK when it sorted them, anything else to let the CPU
- * do it; *why (if not NULL) says why it declined. */
+ * do it; *why (if not NULL) says why it declined.  dup (if not NULL):
+ * when the records end in a row id (width >= cmp + 8), the lowest row id
+ * of a record whose first cmp bytes equal its predecessor's once sorted,
+ * -1 when none, -2 when the hook did not look (a unique-key check then
+ * compares the neighbours itself). */
 typedef int (*stg_ix_sort_hook)(void *recs, uint64_t n, uint32_t width,
-				uint32_t cmp, char *why, size_t whylen);
+				uint32_t cmp, int64_t *dup, char *why,
+				size_t whylen);
 void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows);
 /* Told when a sort the sort hook will take is coming (an index build's,
  * a big append's key check), before its records are made: the GPU
@@ -570,10 +589,16 @@ void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
  * tab_ensure_tablets), of which grow_ns growing the pool file
  * (pool_extend: the file extended and mapped again), of which
  * extend_ns the file's extension alone (posix_fallocate: on tmpfs the
- * kernel allocates and zeroes every page); grows: the pool's growths. */
+ * kernel allocates and zeroes every page); grows: the pool's growths.
+ * key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns: the parts of the
+ * unique-key checks (a large records buffer allocated and its pages
+ * faulted in; the keys encoded as records and NULL keys dropped; the
+ * records sorted, by the GPU's hook or the CPU; each compared with its
+ * neighbour, unless the GPU's sort did, and looked up in the tree). */
 typedef struct {
 	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
 	uint64_t tablets_ns, grow_ns, extend_ns, grows;
+	uint64_t key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns;
 } stg_write_times;
 void stg_get_write_times(const stg_pool *p, stg_write_times *out);
 

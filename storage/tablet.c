@@ -459,6 +459,27 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 		       uint64_t end)
 {
+	return alloc_prepare(p, tab_append_bytes(p, cat_off, nrows, end));
+}
+
+int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows)
+{
+	uint64_t cat_off, end, size;
+	int rc = tab_find_writable(p, table_id, &cat_off);
+
+	if (rc != GPMDB_OK || nrows == 0)
+		return rc;
+	end = cat_entry(p, cat_off)->row_count + nrows;
+	if (end > (1ull << 48))
+		return GPMDB_OK; /* the append itself says why */
+	size = alloc_prepare_size(p, tab_append_bytes(p, cat_off, nrows, end));
+	pool_ahead_start(p, size);
+	return GPMDB_OK;
+}
+
+uint64_t tab_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t nrows,
+			  uint64_t end)
+{
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	uint64_t need = end ? tab_index_of(end - 1) + 1 : 0, bytes = 0, cnt;
 
@@ -470,7 +491,7 @@ int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 	if (need > cnt) /* a directory with room for them */
 		bytes += alloc_round(p, sizeof(stg_tdir) + 16 * need);
 	bytes += idx_append_bytes(p, cat_off, nrows);
-	return alloc_prepare(p, bytes);
+	return bytes;
 }
 
 /* Makes the heap of the tablet at toff hold need more bytes.  fill: the

@@ -939,6 +939,10 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	berr e = {0};
 
 	wp_path(db, "%lld %ss converted in one pass", (long long)nrows, what);
+	/* a large growth of the pool file starts now, beside the conversion
+	 * and the key check (best effort: the append reports any failure) */
+	if (nrows > 0)
+		(void)stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
 	if (!cols || !b || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;

@@ -97,6 +97,9 @@ static struct {
 	 * chunk hook the registration's populate and cudaHostRegister */
 	double ins_setup_ms, ins_keycheck_ms, ins_tablets_ms, ins_grow_ms,
 	    ins_extend_ms, ins_populate_ms, ins_register_ms;
+	/* the key check's parts: encode, sort, neighbour and tree probe */
+	double ins_key_alloc_ms, ins_key_enc_ms, ins_key_sort_ms,
+	    ins_key_probe_ms;
 	uint64_t ins_chunks;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -302,6 +305,12 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.ins_setup_ms = setup_ms;
 	bg_stat.ins_keycheck_ms = (a->w.key_check_ns - b->w.key_check_ns) / 1e6;
+	bg_stat.ins_key_alloc_ms =
+	    (a->w.key_alloc_ns - b->w.key_alloc_ns) / 1e6;
+	bg_stat.ins_key_enc_ms = (a->w.key_enc_ns - b->w.key_enc_ns) / 1e6;
+	bg_stat.ins_key_sort_ms = (a->w.key_sort_ns - b->w.key_sort_ns) / 1e6;
+	bg_stat.ins_key_probe_ms =
+	    (a->w.key_probe_ns - b->w.key_probe_ns) / 1e6;
 	bg_stat.ins_tablets_ms = (a->w.tablets_ns - b->w.tablets_ns) / 1e6;
 	bg_stat.ins_grow_ms = (a->w.grow_ns - b->w.grow_ns) / 1e6;
 	bg_stat.ins_extend_ms = (a->w.extend_ns - b->w.extend_ns) / 1e6;
@@ -1698,6 +1707,10 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    /* the last GPU INSERT's host work (docs/gpu.md) */
 		    {"last_insert_setup_ms", bg_stat.ins_setup_ms},
 		    {"last_insert_keycheck_ms", bg_stat.ins_keycheck_ms},
+		    {"last_insert_key_alloc_ms", bg_stat.ins_key_alloc_ms},
+		    {"last_insert_key_encode_ms", bg_stat.ins_key_enc_ms},
+		    {"last_insert_key_sort_ms", bg_stat.ins_key_sort_ms},
+		    {"last_insert_key_probe_ms", bg_stat.ins_key_probe_ms},
 		    {"last_insert_tablets_ms", bg_stat.ins_tablets_ms},
 		    {"last_insert_grow_ms", bg_stat.ins_grow_ms},
 		    {"last_insert_extend_ms", bg_stat.ins_extend_ms},

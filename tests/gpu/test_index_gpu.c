@@ -272,6 +272,25 @@ static void sort_case(uint64_t n, uint32_t width, uint32_t cmp, uint64_t range,
 	CHECKF(same_order(a, b, n, width),
 	       "n %llu width %u cmp %u range %llu: order differs",
 	       (unsigned long long)n, width, cmp, (unsigned long long)range);
+	/* the first duplicate key: the lowest row id of a record whose key
+	 * equals its predecessor's (records with row ids only) */
+	if (rc == GPMDB_OK && n >= 2 && width >= cmp + 8) {
+		int64_t want = -1;
+		for (uint64_t i = 1; i < n; i++) {
+			uint64_t id;
+			if (memcmp(b + (i - 1) * width, b + i * width, cmp))
+				continue;
+			memcpy(&id, b + i * width + width - 8, 8);
+			if (want < 0 || (int64_t)id < want)
+				want = (int64_t)id;
+		}
+		CHECKF(st.dup_rowid == want,
+		       "n %llu width %u cmp %u range %llu: duplicate row id "
+		       "%lld, want %lld",
+		       (unsigned long long)n, width, cmp,
+		       (unsigned long long)range, (long long)st.dup_rowid,
+		       (long long)want);
+	}
 	if (n >= 1000)
 		printf("# sort n %llu width %u cmp %u: %u words, %u bits, %u "
 		       "passes, %.1f ms\n",
@@ -358,8 +377,9 @@ static void test_sort_xfer(void)
 		memcpy(b, a, n * 17);
 		cpu_sort(b, n, 17, 9);
 		gpu_ix_set_xfer(m);
-		int rc = m ? gpu_ix_sort(a, n, 17, 9, NULL, err, sizeof(err))
-			   : gpu_ix_sort_hook(a, n, 17, 9, err, sizeof(err));
+		int rc =
+		    m ? gpu_ix_sort(a, n, 17, 9, NULL, err, sizeof(err))
+		      : gpu_ix_sort_hook(a, n, 17, 9, NULL, err, sizeof(err));
 		CHECKF(rc == GPMDB_OK, "%s: %d %s", names[m], rc, err);
 		CHECKF(same_order(a, b, n, 17), "%s", names[m]);
 		free(a);

@@ -670,9 +670,10 @@ static void bb_cap_host(gpmdb *db, int conf, int op)
  * and, inside the pipeline, the registration of the chunks' tablets. */
 static void bb_insert_host(gpmdb *db, int conf)
 {
-	static const char *const nm[] = {"setup",    "keycheck", "tablets",
-					 "grow",     "extend",	 "populate",
-					 "register", "chunks"};
+	static const char *const nm[] = {"setup",      "keycheck", "key_alloc",
+					 "key_encode", "key_sort", "key_probe",
+					 "tablets",    "grow",	   "extend",
+					 "populate",   "register", "chunks"};
 	char name[64];
 
 	printf("# %s, INSERT host work (ms):", conf_names[conf]);
