@@ -123,7 +123,8 @@ static void t_update_rollback_commit(void)
 	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, 10, 1, &seg), GPMDB_MISUSE);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, 0, 1, &seg), GPMDB_MISUSE);
-	CHECK_RC(stg_hcl_begin_gpu(p, 999, 0, NULL, 10, 1, &seg), GPMDB_NOTFOUND);
+	CHECK_RC(stg_hcl_begin_gpu(p, 999, 0, NULL, 10, 1, &seg),
+		 GPMDB_NOTFOUND);
 	CHECK_RC(stg_rollback(p), GPMDB_OK);
 	stg_close(p);
 }
