@@ -690,6 +690,31 @@ static void bb_insert_host(gpmdb *db, int conf)
 	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3);
 }
 
+/* BB_EXPLAIN set: UPDATE a runs as EXPLAIN ANALYZE (it still updates),
+ * its operators' rows and times printed (where the locate time goes). */
+static int gm_explain(gpmdb *db, int conf, const char *sql, char *err,
+		      size_t len)
+{
+	char q[512];
+	gpmdb_stmt *st = NULL;
+	int rc;
+
+	snprintf(q, sizeof(q), "EXPLAIN ANALYZE %s", sql);
+	rc = gpmdb_prepare(db, q, -1, &st, NULL);
+	while (rc == GPMDB_OK && (rc = gpmdb_step(st)) == GPMDB_ROW) {
+		const char *t = (const char *)gpmdb_column_text(st, 0);
+
+		printf("# %s EXPLAIN: %s\n", conf_names[conf], t ? t : "");
+		rc = GPMDB_OK;
+	}
+	if (rc == GPMDB_DONE)
+		rc = GPMDB_OK;
+	if (rc != GPMDB_OK)
+		snprintf(err, len, "%s: %s", q, gpmdb_errmsg(db));
+	gpmdb_finalize(st);
+	return rc;
+}
+
 /*
  * UPDATE a three more times in the connection (after the crash runs, if
  * any, it is a new one): the first finds its column in HBM or loads it,
@@ -749,48 +774,8 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       r.ph_ms[OP_UPD_B][6]);
 	}
 	/* where a warm UPDATE a's time goes: EXPLAIN ANALYZE (a fourth run) */
-	{
-		char sql[256];
-		gpmdb_stmt *st = NULL;
-
-		snprintf(sql, sizeof(sql), "EXPLAIN ANALYZE %s", bb_sql_a);
-		if (gpmdb_prepare(db, sql, -1, &st, NULL) == GPMDB_OK && st) {
-			while (gpmdb_step(st) == GPMDB_ROW) {
-				printf("#   ");
-				for (int c = 0; c < gpmdb_column_count(st); c++)
-					printf("%s%s", c ? " | " : "",
-					       (const char *)gpmdb_column_text(
-						   st, c));
-				printf("\n");
-			}
-		}
-		gpmdb_finalize(st);
-	}
-}
-
-/* BB_EXPLAIN set: UPDATE a runs as EXPLAIN ANALYZE (it still updates),
- * its operators' rows and times printed (where the locate time goes). */
-static int gm_explain(gpmdb *db, int conf, const char *sql, char *err,
-		      size_t len)
-{
-	char q[512];
-	gpmdb_stmt *st = NULL;
-	int rc;
-
-	snprintf(q, sizeof(q), "EXPLAIN ANALYZE %s", sql);
-	rc = gpmdb_prepare(db, q, -1, &st, NULL);
-	while (rc == GPMDB_OK && (rc = gpmdb_step(st)) == GPMDB_ROW) {
-		const char *t = (const char *)gpmdb_column_text(st, 0);
-
-		printf("# %s EXPLAIN: %s\n", conf_names[conf], t ? t : "");
-		rc = GPMDB_OK;
-	}
-	if (rc == GPMDB_DONE)
-		rc = GPMDB_OK;
-	if (rc != GPMDB_OK)
-		snprintf(err, len, "%s: %s", q, gpmdb_errmsg(db));
-	gpmdb_finalize(st);
-	return rc;
+	if (gm_explain(db, conf, bb_sql_a, err, sizeof(err)))
+		printf("**ERROR** %s: %s\n", conf_names[conf], err);
 }
 
 /* One small run of the CAP configurations' statements (both write
