@@ -3,9 +3,9 @@
  * the backup API (gpmdb_backup_*: full or incremental onto an earlier
  * copy) and checkpoints (PRAGMA checkpoint_file, checkpoint_interval,
  * checkpoint, checkpoint_status): a copy kept up to date incrementally,
- * on demand or by a thread of the connection.  Plain VACUUM, which in
- * SQLite rebuilds the file to give free space back, is refused with a
- * message: the pool has no compaction yet.
+ * on demand or by a thread of the connection.  Plain VACUUM rewrites
+ * every table's tablets encoded and compacted (stg_vacuum, storage/
+ * encode.c); the file gives its free tail back at the last close.
  *
  * A backup of a database file reads through a connection of its own, so
  * that whatever the source connection does meanwhile (a transaction, a
@@ -37,10 +37,16 @@ int vacuum_exec(gpmdb_stmt *st, ast_stmt *s)
 	if (s->schema && strcasecmp(s->schema, "main"))
 		return db_err(db, GPMDB_ERROR, "unknown database %s",
 			      s->schema);
-	if (!e)
-		return db_err(db, GPMDB_UNSUPPORTED,
-			      "VACUUM is not supported: gpmdb does not compact "
-			      "a pool yet; VACUUM INTO 'file' writes a copy");
+	if (!e) {
+		/* plain VACUUM: every table encoded (storage/encode.c) */
+		if (db->explicit_txn)
+			return db_err(db, GPMDB_ERROR,
+				      "cannot VACUUM from within a "
+				      "transaction");
+		if (stg_vacuum(db->pool, NULL, NULL))
+			return db_err_stg(db);
+		return GPMDB_OK;
+	}
 	if (e->kind != AST_E_STRING || !e->str || !*e->str)
 		return db_err(db, GPMDB_ERROR,
 			      "VACUUM INTO takes the output file's name as a "

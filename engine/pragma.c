@@ -1,12 +1,11 @@
 /*
  * pragma.c - PRAGMA durability, table_info, table_list, index_list,
  * index_info, index_xinfo (index_sql.c), table_bytes, integrity_check,
- * storage_info, busy_timeout, memory_limit, temp_directory, pool_size,
- * pool_used, gpu,
- * gpu_memory, hbm_cache, last_rows, last_bytes_persisted, foreign_keys (backend
- * and gpu_*: gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema.
- * Unknown pragmas are errors (SQLite ignores them; a typo should not pass
- * silently).
+ * storage_info, busy_timeout, auto_encode, memory_limit, temp_directory,
+ * pool_size, pool_used, gpu, gpu_memory, hbm_cache, last_rows,
+ * last_bytes_persisted, foreign_keys (backend and gpu_*:
+ * gpu/exec/exec_gpu_pragma.c); and the catalog view sqlite_schema. Unknown
+ * pragmas are errors (SQLite ignores them; a typo should not pass silently).
  */
 #include "../gpu/gpu.h"
 #include "engine.h"
@@ -233,6 +232,42 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 	return pragma_put_row(db, r, &x);
 }
 
+/* A column's encodings: "plain", "for 3-7 bits", "dict 2 bits", or
+ * each kind's tablets ("for 5 tablets 3-7 bits, plain 1 tablet"). */
+static const char *si_encoding(const stg_storage_row *x, char *b, size_t n)
+{
+	static const char *const kn[3] = {"plain", "for", "dict"};
+	int kinds = !!x->ntab[0] + !!x->ntab[1] + !!x->ntab[2];
+	size_t at = 0;
+
+	if (kinds == 0)
+		return "plain";
+	b[0] = 0;
+	for (int k = 1; k <= 3; k++) {
+		int i = k % 3; /* for, dict, then plain */
+		char bits[32] = "";
+
+		if (!x->ntab[i])
+			continue;
+		if (i && x->bits_min == x->bits_max)
+			snprintf(bits, sizeof(bits), " %u bits", x->bits_min);
+		else if (i)
+			snprintf(bits, sizeof(bits), " %u-%u bits", x->bits_min,
+				 x->bits_max);
+		if (kinds == 1)
+			at += (size_t)snprintf(b + at, n - at, "%s%s", kn[i],
+					       bits);
+		else
+			at += (size_t)snprintf(
+			    b + at, n - at, "%s%s %u tablet%s%s",
+			    at ? ", " : "", kn[i], x->ntab[i],
+			    x->ntab[i] == 1 ? "" : "s", bits);
+		if (at >= n)
+			break;
+	}
+	return b;
+}
+
 /* PRAGMA storage_info(t): where the table's bytes go, a row per column
  * (values, NULL bits, TEXT heap bytes of the rows in use) and a row for
  * each of the table's other bytes (type and encoding NULL, cid -1). */
@@ -255,20 +290,22 @@ static int storage_info(gpmdb *db, rel *r, const char *name)
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		const stg_storage_row *x = &rows[i];
+		char enc[96];
 		bool col = x->col >= 0 && x->col < sch->ncols;
 		const stg_column_info *ci = col ? &sch->cols[x->col] : NULL;
 		sval nul = {.t = BC_T_NULL};
-		sval row[8] = {sval_of_int(col ? x->col : -1),
-			       sval_of_text(x->name),
-			       ci ? sval_of_text(ci->decl_type[0]
-						     ? ci->decl_type
-						     : stg_type_name(ci->type))
-				  : nul,
-			       ci ? sval_of_text("plain") : nul,
-			       sval_of_int((int64_t)x->values),
-			       sval_of_int((int64_t)x->nulls),
-			       sval_of_int((int64_t)x->heap),
-			       sval_of_int((int64_t)x->bytes)};
+		sval row[8] = {
+		    sval_of_int(col ? x->col : -1),
+		    sval_of_text(x->name),
+		    ci ? sval_of_text(ci->decl_type[0]
+					  ? ci->decl_type
+					  : stg_type_name(ci->type))
+		       : nul,
+		    ci ? sval_of_text(si_encoding(x, enc, sizeof(enc))) : nul,
+		    sval_of_int((int64_t)x->values),
+		    sval_of_int((int64_t)x->nulls),
+		    sval_of_int((int64_t)x->heap),
+		    sval_of_int((int64_t)x->bytes)};
 		rc = pragma_put_row(db, r, row);
 	}
 	free(rows);
@@ -516,6 +553,26 @@ int pragma_exec(gpmdb_stmt *st, ast_stmt *s, rel **out)
 		}
 		if (!rc) {
 			sval x = sval_of_int(stg_get_busy_timeout(db->pool));
+			rc = pragma_put_row(db, r, &x);
+		}
+	} else if (!strcasecmp(s->name, "auto_encode")) {
+		/* per connection: the tables each commit wrote are encoded
+		 * at that commit (storage/encode.c) */
+		if (v && !s->pragma_call) {
+			if (!strcasecmp(v, "on") || !strcmp(v, "1") ||
+			    !strcasecmp(v, "true"))
+				stg_set_auto_encode(db->pool, true);
+			else if (!strcasecmp(v, "off") || !strcmp(v, "0") ||
+				 !strcasecmp(v, "false"))
+				stg_set_auto_encode(db->pool, false);
+			else
+				rc = db_err(db, GPMDB_ERROR,
+					    "auto_encode is ON or OFF, not "
+					    "\"%s\"",
+					    v);
+		} else {
+			sval x = sval_of_int(stg_auto_encode(db->pool));
+			r->cols[0].ty = et_make(BC_T_INT);
 			rc = pragma_put_row(db, r, &x);
 		}
 	} else if (!strcasecmp(s->name, "memory_limit")) {

@@ -340,7 +340,15 @@ typedef struct gc_part {
 	uint64_t off, toff, hoff;
 	uint64_t tmin, tb, sum; /* TEXT: span start, bytes sent, bytes used */
 	bool cp, has_null;
+	stg_plainbuf pb; /* the column of an encoded tablet, decoded */
 } gc_part;
+
+static void gc_parts_free(gc_part *pt, uint32_t n)
+{
+	for (uint32_t t = 0; pt && t < n; t++)
+		stg_plainbuf_free(&pt[t].pb);
+	free(pt);
+}
 
 /* The tablets of the range [row0, row0 + nrows) of a column, measured on
  * every core (the per-row passes over TEXT references and NULL bits are
@@ -369,8 +377,26 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 	for (uint32_t t = 0; t < nt; t++) {
 		if (stg_tablet_get(p, table_id, t, &pt[t].v)) {
 			snprintf(err, errlen, "%s", stg_errmsg(p));
-			free(pt);
+			gc_parts_free(pt, t);
 			return stg_errcode(p);
+		}
+		/* an encoded column is decoded on the host while it is
+		 * packed for the upload (decoding in the kernels: not yet) */
+		if (col >= 0 && pt[t].v.enc) {
+			uint8_t *want = calloc((size_t)pt[t].v.ncols + 1, 1);
+			int drc = GPMDB_NOMEM;
+
+			if (want) {
+				want[col] = 1;
+				drc = stg_tablet_decode_all(&pt[t].v, want,
+							    &pt[t].pb);
+				free(want);
+			}
+			if (drc) {
+				snprintf(err, errlen, "out of memory");
+				gc_parts_free(pt, t + 1);
+				return GPMDB_NOMEM;
+			}
 		}
 		gc_clip(&pt[t].v, row0, nrows, &pt[t].lo, &pt[t].hi);
 	}
@@ -422,7 +448,7 @@ static int gc_measure(stg_pool *p, uint32_t table_id, int col, int stype,
 	int rc = gc_parts(p, table_id, col, stype, row0, nrows, z, &pt, &nt,
 			  err, errlen);
 
-	free(pt);
+	gc_parts_free(pt, rc ? 0 : nt);
 	return rc;
 }
 
@@ -613,7 +639,7 @@ nomem:
 out:
 	free(vals);
 	free(nul);
-	free(pt);
+	gc_parts_free(pt, nt);
 	if (rc) {
 		free(seg);
 		return rc;

@@ -423,7 +423,7 @@ cmd(A) ::= REINDEX nm(S) DOT nm(N). {
 	A->name = N;
 }
 /* VACUUM [schema] [INTO file]: INTO writes a copy of the database
- * (engine/backup.c); plain VACUUM says it is not supported */
+ * (engine/backup.c); plain VACUUM encodes every table in place */
 cmd(A) ::= VACUUM. { A = parse_stmt_new(ctx, AST_STMT_VACUUM); }
 cmd(A) ::= VACUUM nm(S). {
 	A = parse_stmt_new(ctx, AST_STMT_VACUUM);

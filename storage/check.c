@@ -224,6 +224,127 @@ static void check_pending_frees(chk *c)
 	free(offs);
 }
 
+/* Whether [rel, rel + bytes) lies inside the tablet's extent. */
+static bool in_ext(const stg_tablet_hdr *h, uint64_t rel, uint64_t bytes)
+{
+	return rel <= h->extent_size && bytes <= h->extent_size - rel;
+}
+
+/* One encoded column of tablet h (layout.h "Encodings"), nrows rows. */
+static bool check_enc_col(chk *c, stg_cat_entry *e, uint64_t idx,
+			  stg_tablet_hdr *h, uint32_t col, uint64_t nrows)
+{
+	const stg_col_enc *ce = &tab_encs(h)[col];
+	stg_type t = (stg_type)cat_cols(e)[col].type;
+	uint64_t room = tab_room(h), bytes, drel = tab_colmap(h)[2 * col];
+	const char *bad = NULL;
+
+	if (ce->kind > STG_ENC_DICT || ce->bits > 64 ||
+	    (ce->kind == STG_ENC_DICT && t != STG_T_TEXT) ||
+	    (ce->kind == STG_ENC_FOR &&
+	     (t == STG_T_TEXT || t == STG_T_DOUBLE || t == STG_T_FLOAT)))
+		bad = "bad encoding";
+	bytes = ce->kind == STG_ENC_PLAIN
+		    ? nrows * stg_type_width(t)
+		    : ((nrows * ce->bits + 63) / 64 + 1) * 8;
+	if (!bad && (ce->bytes != bytes || !in_ext(h, drel, bytes)))
+		bad = "width inconsistent with its bytes";
+	if (!bad && !in_ext(h, tab_colmap(h)[2 * col + 1], room / 8))
+		bad = "NULL bitmap outside the tablet";
+	if (!bad && ce->kind == STG_ENC_DICT) {
+		const stg_strref *d;
+		stg_colenc de;
+
+		if ((ce->dict_n > 1 &&
+		     ce->bits <
+			 64u - (unsigned)__builtin_clzll(ce->dict_n - 1)) ||
+		    ce->dict_n > nrows ||
+		    !in_ext(h, ce->dict_rel, ce->dict_n * sizeof(stg_strref)))
+			bad = "dictionary damaged";
+		d = (const stg_strref *)((char *)h + ce->dict_rel);
+		for (uint64_t k = 0; !bad && k < ce->dict_n; k++)
+			if ((uint64_t)d[k].off + d[k].len > h->heap_used)
+				bad = "dictionary string outside the heap";
+		enc_colenc(h, col, &de);
+		for (uint64_t r = 0; !bad && r < nrows; r++) {
+			uint64_t pos = r * ce->bits, v;
+			unsigned sh = (unsigned)(pos & 63);
+
+			if (!ce->bits)
+				break;
+			v = de.words[pos >> 6] >> sh;
+			if (sh && sh + ce->bits > 64)
+				v |= de.words[(pos >> 6) + 1] << (64 - sh);
+			if (ce->bits < 64)
+				v &= (1ull << ce->bits) - 1;
+			if (v >= ce->dict_n)
+				bad = "dictionary code out of range";
+		}
+	}
+	if (!bad && ce->kind == STG_ENC_PLAIN && t == STG_T_TEXT) {
+		const stg_strref *sr = (const stg_strref *)((char *)h + drel);
+		const uint32_t *nb =
+		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
+
+		for (uint64_t r = 0; !bad && r < nrows; r++)
+			if (!bit_get(nb, r) && sr[r].len &&
+			    (uint64_t)sr[r].off + sr[r].len > h->heap_used)
+				bad = "string outside the heap";
+	}
+	if (bad)
+		report(c, "table %s: tablet %llu: column %s: %s", e->name,
+		       (unsigned long long)idx, cat_cols(e)[col].name, bad);
+	return bad == NULL;
+}
+
+/* An encoded tablet: its descriptors, arrays and dictionaries inside
+ * its extent and heap, its codes inside their dictionaries. */
+static void check_encoded(chk *c, stg_cat_entry *e, uint64_t idx,
+			  stg_tablet_hdr *h, uint32_t id, uint64_t *deleted)
+{
+	stg_pool *p = c->p;
+	uint64_t nrows = 0, room = tab_room(h);
+
+	if (p->sb.version < STG_FORMAT_ENC ||
+	    !in_ext(h, h->enc_rel, sizeof(stg_col_enc) * e->ncols) ||
+	    !in_ext(h, h->deleted_rel, room / 8) ||
+	    h->extent_size > p->map_len) {
+		report(c, "table %s: tablet %llu: bad encoded layout", e->name,
+		       (unsigned long long)idx);
+		return;
+	}
+	claim(c, pool_off(p, h), h->extent_size, id, false);
+	if (h->heap_off) {
+		uint32_t hid = owner_new(c, "table %s: tablet %llu heap",
+					 e->name, (unsigned long long)idx);
+
+		claim(c, h->heap_off, h->heap_size, hid, false);
+	}
+	if (h->heap_used > h->heap_size) {
+		report(c, "table %s: tablet %llu: heap used %llu > size %llu",
+		       e->name, (unsigned long long)idx,
+		       (unsigned long long)h->heap_used,
+		       (unsigned long long)h->heap_size);
+		return;
+	}
+	if (e->row_count > h->first_row)
+		nrows = e->row_count - h->first_row;
+	if (nrows > h->capacity)
+		nrows = h->capacity;
+	if (nrows > room) {
+		report(c, "table %s: tablet %llu: %llu rows past its room %llu",
+		       e->name, (unsigned long long)idx,
+		       (unsigned long long)nrows, (unsigned long long)room);
+		return;
+	}
+	for (uint64_t r = 0; r < nrows; r++)
+		*deleted +=
+		    bit_get((uint32_t *)((char *)h + h->deleted_rel), r);
+	for (uint32_t col = 0; col < e->ncols; col++)
+		if (!check_enc_col(c, e, idx, h, col, nrows))
+			return;
+}
+
 static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
 			 uint64_t *deleted)
 {
@@ -253,6 +374,10 @@ static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,
 		report(c, "table %s: tablet %llu: bad room %llu", e->name,
 		       (unsigned long long)idx,
 		       (unsigned long long)h->rows_alloc);
+		return;
+	}
+	if (h->enc_rel) {
+		check_encoded(c, e, idx, h, id, deleted);
 		return;
 	}
 	size = tab_layout(cc, e->ncols, tab_room(h), NULL, &del_rel);

@@ -130,6 +130,13 @@ int stg_hcl_begin_gpu(stg_pool *p, uint32_t table_id, int ncols,
 		stamp_cols(p, table_id, ncols, cols);
 	else
 		stamp_table(p, table_id);
+	/* kernels that write values must never meet packed arrays: the
+	 * caller widens (stg_table_widen) before taking the layout */
+	if (ncols > 0 && stg_table_encoded(p, table_id))
+		return pool_err(p, GPMDB_INTERNAL,
+				"GPU UPDATE of table %u: its tablets are "
+				"encoded (stg_table_widen was not called)",
+				table_id);
 	if (out == NULL || epp == 0 || nthreads == 0 ||
 	    nthreads > (uint64_t)UINT32_MAX * 256)
 		return pool_err(p, GPMDB_MISUSE,
@@ -296,6 +303,12 @@ int tab_hcl_undo_gpu(stg_pool *p, uint64_t cat_off, const stg_log_hcl *lh)
 	/* A private (read-only) mapping is recovered in memory by the CPU:
 	 * registering a copy-on-write mapping with CUDA buys nothing. */
 	if (undo_hook == NULL || p->private_map || p->readonly) {
+		rec_stats.cpu_segments++;
+		return GPMDB_UNSUPPORTED;
+	}
+	/* value entries on encoded tablets are skipped (tablet.c
+	 * hcl_visit): the CPU does those segments */
+	if (stg_table_encoded(p, cat_entry(p, cat_off)->table_id)) {
 		rec_stats.cpu_segments++;
 		return GPMDB_UNSUPPORTED;
 	}

@@ -970,6 +970,7 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 	stg_pool *p = t->p;
 	uint32_t nt = 0;
 	stg_tablet_view *v = NULL;
+	stg_plainbuf *pb = NULL;
 	uint64_t *base = NULL, total = 0, np = 0, q;
 	uint32_t *pk = NULL, *pr = NULL; /* each piece's tablet, first row */
 	uint8_t *recs = NULL;
@@ -979,10 +980,18 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 	*count = 0;
 	if ((rc = stg_tablet_count(p, t->tid, &nt)) != GPMDB_OK)
 		return rc;
-	if (!(v = calloc((size_t)nt + 1, sizeof(*v))))
+	if (!(v = calloc((size_t)nt + 1, sizeof(*v))) ||
+	    !(pb = calloc((size_t)nt + 1, sizeof(*pb)))) {
+		free(v);
 		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++)
+	}
+	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++) {
 		rc = stg_tablet_get(p, t->tid, k, &v[k]);
+		/* the records are cut from whole arrays: encoded decoded */
+		if (rc == GPMDB_OK &&
+		    stg_tablet_decode_all(&v[k], NULL, &pb[k]))
+			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
 	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++)
 		np += (v[k].nrows + ENC_PIECE - 1) / ENC_PIECE;
 	if (rc == GPMDB_OK &&
@@ -1023,6 +1032,9 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 			enc_piece(t, x, pr[i], r1, recs + base[i] * t->ew);
 		}
 	}
+	for (uint32_t k = 0; k < nt; k++)
+		stg_plainbuf_free(&pb[k]);
+	free(pb);
 	free(v);
 	free(base);
 	free(pk);

@@ -76,6 +76,69 @@ static const char *const over_names[R_NOVER] = {
     "(catalog)",	 "(tablet headers)", "(deleted bitmaps)",
     "(unused capacity)", "(heap unused)",    "(heap dead)"};
 
+/* The rows of the columns of an encoded tablet h with rows rows in use
+ * (layout.h "Encodings"): packed bytes, dictionaries (entries as values,
+ * strings as heap), NULL bitmaps only where a column has NULLs (the
+ * shared zero bitmap counts with the deleted bitmaps). */
+static void info_encoded(stg_tablet_hdr *h, const stg_cat_column *cc,
+			 uint32_t ncols, uint64_t rows, stg_storage_row *v,
+			 uint64_t *over, uint64_t *inuse, uint64_t *refd)
+{
+	const stg_col_enc *ce = tab_encs(h);
+	bool zero = false;
+
+	for (uint32_t c = 0; c < ncols; c++) {
+		stg_storage_row *r = &v[c];
+		uint64_t vals = ce[c].bytes;
+
+		if (ce[c].kind <= STG_ENC_DICT)
+			r->ntab[ce[c].kind]++;
+		if (ce[c].kind != STG_ENC_PLAIN) {
+			bool first = r->ntab[1] + r->ntab[2] == 1;
+
+			if (first || ce[c].bits < r->bits_min)
+				r->bits_min = ce[c].bits;
+			if (first || ce[c].bits > r->bits_max)
+				r->bits_max = ce[c].bits;
+		}
+		if (ce[c].has_nulls)
+			r->nulls += bitmap_bytes(rows);
+		else
+			zero = true;
+		if (ce[c].kind == STG_ENC_DICT) {
+			const stg_strref *d =
+			    (const stg_strref *)((char *)h + ce[c].dict_rel);
+			uint64_t hb = 0;
+
+			vals += ce[c].dict_n * sizeof(stg_strref);
+			for (uint64_t k = 0; k < ce[c].dict_n; k++)
+				hb += d[k].len;
+			r->heap += hb;
+			*refd += hb;
+		} else if (cc[c].type == STG_T_TEXT && h->heap_off) {
+			const stg_strref *sr =
+			    (const stg_strref *)((char *)h +
+						 tab_colmap(h)[2 * c]);
+			const uint32_t *nb =
+			    (const uint32_t *)((char *)h +
+					       tab_colmap(h)[2 * c + 1]);
+			uint64_t hb = 0;
+
+			for (uint64_t k = 0; k < rows; k++)
+				if (!bit_get(nb, k))
+					hb += sr[k].len;
+			r->heap += hb;
+			*refd += hb;
+		}
+		r->values += vals;
+		*inuse += vals + (ce[c].has_nulls ? bitmap_bytes(rows) : 0);
+	}
+	if (zero) {
+		over[R_DELETED] += bitmap_bytes(rows);
+		*inuse += bitmap_bytes(rows);
+	}
+}
+
 int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **out,
 		     int *nout)
 {
@@ -131,11 +194,18 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **out,
 			over[R_HEADERS] += inuse;
 			over[R_DELETED] += bitmap_bytes(rows);
 			inuse += bitmap_bytes(rows);
+			if (rows && h->enc_rel) {
+				info_encoded(h, cc, ncols, rows, v, over,
+					     &inuse, &refd);
+				goto tablet_done;
+			}
 			for (c = 0; c < ncols; c++) {
 				uint64_t w =
 				    stg_type_width((stg_type)cc[c].type);
 				stg_storage_row *r = &v[c];
 
+				if (rows)
+					r->ntab[0]++;
 				r->values += w * rows;
 				r->nulls += bitmap_bytes(rows);
 				inuse += w * rows + bitmap_bytes(rows);
@@ -157,6 +227,7 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **out,
 					refd += hb;
 				}
 			}
+		tablet_done:
 			over[R_UNUSED] +=
 			    h->extent_size > inuse ? h->extent_size - inuse : 0;
 			if (h->heap_off) {

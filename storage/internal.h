@@ -181,6 +181,12 @@ struct stg_pool {
 	 * (tab_trim_heaps). */
 	struct tab_note *trim;
 	size_t ntrim, cap_trim;
+	/* Encodings (encode.c): auto_encode's setting, and the tables this
+	 * transaction appended to or widened, encoded at its commit. */
+	bool auto_encode;
+	bool in_encode; /* encode.c's own commits encode nothing more */
+	uint32_t *enc_tids;
+	size_t nenc, cap_enc;
 
 	/* Indexes: the offending batch row of the last unique violation,
 	 * and a counter that changes with every index change (GPU caches). */
@@ -514,10 +520,36 @@ void tab_zone_mark_rows(stg_pool *p, uint64_t cat_off, uint64_t first,
 /* Frees (deferred) every extent of a table: tablets, heaps, directory. */
 int tab_free_all(stg_pool *p, uint64_t cat_off);
 
+/* ---- encode.c ----------------------------------------------------------- */
+
+/* The column encodings of a tablet, NULL when every column is plain. */
+static inline stg_col_enc *tab_encs(stg_tablet_hdr *h)
+{
+	return h->enc_rel ? (stg_col_enc *)((char *)h + h->enc_rel) : NULL;
+}
+/* A public descriptor of column c of tablet h (heap: its heap). */
+void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out);
+/* Rows [from, from + n) of column c of h, plain, into out (w bytes per
+ * value; TEXT: stg_strref into h's heap). */
+void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
+		uint64_t n, void *out);
+/* Tablet idx of the table at cat_off rewritten encoded (when it holds
+ * rows and is plain).  Allocates. */
+int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx);
+/* Notes a table written by this transaction for auto_encode. */
+int enc_note(stg_pool *p, uint32_t table_id);
+/* At commit (before tab_trim_heaps): auto_encode's work. */
+int enc_commit(stg_pool *p);
+/* tablet.c: tablet idx, NULL when missing; tab_widen: an encoded one
+ * made plain (a move to a full-capacity plain extent). */
+stg_tablet_hdr *tab_at(stg_pool *p, stg_cat_entry *e, uint64_t idx);
+int tab_widen(stg_pool *p, uint64_t cat_off, uint64_t idx);
+
 /* One cell of a table (index keys, checks). */
 typedef struct {
 	stg_type type;
 	bool null, deleted;
+	uint64_t vbuf; /* an encoded cell's value, decoded (val points here) */
 	const void *val;  /* the column array's element */
 	const char *text; /* TEXT: the string in the heap */
 	uint32_t tlen;

@@ -32,7 +32,7 @@
  * copies (.backup, VACUUM INTO, checkpoints) are written as version 2,
  * which is the way to upgrade it.  Builds of version 1 refuse version 2
  * ("format version 2 is not supported"), builds of 2 refuse 3. */
-#define STG_FORMAT_VERSION     3u
+#define STG_FORMAT_VERSION     4u
 #define STG_FORMAT_VERSION_MIN 1u
 #define STG_FORMAT_ZONES       2u /* the first version with zone tables */
 /* Version 3 adds trimmed tablets (stg_tablet_hdr.rows_alloc): their
@@ -41,11 +41,16 @@
  * (its heaps are trimmed, which older builds read and grow as ever);
  * its copies are version 3. */
 #define STG_FORMAT_TRIM 3u
-#define STG_SB_SIZE	4096u
-#define STG_SB_CRC_OFF	4092u
-#define STG_ROOT_SIZE	4096u
-#define STG_MIN_CHUNK	4096ull
-#define STG_MAX_CHUNKS	(1ull << 20)
+/* Version 4 adds encoded tablets (stg_tablet_hdr.enc_rel, stg_col_enc):
+ * a build of version 3 would read their packed arrays as plain values.
+ * A pool of version 1-3 is never given one (VACUUM there says so); its
+ * copies are version 4. */
+#define STG_FORMAT_ENC 4u
+#define STG_SB_SIZE    4096u
+#define STG_SB_CRC_OFF 4092u
+#define STG_ROOT_SIZE  4096u
+#define STG_MIN_CHUNK  4096ull
+#define STG_MAX_CHUNKS (1ull << 20)
 
 /* ---- Superblock (immutable) ------------------------------------------- */
 
@@ -266,11 +271,50 @@ typedef struct {
 	/* rows the arrays have room for (the layout's capacity), less than
 	 * capacity in a tablet trimmed at commit (tablet.c); 0: capacity */
 	uint64_t rows_alloc;
-	uint8_t pad[128 - 80];
+	/* version 4: the column encodings (stg_col_enc[ncols], from the
+	 * tablet's start), 0: every column plain (encode.c) */
+	uint64_t enc_rel;
+	uint8_t pad[128 - 88];
 } stg_tablet_hdr;
 
 _Static_assert(sizeof(stg_tablet_hdr) == 128, "tablet header");
 _Static_assert(offsetof(stg_tablet_hdr, heap_used) == 56, "heap_used");
+_Static_assert(offsetof(stg_tablet_hdr, enc_rel) == 80, "enc_rel");
+
+/* Encodings (storage/encode.c, docs/ARCHITECTURE.md "Encodings").  An
+ * encoded tablet is written whole by VACUUM (or an auto_encode commit)
+ * and never written in place again: its rows are sealed (rows_alloc =
+ * the rows in use rounded up to 1024), and any write but DELETE's
+ * deleted bits first widens it back to a plain tablet (a tablet move
+ * under the log).  Its layout: header, colmap, stg_col_enc[ncols], then
+ * 256-aligned: each column's data (colmap[2c]), one zero bitmap that
+ * every column without NULLs shares (so it costs no bytes of its own),
+ * the NULL bitmaps of columns with NULLs, the deleted bitmap, then the
+ * dictionaries (stg_strref[dict_n] each, strings in the tablet's heap,
+ * which holds only the strings rows refer to).
+ *   PLAIN: the array as in a plain tablet.
+ *   FOR: value i is base + the bits-wide unsigned field at bit i * bits
+ *        of little-endian uint64_t words (bits 0..64; 0: all equal), one
+ *        spare word after the last so a field is read with two loads.
+ *        Every row in use is encoded, NULL and deleted ones too, so the
+ *        decoded array is the plain array byte for byte.
+ *   DICT: TEXT; the field is a code into the dictionary (dict_n distinct
+ *        strings, in first-seen order); NULL rows have code 0. */
+enum { STG_ENC_PLAIN = 0, STG_ENC_FOR = 1, STG_ENC_DICT = 2 };
+
+typedef struct {
+	uint8_t kind;	   /* STG_ENC_* */
+	uint8_t bits;	   /* FOR/DICT field width, 0..64 */
+	uint8_t has_nulls; /* 0: the NULL bitmap is the shared zero one */
+	uint8_t pad[5];
+	uint64_t base;	   /* FOR: the frame (the minimum, as uint64) */
+	uint64_t dict_n;   /* DICT: entries */
+	uint64_t dict_rel; /* DICT: stg_strref[dict_n], from tablet start */
+	uint64_t bytes;	   /* bytes of the column's data at colmap[2c] */
+	uint64_t pad1[3];
+} stg_col_enc;
+
+_Static_assert(sizeof(stg_col_enc) == 64, "column encoding");
 
 /* ---- Indexes (btree.c, index.c) ---------------------------------------- */
 

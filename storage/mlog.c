@@ -570,6 +570,7 @@ int stg_begin(stg_pool *p)
 	p->in_txn = true;
 	idx_presorted_clear(p);
 	p->ntrim = 0;
+	p->nenc = 0;
 	p->txn_bytes_persisted = 0;
 	dd_clear(p);
 	mlog_sp_reset(p);
@@ -673,6 +674,10 @@ int stg_commit(stg_pool *p)
 	/* heaps reserved past what they hold give their tail back: part of
 	 * the transaction, so a failure here fails the commit */
 	if ((rc = tab_trim_heaps(p)) != GPMDB_OK)
+		return rc;
+	/* auto_encode: the tables written, encoded (after the trim, which
+	 * leaves encoded tablets alone) */
+	if (p->nenc && !p->in_encode && (rc = enc_commit(p)) != GPMDB_OK)
 		return rc;
 	if (wal_active(p)) {
 		/* msync mode: the commit is its writes to the disk */

@@ -253,13 +253,20 @@ int stg_table_bytes(stg_pool *p, uint32_t table_id, uint64_t *bytes);
  * the rows in use, alignment, chunk rounding), "(heap unused)" (heap
  * bytes reserved, not handed out), "(heap dead)" (handed out, no row
  * refers to them), and "(index NAME)" per index (catalog entry, header,
- * arenas).  The bytes of all rows add up to stg_table_bytes plus the
- * indexes'.  *rows malloc'd (free()). */
+ * arenas).  An encoded column's values are its packed bytes (and a
+ * dictionary's entries), its nulls 0 without NULLs (the bitmap is the
+ * tablet's shared zero one, counted in "(deleted bitmaps)").  The bytes of all
+ * rows add up to stg_table_bytes plus the indexes'.  *rows malloc'd (free()).
+ */
 typedef struct {
 	char name[STG_NAME_MAX + 16];
 	int col; /* column number, -1 for the other rows */
 	uint64_t values, nulls, heap;
 	uint64_t bytes;
+	/* columns: tablets holding rows by encoding (0 plain, 1 frame of
+	 * reference, 2 dictionary) and the field widths of 1 and 2 */
+	uint32_t ntab[3];
+	uint8_t bits_min, bits_max;
 } stg_storage_row;
 int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **rows,
 		     int *n);
@@ -302,7 +309,20 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	       uint64_t n);
 
-/* Zero-copy view of one tablet, for scans. */
+/* An encoded column of a tablet view (layout.h "Encodings"): kind 0
+ * plain (the view's data[c]), 1 frame of reference, 2 dictionary. */
+typedef struct {
+	uint8_t kind, bits;
+	uint8_t width;		/* bytes of a plain value */
+	uint64_t base;		/* FOR: the frame */
+	const uint64_t *words;	/* the packed fields */
+	const stg_strref *dict; /* DICT: code -> string in the heap */
+	uint64_t dict_n;
+} stg_colenc;
+
+/* Zero-copy view of one tablet, for scans.  A column of an encoded
+ * tablet has data[c] NULL (so that no reader takes the packed bytes for
+ * values) and enc[c] describes it: read it through stg_tablet_col. */
 typedef struct {
 	uint64_t first_row; /* row id of the tablet's first row */
 	uint32_t nrows;	    /* rows in use (inside the table's row count) */
@@ -312,7 +332,57 @@ typedef struct {
 	const uint32_t *const *nulls; /* nulls[c]: column c's NULL bitmap */
 	const uint32_t *deleted;      /* deleted-row bitmap */
 	const char *heap; /* string heap: stg_strref.off is relative to it */
+	const stg_colenc *enc; /* NULL: every column plain */
 } stg_tablet_view;
+
+/* Rows [from, from + n) of column c (w: stg_type_width of its type) as
+ * plain values: the pool's array itself when the column is plain (no
+ * copy), else decoded into buf (n * w bytes), which is returned.  TEXT
+ * gives stg_strref relative to the view's heap. */
+const void *stg_tablet_col(const stg_tablet_view *v, int c, size_t w,
+			   uint64_t from, uint64_t n, void *buf);
+/* Decodes rows [from, from + n) of an encoded column into out. */
+void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
+		       void *out);
+/* For readers that take a tablet's columns as whole arrays: the
+ * encoded columns of *v (those with want[c] set, want NULL: all) decoded
+ * into arrays owned by pb, and v->data pointed at them (v->enc NULL:
+ * the view reads as plain; unwanted encoded columns stay NULL).  A plain
+ * view is left as it is (no copy).  stg_plainbuf_free after the last
+ * read of the view. */
+typedef struct {
+	void **arr;
+	const void **data;
+	int n;
+} stg_plainbuf;
+int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
+			  stg_plainbuf *pb);
+void stg_plainbuf_free(stg_plainbuf *pb);
+static inline bool stg_tablet_plain(const stg_tablet_view *v, int c)
+{
+	return v->data[c] != NULL;
+}
+
+/* ---- Encodings (encode.c) --------------------------------------------- */
+
+/* VACUUM: every table's tablets rewritten encoded where that is smaller
+ * (layout.h "Encodings"), their heaps holding only the strings rows
+ * refer to; one transaction per tablet (a crash leaves each tablet
+ * before or after), outside any transaction.  bytes_before/after: the
+ * tables' bytes (stg_table_bytes), either may be NULL.  A pool of
+ * format version < 4 gets GPMDB_UNSUPPORTED with the way to upgrade. */
+int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after);
+/* Encode the tables a transaction wrote at its commit (per connection;
+ * also on at open when the environment has GPMDB_AUTO_ENCODE=1). */
+void stg_set_auto_encode(stg_pool *p, bool on);
+bool stg_auto_encode(const stg_pool *p);
+/* In a transaction: the encoded tablets holding rows [first, first + n)
+ * of a table made plain again (a tablet move under the log), before a
+ * write that changes their values (the GPU write paths: n UINT64_MAX
+ * for the whole table). */
+int stg_table_widen(stg_pool *p, uint32_t table_id, uint64_t first, uint64_t n);
+/* Tablets of the table that are encoded (0: none). */
+uint32_t stg_table_encoded(stg_pool *p, uint32_t table_id);
 
 int stg_tablet_count(stg_pool *p, uint32_t table_id, uint32_t *n);
 /* view's arrays point into storage owned by the pool (see header note). */

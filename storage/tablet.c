@@ -190,6 +190,11 @@ static stg_tablet_hdr *tablet_at(stg_pool *p, stg_cat_entry *e, uint64_t idx)
 	return tab_hdr(p, off);
 }
 
+stg_tablet_hdr *tab_at(stg_pool *p, stg_cat_entry *e, uint64_t idx)
+{
+	return tablet_at(p, e, idx);
+}
+
 static void *col_data(stg_tablet_hdr *h, uint32_t c)
 {
 	return (char *)h + tab_colmap(h)[2 * c];
@@ -224,6 +229,11 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	out->type = (stg_type)cat_cols(e)[c].type;
 	out->val =
 	    (const char *)col_data(h, c) + lr * stg_type_width(out->type);
+	if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
+		out->vbuf = 0;
+		enc_decode(h, c, stg_type_width(out->type), lr, 1, &out->vbuf);
+		out->val = &out->vbuf;
+	}
 	out->text = NULL;
 	out->tlen = 0;
 	if (out->type == STG_T_TEXT && !out->null) {
@@ -325,13 +335,20 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	*nh = *h;
 	nh->extent_size = ext;
 	nh->rows_alloc = room == h->capacity ? 0 : room;
+	nh->enc_rel = 0; /* an encoded tablet is decoded: widened */
 	tab_layout(cat_cols(e), e->ncols, room, tab_colmap(nh),
 		   &nh->deleted_rel);
 	for (uint32_t c = 0; c < e->ncols; c++) {
 		uint64_t w = stg_type_width((stg_type)cat_cols(e)[c].type);
 		uint64_t nb = (n + 31) / 32 * 4;
 
-		pool_memcpy_nodrain(p, col_data(nh, c), col_data(h, c), n * w);
+		if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
+			enc_decode(h, c, w, 0, n, col_data(nh, c));
+			pool_flush(p, col_data(nh, c), n * w);
+		} else {
+			pool_memcpy_nodrain(p, col_data(nh, c), col_data(h, c),
+					    n * w);
+		}
 		pool_memcpy_nodrain(p, col_nulls(nh, c), col_nulls(h, c), nb);
 		total += n * w + nb;
 	}
@@ -348,6 +365,73 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	return rc;
 }
 
+int tab_widen(stg_pool *p, uint64_t cat_off, uint64_t idx)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_tablet_hdr *h = tablet_at(p, e, idx);
+	struct tab_note *nt;
+	int rc;
+
+	if (h == NULL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"table %s: tablet %llu is damaged", e->name,
+				(unsigned long long)idx);
+	if (!h->enc_rel)
+		return GPMDB_OK;
+	/* to its full capacity: appends fit, and the commit's trim (which
+	 * would move it in place) leaves it alone */
+	if ((nt = trim_note(p, e->table_id, (uint32_t)idx)) == NULL)
+		return GPMDB_NOMEM;
+	nt->regrown = true;
+	rc = enc_note(p, e->table_id);
+	if (rc == GPMDB_OK)
+		rc = tablet_move(p, cat_off, idx, h->capacity);
+	if (rc == GPMDB_OK)
+		stg_crash_point("widen.tablet");
+	return rc;
+}
+
+int stg_table_widen(stg_pool *p, uint32_t table_id, uint64_t first, uint64_t n)
+{
+	uint64_t cat_off, rows, last;
+	int rc = tab_find_writable(p, table_id, &cat_off);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"stg_table_widen: no transaction is active");
+	rows = cat_entry(p, cat_off)->row_count;
+	if (n == 0 || first >= rows)
+		return GPMDB_OK;
+	last = n > rows - first ? rows - 1 : first + n - 1;
+	for (uint64_t i = tab_index_of(first); i <= tab_index_of(last); i++)
+		if ((rc = tab_widen(p, cat_off, i)) != GPMDB_OK)
+			return rc;
+	return GPMDB_OK;
+}
+
+uint32_t stg_table_encoded(stg_pool *p, uint32_t table_id)
+{
+	uint64_t cat_off, rows;
+	stg_cat_entry *e;
+	uint32_t k = 0;
+
+	if (p == NULL || tab_find_table(p, table_id, &cat_off) != GPMDB_OK) {
+		if (p)
+			pool_clear_err(p);
+		return 0;
+	}
+	e = cat_entry(p, cat_off);
+	rows = e->row_count;
+	for (uint64_t i = 0; rows && i <= tab_index_of(rows - 1); i++) {
+		stg_tablet_hdr *h = tablet_at(p, e, i);
+
+		k += h && h->enc_rel;
+	}
+	return k;
+}
+
 /* Makes the directory of the table at cat_off hold tablets covering rows
  * [0, rows).  Allocates, so pointers die. */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
@@ -360,6 +444,8 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 
 	if (need == 0)
 		return GPMDB_OK;
+	if ((rc = enc_note(p, e->table_id)) != GPMDB_OK)
+		return rc;
 	if (e->tdir == 0 || tab_dir(p, e->tdir)->capacity < need) {
 		uint64_t old = e->tdir, cap = need < 64 ? 64 : need * 2;
 
@@ -401,6 +487,15 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 			return pool_err(p, GPMDB_CORRUPT,
 					"table %s: tablet %llu is damaged",
 					e->name, (unsigned long long)i);
+		/* an encoded tablet the append writes into: widened */
+		if (h->enc_rel && rows > e->row_count &&
+		    e->row_count < h->first_row + h->capacity) {
+			rc = tab_widen(p, cat_off, i);
+			if (rc != GPMDB_OK)
+				return rc;
+			e = cat_entry(p, cat_off);
+			continue;
+		}
 		if (!h->rows_alloc || rows - h->first_row <= tab_room(h))
 			continue;
 		if ((nt = trim_note(p, e->table_id, (uint32_t)i)) == NULL)
@@ -629,7 +724,7 @@ static int tablet_trim(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	stamp_cat(p, cat_off); /* its bytes move or go */
 
 	if (h == NULL || p->sb.version < STG_FORMAT_TRIM ||
-	    e->row_count <= h->first_row)
+	    e->row_count <= h->first_row || h->enc_rel)
 		return GPMDB_OK;
 	rows = e->row_count - h->first_row;
 	room = (rows + 1023) / 1024 * 1024;
@@ -662,7 +757,7 @@ int tab_trim_heaps(stg_pool *p)
 			continue;
 		}
 		h = tablet_at(p, cat_entry(p, cat_off), idx);
-		if (h == NULL)
+		if (h == NULL || h->enc_rel) /* sealed, its heap exact */
 			continue;
 		keep = alloc_round(p, h->heap_used ? h->heap_used : 1);
 		size = h->heap_size;
@@ -1112,7 +1207,33 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 					"table %s: tablet %llu missing",
 					e->name, (unsigned long long)ti);
 		nb = col_nulls(h, col);
-		if (cc[col].type == STG_T_TEXT) {
+		if (h->enc_rel && tab_encs(h)[col].kind != STG_ENC_PLAIN) {
+			/* decoded in pieces */
+			for (r = 0; r < k; r += 1024) {
+				uint64_t m = k - r < 1024 ? k - r : 1024;
+				stg_strref tmp[1024];
+
+				if (cc[col].type != STG_T_TEXT) {
+					enc_decode(h, col, w, lr + r, m,
+						   (char *)out +
+						       (done + r) * w);
+					continue;
+				}
+				enc_decode(h, col, sizeof(stg_strref), lr + r,
+					   m, tmp);
+				for (uint64_t q = 0; q < m; q++) {
+					stg_text *t =
+					    (stg_text *)out + done + r + q;
+					bool isnull = bit_get(nb, lr + r + q);
+
+					t->ptr = isnull ? NULL
+							: (const char *)pool_at(
+							      p, h->heap_off) +
+							      tmp[q].off;
+					t->len = isnull ? 0 : tmp[q].len;
+				}
+			}
+		} else if (cc[col].type == STG_T_TEXT) {
 			const stg_strref *sr = col_data(h, col);
 			const char *heap =
 			    h->heap_off ? (const char *)pool_at(p, h->heap_off)
@@ -1147,6 +1268,7 @@ struct tab_vslot {
 	int ncols;
 	const void **data;
 	const uint32_t **nulls;
+	stg_colenc *enc;
 	tab_vslot *next;
 };
 
@@ -1161,6 +1283,7 @@ void tab_views_free(stg_pool *p)
 			nx = v->next;
 			free(v->data);
 			free(v->nulls);
+			free(v->enc);
 			free(v);
 		}
 	}
@@ -1189,9 +1312,11 @@ static tab_vslot *vslot_get(stg_pool *p, uint32_t tid, uint32_t idx, int ncols)
 		return NULL;
 	v->data = calloc((size_t)ncols, sizeof(*v->data));
 	v->nulls = calloc((size_t)ncols, sizeof(*v->nulls));
-	if (v->data == NULL || v->nulls == NULL) {
+	v->enc = calloc((size_t)ncols, sizeof(*v->enc));
+	if (v->data == NULL || v->nulls == NULL || v->enc == NULL) {
 		free(v->data);
 		free(v->nulls);
+		free(v->enc);
 		free(v);
 		return NULL;
 	}
@@ -1251,6 +1376,13 @@ int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
 	for (c = 0; c < e->ncols; c++) {
 		v->data[c] = col_data(h, c);
 		v->nulls[c] = col_nulls(h, c);
+		if (h->enc_rel) {
+			enc_colenc(h, c, &v->enc[c]);
+			v->enc[c].width = (uint8_t)stg_type_width(
+			    (stg_type)cat_cols(e)[c].type);
+			if (v->enc[c].kind != STG_ENC_PLAIN)
+				v->data[c] = NULL; /* stg_tablet_col reads it */
+		}
 	}
 	rows = e->row_count - h->first_row;
 	view->first_row = h->first_row;
@@ -1261,6 +1393,7 @@ int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
 	view->nulls = v->nulls;
 	view->deleted = deleted_bits(h);
 	view->heap = h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL;
+	view->enc = h->enc_rel ? v->enc : NULL;
 	return GPMDB_OK;
 }
 
@@ -1292,6 +1425,13 @@ static int hcl_visit(void *vctx, const hcl_entry *en)
 		return u->rc;
 	}
 	lr = en->row - h->first_row;
+	/* An encoded tablet is never written in place (a write widens it
+	 * first, a move under the log): this entry's row was written in
+	 * the widened copy, which the log's undo has just dropped, and the
+	 * encoded tablet back in its slot holds the old value already. */
+	if (en->kind == HCL_K_VALUE && h->enc_rel &&
+	    tab_encs(h)[en->col].kind != STG_ENC_PLAIN)
+		return 0;
 	if (en->kind == HCL_K_VALUE) {
 		size_t w = stg_type_width((stg_type)cat_cols(e)[en->col].type);
 		char *dst = (char *)col_data(h, en->col) + lr * w;
@@ -1529,6 +1669,16 @@ int stg_update(stg_pool *p, uint32_t table_id, int ncols, const uint32_t *cols,
 					e->name, (unsigned long long)rowids[i],
 					(unsigned long long)rows);
 	ntab = tab_index_of(rows - 1) + 1;
+	/* encoded tablets the rows live in are widened before any write */
+	for (i = 0; i < n; i++) {
+		uint64_t ti = tab_index_of(rowids[i]);
+		stg_tablet_hdr *h = tablet_at(p, cat_entry(p, cat_off), ti);
+
+		if (h && h->enc_rel && (rc = tab_widen(p, cat_off, ti)))
+			return rc;
+	}
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
 	/* TEXT values share their tablet's heap with the other TEXT columns */
 	if (ntext)
 		stamp_table(p, table_id);

@@ -312,6 +312,11 @@ int exec_scan(exec_ctx *x, pnode *n, rel **out)
 			rc = db_err_stg(x->db);
 			break;
 		}
+		/* this path takes whole tablets: encoded ones decoded */
+		if (stg_tablet_decode_all(v, NULL, &sp->pb)) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			break;
+		}
 		for (uint32_t i = 0; v->deleted && i < (v->nrows + 31) / 32;
 		     i++)
 			if (v->deleted[i])
@@ -354,8 +359,10 @@ int exec_scan(exec_ctx *x, pnode *n, rel **out)
 		}
 		r->nrows = total;
 	}
-	for (uint32_t t = 0; t < nt; t++)
+	for (uint32_t t = 0; t < nt; t++) {
 		free(parts[t].keep);
+		stg_plainbuf_free(&parts[t].pb);
+	}
 	free(parts);
 	if (rc) {
 		rel_free(r);

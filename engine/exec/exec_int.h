@@ -83,6 +83,7 @@ typedef struct scan_part {
 	stg_tablet_view v;
 	uint32_t *keep;
 	uint64_t m, base;
+	stg_plainbuf pb; /* v's encoded columns, decoded (exec_scan) */
 } scan_part;
 
 /* Copies column c (table column tc) of sp's rows into d at sp->base: not

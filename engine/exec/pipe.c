@@ -765,8 +765,10 @@ static void source_scan(pthr *t, uint64_t mi)
 	/* the view shifted to the morsel's first row (off: a multiple of
 	 * VEC_BATCH, so of 32 in the bitmaps) */
 	for (int c = 0; c < v->ncols; c++) {
-		t->sd[c] = (const char *)v->data[c] +
-			   off * pipe_stg_width(n->stype[c]);
+		/* an encoded column: decoded below if the scan reads it */
+		t->sd[c] = v->data[c] ? (const char *)v->data[c] +
+					    off * pipe_stg_width(n->stype[c])
+				      : NULL;
 		t->sn[c] =
 		    v->nulls && v->nulls[c] ? v->nulls[c] + off / 32 : NULL;
 	}
@@ -791,6 +793,19 @@ static void source_scan(pthr *t, uint64_t mi)
 		int tc = n->tcol ? n->tcol[c] : c;
 		rcol *d = &b->cols[c];
 		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
+
+		if (tc < n->ntcols && !v->data[tc]) {
+			size_t w = pipe_stg_width(st);
+
+			if (!t->dec[tc] &&
+			    !(t->dec[tc] = malloc((size_t)VEC_BATCH * 8))) {
+				pipe_fail(t, GPMDB_NOMEM, "out of memory");
+				b->nrows = 0;
+				return;
+			}
+			stg_colenc_decode(&v->enc[tc], w, off, cnt, t->dec[tc]);
+			t->sd[tc] = t->dec[tc];
+		}
 		/* a NULL bitmap without a NULL in this morsel counts as
 		 * none (nullable columns mostly hold no NULL) */
 		if (tc < n->ntcols && sp.v.nulls[tc] &&
@@ -958,6 +973,9 @@ static void pthr_free(pthr *t)
 		free(t->jhv[i]);
 		free(t->jcand[i]);
 	}
+	for (int c = 0; t->dec && p->src && c < p->src->ntcols + 8; c++)
+		free(t->dec[c]);
+	free(t->dec);
 	free(t->sd);
 	free(t->sn);
 	rel_free(t->out);
@@ -977,7 +995,9 @@ static int pthr_init(pthr *t, pipe *p)
 		int nc = p->src->ntcols + 8;
 		t->sd = calloc((size_t)nc, sizeof(*t->sd));
 		t->sn = calloc((size_t)nc, sizeof(*t->sn));
-		if (!t->sd || !t->sn || !(t->b[0] = pipe_batch(p->src)) ||
+		t->dec = calloc((size_t)nc, sizeof(*t->dec));
+		if (!t->sd || !t->sn || !t->dec ||
+		    !(t->b[0] = pipe_batch(p->src)) ||
 		    !(t->own0 = calloc(2 * (size_t)p->src->ncols + 2,
 				       sizeof(void *))))
 			return GPMDB_NOMEM;

@@ -219,12 +219,19 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 			rcol *d = &r->cols[c];
 			const void *src;
 			const uint32_t *nl;
-			if (tc >= n->ntcols) { /* the row id */
+			uint64_t cell = 0, at = lr; /* an encoded cell */
+			if (tc >= n->ntcols) {	    /* the row id */
 				((int64_t *)d->data)[o] = (int64_t)id;
 				d->nulls[o] = 0;
 				continue;
 			}
 			src = v->data[tc];
+			if (!src) {
+				stg_colenc_decode(&v->enc[tc], v->enc[tc].width,
+						  lr, 1, &cell);
+				src = &cell;
+				at = 0;
+			}
 			nl = v->nulls ? v->nulls[tc] : NULL;
 			if (nl && (nl[lr / 32] >> (lr % 32) & 1)) {
 				/* NULL rows hold 0, as a scan leaves them */
@@ -237,15 +244,15 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 			switch (n->stype[tc]) {
 			case STG_T_INT:
 				((int64_t *)d->data)[o] =
-				    ((const int32_t *)src)[lr];
+				    ((const int32_t *)src)[at];
 				break;
 			case STG_T_FLOAT:
 				((double *)d->data)[o] =
-				    ((const float *)src)[lr];
+				    ((const float *)src)[at];
 				break;
 			case STG_T_TEXT: {
 				const stg_strref *s =
-				    &((const stg_strref *)src)[lr];
+				    &((const stg_strref *)src)[at];
 				if ((rc = rel_str(r, v->heap + s->off, s->len,
 						  &((vec_str *)d->data)[o])))
 					goto out;
@@ -255,7 +262,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 				/* same width in storage and relation */
 				size_t w = rel_width(d->ty.t);
 				memcpy((char *)d->data + o * w,
-				       (const char *)src + lr * w, w);
+				       (const char *)src + at * w, w);
 			}
 			}
 		}

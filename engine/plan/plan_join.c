@@ -274,8 +274,9 @@ static double est_sample(gpmdb *db, uint32_t tid, int tc, int st, double rows,
 		/* the k-th sample is row k * total / want */
 		while (k < want && next < base + v.nrows) {
 			uint32_t i = (uint32_t)(next - base);
+			uint64_t cell = 0;
 			const char *src =
-			    (const char *)v.data[tc] + (size_t)i * w;
+			    stg_tablet_col(&v, tc, w, i, 1, &cell);
 			bool dead =
 			    v.deleted && (v.deleted[i / 32] >> (i % 32) & 1);
 			bool null = v.nulls && v.nulls[tc] &&

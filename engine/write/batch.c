@@ -1314,6 +1314,7 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	khash kh = {0};
 	berr e = {0};
 	stg_tablet_view *views = NULL;
+	stg_plainbuf *pbs = NULL;
 	tmatch *tm = NULL;
 	int rc = GPMDB_OK, ph = wp_to(db, WP_LOCATE);
 
@@ -1387,16 +1388,23 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		goto out;
 	}
 	views = calloc((size_t)nt_tab + 1, sizeof(*views));
+	pbs = calloc((size_t)nt_tab + 1, sizeof(*pbs));
 	tm = calloc((size_t)nt_tab + 1, sizeof(*tm));
-	if (!views || !tm) {
+	if (!views || !tm || !pbs) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	for (uint32_t t = 0; t < nt_tab; t++)
+	for (uint32_t t = 0; t < nt_tab; t++) {
 		if (stg_tablet_get(db->pool, tid, t, &views[t])) {
 			rc = db_err_stg(db);
 			goto out;
 		}
+		/* match_tablet reads whole arrays: encoded ones decoded */
+		if (stg_tablet_decode_all(&views[t], NULL, &pbs[t])) {
+			rc = db_err(db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+	}
 	bool nomem = false;
 #pragma omp parallel for schedule(dynamic, 1) if (nt_tab > 1)
 	for (uint32_t t = 0; t < nt_tab; t++)
@@ -1440,6 +1448,9 @@ out:
 		free(tm[t].slot);
 	}
 	free(tm);
+	for (uint32_t t = 0; pbs && t < nt_tab; t++)
+		stg_plainbuf_free(&pbs[t]);
+	free(pbs);
 	free(views);
 	free(nomatch);
 	free(cnt);

@@ -281,7 +281,9 @@ static int bc_segment(gpmdb *db, uint32_t tid, uint64_t n, int ncols,
 
 	/* cols: the columns' write stamps (stg_col_stamp); a DELETE's 0
 	 * stamps the table */
-	if (stg_gpu_layout_get(db->pool, tid, lay) ||
+	/* values written in place: encoded tablets widened first */
+	if ((ncols > 0 && stg_table_widen(db->pool, tid, 0, UINT64_MAX)) ||
+	    stg_gpu_layout_get(db->pool, tid, lay) ||
 	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols, n,
 			      (uint32_t)(ncols ? ncols : 1), seg))
 		return db_err_stg(db);

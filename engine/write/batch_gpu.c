@@ -515,7 +515,10 @@ static int bg_upd_segment(gpmdb *db, uint32_t tid, int ncols,
 	unsigned long long cm = 0;
 	char err[600];
 
-	if (stg_gpu_layout_get(db->pool, tid, lay) ||
+	/* the kernels write values in place: encoded tablets widened
+	 * first, on the host (GPU UPDATE of encoded values: not built) */
+	if ((ncols > 0 && stg_table_widen(db->pool, tid, 0, UINT64_MAX)) ||
+	    stg_gpu_layout_get(db->pool, tid, lay) ||
 	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols, nthreads, epp, seg))
 		return db_err_stg(db);
 	/* after the segment's allocation: the mapping is final now */

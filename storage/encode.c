@@ -1,0 +1,696 @@
+/*
+ * encode.c - encoded tablets (layout.h "Encodings", docs/ARCHITECTURE.md
+ * "Encodings"): frame of reference with bit-packing for the integer-like
+ * types, dictionaries for TEXT, the decoding every reader goes through,
+ * VACUUM and auto_encode.
+ *
+ * A tablet is encoded whole, into a new extent and a new heap holding
+ * only the strings its rows refer to; the directory slot changes through
+ * the metadata log and the old extent and heap are freed at commit, as
+ * in tablet.c's moves, so a crash or a rollback finds the plain tablet.
+ * Encoded tablets are sealed: a write widens them first (tab_widen).
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crashpoints.h"
+#include "internal.h"
+
+static uint64_t al256(uint64_t x)
+{
+	return (x + STG_TABLET_ALIGN - 1) & ~(uint64_t)(STG_TABLET_ALIGN - 1);
+}
+
+/* ---- Decoding --------------------------------------------------------- */
+
+static inline uint64_t field(const uint64_t *wd, uint64_t pos, unsigned bits)
+{
+	uint64_t i = pos >> 6, v;
+	unsigned sh = (unsigned)(pos & 63);
+
+	v = wd[i] >> sh;
+	if (sh && sh + bits > 64)
+		v |= wd[i + 1] << (64 - sh);
+	return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
+		       void *out)
+{
+	unsigned b = e->bits;
+	uint64_t i, pos = from * b;
+
+	if (e->kind == STG_ENC_DICT) {
+		stg_strref *o = out;
+
+		for (i = 0; i < n; i++, pos += b) {
+			uint64_t k = b ? field(e->words, pos, b) : 0;
+
+			/* gpmdb_check proves codes in range; a bad one
+			 * reads as '' rather than outside the pool */
+			o[i] = k < e->dict_n ? e->dict[k] : (stg_strref){0, 0};
+		}
+		return;
+	}
+	if (b == 0) {
+		for (i = 0; i < n; i++)
+			memcpy((char *)out + i * w, &e->base, w);
+		return;
+	}
+	switch (w) {
+	case 8: {
+		uint64_t *o = out;
+
+		for (i = 0; i < n; i++, pos += b)
+			o[i] = e->base + field(e->words, pos, b);
+		break;
+	}
+	case 4: {
+		uint32_t *o = out;
+
+		for (i = 0; i < n; i++, pos += b)
+			o[i] = (uint32_t)(e->base + field(e->words, pos, b));
+		break;
+	}
+	default:
+		for (i = 0; i < n; i++, pos += b) {
+			uint64_t v = e->base + field(e->words, pos, b);
+
+			memcpy((char *)out + i * w, &v, w); /* little-endian */
+		}
+	}
+}
+
+const void *stg_tablet_col(const stg_tablet_view *v, int c, size_t w,
+			   uint64_t from, uint64_t n, void *buf)
+{
+	if (v->data[c])
+		return (const char *)v->data[c] + from * w;
+	stg_colenc_decode(&v->enc[c], w, from, n, buf);
+	return buf;
+}
+
+int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
+			  stg_plainbuf *pb)
+{
+	memset(pb, 0, sizeof(*pb));
+	if (v->enc == NULL)
+		return GPMDB_OK;
+	pb->n = v->ncols;
+	pb->arr = calloc((size_t)v->ncols + 1, sizeof(*pb->arr));
+	pb->data = calloc((size_t)v->ncols + 1, sizeof(*pb->data));
+	if (!pb->arr || !pb->data) {
+		stg_plainbuf_free(pb);
+		return GPMDB_NOMEM;
+	}
+	for (int c = 0; c < v->ncols; c++) {
+		const stg_colenc *e = &v->enc[c];
+
+		pb->data[c] = v->data[c];
+		if (v->data[c] || (want && !want[c]))
+			continue;
+		pb->arr[c] = malloc((size_t)e->width * v->nrows + 8);
+		if (pb->arr[c] == NULL) {
+			stg_plainbuf_free(pb);
+			return GPMDB_NOMEM;
+		}
+		stg_colenc_decode(e, e->width, 0, v->nrows, pb->arr[c]);
+		pb->data[c] = pb->arr[c];
+	}
+	v->data = pb->data;
+	v->enc = NULL;
+	return GPMDB_OK;
+}
+
+void stg_plainbuf_free(stg_plainbuf *pb)
+{
+	for (int c = 0; pb->arr && c < pb->n; c++)
+		free(pb->arr[c]);
+	free(pb->arr);
+	free(pb->data);
+	memset(pb, 0, sizeof(*pb));
+}
+
+void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out)
+{
+	const stg_col_enc *ce = &tab_encs(h)[c];
+	char *b = (char *)h;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = ce->kind;
+	out->bits = ce->bits;
+	out->base = ce->base;
+	out->words = (const uint64_t *)(b + tab_colmap(h)[2 * c]);
+	if (ce->kind == STG_ENC_DICT) {
+		out->dict = (const stg_strref *)(b + ce->dict_rel);
+		out->dict_n = ce->dict_n;
+	}
+}
+
+void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
+		uint64_t n, void *out)
+{
+	stg_colenc e;
+
+	if (!h->enc_rel || tab_encs(h)[c].kind == STG_ENC_PLAIN) {
+		memcpy(out, (char *)h + tab_colmap(h)[2 * c] + from * w, n * w);
+		return;
+	}
+	enc_colenc(h, c, &e);
+	stg_colenc_decode(&e, w, from, n, out);
+}
+
+/* ---- Encoding --------------------------------------------------------- */
+
+static bool enc_for_type(stg_type t)
+{
+	return t == STG_T_INT || t == STG_T_BIGINT || t == STG_T_DECIMAL ||
+	       t == STG_T_DATE || t == STG_T_BOOLEAN;
+}
+
+/* Value i of a plain array of type t, sign-extended to 64 bits. */
+static uint64_t plain_val(const void *a, stg_type t, uint64_t i)
+{
+	switch (t) {
+	case STG_T_INT:
+	case STG_T_DATE:
+		return (uint64_t)(int64_t)((const int32_t *)a)[i];
+	case STG_T_BOOLEAN:
+		return ((const uint8_t *)a)[i];
+	default:
+		return ((const uint64_t *)a)[i];
+	}
+}
+
+static unsigned bits_for(uint64_t range)
+{
+	return range ? 64u - (unsigned)__builtin_clzll(range) : 0u;
+}
+
+static uint64_t packed_bytes(uint64_t n, unsigned bits)
+{
+	return ((n * bits + 63) / 64 + 1) * 8; /* a spare word */
+}
+
+static void pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v)
+{
+	uint64_t pos = i * bits;
+	unsigned sh = (unsigned)(pos & 63);
+
+	if (bits == 0)
+		return;
+	wd[pos >> 6] |= v << sh;
+	if (sh && sh + bits > 64)
+		wd[(pos >> 6) + 1] |= v >> (64 - sh);
+}
+
+/* One column's plan. */
+typedef struct {
+	stg_col_enc ce;
+	uint64_t data_bytes; /* at colmap[2c] */
+	uint32_t *codes;     /* DICT: each row's code */
+	uint64_t *dict;	     /* DICT: a row holding each entry's string */
+	uint64_t heap_bytes; /* strings the new heap keeps for it */
+} col_plan;
+
+/* A string of the old tablet. */
+static const char *old_str(stg_pool *p, uint64_t heap_off, stg_strref r)
+{
+	return r.len ? (const char *)pool_at(p, heap_off) + r.off : "";
+}
+
+static uint64_t str_hash(const char *s, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h ^ n;
+}
+
+/* TEXT column c: a dictionary when it is smaller than the plain array
+ * and the strings.  Fails only for memory. */
+static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
+		     col_plan *pl)
+{
+	const stg_strref *sr =
+	    (const stg_strref *)((char *)h + tab_colmap(h)[2 * c]);
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+	uint64_t cap = 16, mask, nd = 0, dstr = 0, all = 0, i;
+	uint64_t *slot; /* row + 1 of an entry's string, 0 = empty */
+	uint32_t *code;
+
+	while (cap < n * 2)
+		cap <<= 1;
+	mask = cap - 1;
+	slot = calloc(cap, sizeof(*slot));
+	code = calloc(cap, sizeof(*code));
+	pl->codes = malloc((n ? n : 1) * sizeof(*pl->codes));
+	pl->dict = malloc((n ? n : 1) * sizeof(*pl->dict));
+	if (!slot || !code || !pl->codes || !pl->dict) {
+		free(slot);
+		free(code);
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const char *s;
+		uint64_t k;
+
+		if (bit_get(nb, i)) {
+			pl->codes[i] = 0;
+			continue;
+		}
+		all += sr[i].len;
+		s = old_str(p, h->heap_off, sr[i]);
+		k = str_hash(s, sr[i].len) & mask;
+		for (;; k = (k + 1) & mask) {
+			stg_strref o;
+
+			if (slot[k] == 0) {
+				slot[k] = i + 1;
+				code[k] = (uint32_t)nd;
+				pl->dict[nd++] = i;
+				dstr += sr[i].len;
+				break;
+			}
+			o = sr[slot[k] - 1];
+			if (o.len == sr[i].len &&
+			    !memcmp(old_str(p, h->heap_off, o), s, o.len))
+				break;
+		}
+		pl->codes[i] = code[k];
+	}
+	free(slot);
+	free(code);
+	pl->ce.bits = (uint8_t)bits_for(nd > 1 ? nd - 1 : 0);
+	if (nd && packed_bytes(n, pl->ce.bits) + nd * 8 + dstr < n * 8 + all) {
+		pl->ce.kind = STG_ENC_DICT;
+		pl->ce.dict_n = nd;
+		pl->data_bytes = packed_bytes(n, pl->ce.bits);
+		pl->heap_bytes = dstr;
+		return GPMDB_OK;
+	}
+	free(pl->codes);
+	free(pl->dict);
+	pl->codes = NULL;
+	pl->dict = NULL;
+	pl->ce.bits = 0;
+	pl->data_bytes = n * sizeof(stg_strref);
+	pl->heap_bytes = all;
+	return GPMDB_OK;
+}
+
+static void plan_for(stg_tablet_hdr *h, uint32_t c, stg_type t, uint64_t n,
+		     col_plan *pl)
+{
+	const void *a = (const char *)h + tab_colmap(h)[2 * c];
+	size_t w = stg_type_width(t);
+	uint64_t lo, hi;
+	unsigned bits;
+
+	pl->data_bytes = n * w;
+	if (!enc_for_type(t) || n == 0)
+		return;
+	lo = hi = plain_val(a, t, 0);
+	for (uint64_t i = 1; i < n; i++) {
+		int64_t v = (int64_t)plain_val(a, t, i);
+
+		if (v < (int64_t)lo)
+			lo = (uint64_t)v;
+		if (v > (int64_t)hi)
+			hi = (uint64_t)v;
+	}
+	bits = bits_for(hi - lo); /* the difference fits 64 bits unsigned */
+	if (packed_bytes(n, bits) >= n * w)
+		return;
+	pl->ce.kind = STG_ENC_FOR;
+	pl->ce.bits = (uint8_t)bits;
+	pl->ce.base = lo;
+	pl->data_bytes = packed_bytes(n, bits);
+}
+
+static void plans_free(col_plan *pl, uint32_t ncols)
+{
+	for (uint32_t c = 0; pl && c < ncols; c++) {
+		free(pl[c].codes);
+		free(pl[c].dict);
+	}
+	free(pl);
+}
+
+int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_tablet_hdr *h = tab_at(p, e, idx), *nh;
+	uint64_t n, room, pos, zero_rel = 0, del_rel, size, heap = 0;
+	uint64_t noff = 0, next = 0, hoff = 0, hext = 0, ooff, oext, oheap,
+		 oheap_size, hused = 0, toff;
+	uint32_t ncols = e->ncols, c;
+	stg_cat_column *cc;
+	col_plan *pl;
+	bool any_plain_nulls = false;
+	char *b;
+	int rc = GPMDB_OK;
+
+	if (h == NULL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"table %s: tablet %llu is damaged", e->name,
+				(unsigned long long)idx);
+	if (h->enc_rel || e->row_count <= h->first_row)
+		return GPMDB_OK;
+	stamp_cat(p, cat_off); /* its bytes move */
+	n = e->row_count - h->first_row;
+	if (n > tab_room(h))
+		n = tab_room(h);
+	room = (n + 1023) / 1024 * 1024;
+	pl = calloc(ncols, sizeof(*pl));
+	if (pl == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	cc = cat_cols(e);
+	for (c = 0; c < ncols && rc == GPMDB_OK; c++) {
+		stg_type t = (stg_type)cc[c].type;
+		const uint32_t *nb =
+		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+
+		for (uint64_t w = 0; w < n / 32 && !pl[c].ce.has_nulls; w++)
+			pl[c].ce.has_nulls = nb[w] != 0;
+		for (uint64_t i = n / 32 * 32; i < n; i++)
+			pl[c].ce.has_nulls |= bit_get(nb, i);
+		if (!pl[c].ce.has_nulls)
+			any_plain_nulls = true;
+		if (t == STG_T_TEXT)
+			rc = plan_text(p, h, c, n, &pl[c]);
+		else
+			plan_for(h, c, t, n, &pl[c]);
+		heap += pl[c].heap_bytes;
+	}
+	if (rc != GPMDB_OK) {
+		plans_free(pl, ncols);
+		return rc;
+	}
+	/* the layout: layout.h "Encodings" */
+	pos = al256(sizeof(stg_tablet_hdr) + 16ull * ncols);
+	pos = al256(pos + sizeof(stg_col_enc) * ncols);
+	for (c = 0; c < ncols; c++)
+		pos = al256(pos + pl[c].data_bytes);
+	if (any_plain_nulls) {
+		zero_rel = pos;
+		pos = al256(pos + room / 8);
+	}
+	for (c = 0; c < ncols; c++)
+		if (pl[c].ce.has_nulls)
+			pos = al256(pos + room / 8);
+	del_rel = pos;
+	pos = al256(pos + room / 8);
+	for (c = 0; c < ncols; c++)
+		if (pl[c].ce.kind == STG_ENC_DICT)
+			pos = al256(pos + pl[c].ce.dict_n * sizeof(stg_strref));
+	size = pos;
+
+	toff = pool_off(p, h);
+	rc = alloc_extent(p, size, &noff, &next);
+	if (rc == GPMDB_OK && heap)
+		rc = alloc_extent(p, heap, &hoff, &hext);
+	if (rc != GPMDB_OK) {
+		plans_free(pl, ncols);
+		if (noff)
+			(void)alloc_free_deferred(p, noff, next);
+		return rc;
+	}
+	/* the pool may have moved */
+	e = cat_entry(p, cat_off);
+	cc = cat_cols(e);
+	h = tab_hdr(p, toff);
+	nh = tab_hdr(p, noff);
+	b = (char *)nh;
+	memset(nh, 0, size);
+	*nh = *h;
+	nh->extent_size = next;
+	nh->rows_alloc = room == h->capacity ? 0 : room;
+	nh->heap_off = hoff;
+	nh->heap_size = heap ? hext : 0;
+	pos = al256(sizeof(stg_tablet_hdr) + 16ull * ncols);
+	nh->enc_rel = pos;
+	pos = al256(pos + sizeof(stg_col_enc) * ncols);
+	for (c = 0; c < ncols; c++) {
+		tab_colmap(nh)[2 * c] = pos;
+		pos = al256(pos + pl[c].data_bytes);
+	}
+	if (any_plain_nulls)
+		pos = al256(pos + room / 8); /* zero_rel, zeroed above */
+	for (c = 0; c < ncols; c++) {
+		if (!pl[c].ce.has_nulls) {
+			tab_colmap(nh)[2 * c + 1] = zero_rel;
+			continue;
+		}
+		tab_colmap(nh)[2 * c + 1] = pos;
+		memcpy(b + pos, (char *)h + tab_colmap(h)[2 * c + 1],
+		       (n + 31) / 32 * 4);
+		pos = al256(pos + room / 8);
+	}
+	nh->deleted_rel = del_rel;
+	memcpy(b + del_rel, (char *)h + h->deleted_rel, (n + 31) / 32 * 4);
+	pos = al256(del_rel + room / 8);
+	for (c = 0; c < ncols; c++) {
+		stg_type t = (stg_type)cc[c].type;
+		size_t w = stg_type_width(t);
+		char *dst = b + tab_colmap(nh)[2 * c];
+		const char *src = (char *)h + tab_colmap(h)[2 * c];
+		char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
+
+		if (pl[c].ce.kind == STG_ENC_DICT) {
+			stg_strref *d = (stg_strref *)(b + pos);
+			const stg_strref *sr = (const stg_strref *)src;
+
+			pl[c].ce.dict_rel = pos;
+			for (uint64_t k = 0; k < pl[c].ce.dict_n; k++) {
+				stg_strref o = sr[pl[c].dict[k]];
+
+				memcpy(hp + hused, old_str(p, h->heap_off, o),
+				       o.len);
+				d[k] = (stg_strref){(uint32_t)hused, o.len};
+				hused += o.len;
+			}
+			for (uint64_t i = 0; i < n; i++)
+				pack((uint64_t *)dst, i, pl[c].ce.bits,
+				     pl[c].codes[i]);
+			pos = al256(pos + pl[c].ce.dict_n * sizeof(stg_strref));
+		} else if (t == STG_T_TEXT) {
+			const stg_strref *sr = (const stg_strref *)src;
+			stg_strref *d = (stg_strref *)dst;
+			const uint32_t *nb =
+			    (const uint32_t *)((char *)h +
+					       tab_colmap(h)[2 * c + 1]);
+
+			for (uint64_t i = 0; i < n; i++) {
+				if (bit_get(nb, i) || !sr[i].len) {
+					d[i] = (stg_strref){0, 0};
+					continue;
+				}
+				memcpy(hp + hused,
+				       old_str(p, h->heap_off, sr[i]),
+				       sr[i].len);
+				d[i] = (stg_strref){(uint32_t)hused, sr[i].len};
+				hused += sr[i].len;
+			}
+		} else if (pl[c].ce.kind == STG_ENC_FOR) {
+			for (uint64_t i = 0; i < n; i++)
+				pack((uint64_t *)dst, i, pl[c].ce.bits,
+				     plain_val(src, t, i) - pl[c].ce.base);
+		} else {
+			memcpy(dst, src, n * w);
+		}
+		pl[c].ce.bytes = pl[c].data_bytes;
+		memcpy(&tab_encs(nh)[c], &pl[c].ce, sizeof(stg_col_enc));
+	}
+	nh->heap_used = hused;
+	plans_free(pl, ncols);
+	pool_flush(p, nh, size);
+	if (hused)
+		pool_flush(p, pool_at(p, hoff), hused);
+	pool_drain(p);
+	pool_count_persisted(p, size + hused);
+	stg_crash_point("encode.write");
+	ooff = toff;
+	oext = h->extent_size;
+	oheap = h->heap_off;
+	oheap_size = h->heap_size;
+	rc = mlog_set_u64(p, e->tdir + sizeof(stg_tdir) + 8 * idx, noff);
+	if (rc == GPMDB_OK)
+		rc = alloc_free_deferred(p, ooff, oext);
+	if (rc == GPMDB_OK && oheap)
+		rc = alloc_free_deferred(p, oheap, oheap_size);
+	if (rc == GPMDB_OK)
+		stg_crash_point("encode.tablet");
+	return rc;
+}
+
+/* ---- VACUUM and auto_encode ----------------------------------------- */
+
+void stg_set_auto_encode(stg_pool *p, bool on)
+{
+	if (p)
+		p->auto_encode = on;
+}
+
+bool stg_auto_encode(const stg_pool *p)
+{
+	return p && p->auto_encode;
+}
+
+int enc_note(stg_pool *p, uint32_t table_id)
+{
+	uint32_t *nt;
+
+	if (!p->auto_encode || p->in_encode || p->sb.version < STG_FORMAT_ENC)
+		return GPMDB_OK;
+	for (size_t i = 0; i < p->nenc; i++)
+		if (p->enc_tids[i] == table_id)
+			return GPMDB_OK;
+	if (p->nenc == p->cap_enc) {
+		size_t nc = p->cap_enc ? p->cap_enc * 2 : 8;
+
+		nt = realloc(p->enc_tids, nc * sizeof(*nt));
+		if (nt == NULL)
+			return pool_err(p, GPMDB_NOMEM, "out of memory");
+		p->enc_tids = nt;
+		p->cap_enc = nc;
+	}
+	p->enc_tids[p->nenc++] = table_id;
+	return GPMDB_OK;
+}
+
+/* Every plain tablet holding rows of the table at cat_off encoded. */
+static int enc_table(stg_pool *p, uint64_t cat_off)
+{
+	uint64_t rows = cat_entry(p, cat_off)->row_count;
+	int rc = GPMDB_OK;
+
+	for (uint64_t i = 0; rows && i <= tab_index_of(rows - 1); i++)
+		if ((rc = enc_tablet(p, cat_off, i)) != GPMDB_OK)
+			break;
+	return rc;
+}
+
+int enc_commit(stg_pool *p)
+{
+	int rc = GPMDB_OK;
+
+	for (size_t i = 0; i < p->nenc && rc == GPMDB_OK; i++) {
+		uint64_t cat_off;
+
+		/* dropped since: nothing to encode */
+		if (cat_find_table(p, p->enc_tids[i], &cat_off) != GPMDB_OK) {
+			pool_clear_err(p);
+			continue;
+		}
+		rc = enc_table(p, cat_off);
+	}
+	p->nenc = 0;
+	return rc;
+}
+
+static int vac_tables(stg_pool *p, uint32_t **tids, size_t *n)
+{
+	size_t cap = 0;
+	uint64_t off = 0;
+
+	*tids = NULL;
+	*n = 0;
+	while ((off = cat_walk(p, off)) != 0) {
+		stg_cat_entry *e = cat_entry(p, off);
+
+		if (e->kind != STG_OBJ_TABLE)
+			continue;
+		if (*n == cap) {
+			uint32_t *nt;
+
+			cap = cap ? cap * 2 : 16;
+			nt = realloc(*tids, cap * sizeof(*nt));
+			if (nt == NULL) {
+				free(*tids);
+				*tids = NULL;
+				return pool_err(p, GPMDB_NOMEM,
+						"out of memory");
+			}
+			*tids = nt;
+		}
+		(*tids)[(*n)++] = e->table_id;
+	}
+	return GPMDB_OK;
+}
+
+static uint64_t vac_bytes(stg_pool *p, const uint32_t *tids, size_t n)
+{
+	uint64_t sum = 0, b;
+
+	for (size_t i = 0; i < n; i++)
+		if (stg_table_bytes(p, tids[i], &b) == GPMDB_OK)
+			sum += b;
+	pool_clear_err(p);
+	return sum;
+}
+
+int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
+{
+	uint32_t *tids = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (p == NULL)
+		return GPMDB_MISUSE;
+	pool_clear_err(p);
+	if (p->in_txn)
+		return pool_err(p, GPMDB_ERROR,
+				"cannot VACUUM from within a transaction");
+	if (p->sb.version < STG_FORMAT_ENC)
+		return pool_err(p, GPMDB_UNSUPPORTED,
+				"VACUUM: %s has format version %u, which "
+				"cannot hold encoded tablets; VACUUM INTO "
+				"'file' writes a copy of version %u that can",
+				p->path, p->sb.version, STG_FORMAT_VERSION);
+	if ((rc = stg_read_begin(p)) != GPMDB_OK)
+		return rc;
+	rc = vac_tables(p, &tids, &n);
+	if (rc == GPMDB_OK && bytes_before)
+		*bytes_before = vac_bytes(p, tids, n);
+	stg_read_end(p);
+	/* a transaction per tablet: what one frees, the next may reuse */
+	for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
+		for (uint64_t i = 0;; i++) {
+			uint64_t cat_off, rows;
+
+			if ((rc = stg_begin(p)) != GPMDB_OK)
+				break;
+			p->in_encode = true;
+			rc = tab_find_writable(p, tids[t], &cat_off);
+			if (rc != GPMDB_OK) { /* dropped meanwhile */
+				pool_clear_err(p);
+				rc = stg_rollback(p);
+				break;
+			}
+			rows = cat_entry(p, cat_off)->row_count;
+			if (rows == 0 || i > tab_index_of(rows - 1)) {
+				rc = stg_rollback(p);
+				break;
+			}
+			rc = enc_tablet(p, cat_off, i);
+			rc = rc == GPMDB_OK ? stg_commit(p) : rc;
+			if (rc != GPMDB_OK) {
+				if (p->in_txn)
+					(void)stg_rollback(p);
+				break;
+			}
+		}
+		p->in_encode = false;
+	}
+	p->in_encode = false;
+	if (rc == GPMDB_OK && bytes_after && stg_read_begin(p) == GPMDB_OK) {
+		*bytes_after = vac_bytes(p, tids, n);
+		stg_read_end(p);
+	}
+	free(tids);
+	return rc;
+}
