@@ -1,0 +1,328 @@
+/*
+ * test_storage_encode.c - encoded tablets (storage/encode.c): frame of
+ * reference at the int64 boundaries, 0-bit all-equal columns, a 64-bit
+ * field decoded, NULLs, all-NULL columns, empty strings, dictionaries,
+ * deleted rows, widening by UPDATE and INSERT (and its rollback),
+ * auto_encode, PRAGMA storage_info's encodings and a pool of format
+ * version 3 that VACUUM refuses.  Every table is compared before and
+ * after encoding, and PRAGMA integrity_check (gpmdb_check's checks) is
+ * clean after each step.
+ */
+#include "harness.h"
+#include "sql_util.h"
+
+#include "../storage/layout.h"
+#include "../storage/storage.h"
+#include "gpmdb.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static char dir[256];
+static char path[300];
+
+static char *rows(gpmdb *db, const char *sql)
+{
+	static char buf[1 << 16];
+
+	return su_rows(db, sql, buf, sizeof(buf));
+}
+
+/* Field k of column col's storage_info row (cid|name|type|encoding|...). */
+static const char *info(gpmdb *db, const char *t, int col, int k)
+{
+	static char out[128];
+	char q[128];
+	const char *p;
+	int line = 0;
+
+	snprintf(q, sizeof(q), "PRAGMA storage_info(%s)", t);
+	p = rows(db, q);
+	while (p && *p && line < col) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+		line++;
+	}
+	for (int i = 0; p && i < k; i++) {
+		p = strchr(p, '|');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return "";
+	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "|\n"), p);
+	return out;
+}
+
+static void check_ok(gpmdb *db)
+{
+	CHECKF(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"), "%s",
+	       rows(db, "PRAGMA integrity_check"));
+}
+
+/* The whole table in order, copied. */
+static char *dump(gpmdb *db, const char *t)
+{
+	char q[128];
+
+	snprintf(q, sizeof(q), "SELECT * FROM %s ORDER BY rowid", t);
+	return strdup(rows(db, q));
+}
+
+/* n rows of t(a BIGINT, b INT, s TEXT, k TEXT, e INT, z INT) by a
+ * recursive doubling of INSERT ... SELECT. */
+static void fill(gpmdb *db, const char *base_a)
+{
+	char q[512];
+
+	CHECK_RC(su_exec(db, "CREATE TABLE t(a BIGINT, b INT, s TEXT, "
+			     "k TEXT, e INT, z INT)"),
+		 GPMDB_OK);
+	snprintf(q, sizeof(q),
+		 "INSERT INTO t VALUES (%s, 0, 'x0', 'key0', 7, NULL)", base_a);
+	CHECK_RC(su_exec(db, q), GPMDB_OK);
+	/* 2^13 = 8192 rows: tablets 0..3 full (1024+2048+4096 = 7168)
+	 * and 1024 rows of tablet 3 (8192 capacity) */
+	for (int i = 0; i < 13; i++)
+		CHECK_RC(su_exec(db,
+				 "INSERT INTO t SELECT a + (SELECT count(*) "
+				 "FROM t), b + (SELECT count(*) FROM t) % "
+				 "100, CASE WHEN b % 3 = 0 THEN 'x' || (b "
+				 "% 4) WHEN b % 3 = 1 THEN '' ELSE NULL "
+				 "END, k || 'y', 7, NULL FROM t"),
+			 GPMDB_OK);
+}
+
+static void test_for_dict_roundtrip(void)
+{
+	gpmdb *db = su_open(path);
+	char *before, *after;
+
+	fill(db, "-9223372036854775807");
+	CHECK_RC(su_exec(db, "DELETE FROM t WHERE b = 17"), GPMDB_OK);
+	before = dump(db, "t");
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	after = dump(db, "t");
+	CHECK(before && after && !strcmp(before, after));
+	/* a: INT64_MIN + 1 .. + 8191: a frame at the bottom of int64 */
+	CHECKF(!strncmp(info(db, "t", 0, 3), "for ", 4), "a: %s",
+	       info(db, "t", 0, 3));
+	CHECKF(!strncmp(info(db, "t", 2, 3), "dict ", 5), "s: %s",
+	       info(db, "t", 2, 3));
+	/* all equal: 0 bits; all NULL: 0 bits with its NULL bitmap */
+	CHECKF(!strcmp(info(db, "t", 4, 3), "for 0 bits"), "e: %s",
+	       info(db, "t", 4, 3));
+	CHECKF(!strcmp(info(db, "t", 4, 5), "0"), "e nulls: %s",
+	       info(db, "t", 4, 5));
+	CHECKF(!strcmp(info(db, "t", 5, 3), "for 0 bits"), "z: %s",
+	       info(db, "t", 5, 3));
+	CHECKF(strcmp(info(db, "t", 5, 5), "0"), "z nulls: %s",
+	       info(db, "t", 5, 5));
+	/* k: 14 strings ('key0', 'key0y', ...): codes of 4 bits */
+	CHECKF(!strcmp(info(db, "t", 3, 3), "dict 4 bits"), "k: %s",
+	       info(db, "t", 3, 3));
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE s = ''"),
+		      su_scalar(db, "SELECT count(*) FROM t WHERE b % 3 = 1")));
+	CHECK(
+	    !strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = 17"), "0"));
+	CHECK(!strcmp(su_scalar(db, "SELECT min(a) FROM t"),
+		      "-9223372036854775807"));
+	check_ok(db);
+	free(before);
+	free(after);
+	gpmdb_close(db);
+}
+
+/* The top of int64, and both ends at once (plain: 64 bits is no gain). */
+static void test_int64_max(void)
+{
+	gpmdb *db = su_open(path);
+	char *before, *after;
+
+	fill(db, "9223372036854767615"); /* + 8191 = INT64_MAX - 1 */
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (-9223372036854775807 - "
+			     "1, 1, 'q', 'k', 7, NULL)"),
+		 GPMDB_OK);
+	before = dump(db, "t");
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	after = dump(db, "t");
+	CHECK(before && after && !strcmp(before, after));
+	CHECK(!strcmp(su_scalar(db, "SELECT max(a) FROM t"),
+		      "9223372036854775806"));
+	CHECK(!strcmp(su_scalar(db, "SELECT min(a) FROM t"),
+		      "-9223372036854775808"));
+	/* the last tablet spans all of int64: kept plain */
+	CHECKF(strstr(info(db, "t", 0, 3), "plain") != NULL, "a: %s",
+	       info(db, "t", 0, 3));
+	check_ok(db);
+	free(before);
+	free(after);
+	gpmdb_close(db);
+}
+
+/* A 64-bit field and one across a word boundary, decoded by hand-made
+ * descriptors. */
+static void test_decode_fields(void)
+{
+	uint64_t w[4] = {0}, out[3];
+	uint32_t o32[3];
+	stg_colenc e = {.kind = STG_ENC_FOR, .bits = 64, .base = 5};
+
+	w[0] = UINT64_MAX - 5;
+	w[1] = 0;
+	w[2] = 7;
+	e.words = w;
+	stg_colenc_decode(&e, 8, 0, 3, out);
+	CHECK(out[0] == UINT64_MAX && out[1] == 5 && out[2] == 12);
+	/* 40-bit fields: field 1 spans words 0 and 1 */
+	memset(w, 0, sizeof(w));
+	e.bits = 40;
+	e.base = (uint64_t)INT64_MIN;
+	w[0] = 0xffffffffffull | (0x123456789aull << 40);
+	w[1] = 0x123456789aull >> 24;
+	stg_colenc_decode(&e, 8, 0, 2, out);
+	CHECK(out[0] == (uint64_t)INT64_MIN + 0xffffffffffull);
+	CHECK(out[1] == (uint64_t)INT64_MIN + 0x123456789aull);
+	/* 0 bits: every value the base, 4-byte values */
+	e.bits = 0;
+	e.base = (uint64_t)(int64_t)-3;
+	stg_colenc_decode(&e, 4, 0, 3, o32);
+	CHECK((int32_t)o32[0] == -3 && (int32_t)o32[2] == -3);
+}
+
+/* UPDATE and INSERT widen what they write; DELETE does not; a rollback
+ * gives back the encoded tablet; VACUUM encodes again. */
+static void test_widen(void)
+{
+	gpmdb *db = su_open(path);
+	char *before, *after;
+
+	fill(db, "1");
+	CHECK_RC(su_exec(db, "CREATE INDEX ib ON t(b)"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	before = dump(db, "t");
+	CHECK_RC(su_exec(db, "BEGIN; UPDATE t SET b = 1000 WHERE a = 5; "
+			     "INSERT INTO t VALUES (1, 2, 'n', 'n', 7, 1); "
+			     "DELETE FROM t WHERE a = 3000; ROLLBACK"),
+		 GPMDB_OK);
+	after = dump(db, "t");
+	CHECK(before && after && !strcmp(before, after));
+	CHECKF(!strncmp(info(db, "t", 1, 3), "for ", 4) &&
+		   !strstr(info(db, "t", 1, 3), "plain"),
+	       "b: %s", info(db, "t", 1, 3));
+	check_ok(db);
+	CHECK_RC(su_exec(db, "DELETE FROM t WHERE a = 3000"), GPMDB_OK);
+	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
+	       info(db, "t", 1, 3));
+	CHECK_RC(su_exec(db, "UPDATE t SET b = 1000, s = 'new' WHERE a = 5"),
+		 GPMDB_OK);
+	/* tablet 0 (rows 0..1023) widened */
+	CHECKF(strstr(info(db, "t", 1, 3), "plain 1 tablet") != NULL, "b: %s",
+	       info(db, "t", 1, 3));
+	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (1, 2, 'n', 'n', 7, 1)"),
+		 GPMDB_OK);
+	CHECKF(strstr(info(db, "t", 1, 3), "plain 2 tablets") != NULL, "b: %s",
+	       info(db, "t", 1, 3));
+	CHECK(!strcmp(su_scalar(db, "SELECT b FROM t WHERE a = 5"), "1000"));
+	CHECK(!strcmp(su_scalar(db, "SELECT s FROM t WHERE a = 5"), "new"));
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = 1000"),
+		      "1"));
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t"), "8192"));
+	check_ok(db);
+	free(before);
+	before = dump(db, "t");
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	free(after);
+	after = dump(db, "t");
+	CHECK(before && after && !strcmp(before, after));
+	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
+	       info(db, "t", 1, 3));
+	/* the index agrees with the rows */
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = 1000"),
+		      "1"));
+	check_ok(db);
+	CHECK_RC(su_exec(db, "BEGIN"), GPMDB_OK);
+	CHECK(su_exec(db, "VACUUM") != GPMDB_OK);
+	CHECK_RC(su_exec(db, "ROLLBACK"), GPMDB_OK);
+	free(before);
+	free(after);
+	gpmdb_close(db);
+}
+
+static void test_auto_encode(void)
+{
+	gpmdb *db = su_open(path);
+
+	CHECK_RC(su_exec(db, "PRAGMA auto_encode = ON"), GPMDB_OK);
+	CHECK(!strcmp(su_scalar(db, "PRAGMA auto_encode"), "1"));
+	CHECK_RC(su_exec(db, "CREATE TABLE u(a INT, s TEXT);"
+			     "INSERT INTO u VALUES (1, 'a'), (2, 'a'), (3, "
+			     "'b'), (4, 'a'), (5, 'b'), (6, 'a')"),
+		 GPMDB_OK);
+	CHECKF(!strcmp(info(db, "u", 0, 3), "for 3 bits"), "a: %s",
+	       info(db, "u", 0, 3));
+	CHECK_RC(su_exec(db, "UPDATE u SET a = 100 WHERE s = 'b'"), GPMDB_OK);
+	CHECKF(!strcmp(info(db, "u", 0, 3), "for 7 bits"), "a: %s",
+	       info(db, "u", 0, 3));
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(a) FROM u"), "213"));
+	CHECK(su_exec(db, "PRAGMA auto_encode = maybe") != GPMDB_OK);
+	CHECK_RC(su_exec(db, "PRAGMA auto_encode = OFF"), GPMDB_OK);
+	CHECK_RC(su_exec(db, "INSERT INTO u VALUES (7, 'c')"), GPMDB_OK);
+	CHECKF(!strcmp(info(db, "u", 0, 3), "plain"), "a: %s",
+	       info(db, "u", 0, 3));
+	check_ok(db);
+	gpmdb_close(db);
+}
+
+/* Format version 3: opens, reads, writes; VACUUM says how to upgrade. */
+static void test_version3(void)
+{
+	gpmdb *db = su_open(path);
+	stg_superblock sb;
+	char *err = NULL;
+	int fd;
+
+	CHECK_RC(su_exec(db, "CREATE TABLE v(a INT); INSERT INTO v VALUES "
+			     "(1), (2), (3)"),
+		 GPMDB_OK);
+	gpmdb_close(db);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0 && pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	CHECK(sb.version == STG_FORMAT_VERSION && STG_FORMAT_VERSION == 4);
+	sb.version = 3;
+	sb.crc = (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF);
+	CHECK(fd >= 0 && pwrite(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
+	if (fd >= 0)
+		close(fd);
+	CHECK_RC(gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL),
+		 GPMDB_OK);
+	CHECK_RC(su_exec(db, "PRAGMA auto_encode = ON; INSERT INTO v VALUES "
+			     "(4)"),
+		 GPMDB_OK);
+	CHECK(!strcmp(info(db, "v", 0, 3), "plain"));
+	CHECK(gpmdb_exec(db, "VACUUM", NULL, NULL, &err) == GPMDB_UNSUPPORTED);
+	CHECKF(err && strstr(err, "format version 3") &&
+		   strstr(err, "VACUUM INTO"),
+	       "%s", err ? err : "(none)");
+	gpmdb_free(err);
+	CHECK(!strcmp(su_scalar(db, "SELECT sum(a) FROM v"), "10"));
+	check_ok(db);
+	gpmdb_close(db);
+}
+
+int main(void)
+{
+	if (su_tmp_make(dir, sizeof(dir), path, sizeof(path),
+			"test_storage_encode", "enc.gpmdb"))
+		return 1;
+	TEST_RUN(test_for_dict_roundtrip);
+	TEST_RUN(test_int64_max);
+	TEST_RUN(test_decode_fields);
+	TEST_RUN(test_widen);
+	TEST_RUN(test_auto_encode);
+	TEST_RUN(test_version3);
+	su_tmp_remove(dir, path);
+	TEST_MAIN_END();
+}
