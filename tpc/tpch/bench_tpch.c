@@ -190,6 +190,15 @@ static int gpm_load(bt_engine *e)
 		}
 		total += rows;
 	}
+	/* the tables encoded, in the load's time (GPMDB_TPCH_PLAIN=1:
+	 * left plain) */
+	const char *plain = getenv("GPMDB_TPCH_PLAIN");
+	if (!(plain && !strcmp(plain, "1")) &&
+	    stg_vacuum(p, NULL, NULL) != GPMDB_OK) {
+		snprintf(e->why, sizeof(e->why), "VACUUM: %s", stg_errmsg(p));
+		stg_close(p);
+		return -1;
+	}
 	const char *dur = stg_durability_name(stg_pool_durability(p));
 	if (stg_close(p) != GPMDB_OK) {
 		snprintf(e->why, sizeof(e->why), "%s: close failed", bt_pool);
