@@ -275,7 +275,7 @@ test: all
 	  GPMDB_BENCH_TPCH=$(BUILD)/bench_tpch GPMDB_TPCHGEN=$(BUILD)/tpchgen \
 	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
-	  tests/slt/check_corpus.sh tests/slt/check_corpus_grow.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
+	  tests/slt/check_corpus.sh tests/slt/check_corpus_enc.sh tests/slt/check_corpus_grow.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
 	  tests/bench/check_bench_batch.sh tests/bench/check_bench_kv.sh tests/bench/check_bench_tpch.sh \
 	  tests/check_layout.sh
 
