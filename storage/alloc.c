@@ -172,6 +172,17 @@ static void set_bits(uint8_t *b, uint64_t s, uint64_t n, bool on)
 		set_bit(b, i, on);
 }
 
+bool alloc_fits_below(const stg_pool *p, uint64_t bytes, uint64_t off)
+{
+	uint64_t n = alloc_round(p, bytes) / p->sb.chunk_size, s;
+
+	if (off <= p->sb.data_off)
+		return false;
+	s = find_run(p, n, 0, limit_chunks(p));
+	return s != UINT64_MAX &&
+	       p->sb.data_off + (s + n) * p->sb.chunk_size <= off;
+}
+
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 		 uint64_t *ext_bytes)
 {

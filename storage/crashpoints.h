@@ -52,6 +52,15 @@
 	X("shrink.commit",                                                     \
 	  "last close: a smaller pool size committed, the file not yet cut")
 
+/* Points of encoded tablets (storage/encode.c, tablet.c's widening):
+ * tests/crash/crash_encode.c lands kills at each, in VACUUM, in an UPDATE
+ * that widens and in an INSERT into an encoded tablet. */
+#define STG_ENC_CRASH_POINTS(X)                                                \
+	X("encode.write", "an encoded tablet written, its slot not yet")       \
+	X("encode.tablet", "an encoded tablet's slot logged, before commit")   \
+	X("vacuum.move", "VACUUM moved a tablet or heap down, before commit")  \
+	X("widen.tablet", "an encoded tablet moved to a plain extent")
+
 /* Points only GPU write paths reach (the engine calls them): crash_storage
  * runs without a GPU and leaves them out; tests/gpu/crash_gpu_dml.c lands
  * kills at each. */

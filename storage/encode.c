@@ -592,6 +592,71 @@ int enc_commit(stg_pool *p)
 	return rc;
 }
 
+/* Tablet idx of the table at cat_off (its extent, then its heap) moved
+ * to the first free run when that lies wholly below it: VACUUM's last
+ * pass, so that the file's tail empties (an extent encoded early, before
+ * the holes below it were freed, was put at the end).  A move as in
+ * tablet.c: copy persisted, then the pointer through the log, the old
+ * extent freed at commit.  *moved: whether anything moved. */
+static int enc_relocate(stg_pool *p, uint64_t cat_off, uint64_t idx,
+			bool *moved)
+{
+	stg_tablet_hdr *h = tab_at(p, cat_entry(p, cat_off), idx);
+	uint64_t toff, noff, next, size;
+	int rc;
+
+	*moved = false;
+	if (h == NULL)
+		return GPMDB_OK;
+	toff = pool_off(p, h);
+	size = h->extent_size;
+	if (alloc_fits_below(p, size, toff)) {
+		stamp_cat(p, cat_off);
+		p->alloc_hint = 0;
+		if ((rc = alloc_extent(p, size, &noff, &next)) != GPMDB_OK)
+			return rc;
+		h = tab_hdr(p, toff);
+		pool_memcpy_nodrain(p, pool_at(p, noff), h, size);
+		pool_drain(p);
+		pool_count_persisted(p, size);
+		rc = mlog_set_u64(
+		    p, cat_entry(p, cat_off)->tdir + sizeof(stg_tdir) + 8 * idx,
+		    noff);
+		if (rc == GPMDB_OK)
+			rc = alloc_free_deferred(p, toff, size);
+		if (rc != GPMDB_OK)
+			return rc;
+		*moved = true;
+		toff = noff;
+		h = tab_hdr(p, toff);
+	}
+	if (h->heap_off && alloc_fits_below(p, h->heap_size, h->heap_off)) {
+		uint64_t old = h->heap_off, osize = h->heap_size, used, pair[2];
+
+		stamp_cat(p, cat_off);
+		p->alloc_hint = 0;
+		if ((rc = alloc_extent(p, osize, &noff, &next)) != GPMDB_OK)
+			return rc;
+		h = tab_hdr(p, toff);
+		used = h->heap_used < osize ? h->heap_used : osize;
+		pool_memcpy_nodrain(p, pool_at(p, noff), pool_at(p, old), used);
+		pool_drain(p);
+		pool_count_persisted(p, used);
+		pair[0] = noff;
+		pair[1] = next;
+		rc = mlog_write(p, toff + offsetof(stg_tablet_hdr, heap_off),
+				pair, sizeof(pair));
+		if (rc == GPMDB_OK)
+			rc = alloc_free_deferred(p, old, osize);
+		if (rc != GPMDB_OK)
+			return rc;
+		*moved = true;
+	}
+	if (*moved)
+		stg_crash_point("vacuum.move");
+	return GPMDB_OK;
+}
+
 static int vac_tables(stg_pool *p, uint32_t **tids, size_t *n)
 {
 	size_t cap = 0;
@@ -676,8 +741,44 @@ int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 				rc = stg_rollback(p);
 				break;
 			}
+			/* first fit from the front: the holes the tablets
+			 * encoded before left, so that the file's tail
+			 * empties (given back at the last close) */
+			p->alloc_hint = 0;
 			rc = enc_tablet(p, cat_off, i);
 			rc = rc == GPMDB_OK ? stg_commit(p) : rc;
+			if (rc != GPMDB_OK) {
+				if (p->in_txn)
+					(void)stg_rollback(p);
+				break;
+			}
+		}
+		p->in_encode = false;
+	}
+	/* then the extents the tail holds moved down, a transaction each */
+	for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
+		for (uint64_t i = 0;; i++) {
+			uint64_t cat_off, rows;
+			bool moved = false;
+
+			if ((rc = stg_begin(p)) != GPMDB_OK)
+				break;
+			p->in_encode = true;
+			if (tab_find_writable(p, tids[t], &cat_off) !=
+			    GPMDB_OK) {
+				pool_clear_err(p);
+				rc = stg_rollback(p);
+				break;
+			}
+			rows = cat_entry(p, cat_off)->row_count;
+			if (rows == 0 || i > tab_index_of(rows - 1)) {
+				rc = stg_rollback(p);
+				break;
+			}
+			rc = enc_relocate(p, cat_off, i, &moved);
+			rc = rc == GPMDB_OK
+				 ? (moved ? stg_commit(p) : stg_rollback(p))
+				 : rc;
 			if (rc != GPMDB_OK) {
 				if (p->in_txn)
 					(void)stg_rollback(p);

@@ -396,6 +396,9 @@ static inline stg_log_rec *mlog_rec(stg_pool *p, uint64_t off)
 
 int alloc_open(stg_pool *p);
 uint64_t alloc_round(const stg_pool *p, uint64_t bytes);
+/* Whether first fit finds bytes wholly below pool offset off (VACUUM's
+ * compaction). */
+bool alloc_fits_below(const stg_pool *p, uint64_t bytes, uint64_t off);
 /* Allocates at least bytes (whole chunks; *ext_bytes gets the size),
  * growing the pool when needed.  The allocation is undo-logged. */
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
