@@ -274,10 +274,11 @@ test: all
 	  GPMDB_BENCH_BATCH=$(BUILD)/bench_batch GPMDB_BENCH_KV=$(BUILD)/bench_kv \
 	  GPMDB_BENCH_TPCH=$(BUILD)/bench_tpch GPMDB_TPCHGEN=$(BUILD)/tpchgen \
 	  SLT_SQLITE=$(BUILD)/sqlite_slt SLT_GPMDB=$(BUILD)/gpmdb_slt \
+	  GPMDB_ENC_TPCHQ=$(BUILD)/tests/tpch/test_tpch_queries GPMDB_ENC_DIFF=$(BUILD)/tests/diff/test_diff_sqlite \
 	  tests/run.sh $(UNIT_BIN) $(ASAN_BIN) $(CRASH_BIN) $(DIFF_BIN) $(TPCHQ_BIN) tests/slt/check_runner.sh \
 	  tests/slt/check_corpus.sh tests/slt/check_corpus_enc.sh tests/slt/check_corpus_grow.sh tests/shell/check_shell.sh tests/examples/check_examples.sh \
 	  tests/bench/check_bench_batch.sh tests/bench/check_bench_kv.sh tests/bench/check_bench_tpch.sh \
-	  tests/check_layout.sh
+	  tests/check_encoded.sh tests/check_layout.sh
 
 test-gpu: all
 	@if [ "$(GPU)" != 1 ]; then echo "test-gpu needs nvcc (GPU=1)"; exit 1; fi
