@@ -371,7 +371,7 @@ static void test_random_bytes(void)
 static void test_bad_version(void)
 {
 	static const char *const subs[] = {"version", NULL};
-	static const uint32_t bad[] = {0, 4, 99};
+	static const uint32_t bad[] = {0, 5, 99};
 	char path[300], what[64];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
