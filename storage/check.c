@@ -297,6 +297,68 @@ static bool check_enc_col(chk *c, stg_cat_entry *e, uint64_t idx,
 	return bad == NULL;
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const stg_strref *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The heap of an encoded tablet (written whole by encode.c): every
+ * byte handed out referred to exactly once, by a dictionary entry or a
+ * plain TEXT row.  Called once its columns passed check_enc_col. */
+static void check_enc_heap(chk *c, stg_cat_entry *e, uint64_t idx,
+			   stg_tablet_hdr *h, uint64_t nrows)
+{
+	const stg_col_enc *ce = tab_encs(h);
+	stg_strref *sp;
+	uint64_t n = 0, cap = 0, sum = 0;
+	const char *bad = NULL;
+
+	for (uint32_t col = 0; col < e->ncols; col++)
+		if (cat_cols(e)[col].type == STG_T_TEXT)
+			cap += ce[col].kind == STG_ENC_DICT ? ce[col].dict_n
+							    : nrows;
+	if (cap == 0)
+		return;
+	if ((sp = malloc(cap * sizeof(*sp))) == NULL) {
+		c->oom = true;
+		return;
+	}
+	for (uint32_t col = 0; col < e->ncols; col++) {
+		const stg_strref *r =
+		    (const stg_strref *)((char *)h + tab_colmap(h)[2 * col]);
+		const uint32_t *nb =
+		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
+
+		if (cat_cols(e)[col].type != STG_T_TEXT)
+			continue;
+		if (ce[col].kind == STG_ENC_DICT) {
+			r = (const stg_strref *)((char *)h + ce[col].dict_rel);
+			for (uint64_t k = 0; k < ce[col].dict_n; k++)
+				if (r[k].len)
+					sp[n++] = r[k];
+			continue;
+		}
+		for (uint64_t k = 0; k < nrows; k++)
+			if (!bit_get(nb, k) && r[k].len)
+				sp[n++] = r[k];
+	}
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (uint64_t k = 0; k < n && !bad; k++) {
+		if (k && sp[k].off < (uint64_t)sp[k - 1].off + sp[k - 1].len)
+			bad =
+			    "heap strings overlap (a string referred to twice)";
+		sum += sp[k].len;
+	}
+	if (!bad && sum != h->heap_used)
+		bad = "heap bytes that no row refers to";
+	if (bad)
+		report(c, "table %s: tablet %llu: %s", e->name,
+		       (unsigned long long)idx, bad);
+	free(sp);
+}
+
 /* An encoded tablet: its descriptors, arrays and dictionaries inside
  * its extent and heap, its codes inside their dictionaries. */
 static void check_encoded(chk *c, stg_cat_entry *e, uint64_t idx,
@@ -343,6 +405,7 @@ static void check_encoded(chk *c, stg_cat_entry *e, uint64_t idx,
 	for (uint32_t col = 0; col < e->ncols; col++)
 		if (!check_enc_col(c, e, idx, h, col, nrows))
 			return;
+	check_enc_heap(c, e, idx, h, nrows);
 }
 
 static void check_tablet(chk *c, stg_cat_entry *e, uint64_t idx, uint64_t off,

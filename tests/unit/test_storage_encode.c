@@ -357,6 +357,53 @@ static void test_auto_encode(void)
 	gpmdb_close(db);
 }
 
+/* A dictionary code out of range, written into the file: gpmdb_check's
+ * checks (PRAGMA integrity_check) name it. */
+static void test_check_codes(void)
+{
+	gpmdb *db = su_open(path);
+	stg_open_opts o = {.readonly = true};
+	stg_pool *p = NULL;
+	stg_tablet_view v;
+	char err[256];
+	uint64_t len = 0, off = 0, ones = ~0ull;
+	uint32_t tid;
+	int fd;
+
+	fill(db, "1");
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	check_ok(db);
+	gpmdb_close(db);
+	CHECK_RC(stg_open(path, &o, &p, err, sizeof(err)), GPMDB_OK);
+	if (!p)
+		return;
+	/* tablet 0's column s: a dictionary of 3 strings ('x0'-'x3' and
+	 * '' for b < 1024 give 5), 3-bit codes: all ones is 7 */
+	CHECK_RC(stg_table_find(p, "t", &tid), GPMDB_OK);
+	CHECK_RC(stg_tablet_get(p, tid, 0, &v), GPMDB_OK);
+	CHECK(v.enc && v.enc[2].kind == 2 && v.enc[2].dict_n < 8 &&
+	      v.enc[2].bits == 3);
+	if (v.enc)
+		off = (uint64_t)((const char *)v.enc[2].words -
+				 (const char *)stg_pool_base(p, &len));
+	stg_close(p);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0 && off > 0 &&
+	      pwrite(fd, &ones, 8, (off_t)off) == (ssize_t)sizeof(ones));
+	if (fd >= 0)
+		close(fd);
+	CHECK_RC(gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL),
+		 GPMDB_OK);
+	CHECKF(strstr(rows(db, "PRAGMA integrity_check"),
+		      "column s: dictionary code out of range") != NULL,
+	       "%s", rows(db, "PRAGMA integrity_check"));
+	/* the reads stay inside the pool: a bad code reads as '' */
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE length(s) "
+				    ">= 0 OR s IS NULL"),
+		      "8192"));
+	gpmdb_close(db);
+}
+
 /* Format version 3: opens, reads, writes; VACUUM says how to upgrade. */
 static void test_version3(void)
 {
@@ -404,6 +451,7 @@ int main(void)
 	TEST_RUN(test_decode_fields);
 	TEST_RUN(test_widen);
 	TEST_RUN(test_auto_encode);
+	TEST_RUN(test_check_codes);
 	TEST_RUN(test_version3);
 	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
