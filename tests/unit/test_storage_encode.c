@@ -12,6 +12,7 @@
 #include "sql_util.h"
 
 #include "../storage/layout.h"
+#include "../storage/stg_gpu.h"
 #include "../storage/storage.h"
 #include "gpmdb.h"
 
@@ -404,6 +405,53 @@ static void test_check_codes(void)
 	gpmdb_close(db);
 }
 
+/* The GPU write protocol's storage side (no GPU needed): an UPDATE
+ * batch's segment is refused on encoded tablets until stg_table_widen
+ * made them plain, a DELETE's is not; a rollback gives back the encoded
+ * tablets. */
+static void test_gpu_widen(void)
+{
+	gpmdb *db = su_open(path);
+	stg_open_opts o = {0};
+	stg_pool *p = NULL;
+	stg_gpu_layout lay;
+	stg_hcl_seg seg;
+	uint32_t tid, col = 1, enc;
+	char err[256];
+
+	fill(db, "1");
+	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+	gpmdb_close(db);
+	CHECK_RC(stg_open(path, &o, &p, err, sizeof(err)), GPMDB_OK);
+	if (!p)
+		return;
+	CHECK_RC(stg_table_find(p, "t", &tid), GPMDB_OK);
+	enc = stg_table_encoded(p, tid);
+	CHECK(enc == 4); /* 8192 rows: tablets 0..3 */
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK(stg_hcl_begin_gpu(p, tid, 1, &col, 10, 1, &seg) ==
+	      GPMDB_INTERNAL);
+	CHECKF(strstr(stg_errmsg(p), "encoded") != NULL, "%s", stg_errmsg(p));
+	/* a DELETE's segment: deleted bits only, no widening */
+	CHECK_RC(stg_hcl_begin_gpu(p, tid, 0, NULL, 10, 1, &seg), GPMDB_OK);
+	CHECK(stg_table_encoded(p, tid) == enc);
+	CHECK_RC(stg_table_widen(p, tid, 0, UINT64_MAX), GPMDB_OK);
+	CHECK(stg_table_encoded(p, tid) == 0);
+	CHECK_RC(stg_gpu_layout_get(p, tid, &lay), GPMDB_OK);
+	stg_gpu_layout_free(&lay);
+	CHECK_RC(stg_hcl_begin_gpu(p, tid, 1, &col, 10, 1, &seg), GPMDB_OK);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	CHECK(stg_table_encoded(p, tid) == enc);
+	/* outside a transaction: refused */
+	CHECK(stg_table_widen(p, tid, 0, 1) != GPMDB_OK);
+	stg_close(p);
+	CHECK_RC(gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL),
+		 GPMDB_OK);
+	check_ok(db);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t"), "8192"));
+	gpmdb_close(db);
+}
+
 /* Format version 3: opens, reads, writes; VACUUM says how to upgrade. */
 static void test_version3(void)
 {
@@ -452,6 +500,7 @@ int main(void)
 	TEST_RUN(test_widen);
 	TEST_RUN(test_auto_encode);
 	TEST_RUN(test_check_codes);
+	TEST_RUN(test_gpu_widen);
 	TEST_RUN(test_version3);
 	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
