@@ -693,8 +693,15 @@ static void bg_write_through(gpmdb *db, uint32_t tid, int ncols,
 {
 	stg_schema *sch = NULL;
 
-	if (!gcache_holds(db->gpu_owner, tid) ||
-	    stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
+	if (!gcache_holds(db->gpu_owner, tid))
+		return;
+	/* one value a row: strictly increasing row ids (an UPDATE names a
+	 * row once; a batch that does not say so leaves the copies to go
+	 * stale), checked once for all the columns */
+	for (uint64_t j = 1; j < n; j++)
+		if (rowids[j] <= rowids[j - 1])
+			return;
+	if (stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
 		return;
 	exec_gpu_lock();
 	for (int k = 0; k < ncols; k++) {
