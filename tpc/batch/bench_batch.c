@@ -647,6 +647,22 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 	}
 }
 
+/* One line of op's phases (gm_phases) and the GPU's one-time work, for
+ * the statements outside the results table (repeats, fresh processes). */
+static void gm_phase_line(gpmdb *db, int conf, int op, const char *what)
+{
+	bb_res r;
+
+	memset(&r, 0, sizeof(r));
+	gm_phases(db, &r, op);
+	printf("# %s, %s %s (ms):", conf_names[conf], op_names[op], what);
+	for (int k = 0; k < BB_NPH; k++)
+		printf(" %s %.1f", bb_ph_heads[k], r.ph_ms[op][k]);
+	printf("; GPU cache loads %.1f, registering %.1f\n",
+	       bench_gpmdb_stat(db, "gpu_stats", "cache_load_us") / 1e3,
+	       bench_gpmdb_stat(db, "gpu_stats", "cache_register_us") / 1e3);
+}
+
 /* The fresh-process child (gm_fresh): opens the pool, runs op as its
  * first statement (INSERT: n rows into table c) and prints one line,
  * "FRESH open_s statement_s init_ms rows". */
@@ -682,6 +698,7 @@ static int gm_fresh_child(int conf, int op, const char *path, uint64_t n)
 		fprintf(stderr, "fresh child: %s\n", err);
 		return 5;
 	}
+	gm_phase_line(db, conf, op, "as a fresh process's first statement");
 	printf("FRESH %.6f %.6f %.3f %lld\n", t_open, t_stmt,
 	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3,
 	       (long long)gpmdb_changes(db));
@@ -701,7 +718,7 @@ static int gm_fresh_child(int conf, int op, const char *path, uint64_t n)
  */
 static void gm_fresh(bb_res *r, int conf, const char *path, gpmdb **db)
 {
-	char err[1024] = "", nbuf[32], line[256];
+	char err[1024] = "", nbuf[32], line[1024];
 
 	for (int op = 0; op < NOPS; op++)
 		r->fresh_s[op] = -1;
@@ -741,12 +758,15 @@ static void gm_fresh(bb_res *r, int conf, const char *path, gpmdb **db)
 		}
 		close(fd[1]);
 		in = fdopen(fd[0], "r");
-		while (in && fgets(line, sizeof(line), in))
+		while (in && fgets(line, sizeof(line), in)) {
 			if (sscanf(line, "FRESH %lf %lf %lf %lf",
 				   &r->fresh_open_s[op], &r->fresh_s[op],
 				   &r->fresh_init_ms[op],
 				   &r->fresh_rows[op]) == 4)
 				got = true;
+			else
+				fputs(line, stdout); /* its phases */
+		}
 		if (in)
 			fclose(in);
 		else
@@ -884,6 +904,8 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       conf_names[conf], k, t0 * 1e3, r.ph_ms[OP_UPD_A][2],
 		       r.ph_ms[OP_UPD_A][6], c1[0] - c0[0], c1[1] - c0[1],
 		       c1[2] - c0[2]);
+		if (k == 1) /* the first after a reopen: its cold parts */
+			gm_phase_line(db, conf, OP_UPD_A, "again (1)");
 	}
 	/* UPDATE b twice more: the first may build the GPU's copy of the
 	 * key's index (changed by the INSERT), the second finds it */
@@ -904,6 +926,8 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       "%.1f ms\n",
 		       conf_names[conf], k, t0 * 1e3, r.ph_ms[OP_UPD_B][2],
 		       r.ph_ms[OP_UPD_B][6]);
+		gm_phase_line(db, conf, OP_UPD_B,
+			      k == 1 ? "again (1)" : "again (2)");
 	}
 	/* where a warm UPDATE a's time goes: EXPLAIN ANALYZE (a fourth run) */
 	if (gm_explain(db, conf, bb_sql_a, err, sizeof(err)))
