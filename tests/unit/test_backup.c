@@ -9,7 +9,9 @@
  * elsewhere are refused; a copy cut short is refused at open as
  * incomplete and the next backup completes it; a full disk (RLIMIT_FSIZE)
  * and an unwritable path fail with clear messages and leave the database
- * as it was; pmem-mode writers go on beside a backup's first passes; the
+ * as it was; pmem-mode writers go on beside a backup's first passes and
+ * once its last pass is written (before finish), the copy keeping the
+ * last pass's state; the
  * checkpoint pragmas, on demand and from their thread; and a process
  * killed after a checkpoint whose pool is then deleted (power loss on
  * /dev/shm): the checkpoint file holds the last completed checkpoint.
@@ -488,8 +490,13 @@ static void test_precopy(void)
 		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
 		gpmdb_backup_status(bk, &bs);
 		CHECKF(bs.passes >= 2, "%d passes", bs.passes);
+		/* every byte written: the snapshot is given back before
+		 * finish's fdatasyncs, and the copy keeps its state */
+		CHECK_RC(su_exec(w, "UPDATE t SET v = 7 WHERE id = 100001"),
+			 GPMDB_OK);
 		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
 		CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+		CHECK(strcmp(su_scalar(w, SUM), want) != 0);
 	}
 	gpmdb_close(w);
 	gpmdb_close(db);
