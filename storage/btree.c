@@ -919,6 +919,15 @@ int ix_insert(ixt *t, const uint8_t *ent)
 
 /* ---- append at the right edge ------------------------------------------ */
 
+bool ix_append_fits(const ixt *t, uint64_t n)
+{
+	/* new arenas are 64 MiB at most (new_arena); past half the most a
+	 * tree may have, a rebuild makes it one arena again */
+	uint64_t need = ix_build_bytes(t, n) / (64ull << 20) + 2;
+
+	return ix_hdr(t)->narenas + need <= STG_IX_MAX_ARENAS / 2;
+}
+
 bool ix_above_last(const ixt *t, const uint8_t *ent)
 {
 	ixpos c;

@@ -105,6 +105,9 @@ int ix_cmp_entry(const ixt *t, const uint8_t *a, const uint8_t *b);
 /* Tree changes (undo-logged; the caller is inside a transaction). */
 int ix_insert(ixt *t, const uint8_t *entry);
 int ix_remove(ixt *t, const uint8_t *entry);
+/* Whether n entries can go in by ix_append_right and leave the tree
+ * within half of STG_IX_MAX_ARENAS (else a rebuild: one arena). */
+bool ix_append_fits(const ixt *t, uint64_t n);
 /* Whether ent sorts after every entry of the tree (an empty one too). */
 bool ix_above_last(const ixt *t, const uint8_t *ent);
 /* Adds n sorted entries that all sort after the tree's last: the last

@@ -699,7 +699,7 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 			 * ones, smaller, were never reused (a pool loaded in
 			 * 1M-row appends grew with their square) */
 			if (rc == GPMDB_OK && ix_hdr(t)->entries > 0 &&
-			    ix_above_last(t, recs))
+			    ix_append_fits(t, n) && ix_above_last(t, recs))
 				rc = ix_append_right(t, recs, n);
 			else if (rc == GPMDB_OK)
 				rc = rebuild_merge(t, NULL, 0, recs, n);
