@@ -412,9 +412,9 @@ static void *bk_io_main(void *arg)
 {
 	/* the lowest priority: the copy needs little CPU, and a writer
 	 * beside it whose parallel loops spin on every core waited for
-	 * each thread the copy woke on one (it lost 17-31% of its
+	 * each thread the copy woke on one (it lost 11-31% of its
 	 * statements on the 16-core device machine with 1-4 such threads,
-	 * none with its loops on 12 cores) */
+	 * none with its loops on 12 cores or with these threads niced) */
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 	bk_io_loop(arg);
 	return NULL;
@@ -428,10 +428,11 @@ static int bk_write_pieces(stg_backup *b, const uint64_t *po,
 	pthread_t th[256];
 	int n = 0;
 
-	while (n < b->threads && (size_t)n < np &&
+	/* one piece (a small step of the API): no thread to start */
+	while (np > 1 && n < b->threads && (size_t)n < np &&
 	       pthread_create(&th[n], NULL, bk_io_main, &io) == 0)
 		n++;
-	if (n == 0) /* no thread to be had: this one writes them */
+	if (n == 0) /* one piece, or no thread to be had: this one writes */
 		bk_io_loop(&io);
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
