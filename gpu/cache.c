@@ -891,11 +891,10 @@ int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 	if (x->stamp != before || x->rows != k.rows || x->deleted != 0 ||
 	    k.deleted != 0 || x->ref.nrows != k.rows)
 		return 0;
-	/* one value a row: strictly increasing row ids (an UPDATE names a
-	 * row once; a batch that does not say so is left to go stale) */
-	for (uint64_t j = 0; !on_dev && j < n; j++)
-		if (rowids[j] >= k.rows || (j && rowids[j] <= rowids[j - 1]))
-			return 0;
+	/* strictly increasing (the caller's check): the last is the
+	 * largest, and must be in the copy */
+	if (!on_dev && rowids[n - 1] >= k.rows)
+		return 0;
 	/* a NULL where the copy keeps no NULL bytes: load it again */
 	if (!x->ref.col.nulls &&
 	    (on_dev ? nulls != NULL : gc_any_bit(nulls, n)))

@@ -115,8 +115,9 @@ int gcache_column_range(stg_pool *p, uint32_t table_id, int col, int stype,
 void gcache_note_register(int ok, uint64_t ns, const char *msg);
 /*
  * Write-through of an UPDATE of number column col (engine/write/
- * batch_gpu.c): rows rowids (strictly increasing) got vals (width bytes
- * each, the storage array's form) and the NULL bits nulls (NULL: none).
+ * batch_gpu.c): rows rowids (strictly increasing: the caller checks it
+ * once for all its columns) got vals (width bytes each, the storage
+ * array's form) and the NULL bits nulls (NULL: none).
  * on_dev: the three are device arrays, the row ids known to be strictly
  * increasing and in the table, nulls NULL unless a bit is set.
  * A cached copy of owner's that was current at the column's write stamp

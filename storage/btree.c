@@ -917,6 +917,107 @@ int ix_insert(ixt *t, const uint8_t *ent)
 	}
 }
 
+/* ---- append at the right edge ------------------------------------------ */
+
+bool ix_append_fits(const ixt *t, uint64_t n)
+{
+	/* new arenas are 64 MiB at most (new_arena); past half the most a
+	 * tree may have, a rebuild makes it one arena again */
+	uint64_t need = ix_build_bytes(t, n) / (64ull << 20) + 2;
+
+	return ix_hdr(t)->narenas + need <= STG_IX_MAX_ARENAS / 2;
+}
+
+bool ix_above_last(const ixt *t, const uint8_t *ent)
+{
+	ixpos c;
+
+	ix_last(t, &c);
+	return c.leaf == 0 ||
+	       ix_cmp_entry(t, leaf_ent(t, nd(t, c.leaf), c.pos), ent) < 0;
+}
+
+int ix_append_right(ixt *t, const uint8_t *ents, uint64_t n)
+{
+	uint64_t path[MAXH], off, roff, i = 0;
+	uint32_t slot[MAXH], cap = t->leaf_cap, ew = t->ew, k;
+	stg_ix_hdr *h;
+	stg_ix_node *l, *r;
+	int depth, rc;
+
+	while (i < n) {
+		h = ix_hdr(t);
+		if (!h->root) {
+			if ((rc = ix_insert(t, ents)) != GPMDB_OK)
+				return rc;
+			i++;
+			continue;
+		}
+		t->p->ix_epoch++;
+		/* the last leaf: the path of the entry (above every other) */
+		if ((rc = descend(t, ents + i * ew, path, slot, &depth)))
+			return rc;
+		off = path[depth];
+		if (nd(t, off)->next != 0)
+			return pool_err(t->p, GPMDB_CORRUPT,
+					"index %s: the last leaf has a next",
+					t->name);
+		if ((rc = log_state(t)) != GPMDB_OK ||
+		    (rc = log_node(t, off)) != GPMDB_OK)
+			return rc;
+		l = nd(t, off);
+		if (l->n < cap) {
+			/* room in the last leaf: fill it */
+			k = (uint32_t)(n - i < cap - l->n ? n - i : cap - l->n);
+			memcpy(leaf_ent(t, l, l->n), ents + i * ew,
+			       (size_t)k * ew);
+			dirty(t, leaf_ent(t, l, l->n), (size_t)k * ew);
+			l->n += k;
+			dirty(t, l, NHDR);
+		} else {
+			/* a new full leaf after it, its first entry the
+			 * separator above it (leaves stay full, as ascending
+			 * inserts keep them) */
+			if ((rc = node_alloc(t, 0, &roff)) != GPMDB_OK)
+				return rc;
+			k = (uint32_t)(n - i < cap ? n - i : cap);
+			l = nd(t, off);
+			r = nd(t, roff);
+			memcpy(leaf_ent(t, r, 0), ents + i * ew,
+			       (size_t)k * ew);
+			r->n = k;
+			r->prev = off;
+			r->next = 0;
+			dirty(t, r, NHDR + (size_t)k * ew);
+			l->next = roff;
+			dirty(t, l, NHDR);
+			h = ix_hdr(t);
+			h->entries += k;
+			persist_state(t);
+			stg_crash_point("index.append");
+			{
+				uint8_t up[STG_IX_MAX_KEY + 8];
+
+				memcpy(up, leaf_ent(t, r, 0), ew);
+				rc = depth == 0
+					 ? new_root(t, off, roff, up)
+					 : inner_insert(
+					       t, path, slot, depth - 1,
+					       slot[depth - 1] + 1, up, roff);
+				if (rc != GPMDB_OK)
+					return rc;
+			}
+			i += k;
+			continue;
+		}
+		h = ix_hdr(t);
+		h->entries += k;
+		persist_state(t);
+		i += k;
+	}
+	return GPMDB_OK;
+}
+
 /* ---- remove ------------------------------------------------------------ */
 
 int ix_remove(ixt *t, const uint8_t *ent)

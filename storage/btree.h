@@ -105,6 +105,15 @@ int ix_cmp_entry(const ixt *t, const uint8_t *a, const uint8_t *b);
 /* Tree changes (undo-logged; the caller is inside a transaction). */
 int ix_insert(ixt *t, const uint8_t *entry);
 int ix_remove(ixt *t, const uint8_t *entry);
+/* Whether n entries can go in by ix_append_right and leave the tree
+ * within half of STG_IX_MAX_ARENAS (else a rebuild: one arena). */
+bool ix_append_fits(const ixt *t, uint64_t n);
+/* Whether ent sorts after every entry of the tree (an empty one too). */
+bool ix_above_last(const ixt *t, const uint8_t *ent);
+/* Adds n sorted entries that all sort after the tree's last: the last
+ * leaf filled, then full new leaves, a separator each (an append's time
+ * and space do not grow with the tree, where a rebuild's do). */
+int ix_append_right(ixt *t, const uint8_t *ents, uint64_t n);
 /* Replaces the tree by one built from n sorted entries (ew bytes each);
  * the old nodes are freed at commit. */
 int ix_build(ixt *t, const uint8_t *ents, uint64_t n);

@@ -25,6 +25,7 @@
 	X("update.data", "row data changed in place, before commit")           \
 	X("delete.data", "deleted bits set, before commit")                    \
 	X("index.split", "a leaf split written, its parent not yet")           \
+	X("index.append", "a leaf appended at the right, its parent not yet")  \
 	X("index.build", "a new tree written, the index header not yet")       \
 	X("trim.heap", "a heap trimmed at commit (size logged, tail freed)")   \
 	X("trim.tablet", "a tablet laid out for its rows at commit, in place") \

@@ -8,8 +8,12 @@
  */
 #include "hcl.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../include/gpmdb.h"
 
@@ -206,4 +210,78 @@ int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn, void *ctx)
 		}
 	}
 	return GPMDB_OK;
+}
+
+uint64_t hcl_entry_count(const void *seg, uint64_t seg_bytes)
+{
+	hcl_header h;
+	const uint32_t *tails;
+	uint64_t t, nthreads, n = 0;
+
+	if (hcl_header_check(seg, seg_bytes) != GPMDB_OK)
+		return 0;
+	memcpy(&h, seg, sizeof(h));
+	nthreads = hcl_threads(&h.geom);
+	tails = tails_of((void *)seg);
+	for (t = 0; t < nthreads; t++) {
+		if (tails[t] > h.geom.entries_per_thread)
+			return 0;
+		n += tails[t];
+	}
+	return n;
+}
+
+int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
+		    void *ctx, uint64_t *visited, uint64_t *sum)
+{
+	hcl_header h;
+	const uint32_t *tails, *ent;
+	uint64_t nthreads, nvis = 0, total = 0;
+	int rc = GPMDB_OK;
+
+	*visited = 0;
+	*sum = 0;
+	rc = hcl_header_check(seg, seg_bytes);
+	if (rc != GPMDB_OK)
+		return rc;
+	memcpy(&h, seg, sizeof(h));
+	nthreads = hcl_threads(&h.geom);
+	tails = tails_of((void *)seg);
+	ent = entries_of((void *)seg, &h.geom);
+	/* every tail checked before anything is visited (hcl_foreach) */
+	for (uint64_t t = 0; t < nthreads; t++)
+		if (tails[t] > h.geom.entries_per_thread)
+			return GPMDB_CORRUPT;
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nvis, total)
+	for (uint64_t t = 0; t < nthreads; t++) {
+		uint32_t b, w, l, e, words[HCL_ENTRY_WORDS];
+		uint64_t acc = 0;
+		hcl_entry en;
+
+		if (__atomic_load_n(&rc, __ATOMIC_RELAXED) != GPMDB_OK)
+			continue;
+		thread_coords(&h.geom, t, &b, &w, &l);
+		for (e = tails[hcl_tail_index(&h.geom, b, w, l)]; e-- > 0;) {
+			const uint32_t *w0 =
+			    ent + hcl_word_index(&h.geom, b, w, l, e, 0);
+			int r;
+
+			for (uint32_t k = 0; k < HCL_ENTRY_WORDS; k++)
+				words[k] = w0[(uint64_t)k * HCL_WARP];
+			hcl_decode(words, &en);
+			nvis++;
+			if ((r = fn(ctx, &en, &acc)) != 0) {
+				int ok = GPMDB_OK;
+
+				__atomic_compare_exchange_n(&rc, &ok, r, false,
+							    __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
+				break;
+			}
+		}
+		total += acc;
+	}
+	*visited = nvis;
+	*sum = total;
+	return rc;
 }

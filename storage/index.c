@@ -659,11 +659,12 @@ uint64_t idx_append_bytes(stg_pool *p, uint64_t tcat, uint64_t n)
 		pool_clear_err(p); /* an estimate: the append reports it */
 		return 0;
 	}
+	/* a tree with entries most likely takes the rows at its right edge
+	 * (keys counting up): their nodes, not a rebuild's (a rebuild that
+	 * comes grows the pool itself) */
 	for (int x = 0; x < s->n; x++)
 		if (go_bulk(&s->t[x], n))
-			b += alloc_round(
-			    p, ix_build_bytes(&s->t[x],
-					      ix_hdr(&s->t[x])->entries + n));
+			b += alloc_round(p, ix_build_bytes(&s->t[x], n));
 	ixset_free(s);
 	return b;
 }
@@ -692,7 +693,15 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		if (rc == GPMDB_OK && go_bulk(t, n)) {
 			if (!sorted)
 				rc = ix_sort(t, recs, n, NULL);
-			if (rc == GPMDB_OK)
+			/* keys past the tree's last (ids counting up): added
+			 * at its right edge; a rebuild would take a new
+			 * extent for the whole tree every time, and the old
+			 * ones, smaller, were never reused (a pool loaded in
+			 * 1M-row appends grew with their square) */
+			if (rc == GPMDB_OK && ix_hdr(t)->entries > 0 &&
+			    ix_append_fits(t, n) && ix_above_last(t, recs))
+				rc = ix_append_right(t, recs, n);
+			else if (rc == GPMDB_OK)
 				rc = rebuild_merge(t, NULL, 0, recs, n);
 		} else {
 			for (uint64_t i = 0; i < n && rc == GPMDB_OK; i++)

@@ -264,6 +264,9 @@ void pool_persist(stg_pool *p, const void *addr, size_t len);
  * completes earlier flushes. */
 void pool_flush(stg_pool *p, const void *addr, size_t len);
 void pool_drain(stg_pool *p);
+/* Reads GPMDB_CRASH_AT (stg_crash_point does at each call) so that cores
+ * calling stg_crash_point together do not parse it at once. */
+void crash_points_load(void);
 void pool_count_persisted(stg_pool *p, uint64_t bytes);
 /* Bulk copy into the pool (PMEM: non-temporal, no drain; msync mode:
  * the pages marked for the commit). */

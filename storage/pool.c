@@ -1323,6 +1323,16 @@ static void cp_parse(const char *env)
 	}
 }
 
+void crash_points_load(void)
+{
+	const char *env = getenv("GPMDB_CRASH_AT");
+
+	if (env == NULL)
+		env = "";
+	if (strcmp(env, cp_env) != 0)
+		cp_parse(env);
+}
+
 void stg_crash_point(const char *name)
 {
 	const char *env = getenv("GPMDB_CRASH_AT");

@@ -12,6 +12,11 @@
  * Markdown table.
  *
  *   bench_backup [--rows N] [--secs S] [--shm DIR] [--disk DIR]
+ *		  [--keep] [--reuse]
+ *
+ * --keep leaves the pool in place at the end, --reuse takes such a pool
+ * (of the same --rows) instead of loading one: several runs, with
+ * GPMDB_BACKUP_* settings, on one pool.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -125,25 +130,32 @@ static double dd_rate(const char *dir)
 }
 
 /* The writer: batch UPDATEs of 10,000 rows by key range for secs;
- * statements per second. */
-static double writer(gpmdb *db, long long rows, double secs)
+ * statements per second, *longest the longest statement's seconds (a
+ * wait for a backup's snapshot shows there). */
+static double writer(gpmdb *db, long long rows, double secs, double *longest)
 {
 	char sql[200];
 	long long k = 0, n = 0;
-	double t0 = now_s();
+	double t0 = now_s(), t = t0;
 
-	while (now_s() - t0 < secs) {
+	*longest = 0;
+	while (t - t0 < secs) {
 		long long lo = 1 + (k * 10000) % (rows - 10000);
+		double t1;
 
 		snprintf(sql, sizeof(sql),
 			 "UPDATE t SET a = a + 1 WHERE id BETWEEN %lld AND "
 			 "%lld",
 			 lo, lo + 9999);
 		must(db, sql);
+		t1 = now_s();
+		if (t1 - t > *longest)
+			*longest = t1 - t;
+		t = t1;
 		k += 37;
 		n++;
 	}
-	return (double)n / (now_s() - t0);
+	return (double)n / (t - t0);
 }
 
 /* The backup process beside the writer: full backups until killed. */
@@ -162,7 +174,8 @@ static __attribute__((noreturn)) void backup_loop(void)
 int main(int argc, char **argv)
 {
 	long long rows = 32000000;
-	double secs = 10, t, tcp, tfull, tinc, tinc_r, w0, w1, dd;
+	double secs = 10, t, tcp, tfull, tinc, tinc_r, w0, w1, dd, l0, l1;
+	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
 	gpmdb_backup_stat sf, si, sr;
 	char cmd[13000];
@@ -172,13 +185,18 @@ int main(int argc, char **argv)
 
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	for (int i = 1; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--keep") || !strcmp(argv[i], "--reuse")) {
+			*(argv[i][2] == 'k' ? &keep : &reuse) = true;
+			i--;
+			continue;
+		}
 		if (i + 1 >= argc ||
 		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
 		     strcmp(argv[i], "--shm") && strcmp(argv[i], "--disk") &&
 		     strcmp(argv[i], "--loop"))) {
-			fprintf(stderr,
-				"usage: bench_backup [--rows N] "
-				"[--secs S] [--shm DIR] [--disk DIR]\n");
+			fprintf(stderr, "usage: bench_backup [--rows N] "
+					"[--secs S] [--shm DIR] [--disk DIR] "
+					"[--keep] [--reuse]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "--rows"))
@@ -197,12 +215,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(pool, sizeof(pool), "%s/gpmdb_bench_backup.db", shm);
 	snprintf(dest, sizeof(dest), "%s/gpmdb_bench_backup.copy", disk);
-	rm_db(pool);
+	if (!reuse || stat(pool, &stp) != 0)
+		reuse = false;
+	if (!reuse)
+		rm_db(pool);
 	rm_db(dest);
-	db = open_db(pool, true);
-	must(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, a BIGINT, b BIGINT, "
-		 "c BIGINT)");
-	{
+	db = open_db(pool, !reuse);
+	if (!reuse)
+		must(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, a BIGINT, "
+			 "b BIGINT, c BIGINT)");
+	if (!reuse) {
 		const long long batch = 1000000;
 		int64_t *id = malloc(sizeof(int64_t) * batch);
 		gpmdb_column_array ca[4];
@@ -255,14 +277,14 @@ int main(int argc, char **argv)
 	must(db, "UPDATE t SET b = b + 1 WHERE id % 100 = 7");
 	tinc_r = backup(db, dest, 0, &sr);
 	/* the writer alone, then beside full backups in a loop */
-	w0 = writer(db, rows, secs);
+	w0 = writer(db, rows, secs, &l0);
 	pid = fork();
 	if (pid == 0) {
 		execl(self, self, "--loop", pool, dest, (char *)NULL);
 		_exit(1);
 	}
 	sleep(1);
-	w1 = writer(db, rows, secs);
+	w1 = writer(db, rows, secs, &l1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 
@@ -286,12 +308,13 @@ int main(int argc, char **argv)
 	printf("\nFull backup at %.0f%% of cp's throughput.\n\n",
 	       100 * tcp / tfull);
 	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "
-	       "|\n| --- | ---: |\n");
-	printf("| alone | %.1f |\n| beside full backups in a loop | %.1f "
-	       "(%.0f%%) |\n",
-	       w0, w1, 100 * w1 / w0);
+	       "| longest statement, ms |\n| --- | ---: | ---: |\n");
+	printf("| alone | %.1f | %.1f |\n| beside full backups in a loop | "
+	       "%.1f (%.0f%%) | %.1f |\n",
+	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1);
 	gpmdb_close(db);
-	rm_db(pool);
+	if (!keep)
+		rm_db(pool);
 	rm_db(dest);
 	snprintf(cmd, sizeof(cmd), "%s.loop", dest);
 	rm_db(cmd);

@@ -696,8 +696,15 @@ static void bg_write_through(gpmdb *db, uint32_t tid, int ncols,
 {
 	stg_schema *sch = NULL;
 
-	if (!gcache_holds(db->gpu_owner, tid) ||
-	    stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
+	if (!gcache_holds(db->gpu_owner, tid))
+		return;
+	/* one value a row: strictly increasing row ids (an UPDATE names a
+	 * row once; a batch that does not say so leaves the copies to go
+	 * stale), checked once for all the columns */
+	for (uint64_t j = 1; j < n; j++)
+		if (rowids[j] <= rowids[j - 1])
+			return;
+	if (stg_table_schema(db->pool, tid, &sch) != GPMDB_OK)
 		return;
 	exec_gpu_lock();
 	for (int k = 0; k < ncols; k++) {
@@ -806,16 +813,6 @@ cpu:
 
 /* ---- INSERT ... SELECT from device results -------------------------- */
 
-/* The statement's rows go through the host (the general path): counted,
- * with the reason. */
-static void bg_is_host(const char *why)
-{
-	pthread_mutex_lock(&bg_lock);
-	bg_stat.is_host++;
-	snprintf(bg_stat.is_host_why, sizeof(bg_stat.is_host_why), "%s", why);
-	pthread_mutex_unlock(&bg_lock);
-}
-
 /* A DEFAULT value (already the column's type) as the storage bits that
  * rcol_to_storage would write. */
 static uint64_t bg_default_bits(const sval *v, stg_type t)
@@ -861,6 +858,46 @@ static int bg_col_class(int coltype)
 		return BC_T_TEXT;
 	}
 	return BC_T_NULL;
+}
+
+/* A statement of a device path (INSERT ... SELECT, UPDATE by predicate)
+ * whose rows go through the host (the general path) instead: counted in
+ * *count, with the reason in why_to (bg_stat's, 400 bytes). */
+static void bg_went_host(uint64_t *count, char *why_to, const char *why)
+{
+	pthread_mutex_lock(&bg_lock);
+	(*count)++;
+	snprintf(why_to, sizeof(bg_stat.is_host_why), "%s", why);
+	pthread_mutex_unlock(&bg_lock);
+}
+
+/* Points the conversion source s at device column g, which the plan
+ * types as `from`.  Returns false, with the reason in why, when the
+ * GPU's output type is not the plan's (the host's conversion, xg_fetch's
+ * rel_put_vec, decides those). */
+static bool bg_src_from_dev(gpu_ins_src *s, const gpu_col *g, etype from,
+			    const char *col, char *why, size_t whysz)
+{
+	if (from.t == BC_T_NULL) {
+		/* typed NULL by the plan: every value is NULL on the CPU
+		 * whatever the program's register type */
+		s->src = VEC_NULL;
+		return true;
+	}
+	if (g->type != VEC_NULL &&
+	    (bg_col_class(g->type) != from.t ||
+	     (from.t == BC_T_DEC && g->scale != from.scale))) {
+		snprintf(why, whysz,
+			 "column %s: the GPU's result type differs from the "
+			 "plan's (%s)",
+			 col, et_name(from));
+		return false;
+	}
+	s->data = g->data;
+	s->nulls = g->nulls;
+	s->src = g->type;
+	s->src_scale = g->scale;
+	return true;
 }
 
 /*
@@ -987,34 +1024,11 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		goto out;
 	for (int c = 0; c < nc; c++) {
 		int k = map ? map[c] : c;
-		const gpu_col *g;
-		etype from;
 
-		if (k < 0)
-			continue;
-		g = &dev->cols[k];
-		from = dev->ty[k];
-		if (from.t == BC_T_NULL) {
-			/* typed NULL by the plan: every value is NULL on the
-			 * CPU whatever the program's register type */
-			src[c].src = VEC_NULL;
-			continue;
-		}
-		/* the GPU's output as the plan types it, or the host's
-		 * conversion (xg_fetch's rel_put_vec) decides */
-		if (g->type != VEC_NULL &&
-		    (bg_col_class(g->type) != from.t ||
-		     (from.t == BC_T_DEC && g->scale != from.scale))) {
-			snprintf(why, sizeof(why),
-				 "column %s: the GPU's result type differs "
-				 "from the plan's (%s)",
-				 sch->cols[c].name, et_name(from));
+		if (k >= 0 &&
+		    !bg_src_from_dev(&src[c], &dev->cols[k], dev->ty[k],
+				     sch->cols[c].name, why, sizeof(why)))
 			goto host;
-		}
-		src[c].data = g->data;
-		src[c].nulls = g->nulls;
-		src[c].src = g->type;
-		src[c].src_scale = g->scale;
 	}
 	n = dev->nrows;
 	if (n == 0) {
@@ -1130,7 +1144,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	*done = true;
 	goto out;
 host:
-	bg_is_host(why);
+	bg_went_host(&bg_stat.is_host, bg_stat.is_host_why, why);
 out:
 	wp_to(db, ph);
 	for (int c = 0; dv && c < nc; c++) {
@@ -1172,14 +1186,6 @@ out:
  * conventional logging, gpu_persist = cap and msync mode, a value the
  * GPU does not convert.
  */
-static void bg_us_host(const char *why)
-{
-	pthread_mutex_lock(&bg_lock);
-	bg_stat.us_host++;
-	snprintf(bg_stat.us_host_why, sizeof(bg_stat.us_host_why), "%s", why);
-	pthread_mutex_unlock(&bg_lock);
-}
-
 int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		       const char *tname, pnode *node, int ncols,
 		       const uint32_t *cols, bool *done)
@@ -1284,28 +1290,10 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		goto host;
 	}
 	rowids = (const uint64_t *)dev->cols[0].data;
-	for (int k = 0; k < ncols; k++) {
-		const gpu_col *g = &dev->cols[k + 1];
-		etype from = dev->ty[k + 1];
-
-		if (from.t == BC_T_NULL) {
-			src[k].src = VEC_NULL;
-			continue;
-		}
-		if (g->type != VEC_NULL &&
-		    (bg_col_class(g->type) != from.t ||
-		     (from.t == BC_T_DEC && g->scale != from.scale))) {
-			snprintf(why, sizeof(why),
-				 "column %s: the GPU's result type differs "
-				 "from the plan's (%s)",
-				 sch->cols[cols[k]].name, et_name(from));
+	for (int k = 0; k < ncols; k++)
+		if (!bg_src_from_dev(&src[k], &dev->cols[k + 1], dev->ty[k + 1],
+				     sch->cols[cols[k]].name, why, sizeof(why)))
 			goto host;
-		}
-		src[k].data = g->data;
-		src[k].nulls = g->nulls;
-		src[k].src = g->type;
-		src[k].src_scale = g->scale;
-	}
 	wp_to(db, WP_BIND);
 	if (gpu_ins_convert(src, ncols, n, dv, dn, fnull, fbad, err,
 			    sizeof(err)) ||
@@ -1385,7 +1373,7 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	*done = true;
 	goto out;
 host:
-	bg_us_host(why);
+	bg_went_host(&bg_stat.us_host, bg_stat.us_host_why, why);
 out:
 	wp_to(db, ph);
 	for (int k = 0; k < ncols && k < 64; k++) {

@@ -86,6 +86,26 @@ static int do_append(wsink *s, const tdef *t, uint64_t n, uint64_t key,
 	return rc;
 }
 
+/* n rows of two BIGINT columns whose values count up from row0 (both
+ * equal the row number): every index of the table takes them at its
+ * right edge (index.append). */
+static int do_append_up(wsink *s, const tdef *t, uint64_t n, uint64_t row0)
+{
+	static const stg_type types[2] = {STG_T_BIGINT, STG_T_BIGINT};
+	batch b;
+	int rc;
+
+	batch_make(&b, types, NULL, 2, n, 0, row0, 3);
+	for (int c = 0; c < 2; c++) {
+		for (uint64_t r = 0; r < n; r++)
+			((int64_t *)b.vals[c])[r] = (int64_t)(row0 + r);
+		b.cb[c].nulls = NULL;
+	}
+	rc = s->append(s, t->name, &b, n);
+	batch_free(&b);
+	return rc;
+}
+
 /* k distinct rows of [0, nrows) with row % 3 == want3 (want3 < 0: any). */
 static uint64_t pick_rows(rng *r, uint64_t nrows, int want3, uint64_t k,
 			  uint64_t *out)
@@ -349,13 +369,16 @@ static int wl_grow(wsink *s, int scale)
 /* (e) indexes over existing rows (CREATE INDEX: a bulk build, one on a
  * TEXT column), batch INSERTs into the indexed table (large: a rebuild of
  * the trees; small: entries one by one), UPDATEs of key columns (small
- * and large), deletes, a rolled-back batch and a rolled-back statement.
- * Each table also has the store sink's indexes from its creation. */
+ * and large), deletes, a rolled-back batch and a rolled-back statement;
+ * batches of keys counting up into another table (added at the trees'
+ * right edge), one rolled back.  Each table also has the store sink's
+ * indexes from its creation. */
 static int wl_index(wsink *s, int scale)
 {
 	static const uint32_t c0[] = {0}, c1[] = {1}, c10[] = {1, 0},
 			      c01[] = {0, 1};
-	tdef t = tdef_pair("tx", STG_T_BIGINT, STG_T_TEXT);
+	tdef t = tdef_pair("tx", STG_T_BIGINT, STG_T_TEXT),
+	     u = tdef_pair("tz", STG_T_BIGINT, STG_T_BIGINT);
 	uint64_t nrows = X_ROWS;
 	int j, nj = 3 * scale;
 
@@ -366,6 +389,20 @@ static int wl_index(wsink *s, int scale)
 	TRY(s->begin(s));
 	TRY(s->index(s, "tx", "tx_y", c1, 1));
 	TRY(s->commit(s));
+	/* keys counting up: batches at the trees' right edge, the last
+	 * rolled back */
+	TRY(s->begin(s));
+	TRY(s->create(s, &u));
+	TRY(do_append_up(s, &u, X_ROWS, 0));
+	TRY(s->commit(s));
+	for (j = 0; j < 4; j++) {
+		TRY(s->begin(s));
+		TRY(do_append_up(s, &u, 1500, X_ROWS + 1500 * (uint64_t)j));
+		if (j < 3)
+			TRY(s->commit(s));
+		else
+			TRY(s->rollback(s));
+	}
 	TRY(s->begin(s));
 	TRY(s->index(s, "tx", "tx_yx", c10, 2));
 	TRY(do_append(s, &t, 2500, 32, nrows));

@@ -12,6 +12,8 @@
 #                                        corpus with backend=gpu
 # GPMDB_TPCH_DIR and GPMDB_SLT_DIR point at the data where ../shared is not
 # beside the checkout (the GPU machine: see ../shared/device/README.md).
+# GPMDB_TEST_JOBS=N runs N programs at once (the device: 4 fits the suite
+# in one 10-minute call).
 set -u
 cd "$(dirname "$0")/../.."
 export GPMDB_SUITE_BUILD=${1:-build}
@@ -19,4 +21,6 @@ progs=()
 for p in "$GPMDB_SUITE_BUILD"/tests/gpu/test_* "$GPMDB_SUITE_BUILD"/tests/gpu/crash_*; do
 	[ -x "$p" ] && [ "${p%.d}" = "$p" ] && progs+=("$p")
 done
-exec tests/run.sh "${progs[@]}" tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh
+# the two scripts first: the longest, they start at once when
+# GPMDB_TEST_JOBS runs several programs together (tests/run.sh)
+exec tests/run.sh tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh "${progs[@]}"

@@ -9,7 +9,10 @@
  * elsewhere are refused; a copy cut short is refused at open as
  * incomplete and the next backup completes it; a full disk (RLIMIT_FSIZE)
  * and an unwritable path fail with clear messages and leave the database
- * as it was; pmem-mode writers go on beside a backup's first passes; the
+ * as it was; pmem-mode writers go on beside a backup's first passes and
+ * once its last pass is written (before finish), the copy keeping the
+ * last pass's state; an in-memory database changed between init and
+ * finish (the copy's counter is the copied state's); the
  * checkpoint pragmas, on demand and from their thread; and a process
  * killed after a checkpoint whose pool is then deleted (power loss on
  * /dev/shm): the checkpoint file holds the last completed checkpoint.
@@ -488,10 +491,49 @@ static void test_precopy(void)
 		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
 		gpmdb_backup_status(bk, &bs);
 		CHECKF(bs.passes >= 2, "%d passes", bs.passes);
+		/* every byte written: the snapshot is given back before
+		 * finish's fdatasyncs, and the copy keeps its state */
+		CHECK_RC(su_exec(w, "UPDATE t SET v = 7 WHERE id = 100001"),
+			 GPMDB_OK);
 		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
 		CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
+		CHECK(strcmp(su_scalar(w, SUM), want) != 0);
 	}
 	gpmdb_close(w);
+	gpmdb_close(db);
+	rm_paths();
+}
+
+/* An in-memory database's copy is taken at init; a change made before
+ * finish is not in it, and the copy's counter says so: the next backup
+ * onto it (incremental) copies the change. */
+static void test_memory_change_before_finish(void)
+{
+	char want[600], buf[600];
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
+	gpmdb *db = NULL;
+
+	set_paths("mem", 0);
+	CHECK_RC(gpmdb_open_v2(":memory:", &db,
+			       GPMDB_OPEN_READWRITE | GPMDB_OPEN_CREATE, NULL),
+		 GPMDB_OK);
+	if (!db)
+		return;
+	fill(db, 12);
+	bk = gpmdb_backup_init(copy, db, NULL);
+	CHECK(bk != NULL);
+	if (bk) {
+		CHECK_RC(su_exec(db, "UPDATE t SET v = 9 WHERE id = 77"),
+			 GPMDB_OK);
+		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
+		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+	}
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK(strcmp(q(copy, SUM, buf, sizeof(buf)), want) != 0);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK(bs.incremental);
+	CHECK(!strcmp(q(copy, SUM, buf, sizeof(buf)), want));
 	gpmdb_close(db);
 	rm_paths();
 }
@@ -621,6 +663,7 @@ int main(int argc, char **argv)
 	TEST_RUN(test_incomplete);
 	TEST_RUN(test_full_disk);
 	TEST_RUN(test_precopy);
+	TEST_RUN(test_memory_change_before_finish);
 	TEST_RUN(test_checkpoint_pragmas);
 	TEST_RUN(test_checkpoint_power_loss);
 	TEST_MAIN_END();

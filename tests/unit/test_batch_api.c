@@ -623,6 +623,39 @@ static void test_large(void)
 	snprintf(want, sizeof(want), "%lld", sum_a + m);
 	CHECK_SCALAR(db, "SELECT sum(a) FROM t", want);
 
+	/* again, keys in reverse order (the gather is random) and NULLs
+	 * among the new values: the even rows get 5 or NULL */
+	{
+		uint8_t *nn = calloc((size_t)m, 1);
+		long long s2 = 0, nulls = 0;
+
+		for (int64_t i = 0; i < m; i++) {
+			k[i] = 2 * (m - 1 - i);
+			na[i] = 5;
+			nn[i] = i % 3 == 0;
+			nulls += nn[i];
+		}
+		for (int64_t i = 1; i < N; i += 2)
+			s2 += a[i];
+		s2 += 5 * (m - nulls);
+		st = prep(db, "UPDATE t SET a = ? WHERE id = ?");
+		CHECK_RC(gpmdb_bind_array_int64(st, 1, na, m, nn), GPMDB_OK);
+		CHECK_RC(gpmdb_bind_array_int64(st, 2, k, m, NULL), GPMDB_OK);
+		CHECK_RC(gpmdb_step(st), GPMDB_DONE);
+		CHECK(gpmdb_changes(db) == m);
+		gpmdb_finalize(st);
+		snprintf(want, sizeof(want), "%lld", s2);
+		CHECK_SCALAR(db, "SELECT sum(a) FROM t", want);
+		snprintf(want, sizeof(want), "%lld", (long long)N - nulls);
+		CHECK_SCALAR(db, "SELECT count(a) FROM t", want);
+		/* row 2 (m - 1 - i = 1: i = m - 2) */
+		snprintf(want, sizeof(want), "%s",
+			 (m - 2) % 3 == 0 ? "NULL" : "5");
+		CHECK_SCALAR(
+		    db, "SELECT coalesce(a, 'NULL') FROM t WHERE id = 2", want);
+		free(nn);
+	}
+
 	/* delete the odd rows by key */
 	for (int64_t i = 0; i < m; i++)
 		k[i] = 2 * i + 1;

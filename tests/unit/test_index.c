@@ -6,8 +6,9 @@
  * longer than a node, NULLs first, multi-column prefixes and ranges in
  * both directions, the bulk (rebuild) and entry-by-entry paths, unique
  * violations that change nothing, statement and transaction rollback,
- * reopen, and gpmdb_check on every step (stg_check: order, links,
- * counts, every live row once).
+ * reopen, appends of ascending keys at the tree's right edge (the pool
+ * grows linearly with them), and gpmdb_check on every step (stg_check: order,
+ * links, counts, every live row once).
  */
 #include "test_storage_util.h"
 
@@ -471,6 +472,102 @@ static void test_txn_rollback(void)
 	CHECK_RC(stg_close(p), GPMDB_OK);
 }
 
+/* Appends of equal batches of ascending keys to an indexed table: the
+ * pool grows with the rows (a rebuild per append put the whole tree in a
+ * new extent each time, and the smaller old ones were never reused: the
+ * pool grew with the square of the appends), the tree takes the appended
+ * entries at its right edge, and a batch below the tree's last key still
+ * goes in (a rebuild).  Both modes. */
+static void test_append_space(int mode)
+{
+	const char *path = tu_path("ixsp", mode);
+	stg_pool *p = tu_open_ex(path, true, false, 8u << 20, 0);
+	enum { B = 65536, K = 32 };
+	stg_column_def col = {.name = "a", .type = STG_T_BIGINT};
+	int64_t *a = malloc(sizeof(int64_t) * B);
+	uint64_t *all = malloc(sizeof(uint64_t) * B);
+	uint64_t size[K + 1], used = 0, got[4];
+	uint32_t tid = 0, col0 = 0, ix = 0;
+	stg_index_info ii;
+	stg_stats st;
+
+	if (!p || !a || !all) {
+		free(a);
+		free(all);
+		return;
+	}
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_create(p, "t", &col, 1, "CREATE TABLE t(a)", &tid),
+		 GPMDB_OK);
+	CHECK_RC(stg_index_create(p, tid, "ia", &col0, 1, true, STG_IX_CREATED,
+				  NULL, &ix),
+		 GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	for (int k = 0; k <= K; k++) {
+		if (k > 0) {
+			for (int i = 0; i < B; i++)
+				a[i] = (int64_t)(k - 1) * B + i;
+			CHECK_RC(stg_begin(p), GPMDB_OK);
+			CHECK_RC(
+			    stg_append(p, tid, &(stg_col_batch){a, NULL}, B),
+			    GPMDB_OK);
+			CHECK_RC(stg_commit(p), GPMDB_OK);
+		}
+		CHECK_RC(stg_get_stats(p, &st), GPMDB_OK);
+		size[k] = st.pool_size;
+		used = st.used_bytes;
+	}
+	if (getenv("TEST_SHOW_SIZES"))
+		for (int k = 0; k <= K; k++)
+			printf("# %d %llu\n", k, (unsigned long long)size[k]);
+	/* linear: the second half of the appends grew the pool about as
+	 * much as the first (the square: three times as much) */
+	CHECKF(size[K] - size[K / 2] < 2 * (size[K / 2] - size[0]),
+	       "pool %llu -> %llu -> %llu bytes over %d appends",
+	       (unsigned long long)size[0], (unsigned long long)size[K / 2],
+	       (unsigned long long)size[K], K);
+	CHECKF(size[K] < 2 * used, "pool %llu bytes for %llu used",
+	       (unsigned long long)size[K], (unsigned long long)used);
+	TU_CHECK_OK(p);
+	CHECK_RC(stg_index_find(p, "ia", &ii), GPMDB_OK);
+	CHECK(ii.entries == (uint64_t)B * K);
+	CHECK(scan(p, ix, true, (int64_t)B * K - 3, true, false, 0, false,
+		   false, got, 4) == 3);
+	CHECK(got[0] == (uint64_t)B * K - 3 && got[2] == (uint64_t)B * K - 1);
+	/* keys below the first and above the last: rolled back, then
+	 * taken (a rebuild) */
+	for (int i = 0; i < B; i++)
+		a[i] = i % 2 ? (int64_t)B * K + i : -1 - i;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_append(p, tid, &(stg_col_batch){a, NULL}, B), GPMDB_OK);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_append(p, tid, &(stg_col_batch){a, NULL}, B), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	CHECK(scan(p, ix, false, 0, false, true, 0, false, false, all, B) ==
+	      B / 2);
+	CHECK(scan(p, ix, true, (int64_t)B * K, true, false, 0, false, true,
+		   all, B) == B / 2);
+	CHECK(all[0] == (uint64_t)B * K + B - 1);
+	CHECK_RC(stg_index_find(p, "ia", &ii), GPMDB_OK);
+	CHECK(ii.entries == (uint64_t)B * (K + 1));
+	CHECK_RC(stg_close(p), GPMDB_OK);
+	free(a);
+	free(all);
+}
+
+static void test_append_space_pmem(void)
+{
+	test_append_space(0);
+}
+
+static void test_append_space_msync(void)
+{
+	test_append_space(1);
+}
+
 /* A node damaged on purpose (an entry's key bytes changed in the file):
  * stg_check and gpmdb_check's report name the index. */
 static void test_corrupt_detected(void)
@@ -538,6 +635,8 @@ int main(void)
 	TEST_RUN(test_dups_nulls_update);
 	TEST_RUN(test_txn_rollback);
 	TEST_RUN(test_corrupt_detected);
+	TEST_RUN(test_append_space_pmem);
+	TEST_RUN(test_append_space_msync);
 	tu_cleanup();
 	TEST_MAIN_END();
 }

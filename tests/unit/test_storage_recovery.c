@@ -385,6 +385,139 @@ static void test_msync_full(void)
 	unlink(g_path);
 }
 
+/*
+ * The undo on every core (tablet.c undo_par): a batch of 40,000 cells
+ * (past UNDO_PAR_MIN) rolled back in the process, undone at open after a
+ * kill at the commit, and undone again after a kill part way through
+ * that recovery; and a batch naming a cell twice, which must leave the
+ * oldest image (the serial undo's order).  Rows [0, 50000) of a
+ * tu_table; the batches write v.
+ */
+#define PAR_ROWS 50000u
+#define PAR_UPD	 40000u
+
+static void par_update(stg_pool *p, bool twice)
+{
+	uint64_t *rows = malloc(sizeof(uint64_t) * (PAR_UPD + 1));
+	int32_t *v = malloc(sizeof(int32_t) * (PAR_UPD + 1));
+	uint32_t *vn = calloc(PAR_UPD / 32 + 2, 4), col = 1;
+	stg_col_batch b = {v, vn};
+	uint64_t n = PAR_UPD;
+
+	for (uint64_t i = 0; i < PAR_UPD; i++) {
+		rows[i] = i + (PAR_ROWS - PAR_UPD) / 2;
+		v[i] = -(int32_t)i;
+		if (i % 11 == 0) /* some NULLs where there were none */
+			vn[i / 32] |= 1u << (i % 32);
+	}
+	if (twice) /* the first row again, a newer value */
+		rows[n] = rows[0], v[n] = 12345, n++;
+	CHECK_RC(stg_update(p, 1, 1, &col, rows, n, &b), GPMDB_OK);
+	free(rows);
+	free(v);
+	free(vn);
+}
+
+static void par_child(void *arg)
+{
+	stg_pool *p = tu_open_ex(g_path, false, false, 0, 0);
+
+	setenv("GPMDB_CRASH_AT", "commit.begin:1", 1);
+	if (!p)
+		_exit(3);
+	stg_begin(p);
+	par_update(p, arg != NULL);
+	stg_commit(p); /* killed first */
+	_exit(0);
+}
+
+/* The table, then a batch rolled back in the process.  In a child, as
+ * every step before the last: libgomp's threads do not survive fork, so
+ * the parent must not run a parallel region before it forks. */
+static void par_base_child(void *arg)
+{
+	stg_pool *p = tu_open(g_path);
+	bool wrote;
+
+	(void)arg;
+	if (!p || stg_begin(p) || tu_table(p, "t") != 1 ||
+	    tu_append(p, 1, 0, PAR_ROWS) || stg_commit(p) || stg_begin(p))
+		_exit(3);
+	par_update(p, false);
+	{
+		int32_t v = 0;
+
+		wrote =
+		    stg_read(p, 1, 1, PAR_ROWS / 2, 1, &v, NULL) == GPMDB_OK &&
+		    v == -(int32_t)(PAR_UPD / 2);
+	}
+	if (stg_rollback(p) || !wrote || tu_verify(p, 1, PAR_ROWS) != 0)
+		_exit(4);
+	stg_close(p);
+	_exit(0);
+}
+
+/* Reopens after a kill: undone, every entry counted. */
+static void par_check_child(void *arg)
+{
+	stg_pool *p = tu_open_ex(g_path, false, false, 0, 0);
+	stg_stats st;
+	char *rep = NULL;
+	int rc;
+
+	(void)arg;
+	if (!p || stg_get_stats(p, &st))
+		_exit(3);
+	if (st.recovered_entries < PAR_UPD) {
+		fprintf(stderr, "recovered %llu entries\n",
+			(unsigned long long)st.recovered_entries);
+		_exit(4);
+	}
+	if (tu_verify(p, 1, PAR_ROWS) != 0)
+		_exit(5);
+	rc = stg_check(p, &rep);
+	if (rc != GPMDB_OK) {
+		fprintf(stderr, "stg_check: %s\n", rep ? rep : "?");
+		_exit(6);
+	}
+	free(rep);
+	stg_close(p);
+	_exit(0);
+}
+
+static void test_undo_every_core(void)
+{
+	stg_pool *p;
+	int status;
+
+	g_path = tu_path("par", 0);
+	status = tu_child(par_base_child, NULL);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "base and rollback: status %x", status);
+	/* killed at the commit, then the recovery killed part way through
+	 * its cores' pass, then recovered */
+	status = tu_child(par_child, NULL);
+	CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %x",
+	       status);
+	status = tu_child(open_child, (void *)"recovery.hcl:20000");
+	CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	       "recovery killed: status %x", status);
+	status = tu_child(par_check_child, NULL);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "recovered: status %x", status);
+	/* a cell logged twice in one batch: the serial order decides */
+	status = tu_child(par_child, (void *)"twice");
+	CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %x",
+	       status);
+	p = tu_open_ex(g_path, false, false, 0, 0);
+	if (!p)
+		return;
+	CHECK(tu_verify(p, 1, PAR_ROWS) == 0);
+	TU_CHECK_OK(p);
+	stg_close(p);
+	unlink(g_path);
+}
+
 int main(void)
 {
 	TEST_RUN(test_uncommitted);
@@ -393,6 +526,7 @@ int main(void)
 	TEST_RUN(test_recovery_idempotent);
 	TEST_RUN(test_msync_log);
 	TEST_RUN(test_msync_full);
+	TEST_RUN(test_undo_every_core);
 	tu_cleanup();
 	TEST_MAIN_END();
 }

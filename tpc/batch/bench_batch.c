@@ -61,7 +61,8 @@
  *                    [--dir DIR] [--disk-dir DIR]
  *                    [--configs gpu,conv,cap,cap-disk,cap-host,cpu,
  *                     cpu-msync,cpu-disk,sqlite,sqlite-disk,duckdb]
- *                    [--smoke] [--no-crash] [--out PREFIX] [--probe]
+ *                    [--smoke] [--no-crash] [--no-fresh] [--out PREFIX]
+ *                    [--probe]
  *                    [--update-modes] [--scopes]
  * --duck-appender rows: DuckDB appends row by row (duckdb_append_int32 ...
  * end_row), the idiom before issue 16, to compare with the chunks.
@@ -331,6 +332,11 @@ typedef struct {
 	int ck_ok[NOPS]; /* 1 ok, 0 mismatch, -1 not run */
 	bool rec_ok[NOPS];
 	char err[NOPS][256];
+	/* the operation again as a fresh process's first statement
+	 * (gm_fresh): gpmdb_open, the statement, the process's CUDA setup
+	 * (gpu_stats init_us) and rows changed; fresh_s < 0: not run */
+	double fresh_open_s[NOPS], fresh_s[NOPS], fresh_init_ms[NOPS];
+	double fresh_rows[NOPS];
 } bb_res;
 
 static int bb_mismatches;
@@ -641,6 +647,152 @@ static void gm_crash(bb_res *r, int conf, int op, const char *path,
 	}
 }
 
+/* One line of op's phases (gm_phases) and the GPU's one-time work, for
+ * the statements outside the results table (repeats, fresh processes). */
+static void gm_phase_line(gpmdb *db, int conf, int op, const char *what)
+{
+	bb_res r;
+
+	memset(&r, 0, sizeof(r));
+	gm_phases(db, &r, op);
+	printf("# %s, %s %s (ms):", conf_names[conf], op_names[op], what);
+	for (int k = 0; k < BB_NPH; k++)
+		printf(" %s %.1f", bb_ph_heads[k], r.ph_ms[op][k]);
+	printf("; GPU cache loads %.1f, registering %.1f\n",
+	       bench_gpmdb_stat(db, "gpu_stats", "cache_load_us") / 1e3,
+	       bench_gpmdb_stat(db, "gpu_stats", "cache_register_us") / 1e3);
+}
+
+/* The fresh-process child (gm_fresh): opens the pool, runs op as its
+ * first statement (INSERT: n rows into table c) and prints one line,
+ * "FRESH open_s statement_s init_ms rows". */
+static int gm_fresh_child(int conf, int op, const char *path, uint64_t n)
+{
+	gpmdb *db = NULL;
+	char err[1024] = "";
+	bb_data d;
+	bb_keys kk;
+	double t0, t_open, t_stmt;
+	int rc;
+
+	/* the inputs first: a user's arrays exist before the statement */
+	if (op == OP_INSERT)
+		bb_generate(&d, n);
+	if (op == OP_UPD_B)
+		bb_make_keys(&kk, n);
+	t0 = bench_now();
+	if (gm_open(conf, path, false, &db, err, sizeof(err))) {
+		fprintf(stderr, "fresh child: %s\n", err);
+		return 4;
+	}
+	t_open = bench_now() - t0;
+	t0 = bench_now();
+	if (op == OP_INSERT)
+		rc = gm_insert(db, "c", &d, n, err, sizeof(err));
+	else if (op == OP_UPD_A)
+		rc = gm_exec(db, bb_sql_a, err, sizeof(err));
+	else
+		rc = gm_update_b(db, &kk, err, sizeof(err));
+	t_stmt = bench_now() - t0;
+	if (rc) {
+		fprintf(stderr, "fresh child: %s\n", err);
+		return 5;
+	}
+	gm_phase_line(db, conf, op, "as a fresh process's first statement");
+	printf("FRESH %.6f %.6f %.3f %lld\n", t_open, t_stmt,
+	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3,
+	       (long long)gpmdb_changes(db));
+	fflush(stdout);
+	gpmdb_close(db);
+	return 0;
+}
+
+/*
+ * Each operation once more as the first statement of a fresh process
+ * (the user's shell or short-lived program: CUDA's setup, the GPU
+ * column cache's first load and the pool's registration are all in it,
+ * where bb_warm kept the process's one-time costs out of the timed
+ * runs).  The INSERT adds n rows to a table c, dropped after.  Printed
+ * and kept for the "fresh process" table; the checksums are the timed
+ * runs' (the table has been updated again by now).
+ */
+static void gm_fresh(bb_res *r, int conf, const char *path, gpmdb **db)
+{
+	char err[1024] = "", nbuf[32], line[1024];
+
+	for (int op = 0; op < NOPS; op++)
+		r->fresh_s[op] = -1;
+	if (gm_exec(*db,
+		    "CREATE TABLE c (id INT PRIMARY KEY, uniformi INT, "
+		    "normali5 INT, normali20 INT, uniformf FLOAT, "
+		    "normalf5 FLOAT, normalf20 INT)",
+		    err, sizeof(err))) {
+		printf("**ERROR** %s, fresh process: %s\n", conf_names[conf],
+		       err);
+		return;
+	}
+	gpmdb_close(*db);
+	*db = NULL;
+	snprintf(nbuf, sizeof(nbuf), "%" PRIu64, r->n);
+	for (int op = 0; op < NOPS; op++) {
+		int fd[2], st = 0;
+		pid_t pid;
+		FILE *in;
+		bool got = false;
+
+		fflush(stdout);
+		if (pipe(fd))
+			break;
+		pid = fork();
+		if (pid == 0) {
+			char cs[8], os[8];
+
+			dup2(fd[1], 1);
+			close(fd[0]);
+			close(fd[1]);
+			snprintf(cs, sizeof(cs), "%d", conf);
+			snprintf(os, sizeof(os), "%d", op);
+			execl("/proc/self/exe", "bench_batch", "--fresh", cs,
+			      os, path, nbuf, (char *)NULL);
+			_exit(5);
+		}
+		close(fd[1]);
+		in = fdopen(fd[0], "r");
+		while (in && fgets(line, sizeof(line), in)) {
+			if (sscanf(line, "FRESH %lf %lf %lf %lf",
+				   &r->fresh_open_s[op], &r->fresh_s[op],
+				   &r->fresh_init_ms[op],
+				   &r->fresh_rows[op]) == 4)
+				got = true;
+			else
+				fputs(line, stdout); /* its phases */
+		}
+		if (in)
+			fclose(in);
+		else
+			close(fd[0]);
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0 || !got) {
+			printf("**ERROR** %s, %s in a fresh process: status "
+			       "%x\n",
+			       conf_names[conf], op_names[op], st);
+			r->fresh_s[op] = -1;
+			bb_mismatches++;
+			continue;
+		}
+		printf("# %s, %s as a fresh process's first statement: "
+		       "%.3f s (open %.1f ms, of it CUDA setup %.1f ms; "
+		       "%.0f rows)\n",
+		       conf_names[conf], op_names[op], r->fresh_s[op],
+		       r->fresh_open_s[op] * 1e3, r->fresh_init_ms[op],
+		       r->fresh_rows[op]);
+	}
+	if (gm_open(conf, path, false, db, err, sizeof(err)) ||
+	    gm_exec(*db, "DROP TABLE c", err, sizeof(err)))
+		printf("**ERROR** %s, after the fresh processes: %s\n",
+		       conf_names[conf], err);
+}
+
 /* Where a CAP UPDATE's time went (PRAGMA gpu_write_stats last_cap_*,
  * docs/gpu.md "CPU-assisted persistence"): the cache lookups, the row
  * ids' upload, the log built in HBM, copied down and persisted, the
@@ -752,6 +904,8 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       conf_names[conf], k, t0 * 1e3, r.ph_ms[OP_UPD_A][2],
 		       r.ph_ms[OP_UPD_A][6], c1[0] - c0[0], c1[1] - c0[1],
 		       c1[2] - c0[2]);
+		if (k == 1) /* the first after a reopen: its cold parts */
+			gm_phase_line(db, conf, OP_UPD_A, "again (1)");
 	}
 	/* UPDATE b twice more: the first may build the GPU's copy of the
 	 * key's index (changed by the INSERT), the second finds it */
@@ -772,6 +926,8 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       "%.1f ms\n",
 		       conf_names[conf], k, t0 * 1e3, r.ph_ms[OP_UPD_B][2],
 		       r.ph_ms[OP_UPD_B][6]);
+		gm_phase_line(db, conf, OP_UPD_B,
+			      k == 1 ? "again (1)" : "again (2)");
 	}
 	/* where a warm UPDATE a's time goes: EXPLAIN ANALYZE (a fourth run) */
 	if (gm_explain(db, conf, bb_sql_a, err, sizeof(err)))
@@ -816,13 +972,16 @@ static void bb_warm(const bb_data *d, uint64_t n, const bb_keys *kk,
 
 static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		   const bb_keys *kk, const bb_ck ck[3], uint64_t ka,
-		   const char *dir, bool crash)
+		   const char *dir, bool crash, bool fresh)
 {
 	char path[512], err[1024] = "";
 	gpmdb *db = NULL;
 	bb_ck got;
 	double t0;
 	bool gpu = !bb_cpu_conf(conf);
+
+	for (int op = 0; op < NOPS; op++)
+		r->fresh_s[op] = -1;
 
 	snprintf(path, sizeof(path), "%s/bench_batch_%s_%d.db", dir,
 		 conf_keys[conf], (int)getpid());
@@ -894,6 +1053,8 @@ static void gm_run(bb_res *r, int conf, const bb_data *d, uint64_t n,
 		gm_crash(r, conf, op, path, &ck[2], &db);
 	if (db && gpu)
 		gm_repeat(db, conf, kk);
+	if (db && fresh)
+		gm_fresh(r, conf, path, &db);
 out:
 	if (db)
 		gpmdb_close(db);
@@ -1537,6 +1698,46 @@ static void bb_table(FILE *md, const bb_res *res, const bool *want,
 		}
 }
 
+/* Each operation as a fresh process's first statement (gm_fresh),
+ * against the same operation in the timed run (a process whose one-time
+ * costs bb_warm took). */
+static void bb_fresh_table(FILE *md, const bb_res *res, const bool *want)
+{
+	FILE *o = stdout;
+
+	bb_out(o, md,
+	       "\n| operation | configuration | fresh process: open | first "
+	       "statement | of it CUDA setup | rows | timed run (warm "
+	       "process) |\n|---|---|---:|---:|---:|---:|---:|\n");
+	for (int op = 0; op < NOPS; op++)
+		for (int c = 0; c < C_SQLITE; c++) {
+			const bb_res *r = &res[c];
+
+			if (!want[c] || !r->ran)
+				continue;
+			if (r->fresh_s[op] < 0) {
+				bb_out(o, md, "| %s | %s | | not run | | | |\n",
+				       op_names[op], conf_names[c]);
+				continue;
+			}
+			bb_out(o, md,
+			       "| %s | %s | %.1f ms | %.3f s | %.1f ms | %.0f "
+			       "| %.3f s |\n",
+			       op_names[op], conf_names[c],
+			       r->fresh_open_s[op] * 1e3, r->fresh_s[op],
+			       r->fresh_init_ms[op], r->fresh_rows[op],
+			       r->secs[op]);
+		}
+	bb_out(o, md,
+	       "\nfresh process: each operation once more, after the timed "
+	       "runs, as the first statement of a new process (open, then "
+	       "the statement: CUDA's setup, the GPU column cache's first "
+	       "loads and the pool's registration fall in it; the INSERT "
+	       "adds its rows to an empty second table).  timed run: the "
+	       "operation in the benchmark's process, whose one-time costs "
+	       "an untimed warm-up took.\n");
+}
+
 /* Where each gpmdb operation's time went: its statement's phases
  * (docs/engine.md "Write phases"), ms each, then their sum, the
  * statement's wall time, which the operation's time above also holds
@@ -1701,7 +1902,8 @@ static const char bb_usage[] =
     "                   [--configs "
     "gpu,conv,cap,cap-disk,cap-host,cpu,cpu-msync,cpu-disk,sqlite,sqlite-disk,"
     "duckdb]\n"
-    "                   [--smoke] [--no-crash] [--out PREFIX] [--probe]\n"
+    "                   [--smoke] [--no-crash] [--no-fresh] [--out PREFIX]\n"
+    "                   [--probe]\n"
     "       bench_batch --update-modes [--rows N] [--dir DIR] [--out "
     "PREFIX]\n"
     "       bench_batch --scopes [--rows N] [--dir DIR] [--out PREFIX]\n"
@@ -1740,7 +1942,8 @@ int main(int argc, char **argv)
 	uint64_t n = 50000000, sq_rows = 0, sqd_rows = 0, dk_rows = 0;
 	const char *dir = "/dev/shm", *disk = ".", *configs = NULL,
 		   *prefix = NULL;
-	bool smoke = false, crash = true, want[NCONF] = {0}, any_gpu = false;
+	bool smoke = false, crash = true, fresh = true, want[NCONF] = {0},
+	     any_gpu = false;
 	bool modes = false, scopes = false, rows_given = false;
 	static bb_res res[NCONF];
 	bb_data d;
@@ -1755,6 +1958,9 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "--child"))
 		return gm_child(atoi(argv[2]), atoi(argv[3]), argv[4],
 				bb_arg_u64(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "--fresh"))
+		return gm_fresh_child(atoi(argv[2]), atoi(argv[3]), argv[4],
+				      bb_arg_u64(argv[5]));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -1772,6 +1978,8 @@ int main(int argc, char **argv)
 			smoke = true;
 		} else if (!strcmp(a, "--no-crash")) {
 			crash = false;
+		} else if (!strcmp(a, "--no-fresh")) {
+			fresh = false;
 		} else if (!strcmp(a, "--update-modes")) {
 			modes = true;
 		} else if (!strcmp(a, "--scopes")) {
@@ -1879,7 +2087,7 @@ int main(int argc, char **argv)
 		}
 		if (c <= C_CPU_DISK)
 			gm_run(&res[c], c, &d, n, &kk, ck, ka,
-			       bb_disk_conf(c) ? disk : dir, crash);
+			       bb_disk_conf(c) ? disk : dir, crash, fresh);
 		else if (c == C_SQLITE)
 			sq_run(&res[c], c, &d, sq_rows, dir);
 		else if (c == C_SQLITE_DISK)
@@ -1910,6 +2118,8 @@ int main(int argc, char **argv)
 			lim.d2d, lim.gpu_why, lim.cpu, lim.cpu_why);
 	}
 	bb_table(md, res, want, &lim, n);
+	if (fresh)
+		bb_fresh_table(md, res, want);
 	bb_phase_table(md, res, want);
 	bb_aims(md, res, &lim);
 	bb_out(
