@@ -562,6 +562,79 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	return rc;
 }
 
+/* ---- Widening (tablet.c's tab_widen does one tablet) ---------------- */
+
+int stg_table_widen(stg_pool *p, uint32_t table_id, uint64_t first, uint64_t n)
+{
+	uint64_t cat_off, rows, last;
+	int rc = tab_find_writable(p, table_id, &cat_off);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	if (!p->in_txn)
+		return pool_err(p, GPMDB_MISUSE,
+				"stg_table_widen: no transaction is active");
+	rows = cat_entry(p, cat_off)->row_count;
+	if (n == 0 || first >= rows)
+		return GPMDB_OK;
+	last = n > rows - first ? rows - 1 : first + n - 1;
+	for (uint64_t i = tab_index_of(first); i <= tab_index_of(last); i++)
+		if ((rc = tab_widen(p, cat_off, i)) != GPMDB_OK)
+			return rc;
+	return GPMDB_OK;
+}
+
+uint32_t stg_table_encoded(stg_pool *p, uint32_t table_id)
+{
+	uint64_t cat_off, rows;
+	stg_cat_entry *e;
+	uint32_t k = 0;
+
+	if (p == NULL || tab_find_table(p, table_id, &cat_off) != GPMDB_OK) {
+		if (p)
+			pool_clear_err(p);
+		return 0;
+	}
+	e = cat_entry(p, cat_off);
+	rows = e->row_count;
+	for (uint64_t i = 0; rows && i <= tab_index_of(rows - 1); i++) {
+		stg_tablet_hdr *h = tab_at(p, e, i);
+
+		k += h && h->enc_rel;
+	}
+	return k;
+}
+
+void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
+	      uint64_t lr, uint64_t k, void *out, uint64_t done)
+{
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
+	size_t w = stg_type_width(t);
+	stg_strref tmp[1024];
+
+	if (t != STG_T_TEXT) {
+		enc_decode(h, col, w, lr, k, (char *)out + done * w);
+		return;
+	}
+	/* TEXT: stg_text into the heap, decoded in pieces */
+	for (uint64_t r = 0; r < k; r += 1024) {
+		uint64_t m = k - r < 1024 ? k - r : 1024;
+
+		enc_decode(h, col, sizeof(stg_strref), lr + r, m, tmp);
+		for (uint64_t q = 0; q < m; q++) {
+			stg_text *x = (stg_text *)out + done + r + q;
+			bool isnull = bit_get(nb, lr + r + q);
+
+			x->ptr = isnull
+				     ? NULL
+				     : (const char *)pool_at(p, h->heap_off) +
+					   tmp[q].off;
+			x->len = isnull ? 0 : tmp[q].len;
+		}
+	}
+}
+
 /* ---- VACUUM and auto_encode ----------------------------------------- */
 
 void stg_set_auto_encode(stg_pool *p, bool on)

@@ -542,6 +542,10 @@ void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
 /* Tablet idx of the table at cat_off rewritten encoded (when it holds
  * rows and is plain).  Allocates. */
 int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx);
+/* stg_read of k rows from lr of an encoded column (TEXT: stg_text),
+ * into out from value done on. */
+void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
+	      uint64_t lr, uint64_t k, void *out, uint64_t done);
 /* Notes a table written by this transaction for auto_encode. */
 int enc_note(stg_pool *p, uint32_t table_id);
 /* At commit (before tab_trim_heaps): auto_encode's work. */

@@ -391,47 +391,6 @@ int tab_widen(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	return rc;
 }
 
-int stg_table_widen(stg_pool *p, uint32_t table_id, uint64_t first, uint64_t n)
-{
-	uint64_t cat_off, rows, last;
-	int rc = tab_find_writable(p, table_id, &cat_off);
-
-	if (rc != GPMDB_OK)
-		return rc;
-	if (!p->in_txn)
-		return pool_err(p, GPMDB_MISUSE,
-				"stg_table_widen: no transaction is active");
-	rows = cat_entry(p, cat_off)->row_count;
-	if (n == 0 || first >= rows)
-		return GPMDB_OK;
-	last = n > rows - first ? rows - 1 : first + n - 1;
-	for (uint64_t i = tab_index_of(first); i <= tab_index_of(last); i++)
-		if ((rc = tab_widen(p, cat_off, i)) != GPMDB_OK)
-			return rc;
-	return GPMDB_OK;
-}
-
-uint32_t stg_table_encoded(stg_pool *p, uint32_t table_id)
-{
-	uint64_t cat_off, rows;
-	stg_cat_entry *e;
-	uint32_t k = 0;
-
-	if (p == NULL || tab_find_table(p, table_id, &cat_off) != GPMDB_OK) {
-		if (p)
-			pool_clear_err(p);
-		return 0;
-	}
-	e = cat_entry(p, cat_off);
-	rows = e->row_count;
-	for (uint64_t i = 0; rows && i <= tab_index_of(rows - 1); i++) {
-		stg_tablet_hdr *h = tablet_at(p, e, i);
-
-		k += h && h->enc_rel;
-	}
-	return k;
-}
-
 /* Makes the directory of the table at cat_off hold tablets covering rows
  * [0, rows).  Allocates, so pointers die. */
 int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
@@ -1208,31 +1167,8 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 					e->name, (unsigned long long)ti);
 		nb = col_nulls(h, col);
 		if (h->enc_rel && tab_encs(h)[col].kind != STG_ENC_PLAIN) {
-			/* decoded in pieces */
-			for (r = 0; r < k; r += 1024) {
-				uint64_t m = k - r < 1024 ? k - r : 1024;
-				stg_strref tmp[1024];
-
-				if (cc[col].type != STG_T_TEXT) {
-					enc_decode(h, col, w, lr + r, m,
-						   (char *)out +
-						       (done + r) * w);
-					continue;
-				}
-				enc_decode(h, col, sizeof(stg_strref), lr + r,
-					   m, tmp);
-				for (uint64_t q = 0; q < m; q++) {
-					stg_text *t =
-					    (stg_text *)out + done + r + q;
-					bool isnull = bit_get(nb, lr + r + q);
-
-					t->ptr = isnull ? NULL
-							: (const char *)pool_at(
-							      p, h->heap_off) +
-							      tmp[q].off;
-					t->len = isnull ? 0 : tmp[q].len;
-				}
-			}
+			enc_read(p, h, col, (stg_type)cc[col].type, lr, k, out,
+				 done);
 		} else if (cc[col].type == STG_T_TEXT) {
 			const stg_strref *sr = col_data(h, col);
 			const char *heap =
@@ -1425,10 +1361,8 @@ static int hcl_visit(void *vctx, const hcl_entry *en)
 		return u->rc;
 	}
 	lr = en->row - h->first_row;
-	/* An encoded tablet is never written in place (a write widens it
-	 * first, a move under the log): this entry's row was written in
-	 * the widened copy, which the log's undo has just dropped, and the
-	 * encoded tablet back in its slot holds the old value already. */
+	/* An encoded tablet is never written in place: the value was
+	 * written in a widened copy the log's undo dropped (encode.c). */
 	if (en->kind == HCL_K_VALUE && h->enc_rel &&
 	    tab_encs(h)[en->col].kind != STG_ENC_PLAIN)
 		return 0;
@@ -1516,6 +1450,10 @@ static int par_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
 	    (en->kind != HCL_K_VALUE && en->kind != HCL_K_DELETE))
 		return GPMDB_CORRUPT; /* the caller reports it */
 	lr = en->row - h->first_row;
+	/* never written in place: hcl_visit says why */
+	if (en->kind == HCL_K_VALUE && h->enc_rel &&
+	    tab_encs(h)[en->col].kind != STG_ENC_PLAIN)
+		return 0;
 	if (en->kind == HCL_K_VALUE) {
 		size_t w = stg_type_width((stg_type)cat_cols(e)[en->col].type);
 		char *dst = (char *)col_data(h, en->col) + lr * w;

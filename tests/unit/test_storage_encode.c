@@ -295,6 +295,17 @@ static void test_widen(void)
 		   !strstr(info(db, "t", 1, 3), "plain"),
 	       "b: %s", info(db, "t", 1, 3));
 	check_ok(db);
+	/* an UPDATE of every row rolled back: 8192 HCL entries, the undo
+	 * on every core (tablet.c par_visit), then the encoded tablets
+	 * back in their slots */
+	CHECK_RC(su_exec(db, "BEGIN; UPDATE t SET b = b + 1, e = 9; ROLLBACK"),
+		 GPMDB_OK);
+	free(after);
+	after = dump(db, "t");
+	CHECK(before && after && !strcmp(before, after));
+	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
+	       info(db, "t", 1, 3));
+	check_ok(db);
 	CHECK_RC(su_exec(db, "DELETE FROM t WHERE a = 3000"), GPMDB_OK);
 	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
 	       info(db, "t", 1, 3));
