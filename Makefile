@@ -71,7 +71,7 @@ $(BUILD)/bench_threshold: LDLIBS += -ldl
 # bench_batch: the batch INSERT/UPDATE benchmark (tpc/batch, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_batch
 $(BUILD)/bench_batch_SRC := tpc/batch/bench_batch.c
-$(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/batch/bench_batch_gpu.o $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_batch_LIBS := $(BUILD)/obj/tpc/batch/bench_batch_gpu.o $(BUILD)/obj/tpc/batch/bench_batch_peers.o $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
 $(BUILD)/bench_batch: LDLIBS += -ldl
 # bench_kv: the key-value workload (tpc/kv, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_kv
