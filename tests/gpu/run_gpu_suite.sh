@@ -10,6 +10,8 @@
 #                                        against backend=cpu and SQLite
 #   tests/gpu/corpus_gpu.sh              tests/sql and the sqllogictest
 #                                        corpus with backend=gpu
+#   tests/gpu/encoded_gpu.sh             TPC-H and a GPU UPDATE on encoded
+#                                        tablets
 # GPMDB_TPCH_DIR and GPMDB_SLT_DIR point at the data where ../shared is not
 # beside the checkout (the GPU machine: see ../shared/device/README.md).
 # GPMDB_TEST_JOBS=N runs N programs at once (the device: 4 fits the suite
@@ -23,4 +25,5 @@ for p in "$GPMDB_SUITE_BUILD"/tests/gpu/test_* "$GPMDB_SUITE_BUILD"/tests/gpu/cr
 done
 # the two scripts first: the longest, they start at once when
 # GPMDB_TEST_JOBS runs several programs together (tests/run.sh)
-exec tests/run.sh tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh "${progs[@]}"
+exec tests/run.sh tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh \
+	tests/gpu/encoded_gpu.sh "${progs[@]}"
