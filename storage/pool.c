@@ -40,6 +40,7 @@
 
 #include "crashpoints.h"
 #include "internal.h"
+#include "stg_gpu.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
@@ -505,13 +506,23 @@ static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0)
 	return err;
 }
 
+static stg_unmap_hook unmap_hook;
+
+void stg_set_unmap_hook(stg_unmap_hook fn)
+{
+	__atomic_store_n(&unmap_hook, fn, __ATOMIC_RELEASE);
+}
+
 /* pmem mode: the whole file mapped again (the base may move). */
 static int pool_remap_to(stg_pool *p, uint64_t min_size)
 {
+	stg_unmap_hook hook = __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
 	size_t len = 0;
 	int is_pmem = 0, err;
 	void *base;
 
+	if (hook && !p->private_map)
+		hook(p->base, p->map_len); /* the GPU's registrations go */
 	if (pmem_unmap(p->base, p->map_len) != 0) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot unmap %s: %s", p->path,

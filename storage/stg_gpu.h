@@ -122,6 +122,16 @@ typedef int (*stg_hcl_undo_hook)(const stg_hcl_undo_job *job,
 				 uint64_t *applied);
 void stg_set_hcl_undo_hook(stg_hcl_undo_hook fn);
 
+/* Called with a pmem-mode pool's mapping just before storage unmaps it
+ * to map the file again (growth, a shrink: the base may move), so that
+ * whatever registered ranges of it with the GPU unregisters them while
+ * the pages are still there.  A registration left on unmapped addresses
+ * collides with a later mapping there: a column cache's cudaHostAlloc
+ * failed with "resource already mapped" (test_index_bulk, H200).  One
+ * hook for the process; NULL (the default): none. */
+typedef void (*stg_unmap_hook)(void *base, uint64_t len);
+void stg_set_unmap_hook(stg_unmap_hook fn);
+
 /* What the last recovery on this thread did on the GPU. */
 typedef struct {
 	uint64_t segments;     /* undone by the hook */

@@ -1469,6 +1469,17 @@ void bgpu_index_hooks(gpmdb *db)
 				 BG_IX_PROBE_MIN_KEYS);
 }
 
+/* storage's unmap hook: the GPU's registrations of a mapping that is
+ * about to go (the pool grown or shrunk and mapped again) */
+static void bg_unmap_hook(void *base, uint64_t len)
+{
+	char err[256];
+
+	(void)len;
+	gpu_pm_ranges_drop(base);
+	(void)gpu_pm_unregister(base, err, sizeof(err));
+}
+
 void bgpu_before_open(gpmdb *db)
 {
 	const char *e = getenv("GPMDB_GPU_RECOVERY");
@@ -1483,6 +1494,7 @@ void bgpu_before_open(gpmdb *db)
 	memset(&bg_rec, 0, sizeof(bg_rec));
 	stg_gpu_recovery_reset();
 	stg_set_hcl_undo_hook(on ? bgpu_recovery_hook : NULL);
+	stg_set_unmap_hook(bg_unmap_hook);
 	bgpu_index_hooks(db);
 }
 
