@@ -1342,24 +1342,22 @@ typedef struct {
 	int rc;
 } undo_ctx;
 
-static int hcl_visit(void *vctx, const hcl_entry *en)
+/* Restores what one HCL entry logged (e: its table's catalog entry): a
+ * cell's old value and NULL bit, or a row's deleted bit, flushed, not
+ * drained.  Returns the bytes flushed; 0 for an entry past the row count
+ * (appended after the point rolled back to) or in an encoded tablet; -1
+ * for a damaged entry. */
+static int64_t undo_entry(stg_pool *p, stg_cat_entry *e, const hcl_entry *en)
 {
-	undo_ctx *u = vctx;
-	stg_pool *p = u->p;
-	stg_cat_entry *e = cat_entry(p, u->cat_off);
-	uint64_t ti = tab_index_of(en->row), lr;
+	uint64_t lr;
 	stg_tablet_hdr *h;
 
 	if (en->row >= e->row_count)
-		return 0; /* appended after the point we roll back to */
-	h = tablet_at(p, e, ti);
+		return 0;
+	h = tablet_at(p, e, tab_index_of(en->row));
 	if (h == NULL || (en->kind == HCL_K_VALUE && en->col >= e->ncols) ||
-	    (en->kind != HCL_K_VALUE && en->kind != HCL_K_DELETE)) {
-		u->rc = pool_err(p, GPMDB_CORRUPT,
-				 "HCL entry for table %s row %llu is damaged",
-				 e->name, (unsigned long long)en->row);
-		return u->rc;
-	}
+	    (en->kind != HCL_K_VALUE && en->kind != HCL_K_DELETE))
+		return -1;
 	lr = en->row - h->first_row;
 	/* An encoded tablet is never written in place: the value was
 	 * written in a widened copy the log's undo dropped (encode.c). */
@@ -1373,14 +1371,32 @@ static int hcl_visit(void *vctx, const hcl_entry *en)
 
 		memcpy(dst, &en->old_value, w); /* little-endian low bytes */
 		bit_set_atomic(nb, lr, en->old_null != 0);
-		pool_persist(p, dst, w);
-		pool_persist(p, &nb[lr >> 5], 4);
-	} else {
-		uint32_t *db = deleted_bits(h);
-
-		bit_set_atomic(db, lr, false);
-		pool_persist(p, &db[lr >> 5], 4);
+		pool_flush(p, dst, w);
+		pool_flush(p, &nb[lr >> 5], 4);
+		return (int64_t)w + 4;
 	}
+	bit_set_atomic(deleted_bits(h), lr, false);
+	pool_flush(p, &deleted_bits(h)[lr >> 5], 4);
+	return 4;
+}
+
+static int hcl_visit(void *vctx, const hcl_entry *en)
+{
+	undo_ctx *u = vctx;
+	stg_pool *p = u->p;
+	stg_cat_entry *e = cat_entry(p, u->cat_off);
+	int64_t b = undo_entry(p, e, en);
+
+	if (b < 0) {
+		u->rc = pool_err(p, GPMDB_CORRUPT,
+				 "HCL entry for table %s row %llu is damaged",
+				 e->name, (unsigned long long)en->row);
+		return u->rc;
+	}
+	if (b == 0)
+		return 0;
+	pool_drain(p);
+	pool_count_persisted(p, (uint64_t)b);
 	if (u->recovery) {
 		p->recovered_entries++;
 		stg_crash_point("recovery.hcl");
@@ -1434,44 +1450,17 @@ static int dup_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
 		   : 0;
 }
 
-/* hcl_visit's restore, flushed without a drain; acc: bytes flushed. */
+/* hcl_visit on every core: flushed, drained once by the caller; acc:
+ * bytes flushed. */
 static int par_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
 {
 	undo_ctx *u = vctx;
-	stg_pool *p = u->p;
-	stg_cat_entry *e = cat_entry(p, u->cat_off);
-	uint64_t ti = tab_index_of(en->row), lr;
-	stg_tablet_hdr *h;
+	int64_t b = undo_entry(u->p, cat_entry(u->p, u->cat_off), en);
 
-	if (en->row >= e->row_count)
-		return 0;
-	h = tablet_at(p, e, ti);
-	if (h == NULL || (en->kind == HCL_K_VALUE && en->col >= e->ncols) ||
-	    (en->kind != HCL_K_VALUE && en->kind != HCL_K_DELETE))
+	if (b < 0)
 		return GPMDB_CORRUPT; /* the caller reports it */
-	lr = en->row - h->first_row;
-	/* never written in place: hcl_visit says why */
-	if (en->kind == HCL_K_VALUE && h->enc_rel &&
-	    tab_encs(h)[en->col].kind != STG_ENC_PLAIN)
-		return 0;
-	if (en->kind == HCL_K_VALUE) {
-		size_t w = stg_type_width((stg_type)cat_cols(e)[en->col].type);
-		char *dst = (char *)col_data(h, en->col) + lr * w;
-		uint32_t *nb = col_nulls(h, en->col);
-
-		memcpy(dst, &en->old_value, w);
-		bit_set_atomic(nb, lr, en->old_null != 0);
-		pool_flush(p, dst, w);
-		pool_flush(p, &nb[lr >> 5], 4);
-		*acc += w + 4;
-	} else {
-		uint32_t *db = deleted_bits(h);
-
-		bit_set_atomic(db, lr, false);
-		pool_flush(p, &db[lr >> 5], 4);
-		*acc += 4;
-	}
-	if (u->recovery)
+	*acc += (uint64_t)b;
+	if (b > 0 && u->recovery)
 		stg_crash_point("recovery.hcl");
 	return 0;
 }
