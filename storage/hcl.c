@@ -167,28 +167,42 @@ uint32_t hcl_get_tail(const void *seg, const hcl_geom *g, uint64_t thread)
 	return tails_of((void *)seg)[hcl_tail_index(g, b, w, l)];
 }
 
+/* A segment's header, tails and entries, every tail checked before
+ * anything is visited: recovery must not apply half a segment and then
+ * discover it is corrupt.  *n: the valid entries. */
+static int seg_open(const void *seg, uint64_t seg_bytes, hcl_header *h,
+		    const uint32_t **tails, const uint32_t **ent, uint64_t *n)
+{
+	uint64_t nthreads;
+	int rc = hcl_header_check(seg, seg_bytes);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	memcpy(h, seg, sizeof(*h));
+	nthreads = hcl_threads(&h->geom);
+	*tails = tails_of((void *)seg);
+	*ent = entries_of((void *)seg, &h->geom);
+	*n = 0;
+	for (uint64_t t = 0; t < nthreads; t++) {
+		if ((*tails)[t] > h->geom.entries_per_thread)
+			return GPMDB_CORRUPT;
+		*n += (*tails)[t];
+	}
+	return GPMDB_OK;
+}
+
 int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn, void *ctx)
 {
 	hcl_header h;
 	const uint32_t *tails, *ent;
-	uint64_t t, nthreads;
+	uint64_t t, nthreads, nent;
 	uint32_t words[HCL_ENTRY_WORDS];
 	hcl_entry en;
-	int rc;
+	int rc = seg_open(seg, seg_bytes, &h, &tails, &ent, &nent);
 
-	rc = hcl_header_check(seg, seg_bytes);
 	if (rc != GPMDB_OK)
 		return rc;
-	memcpy(&h, seg, sizeof(h));
 	nthreads = hcl_threads(&h.geom);
-	tails = tails_of((void *)seg);
-	ent = entries_of((void *)seg, &h.geom);
-
-	/* Check every tail before visiting anything: recovery must not apply
-	 * half a segment and then discover it is corrupt. */
-	for (t = 0; t < nthreads; t++)
-		if (tails[t] > h.geom.entries_per_thread)
-			return GPMDB_CORRUPT;
 
 	/* Undo runs newest first so that, should a row have been logged
 	 * twice, its oldest image is the one left standing. */
@@ -215,20 +229,11 @@ int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn, void *ctx)
 uint64_t hcl_entry_count(const void *seg, uint64_t seg_bytes)
 {
 	hcl_header h;
-	const uint32_t *tails;
-	uint64_t t, nthreads, n = 0;
+	const uint32_t *tails, *ent;
+	uint64_t n;
 
-	if (hcl_header_check(seg, seg_bytes) != GPMDB_OK)
-		return 0;
-	memcpy(&h, seg, sizeof(h));
-	nthreads = hcl_threads(&h.geom);
-	tails = tails_of((void *)seg);
-	for (t = 0; t < nthreads; t++) {
-		if (tails[t] > h.geom.entries_per_thread)
-			return 0;
-		n += tails[t];
-	}
-	return n;
+	return seg_open(seg, seg_bytes, &h, &tails, &ent, &n) == GPMDB_OK ? n
+									  : 0;
 }
 
 int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
@@ -236,22 +241,15 @@ int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
 {
 	hcl_header h;
 	const uint32_t *tails, *ent;
-	uint64_t nthreads, nvis = 0, total = 0;
-	int rc = GPMDB_OK;
+	uint64_t nthreads, nvis = 0, total = 0, nent;
+	int rc;
 
 	*visited = 0;
 	*sum = 0;
-	rc = hcl_header_check(seg, seg_bytes);
+	rc = seg_open(seg, seg_bytes, &h, &tails, &ent, &nent);
 	if (rc != GPMDB_OK)
 		return rc;
-	memcpy(&h, seg, sizeof(h));
 	nthreads = hcl_threads(&h.geom);
-	tails = tails_of((void *)seg);
-	ent = entries_of((void *)seg, &h.geom);
-	/* every tail checked before anything is visited (hcl_foreach) */
-	for (uint64_t t = 0; t < nthreads; t++)
-		if (tails[t] > h.geom.entries_per_thread)
-			return GPMDB_CORRUPT;
 #pragma omp parallel for schedule(dynamic, 256) reduction(+ : nvis, total)
 	for (uint64_t t = 0; t < nthreads; t++) {
 		uint32_t b, w, l, e, words[HCL_ENTRY_WORDS];
