@@ -700,6 +700,28 @@ int enc_commit(stg_pool *p)
 	return rc;
 }
 
+/* Begins VACUUM's transaction for tablet i of table tid: 1 with
+ * *cat_off set, GPMDB_OK (nothing begun) when the table was dropped
+ * meanwhile or has no tablet i, else an error. */
+static int vac_tablet_begin(stg_pool *p, uint32_t tid, uint64_t i,
+			    uint64_t *cat_off)
+{
+	uint64_t rows;
+	int rc = stg_begin(p);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	p->in_encode = true;
+	if (tab_find_writable(p, tid, cat_off) != GPMDB_OK) {
+		pool_clear_err(p); /* dropped meanwhile */
+		return stg_rollback(p);
+	}
+	rows = cat_entry(p, *cat_off)->row_count;
+	if (rows == 0 || i > tab_index_of(rows - 1))
+		return stg_rollback(p);
+	return 1;
+}
+
 /* Tablet idx of the table at cat_off (its extent, then its heap) moved
  * to the first free run when that lies wholly below it: VACUUM's last
  * pass, so that the file's tail empties (an extent encoded early, before
@@ -830,71 +852,40 @@ int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 	if (rc == GPMDB_OK && bytes_before)
 		*bytes_before = vac_bytes(p, tids, n);
 	stg_read_end(p);
-	/* a transaction per tablet: what one frees, the next may reuse */
-	for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
-		for (uint64_t i = 0;; i++) {
-			uint64_t cat_off, rows;
+	/* a transaction per tablet: what one frees, the next may reuse;
+	 * then the extents the tail holds moved down, a transaction each */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
+			for (uint64_t i = 0;; i++) {
+				uint64_t cat_off;
+				bool moved = true;
 
-			if ((rc = stg_begin(p)) != GPMDB_OK)
-				break;
-			p->in_encode = true;
-			rc = tab_find_writable(p, tids[t], &cat_off);
-			if (rc != GPMDB_OK) { /* dropped meanwhile */
-				pool_clear_err(p);
-				rc = stg_rollback(p);
-				break;
+				if ((rc = vac_tablet_begin(p, tids[t], i,
+							   &cat_off)) != 1)
+					break;
+				if (pass == 0) {
+					/* first fit from the front: the
+					 * holes the tablets encoded before
+					 * left, so that the file's tail
+					 * empties (given back at the last
+					 * close) */
+					p->alloc_hint = 0;
+					rc = enc_tablet(p, cat_off, i);
+				} else {
+					rc =
+					    enc_relocate(p, cat_off, i, &moved);
+				}
+				rc = rc == GPMDB_OK ? (moved ? stg_commit(p)
+							     : stg_rollback(p))
+						    : rc;
+				if (rc != GPMDB_OK) {
+					if (p->in_txn)
+						(void)stg_rollback(p);
+					break;
+				}
 			}
-			rows = cat_entry(p, cat_off)->row_count;
-			if (rows == 0 || i > tab_index_of(rows - 1)) {
-				rc = stg_rollback(p);
-				break;
-			}
-			/* first fit from the front: the holes the tablets
-			 * encoded before left, so that the file's tail
-			 * empties (given back at the last close) */
-			p->alloc_hint = 0;
-			rc = enc_tablet(p, cat_off, i);
-			rc = rc == GPMDB_OK ? stg_commit(p) : rc;
-			if (rc != GPMDB_OK) {
-				if (p->in_txn)
-					(void)stg_rollback(p);
-				break;
-			}
+			p->in_encode = false;
 		}
-		p->in_encode = false;
-	}
-	/* then the extents the tail holds moved down, a transaction each */
-	for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
-		for (uint64_t i = 0;; i++) {
-			uint64_t cat_off, rows;
-			bool moved = false;
-
-			if ((rc = stg_begin(p)) != GPMDB_OK)
-				break;
-			p->in_encode = true;
-			if (tab_find_writable(p, tids[t], &cat_off) !=
-			    GPMDB_OK) {
-				pool_clear_err(p);
-				rc = stg_rollback(p);
-				break;
-			}
-			rows = cat_entry(p, cat_off)->row_count;
-			if (rows == 0 || i > tab_index_of(rows - 1)) {
-				rc = stg_rollback(p);
-				break;
-			}
-			rc = enc_relocate(p, cat_off, i, &moved);
-			rc = rc == GPMDB_OK
-				 ? (moved ? stg_commit(p) : stg_rollback(p))
-				 : rc;
-			if (rc != GPMDB_OK) {
-				if (p->in_txn)
-					(void)stg_rollback(p);
-				break;
-			}
-		}
-		p->in_encode = false;
-	}
 	p->in_encode = false;
 	if (rc == GPMDB_OK && bytes_after && stg_read_begin(p) == GPMDB_OK) {
 		*bytes_after = vac_bytes(p, tids, n);
