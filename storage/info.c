@@ -76,6 +76,22 @@ static const char *const over_names[R_NOVER] = {
     "(catalog)",	 "(tablet headers)", "(deleted bitmaps)",
     "(unused capacity)", "(heap unused)",    "(heap dead)"};
 
+/* The heap bytes a plain TEXT column c of tablet h refers to (its first
+ * rows rows, NULLs refer to none). */
+static uint64_t info_text_bytes(stg_tablet_hdr *h, uint32_t c, uint64_t rows)
+{
+	const stg_strref *sr =
+	    (const stg_strref *)((char *)h + tab_colmap(h)[2 * c]);
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+	uint64_t hb = 0;
+
+	for (uint64_t k = 0; k < rows; k++)
+		if (!bit_get(nb, k))
+			hb += sr[k].len;
+	return hb;
+}
+
 /* The rows of the columns of an encoded tablet h with rows rows in use
  * (layout.h "Encodings"): packed bytes, dictionaries (entries as values,
  * strings as heap), NULL bitmaps only where a column has NULLs (the
@@ -116,17 +132,8 @@ static void info_encoded(stg_tablet_hdr *h, const stg_cat_column *cc,
 			r->heap += hb;
 			*refd += hb;
 		} else if (cc[c].type == STG_T_TEXT && h->heap_off) {
-			const stg_strref *sr =
-			    (const stg_strref *)((char *)h +
-						 tab_colmap(h)[2 * c]);
-			const uint32_t *nb =
-			    (const uint32_t *)((char *)h +
-					       tab_colmap(h)[2 * c + 1]);
-			uint64_t hb = 0;
+			uint64_t hb = info_text_bytes(h, c, rows);
 
-			for (uint64_t k = 0; k < rows; k++)
-				if (!bit_get(nb, k))
-					hb += sr[k].len;
 			r->heap += hb;
 			*refd += hb;
 		}
@@ -210,19 +217,9 @@ int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **out,
 				r->nulls += bitmap_bytes(rows);
 				inuse += w * rows + bitmap_bytes(rows);
 				if (cc[c].type == STG_T_TEXT && h->heap_off) {
-					const stg_strref *sr =
-					    (const stg_strref *)((char *)h +
-								 tab_colmap(
-								     h)[2 * c]);
-					const uint32_t *nb =
-					    (const uint32_t
-						 *)((char *)h +
-						    tab_colmap(h)[2 * c + 1]);
-					uint64_t hb = 0;
+					uint64_t hb =
+					    info_text_bytes(h, c, rows);
 
-					for (uint64_t k = 0; k < rows; k++)
-						if (!bit_get(nb, k))
-							hb += sr[k].len;
 					r->heap += hb;
 					refd += hb;
 				}
