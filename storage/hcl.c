@@ -237,23 +237,22 @@ uint64_t hcl_entry_count(const void *seg, uint64_t seg_bytes)
 }
 
 int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
-		    void *ctx, uint64_t *visited, uint64_t *sum)
+		    void *ctx, uint64_t sum[2])
 {
 	hcl_header h;
 	const uint32_t *tails, *ent;
-	uint64_t nthreads, nvis = 0, total = 0, nent;
+	uint64_t nthreads, s0 = 0, s1 = 0, nent;
 	int rc;
 
-	*visited = 0;
-	*sum = 0;
+	sum[0] = sum[1] = 0;
 	rc = seg_open(seg, seg_bytes, &h, &tails, &ent, &nent);
 	if (rc != GPMDB_OK)
 		return rc;
 	nthreads = hcl_threads(&h.geom);
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nvis, total)
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : s0, s1)
 	for (uint64_t t = 0; t < nthreads; t++) {
 		uint32_t b, w, l, e, words[HCL_ENTRY_WORDS];
-		uint64_t acc = 0;
+		uint64_t acc[2] = {0, 0};
 		hcl_entry en;
 
 		if (__atomic_load_n(&rc, __ATOMIC_RELAXED) != GPMDB_OK)
@@ -267,8 +266,7 @@ int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
 			for (uint32_t k = 0; k < HCL_ENTRY_WORDS; k++)
 				words[k] = w0[(uint64_t)k * HCL_WARP];
 			hcl_decode(words, &en);
-			nvis++;
-			if ((r = fn(ctx, &en, &acc)) != 0) {
+			if ((r = fn(ctx, &en, acc)) != 0) {
 				int ok = GPMDB_OK;
 
 				__atomic_compare_exchange_n(&rc, &ok, r, false,
@@ -277,9 +275,10 @@ int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
 				break;
 			}
 		}
-		total += acc;
+		s0 += acc[0];
+		s1 += acc[1];
 	}
-	*visited = nvis;
-	*sum = total;
+	sum[0] = s0;
+	sum[1] = s1;
 	return rc;
 }

@@ -177,12 +177,13 @@ int hcl_foreach(const void *seg, uint64_t seg_bytes, hcl_visit_fn fn,
 /* As hcl_foreach, with the segment's threads spread over every core
  * (OpenMP): each thread's entries still newest first, threads in no
  * order, so only for visits whose order does not matter (a cell logged
- * once).  fn may run on several threads at once; acc is the calling
- * core's accumulator, added up into *sum.  Stops at fn's first non-zero
- * return (returned). *visited: the entries visited. */
-typedef int (*hcl_visit_par_fn)(void *ctx, const hcl_entry *en, uint64_t *acc);
+ * once).  fn may run on several threads at once; acc[0..1] are the
+ * calling core's two accumulators, added up into sum[0..1].  Stops at
+ * fn's first non-zero return (returned). */
+typedef int (*hcl_visit_par_fn)(void *ctx, const hcl_entry *en,
+				uint64_t acc[2]);
 int hcl_foreach_par(const void *seg, uint64_t seg_bytes, hcl_visit_par_fn fn,
-		    void *ctx, uint64_t *visited, uint64_t *sum);
+		    void *ctx, uint64_t sum[2]);
 /* The entries of a segment whose header and tails hcl_foreach accepts
  * (0 otherwise). */
 uint64_t hcl_entry_count(const void *seg, uint64_t seg_bytes);

@@ -1422,7 +1422,7 @@ typedef struct {
 	uint64_t **seen; /* per slot, a bit per row, made on first use */
 } undo_dups;
 
-static int dup_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
+static int dup_visit(void *vctx, const hcl_entry *en, uint64_t acc[2])
 {
 	undo_dups *d = vctx;
 	uint32_t slot = en->kind == HCL_K_VALUE ? en->col : d->nslots - 1;
@@ -1451,16 +1451,19 @@ static int dup_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
 }
 
 /* hcl_visit on every core: flushed, drained once by the caller; acc:
- * bytes flushed. */
-static int par_visit(void *vctx, const hcl_entry *en, uint64_t *acc)
+ * bytes flushed, entries applied. */
+static int par_visit(void *vctx, const hcl_entry *en, uint64_t acc[2])
 {
 	undo_ctx *u = vctx;
 	int64_t b = undo_entry(u->p, cat_entry(u->p, u->cat_off), en);
 
 	if (b < 0)
 		return GPMDB_CORRUPT; /* the caller reports it */
-	*acc += (uint64_t)b;
-	if (b > 0 && u->recovery)
+	if (b == 0)
+		return 0;
+	acc[0] += (uint64_t)b;
+	acc[1]++;
+	if (u->recovery)
 		stg_crash_point("recovery.hcl");
 	return 0;
 }
@@ -1473,7 +1476,7 @@ static int undo_par(undo_ctx *u, const void *seg, uint64_t seg_size)
 	stg_pool *p = u->p;
 	stg_cat_entry *e = cat_entry(p, u->cat_off);
 	undo_dups d = {e->row_count, e->ncols + 1, NULL};
-	uint64_t n = hcl_entry_count(seg, seg_size), visited, bytes;
+	uint64_t n = hcl_entry_count(seg, seg_size), sum[2];
 	int rc;
 
 	/* msync mode tracks dirty pages in bitmaps no core shares */
@@ -1482,18 +1485,18 @@ static int undo_par(undo_ctx *u, const void *seg, uint64_t seg_size)
 	d.seen = calloc(d.nslots, sizeof(*d.seen));
 	if (d.seen == NULL)
 		return 1;
-	rc = hcl_foreach_par(seg, seg_size, dup_visit, &d, &visited, &bytes);
+	rc = hcl_foreach_par(seg, seg_size, dup_visit, &d, sum);
 	for (uint32_t i = 0; i < d.nslots; i++)
 		free(d.seen[i]);
 	free(d.seen);
 	if (rc != GPMDB_OK)
 		return 1;
 	crash_points_load(); /* before the cores read the table */
-	rc = hcl_foreach_par(seg, seg_size, par_visit, u, &visited, &bytes);
+	rc = hcl_foreach_par(seg, seg_size, par_visit, u, sum);
 	pool_drain(p);
-	pool_count_persisted(p, bytes);
+	pool_count_persisted(p, sum[0]);
 	if (u->recovery)
-		p->recovered_entries += visited;
+		p->recovered_entries += sum[1];
 	if (rc != GPMDB_OK)
 		return pool_err(p, GPMDB_CORRUPT,
 				"HCL segment at 0x%llx of table %s is damaged",
