@@ -47,6 +47,26 @@ static inline void su_tmp_remove(const char *dir, const char *path)
 	rmdir(dir);
 }
 
+/* Copies file from to file to (a pool template): 0, or -1 on an error. */
+static inline int su_copy_file(const char *from, const char *to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	char buf[1 << 16];
+	size_t n;
+	int rc = 0;
+
+	if (!a || !b)
+		rc = -1;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), a)) > 0)
+		if (fwrite(buf, 1, n, b) != n)
+			rc = -1;
+	if (a)
+		fclose(a);
+	if (b && fclose(b))
+		rc = -1;
+	return rc;
+}
+
 /* A new, empty pool at path (a previous one is removed), durability off:
  * these tests are about SQL, durability is tested elsewhere. */
 static inline gpmdb *su_open(const char *path)

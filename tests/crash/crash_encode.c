@@ -19,6 +19,7 @@
  * GPMDB_CRASH_KILLS sets the kills per workload (default 54).
  */
 #include "../harness.h"
+#include "../sql_util.h"
 
 #include "gpmdb.h"
 
@@ -60,25 +61,6 @@ static int enc_cb(void *arg, int n, char **v, char **c)
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-	char buf[1 << 16];
-	size_t n;
-	int rc = 0;
-
-	if (!a || !b)
-		rc = -1;
-	while (!rc && (n = fread(buf, 1, sizeof(buf), a)) > 0)
-		if (fwrite(buf, 1, n, b) != n)
-			rc = -1;
-	if (a)
-		fclose(a);
-	if (b && fclose(b))
-		rc = -1;
-	return rc;
-}
-
 /* t's rows: id 0..ROWS-1; g a few values; s a dictionary's worth of
  * strings with NULLs and ''; v wide; d a date. */
 static int make_templates(void)
@@ -110,7 +92,7 @@ static int make_templates(void)
 	if (gpmdb_exec(db, "DELETE FROM t WHERE id % 97 = 3", NULL, NULL, NULL))
 		return -1;
 	gpmdb_close(db);
-	if (copy_file(tmpl_plain, tmpl_enc) ||
+	if (su_copy_file(tmpl_plain, tmpl_enc) ||
 	    gpmdb_open_v2(tmpl_enc, &db, GPMDB_OPEN_READWRITE, NULL) ||
 	    gpmdb_exec(db, "VACUUM", NULL, NULL, NULL))
 		return -1;
@@ -172,7 +154,7 @@ static int reference(const char *w, const char *tmpl, char *before, char *after,
 	int st;
 	pid_t pid;
 
-	if (copy_file(tmpl, path) ||
+	if (su_copy_file(tmpl, path) ||
 	    gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL))
 		return -1;
 	image(db, before, n);
@@ -223,7 +205,7 @@ static void workload(const char *w, const char *tmpl, const char *points[],
 		char cp[128];
 		pid_t pid;
 
-		if (copy_file(tmpl, path)) {
+		if (su_copy_file(tmpl, path)) {
 			CHECKF(0, "%s kill %d: cannot copy the template", w, k);
 			return;
 		}

@@ -152,25 +152,6 @@ out:
 	stg_close(pb);
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-	char buf[1 << 16];
-	size_t n;
-	int rc = 0;
-
-	if (!a || !b)
-		rc = -1;
-	while (!rc && (n = fread(buf, 1, sizeof(buf), a)) > 0)
-		if (fwrite(buf, 1, n, b) != n)
-			rc = -1;
-	if (a)
-		fclose(a);
-	if (b && fclose(b))
-		rc = -1;
-	return rc;
-}
-
 static void test_for_dict_roundtrip(void)
 {
 	gpmdb *db = su_open(path);
@@ -180,7 +161,7 @@ static void test_for_dict_roundtrip(void)
 	CHECK_RC(su_exec(db, "DELETE FROM t WHERE b = 17"), GPMDB_OK);
 	before = dump(db, "t");
 	gpmdb_close(db);
-	CHECK(copy_file(path, plain) == 0);
+	CHECK(su_copy_file(path, plain) == 0);
 	CHECK_RC(gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL),
 		 GPMDB_OK);
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
