@@ -60,6 +60,9 @@ struct gpmdb {
 	 * gpu_lines_min_density (auto's rows per dirty line; 0 = default) */
 	int gpu_upd_mode;
 	double gpu_lines_density;
+	/* PRAGMA gpu_key_match (0 pass: a batch of bound keys matched in one
+	 * pass over the cached key column; 1 index: probed in an index) */
+	int gpu_key_match;
 	void *gpu_reg_base;
 	uint64_t gpu_reg_len;
 	/* one scratch per OpenMP thread for parallel evaluation */

@@ -11,6 +11,7 @@
 
 #include "gpu.h"
 #include "index_gpu.h"
+#include "keymatch.h"
 
 #ifndef GPMDB_HAVE_GPU
 
@@ -419,6 +420,15 @@ int gpu_ix_probe(const stg_ix_probe_job *job, int64_t *rowids,
 	(void)rowids;
 	if (st)
 		memset(st, 0, sizeof(*st));
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
+		  gpu_keymatch_out *out, char *err, size_t errlen)
+{
+	(void)in;
+	(void)used;
+	memset(out, 0, sizeof(*out));
 	return gpu_no_cuda(err, errlen);
 }
 

@@ -32,6 +32,7 @@
 #include "../value.h"
 #include "batch_gpu.h"
 #include "batch_int.h"
+#include "batch_keys_gpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1346,6 +1347,23 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	uint32_t ixid;
 	int kpos[32];
 	bool real_key = false;
+	/* backend=gpu, one integer-like key column: one pass over the
+	 * cached column on the GPU (batch_keys_gpu.c) */
+	if (nt == 1 && n > 0) {
+		bgpu_keymatch gm;
+		int grc;
+
+		if (bgpu_match_keys(db, tid, &sch->cols[terms[0].col],
+				    terms[0].col, kc[0].values, kc[0].nulls,
+				    nomatch, (uint64_t)n, used, &gm, &grc)) {
+			rc = grc;
+			m->rowid = gm.rowid;
+			m->prow = gm.prow;
+			m->n = gm.n;
+			m->changes = gm.changes;
+			goto out;
+		}
+	}
 	uint64_t live =
 	    stg_row_count(db->pool, tid) - stg_deleted_count(db->pool, tid);
 	for (int i = 0; i < nt; i++)

@@ -44,6 +44,7 @@
 #include "batch_gpu.h"
 #include "../../gpu/exec/exec_gpu_dev.h"
 #include "batch_cap.h"
+#include "batch_keys_gpu.h"
 
 #include "../../gpu/cache.h"
 #include "../../gpu/exec/exec_gpu_ops.h"
@@ -140,6 +141,11 @@ static int bg_register(gpmdb *db, char *why, size_t wlen)
 	db->gpu_reg_base = base;
 	db->gpu_reg_len = len;
 	return GPMDB_OK;
+}
+
+int bgpu_register(gpmdb *db, char *why, size_t wlen)
+{
+	return bg_register(db, why, wlen);
 }
 
 /* Registers what a write's kernels touch: the tablets of rows [0,
@@ -1529,6 +1535,7 @@ bool bgpu_is_pragma(const char *name)
 	       !strcasecmp(name, "gpu_log") ||
 	       !strcasecmp(name, "gpu_log_partitions") ||
 	       !strcasecmp(name, "gpu_update_mode") ||
+	       !strcasecmp(name, "gpu_key_match") ||
 	       !strcasecmp(name, "gpu_lines_min_density") ||
 	       !strcasecmp(name, "gpu_write_stats") ||
 	       !strcasecmp(name, "gpu_write_fallback") ||
@@ -1598,6 +1605,14 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		}
 		return db_err(db, GPMDB_ERROR,
 			      "gpu_log is hcl or conventional");
+	}
+	if (set && !strcasecmp(nm, "gpu_key_match")) {
+		if (!strcasecmp(v, "pass") || !strcasecmp(v, "index")) {
+			db->gpu_key_match = !strcasecmp(v, "index");
+			return GPMDB_OK;
+		}
+		return db_err(db, GPMDB_ERROR,
+			      "gpu_key_match is pass or index");
 	}
 	if (set && !strcasecmp(nm, "gpu_update_mode")) {
 		for (int i = 0; i < 3; i++)
@@ -1744,6 +1759,13 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			snprintf(nm2, sizeof(nm2), "cap_host_because: %s", why);
 			if (!rc && why[0])
 				rc = bg_row(db, r, nm2, NULL, 0);
+			if (!rc)
+				rc = bgpu_keys_stat_rows(bg_row_cb, &rx, why,
+							 sizeof(why));
+			snprintf(nm2, sizeof(nm2),
+				 "key_match_declined_because: %s", why);
+			if (!rc && why[0])
+				rc = bg_row(db, r, nm2, NULL, 0);
 		}
 	} else if (!strcasecmp(nm, "gpu_write_fallback")) {
 		char fb[600];
@@ -1781,6 +1803,9 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			    0);
 	} else if (!strcasecmp(nm, "gpu_update_mode")) {
 		rc = bg_row(db, r, NULL, un[db->gpu_upd_mode], 0);
+	} else if (!strcasecmp(nm, "gpu_key_match")) {
+		rc = bg_row(db, r, NULL, db->gpu_key_match ? "index" : "pass",
+			    0);
 	} else if (!strcasecmp(nm, "gpu_lines_min_density")) {
 		char num[32];
 

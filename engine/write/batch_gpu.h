@@ -15,6 +15,9 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
 int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n);
+/* The pool's mapping registered with CUDA for the GPU (once per mapping;
+ * the ranges themselves as writes and loads need them); why on failure. */
+int bgpu_register(gpmdb *db, char *why, size_t wlen);
 /* INSERT ... SELECT (dml.c do_insert) with node, the planned SELECT, and
  * map (table column c <- node column map[c], -1: its DEFAULT; NULL: the
  * same order): under backend=gpu, when node is a GPU projection or

@@ -1,0 +1,168 @@
+/*
+ * batch_keys_gpu.c - the rows of a batch of bound keys found on the GPU
+ * (batch_keys_gpu.h; gpu/keymatch.h; docs/gpu.md "Key batches").
+ *
+ * UPDATE ... WHERE id = ? with 2.5M keys bound (bench_batch's UPDATE b)
+ * spent 190 ms of its 240 finding the rows through the unique index's
+ * GPU probe, most of it copying the index's records to the device.  The
+ * key column is what the column cache already holds (or uploads straight
+ * from the registered pool at bus speed), so under backend=gpu a batch of
+ * keys of one integer-like column is matched in one pass over the cached
+ * column instead.  The result is the hash pass's (batch.c match_keys):
+ * row ids ascending, each with the last parameter row of its key.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch_gpu.h"
+#include "batch_keys_gpu.h"
+#include "write_phases.h"
+
+#include "../../gpu/cache.h"
+#include "../../gpu/exec/exec_gpu_ops.h"
+#include "../../gpu/keymatch.h"
+
+/* Below this many keys the index's probe is cheap and the pass over a
+ * whole column not worth its first upload. */
+#define BK_MIN_KEYS 16384
+
+static pthread_mutex_t bk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t batches, keys, rows, declined;
+	double load_ms, upload_ms, sort_ms, probe_ms, download_ms, total_ms;
+	char why[400];
+} bk_stat;
+
+static double bk_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int bk_decline(const char *why)
+{
+	pthread_mutex_lock(&bk_lock);
+	bk_stat.declined++;
+	snprintf(bk_stat.why, sizeof(bk_stat.why), "%.399s", why);
+	pthread_mutex_unlock(&bk_lock);
+	return 0;
+}
+
+int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
+		    const void *keys, const uint32_t *nulls,
+		    const uint8_t *skip, uint64_t n, uint8_t *used,
+		    bgpu_keymatch *m, int *rc)
+{
+	gcache_colref kc, rc_rows;
+	gpu_keymatch_in in;
+	gpu_keymatch_out o;
+	char why[600];
+	double t0 = bk_now_ms(), t1;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	*rc = GPMDB_OK;
+	if (db->backend != 2 || n < BK_MIN_KEYS || db->gpu_key_match)
+		return 0;
+	if (ci->type != STG_T_INT && ci->type != STG_T_BIGINT &&
+	    ci->type != STG_T_DATE && ci->type != STG_T_DECIMAL) {
+		snprintf(why, sizeof(why),
+			 "key column %s is not an integer, DATE or DECIMAL",
+			 ci->name);
+		return bk_decline(why);
+	}
+	if (!gpu_available())
+		return bk_decline("no GPU");
+	/* the pool registered: the column goes up at bus speed */
+	if (bgpu_register(db, why, sizeof(why)))
+		return bk_decline(why);
+	memset(&in, 0, sizeof(in));
+	in.keys = keys;
+	in.nulls = nulls;
+	in.skip = skip;
+	in.n = n;
+	in.width = (uint32_t)stg_type_width(ci->type);
+	exec_gpu_lock();
+	gcache_begin();
+	r = gcache_column(db->pool, db->gpu_owner, tid, col, ci->type, &kc, why,
+			  sizeof(why));
+	if (r == GPMDB_OK && stg_deleted_count(db->pool, tid)) {
+		/* the cache holds live rows: their row ids beside them */
+		r = gcache_column(db->pool, db->gpu_owner, tid, GCACHE_ROWID, 0,
+				  &rc_rows, why, sizeof(why));
+		in.rowids = r == GPMDB_OK ? rc_rows.col.data : NULL;
+	}
+	t1 = bk_now_ms();
+	if (r != GPMDB_OK) {
+		/* a column the cache cannot hold: the index's probe, which
+		 * needs no copy of the whole column */
+		exec_gpu_unlock();
+		if (r == GPMDB_NOMEM || r == GPMDB_TOOBIG)
+			return bk_decline(why);
+		*rc = db_err(db, r, "GPU key match: column %s: %s", ci->name,
+			     why);
+		return 1;
+	}
+	in.col = kc.col;
+	in.nrows = kc.nrows;
+	r = gpu_key_match(&in, used, &o, why, sizeof(why));
+	exec_gpu_unlock();
+	if (r != GPMDB_OK) {
+		*rc = db_err(db, r, "GPU key match: %s", why);
+		return 1;
+	}
+	m->rowid = o.rowid;
+	m->prow = o.prow;
+	m->n = o.n;
+	m->changes = o.changes;
+	wp_bytes(db, WP_LOCATE, n * in.width + o.n * 16);
+	wp_path(db,
+		"%llu keys matched on the GPU in one pass over column %s "
+		"(%llu rows%s)",
+		(unsigned long long)n, ci->name, (unsigned long long)in.nrows,
+		kc.hit ? ", cached" : ", loaded");
+	pthread_mutex_lock(&bk_lock);
+	bk_stat.batches++;
+	bk_stat.keys += n;
+	bk_stat.rows += o.n;
+	bk_stat.load_ms = t1 - t0;
+	bk_stat.upload_ms = o.upload_ms;
+	bk_stat.sort_ms = o.sort_ms;
+	bk_stat.probe_ms = o.probe_ms;
+	bk_stat.download_ms = o.download_ms;
+	bk_stat.total_ms = bk_now_ms() - t0;
+	pthread_mutex_unlock(&bk_lock);
+	return 1;
+}
+
+int bgpu_keys_stat_rows(int (*row)(void *ctx, const char *name, double v),
+			void *ctx, char *why, size_t wlen)
+{
+	int rc = GPMDB_OK;
+
+	pthread_mutex_lock(&bk_lock);
+	const struct {
+		const char *n;
+		double v;
+	} rows[] = {
+	    {"key_match_batches", (double)bk_stat.batches},
+	    {"key_match_keys", (double)bk_stat.keys},
+	    {"key_match_rows", (double)bk_stat.rows},
+	    {"key_match_declined", (double)bk_stat.declined},
+	    {"last_key_match_load_ms", bk_stat.load_ms},
+	    {"last_key_match_upload_ms", bk_stat.upload_ms},
+	    {"last_key_match_sort_ms", bk_stat.sort_ms},
+	    {"last_key_match_probe_ms", bk_stat.probe_ms},
+	    {"last_key_match_download_ms", bk_stat.download_ms},
+	    {"last_key_match_total_ms", bk_stat.total_ms},
+	};
+	snprintf(why, wlen, "%s", bk_stat.why);
+	pthread_mutex_unlock(&bk_lock);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++)
+		rc = row(ctx, rows[i].n, rows[i].v);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * batch_keys_gpu.h - the rows of a batch of bound keys found on the GPU in
+ * one pass over the cached key column (batch_keys_gpu.c, gpu/keymatch.h).
+ */
+#ifndef GPMDB_BATCH_KEYS_GPU_H
+#define GPMDB_BATCH_KEYS_GPU_H
+
+#include "../engine.h"
+
+/* Matched live rows: row ids ascending, each with the last parameter row
+ * whose key it has (malloc'd, the caller frees them); changes: parameter
+ * rows that matched, once per matching row. */
+typedef struct bgpu_keymatch {
+	uint64_t *rowid;
+	int64_t *prow;
+	uint64_t n;
+	long long changes;
+} bgpu_keymatch;
+
+/*
+ * Under backend=gpu, n keys (column ci's storage form; a key with its
+ * bit set in nulls or skip[j] set matches nothing) of column col of table
+ * tid matched on the GPU; used[j] (may be NULL) set to whether parameter
+ * row j matched.  1 when it ran: *rc GPMDB_OK and *m filled, or an error
+ * set on db.  0 when the batch is small (under 16384 keys), the column
+ * not integer-like, no GPU, or the column too big for the device (the
+ * reason kept for PRAGMA gpu_write_stats): the caller finds the rows its
+ * own way.
+ */
+int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
+		    const void *keys, const uint32_t *nulls,
+		    const uint8_t *skip, uint64_t n, uint8_t *used,
+		    bgpu_keymatch *m, int *rc);
+/* gpu_write_stats' key match rows through row(ctx, name, value); why: the
+ * last declined batch's reason. */
+int bgpu_keys_stat_rows(int (*row)(void *ctx, const char *name, double v),
+			void *ctx, char *why, size_t wlen);
+
+#endif /* GPMDB_BATCH_KEYS_GPU_H */
