@@ -1607,12 +1607,12 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			      "gpu_log is hcl or conventional");
 	}
 	if (set && !strcasecmp(nm, "gpu_key_match")) {
-		if (!strcasecmp(v, "pass") || !strcasecmp(v, "index")) {
-			db->gpu_key_match = !strcasecmp(v, "index");
+		if (!strcasecmp(v, "pass") || !strcasecmp(v, "probe")) {
+			db->gpu_key_match = !strcasecmp(v, "probe");
 			return GPMDB_OK;
 		}
 		return db_err(db, GPMDB_ERROR,
-			      "gpu_key_match is pass or index");
+			      "gpu_key_match is pass or probe");
 	}
 	if (set && !strcasecmp(nm, "gpu_update_mode")) {
 		for (int i = 0; i < 3; i++)
@@ -1804,7 +1804,7 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 	} else if (!strcasecmp(nm, "gpu_update_mode")) {
 		rc = bg_row(db, r, NULL, un[db->gpu_upd_mode], 0);
 	} else if (!strcasecmp(nm, "gpu_key_match")) {
-		rc = bg_row(db, r, NULL, db->gpu_key_match ? "index" : "pass",
+		rc = bg_row(db, r, NULL, db->gpu_key_match ? "probe" : "pass",
 			    0);
 	} else if (!strcasecmp(nm, "gpu_lines_min_density")) {
 		char num[32];

@@ -111,7 +111,7 @@ static void test_build_check_probe(void)
 	/* UPDATE by bound keys: probed in the index on the GPU (the pass
 	 * over the cached column, the default, is test_key_match's); every
 	 * 3rd key absent */
-	CHECK_RC(du_exec(db, "PRAGMA gpu_key_match = index"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "PRAGMA gpu_key_match = probe"), GPMDB_OK);
 	for (int64_t i = 0; i < NP; i++) {
 		pk[i] = i % 3 == 2 ? -1 - i : k[(i * 7) % (N + NNEW)];
 		pv[i] = 1000000 + i;

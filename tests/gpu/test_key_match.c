@@ -166,7 +166,7 @@ static void one_case(int wide, int unique)
 	CHECK(!strcmp(du_text(g, "PRAGMA integrity_check", sql, sizeof(sql)),
 		      "ok"));
 	/* the index path still there, and the same */
-	CHECK_RC(du_exec(g, "PRAGMA gpu_key_match = index"), GPMDB_OK);
+	CHECK_RC(du_exec(g, "PRAGMA gpu_key_match = probe"), GPMDB_OK);
 	for (int64_t i = 0; i < NP; i++)
 		pv[i] = 7 * i;
 	b0 = du_stat(g, "gpu_write_stats", "key_match_batches");
@@ -176,7 +176,7 @@ static void one_case(int wide, int unique)
 	    run_keys(c, "UPDATE t SET v = ? WHERE k = ?", wide, pv, pk, pn, NP);
 	CHECKF(cg == cc, "index UPDATE changes %lld GPU, %lld CPU", cg, cc);
 	CHECK(du_stat(g, "gpu_write_stats", "key_match_batches") == b0);
-	same_table(g, c, "after the UPDATE with gpu_key_match = index");
+	same_table(g, c, "after the UPDATE with gpu_key_match = probe");
 out:
 	if (g)
 		gpmdb_close(g);
@@ -219,7 +219,7 @@ static void test_bad_pragma(void)
 	if (!db)
 		return;
 	CHECK_RC(du_exec(db, "PRAGMA gpu_key_match = sometimes"), GPMDB_ERROR);
-	CHECK(strstr(gpmdb_errmsg(db), "gpu_key_match is pass or index"));
+	CHECK(strstr(gpmdb_errmsg(db), "gpu_key_match is pass or probe"));
 	gpmdb_close(db);
 	unlink(pg);
 }

@@ -431,6 +431,18 @@ int gm_open(int conf, const char *path, bool create, gpmdb **out, char *err,
 		gpmdb_close(db);
 		return rc;
 	}
+	/* BB_GPU_KEY_MATCH=probe: UPDATE b's keys probed in the index
+	 * instead of matched in one pass over the cached column */
+	const char *km = getenv("BB_GPU_KEY_MATCH");
+	if (!bb_cpu_conf(conf) && km && *km) {
+		char q[80];
+
+		snprintf(q, sizeof(q), "PRAGMA gpu_key_match = %.40s", km);
+		if ((rc = gm_exec(db, q, err, len))) {
+			gpmdb_close(db);
+			return rc;
+		}
+	}
 	*out = db;
 	return GPMDB_OK;
 }
@@ -882,6 +894,26 @@ static void gm_repeat(gpmdb *db, int conf, const bb_keys *kk)
 		       r.ph_ms[OP_UPD_B][6]);
 		gm_phase_line(db, conf, OP_UPD_B,
 			      k == 1 ? "again (1)" : "again (2)");
+		/* the locate's parts when the keys were matched in one pass
+		 * over the cached column (PRAGMA gpu_key_match = pass) */
+		if (bench_gpmdb_stat(db, "gpu_write_stats",
+				     "key_match_batches") > 0)
+			printf("# %s, UPDATE b again (%d), key match (ms): "
+			       "column %.1f upload %.1f sort %.1f probe %.1f "
+			       "download %.1f total %.1f\n",
+			       conf_names[conf], k,
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_load_ms"),
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_upload_ms"),
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_sort_ms"),
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_probe_ms"),
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_download_ms"),
+			       bench_gpmdb_stat(db, "gpu_write_stats",
+						"last_key_match_total_ms"));
 	}
 	/* where a warm UPDATE a's time goes: EXPLAIN ANALYZE (a fourth run) */
 	if (gm_explain(db, conf, bb_sql_a, err, sizeof(err)))
