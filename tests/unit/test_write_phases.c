@@ -452,6 +452,68 @@ static void t_prepared(void)
 	XQ_WANT(db, "SELECT v FROM t WHERE id = 2", "4.0\n");
 }
 
+/* backend=gpu without a GPU: a batch of bound keys large enough for the
+ * GPU's pass over the key column is declined with its reason and found on
+ * the CPU, the same rows as with backend=cpu; PRAGMA gpu_key_match. */
+static void t_key_match_no_gpu(void)
+{
+	enum { NK = 20000 };
+	int64_t *k = malloc(8 * NK), *v = malloc(8 * NK);
+	gpmdb_stmt *st = NULL;
+	char *r;
+
+	CHECK(k && v);
+	if (!k || !v)
+		goto out;
+	CHECK(!xq_exec(db, "CREATE TABLE km (k BIGINT, v BIGINT)"));
+	{
+		int64_t *tk = malloc(8 * 30000), *tv = calloc(30000, 8);
+
+		CHECK(tk && tv);
+		for (int i = 0; tk && i < 30000; i++)
+			tk[i] = i + 1;
+		gpmdb_column_array arr[2] = {{GPMDB_ARRAY_INT64, tk, NULL},
+					     {GPMDB_ARRAY_INT64, tv, NULL}};
+		if (tk && tv)
+			CHECK_RC(
+			    gpmdb_append_columns(db, "km", 2, NULL, arr, 30000),
+			    GPMDB_OK);
+		free(tk);
+		free(tv);
+	}
+	for (int i = 0; i < NK; i++) {
+		k[i] = i % 4 == 1 ? -i : 2 * i + 1; /* a quarter absent */
+		v[i] = i;
+	}
+	CHECK(!xq_exec(db, "PRAGMA backend = gpu"));
+	double d0 = stat_of("key_match_declined", NULL);
+	CHECK_RC(
+	    gpmdb_prepare(db, "UPDATE km SET v = ? WHERE k = ?", -1, &st, NULL),
+	    GPMDB_OK);
+	CHECK_RC(gpmdb_bind_array_int64(st, 1, v, NK, NULL), GPMDB_OK);
+	CHECK_RC(gpmdb_bind_array_int64(st, 2, k, NK, NULL), GPMDB_OK);
+	CHECK_RC(gpmdb_step(st), GPMDB_DONE);
+	gpmdb_finalize(st);
+	/* keys 2i+1 < 30001 (i < 15000), three quarters of them */
+	CHECKF(gpmdb_changes(db) == 11250, "changes %lld", gpmdb_changes(db));
+	CHECK(stat_of("key_match_declined", NULL) == d0 + 1);
+	CHECK(stat_of("key_match_batches", NULL) == 0);
+	CHECK(stat_of("key_match_declined_because: no GPU", NULL) == 0);
+	CHECK(!xq_exec(db, "PRAGMA backend = cpu"));
+	XQ_WANT(db, "SELECT count(*), sum(v) FROM km WHERE v > 0",
+		"11249|84371250\n");
+	XQ_WANT(db, "PRAGMA gpu_key_match", "pass\n");
+	CHECK(!xq_exec(db, "PRAGMA gpu_key_match = probe"));
+	XQ_WANT(db, "PRAGMA gpu_key_match", "probe\n");
+	r = xq(db, "PRAGMA gpu_key_match = always");
+	CHECKF(strstr(r, "gpu_key_match is pass or probe"), "%s", r);
+	free(r);
+	CHECK(!xq_exec(db, "PRAGMA gpu_key_match = pass"));
+out:
+	free(k);
+	free(v);
+}
+
 int main(void)
 {
 	open_db();
@@ -463,6 +525,7 @@ int main(void)
 	TEST_RUN(t_rollback);
 	TEST_RUN(t_errors);
 	TEST_RUN(t_prepared);
+	TEST_RUN(t_key_match_no_gpu);
 	gpmdb_close(db);
 	unlink(path);
 	TEST_MAIN_END();
