@@ -432,6 +432,21 @@ int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_key_gather(const void *vals, const uint32_t *nulls, uint64_t n,
+		   uint32_t width, const int64_t *dprow, uint64_t m, void **dv,
+		   uint32_t **dnl, char *err, size_t errlen)
+{
+	(void)vals;
+	(void)nulls;
+	(void)n;
+	(void)width;
+	(void)dprow;
+	(void)m;
+	*dv = NULL;
+	*dnl = NULL;
+	return gpu_no_cuda(err, errlen);
+}
+
 void gpu_ix_prewarm_hook(uint64_t n, uint32_t width)
 {
 	(void)n;

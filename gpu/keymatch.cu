@@ -304,9 +304,19 @@ static int km_run(km_mem *mm, const gpu_keymatch_in *in, uint8_t *used,
 	}
 	/* the matches' row ids and parameter rows; which parameter rows
 	 * matched */
-	if ((rc = km_get(mm, &orow, 8 * (size_t)nsel, err, errlen)) ||
-	    (rc = km_get(mm, &oprow, 8 * (size_t)nsel, err, errlen)) ||
-	    (rc = km_get(mm, &dused, n, err, errlen)))
+	if (in->keep) {
+		/* the caller's: gpu_key_match frees them on an error */
+		if ((rc = gpu_alloc((void **)&out->drowid, 8 * (size_t)nsel + 8,
+				    err, errlen)) ||
+		    (rc = gpu_alloc((void **)&out->dprow, 8 * (size_t)nsel + 8,
+				    err, errlen)))
+			return rc;
+		orow = out->drowid;
+		oprow = out->dprow;
+	} else if ((rc = km_get(mm, &orow, 8 * (size_t)nsel, err, errlen)) ||
+		   (rc = km_get(mm, &oprow, 8 * (size_t)nsel, err, errlen)))
+		return rc;
+	if ((rc = km_get(mm, &dused, n, err, errlen)))
 		return rc;
 	if (nsel) {
 		km_out<<<km_grid(nsel), KM_BLOCK, 0, s>>>(
@@ -324,14 +334,24 @@ static int km_run(km_mem *mm, const gpu_keymatch_in *in, uint8_t *used,
 	out->probe_ms = tm - t0;
 	t0 = tm;
 
-	out->rowid = (uint64_t *)malloc(8 * (size_t)nsel + 8);
-	out->prow = (int64_t *)malloc(8 * (size_t)nsel + 8);
-	if (!out->rowid || !out->prow)
-		return gpu_say(err, errlen, GPMDB_NOMEM, "out of memory");
-	GPU_TRY(cudaMemcpyAsync(out->rowid, orow, 8 * (size_t)nsel,
-				cudaMemcpyDeviceToHost, s));
-	GPU_TRY(cudaMemcpyAsync(out->prow, oprow, 8 * (size_t)nsel,
-				cudaMemcpyDeviceToHost, s));
+	if (in->keep && nsel) {
+		/* the rows are in row order, each once: strictly increasing */
+		GPU_TRY(cudaMemcpyAsync(&out->rng[0], orow, 8,
+					cudaMemcpyDeviceToHost, s));
+		GPU_TRY(cudaMemcpyAsync(&out->rng[1], orow + nsel - 1, 8,
+					cudaMemcpyDeviceToHost, s));
+		out->rng[2] = 1;
+	} else if (!in->keep) {
+		out->rowid = (uint64_t *)malloc(8 * (size_t)nsel + 8);
+		out->prow = (int64_t *)malloc(8 * (size_t)nsel + 8);
+		if (!out->rowid || !out->prow)
+			return gpu_say(err, errlen, GPMDB_NOMEM,
+				       "out of memory");
+		GPU_TRY(cudaMemcpyAsync(out->rowid, orow, 8 * (size_t)nsel,
+					cudaMemcpyDeviceToHost, s));
+		GPU_TRY(cudaMemcpyAsync(out->prow, oprow, 8 * (size_t)nsel,
+					cudaMemcpyDeviceToHost, s));
+	}
 	if (used)
 		GPU_TRY(
 		    cudaMemcpyAsync(used, dused, n, cudaMemcpyDeviceToHost, s));
@@ -367,7 +387,9 @@ extern "C" int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
 			       (unsigned long long)in->nrows);
 	if ((rc = gpu_init(err, errlen)))
 		return rc;
-	if (in->n == 0) {
+	if (in->n == 0 && in->keep) {
+		rc = GPMDB_OK;
+	} else if (in->n == 0) {
 		out->rowid = (uint64_t *)malloc(8);
 		out->prow = (int64_t *)malloc(8);
 		if (!out->rowid || !out->prow)
@@ -384,8 +406,10 @@ extern "C" int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
 	if (rc) {
 		free(out->rowid);
 		free(out->prow);
+		gpu_free(out->drowid, NULL, 0);
+		gpu_free(out->dprow, NULL, 0);
 		memset(out, 0, sizeof(*out));
-	} else if (!out->rowid) { /* no key could match */
+	} else if (!out->rowid && !in->keep) { /* no key could match */
 		out->rowid = (uint64_t *)malloc(8);
 		out->prow = (int64_t *)malloc(8);
 		if (!out->rowid || !out->prow) {
@@ -395,6 +419,120 @@ extern "C" int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
 			return gpu_say(err, errlen, GPMDB_NOMEM,
 				       "out of memory");
 		}
+	}
+	return rc;
+}
+
+/* dst[i] = src[prow[i]] (width bytes), the NULL bits likewise, a warp's
+ * 32 bits made by one ballot (blocks are whole warps). */
+__global__ void km_gather(const char *src, const uint32_t *snul, uint32_t w,
+			  const int64_t *prow, uint32_t m, char *dst,
+			  uint32_t *dnul, unsigned *anynull)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	bool isnull = false;
+
+	if (i < m) {
+		uint64_t r = (uint64_t)prow[i];
+
+		switch (w) {
+		case 1:
+			dst[i] = src[r];
+			break;
+		case 2:
+			((uint16_t *)dst)[i] = ((const uint16_t *)src)[r];
+			break;
+		case 4:
+			((uint32_t *)dst)[i] = ((const uint32_t *)src)[r];
+			break;
+		default:
+			((uint64_t *)dst)[i] = ((const uint64_t *)src)[r];
+		}
+		isnull = snul && (snul[r >> 5] >> (r & 31) & 1);
+	}
+	if (!snul)
+		return;
+	uint32_t bits = __ballot_sync(0xffffffffu, isnull);
+	if ((threadIdx.x & 31) == 0 && i < m) {
+		dnul[i >> 5] = bits;
+		if (bits)
+			atomicOr(anynull, 1u);
+	}
+}
+
+static int kg_run(km_mem *mm, const void *vals, const uint32_t *nulls,
+		  uint64_t n, uint32_t w, const int64_t *dprow, uint32_t m,
+		  void *dv, uint32_t *dnl, bool *anynull, char *err,
+		  size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	void *dsrc;
+	uint32_t *dsn = NULL;
+	unsigned *dany, any = 0;
+	int rc;
+
+	if ((rc = km_get(mm, &dsrc, (size_t)n * w, err, errlen)) ||
+	    (nulls &&
+	     (rc = km_get(mm, &dsn, ((size_t)n + 31) / 32 * 4, err, errlen))) ||
+	    (rc = km_get(mm, &dany, 4, err, errlen)))
+		return rc;
+	GPU_TRY(cudaMemcpyAsync(dsrc, vals, (size_t)n * w,
+				cudaMemcpyHostToDevice, s));
+	if (dsn)
+		GPU_TRY(cudaMemcpyAsync(dsn, nulls, ((size_t)n + 31) / 32 * 4,
+					cudaMemcpyHostToDevice, s));
+	GPU_TRY(cudaMemsetAsync(dany, 0, 4, s));
+	if (m) {
+		km_gather<<<km_grid(m), KM_BLOCK, 0, s>>>(
+		    (const char *)dsrc, dsn, w, dprow, m, (char *)dv, dnl,
+		    dany);
+		GPU_TRY(cudaGetLastError());
+	}
+	GPU_TRY(cudaMemcpyAsync(&any, dany, 4, cudaMemcpyDeviceToHost, s));
+	GPU_TRY(cudaStreamSynchronize(s));
+	*anynull = any != 0;
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_key_gather(const void *vals, const uint32_t *nulls,
+			      uint64_t n, uint32_t width, const int64_t *dprow,
+			      uint64_t m, void **dv, uint32_t **dnl, char *err,
+			      size_t errlen)
+{
+	km_mem mm;
+	bool anynull = false;
+	int rc;
+
+	*dv = NULL;
+	*dnl = NULL;
+	mm.n = 0;
+	if (width != 1 && width != 2 && width != 4 && width != 8)
+		return gpu_say(err, errlen, GPMDB_UNSUPPORTED,
+			       "key gather: values of %u bytes", width);
+	if (m > INT32_MAX || n > INT32_MAX)
+		return gpu_say(err, errlen, GPMDB_TOOBIG,
+			       "key gather: %llu of %llu rows",
+			       (unsigned long long)m, (unsigned long long)n);
+	if ((rc = gpu_init(err, errlen)) ||
+	    (rc = gpu_alloc(dv, (size_t)m * width + 8, err, errlen)) ||
+	    (nulls &&
+	     (rc = gpu_alloc((void **)dnl, ((size_t)m + 31) / 32 * 4 + 4, err,
+			     errlen))))
+		goto out;
+	rc = kg_run(&mm, vals, nulls, n, width, dprow, (uint32_t)m, *dv, *dnl,
+		    &anynull, err, errlen);
+out:
+	if (rc)
+		cudaStreamSynchronize(gpu_stream());
+	for (int i = mm.n - 1; i >= 0; i--)
+		gpu_free(mm.p[i], NULL, 0);
+	if (rc || !anynull) {
+		gpu_free(*dnl, NULL, 0);
+		*dnl = NULL;
+	}
+	if (rc) {
+		gpu_free(*dv, NULL, 0);
+		*dv = NULL;
 	}
 	return rc;
 }

@@ -41,6 +41,8 @@ typedef struct gpu_keymatch_in {
 	gpu_col col;
 	const int64_t *rowids;
 	uint64_t nrows;
+	/* 1: the matches stay on the device (out->drowid, out->dprow) */
+	int keep;
 } gpu_keymatch_in;
 
 typedef struct gpu_keymatch_out {
@@ -52,6 +54,12 @@ typedef struct gpu_keymatch_out {
 	/* parameter rows that matched a table row, once per such row (the
 	 * statement's change count) */
 	long long changes;
+	/* in->keep: the same on the device (gpu_free them; NULL when there
+	 * is no match), and rng: the least and greatest row id and 1 (they
+	 * are strictly increasing), as gpu_rowid_range gives them */
+	uint64_t *drowid;
+	int64_t *dprow;
+	uint64_t rng[3];
 	double upload_ms, sort_ms, probe_ms, download_ms;
 } gpu_keymatch_out;
 
@@ -65,6 +73,17 @@ typedef struct gpu_keymatch_out {
  */
 int gpu_key_match(const gpu_keymatch_in *in, uint8_t *used,
 		  gpu_keymatch_out *out, char *err, size_t errlen);
+
+/*
+ * The values of parameter rows dprow[0..m) (device, from gpu_key_match
+ * with keep) gathered from host arrays of n rows, vals (width bytes a
+ * value: 1, 2, 4 or 8) and the NULL bitmap nulls (may be NULL), into new
+ * device arrays: *dv (m values) and *dnl (a bitmap of m bits; NULL when
+ * no gathered value is NULL).  The caller gpu_frees them.
+ */
+int gpu_key_gather(const void *vals, const uint32_t *nulls, uint64_t n,
+		   uint32_t width, const int64_t *dprow, uint64_t m, void **dv,
+		   uint32_t **dnl, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1096,13 +1096,9 @@ static bool where_keys(gpmdb_stmt *st, const stg_schema *sch, const char *tname,
 	return false; /* no such column: the row-wise path reports it */
 }
 
-/* A matched live row: its row id and the batch row whose key it has. */
-typedef struct kmatch {
-	uint64_t *rowid;
-	int64_t *prow;
-	uint64_t n;
-	long long changes;
-} kmatch;
+/* Matched live rows: their row ids and the batch rows whose keys they
+ * have (on the device when the GPU kept them: batch_keys_gpu.h). */
+typedef bgpu_keymatch kmatch;
 
 /*
  * Hashes the batch's keys and makes one pass over the table: every live
@@ -1305,7 +1301,7 @@ out:
 
 static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 		      const kterm *terms, int nt, int64_t n, uint8_t *used,
-		      kmatch *m)
+		      bool keep, kmatch *m)
 {
 	gpmdb *db = x->db;
 	stg_type types[32] = {0};
@@ -1355,12 +1351,10 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 
 		if (bgpu_match_keys(db, tid, &sch->cols[terms[0].col],
 				    terms[0].col, kc[0].values, kc[0].nulls,
-				    nomatch, (uint64_t)n, used, &gm, &grc)) {
+				    nomatch, (uint64_t)n, used, keep, &gm,
+				    &grc)) {
 			rc = grc;
-			m->rowid = gm.rowid;
-			m->prow = gm.prow;
-			m->n = gm.n;
-			m->changes = gm.changes;
+			*m = gm;
 			goto out;
 		}
 	}
@@ -1479,11 +1473,8 @@ out:
 	free(kh.slot);
 	kset_free(&k);
 	rel_free(hold);
-	if (rc) {
-		free(m->rowid);
-		free(m->prow);
-		memset(m, 0, sizeof(*m));
-	}
+	if (rc)
+		bgpu_keymatch_free(m);
 	wp_to(db, ph);
 	return rc;
 }
@@ -1504,7 +1495,7 @@ static int fast_delete(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		return 0;
 	}
 	stmt_exec_init(st);
-	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, &m)))
+	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, NULL, false, &m)))
 		goto out;
 	if (m.n && (rc = wp_delete(db, tid, m.rowid, m.n)))
 		goto out; /* backend=gpu: batch_gpu.c */
@@ -1530,6 +1521,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	rel *hold = NULL;
 	int nt = 0, nset = 0, rc, ph = -1;
 	kmatch m = {0};
+	bool keep = false;
 	berr e = {0};
 
 	if ((rc = dml_find_table(db, s->name, &tid, &sch)))
@@ -1563,7 +1555,21 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, used, &m)))
+	/* backend=gpu: the matches may stay on the device, the values go
+	 * there and the HCL kernels write them (batch_keys_gpu.c) */
+	{
+		uint32_t sc[STG_MAX_COLUMNS];
+		int ns = 0;
+		char why[400];
+
+		for (int c = 0; c < sch->ncols; c++)
+			if (set[c].kind != BS_NONE)
+				sc[ns++] = (uint32_t)c;
+		keep = db->backend == 2 &&
+		       !bgpu_update_dev_declines(db, tid, sch, ns, sc, why,
+						 sizeof(why));
+	}
+	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, used, keep, &m)))
 		goto out;
 	/* the new values, by batch row; only rows that matched can fail */
 	ph = wp_to(db, WP_BIND);
@@ -1578,6 +1584,21 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	}
 	if (e.rc) {
 		rc = berr_raise(db, &e, "parameter row");
+		goto out;
+	}
+	if (m.drowid || (keep && !m.rowid)) {
+		/* the match stayed on the device: the values follow it */
+		stg_col_batch dvals[64];
+
+		for (int j = 0; j < nset && j < 64; j++) {
+			dvals[j].values = pc[ucols[j]].values;
+			dvals[j].nulls = pc[ucols[j]].nulls;
+		}
+		rc = bgpu_update_keys(db, tid, sch, nset, ucols, dvals,
+				      (uint64_t)n, &m);
+		if (rc)
+			goto out;
+		db->changes = m.changes;
 		goto out;
 	}
 	if (m.n && nset) {
@@ -1649,8 +1670,7 @@ out:
 			ccol_free(&pc[c]);
 	free(pc);
 	free(used);
-	free(m.rowid);
-	free(m.prow);
+	bgpu_keymatch_free(&m);
 	free(set);
 	rel_free(hold);
 	stg_schema_free(sch);

@@ -1192,23 +1192,132 @@ out:
  * conventional logging, gpu_persist = cap and msync mode, a value the
  * GPU does not convert.
  */
+int bgpu_update_dev(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
+		    const uint64_t *rowids, uint64_t n, const uint64_t rng[3],
+		    void *const *dv, const uint32_t *const *dnl,
+		    const uint32_t *widths)
+{
+	uint64_t before[64];
+	stg_gpu_layout lay = {0};
+	stg_hcl_seg seg;
+	gpu_tab_layout gl;
+	gpu_dml_timing t = {0};
+	char err[600];
+	int rc;
+
+	if (ncols < 1 || ncols > 64)
+		return db_err(db, GPMDB_INTERNAL,
+			      "GPU UPDATE: %d columns on the device", ncols);
+	for (int k = 0; k < ncols; k++) {
+		before[k] = stg_col_stamp(db->pool, tid, (int)cols[k]);
+		wp_bytes(db, WP_DATA, n * widths[k]);
+	}
+	wp_bytes(db, WP_LOCATE, 8 * n);
+	wp_to(db, WP_RESERVE);
+	if ((rc = bg_upd_segment(db, tid, ncols, cols, n, (uint32_t)ncols, &lay,
+				 &gl, &seg)))
+		goto out;
+	wp_to(db, WP_DATA);
+	{
+		gpu_update_opts uo = bg_upd_opts(db);
+
+		rc = gpu_hcl_update_dev(
+		    db->gpu_reg_base, seg.seg_off, &seg.geom, &gl, rowids, n,
+		    rng, ncols, cols, (const void *const *)dv, dnl,
+		    db->gpu_scope, &uo, &t, err, sizeof(err));
+	}
+	if (rc) {
+		/* the statement's rollback undoes what the log holds */
+		rc = db_err(db, rc, "GPU UPDATE: %s", err);
+		goto out;
+	}
+	bg_phases(db, &t, (uint64_t)lay.ntab * lay.stride * 8,
+		  bg_log_bytes(n, ncols));
+	wp_to(db, WP_LOG);
+	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0)) {
+		rc = db_err_stg(db);
+		goto out;
+	}
+	bg_done(db, "UPDATE", n, &t);
+	/* the cached copies take the new values from the device */
+	exec_gpu_lock();
+	for (int k = 0; k < ncols; k++)
+		gcache_write_through(db->pool, db->gpu_owner, tid, (int)cols[k],
+				     before[k], rowids, n, dv[k], dnl[k],
+				     widths[k], 1);
+	exec_gpu_unlock();
+out:
+	stg_gpu_layout_free(&lay);
+	return rc;
+}
+
+/* Why an UPDATE of cols cannot take the device path (bgpu_update_dev):
+ * set in why and true, or false when it can. */
+bool bgpu_update_dev_declines(gpmdb *db, uint32_t tid, const stg_schema *sch,
+			      int ncols, const uint32_t *cols, char *why,
+			      size_t wlen)
+{
+	stg_index_info *ixs = NULL;
+	int nk = 0;
+
+	if (db->backend != 2) {
+		snprintf(why, wlen, "backend is not gpu");
+		return true;
+	}
+	if (ncols < 1 || ncols > 64) {
+		snprintf(why, wlen, "%d columns", ncols);
+		return true;
+	}
+	if (db->gpu_persist == BG_CAP || db->gpu_persist == BG_HOST ||
+	    db->gpu_log || stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+		snprintf(why, wlen, "%s",
+			 db->gpu_log ? "conventional logging"
+				     : "the CPU-assisted path writes");
+		return true;
+	}
+	for (int k = 0; k < ncols; k++)
+		if (sch->cols[cols[k]].type == STG_T_TEXT) {
+			snprintf(why, wlen, "column %s is TEXT",
+				 sch->cols[cols[k]].name);
+			return true;
+		}
+	if (stg_index_list(db->pool, tid, &ixs, &nk)) {
+		db_clear(db);
+		snprintf(why, wlen, "the table's indexes could not be listed");
+		return true;
+	}
+	for (int q = 0; q < nk; q++)
+		for (int j = 0; j < ixs[q].ncols; j++)
+			for (int k = 0; k < ncols; k++)
+				if (ixs[q].cols[j] == cols[k]) {
+					snprintf(why, wlen,
+						 "index %s covers column %s",
+						 ixs[q].name,
+						 sch->cols[cols[k]].name);
+					free(ixs);
+					return true;
+				}
+	free(ixs);
+	if (!gpu_available()) {
+		snprintf(why, wlen, "no GPU");
+		return true;
+	}
+	return false;
+}
+
 int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		       const char *tname, pnode *node, int ncols,
 		       const uint32_t *cols, bool *done)
 {
 	gpmdb *db = st->db;
-	int rc = GPMDB_OK, nk = 0, ph = wp_to(db, WP_OTHER);
+	int rc = GPMDB_OK, ph = wp_to(db, WP_OTHER);
 	exec_gpu_dev *dev = NULL;
 	gpu_ins_src src[64];
 	void *dv[64] = {0};
 	uint32_t *dn[64] = {0};
 	const uint32_t *dnl[64];
-	uint64_t fnull[64], fbad[64], before[64], rng[3], n;
-	stg_index_info *ixs = NULL;
-	stg_gpu_layout lay = {0};
-	stg_hcl_seg seg;
-	gpu_tab_layout gl;
-	gpu_dml_timing t = {0};
+	uint64_t fnull[64], fbad[64], rng[3], n;
+	uint32_t widths[64];
 	const uint64_t *rowids;
 	char why[400] = "", err[600];
 
@@ -1216,17 +1325,9 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	if (db->backend != 2)
 		return GPMDB_OK;
 	memset(src, 0, sizeof(src));
-	if (ncols < 1 || ncols > 64) {
-		snprintf(why, sizeof(why), "%d columns", ncols);
+	if (bgpu_update_dev_declines(db, tid, sch, ncols, cols, why,
+				     sizeof(why)))
 		goto host;
-	}
-	if (db->gpu_persist == BG_CAP || db->gpu_log ||
-	    stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
-		snprintf(why, sizeof(why), "%s",
-			 db->gpu_log ? "conventional logging"
-				     : "the CPU-assisted path writes");
-		goto host;
-	}
 	for (int k = 0; k < ncols; k++) {
 		const stg_column_info *ci = &sch->cols[cols[k]];
 		etype to = stg_to_etype(ci), from = node->ty[k + 1];
@@ -1243,23 +1344,8 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		src[k].dst_scale = to.scale;
 		src[k].width = stg_type_width(ci->type);
 	}
-	if (stg_index_list(db->pool, tid, &ixs, &nk)) {
-		rc = db_err_stg(db);
-		goto out;
-	}
-	for (int q = 0; q < nk; q++)
-		for (int j = 0; j < ixs[q].ncols; j++)
-			for (int k = 0; k < ncols; k++)
-				if (ixs[q].cols[j] == cols[k]) {
-					snprintf(why, sizeof(why),
-						 "index %s covers column %s",
-						 ixs[q].name,
-						 sch->cols[cols[k]].name);
-					goto host;
-				}
-	if (!gpu_available() || bg_register(db, err, sizeof(err))) {
-		snprintf(why, sizeof(why), "%.300s",
-			 gpu_available() ? err : "no GPU");
+	if (bg_register(db, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "%.300s", err);
 		goto host;
 	}
 	wp_to(db, WP_LOCATE); /* the rows and values, left on the device */
@@ -1333,44 +1419,12 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	}
 	/* no way back to the host from here */
 	for (int k = 0; k < ncols; k++) {
-		before[k] = stg_col_stamp(db->pool, tid, (int)cols[k]);
 		dnl[k] = fnull[k] == UINT64_MAX ? NULL : dn[k];
-		wp_bytes(db, WP_DATA, n * src[k].width);
+		widths[k] = src[k].width;
 	}
-	wp_bytes(db, WP_LOCATE, 8 * n);
-	wp_to(db, WP_RESERVE);
-	if ((rc = bg_upd_segment(db, tid, ncols, cols, n, (uint32_t)ncols, &lay,
-				 &gl, &seg)))
+	if ((rc = bgpu_update_dev(db, tid, ncols, cols, rowids, n, rng, dv, dnl,
+				  widths)))
 		goto out;
-	wp_to(db, WP_DATA);
-	{
-		gpu_update_opts uo = bg_upd_opts(db);
-
-		rc = gpu_hcl_update_dev(
-		    db->gpu_reg_base, seg.seg_off, &seg.geom, &gl, rowids, n,
-		    rng, ncols, cols, (const void *const *)dv, dnl,
-		    db->gpu_scope, &uo, &t, err, sizeof(err));
-	}
-	if (rc) {
-		/* the statement's rollback undoes what the log holds */
-		rc = db_err(db, rc, "GPU UPDATE: %s", err);
-		goto out;
-	}
-	bg_phases(db, &t, (uint64_t)lay.ntab * lay.stride * 8,
-		  bg_log_bytes(n, ncols));
-	wp_to(db, WP_LOG);
-	if (stg_hcl_end(db->pool, tid, &seg, t.bytes, false, 0)) {
-		rc = db_err_stg(db);
-		goto out;
-	}
-	bg_done(db, "UPDATE", n, &t);
-	/* the cached copies take the new values from the device */
-	exec_gpu_lock();
-	for (int k = 0; k < ncols; k++)
-		gcache_write_through(db->pool, db->gpu_owner, tid, (int)cols[k],
-				     before[k], rowids, n, dv[k], dnl[k],
-				     src[k].width, 1);
-	exec_gpu_unlock();
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.us_dev_rows += n;
 	bg_stat.us_dev_batches++;
@@ -1387,8 +1441,6 @@ out:
 		gpu_free(dn[k], NULL, 0);
 	}
 	exec_gpu_dev_free(dev);
-	stg_gpu_layout_free(&lay);
-	free(ixs);
 	return rc;
 }
 

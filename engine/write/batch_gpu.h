@@ -40,6 +40,23 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		       const char *tname, pnode *node, int ncols,
 		       const uint32_t *cols, bool *done);
+/* The HCL kernels update rows rowids[0..n) (device, strictly increasing;
+ * rng: the least, the greatest, 1) of columns cols with device values
+ * dv[k] (the storage form, widths[k] bytes a value) and NULL bitmaps
+ * dnl[k] (device, NULL: none); the cached copies of the columns take the
+ * values.  The caller checked the values (NOT NULL) and that the path
+ * fits (bgpu_update_dev_declines); db->changes is the caller's. */
+int bgpu_update_dev(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
+		    const uint64_t *rowids, uint64_t n, const uint64_t rng[3],
+		    void *const *dv, const uint32_t *const *dnl,
+		    const uint32_t *widths);
+/* true, with the reason in why, when an UPDATE of cols of table tid
+ * cannot be written by bgpu_update_dev: backend not gpu, TEXT columns,
+ * an index covering one (the host path keeps its keys), conventional
+ * logging, the CPU-assisted path, no GPU. */
+bool bgpu_update_dev_declines(gpmdb *db, uint32_t tid, const stg_schema *sch,
+			      int ncols, const uint32_t *cols, char *why,
+			      size_t wlen);
 
 /* Before stg_open: the GPU recovery hook for this open (backend=gpu or
  * GPMDB_GPU_RECOVERY=1; GPMDB_GPU_RECOVERY=0 turns it off). */

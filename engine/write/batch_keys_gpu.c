@@ -13,6 +13,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,6 +23,7 @@
 
 #include "../../gpu/cache.h"
 #include "../../gpu/exec/exec_gpu_ops.h"
+#include "../../gpu/gpu.h"
 #include "../../gpu/keymatch.h"
 
 /* Below this many keys the index's probe is cheap and the pass over a
@@ -31,6 +33,8 @@
 static pthread_mutex_t bk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uint64_t batches, keys, rows, declined;
+	/* UPDATEs written from matches kept on the device */
+	uint64_t dev_updates, dev_rows;
 	double load_ms, upload_ms, sort_ms, probe_ms, download_ms, total_ms;
 	char why[400];
 } bk_stat;
@@ -54,7 +58,7 @@ static int bk_decline(const char *why)
 
 int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 		    const void *keys, const uint32_t *nulls,
-		    const uint8_t *skip, uint64_t n, uint8_t *used,
+		    const uint8_t *skip, uint64_t n, uint8_t *used, bool keep,
 		    bgpu_keymatch *m, int *rc)
 {
 	gcache_colref kc, rc_rows;
@@ -86,6 +90,7 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 	in.skip = skip;
 	in.n = n;
 	in.width = (uint32_t)stg_type_width(ci->type);
+	in.keep = keep;
 	exec_gpu_lock();
 	gcache_begin();
 	r = gcache_column(db->pool, db->gpu_owner, tid, col, ci->type, &kc, why,
@@ -117,6 +122,9 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 	}
 	m->rowid = o.rowid;
 	m->prow = o.prow;
+	m->drowid = o.drowid;
+	m->dprow = o.dprow;
+	memcpy(m->rng, o.rng, sizeof(m->rng));
 	m->n = o.n;
 	m->changes = o.changes;
 	wp_bytes(db, WP_LOCATE, n * in.width + o.n * 16);
@@ -139,6 +147,66 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 	return 1;
 }
 
+void bgpu_keymatch_free(bgpu_keymatch *m)
+{
+	free(m->rowid);
+	free(m->prow);
+	if (m->drowid || m->dprow) {
+		exec_gpu_lock();
+		gpu_free(m->drowid, NULL, 0);
+		gpu_free(m->dprow, NULL, 0);
+		exec_gpu_unlock();
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+int bgpu_update_keys(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
+		     const uint32_t *cols, const stg_col_batch *vals,
+		     uint64_t n, const bgpu_keymatch *m)
+{
+	void *dv[64] = {0};
+	uint32_t *dnl[64] = {0}, widths[64];
+	char err[600];
+	int rc = GPMDB_OK, ph;
+
+	if (ncols < 1 || ncols > 64)
+		return db_err(db, GPMDB_INTERNAL,
+			      "GPU UPDATE by keys: %d columns", ncols);
+	if (m->n == 0)
+		return GPMDB_OK;
+	/* the values up and into the matched rows' order */
+	ph = wp_to(db, WP_BIND);
+	exec_gpu_lock();
+	for (int k = 0; k < ncols && rc == GPMDB_OK; k++) {
+		widths[k] = (uint32_t)stg_type_width(sch->cols[cols[k]].type);
+		rc = gpu_key_gather(vals[k].values, vals[k].nulls, n, widths[k],
+				    m->dprow, m->n, &dv[k], &dnl[k], err,
+				    sizeof(err));
+		if (rc)
+			rc = db_err(db, rc, "GPU UPDATE by keys: column %s: %s",
+				    sch->cols[cols[k]].name, err);
+	}
+	exec_gpu_unlock();
+	wp_to(db, ph);
+	if (rc == GPMDB_OK)
+		rc = bgpu_update_dev(db, tid, ncols, cols, m->drowid, m->n,
+				     m->rng, dv, (const uint32_t *const *)dnl,
+				     widths);
+	if (rc == GPMDB_OK) {
+		pthread_mutex_lock(&bk_lock);
+		bk_stat.dev_updates++;
+		bk_stat.dev_rows += m->n;
+		pthread_mutex_unlock(&bk_lock);
+	}
+	exec_gpu_lock();
+	for (int k = 0; k < ncols; k++) {
+		gpu_free(dv[k], NULL, 0);
+		gpu_free(dnl[k], NULL, 0);
+	}
+	exec_gpu_unlock();
+	return rc;
+}
+
 int bgpu_keys_stat_rows(int (*row)(void *ctx, const char *name, double v),
 			void *ctx, char *why, size_t wlen)
 {
@@ -153,6 +221,8 @@ int bgpu_keys_stat_rows(int (*row)(void *ctx, const char *name, double v),
 	    {"key_match_keys", (double)bk_stat.keys},
 	    {"key_match_rows", (double)bk_stat.rows},
 	    {"key_match_declined", (double)bk_stat.declined},
+	    {"key_update_dev_batches", (double)bk_stat.dev_updates},
+	    {"key_update_dev_rows", (double)bk_stat.dev_rows},
 	    {"last_key_match_load_ms", bk_stat.load_ms},
 	    {"last_key_match_upload_ms", bk_stat.upload_ms},
 	    {"last_key_match_sort_ms", bk_stat.sort_ms},

@@ -78,7 +78,7 @@ static void one_case(int wide, int unique)
 	uint8_t *pn = calloc(NP, 1);
 	const void *pk = wide ? (const void *)pk64 : (const void *)pk32;
 	char sql[200];
-	double b0;
+	double b0, d0;
 
 	snprintf(pg, sizeof(pg), "/dev/shm/gpmdb_km_g_%d.pool", (int)getpid());
 	snprintf(pc, sizeof(pc), "/dev/shm/gpmdb_km_c_%d.pool", (int)getpid());
@@ -133,6 +133,7 @@ static void one_case(int wide, int unique)
 		pn[i] = i % 97 == 0; /* a NULL key matches nothing */
 	}
 	b0 = du_stat(g, "gpu_write_stats", "key_match_batches");
+	d0 = du_stat(g, "gpu_write_stats", "key_update_dev_batches");
 	long long cg =
 	    run_keys(g, "UPDATE t SET v = ? WHERE k = ?", wide, pv, pk, pn, NP);
 	long long cc =
@@ -142,6 +143,9 @@ static void one_case(int wide, int unique)
 	CHECKF(du_stat(g, "gpu_write_stats", "key_match_batches") == b0 + 1,
 	       "the UPDATE's keys were not matched on the GPU (%s)",
 	       du_text(g, "PRAGMA gpu_key_match", sql, sizeof(sql)));
+	/* the matches stayed on the device and the values went there */
+	CHECK(du_stat(g, "gpu_write_stats", "key_update_dev_batches") ==
+	      d0 + 1);
 	same_table(g, c, "after the UPDATE");
 	/* the same keys again, the cached column reused */
 	for (int64_t i = 0; i < NP; i++)
@@ -165,6 +169,23 @@ static void one_case(int wide, int unique)
 	same_table(g, c, "after the DELETE");
 	CHECK(!strcmp(du_text(g, "PRAGMA integrity_check", sql, sizeof(sql)),
 		      "ok"));
+	/* an index over the set column: its keys are the host path's, the
+	 * matches come down from the device */
+	both(g, c, "CREATE INDEX tv ON t(v)");
+	d0 = du_stat(g, "gpu_write_stats", "key_update_dev_batches");
+	for (int64_t i = 0; i < NP; i++)
+		pv[i] = 3 * i + 1;
+	cg =
+	    run_keys(g, "UPDATE t SET v = ? WHERE k = ?", wide, pv, pk, pn, NP);
+	cc =
+	    run_keys(c, "UPDATE t SET v = ? WHERE k = ?", wide, pv, pk, pn, NP);
+	CHECKF(cg == cc && cg > 0,
+	       "UPDATE of an indexed column: changes "
+	       "%lld GPU, %lld CPU",
+	       cg, cc);
+	CHECK(du_stat(g, "gpu_write_stats", "key_update_dev_batches") == d0);
+	same_table(g, c, "after the UPDATE of an indexed column");
+	both(g, c, "DROP INDEX tv");
 	/* the index path still there, and the same */
 	CHECK_RC(du_exec(g, "PRAGMA gpu_key_match = probe"), GPMDB_OK);
 	for (int64_t i = 0; i < NP; i++)
