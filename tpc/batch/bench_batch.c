@@ -1443,12 +1443,19 @@ static void bb_aims(FILE *md, const bb_res *res, const bb_limits *l)
 		const bb_res *r = &res[C_GPU];
 		double f = r->ran ? bb_floor(r, C_GPU, op, l) : 0;
 
-		if (f > 0 && r->ck_ok[op] > 0)
+		/* issue 16's aim is the INSERT's (3x); the UPDATEs' ratios
+		 * are shown beside it */
+		if (f > 0 && r->ck_ok[op] > 0 && op == OP_INSERT)
 			bb_out(o, md,
-			       "| GPU %s within 2x of the bandwidth floor "
-			       "(%.2f ms) | %.1fx | 2x | %s |\n",
+			       "| GPU %s within 3x of the bandwidth floor "
+			       "(%.2f ms) | %.1fx | 3x | %s |\n",
 			       op_names[op], f * 1e3, r->secs[op] / f,
-			       r->secs[op] / f <= 2 ? "met" : "**missed**");
+			       r->secs[op] / f <= 3 ? "met" : "**missed**");
+		else if (f > 0 && r->ck_ok[op] > 0)
+			bb_out(o, md,
+			       "| GPU %s over its bandwidth floor (%.2f ms) "
+			       "| %.1fx | - | no aim |\n",
+			       op_names[op], f * 1e3, r->secs[op] / f);
 	}
 }
 
