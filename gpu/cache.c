@@ -997,3 +997,74 @@ int gcache_column_range(stg_pool *p, uint32_t table_id, int col, int stype,
 	gc_st.load_ns += gc_ns_since(&t0);
 	return GPMDB_OK;
 }
+
+/* ---- copies an INSERT left on the device (gcache_adopt) ------------- */
+
+int gcache_adopt_alloc(int stype, uint64_t nrows, int with_nulls, void **dev,
+		       uint8_t **nulls, uint64_t *bytes, char *err,
+		       size_t errlen)
+{
+	size_t w = gc_width(stype);
+	uint64_t dbytes = (nrows * w + 255) & ~255ull;
+	uint64_t nbytes = with_nulls ? (nrows + 256) & ~255ull : 0;
+	int rc;
+
+	*dev = NULL;
+	*nulls = NULL;
+	*bytes = dbytes + nbytes + 16;
+	if (stype == STG_T_TEXT || nrows > UINT32_MAX) {
+		snprintf(err, errlen,
+			 "the column cache adopts no TEXT column "
+			 "and at most 2^32 rows");
+		return GPMDB_UNSUPPORTED;
+	}
+	if ((rc = gc_alloc(dev, *bytes, err, errlen)))
+		return rc;
+	if (with_nulls)
+		*nulls = (uint8_t *)*dev + dbytes;
+	return GPMDB_OK;
+}
+
+int gcache_adopt(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		 int stype, void *dev, uint64_t bytes, uint64_t nrows,
+		 int with_nulls)
+{
+	gc_entry e;
+	int i, stale;
+
+	gc_key(p, owner, table_id, col, &e);
+	/* the copy is the whole column only while nothing else is there */
+	if (e.deleted != 0 || e.rows != nrows || nrows == 0) {
+		gpu_free(dev, NULL, 0);
+		return 0;
+	}
+	if ((i = gc_find(&e, &stale)) >= 0)
+		stale = i;
+	if (stale >= 0)
+		gc_free_at(stale);
+	if (gc_n == gc_cap) {
+		int cap = gc_cap ? gc_cap * 2 : 16;
+		gc_entry *n = realloc(gc_ents, sizeof(*n) * (size_t)cap);
+		if (!n) {
+			gpu_free(dev, NULL, 0);
+			return 0;
+		}
+		gc_ents = n;
+		gc_cap = cap;
+	}
+	e.dev = dev;
+	e.bytes = bytes;
+	e.ref.col.data = dev;
+	e.ref.col.nulls =
+	    with_nulls
+		? (uint8_t *)dev + ((nrows * gc_width(stype) + 255) & ~255ull)
+		: NULL;
+	e.ref.col.type = (uint8_t)gc_coltype(stype);
+	e.ref.nrows = nrows;
+	e.used = ++gc_clock;
+	e.pin = 0;
+	gc_ents[gc_n++] = e;
+	gc_bytes += bytes;
+	gc_st.adopted++;
+	return 1;
+}

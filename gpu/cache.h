@@ -62,6 +62,7 @@ typedef struct gcache_stats {
 	uint64_t entries, bytes, limit;
 	uint64_t hits, misses, uploaded, evictions, stale;
 	uint64_t write_through; /* UPDATEs applied to cached copies */
+	uint64_t adopted;	/* columns an INSERT left (gcache_adopt) */
 	/* evictions asked by gpu_alloc when the device was out of memory */
 	uint64_t oom_evictions;
 	/* uploads: bytes DMA'd from the registered pool mapping, bytes
@@ -133,6 +134,24 @@ int gcache_write_through(stg_pool *p, uint64_t owner, uint32_t table_id,
 			 int col, uint64_t before, const uint64_t *rowids,
 			 uint64_t n, const void *vals, const uint32_t *nulls,
 			 uint32_t width, int on_dev);
+/*
+ * A GPU INSERT into an empty table leaves the columns it wrote in the
+ * cache (engine/write/batch_gpu.c, gpu_append_keep): gcache_adopt_alloc
+ * gives device memory for nrows values of storage type stype laid out as
+ * a cache entry (*nulls: its NULL bytes when with_nulls, else NULL;
+ * *bytes its size; other entries evicted for it as for a load), which
+ * the INSERT fills; gcache_adopt then makes it owner's copy of column
+ * col, current at the column's write stamp now (the INSERT's own),
+ * when the table holds exactly those nrows rows and no deleted row:
+ * 1, else 0 and the memory is freed (as it is for every failure).  An
+ * older entry of the column goes.  Not for TEXT columns.
+ */
+int gcache_adopt_alloc(int stype, uint64_t nrows, int with_nulls, void **dev,
+		       uint8_t **nulls, uint64_t *bytes, char *err,
+		       size_t errlen);
+int gcache_adopt(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
+		 int stype, void *dev, uint64_t bytes, uint64_t nrows,
+		 int with_nulls);
 /* A new owner id (one per connection). */
 uint64_t gcache_new_owner(void);
 void gcache_drop_owner(uint64_t owner);

@@ -56,6 +56,18 @@ __global__ void dml_k_putbits(uint32_t *dst, uint64_t lr0, uint64_t n,
 	gpm_persist_thread();
 }
 
+/* NULL bytes [b, b + n) of a batch from its NULL bits, bit b0 of src
+ * being the first. */
+__global__ void dml_k_nullbytes(uint8_t *dst, const uint32_t *src, uint64_t b0,
+				uint64_t n)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		dst[i] =
+		    (uint8_t)((src[(b0 + i) >> 5] >> ((b0 + i) & 31)) & 1u);
+}
+
 /*
  * The INSERT pipeline (docs/gpu.md "INSERT pipeline").  The rows go in
  * chunks of whole 1024-row groups inside one tablet, at most
@@ -191,6 +203,36 @@ static int dml_chunk_kernels(cudaStream_t s, char *cp,
 	return GPMDB_OK;
 }
 
+/* The chunk's values and NULL bytes into the copies the INSERT leaves
+ * for the column cache (gpu_append_keep), on stream s before the slot is
+ * given back. */
+static int dml_keep_chunk(cudaStream_t s, const gpu_tab_layout *lay,
+			  const dml_chunk *ch, const char *const *vals,
+			  const uint32_t *const *nulls, const uint64_t *nb0,
+			  const gpu_append_copies *keep, char *err,
+			  size_t errlen)
+{
+	for (uint32_t c = 0; c < lay->ncols; c++) {
+		uint32_t w = lay->widths[c];
+
+		if (keep->vals && keep->vals[c])
+			GPU_TRY(cudaMemcpyAsync(
+			    (char *)keep->vals[c] + ch->b0 * w, vals[c],
+			    ch->k * w, cudaMemcpyDeviceToDevice, s));
+		if (!keep->nullb || !keep->nullb[c])
+			continue;
+		if (nulls[c]) {
+			dml_k_nullbytes<<<dml_grid(ch->k), DML_TPB, 0, s>>>(
+			    keep->nullb[c] + ch->b0, nulls[c], nb0[c], ch->k);
+			GPU_TRY(cudaGetLastError());
+		} else {
+			GPU_TRY(cudaMemsetAsync(keep->nullb[c] + ch->b0, 0,
+						ch->k, s));
+		}
+	}
+	return GPMDB_OK;
+}
+
 /* One staging copy task: at most DML_PIECE bytes. */
 typedef struct {
 	const char *src;
@@ -268,7 +310,8 @@ static uint64_t dml_row_bytes(const gpu_tab_layout *lay,
 static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		      uint64_t n, const void *const *vals,
 		      const uint32_t *const *nulls, int dev,
-		      gpu_append_chunk_fn fn, void *ctx, gpu_dml_timing *t,
+		      gpu_append_chunk_fn fn, void *ctx,
+		      const gpu_append_copies *keep, gpu_dml_timing *t,
 		      char *err, size_t errlen)
 {
 	cudaStream_t s;
@@ -385,7 +428,9 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		}
 		queued = true;
 		if ((rc = dml_chunk_kernels(s, cp, lay, &ch, dv, dn, nb0,
-					    &t->bytes, err, errlen)))
+					    &t->bytes, err, errlen)) ||
+		    (keep && (rc = dml_keep_chunk(s, lay, &ch, dv, dn, nb0,
+						  keep, err, errlen))))
 			goto out;
 		if (!dev &&
 		    (e = cudaEventRecord(dml_ev_done[b], s)) != cudaSuccess) {
@@ -427,8 +472,20 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 			  void *ctx, gpu_dml_timing *t, char *err,
 			  size_t errlen)
 {
-	return dml_append(pool, lay, start, n, vals, nulls, 0, fn, ctx, t, err,
-			  errlen);
+	return dml_append(pool, lay, start, n, vals, nulls, 0, fn, ctx, NULL, t,
+			  err, errlen);
+}
+
+extern "C" int gpu_append_keep(void *pool, const gpu_tab_layout *lay,
+			       uint64_t start, uint64_t n,
+			       const void *const *vals,
+			       const uint32_t *const *nulls,
+			       gpu_append_chunk_fn fn, void *ctx,
+			       const gpu_append_copies *keep, gpu_dml_timing *t,
+			       char *err, size_t errlen)
+{
+	return dml_append(pool, lay, start, n, vals, nulls, 0, fn, ctx, keep, t,
+			  err, errlen);
 }
 
 extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
@@ -438,6 +495,6 @@ extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
 			      gpu_append_chunk_fn fn, void *ctx,
 			      gpu_dml_timing *t, char *err, size_t errlen)
 {
-	return dml_append(pool, lay, start, n, dvals, dnulls, 1, fn, ctx, t,
-			  err, errlen);
+	return dml_append(pool, lay, start, n, dvals, dnulls, 1, fn, ctx, NULL,
+			  t, err, errlen);
 }

@@ -200,6 +200,22 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 	       uint64_t n, const void *const *vals,
 	       const uint32_t *const *nulls, gpu_append_chunk_fn fn, void *ctx,
 	       gpu_dml_timing *t, char *err, size_t errlen);
+/* What an INSERT leaves on the device for the column cache
+ * (gpu_append_keep): column c's values of the batch's rows into vals[c]
+ * (n values of the column's width; NULL: not kept) and its NULL bits as
+ * bytes into nullb[c] (n bytes, 1 = NULL; NULL: not kept), the form
+ * gcache_adopt takes. */
+typedef struct gpu_append_copies {
+	void *const *vals;
+	uint8_t *const *nullb;
+} gpu_append_copies;
+/* gpu_append that also copies each chunk, once on the device, into keep
+ * (NULL: gpu_append). */
+int gpu_append_keep(void *pool, const gpu_tab_layout *lay, uint64_t start,
+		    uint64_t n, const void *const *vals,
+		    const uint32_t *const *nulls, gpu_append_chunk_fn fn,
+		    void *ctx, const gpu_append_copies *keep, gpu_dml_timing *t,
+		    char *err, size_t errlen);
 /* The same from device arrays (gpu_ins_convert's): nothing is uploaded,
  * the kernels copy device memory into the pool, chunk by chunk. */
 int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,

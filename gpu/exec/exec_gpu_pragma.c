@@ -163,6 +163,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_oom_evictions", cs.oom_evictions},
 		    {"cache_stale", cs.stale},
 		    {"cache_write_through", cs.write_through},
+		    {"cache_adopted", cs.adopted},
 		    {"cache_upload_direct_bytes", cs.up_direct},
 		    {"cache_upload_staged_bytes", cs.up_staged},
 		    {"cache_load_us", cs.load_ns / 1000},

@@ -1,0 +1,130 @@
+/*
+ * test_insert_cache.c - a GPU INSERT (gpmdb_append_columns) into an empty
+ * table leaves its columns in the GPU column cache (batch_gpu.c
+ * bg_keep_*, gpu_append_keep, gcache_adopt): cache_adopted counts them,
+ * the next GPU statements find them (no new cache miss), and every result
+ * equals the CPU backend's, NULLs included; an UPDATE after it writes
+ * through; a rolled-back INSERT's copies are never served; an INSERT into
+ * a table that has rows keeps nothing.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "gpu/dml_util.h"
+
+#define N 300000
+
+static char path[256];
+static gpmdb *db;
+
+/* The query on the GPU and on the CPU: the same rows. */
+static void same(const char *q)
+{
+	uint64_t rg, rc, hg, hc;
+
+	CHECK_RC(du_exec(db, "PRAGMA backend = gpu"), GPMDB_OK);
+	hg = du_hash(db, q, &rg);
+	CHECK_RC(du_exec(db, "PRAGMA backend = cpu"), GPMDB_OK);
+	hc = du_hash(db, q, &rc);
+	CHECK_RC(du_exec(db, "PRAGMA backend = gpu"), GPMDB_OK);
+	CHECKF(hg == hc && rg == rc, "%s: GPU and CPU differ", q);
+}
+
+static int append(const char *t, const int64_t *a, const int32_t *b,
+		  const uint8_t *bn, const double *c, int64_t n)
+{
+	gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, a, NULL},
+				     {GPMDB_ARRAY_INT32, b, bn},
+				     {GPMDB_ARRAY_DOUBLE, c, NULL}};
+
+	return gpmdb_append_columns(db, t, 3, NULL, arr, n);
+}
+
+static void test_adopt(void)
+{
+	int64_t *a = malloc(8 * N);
+	int32_t *b = malloc(4 * N);
+	uint8_t *bn = malloc(N);
+	double *c = malloc(8 * N);
+	const char *q = "SELECT count(*), sum(a), count(b), sum(b), sum(c) "
+			"FROM t WHERE b < 500 OR b IS NULL";
+	double ad, miss;
+
+	CHECK(a && b && bn && c);
+	if (!a || !b || !bn || !c)
+		goto out;
+	for (int64_t i = 0; i < N; i++) {
+		a[i] = i * 3 - 7;
+		b[i] = (int32_t)(i % 1000);
+		bn[i] = i % 7 == 2;
+		c[i] = (double)i * 0.5;
+	}
+	snprintf(path, sizeof(path), "/dev/shm/gpmdb_inscache_%d.pool",
+		 (int)getpid());
+	unlink(path);
+	db = du_open(path, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		goto out;
+	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "CREATE TABLE t (a BIGINT, b INT, c DOUBLE)"),
+		 GPMDB_OK);
+	ad = du_stat(db, "gpu_stats", "cache_adopted");
+	CHECK_RC(append("t", a, b, bn, c, N), GPMDB_OK);
+	CHECKF(du_stat(db, "gpu_stats", "cache_adopted") == ad + 3,
+	       "adopted %.0f columns",
+	       du_stat(db, "gpu_stats", "cache_adopted") - ad);
+	/* the GPU reads the INSERT's copies: no load */
+	miss = du_stat(db, "gpu_stats", "cache_misses");
+	CHECK_RC(du_exec(db, "PRAGMA backend = gpu"), GPMDB_OK);
+	uint64_t rows;
+	(void)du_hash(db, q, &rows);
+	CHECKF(du_stat(db, "gpu_stats", "cache_misses") == miss,
+	       "%.0f misses after the INSERT",
+	       du_stat(db, "gpu_stats", "cache_misses") - miss);
+	same(q);
+	/* an UPDATE after it (written through), results still equal */
+	CHECK_RC(du_exec(db, "UPDATE t SET b = b + 1 WHERE a < 3000"),
+		 GPMDB_OK);
+	same(q);
+	/* more rows: nothing kept (the copy would not be the column) */
+	ad = du_stat(db, "gpu_stats", "cache_adopted");
+	CHECK_RC(append("t", a, b, bn, c, 1000), GPMDB_OK);
+	CHECK(du_stat(db, "gpu_stats", "cache_adopted") == ad);
+	same(q);
+	/* rolled back: the copies are never served */
+	CHECK_RC(du_exec(db, "CREATE TABLE u (a BIGINT, b INT, c DOUBLE)"),
+		 GPMDB_OK);
+	CHECK_RC(du_exec(db, "BEGIN"), GPMDB_OK);
+	ad = du_stat(db, "gpu_stats", "cache_adopted");
+	CHECK_RC(append("u", a, b, bn, c, N), GPMDB_OK);
+	CHECK(du_stat(db, "gpu_stats", "cache_adopted") == ad + 3);
+	same("SELECT count(*), sum(a), count(b), sum(c) FROM u WHERE a > 5");
+	CHECK_RC(du_exec(db, "ROLLBACK"), GPMDB_OK);
+	same("SELECT count(*), sum(a), count(b), sum(c) FROM u WHERE a > 5");
+	CHECK(du_num(db, "SELECT count(*) FROM u") == 0);
+	{
+		char ok[256];
+		CHECK(!strcmp(
+		    du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
+		    "ok"));
+	}
+	gpmdb_close(db);
+	unlink(path);
+out:
+	free(a);
+	free(b);
+	free(bn);
+	free(c);
+}
+
+int main(void)
+{
+	TEST_RUN(test_adopt);
+	TEST_MAIN_END();
+}
