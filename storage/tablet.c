@@ -626,8 +626,7 @@ static int tablet_compact(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	char *b = (char *)h;
 	uint32_t c;
 
-	stamp_cat(p, cat_off); /* its bytes move or go */
-
+	/* no stamp: no value moves out of reach (tablet_trim) */
 	if (h == NULL)
 		return GPMDB_OK;
 	n = e->row_count - h->first_row;
@@ -680,8 +679,13 @@ static int tablet_trim(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	uint64_t rows, room, now, after;
 	int rc;
 
-	stamp_cat(p, cat_off); /* its bytes move or go */
-
+	/* No stamp: a compaction (tablet_compact) moves the tablet's arrays
+	 * inside its own extent and frees the tail, but no value changes
+	 * and the heap stays where it is, so copies of the columns (the GPU
+	 * column cache's values, its TEXT segments pointing into the heap)
+	 * stay current.  Stamping here made every bulk load's commit throw
+	 * away the copies a GPU INSERT had just left in the cache
+	 * (batch_gpu.c bg_keep_*). */
 	if (h == NULL || p->sb.version < STG_FORMAT_TRIM ||
 	    e->row_count <= h->first_row || h->enc_rel)
 		return GPMDB_OK;

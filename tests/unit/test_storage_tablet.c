@@ -402,6 +402,34 @@ static void test_write_stamps(void)
 		CHECK(stg_col_stamp(p, tid, 1) != sb);
 		CHECK(stg_col_stamp(p, t2id, 0) == s2);
 		sb = stg_col_stamp(p, tid, 1);
+		/* a bulk append's commit (its last tablet trimmed to its
+		 * rows, its heap's tail given back) stamps nothing more: a
+		 * copy taken before the commit stays current */
+		{
+			enum { NB = 300000 };
+			int32_t *ba = calloc(NB, 4);
+			int64_t *bb = calloc(NB, 8);
+			stg_text *bt = calloc(NB, sizeof(stg_text));
+			stg_col_batch br[3] = {
+			    {ba, NULL}, {bb, NULL}, {bt, NULL}};
+			uint64_t s1, s3;
+
+			CHECK(ba && bb && bt);
+			for (int i = 0; bt && i < NB; i++)
+				bt[i] = (stg_text){"v", 1};
+			CHECK_RC(stg_begin(p), GPMDB_OK);
+			if (ba && bb && bt)
+				CHECK_RC(stg_append(p, t2id, br, NB), GPMDB_OK);
+			s1 = stg_col_stamp(p, t2id, 1);
+			s3 = stg_col_stamp(p, t2id, -1);
+			CHECK_RC(stg_commit(p), GPMDB_OK);
+			CHECK(stg_col_stamp(p, t2id, 1) == s1);
+			CHECK(stg_col_stamp(p, t2id, -1) == s3);
+			s2 = stg_col_stamp(p, t2id, 0);
+			free(ba);
+			free(bb);
+			free(bt);
+		}
 		/* a rollback: everything (undo may restore any bytes) */
 		CHECK_RC(stg_begin(p), GPMDB_OK);
 		CHECK_RC(stg_update(p, tid, 1, ca, id1, 1, va), GPMDB_OK);
