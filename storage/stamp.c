@@ -7,8 +7,9 @@
  *   a column:   stg_update, a GPU UPDATE batch (stg_hcl_begin_gpu) of
  *               number columns;
  *   a table:    appends, deletes, TEXT updates (a tablet's string heap is
- *               shared by its TEXT columns), tablets or heaps moved,
- *               trimmed or freed, a table made or dropped;
+ *               shared by its TEXT columns), tablets or heaps moved or
+ *               freed, a table made or dropped (not a commit's trim of
+ *               a bulk load's last tablet: no value moves out of reach);
  *   everything: a rollback or recovery (undo restores bytes anywhere), a
  *               mapping that moved (pointers into the pool are stale),
  *               another process's commit seen (lock.c's catch-up).
