@@ -28,6 +28,9 @@
 static gpmdb *db;
 static char path[512];
 static int nq, nmis;
+/* GPMDB_GPU_HOST_DECODE=1 for the whole run: the host path everywhere,
+ * the kernel's counts not expected */
+static int host_run;
 
 static void both(const char *sql)
 {
@@ -211,7 +214,8 @@ static void t_columns(void)
 	       stat_of("cache_decode_host_tablets"),
 	       stat_of("cache_upload_direct_bytes"),
 	       stat_of("cache_upload_staged_bytes"));
-	CHECK(stat_of("cache_decode_device_tablets") > d0);
+	CHECK(host_run ? stat_of("cache_decode_host_tablets") > 0
+		       : stat_of("cache_decode_device_tablets") > d0);
 }
 
 /* Row ranges (streamed scans: a 1 MB cache), tablets cut at windows. */
@@ -226,6 +230,9 @@ static void t_ranges(void)
 	     "count(nn), sum(m) FROM e");
 	both("SELECT i, b5, b40, n9, sm, sn FROM e WHERE i % 71 = 4");
 	both("SELECT sm, count(*), sum(b20) FROM e GROUP BY sm");
+	both("SELECT sn, count(*) FROM e GROUP BY 1");
+	both("SELECT bo, sm, count(*) FROM e GROUP BY 1, 2");
+	both("SELECT bo, sn, count(*) FROM e GROUP BY 1, 2");
 	both("SELECT bo, sn, count(*), max(dt) FROM e GROUP BY 1, 2");
 	both("SELECT i, b64, sp FROM e WHERE b64 > 0 AND i % 61 = 0");
 	CHECK(!xq_exec(db, "PRAGMA gpu_cache_limit = 0"));
@@ -233,7 +240,7 @@ static void t_ranges(void)
 	       stat_of("stream_windows") - w0,
 	       stat_of("cache_decode_device_tablets") - d0);
 	CHECKF(stat_of("stream_windows") > w0, "nothing was streamed");
-	CHECK(stat_of("cache_decode_device_tablets") > d0);
+	CHECK(host_run || stat_of("cache_decode_device_tablets") > d0);
 }
 
 /* The host decode (forced) gives the same rows, counted as such. */
@@ -245,7 +252,8 @@ static void t_host_decode(void)
 	setenv("GPMDB_GPU_HOST_DECODE", "1", 1);
 	both("SELECT count(b33), sum(b33 % 1009), min(b64), max(n32) FROM e");
 	both("SELECT i, s1, sm, sn FROM e WHERE i % 53 = 2 ORDER BY i");
-	unsetenv("GPMDB_GPU_HOST_DECODE");
+	if (!host_run)
+		unsetenv("GPMDB_GPU_HOST_DECODE");
 	CHECK(stat_of("cache_decode_host_tablets") > h0);
 	gcache_clear();
 }
@@ -271,6 +279,8 @@ int main(void)
 
 	gpu_describe(info, sizeof(info));
 	printf("# device: %s\n", info);
+	host_run = getenv("GPMDB_GPU_HOST_DECODE") &&
+		   !strcmp(getenv("GPMDB_GPU_HOST_DECODE"), "1");
 	setup();
 	TEST_RUN(t_columns);
 	TEST_RUN(t_ranges);
