@@ -34,8 +34,8 @@
 
 #include "gpmdb.h"
 
-#include "cache.h"
 #include "../storage/layout.h"
+#include "cache.h"
 #include "cache_dec.h"
 #include "gpu_dml.h"
 
