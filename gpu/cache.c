@@ -18,6 +18,12 @@
  * gcache_column_range packs the live rows of a range of physical rows
  * the same way into memory the caller owns (streamed scans: tables whose
  * columns do not fit the cache; exec_gpu.c, docs/gpu.md).
+ *
+ * Encoded tablets (VACUUM): a frame of reference or dictionary column is
+ * uploaded as stored (packed fields, codes, bitmaps, each dictionary's
+ * strings once) and expanded in HBM by cache_dec.cu (gc_dec_column); any
+ * other encoding is decoded on the host, on every core, and packed like
+ * a plain tablet.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -28,8 +34,13 @@
 
 #include "gpmdb.h"
 
+#include "../storage/layout.h"
 #include "cache.h"
+#include "cache_dec.h"
 #include "gpu_dml.h"
+
+_Static_assert(GC_DEC_FOR == STG_ENC_FOR && GC_DEC_DICT == STG_ENC_DICT,
+	       "decode kinds");
 
 typedef struct gc_entry {
 	uint64_t owner;
@@ -242,18 +253,25 @@ static uint64_t gc_reg_len;
 static const void *gc_map_base;
 static uint64_t gc_map_len;
 
+/* Whether host bytes [src, src + n) are registered with CUDA: the whole
+ * mapping, or the range (the tablets a GPU write registered,
+ * gpu_pm_ensure). */
+static bool gc_registered(const void *src, size_t n)
+{
+	const char *c = src;
+	return (gc_reg_base && c >= gc_reg_base &&
+		c + n <= gc_reg_base + gc_reg_len) ||
+	       (gc_map_base &&
+		gpu_pm_range_registered(gc_map_base, gc_map_len, src, n));
+}
+
 /* Host bytes to the device: DMA from the registered mapping, else through
  * pinned staging. */
 static int gc_put(void *dst, const void *src, size_t n, char *err,
 		  size_t errlen)
 {
-	const char *c = src;
-	/* the whole mapping registered, or the range (the tablets a GPU
-	 * write registered, gpu_pm_ensure): DMA from the pool itself */
-	if ((gc_reg_base && c >= gc_reg_base &&
-	     c + n <= gc_reg_base + gc_reg_len) ||
-	    (gc_map_base &&
-	     gpu_pm_range_registered(gc_map_base, gc_map_len, src, n))) {
+	/* registered: DMA from the pool itself */
+	if (gc_registered(src, n)) {
 		gc_st.up_direct += n;
 		return gpu_upload(dst, src, n, err, errlen);
 	}
@@ -315,6 +333,25 @@ static void gc_text_span(const stg_tablet_view *v, int col, uint32_t lo,
 	*bytes = sum;
 }
 
+/* The same for a dictionary column expanded on the device: the heap bytes
+ * of its dictionary's strings (each uploaded once for the tablet). */
+static void gc_dict_span(const stg_colenc *e, uint64_t *tmin, uint64_t *tend,
+			 uint64_t *bytes)
+{
+	uint64_t mn = UINT64_MAX, end = 0, sum = 0;
+	for (uint64_t d = 0; d < e->dict_n; d++) {
+		stg_strref s = e->dict[d];
+		if (s.off < mn)
+			mn = s.off;
+		if (s.off + (uint64_t)s.len > end)
+			end = s.off + (uint64_t)s.len;
+		sum += s.len;
+	}
+	*tmin = end ? mn : 0;
+	*tend = end;
+	*bytes = sum;
+}
+
 /*
  * Whether a tablet's strings of one column are copied together (compact)
  * instead of uploading the heap bytes they span.  Why: rows appended one
@@ -340,8 +377,37 @@ typedef struct gc_part {
 	uint64_t off, toff, hoff;
 	uint64_t tmin, tb, sum; /* TEXT: span start, bytes sent, bytes used */
 	bool cp, has_null;
+	bool dk;	 /* expanded by the decode kernel (gc_dev_kind) */
+	int drc;	 /* the host decode's code */
 	stg_plainbuf pb; /* the column of an encoded tablet, decoded */
 } gc_part;
+
+/* Whether column col of tablet view v is one the decode kernel expands:
+ * frame of reference of the column's own width, or a dictionary of a
+ * TEXT column.  Other encodings (a kind added later) are decoded on the
+ * host. */
+static bool gc_dev_kind(const stg_tablet_view *v, int col, int stype)
+{
+	const stg_colenc *e;
+
+	if (col < 0 || !v->enc || v->data[col])
+		return false;
+	e = &v->enc[col];
+	if (e->kind == STG_ENC_FOR)
+		return stype != STG_T_TEXT && e->width == gc_width(stype) &&
+		       (e->width == 1 || e->width == 2 || e->width == 4 ||
+			e->width == 8);
+	return e->kind == STG_ENC_DICT && stype == STG_T_TEXT &&
+	       e->dict_n <= UINT32_MAX;
+}
+
+/* GPMDB_GPU_HOST_DECODE=1: every encoded column decoded on the host (the
+ * path before the decode kernel; for comparing the two). */
+static bool gc_host_decode_forced(void)
+{
+	const char *s = getenv("GPMDB_GPU_HOST_DECODE");
+	return s && !strcmp(s, "1");
+}
 
 static void gc_parts_free(gc_part *pt, uint32_t n)
 {
@@ -353,15 +419,18 @@ static void gc_parts_free(gc_part *pt, uint32_t n)
 /* The tablets of the range [row0, row0 + nrows) of a column, measured on
  * every core (the per-row passes over TEXT references and NULL bits are
  * what a cold query waited for: 0.5-1.2 s per TEXT column of lineitem at
- * SF10 on one core), their places assigned in tablet order.  *out
- * malloc'd (n of them), z filled. */
+ * SF10 on one core), their places assigned in tablet order.  Encoded
+ * columns the kernel does not expand are decoded on the host there too,
+ * when decode is set (the packing pass) or the column is TEXT (measuring
+ * needs its references).  *out malloc'd (n of them), z filled. */
 static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
-		    uint64_t row0, uint64_t nrows, gc_size *z, gc_part **out,
-		    uint32_t *n, char *err, size_t errlen)
+		    uint64_t row0, uint64_t nrows, bool decode, gc_size *z,
+		    gc_part **out, uint32_t *n, char *err, size_t errlen)
 {
 	uint32_t nt;
 	gc_part *pt;
 	size_t w = gc_width(stype);
+	bool host_only = gc_host_decode_forced();
 
 	memset(z, 0, sizeof(*z));
 	*out = NULL;
@@ -380,24 +449,6 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 			gc_parts_free(pt, t);
 			return stg_errcode(p);
 		}
-		/* an encoded column is decoded on the host while it is
-		 * packed for the upload (decoding in the kernels: not yet) */
-		if (col >= 0 && pt[t].v.enc) {
-			uint8_t *want = calloc((size_t)pt[t].v.ncols + 1, 1);
-			int drc = GPMDB_NOMEM;
-
-			if (want) {
-				want[col] = 1;
-				drc = stg_tablet_decode_all(&pt[t].v, want,
-							    &pt[t].pb);
-				free(want);
-			}
-			if (drc) {
-				snprintf(err, errlen, "out of memory");
-				gc_parts_free(pt, t + 1);
-				return GPMDB_NOMEM;
-			}
-		}
 		gc_clip(&pt[t].v, row0, nrows, &pt[t].lo, &pt[t].hi);
 	}
 #pragma omp parallel for schedule(dynamic, 1) if (nt > 1)
@@ -407,16 +458,47 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 		    col >= 0 && q->v.nulls ? q->v.nulls[col] : NULL;
 		if (q->lo == q->hi)
 			continue;
+		if (col >= 0 && q->v.enc && !q->v.data[col]) {
+			q->dk = !host_only && gc_dev_kind(&q->v, col, stype);
+			/* any other encoding: this tablet's column decoded
+			 * here, on this core (the tablets in parallel) */
+			if (!q->dk && (decode || stype == STG_T_TEXT)) {
+				uint8_t *want =
+				    calloc((size_t)q->v.ncols + 1, 1);
+				q->drc = GPMDB_NOMEM;
+				if (!want)
+					continue;
+				want[col] = 1;
+				q->drc =
+				    stg_tablet_decode_all(&q->v, want, &q->pb);
+				free(want);
+				if (q->drc)
+					continue;
+			}
+		}
 		q->m = (q->hi - q->lo) - gc_count(q->v.deleted, q->lo, q->hi);
 		q->has_null = gc_any_live(nb, q->v.deleted, q->lo, q->hi);
 		if (stype == STG_T_TEXT) {
 			uint64_t tend;
-			gc_text_span(&q->v, col, q->lo, q->hi, &q->tmin, &tend,
-				     &q->sum);
+			if (q->dk)
+				gc_dict_span(&q->v.enc[col], &q->tmin, &tend,
+					     &q->sum);
+			else
+				gc_text_span(&q->v, col, q->lo, q->hi, &q->tmin,
+					     &tend, &q->sum);
 			q->cp = gc_compact(tend - q->tmin, q->sum);
 			q->tb = q->cp ? q->sum : tend - q->tmin;
 		}
 	}
+	for (uint32_t t = 0; t < nt; t++)
+		if (pt[t].drc) {
+			snprintf(err, errlen,
+				 "out of memory decoding tablet %u of a column "
+				 "for the GPU",
+				 t);
+			gc_parts_free(pt, nt);
+			return GPMDB_NOMEM;
+		}
 	for (uint32_t t = 0, seg = 0; t < nt; t++) {
 		gc_part *q = &pt[t];
 		if (q->lo == q->hi)
@@ -445,8 +527,8 @@ static int gc_measure(stg_pool *p, uint32_t table_id, int col, int stype,
 {
 	gc_part *pt;
 	uint32_t nt;
-	int rc = gc_parts(p, table_id, col, stype, row0, nrows, z, &pt, &nt,
-			  err, errlen);
+	int rc = gc_parts(p, table_id, col, stype, row0, nrows, false, z, &pt,
+			  &nt, err, errlen);
 
 	gc_parts_free(pt, rc ? 0 : nt);
 	return rc;
@@ -494,6 +576,237 @@ static void gc_pack_part(const gc_part *q, int col, int stype, size_t w,
 	}
 }
 
+/* A dictionary column's tablet strings, compacted (gc_compact) at
+ * hc + q->hoff in dictionary order (gc_dec_fill places them the same). */
+static void gc_dict_compact(const gc_part *q, int col, char *hc)
+{
+	const stg_colenc *e = &q->v.enc[col];
+	uint64_t at = 0;
+
+	for (uint64_t d = 0; d < e->dict_n; d++) {
+		memcpy(hc + q->hoff + at, q->v.heap + e->dict[d].off,
+		       e->dict[d].len);
+		at += e->dict[d].len;
+	}
+}
+
+/* Scratch bytes one batch of decode jobs takes at most (one tablet more
+ * if it needs more): bounds the device memory a load needs beyond the
+ * column itself. */
+#define GC_DEC_BATCH (256ull << 20)
+
+static uint64_t gc_al8(uint64_t x)
+{
+	return (x + 7) & ~7ull;
+}
+
+/* Where a decode job's pieces come from (gc_dec_plan). */
+typedef struct gc_dec_src {
+	const gc_part *q;
+	const void *words; /* the packed words in the mapping */
+	uint64_t nwords;   /* their bytes */
+	uint32_t nbm;	   /* bitmap words */
+	bool direct;	   /* words DMA'd from the mapping (registered) */
+} gc_dec_src;
+
+/* Rows of word wi of a bitmap inside [lo, hi). */
+static uint32_t gc_range_mask(uint32_t wi, uint32_t lo, uint32_t hi)
+{
+	uint64_t w0 = (uint64_t)wi * 32;
+	uint32_t m = 0xffffffffu;
+	if (w0 < lo)
+		m &= lo - w0 >= 32 ? 0 : 0xffffffffu << (lo - w0);
+	if (w0 + 32 > hi)
+		m &= hi <= w0 ? 0 : (1u << (uint32_t)(hi - w0)) - 1;
+	return m;
+}
+
+/* Job j's pieces copied into the host blob: the words unless DMA'd
+ * directly, the bitmaps, the live rows before each bitmap word, the
+ * dictionary's references into the column's text buffer. */
+static void gc_dec_fill(const gc_dec_job *j, const gc_dec_src *s, int col,
+			char *blob)
+{
+	const gc_part *q = s->q;
+	uint32_t b0 = q->lo / 32;
+
+	if (!s->direct && s->nwords)
+		memcpy(blob + j->words, s->words, s->nwords);
+	if (j->nul != GC_DEC_NONE)
+		memcpy(blob + j->nul, q->v.nulls[col] + b0, s->nbm * 4ull);
+	if (j->del != GC_DEC_NONE) {
+		uint32_t *pre = (uint32_t *)(blob + j->pre), c = 0;
+		memcpy(blob + j->del, q->v.deleted + b0, s->nbm * 4ull);
+		for (uint32_t x = 0; x < s->nbm; x++) {
+			pre[x] = c;
+			c += (uint32_t)__builtin_popcount(
+			    gc_range_mask(b0 + x, q->lo, q->hi) &
+			    ~q->v.deleted[b0 + x]);
+		}
+	}
+	if (j->kind == GC_DEC_DICT) {
+		const stg_colenc *e = &q->v.enc[col];
+		gpu_str *o = (gpu_str *)(blob + j->dict);
+		uint64_t at = 0;
+		for (uint64_t d = 0; d < e->dict_n; d++) {
+			stg_strref r = e->dict[d];
+			o[d].len = r.len;
+			o[d].off = (uint32_t)(q->toff +
+					      (q->cp ? at : r.off - q->tmin));
+			if (!r.len)
+				o[d].off = (uint32_t)q->toff;
+			at += r.len;
+		}
+	}
+}
+
+/*
+ * The parts expanded on the device (q->dk) of a column being loaded into
+ * values dd (w bytes a row) and NULL bytes dn: in batches of up to
+ * GC_DEC_BATCH scratch bytes, each batch's jobs, bitmaps and (unless the
+ * mapping is registered: DMA'd from it) packed words gathered into one
+ * host blob on every core and uploaded at once, then one kernel launch.
+ * Ordered on gpmdb's stream after the column's other uploads.
+ */
+static int gc_dec_column(const gc_part *pt, uint32_t nt, int col, size_t w,
+			 char *dd, uint8_t *dn, char *err, size_t errlen)
+{
+	gc_dec_job *jobs = NULL;
+	gc_dec_src *src = NULL;
+	char *blob = NULL;
+	int rc = GPMDB_OK;
+	bool any = false;
+
+	for (uint32_t t = 0; t < nt; t++)
+		any |= pt[t].dk && pt[t].lo != pt[t].hi;
+	if (!any)
+		return GPMDB_OK;
+	if (!(jobs = malloc(sizeof(*jobs) * (nt + 1))) ||
+	    !(src = malloc(sizeof(*src) * (nt + 1)))) {
+		free(jobs);
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	for (uint32_t t0 = 0, t1; t0 < nt && !rc; t0 = t1) {
+		uint32_t n = 0, most = 0;
+		uint64_t hb, db = 0, packed = 0;
+		void *scr = NULL;
+
+		/* the batch: jobs first in the blob, then their pieces */
+		for (t1 = t0; t1 < nt; t1++)
+			n += pt[t1].dk && pt[t1].lo != pt[t1].hi;
+		n = n < 65535 ? n : 65535;
+		hb = gc_al8(sizeof(gc_dec_job) * (uint64_t)n);
+		n = 0;
+		for (t1 = t0; t1 < nt && n < 65535; t1++) {
+			const gc_part *q = &pt[t1];
+			const stg_colenc *e;
+			gc_dec_job *j = &jobs[n];
+			gc_dec_src *s = &src[n];
+			uint64_t wf, wl, need;
+			if (!q->dk || q->lo == q->hi)
+				continue;
+			e = &q->v.enc[col];
+			wf = ((uint64_t)q->lo * e->bits) >> 6;
+			wl = ((uint64_t)q->hi * e->bits + 63) >> 6;
+			memset(j, 0, sizeof(*j));
+			memset(s, 0, sizeof(*s));
+			s->q = q;
+			s->words = e->words + wf;
+			s->nwords = e->bits ? (wl - wf) * 8 : 0;
+			s->nbm = (q->hi + 31) / 32 - q->lo / 32;
+			s->direct =
+			    s->nwords && gc_registered(s->words, s->nwords);
+			need = s->nwords + 3 * gc_al8(s->nbm * 4ull) +
+			       (e->kind == STG_ENC_DICT ? e->dict_n * 8 : 0);
+			if (n && hb + db + need > GC_DEC_BATCH)
+				break;
+			j->kind = e->kind;
+			j->bits = e->bits;
+			j->base = e->base;
+			j->bitsub = wf * 64;
+			j->lo = q->lo;
+			j->hi = q->hi;
+			j->out = q->off;
+			j->toff = (uint32_t)q->toff;
+			j->del = j->nul = j->pre = j->dict = GC_DEC_NONE;
+			if (s->direct) {
+				j->words = GC_DEC_NONE; /* placed below */
+				db += s->nwords;
+			} else {
+				j->words = hb;
+				hb += gc_al8(s->nwords);
+			}
+			if (q->has_null) {
+				j->nul = hb;
+				hb += gc_al8(s->nbm * 4ull);
+			}
+			if (q->m != q->hi - q->lo) {
+				j->del = hb;
+				hb += gc_al8(s->nbm * 4ull);
+				j->pre = hb;
+				hb += gc_al8(s->nbm * 4ull);
+			}
+			if (e->kind == STG_ENC_DICT) {
+				j->dict_n = (uint32_t)e->dict_n;
+				j->dict = hb;
+				hb += gc_al8(e->dict_n * sizeof(gpu_str));
+			}
+			most = q->hi - q->lo > most ? q->hi - q->lo : most;
+			packed += s->nwords;
+			n++;
+		}
+		if (!n)
+			break;
+		/* the directly DMA'd words after the blob */
+		{
+			uint64_t at = hb;
+			for (uint32_t i = 0; i < n; i++)
+				if (src[i].direct) {
+					jobs[i].words = at;
+					at += gc_al8(src[i].nwords);
+				}
+			db = at - hb;
+		}
+		if (!(blob = malloc(hb))) {
+			snprintf(err, errlen, "out of memory");
+			rc = GPMDB_NOMEM;
+			break;
+		}
+		memcpy(blob, jobs, sizeof(gc_dec_job) * n);
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+		for (uint32_t i = 0; i < n; i++)
+			gc_dec_fill(&jobs[i], &src[i], col, blob);
+		for (;;) {
+			rc = gpu_alloc(&scr, hb + db, err, errlen);
+			if (rc != GPMDB_NOMEM || !gc_evict_one())
+				break;
+		}
+		if (!rc)
+			rc = gc_put(scr, blob, hb, err, errlen);
+		for (uint32_t i = 0; i < n && !rc; i++)
+			if (src[i].direct)
+				rc = gc_put((char *)scr + jobs[i].words,
+					    src[i].words, src[i].nwords, err,
+					    errlen);
+		if (!rc)
+			rc = gpu_cache_decode((const gc_dec_job *)scr, n, most,
+					      scr, dd, dn, (uint32_t)w, err,
+					      errlen);
+		if (scr)
+			gpu_free(scr, NULL, 0); /* stream-ordered */
+		free(blob);
+		blob = NULL;
+		if (!rc) {
+			gc_st.dec_dev_tablets += n;
+			gc_st.dec_dev_bytes += packed;
+		}
+	}
+	free(jobs);
+	free(src);
+	return rc;
+}
+
 /* Rows of a group of tablets packed on the host at once, then uploaded
  * together: at most this many (bounds the host buffer). */
 #define GC_GROUP_ROWS (4u << 20)
@@ -524,8 +837,8 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 
 	memset(ref, 0, sizeof(*ref));
 	*segp = NULL;
-	if ((rc = gc_parts(p, table_id, col, stype, row0, nrows, &now, &pt, &nt,
-			   err, errlen)))
+	if ((rc = gc_parts(p, table_id, col, stype, row0, nrows, true, &now,
+			   &pt, &nt, err, errlen)))
 		return rc;
 	if (now.live != z->live || now.ntext != z->ntext ||
 	    now.hcopy != z->hcopy || now.has_null != z->has_null) {
@@ -573,7 +886,14 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		for (uint32_t t = g0; t < g1; t++) {
 			gc_part *q = &pt[t];
 			bool whole = q->m == q->hi - q->lo,
-			     direct = stype != STG_T_TEXT && whole;
+			     direct = stype != STG_T_TEXT && whole && !q->dk;
+			/* expanded on the device (gc_dec_column): only a
+			 * dictionary's strings, when compacted */
+			if (q->dk) {
+				if (q->cp && q->lo != q->hi)
+					gc_dict_compact(q, col, hc);
+				continue;
+			}
 			/* nothing to pack: no per-row pass (60M rows of a
 			 * number column took 150 ms on a core for nothing);
 			 * row ids of a whole tablet are made on the device */
@@ -588,23 +908,30 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		for (uint32_t t = g0; t < g1; t++)
 			if (pt[t].lo != pt[t].hi)
 				end = pt[t].off + pt[t].m;
-		/* uploads in tablet order: each run of packed values at
-		 * once, a tablet taken from the mapping by itself */
-		uint64_t run = base;
+		/* uploads in tablet order: each run of packed values (and
+		 * NULL bytes) at once, a tablet taken from the mapping by
+		 * itself; a tablet expanded on the device ends both runs */
+		uint64_t run = base, nrun = base;
 		for (uint32_t t = g0; t <= g1 && !rc; t++) {
 			gc_part *q = t < g1 ? &pt[t] : NULL;
-			bool direct =
-			    q && stype != STG_T_TEXT && q->m == q->hi - q->lo;
+			bool dk = q && q->dk;
+			bool direct = q && !dk && stype != STG_T_TEXT &&
+				      q->m == q->hi - q->lo;
 			if (q && q->lo == q->hi)
 				continue;
 			uint64_t at = q ? q->off : end;
-			if ((!q || direct) && at > run)
+			if ((!q || direct || dk) && at > run)
 				rc = gc_put(
 				    dd + run * w, vals + (run - base) * w,
 				    (size_t)(at - run) * w, err, errlen);
+			if (!rc && nul && (!q || dk) && at > nrun)
+				rc = gc_put(dn + nrun, nul + (nrun - base),
+					    (size_t)(at - nrun), err, errlen);
 			if (!q || rc)
 				break;
-			if (direct && col == GCACHE_ROWID) {
+			if (dk) {
+				run = nrun = q->off + q->m;
+			} else if (direct && col == GCACHE_ROWID) {
 				/* 8 bytes a row not uploaded (400 MB for 50M
 				 * rows, most of a first GPU UPDATE's time) */
 				rc = gpu_fill_seq(
@@ -629,10 +956,14 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 				    gc_put(dt + q->toff, h, q->tb, err, errlen);
 			}
 		}
-		if (!rc && nul && end > base)
-			rc = gc_put(dn + base, nul, (size_t)(end - base), err,
-				    errlen);
 	}
+	/* the encoded parts, after the uploads above on the stream */
+	if (!rc)
+		rc = gc_dec_column(pt, nt, col, w, dd, (uint8_t *)dn, err,
+				   errlen);
+	if (!rc)
+		for (uint32_t t = 0; t < nt; t++)
+			gc_st.dec_host_tablets += pt[t].pb.n != 0;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");

@@ -73,6 +73,10 @@ typedef struct gcache_stats {
 	/* gcache_column_range: row ranges loaded (streamed scans), bytes */
 	uint64_t range_loads, range_bytes;
 	uint64_t reg_ok, reg_fail, reg_ns;
+	/* encoded tablets (format 4): parts expanded by the decode kernel
+	 * and the packed bytes they uploaded; parts decoded on the host (an
+	 * encoding the kernel does not expand, or GPMDB_GPU_HOST_DECODE=1) */
+	uint64_t dec_dev_tablets, dec_dev_bytes, dec_host_tablets;
 	char reg_msg[200];
 } gcache_stats;
 

@@ -9,6 +9,7 @@
 
 #include "gpmdb.h"
 
+#include "cache_dec.h"
 #include "gpu.h"
 #include "index_gpu.h"
 #include "keymatch.h"
@@ -499,6 +500,20 @@ void gpu_ix_set_xfer(int mode)
 void gpu_ix_set_probe_samples(int on)
 {
 	(void)on;
+}
+
+int gpu_cache_decode(const gc_dec_job *jobs, uint32_t n, uint32_t most_rows,
+		     const void *scr, void *out, uint8_t *nul, uint32_t w,
+		     char *err, size_t errlen)
+{
+	(void)jobs;
+	(void)n;
+	(void)most_rows;
+	(void)scr;
+	(void)out;
+	(void)nul;
+	(void)w;
+	return gpu_no_cuda(err, errlen);
 }
 
 #else

@@ -591,7 +591,11 @@ int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
 		len[2 * k] = w * n;
 		dst[2 * k + 1] = (char *)hb[k] + w * n;
 		src[2 * k + 1] = c->nulls;
-		len[2 * k + 1] = c->type == VEC_NULL ? 0 : n;
+		/* no NULL bytes (a gathered key column without NULLs,
+		 * gpu_gather): nothing to download, every row not NULL */
+		len[2 * k + 1] = c->type == VEC_NULL || !c->nulls ? 0 : n;
+		if (!c->nulls && c->type != VEC_NULL)
+			memset(dst[2 * k + 1], 0, n + 1);
 	}
 	if ((rc = gpu_download_many(2 * nout, dst, src, len, err,
 				    sizeof(err)))) {

@@ -4,7 +4,7 @@
 # run_gpu_suite.sh.
 #   1. TPC-H against the CPU and SQLite with every commit encoding
 #      (GPMDB_AUTO_ENCODE=1, tests/gpu/tpch_gpu.sh): the GPU column
-#      cache decodes FOR and dictionary tablets on the host.
+#      cache expands FOR and dictionary tablets in HBM (cache_dec.cu).
 #   2. A GPU UPDATE under gpu_strict of a VACUUMed (encoded) TPC-H pool:
 #      the host widens the table, the kernels write; the sums move by the
 #      rows updated, the check is clean, and a VACUUM encodes it again.
