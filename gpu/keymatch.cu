@@ -201,16 +201,15 @@ static int km_run(km_mem *mm, const gpu_keymatch_in *in, uint8_t *used,
 	    (rc = km_get(mm, &ok, n, err, errlen)) ||
 	    (rc = km_get(mm, &cnt, 8, err, errlen)))
 		return rc;
-	/* through pinned staging filled on every core: a pageable copy of
-	 * 2.5M keys took 3-4 ms of an 8 ms locate */
-	if ((rc = gpu_upload_staged(dkeys, in->keys, (size_t)n * in->width, err,
-				    errlen)) ||
-	    (dnulls && (rc = gpu_upload_staged(dnulls, in->nulls,
-					       ((size_t)n + 31) / 32 * 4, err,
-					       errlen))) ||
-	    (dskip &&
-	     (rc = gpu_upload_staged(dskip, in->skip, n, err, errlen))))
-		return rc;
+	GPU_TRY(cudaMemcpyAsync(dkeys, in->keys, (size_t)n * in->width,
+				cudaMemcpyHostToDevice, s));
+	if (dnulls)
+		GPU_TRY(cudaMemcpyAsync(dnulls, in->nulls,
+					((size_t)n + 31) / 32 * 4,
+					cudaMemcpyHostToDevice, s));
+	if (dskip)
+		GPU_TRY(cudaMemcpyAsync(dskip, in->skip, n,
+					cudaMemcpyHostToDevice, s));
 	km_keys<<<km_grid(n), KM_BLOCK, 0, s>>>(dkeys, in->width, dnulls, dskip,
 						n, k64, ok);
 	GPU_TRY(cudaGetLastError());
@@ -477,10 +476,11 @@ static int kg_run(km_mem *mm, const void *vals, const uint32_t *nulls,
 	     (rc = km_get(mm, &dsn, ((size_t)n + 31) / 32 * 4, err, errlen))) ||
 	    (rc = km_get(mm, &dany, 4, err, errlen)))
 		return rc;
-	if ((rc = gpu_upload_staged(dsrc, vals, (size_t)n * w, err, errlen)) ||
-	    (dsn && (rc = gpu_upload_staged(
-			 dsn, nulls, ((size_t)n + 31) / 32 * 4, err, errlen))))
-		return rc;
+	GPU_TRY(cudaMemcpyAsync(dsrc, vals, (size_t)n * w,
+				cudaMemcpyHostToDevice, s));
+	if (dsn)
+		GPU_TRY(cudaMemcpyAsync(dsn, nulls, ((size_t)n + 31) / 32 * 4,
+					cudaMemcpyHostToDevice, s));
 	GPU_TRY(cudaMemsetAsync(dany, 0, 4, s));
 	if (m) {
 		km_gather<<<km_grid(m), KM_BLOCK, 0, s>>>(
