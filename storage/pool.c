@@ -953,6 +953,7 @@ static void pool_free(stg_pool *p)
 	p->trim = NULL;
 	free(p->enc_tids);
 	p->enc_tids = NULL;
+	zt_keep_free(p);
 	idx_presorted_clear(p);
 	if (p->wal.on) {
 		wal_unmap(p);
