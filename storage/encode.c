@@ -567,8 +567,10 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 			for (uint64_t k = 0; k < pl[c].ce.dict_n; k++) {
 				stg_strref o = sr[pl[c].dict[k]];
 
-				memcpy(hp + hused, old_str(p, h->heap_off, o),
-				       o.len);
+				if (o.len) /* a heap of only '' is none */
+					memcpy(hp + hused,
+					       old_str(p, h->heap_off, o),
+					       o.len);
 				d[k] = (stg_strref){(uint32_t)hused, o.len};
 				hused += o.len;
 			}

@@ -450,6 +450,14 @@ int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
 		zt_plan_free(z);
 		return rc;
 	}
+	/* strings that do not compress by an eighth stay as they were: the
+	 * references alone are not worth a decompression per read */
+	for (b = 0, bound = 0; b < nblk; b++)
+		bound += z->blk[b].raw;
+	if (z->z_bytes * 8 > bound * 7) {
+		zt_plan_free(z);
+		return GPMDB_OK;
+	}
 	z->bytes =
 	    (z->len_bytes + (nblk + 1) * sizeof(stg_zt_blk) + z->z_bytes + 7) /
 	    8 * 8;
@@ -616,4 +624,18 @@ const char *zt_check(stg_tablet_hdr *h, uint32_t col, uint64_t nrows)
 	}
 	(void)sum;
 	return NULL;
+}
+
+const char *stg_decode_errstr(int rc)
+{
+	switch (rc) {
+	case GPMDB_NOMEM:
+		return "out of memory";
+	case GPMDB_TOOBIG:
+		return "a tablet's strings decoded would exceed 4 GiB";
+	default:
+		return "a compressed block of the table is damaged "
+		       "(gpmdb_check "
+		       "says where)";
+	}
 }

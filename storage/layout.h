@@ -317,7 +317,9 @@ _Static_assert(offsetof(stg_tablet_hdr, enc_rel) == 80, "enc_rel");
  *        then alone), and it never crosses a multiple of STG_ZT_GROUP
  *        rows, so a scan's vector of that many rows decompresses its own
  *        blocks only.  A row's string is at the sum of the lengths of
- *        the rows before it in its block: no per-row reference. */
+ *        the rows before it in its block: no per-row reference.
+ *        Chosen where it is the smallest and its frames are at most
+ *        7/8 of the strings (incompressible text stays plain). */
 enum {
 	STG_ENC_PLAIN = 0,
 	STG_ENC_FOR = 1,

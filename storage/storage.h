@@ -383,6 +383,8 @@ typedef struct {
 int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
 			  stg_plainbuf *pb);
 void stg_plainbuf_free(stg_plainbuf *pb);
+/* The message for a failure of stg_tablet_decode_all / stg_tablet_text. */
+const char *stg_decode_errstr(int rc);
 static inline bool stg_tablet_plain(const stg_tablet_view *v, int c)
 {
 	return v->data[c] != NULL;

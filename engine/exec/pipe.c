@@ -811,11 +811,7 @@ static void source_scan(pthr *t, uint64_t mi)
 				    stg_tablet_text(v, tc, off, cnt, t->dec[tc],
 						    &t->sh[tc], &t->tb[tc]);
 				if (rc) {
-					pipe_fail(t, rc,
-						  rc == GPMDB_NOMEM
-						      ? "out of memory"
-						      : "a compressed block of "
-							"a table is damaged");
+					pipe_fail(t, rc, stg_decode_errstr(rc));
 					b->nrows = 0;
 					return;
 				}
