@@ -374,14 +374,15 @@ static int plan_ztext(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 			(pl->ce.kind == STG_ENC_DICT ? pl->ce.dict_n * 8 : 0);
 	int rc;
 
-	if (p->sb.version < STG_FORMAT_ZTEXT || n == 0 || best < 2 * n)
+	if (p->sb.version < STG_FORMAT_ZTEXT || n == 0 ||
+	    (best < 2 * n && !p->zt_always))
 		return GPMDB_OK;
 	rc = zt_plan_make(
 	    sr, nb, h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL,
-	    n, best, &pl->zt);
+	    n, best, p->zt_always, &pl->zt);
 	if (rc != GPMDB_OK)
 		return pool_err(p, rc, "out of memory");
-	if (pl->zt.bytes == 0 || pl->zt.bytes >= best) {
+	if (pl->zt.bytes == 0 || (pl->zt.bytes >= best && !p->zt_always)) {
 		zt_plan_free(&pl->zt);
 		return GPMDB_OK;
 	}

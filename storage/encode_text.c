@@ -322,7 +322,7 @@ void zt_plan_free(zt_plan *z)
 }
 
 int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
-		 uint64_t n, uint64_t limit, zt_plan *z)
+		 uint64_t n, uint64_t limit, bool force, zt_plan *z)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, nblk = 0, cur = 0, i, b, bound = 0;
 	uint64_t *zat = NULL;
@@ -365,7 +365,7 @@ int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
 	z->len_bytes = zt_packed(n, z->bits);
 	/* not worth compressing when the lengths and the directory alone
 	 * come near the best so far */
-	if (z->len_bytes + (nblk + 1) * sizeof(stg_zt_blk) >= limit) {
+	if (!force && z->len_bytes + (nblk + 1) * sizeof(stg_zt_blk) >= limit) {
 		zt_plan_free(z);
 		return GPMDB_OK;
 	}
@@ -454,7 +454,7 @@ int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
 	 * references alone are not worth a decompression per read */
 	for (b = 0, bound = 0; b < nblk; b++)
 		bound += z->blk[b].raw;
-	if (z->z_bytes * 8 > bound * 7) {
+	if (!force && z->z_bytes * 8 > bound * 7) {
 		zt_plan_free(z);
 		return GPMDB_OK;
 	}

@@ -185,6 +185,7 @@ struct stg_pool {
 	 * transaction appended to or widened, encoded at its commit. */
 	bool auto_encode;
 	bool in_encode; /* encode.c's own commits encode nothing more */
+	bool zt_always; /* GPMDB_ZTEXT_ALWAYS=1: compress TEXT regardless */
 	uint32_t *enc_tids;
 	size_t nenc, cap_enc;
 	/* stg_read's strings of compressed TEXT (encode_text.c), kept
@@ -561,9 +562,10 @@ typedef struct {
 } zt_plan;
 /* Rows [0, n) of a plain TEXT column (refs sr into heap, NULL bits nb)
  * compressed; left unmade (bytes 0) when it could not be smaller than
- * limit bytes.  GPMDB_NOMEM. */
+ * limit bytes or does not compress by an eighth (force: made anyway).
+ * GPMDB_NOMEM. */
 int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
-		 uint64_t n, uint64_t limit, zt_plan *z);
+		 uint64_t n, uint64_t limit, bool force, zt_plan *z);
 void zt_plan_free(zt_plan *z);
 /* The plan written at tablet + rel (zeroed, z->bytes) and described in
  * *ce (kind, bits, base, dict_n, dict_rel, z_rel, z_bytes). */
