@@ -199,6 +199,7 @@ void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out)
 		out->blk = b + ce->dict_rel;
 		out->dict_n = ce->dict_n;
 		out->z = (const uint8_t *)b + ce->z_rel;
+		out->heap_used = h->heap_off ? h->heap_used : 0;
 	}
 }
 
@@ -211,6 +212,8 @@ void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
 		memcpy(out, (char *)h + tab_colmap(h)[2 * c] + from * w, n * w);
 		return;
 	}
+	if (tab_encs(h)[c].kind == STG_ENC_ZTEXT)
+		return; /* out left as it is: zt_widen_heap, zt_read read it */
 	enc_colenc(h, c, &e);
 	stg_colenc_decode(&e, w, from, n, out);
 }
@@ -685,7 +688,7 @@ int enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
 		return GPMDB_OK;
 	}
 	if (tab_encs(h)[col].kind == STG_ENC_ZTEXT)
-		return zt_read(p, h, col, lr, k, (stg_text *)out + done);
+		return zt_read(p, h, col, lr, k, (stg_text *)out + done, done);
 	/* TEXT: stg_text into the heap, decoded in pieces */
 	for (uint64_t r = 0; r < k; r += 1024) {
 		uint64_t m = k - r < 1024 ? k - r : 1024;

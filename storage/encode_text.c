@@ -171,22 +171,26 @@ void stg_textbuf_free(stg_textbuf *tb)
 
 int zt_decode_all(stg_tablet_view *v, const uint8_t *want, stg_plainbuf *pb)
 {
-	uint64_t total = v->heap_used, at;
+	uint64_t used = 0, total, at;
 	int c, rc;
 
+	for (c = 0; c < v->ncols; c++)
+		if (!v->data[c] && v->enc[c].kind == STG_ENC_ZTEXT)
+			used = v->enc[c].heap_used;
+	total = used;
 	for (c = 0; c < v->ncols; c++)
 		if (!v->data[c] && v->enc[c].kind == STG_ENC_ZTEXT &&
 		    (!want || want[c]))
 			total += zt_room(&v->enc[c], 0, v->nrows);
-	if (total == v->heap_used)
+	if (total == used)
 		return GPMDB_OK;
 	if (total > UINT32_MAX)
 		return GPMDB_TOOBIG;
 	if ((pb->heap = malloc(total + 8)) == NULL)
 		return GPMDB_NOMEM;
-	if (v->heap_used)
-		memcpy(pb->heap, v->heap, v->heap_used);
-	at = v->heap_used;
+	if (used)
+		memcpy(pb->heap, v->heap, used);
+	at = used;
 	for (c = 0; c < v->ncols; c++) {
 		const stg_colenc *e = &v->enc[c];
 
@@ -487,35 +491,82 @@ void zt_plan_write(const zt_plan *z, char *tablet, uint64_t rel,
 
 /* ---- Widening: the strings back into a heap ------------------------- */
 
-uint64_t zt_raw_bytes(stg_tablet_hdr *h, uint32_t ncols)
+int zt_widen_begin(stg_pool *p, stg_tablet_hdr *h, uint32_t ncols, zt_widen *zw)
 {
-	uint64_t s = 0;
-
-	for (uint32_t c = 0; h->enc_rel && c < ncols; c++) {
+	memset(zw, 0, sizeof(*zw));
+	for (uint32_t c = 0; h && h->enc_rel && c < ncols; c++) {
 		stg_colenc e;
 
 		if (tab_encs(h)[c].kind != STG_ENC_ZTEXT)
 			continue;
 		enc_colenc(h, c, &e);
 		for (uint64_t b = 0; b < e.dict_n; b++)
-			s += zt_dir(&e)[b].raw;
+			zw->raw += zt_dir(&e)[b].raw;
 	}
-	return s;
+	if (zw->raw == 0)
+		return GPMDB_OK;
+	zw->used = h->heap_off ? h->heap_used : 0;
+	if (zw->used + zw->raw > UINT32_MAX)
+		return pool_err(p, GPMDB_TOOBIG,
+				"string or blob too big: the string heap of "
+				"tablet %u of a table would exceed 4 GiB",
+				h->index);
+	return alloc_extent(p, zw->used + zw->raw, &zw->off, &zw->ext);
 }
 
-int zt_widen_col(stg_tablet_hdr *h, uint32_t c, uint64_t n, stg_strref *out,
-		 char *heap, uint64_t *used)
+int zt_widen_heap(stg_pool *p, zt_widen *zw, const char *table,
+		  stg_tablet_hdr *h, stg_tablet_hdr *nh, uint64_t n)
+{
+	char *heap;
+
+	if (zw->raw == 0)
+		return GPMDB_OK;
+	heap = pool_at(p, zw->off);
+	if (zw->used)
+		memcpy(heap, pool_at(p, h->heap_off), zw->used);
+	for (uint32_t c = 0; c < nh->ncols; c++) {
+		stg_strref *out =
+		    (stg_strref *)((char *)nh + tab_colmap(nh)[2 * c]);
+		stg_colenc e;
+		int rc;
+
+		if (tab_encs(h)[c].kind != STG_ENC_ZTEXT)
+			continue;
+		enc_colenc(h, c, &e);
+		rc = zt_decode(&e, 0, n, out, heap + zw->used, zw->used);
+		if (rc != GPMDB_OK)
+			return pool_err(p, rc, "table %s: %s", table,
+					stg_decode_errstr(rc));
+		zw->used += zt_room(&e, 0, n);
+		pool_flush(p, out, n * sizeof(*out));
+	}
+	nh->heap_off = zw->off;
+	nh->heap_size = zw->ext;
+	nh->heap_used = zw->used;
+	pool_flush(p, heap, zw->used);
+	pool_count_persisted(p, zw->used);
+	/* the old heap goes at commit (a rollback keeps it) */
+	return h->heap_off ? alloc_free_deferred(p, h->heap_off, h->heap_size)
+			   : GPMDB_OK;
+}
+
+int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
+		uint64_t lr, tab_cellv *out)
 {
 	stg_colenc e;
-	uint64_t room;
 	int rc;
 
+	/* the string in its block, decompressed (no reference to give) */
+	out->vbuf = 0;
+	out->val = &out->vbuf;
+	if (out->null)
+		return GPMDB_OK;
 	enc_colenc(h, c, &e);
-	room = zt_room(&e, 0, n);
-	rc = zt_decode(&e, 0, n, out, heap + *used, *used);
-	if (rc == GPMDB_OK)
-		*used += room;
-	return rc;
+	rc = zt_cell(&e, lr, &out->text, &out->tlen);
+	if (rc != GPMDB_OK)
+		return pool_err(p, rc, "table %s: %s", table,
+				stg_decode_errstr(rc));
+	return GPMDB_OK;
 }
 
 /* ---- stg_read ------------------------------------------------------- */
@@ -530,7 +581,7 @@ void zt_keep_free(stg_pool *p)
 }
 
 int zt_read(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t lr, uint64_t k,
-	    stg_text *out)
+	    stg_text *out, uint64_t done)
 {
 	const uint32_t *nb =
 	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
@@ -539,6 +590,8 @@ int zt_read(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t lr, uint64_t k,
 	char *buf, **nk;
 	int rc;
 
+	if (done == 0) /* a new stg_read: what the last one kept goes */
+		zt_keep_free(p);
 	enc_colenc(h, c, &e);
 	refs = malloc((k ? k : 1) * sizeof(*refs));
 	buf = malloc(zt_room(&e, lr, k) + 8);
@@ -638,4 +691,28 @@ const char *stg_decode_errstr(int rc)
 		       "(gpmdb_check "
 		       "says where)";
 	}
+}
+
+int stg_tablet_vec(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
+		   stg_vecbuf *vb, const void **data, const char **heap)
+{
+	const stg_colenc *e = &v->enc[c];
+
+	_Static_assert(STG_VEC_ROWS == STG_ZT_GROUP, "a vector's blocks");
+	if (n > STG_VEC_ROWS)
+		return GPMDB_MISUSE;
+	if (!vb->arr && !(vb->arr = malloc((size_t)STG_VEC_ROWS * 8)))
+		return GPMDB_NOMEM;
+	*data = vb->arr;
+	*heap = v->heap;
+	if (e->kind == STG_ENC_ZTEXT)
+		return stg_tablet_text(v, c, from, n, vb->arr, heap, &vb->tb);
+	stg_colenc_decode(e, e->width, from, n, vb->arr);
+	return GPMDB_OK;
+}
+
+void stg_vecbuf_free(stg_vecbuf *vb)
+{
+	free(vb->arr);
+	stg_textbuf_free(&vb->tb);
 }

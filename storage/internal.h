@@ -577,16 +577,25 @@ int zt_decode_all(stg_tablet_view *v, const uint8_t *want, stg_plainbuf *pb);
 /* Row r's string (thread-local cache of the last blocks: valid until
  * a few more blocks are read on this thread). */
 int zt_cell(const stg_colenc *e, uint64_t r, const char **s, uint32_t *len);
-/* Widening: the raw bytes of h's ZTEXT columns; column c's n rows
- * decompressed into heap at *used (out: its refs), *used advanced. */
-uint64_t zt_raw_bytes(stg_tablet_hdr *h, uint32_t ncols);
-int zt_widen_col(stg_tablet_hdr *h, uint32_t c, uint64_t n, stg_strref *out,
-		 char *heap, uint64_t *used);
+/* Widening (tablet.c's tablet_move) of a tablet h with ZTEXT columns:
+ * begin allocates the new heap (raw 0: none, nothing to do; allocates,
+ * before the new extent); heap, once nh is laid out, copies the old
+ * heap into it, decompresses the ZTEXT columns' n rows after (their
+ * refs in nh's arrays; enc_decode leaves them alone), points nh at it
+ * and frees the old heap at commit. */
+typedef struct {
+	uint64_t raw, off, ext, used;
+} zt_widen;
+int zt_widen_begin(stg_pool *p, stg_tablet_hdr *h, uint32_t ncols,
+		   zt_widen *zw);
+int zt_widen_heap(stg_pool *p, zt_widen *zw, const char *table,
+		  stg_tablet_hdr *h, stg_tablet_hdr *nh, uint64_t n);
+
 /* stg_read of compressed TEXT: rows [lr, lr + k) of column c of h as
  * stg_text (out) into a buffer the pool keeps (p->zt_keep) until
- * zt_keep_free (stg_read's next call, the close). */
+ * zt_keep_free (the next stg_read: done 0, its first piece; the close). */
 int zt_read(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t lr, uint64_t k,
-	    stg_text *out);
+	    stg_text *out, uint64_t done);
 void zt_keep_free(stg_pool *p);
 /* gpmdb_check of ZTEXT column col of h (nrows rows): NULL when sound,
  * else what is wrong (every block decompressed and its checksum
@@ -612,6 +621,9 @@ typedef struct {
 } tab_cellv;
 int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	     tab_cellv *out);
+/* tab_cell of a ZTEXT cell (row lr of column c of h; encode_text.c). */
+int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
+		uint64_t lr, tab_cellv *out);
 
 /* ---- index.c ------------------------------------------------------------ */
 

@@ -323,6 +323,7 @@ typedef struct {
 	uint64_t dict_n;	/* DICT: entries; ZTEXT: blocks */
 	const void *blk;	/* ZTEXT: stg_zt_blk[dict_n + 1] */
 	const uint8_t *z;	/* ZTEXT: the frames */
+	uint64_t heap_used;	/* ZTEXT: the tablet heap's bytes in use */
 } stg_colenc;
 
 /* Zero-copy view of one tablet, for scans.  A column of an encoded
@@ -338,7 +339,6 @@ typedef struct {
 	const uint32_t *deleted;      /* deleted-row bitmap */
 	const char *heap; /* string heap: stg_strref.off is relative to it */
 	const stg_colenc *enc; /* NULL: every column plain */
-	uint64_t heap_used;    /* bytes of heap that strings may use */
 } stg_tablet_view;
 
 /* Rows [from, from + n) of column c (w: stg_type_width of its type) as
@@ -364,6 +364,19 @@ typedef struct {
 int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		    stg_strref *out, const char **heap, stg_textbuf *tb);
 void stg_textbuf_free(stg_textbuf *tb);
+/* A reader's buffers for one encoded column, a vector at a time: rows
+ * [from, from + n) of column c of v, n <= STG_VEC_ROWS, decoded
+ * into vb (allocated on first use) and *data pointed at them, *heap at
+ * what TEXT refs are relative to (stg_tablet_text).  GPMDB_NOMEM,
+ * GPMDB_CORRUPT (stg_decode_errstr). */
+#define STG_VEC_ROWS 2048 /* layout.h STG_ZT_GROUP */
+typedef struct {
+	void *arr;
+	stg_textbuf tb;
+} stg_vecbuf;
+int stg_tablet_vec(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
+		   stg_vecbuf *vb, const void **data, const char **heap);
+void stg_vecbuf_free(stg_vecbuf *vb);
 /* For readers that take a tablet's columns as whole arrays: the
  * encoded columns of *v (those with want[c] set, want NULL: all) decoded
  * into arrays owned by pb, and v->data pointed at them (v->enc NULL:

@@ -231,25 +231,8 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	    (const char *)col_data(h, c) + lr * stg_type_width(out->type);
 	out->text = NULL;
 	out->tlen = 0;
-	if (h->enc_rel && tab_encs(h)[c].kind == STG_ENC_ZTEXT) {
-		stg_colenc ze;
-		int rc;
-
-		/* compressed TEXT: the string in a block decompressed (the
-		 * reference, 0 to the block's bytes, is not a heap's) */
-		out->vbuf = 0;
-		out->val = &out->vbuf;
-		if (out->null)
-			return GPMDB_OK;
-		enc_colenc(h, c, &ze);
-		rc = zt_cell(&ze, lr, &out->text, &out->tlen);
-		if (rc != GPMDB_OK)
-			return pool_err(p, rc,
-					"table %s: row %llu: its compressed "
-					"block is damaged",
-					e->name, (unsigned long long)row);
-		return GPMDB_OK;
-	}
+	if (h->enc_rel && tab_encs(h)[c].kind == STG_ENC_ZTEXT)
+		return zt_tab_cell(p, e->name, h, c, lr, out);
 	if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
 		out->vbuf = 0;
 		enc_decode(h, c, stg_type_width(out->type), lr, 1, &out->vbuf);
@@ -325,30 +308,14 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 {
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	stg_tablet_hdr *h, *nh;
-	uint64_t size, noff, ext, ooff, osize, n, total = 0, zraw = 0;
-	uint64_t hoff = 0, hext = 0, hused = 0;
+	uint64_t size, noff, ext, ooff, osize, n, total = 0;
+	zt_widen zw;
 	int rc;
 
 	stamp_cat(p, cat_off); /* its bytes move or go */
-
-	/* compressed TEXT goes back into a new heap: the old one's strings,
-	 * then the decompressed ones (encode_text.c) */
-	if ((h = tablet_at(p, e, idx)) != NULL)
-		zraw = zt_raw_bytes(h, e->ncols);
-	if (zraw) {
-		hused = h->heap_off ? h->heap_used : 0;
-		if (hused + zraw > UINT32_MAX)
-			return pool_err(p, GPMDB_TOOBIG,
-					"string or blob too big: the string "
-					"heap of tablet %u of a table would "
-					"exceed 4 GiB",
-					h->index);
-		rc = alloc_extent(p, hused + zraw, &hoff, &hext);
-		if (rc != GPMDB_OK)
-			return rc;
-		e = cat_entry(p, cat_off);
-	}
 	size = tab_layout(cat_cols(e), e->ncols, room, NULL, NULL);
+	if ((rc = zt_widen_begin(p, tablet_at(p, e, idx), e->ncols, &zw)))
+		return rc;
 	rc = alloc_extent(p, size, &noff, &ext);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -375,30 +342,13 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	nh->enc_rel = 0; /* an encoded tablet is decoded: widened */
 	tab_layout(cat_cols(e), e->ncols, room, tab_colmap(nh),
 		   &nh->deleted_rel);
-	if (zraw) {
-		char *hp = pool_at(p, hoff);
-
-		if (hused)
-			memcpy(hp, pool_at(p, h->heap_off), hused);
-		nh->heap_off = hoff;
-		nh->heap_size = hext;
-	}
+	if ((rc = zt_widen_heap(p, &zw, e->name, h, nh, n)) != GPMDB_OK)
+		return rc;
 	for (uint32_t c = 0; c < e->ncols; c++) {
 		uint64_t w = stg_type_width((stg_type)cat_cols(e)[c].type);
 		uint64_t nb = (n + 31) / 32 * 4;
 
-		if (h->enc_rel && tab_encs(h)[c].kind == STG_ENC_ZTEXT) {
-			rc = zt_widen_col(h, c, n, col_data(nh, c),
-					  pool_at(p, hoff), &hused);
-			if (rc != GPMDB_OK)
-				return pool_err(p, rc,
-						"table %s: tablet %llu: column "
-						"%u: a compressed block is "
-						"damaged",
-						e->name,
-						(unsigned long long)idx, c);
-			pool_flush(p, col_data(nh, c), n * w);
-		} else if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
+		if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
 			enc_decode(h, c, w, 0, n, col_data(nh, c));
 			pool_flush(p, col_data(nh, c), n * w);
 		} else {
@@ -410,11 +360,6 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	}
 	pool_memcpy_nodrain(p, deleted_bits(nh), deleted_bits(h),
 			    (n + 31) / 32 * 4);
-	if (zraw) {
-		nh->heap_used = hused;
-		pool_flush(p, pool_at(p, hoff), hused);
-		total += hused;
-	}
 	pool_flush(p, nh, sizeof(*nh) + 16ull * e->ncols);
 	pool_drain(p);
 	pool_count_persisted(p, total);
@@ -423,8 +368,6 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	rc = mlog_set_u64(p, e->tdir + sizeof(stg_tdir) + 8 * idx, noff);
 	if (rc == GPMDB_OK)
 		rc = alloc_free_deferred(p, ooff, osize);
-	if (rc == GPMDB_OK && zraw && h->heap_off)
-		rc = alloc_free_deferred(p, h->heap_off, h->heap_size);
 	return rc;
 }
 
@@ -1211,7 +1154,6 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 		return GPMDB_OK;
 	if (out == NULL)
 		return pool_err(p, GPMDB_MISUSE, "stg_read: no output buffer");
-	zt_keep_free(p); /* the strings the last call kept */
 	cc = cat_cols(e);
 	w = stg_type_width((stg_type)cc[col].type);
 	if (nulls)
@@ -1234,12 +1176,8 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 			rc = enc_read(p, h, col, (stg_type)cc[col].type, lr, k,
 				      out, done);
 			if (rc != GPMDB_OK)
-				return pool_err(p, rc,
-						"table %s: tablet %llu: column "
-						"%u: a compressed block is "
-						"damaged",
-						e->name, (unsigned long long)ti,
-						col);
+				return pool_err(p, rc, "table %s: %s", e->name,
+						stg_decode_errstr(rc));
 		} else if (cc[col].type == STG_T_TEXT) {
 			const stg_strref *sr = col_data(h, col);
 			const char *heap =
@@ -1400,7 +1338,6 @@ int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
 	view->nulls = v->nulls;
 	view->deleted = deleted_bits(h);
 	view->heap = h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL;
-	view->heap_used = h->heap_off ? h->heap_used : 0;
 	view->enc = h->enc_rel ? v->enc : NULL;
 	return GPMDB_OK;
 }

@@ -795,31 +795,17 @@ static void source_scan(pthr *t, uint64_t mi)
 		rcol *d = &b->cols[c];
 		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
 
+		/* an encoded column: a vector decoded (TEXT refs relative
+		 * to t->sh[tc]: compressed TEXT's own buffer) */
+		_Static_assert(VEC_BATCH <= STG_VEC_ROWS, "stg_tablet_vec");
 		if (tc < n->ntcols && !v->data[tc]) {
-			size_t w = pipe_stg_width(st);
-
-			if (!t->dec[tc] &&
-			    !(t->dec[tc] = malloc((size_t)VEC_BATCH * 8))) {
-				pipe_fail(t, GPMDB_NOMEM, "out of memory");
+			int rc = stg_tablet_vec(v, tc, off, cnt, &t->dec[tc],
+						&t->sd[tc], &t->sh[tc]);
+			if (rc) {
+				pipe_fail(t, rc, stg_decode_errstr(rc));
 				b->nrows = 0;
 				return;
 			}
-			if (st == STG_T_TEXT) {
-				/* compressed TEXT decompresses into the
-				 * thread's buffer, its refs relative to it */
-				int rc =
-				    stg_tablet_text(v, tc, off, cnt, t->dec[tc],
-						    &t->sh[tc], &t->tb[tc]);
-				if (rc) {
-					pipe_fail(t, rc, stg_decode_errstr(rc));
-					b->nrows = 0;
-					return;
-				}
-			} else {
-				stg_colenc_decode(&v->enc[tc], w, off, cnt,
-						  t->dec[tc]);
-			}
-			t->sd[tc] = t->dec[tc];
 		}
 		/* a NULL bitmap without a NULL in this morsel counts as
 		 * none (nullable columns mostly hold no NULL) */
@@ -989,11 +975,8 @@ static void pthr_free(pthr *t)
 		free(t->jcand[i]);
 	}
 	for (int c = 0; t->dec && p->src && c < p->src->ntcols + 8; c++)
-		free(t->dec[c]);
-	for (int c = 0; t->tb && p->src && c < p->src->ntcols + 8; c++)
-		stg_textbuf_free(&t->tb[c]);
+		stg_vecbuf_free(&t->dec[c]);
 	free(t->dec);
-	free(t->tb);
 	free(t->sh);
 	free(t->sd);
 	free(t->sn);
@@ -1016,8 +999,7 @@ static int pthr_init(pthr *t, pipe *p)
 		t->sn = calloc((size_t)nc, sizeof(*t->sn));
 		t->dec = calloc((size_t)nc, sizeof(*t->dec));
 		t->sh = calloc((size_t)nc, sizeof(*t->sh));
-		t->tb = calloc((size_t)nc, sizeof(*t->tb));
-		if (!t->sd || !t->sn || !t->dec || !t->sh || !t->tb ||
+		if (!t->sd || !t->sn || !t->dec || !t->sh ||
 		    !(t->b[0] = pipe_batch(p->src)) ||
 		    !(t->own0 = calloc(2 * (size_t)p->src->ncols + 2,
 				       sizeof(void *))))
