@@ -98,8 +98,18 @@ static uint64_t zt_room(const stg_colenc *e, uint64_t from, uint64_t n)
 /* Rows [from, from + n) as stg_strref relative to dst - base: their
  * blocks decompressed into dst (zt_room bytes).  NULL and empty rows
  * get {0, 0}. */
+static int zt_decode_in(const stg_colenc *e, uint64_t from, uint64_t n,
+			stg_strref *out, char *dst, uint64_t base, bool have);
+
 static int zt_decode(const stg_colenc *e, uint64_t from, uint64_t n,
 		     stg_strref *out, char *dst, uint64_t base)
+{
+	return zt_decode_in(e, from, n, out, dst, base, false);
+}
+
+/* zt_decode; have: dst holds the (one) block already */
+static int zt_decode_in(const stg_colenc *e, uint64_t from, uint64_t n,
+			stg_strref *out, char *dst, uint64_t base, bool have)
 {
 	const stg_zt_blk *d = zt_dir(e);
 	uint64_t b, r, end = from + n, at = base;
@@ -112,7 +122,8 @@ static int zt_decode(const stg_colenc *e, uint64_t from, uint64_t n,
 	for (b = zt_block_of(e, from); b < e->dict_n && d[b].row0 < end; b++) {
 		uint64_t r1 = d[b + 1].row0, pos = 0;
 
-		if (r1 <= d[b].row0 || (rc = zt_unpack(e, b, dst)) != GPMDB_OK)
+		if (r1 <= d[b].row0 ||
+		    (!have && (rc = zt_unpack(e, b, dst)) != GPMDB_OK))
 			return r1 <= d[b].row0 ? GPMDB_CORRUPT : rc;
 		for (r = d[b].row0; r < r1; r++) {
 			uint32_t len = zt_len(e, r);
@@ -138,7 +149,9 @@ int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		    stg_strref *out, const char **heap, stg_textbuf *tb)
 {
 	const stg_colenc *e = v->enc ? &v->enc[c] : NULL;
-	uint64_t room;
+	const stg_zt_blk *d;
+	uint64_t room, b;
+	int rc;
 
 	*heap = v->heap;
 	if (v->data[c]) {
@@ -150,6 +163,18 @@ int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		stg_colenc_decode(e, sizeof(stg_strref), from, n, out);
 		return GPMDB_OK;
 	}
+	d = zt_dir(e);
+	if (n == 0)
+		return GPMDB_OK;
+	/* rows of the one block tb holds (point reads one after another,
+	 * an index scan's rows): no decompression */
+	b = zt_block_of(e, from);
+	if (b == zt_block_of(e, from + n - 1) && tb->frame &&
+	    tb->frame == e->z + d[b].off &&
+	    tb->zlen == d[b + 1].off - d[b].off) {
+		*heap = tb->buf;
+		return zt_decode_in(e, from, n, out, tb->buf, 0, true);
+	}
 	room = zt_room(e, from, n);
 	if (tb->cap < room + 8) {
 		char *nb = realloc(tb->buf, room + 8);
@@ -160,7 +185,13 @@ int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		tb->cap = room + 8;
 	}
 	*heap = tb->buf;
-	return zt_decode(e, from, n, out, tb->buf, 0);
+	tb->frame = NULL;
+	rc = zt_decode(e, from, n, out, tb->buf, 0);
+	if (rc == GPMDB_OK && b == zt_block_of(e, from + n - 1)) {
+		tb->frame = e->z + d[b].off;
+		tb->zlen = d[b + 1].off - d[b].off;
+	}
+	return rc;
 }
 
 void stg_textbuf_free(stg_textbuf *tb)

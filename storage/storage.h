@@ -360,6 +360,8 @@ void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
 typedef struct {
 	char *buf;
 	size_t cap;
+	const void *frame; /* the one block buf holds, if any */
+	uint64_t zlen;
 } stg_textbuf;
 int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		    stg_strref *out, const char **heap, stg_textbuf *tb);

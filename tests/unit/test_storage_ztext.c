@@ -140,7 +140,7 @@ static void test_roundtrip(void)
 {
 	gpmdb *db = su_open(path);
 	unsigned long before, after;
-	char want[64];
+	char want[512];
 
 	/* 20000 rows: tablets of 1024, 2048, 4096, 8192 and a part one */
 	fill(db, 20000);
@@ -175,6 +175,27 @@ static void test_roundtrip(void)
 			 "SELECT coalesce(c, 'NULL') FROM t WHERE a + 0 = %d",
 			 a);
 		CHECKF(!strcmp(x, su_scalar(db, q)), "row %d: %s", a, x);
+	}
+	/* a range through the index: rows of one block after another (the
+	 * block kept between them) and across blocks */
+	for (int lo = 1500; lo <= 3000; lo += 1500) { /* 3000: tablets 1, 2 */
+		char q[256];
+
+		snprintf(q, sizeof(q),
+			 "SELECT sum(length(c)) || ',' || count(c) || ',' || "
+			 "max(c) FROM t WHERE a + 0 BETWEEN %d AND %d",
+			 lo, lo + 200);
+		snprintf(want, sizeof(want), "%s", su_scalar(db, q));
+		snprintf(q, sizeof(q),
+			 "SELECT sum(length(c)) || ',' || count(c) || ',' || "
+			 "max(c) FROM t WHERE a BETWEEN %d AND %d",
+			 lo, lo + 200);
+		CHECKF(!strcmp(su_scalar(db, q), want), "%d: %s", lo, want);
+		snprintf(q, sizeof(q),
+			 "EXPLAIN SELECT c FROM t WHERE a BETWEEN %d AND %d",
+			 lo, lo + 200);
+		CHECKF(strstr(rows(db, q), "USING INDEX") != NULL, "%s",
+		       rows(db, q));
 	}
 	/* the index on c orders equal 30-byte prefixes by the table's
 	 * strings: as many rows found through it as by a scan */
