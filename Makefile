@@ -34,7 +34,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-in
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC -fopenmp -Iinclude $(WARN) -MMD -MP
 CFLAGS ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-LDLIBS := -lpmem -lz -lm -lpthread -lsqlite3 -fopenmp
+LDLIBS := -lpmem -lzstd -lz -lm -lpthread -lsqlite3 -fopenmp
 
 ifeq ($(GPU),1)
   CFLAGS_BASE += -DGPMDB_HAVE_GPU=1
@@ -325,7 +325,7 @@ $(BUILD)/fuzz/obj/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_PARSE_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^)
 $(BUILD)/fuzz/fuzz_sql: tests/fuzz/fuzz_sql.c $(FUZZ_SQL_OBJ)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^) -lpmem -lz -lm -lpthread
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^) -lpmem -lzstd -lz -lm -lpthread
 .PHONY: fuzz-parse fuzz-sql
 fuzz-parse fuzz-sql: fuzz-%: $(BUILD)/fuzz/fuzz_%
 	@if [ "$(FUZZ_TIME)" != 0 ]; then \

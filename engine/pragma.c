@@ -232,24 +232,27 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 	return pragma_put_row(db, r, &x);
 }
 
-/* A column's encodings: "plain", "for 3-7 bits", "dict 2 bits", or
- * each kind's tablets ("for 5 tablets 3-7 bits, plain 1 tablet"). */
+/* A column's encodings: "plain", "for 3-7 bits", "dict 2 bits", "zstd"
+ * (compressed TEXT), or each kind's tablets ("for 5 tablets 3-7 bits,
+ * plain 1 tablet"). */
 static const char *si_encoding(const stg_storage_row *x, char *b, size_t n)
 {
-	static const char *const kn[3] = {"plain", "for", "dict"};
-	int kinds = !!x->ntab[0] + !!x->ntab[1] + !!x->ntab[2];
+	static const char *const kn[4] = {"plain", "for", "dict", "zstd"};
+	int kinds = !!x->ntab[0] + !!x->ntab[1] + !!x->ntab[2] + !!x->ntab[3];
 	size_t at = 0;
 
 	if (kinds == 0)
 		return "plain";
 	b[0] = 0;
-	for (int k = 1; k <= 3; k++) {
-		int i = k % 3; /* for, dict, then plain */
+	for (int k = 1; k <= 4; k++) {
+		int i = k % 4; /* for, dict, zstd, then plain */
 		char bits[32] = "";
 
 		if (!x->ntab[i])
 			continue;
-		if (i && x->bits_min == x->bits_max)
+		if (i == 3)
+			; /* no field width */
+		else if (i && x->bits_min == x->bits_max)
 			snprintf(bits, sizeof(bits), " %u bits", x->bits_min);
 		else if (i)
 			snprintf(bits, sizeof(bits), " %u-%u bits", x->bits_min,

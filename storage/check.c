@@ -239,7 +239,9 @@ static bool check_enc_col(chk *c, stg_cat_entry *e, uint64_t idx,
 	uint64_t room = tab_room(h), bytes, drel = tab_colmap(h)[2 * col];
 	const char *bad = NULL;
 
-	if (ce->kind > STG_ENC_DICT || ce->bits > 64 ||
+	if (ce->kind > STG_ENC_ZTEXT || ce->bits > 64 ||
+	    (ce->kind == STG_ENC_ZTEXT &&
+	     (t != STG_T_TEXT || c->p->sb.version < STG_FORMAT_ZTEXT)) ||
 	    (ce->kind == STG_ENC_DICT && t != STG_T_TEXT) ||
 	    (ce->kind == STG_ENC_FOR &&
 	     (t == STG_T_TEXT || t == STG_T_DOUBLE || t == STG_T_FLOAT)))
@@ -247,6 +249,16 @@ static bool check_enc_col(chk *c, stg_cat_entry *e, uint64_t idx,
 	bytes = ce->kind == STG_ENC_PLAIN
 		    ? nrows * stg_type_width(t)
 		    : ((nrows * ce->bits + 63) / 64 + 1) * 8;
+	if (!bad && ce->kind == STG_ENC_ZTEXT) {
+		bad = zt_check(h, col, nrows);
+		if (bad && !strcmp(bad, "out of memory")) {
+			c->oom = true;
+			bad = NULL;
+		}
+		if (!bad && !in_ext(h, tab_colmap(h)[2 * col + 1], room / 8))
+			bad = "NULL bitmap outside the tablet";
+		goto out;
+	}
 	if (!bad && (ce->bytes != bytes || !in_ext(h, drel, bytes)))
 		bad = "width inconsistent with its bytes";
 	if (!bad && !in_ext(h, tab_colmap(h)[2 * col + 1], room / 8))
@@ -291,6 +303,7 @@ static bool check_enc_col(chk *c, stg_cat_entry *e, uint64_t idx,
 			    (uint64_t)sr[r].off + sr[r].len > h->heap_used)
 				bad = "string outside the heap";
 	}
+out:
 	if (bad)
 		report(c, "table %s: tablet %llu: column %s: %s", e->name,
 		       (unsigned long long)idx, cat_cols(e)[col].name, bad);
@@ -316,7 +329,8 @@ static void check_enc_heap(chk *c, stg_cat_entry *e, uint64_t idx,
 	const char *bad = NULL;
 
 	for (uint32_t col = 0; col < e->ncols; col++)
-		if (cat_cols(e)[col].type == STG_T_TEXT)
+		if (cat_cols(e)[col].type == STG_T_TEXT &&
+		    ce[col].kind != STG_ENC_ZTEXT)
 			cap += ce[col].kind == STG_ENC_DICT ? ce[col].dict_n
 							    : nrows;
 	if (cap == 0)
@@ -331,7 +345,8 @@ static void check_enc_heap(chk *c, stg_cat_entry *e, uint64_t idx,
 		const uint32_t *nb =
 		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
 
-		if (cat_cols(e)[col].type != STG_T_TEXT)
+		if (cat_cols(e)[col].type != STG_T_TEXT ||
+		    ce[col].kind == STG_ENC_ZTEXT)
 			continue;
 		if (ce[col].kind == STG_ENC_DICT) {
 			r = (const stg_strref *)((char *)h + ce[col].dict_rel);

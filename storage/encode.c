@@ -41,6 +41,10 @@ void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
 	unsigned b = e->bits;
 	uint64_t i, pos = from * b;
 
+	if (e->kind == STG_ENC_ZTEXT) { /* stg_tablet_text reads it */
+		memset(out, 0, n * sizeof(stg_strref));
+		return;
+	}
 	if (e->kind == STG_ENC_DICT) {
 		stg_strref *o = out;
 
@@ -129,6 +133,8 @@ const void *stg_tablet_col(const stg_tablet_view *v, int c, size_t w,
 int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
 			  stg_plainbuf *pb)
 {
+	int rc;
+
 	memset(pb, 0, sizeof(*pb));
 	if (v->enc == NULL)
 		return GPMDB_OK;
@@ -139,11 +145,18 @@ int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
 		stg_plainbuf_free(pb);
 		return GPMDB_NOMEM;
 	}
+	for (int c = 0; c < v->ncols; c++)
+		pb->data[c] = v->data[c];
+	/* compressed TEXT first: into a copy of the heap */
+	if ((rc = zt_decode_all(v, want, pb)) != GPMDB_OK) {
+		stg_plainbuf_free(pb);
+		return rc;
+	}
 	for (int c = 0; c < v->ncols; c++) {
 		const stg_colenc *e = &v->enc[c];
 
-		pb->data[c] = v->data[c];
-		if (v->data[c] || (want && !want[c]))
+		if (v->data[c] || (want && !want[c]) ||
+		    e->kind == STG_ENC_ZTEXT)
 			continue;
 		pb->arr[c] = malloc((size_t)e->width * v->nrows + 8);
 		if (pb->arr[c] == NULL) {
@@ -164,6 +177,7 @@ void stg_plainbuf_free(stg_plainbuf *pb)
 		free(pb->arr[c]);
 	free(pb->arr);
 	free(pb->data);
+	free(pb->heap);
 	memset(pb, 0, sizeof(*pb));
 }
 
@@ -181,6 +195,12 @@ void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out)
 		out->dict = (const stg_strref *)(b + ce->dict_rel);
 		out->dict_n = ce->dict_n;
 	}
+	if (ce->kind == STG_ENC_ZTEXT) {
+		out->blk = b + ce->dict_rel;
+		out->dict_n = ce->dict_n;
+		out->z = (const uint8_t *)b + ce->z_rel;
+		out->heap_used = h->heap_off ? h->heap_used : 0;
+	}
 }
 
 void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
@@ -192,6 +212,8 @@ void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
 		memcpy(out, (char *)h + tab_colmap(h)[2 * c] + from * w, n * w);
 		return;
 	}
+	if (tab_encs(h)[c].kind == STG_ENC_ZTEXT)
+		return; /* out left as it is: zt_widen_heap, zt_read read it */
 	enc_colenc(h, c, &e);
 	stg_colenc_decode(&e, w, from, n, out);
 }
@@ -247,6 +269,7 @@ typedef struct {
 	uint32_t *codes;     /* DICT: each row's code */
 	uint64_t *dict;	     /* DICT: a row holding each entry's string */
 	uint64_t heap_bytes; /* strings the new heap keeps for it */
+	zt_plan zt;	     /* ZTEXT: the compressed strings */
 } col_plan;
 
 /* A string of the old tablet. */
@@ -266,6 +289,9 @@ static uint64_t str_hash(const char *s, uint32_t n)
 
 /* TEXT column c: a dictionary when it is smaller than the plain array
  * and the strings.  Fails only for memory. */
+static int plan_ztext(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
+		      col_plan *pl);
+
 static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		     col_plan *pl)
 {
@@ -325,7 +351,7 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		pl->ce.dict_n = nd;
 		pl->data_bytes = packed_bytes(n, pl->ce.bits);
 		pl->heap_bytes = dstr;
-		return GPMDB_OK;
+		return plan_ztext(p, h, c, n, pl);
 	}
 	free(pl->codes);
 	free(pl->dict);
@@ -334,6 +360,44 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 	pl->ce.bits = 0;
 	pl->data_bytes = n * sizeof(stg_strref);
 	pl->heap_bytes = all;
+	return plan_ztext(p, h, c, n, pl);
+}
+
+/* TEXT column c compressed (format version 5) when that is smaller than
+ * what plan_text chose: worth trying only past 2 bytes a row (a
+ * dictionary of a few codes stays one). */
+static int plan_ztext(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
+		      col_plan *pl)
+{
+	const stg_strref *sr =
+	    (const stg_strref *)((char *)h + tab_colmap(h)[2 * c]);
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+	uint64_t best = pl->data_bytes + pl->heap_bytes +
+			(pl->ce.kind == STG_ENC_DICT ? pl->ce.dict_n * 8 : 0);
+	int rc;
+
+	if (p->sb.version < STG_FORMAT_ZTEXT || n == 0 ||
+	    (best < 2 * n && !p->zt_always))
+		return GPMDB_OK;
+	rc = zt_plan_make(
+	    sr, nb, h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL,
+	    n, best, p->zt_always, &pl->zt);
+	if (rc != GPMDB_OK)
+		return pool_err(p, rc, "out of memory");
+	if (pl->zt.bytes == 0 || (pl->zt.bytes >= best && !p->zt_always)) {
+		zt_plan_free(&pl->zt);
+		return GPMDB_OK;
+	}
+	free(pl->codes);
+	free(pl->dict);
+	pl->codes = NULL;
+	pl->dict = NULL;
+	pl->ce.kind = STG_ENC_ZTEXT;
+	pl->ce.bits = 0;
+	pl->ce.dict_n = 0;
+	pl->data_bytes = pl->zt.bytes;
+	pl->heap_bytes = 0;
 	return GPMDB_OK;
 }
 
@@ -371,6 +435,7 @@ static void plans_free(col_plan *pl, uint32_t ncols)
 	for (uint32_t c = 0; pl && c < ncols; c++) {
 		free(pl[c].codes);
 		free(pl[c].dict);
+		zt_plan_free(&pl[c].zt);
 	}
 	free(pl);
 }
@@ -495,7 +560,10 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 		const char *src = (char *)h + tab_colmap(h)[2 * c];
 		char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
 
-		if (pl[c].ce.kind == STG_ENC_DICT) {
+		if (pl[c].ce.kind == STG_ENC_ZTEXT) {
+			zt_plan_write(&pl[c].zt, b, tab_colmap(nh)[2 * c],
+				      &pl[c].ce);
+		} else if (pl[c].ce.kind == STG_ENC_DICT) {
 			stg_strref *d = (stg_strref *)(b + pos);
 			const stg_strref *sr = (const stg_strref *)src;
 
@@ -503,8 +571,10 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 			for (uint64_t k = 0; k < pl[c].ce.dict_n; k++) {
 				stg_strref o = sr[pl[c].dict[k]];
 
-				memcpy(hp + hused, old_str(p, h->heap_off, o),
-				       o.len);
+				if (o.len) /* a heap of only '' is none */
+					memcpy(hp + hused,
+					       old_str(p, h->heap_off, o),
+					       o.len);
 				d[k] = (stg_strref){(uint32_t)hused, o.len};
 				hused += o.len;
 			}
@@ -605,8 +675,8 @@ uint32_t stg_table_encoded(stg_pool *p, uint32_t table_id)
 	return k;
 }
 
-void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
-	      uint64_t lr, uint64_t k, void *out, uint64_t done)
+int enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
+	     uint64_t lr, uint64_t k, void *out, uint64_t done)
 {
 	const uint32_t *nb =
 	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * col + 1]);
@@ -615,8 +685,10 @@ void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
 
 	if (t != STG_T_TEXT) {
 		enc_decode(h, col, w, lr, k, (char *)out + done * w);
-		return;
+		return GPMDB_OK;
 	}
+	if (tab_encs(h)[col].kind == STG_ENC_ZTEXT)
+		return zt_read(p, h, col, lr, k, (stg_text *)out + done, done);
 	/* TEXT: stg_text into the heap, decoded in pieces */
 	for (uint64_t r = 0; r < k; r += 1024) {
 		uint64_t m = k - r < 1024 ? k - r : 1024;
@@ -633,6 +705,7 @@ void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
 			x->len = isnull ? 0 : tmp[q].len;
 		}
 	}
+	return GPMDB_OK;
 }
 
 /* ---- VACUUM and auto_encode ----------------------------------------- */

@@ -997,9 +997,9 @@ static int enc_table(const ixt *t, uint8_t **out, uint64_t *count)
 	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++) {
 		rc = stg_tablet_get(p, t->tid, k, &v[k]);
 		/* the records are cut from whole arrays: encoded decoded */
-		if (rc == GPMDB_OK &&
-		    stg_tablet_decode_all(&v[k], NULL, &pb[k]))
-			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+		if (rc == GPMDB_OK && (rc = stg_tablet_decode_all(
+					   &v[k], NULL, &pb[k])) != GPMDB_OK)
+			rc = pool_err(p, rc, "%s", stg_decode_errstr(rc));
 	}
 	for (uint32_t k = 0; k < nt && rc == GPMDB_OK; k++)
 		np += (v[k].nrows + ENC_PIECE - 1) / ENC_PIECE;

@@ -107,9 +107,9 @@ static void info_encoded(stg_tablet_hdr *h, const stg_cat_column *cc,
 		stg_storage_row *r = &v[c];
 		uint64_t vals = ce[c].bytes;
 
-		if (ce[c].kind <= STG_ENC_DICT)
+		if (ce[c].kind <= STG_ENC_ZTEXT)
 			r->ntab[ce[c].kind]++;
-		if (ce[c].kind != STG_ENC_PLAIN) {
+		if (ce[c].kind == STG_ENC_FOR || ce[c].kind == STG_ENC_DICT) {
 			bool first = r->ntab[1] + r->ntab[2] == 1;
 
 			if (first || ce[c].bits < r->bits_min)
@@ -131,7 +131,8 @@ static void info_encoded(stg_tablet_hdr *h, const stg_cat_column *cc,
 				hb += d[k].len;
 			r->heap += hb;
 			*refd += hb;
-		} else if (cc[c].type == STG_T_TEXT && h->heap_off) {
+		} else if (cc[c].type == STG_T_TEXT && h->heap_off &&
+			   ce[c].kind != STG_ENC_ZTEXT) {
 			uint64_t hb = info_text_bytes(h, c, rows);
 
 			r->heap += hb;

@@ -185,8 +185,13 @@ struct stg_pool {
 	 * transaction appended to or widened, encoded at its commit. */
 	bool auto_encode;
 	bool in_encode; /* encode.c's own commits encode nothing more */
+	bool zt_always; /* GPMDB_ZTEXT_ALWAYS=1: compress TEXT regardless */
 	uint32_t *enc_tids;
 	size_t nenc, cap_enc;
+	/* stg_read's strings of compressed TEXT (encode_text.c), kept
+	 * until its next call or the close */
+	char **zt_keep;
+	size_t nzt_keep;
 
 	/* Indexes: the offending batch row of the last unique violation,
 	 * and a counter that changes with every index change (GPU caches). */
@@ -544,8 +549,58 @@ void enc_decode(stg_tablet_hdr *h, uint32_t c, size_t w, uint64_t from,
 int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx);
 /* stg_read of k rows from lr of an encoded column (TEXT: stg_text),
  * into out from value done on. */
-void enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
-	      uint64_t lr, uint64_t k, void *out, uint64_t done);
+int enc_read(stg_pool *p, stg_tablet_hdr *h, uint32_t col, stg_type t,
+	     uint64_t lr, uint64_t k, void *out, uint64_t done);
+/* encode_text.c: compressed TEXT (STG_ENC_ZTEXT).  A column's plan:
+ * the lengths, the directory, the frames; bytes 0 when not made. */
+typedef struct {
+	uint32_t *lens;
+	stg_zt_blk *blk; /* nblk + 1 */
+	char *frames;
+	uint64_t nblk, base, len_bytes, z_bytes, bytes;
+	unsigned bits;
+} zt_plan;
+/* Rows [0, n) of a plain TEXT column (refs sr into heap, NULL bits nb)
+ * compressed; left unmade (bytes 0) when it could not be smaller than
+ * limit bytes or does not compress by an eighth (force: made anyway).
+ * GPMDB_NOMEM. */
+int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
+		 uint64_t n, uint64_t limit, bool force, zt_plan *z);
+void zt_plan_free(zt_plan *z);
+/* The plan written at tablet + rel (zeroed, z->bytes) and described in
+ * *ce (kind, bits, base, dict_n, dict_rel, z_rel, z_bytes). */
+void zt_plan_write(const zt_plan *z, char *tablet, uint64_t rel,
+		   stg_col_enc *ce);
+/* stg_tablet_decode_all's part: the wanted ZTEXT columns into pb and a
+ * copy of the heap (pb->heap, v->heap). */
+int zt_decode_all(stg_tablet_view *v, const uint8_t *want, stg_plainbuf *pb);
+/* Row r's string (thread-local cache of the last blocks: valid until
+ * a few more blocks are read on this thread). */
+int zt_cell(const stg_colenc *e, uint64_t r, const char **s, uint32_t *len);
+/* Widening (tablet.c's tablet_move) of a tablet h with ZTEXT columns:
+ * begin allocates the new heap (raw 0: none, nothing to do; allocates,
+ * before the new extent); heap, once nh is laid out, copies the old
+ * heap into it, decompresses the ZTEXT columns' n rows after (their
+ * refs in nh's arrays; enc_decode leaves them alone), points nh at it
+ * and frees the old heap at commit. */
+typedef struct {
+	uint64_t raw, off, ext, used;
+} zt_widen;
+int zt_widen_begin(stg_pool *p, stg_tablet_hdr *h, uint32_t ncols,
+		   zt_widen *zw);
+int zt_widen_heap(stg_pool *p, zt_widen *zw, const char *table,
+		  stg_tablet_hdr *h, stg_tablet_hdr *nh, uint64_t n);
+
+/* stg_read of compressed TEXT: rows [lr, lr + k) of column c of h as
+ * stg_text (out) into a buffer the pool keeps (p->zt_keep) until
+ * zt_keep_free (the next stg_read: done 0, its first piece; the close). */
+int zt_read(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t lr, uint64_t k,
+	    stg_text *out, uint64_t done);
+void zt_keep_free(stg_pool *p);
+/* gpmdb_check of ZTEXT column col of h (nrows rows): NULL when sound,
+ * else what is wrong (every block decompressed and its checksum
+ * verified). */
+const char *zt_check(stg_tablet_hdr *h, uint32_t col, uint64_t nrows);
 /* Notes a table written by this transaction for auto_encode. */
 int enc_note(stg_pool *p, uint32_t table_id);
 /* At commit (before tab_trim_heaps): auto_encode's work. */
@@ -566,6 +621,9 @@ typedef struct {
 } tab_cellv;
 int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	     tab_cellv *out);
+/* tab_cell of a ZTEXT cell (row lr of column c of h; encode_text.c). */
+int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
+		uint64_t lr, tab_cellv *out);
 
 /* ---- index.c ------------------------------------------------------------ */
 

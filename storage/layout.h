@@ -32,7 +32,7 @@
  * copies (.backup, VACUUM INTO, checkpoints) are written as version 2,
  * which is the way to upgrade it.  Builds of version 1 refuse version 2
  * ("format version 2 is not supported"), builds of 2 refuse 3. */
-#define STG_FORMAT_VERSION     4u
+#define STG_FORMAT_VERSION     5u
 #define STG_FORMAT_VERSION_MIN 1u
 #define STG_FORMAT_ZONES       2u /* the first version with zone tables */
 /* Version 3 adds trimmed tablets (stg_tablet_hdr.rows_alloc): their
@@ -46,11 +46,16 @@
  * A pool of version 1-3 is never given one (VACUUM there says so); its
  * copies are version 4. */
 #define STG_FORMAT_ENC 4u
-#define STG_SB_SIZE    4096u
-#define STG_SB_CRC_OFF 4092u
-#define STG_ROOT_SIZE  4096u
-#define STG_MIN_CHUNK  4096ull
-#define STG_MAX_CHUNKS (1ull << 20)
+/* Version 5 adds compressed TEXT (STG_ENC_ZTEXT): a build of version 4
+ * would take its packed lengths for dictionary codes.  A pool of
+ * version 4 opens and is encoded as before, without it (VACUUM there
+ * uses the kinds version 4 knows); its copies are version 5. */
+#define STG_FORMAT_ZTEXT 5u
+#define STG_SB_SIZE	 4096u
+#define STG_SB_CRC_OFF	 4092u
+#define STG_ROOT_SIZE	 4096u
+#define STG_MIN_CHUNK	 4096ull
+#define STG_MAX_CHUNKS	 (1ull << 20)
 
 /* ---- Superblock (immutable) ------------------------------------------- */
 
@@ -299,19 +304,54 @@ _Static_assert(offsetof(stg_tablet_hdr, enc_rel) == 80, "enc_rel");
  *        Every row in use is encoded, NULL and deleted ones too, so the
  *        decoded array is the plain array byte for byte.
  *   DICT: TEXT; the field is a code into the dictionary (dict_n distinct
- *        strings, in first-seen order); NULL rows have code 0. */
-enum { STG_ENC_PLAIN = 0, STG_ENC_FOR = 1, STG_ENC_DICT = 2 };
+ *        strings, in first-seen order); NULL rows have code 0.
+ *   ZTEXT (version 5): TEXT, the strings compressed in blocks (zstd
+ *        frames with a content checksum and size).  The column's data
+ *        (bytes in all) is: each row's length as FOR fields (base, bits;
+ *        NULL rows have length 0, every row in use is stored, deleted
+ *        ones too), then at dict_rel the block directory stg_zt_blk
+ *        [dict_n + 1] (the last: off = z_bytes, row0 = the rows, raw 0),
+ *        then at z_rel the frames, z_bytes in all.  A block holds the
+ *        strings of rows [row0, next row0) back to back, raw bytes in
+ *        all: at most STG_ZT_BLOCK unless one string is longer (it is
+ *        then alone), and it never crosses a multiple of STG_ZT_GROUP
+ *        rows, so a scan's vector of that many rows decompresses its own
+ *        blocks only.  A row's string is at the sum of the lengths of
+ *        the rows before it in its block: no per-row reference.
+ *        Chosen where it is the smallest and its frames are at most
+ *        7/8 of the strings (incompressible text stays plain). */
+enum {
+	STG_ENC_PLAIN = 0,
+	STG_ENC_FOR = 1,
+	STG_ENC_DICT = 2,
+	STG_ENC_ZTEXT = 3
+};
+
+#define STG_ZT_BLOCK 65536u /* uncompressed bytes of a block, at most */
+#define STG_ZT_GROUP 2048u  /* rows: a block never crosses a multiple */
+
+typedef struct {
+	uint64_t off;  /* its frame, from z_rel */
+	uint32_t row0; /* its first row, in the tablet */
+	uint32_t raw;  /* its uncompressed bytes */
+} stg_zt_blk;
+
+_Static_assert(sizeof(stg_zt_blk) == 16, "compressed text block");
 
 typedef struct {
 	uint8_t kind;	   /* STG_ENC_* */
-	uint8_t bits;	   /* FOR/DICT field width, 0..64 */
+	uint8_t bits;	   /* FOR/DICT/ZTEXT field width, 0..64 */
 	uint8_t has_nulls; /* 0: the NULL bitmap is the shared zero one */
 	uint8_t pad[5];
-	uint64_t base;	   /* FOR: the frame (the minimum, as uint64) */
-	uint64_t dict_n;   /* DICT: entries */
-	uint64_t dict_rel; /* DICT: stg_strref[dict_n], from tablet start */
+	uint64_t base;	   /* FOR: the frame (the minimum, as uint64);
+			    * ZTEXT: the lengths' */
+	uint64_t dict_n;   /* DICT: entries; ZTEXT: blocks */
+	uint64_t dict_rel; /* DICT: stg_strref[dict_n], from tablet start;
+			    * ZTEXT: stg_zt_blk[dict_n + 1] */
 	uint64_t bytes;	   /* bytes of the column's data at colmap[2c] */
-	uint64_t pad1[3];
+	uint64_t z_rel;	   /* ZTEXT: the frames, from tablet start */
+	uint64_t z_bytes;  /* ZTEXT: their bytes */
+	uint64_t pad1[1];
 } stg_col_enc;
 
 _Static_assert(sizeof(stg_col_enc) == 64, "column encoding");

@@ -953,6 +953,7 @@ static void pool_free(stg_pool *p)
 	p->trim = NULL;
 	free(p->enc_tids);
 	p->enc_tids = NULL;
+	zt_keep_free(p);
 	idx_presorted_clear(p);
 	if (p->wal.on) {
 		wal_unmap(p);
@@ -1067,6 +1068,10 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	/* the test suites' encoded pass (tests/README, docs/testing.md) */
 	p->auto_encode = getenv("GPMDB_AUTO_ENCODE") &&
 			 !strcmp(getenv("GPMDB_AUTO_ENCODE"), "1");
+	/* tests: every TEXT column that can be compressed is, smaller or
+	 * not (the readers of compressed TEXT on every statement) */
+	p->zt_always = getenv("GPMDB_ZTEXT_ALWAYS") &&
+		       !strcmp(getenv("GPMDB_ZTEXT_ALWAYS"), "1");
 	stamp_all(p); /* this handle's first stamp, unlike any other's */
 	p->lk.shm_fd = -1;
 	p->lk.fd = -1;

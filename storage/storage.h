@@ -264,8 +264,9 @@ typedef struct {
 	uint64_t values, nulls, heap;
 	uint64_t bytes;
 	/* columns: tablets holding rows by encoding (0 plain, 1 frame of
-	 * reference, 2 dictionary) and the field widths of 1 and 2 */
-	uint32_t ntab[3];
+	 * reference, 2 dictionary, 3 compressed TEXT) and the field widths
+	 * of 1 and 2 */
+	uint32_t ntab[4];
 	uint8_t bits_min, bits_max;
 } stg_storage_row;
 int stg_storage_info(stg_pool *p, uint32_t table_id, stg_storage_row **rows,
@@ -310,14 +311,19 @@ int stg_delete(stg_pool *p, uint32_t table_id, const uint64_t *rowids,
 	       uint64_t n);
 
 /* An encoded column of a tablet view (layout.h "Encodings"): kind 0
- * plain (the view's data[c]), 1 frame of reference, 2 dictionary. */
+ * plain (the view's data[c]), 1 frame of reference, 2 dictionary, 3
+ * compressed TEXT (read it through stg_tablet_text or
+ * stg_tablet_decode_all: stg_colenc_decode gives its rows as ''). */
 typedef struct {
 	uint8_t kind, bits;
 	uint8_t width;		/* bytes of a plain value */
-	uint64_t base;		/* FOR: the frame */
-	const uint64_t *words;	/* the packed fields */
+	uint64_t base;		/* FOR: the frame; ZTEXT: the lengths' */
+	const uint64_t *words;	/* the packed fields (ZTEXT: lengths) */
 	const stg_strref *dict; /* DICT: code -> string in the heap */
-	uint64_t dict_n;
+	uint64_t dict_n;	/* DICT: entries; ZTEXT: blocks */
+	const void *blk;	/* ZTEXT: stg_zt_blk[dict_n + 1] */
+	const uint8_t *z;	/* ZTEXT: the frames */
+	uint64_t heap_used;	/* ZTEXT: the tablet heap's bytes in use */
 } stg_colenc;
 
 /* Zero-copy view of one tablet, for scans.  A column of an encoded
@@ -341,23 +347,59 @@ typedef struct {
  * gives stg_strref relative to the view's heap. */
 const void *stg_tablet_col(const stg_tablet_view *v, int c, size_t w,
 			   uint64_t from, uint64_t n, void *buf);
-/* Decodes rows [from, from + n) of an encoded column into out. */
+/* Decodes rows [from, from + n) of an encoded column into out
+ * (compressed TEXT: every row as '', see stg_tablet_text). */
 void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
 		       void *out);
+/* Rows [from, from + n) of TEXT column c as stg_strref (out[n]) relative
+ * to *heap: the view's heap for a plain or dictionary column, tb's
+ * buffer for a compressed one, whose blocks covering the rows are
+ * decompressed into it (valid until tb's next use; stg_textbuf_free
+ * after the last).  GPMDB_CORRUPT when a block does not decompress to
+ * what its directory says (nothing misread), GPMDB_NOMEM. */
+typedef struct {
+	char *buf;
+	size_t cap;
+	const void *frame; /* the one block buf holds, if any */
+	uint64_t zlen;
+} stg_textbuf;
+int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
+		    stg_strref *out, const char **heap, stg_textbuf *tb);
+void stg_textbuf_free(stg_textbuf *tb);
+/* A reader's buffers for one encoded column, a vector at a time: rows
+ * [from, from + n) of column c of v, n <= STG_VEC_ROWS, decoded
+ * into vb (allocated on first use) and *data pointed at them, *heap at
+ * what TEXT refs are relative to (stg_tablet_text).  GPMDB_NOMEM,
+ * GPMDB_CORRUPT (stg_decode_errstr). */
+#define STG_VEC_ROWS 2048 /* layout.h STG_ZT_GROUP */
+typedef struct {
+	void *arr;
+	stg_textbuf tb;
+} stg_vecbuf;
+int stg_tablet_vec(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
+		   stg_vecbuf *vb, const void **data, const char **heap);
+void stg_vecbuf_free(stg_vecbuf *vb);
 /* For readers that take a tablet's columns as whole arrays: the
  * encoded columns of *v (those with want[c] set, want NULL: all) decoded
  * into arrays owned by pb, and v->data pointed at them (v->enc NULL:
  * the view reads as plain; unwanted encoded columns stay NULL).  A plain
- * view is left as it is (no copy).  stg_plainbuf_free after the last
- * read of the view. */
+ * view is left as it is (no copy).  A compressed TEXT column decoded
+ * moves v->heap to a copy owned by pb (the heap's bytes, then the
+ * column's strings): every stg_strref of the view resolves against
+ * v->heap as before.  stg_plainbuf_free after the last read of the
+ * view.  GPMDB_NOMEM, GPMDB_CORRUPT (a block that does not decompress),
+ * GPMDB_TOOBIG (the copy past 4 GiB). */
 typedef struct {
 	void **arr;
 	const void **data;
 	int n;
+	char *heap;
 } stg_plainbuf;
 int stg_tablet_decode_all(stg_tablet_view *v, const uint8_t *want,
 			  stg_plainbuf *pb);
 void stg_plainbuf_free(stg_plainbuf *pb);
+/* The message for a failure of stg_tablet_decode_all / stg_tablet_text. */
+const char *stg_decode_errstr(int rc);
 static inline bool stg_tablet_plain(const stg_tablet_view *v, int c)
 {
 	return v->data[c] != NULL;

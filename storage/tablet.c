@@ -229,13 +229,15 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 	out->type = (stg_type)cat_cols(e)[c].type;
 	out->val =
 	    (const char *)col_data(h, c) + lr * stg_type_width(out->type);
+	out->text = NULL;
+	out->tlen = 0;
+	if (h->enc_rel && tab_encs(h)[c].kind == STG_ENC_ZTEXT)
+		return zt_tab_cell(p, e->name, h, c, lr, out);
 	if (h->enc_rel && tab_encs(h)[c].kind != STG_ENC_PLAIN) {
 		out->vbuf = 0;
 		enc_decode(h, c, stg_type_width(out->type), lr, 1, &out->vbuf);
 		out->val = &out->vbuf;
 	}
-	out->text = NULL;
-	out->tlen = 0;
 	if (out->type == STG_T_TEXT && !out->null) {
 		const stg_strref *sr = out->val;
 		/* an empty string needs no heap (a tablet of '' has none) */
@@ -307,11 +309,13 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	stg_tablet_hdr *h, *nh;
 	uint64_t size, noff, ext, ooff, osize, n, total = 0;
+	zt_widen zw;
 	int rc;
 
 	stamp_cat(p, cat_off); /* its bytes move or go */
-
 	size = tab_layout(cat_cols(e), e->ncols, room, NULL, NULL);
+	if ((rc = zt_widen_begin(p, tablet_at(p, e, idx), e->ncols, &zw)))
+		return rc;
 	rc = alloc_extent(p, size, &noff, &ext);
 	if (rc != GPMDB_OK)
 		return rc;
@@ -338,6 +342,8 @@ static int tablet_move(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	nh->enc_rel = 0; /* an encoded tablet is decoded: widened */
 	tab_layout(cat_cols(e), e->ncols, room, tab_colmap(nh),
 		   &nh->deleted_rel);
+	if ((rc = zt_widen_heap(p, &zw, e->name, h, nh, n)) != GPMDB_OK)
+		return rc;
 	for (uint32_t c = 0; c < e->ncols; c++) {
 		uint64_t w = stg_type_width((stg_type)cat_cols(e)[c].type);
 		uint64_t nb = (n + 31) / 32 * 4;
@@ -1171,8 +1177,11 @@ int stg_read(stg_pool *p, uint32_t table_id, uint32_t col, uint64_t first_row,
 					e->name, (unsigned long long)ti);
 		nb = col_nulls(h, col);
 		if (h->enc_rel && tab_encs(h)[col].kind != STG_ENC_PLAIN) {
-			enc_read(p, h, col, (stg_type)cc[col].type, lr, k, out,
-				 done);
+			rc = enc_read(p, h, col, (stg_type)cc[col].type, lr, k,
+				      out, done);
+			if (rc != GPMDB_OK)
+				return pool_err(p, rc, "table %s: %s", e->name,
+						stg_decode_errstr(rc));
 		} else if (cc[col].type == STG_T_TEXT) {
 			const stg_strref *sr = col_data(h, col);
 			const char *heap =

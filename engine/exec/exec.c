@@ -313,8 +313,8 @@ int exec_scan(exec_ctx *x, pnode *n, rel **out)
 			break;
 		}
 		/* this path takes whole tablets: encoded ones decoded */
-		if (stg_tablet_decode_all(v, NULL, &sp->pb)) {
-			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		if ((rc = stg_tablet_decode_all(v, NULL, &sp->pb))) {
+			rc = db_err(x->db, rc, "%s", stg_decode_errstr(rc));
 			break;
 		}
 		for (uint32_t i = 0; v->deleted && i < (v->nrows + 31) / 32;

@@ -712,7 +712,7 @@ static int pipe_step(pthr *t, int i, rel *b)
 /* TEXT column tc of sp's rows into d, referencing the tablet's heap: the
  * mapping does not move while a statement reads (the pool grows only
  * under writes), and the sinks copy what they keep. */
-static void source_text(const scan_part *sp, int tc, rcol *d)
+static void source_text(const scan_part *sp, int tc, rcol *d, const char *heap)
 {
 	const stg_strref *src = sp->v.data[tc];
 	const uint32_t *nl = sp->v.nulls ? sp->v.nulls[tc] : NULL;
@@ -727,7 +727,7 @@ static void source_text(const scan_part *sp, int tc, rcol *d)
 			continue;
 		}
 		d->nulls[k] = 0;
-		o->ptr = sp->v.heap + src[i].off;
+		o->ptr = heap + src[i].off;
 		o->len = src[i].len;
 	}
 }
@@ -771,6 +771,7 @@ static void source_scan(pthr *t, uint64_t mi)
 				      : NULL;
 		t->sn[c] =
 		    v->nulls && v->nulls[c] ? v->nulls[c] + off / 32 : NULL;
+		t->sh[c] = v->heap;
 	}
 	sp.v = *v;
 	sp.v.first_row = v->first_row + off;
@@ -794,17 +795,17 @@ static void source_scan(pthr *t, uint64_t mi)
 		rcol *d = &b->cols[c];
 		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
 
+		/* an encoded column: a vector decoded (TEXT refs relative
+		 * to t->sh[tc]: compressed TEXT's own buffer) */
+		_Static_assert(VEC_BATCH <= STG_VEC_ROWS, "stg_tablet_vec");
 		if (tc < n->ntcols && !v->data[tc]) {
-			size_t w = pipe_stg_width(st);
-
-			if (!t->dec[tc] &&
-			    !(t->dec[tc] = malloc((size_t)VEC_BATCH * 8))) {
-				pipe_fail(t, GPMDB_NOMEM, "out of memory");
+			int rc = stg_tablet_vec(v, tc, off, cnt, &t->dec[tc],
+						&t->sd[tc], &t->sh[tc]);
+			if (rc) {
+				pipe_fail(t, rc, stg_decode_errstr(rc));
 				b->nrows = 0;
 				return;
 			}
-			stg_colenc_decode(&v->enc[tc], w, off, cnt, t->dec[tc]);
-			t->sd[tc] = t->dec[tc];
 		}
 		/* a NULL bitmap without a NULL in this morsel counts as
 		 * none (nullable columns mostly hold no NULL) */
@@ -822,7 +823,7 @@ static void source_scan(pthr *t, uint64_t mi)
 		d->data = t->own0[2 * c];
 		d->nulls = t->own0[2 * c + 1];
 		if (st == STG_T_TEXT)
-			source_text(&sp, tc, d);
+			source_text(&sp, tc, d, t->sh[tc]);
 		else
 			scan_fill(n, &sp, tc, d);
 	}
@@ -974,8 +975,9 @@ static void pthr_free(pthr *t)
 		free(t->jcand[i]);
 	}
 	for (int c = 0; t->dec && p->src && c < p->src->ntcols + 8; c++)
-		free(t->dec[c]);
+		stg_vecbuf_free(&t->dec[c]);
 	free(t->dec);
+	free(t->sh);
 	free(t->sd);
 	free(t->sn);
 	rel_free(t->out);
@@ -996,7 +998,8 @@ static int pthr_init(pthr *t, pipe *p)
 		t->sd = calloc((size_t)nc, sizeof(*t->sd));
 		t->sn = calloc((size_t)nc, sizeof(*t->sn));
 		t->dec = calloc((size_t)nc, sizeof(*t->dec));
-		if (!t->sd || !t->sn || !t->dec ||
+		t->sh = calloc((size_t)nc, sizeof(*t->sh));
+		if (!t->sd || !t->sn || !t->dec || !t->sh ||
 		    !(t->b[0] = pipe_batch(p->src)) ||
 		    !(t->own0 = calloc(2 * (size_t)p->src->ncols + 2,
 				       sizeof(void *))))

@@ -175,7 +175,8 @@ typedef struct pthr {
 	uint32_t keep[VEC_BATCH];
 	const void **sd;
 	const uint32_t **sn;
-	void **dec;	  /* a morsel's rows of an encoded column, decoded */
+	stg_vecbuf *dec;  /* a morsel's rows of an encoded column, decoded */
+	const char **sh;  /* the heap a TEXT column's refs resolve against */
 	void **own0;	  /* b[0]'s own arrays (data, nulls per column) */
 	rel *out;	  /* relation sink */
 	rel *ka, *aa;	  /* AGG sink: keys and arguments of a batch */

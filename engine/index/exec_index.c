@@ -167,6 +167,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 {
 	stg_pool *p = x->db->pool;
 	stg_tablet_view *views = NULL;
+	stg_textbuf tb = {0};
 	uint8_t *have = NULL;
 	uint32_t nt;
 	uint64_t o = 0;
@@ -218,6 +219,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 			int tc = n->tcol ? n->tcol[c] : c;
 			rcol *d = &r->cols[c];
 			const void *src;
+			const char *heap;
 			const uint32_t *nl;
 			uint64_t cell = 0, at = lr; /* an encoded cell */
 			if (tc >= n->ntcols) {	    /* the row id */
@@ -226,7 +228,21 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 				continue;
 			}
 			src = v->data[tc];
-			if (!src) {
+			heap = v->heap;
+			if (!src && n->stype[tc] == STG_T_TEXT) {
+				/* compressed TEXT: its block decompressed */
+				if ((rc = stg_tablet_text(v, tc, lr, 1,
+							  (stg_strref *)&cell,
+							  &heap, &tb))) {
+					rc = db_err(x->db, rc,
+						    "table %s: a compressed "
+						    "block is damaged",
+						    n->tname);
+					goto out;
+				}
+				src = &cell;
+				at = 0;
+			} else if (!src) {
 				stg_colenc_decode(&v->enc[tc], v->enc[tc].width,
 						  lr, 1, &cell);
 				src = &cell;
@@ -253,7 +269,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 			case STG_T_TEXT: {
 				const stg_strref *s =
 				    &((const stg_strref *)src)[at];
-				if ((rc = rel_str(r, v->heap + s->off, s->len,
+				if ((rc = rel_str(r, heap + s->off, s->len,
 						  &((vec_str *)d->data)[o])))
 					goto out;
 				break;
@@ -270,6 +286,7 @@ static int gather(exec_ctx *x, pnode *n, const uint64_t *ids, uint64_t m,
 	}
 	r->nrows = o;
 out:
+	stg_textbuf_free(&tb);
 	free(views);
 	free(have);
 	if (rc) {

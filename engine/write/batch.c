@@ -1415,8 +1415,8 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 			goto out;
 		}
 		/* match_tablet reads whole arrays: encoded ones decoded */
-		if (stg_tablet_decode_all(&views[t], NULL, &pbs[t])) {
-			rc = db_err(db, GPMDB_NOMEM, "out of memory");
+		if ((rc = stg_tablet_decode_all(&views[t], NULL, &pbs[t]))) {
+			rc = db_err(db, rc, "%s", stg_decode_errstr(rc));
 			goto out;
 		}
 	}

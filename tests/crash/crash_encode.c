@@ -5,7 +5,8 @@
  * "child W POOL") on a fresh copy of a template pool on /dev/shm (pmem
  * mode), killed at a crash point (GPMDB_CRASH_AT, a different point and
  * hit count each time) or after a random delay:
- *   vacuum: VACUUM of t (plain, 20000 rows in five tablets, some deleted);
+ *   vacuum: VACUUM of t (plain, 20000 rows in five tablets, some deleted;
+ *           its column c becomes compressed TEXT);
  *   update: UPDATE of every 7th row of the encoded t (widens the tablets
  *           it writes, then HCL-logs the values);
  *   insert: INSERT of 3000 rows into the encoded t (its last tablet is
@@ -61,12 +62,21 @@ static int enc_cb(void *arg, int n, char **v, char **c)
 	return 0;
 }
 
+/* The encoding column of storage_info's row for column c. */
+static int encc_cb(void *arg, int n, char **v, char **c)
+{
+	(void)c;
+	if (n > 3 && v[1] && !strcmp(v[1], "c"))
+		snprintf((char *)arg, 256, "%s", v[3] ? v[3] : "NULL");
+	return 0;
+}
+
 /* t's rows: id 0..ROWS-1; g a few values; s a dictionary's worth of
- * strings with NULLs and ''; v wide; d a date. */
+ * strings with NULLs and ''; v wide; d a date; c a comment (compressed). */
 static int make_templates(void)
 {
 	gpmdb *db = NULL;
-	char sql[256];
+	char sql[512];
 
 	unlink(tmpl_plain);
 	if (gpmdb_open_v2(tmpl_plain, &db,
@@ -74,18 +84,21 @@ static int make_templates(void)
 		return -1;
 	if (gpmdb_exec(db,
 		       "CREATE TABLE t(id BIGINT PRIMARY KEY, g INT, s TEXT, "
-		       "v BIGINT, d DATE); CREATE INDEX tg ON t(g);"
+		       "v BIGINT, d DATE, c TEXT); CREATE INDEX tg ON t(g);"
 		       "INSERT INTO t VALUES (0, 0, 'a', 1000000007, DATE "
-		       "'2000-01-01')",
+		       "'2000-01-01', 'note 0 of the final deposits')",
 		       NULL, NULL, NULL))
 		return -1;
 	for (int k = 1; k < ROWS; k *= 2) {
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO t SELECT id + %d, (id + %d) %% 13, CASE "
-			 "WHEN id %% 5 = 0 THEN NULL WHEN id %% 5 = 1 THEN '' "
-			 "ELSE 's' || (id %% 9) END, v * 3 + id, d + id %% 400 "
-			 "FROM t WHERE id + %d < %d",
-			 k, k, k, ROWS);
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO t SELECT id + %d, (id + %d) %% 13, CASE "
+		    "WHEN id %% 5 = 0 THEN NULL WHEN id %% 5 = 1 THEN '' "
+		    "ELSE 's' || (id %% 9) END, v * 3 + id, d + id %% 400, "
+		    "CASE WHEN id %% 11 = 4 THEN NULL ELSE 'note ' || (id "
+		    "+ %d) || ' of the quickly final deposits ' || (id %% "
+		    "89) END FROM t WHERE id + %d < %d",
+		    k, k, k, k, ROWS);
 		if (gpmdb_exec(db, sql, NULL, NULL, NULL))
 			return -1;
 	}
@@ -96,7 +109,15 @@ static int make_templates(void)
 	    gpmdb_open_v2(tmpl_enc, &db, GPMDB_OPEN_READWRITE, NULL) ||
 	    gpmdb_exec(db, "VACUUM", NULL, NULL, NULL))
 		return -1;
+	/* c compressed in every tablet (the kills land in its encoding
+	 * and widening) */
+	strcpy(sql, "?");
+	gpmdb_exec(db, "PRAGMA storage_info(t)", encc_cb, sql, NULL);
 	gpmdb_close(db);
+	if (strcmp(sql, "zstd")) {
+		printf("# column c of the encoded template: %s\n", sql);
+		return -1;
+	}
 	return 0;
 }
 
@@ -104,7 +125,8 @@ static int make_templates(void)
  * indexes answering as scans do. */
 static void image(gpmdb *db, char *out, size_t n)
 {
-	char c[256], sv[256], ss[256], sd[256], ig[256], sg[256], pk[256];
+	char c[256], sv[256], ss[256], sd[256], ig[256], sg[256], pk[256],
+	    sc[256];
 
 	scalar(db, "SELECT count(*) FROM t", c);
 	scalar(db,
@@ -116,12 +138,19 @@ static void image(gpmdb *db, char *out, size_t n)
 	       "LIKE 'u%' THEN 1 ELSE 0 END) * 100000000 FROM t",
 	       ss);
 	scalar(db, "SELECT sum(id) FROM t", sd);
+	/* c: compressed TEXT after VACUUM */
+	scalar(db,
+	       "SELECT sum(length(c)) * 1000 + count(c) + sum(CASE WHEN c "
+	       "LIKE '%!' THEN 1 ELSE 0 END) * 100000000 + sum(CASE WHEN c "
+	       "LIKE '%7 of%' THEN 1 ELSE 0 END) * 10000000000 FROM t",
+	       sc);
 	/* the index on g and the primary key against the rows */
 	scalar(db, "SELECT count(*) FROM t WHERE g = 5", ig);
 	scalar(db, "SELECT count(*) FROM t WHERE g + 0 = 5", sg);
 	scalar(db, "SELECT count(*) FROM t WHERE id = 4097 OR id = 19998", pk);
-	snprintf(out, n, "%s rows, v/g/d %s, s %s, id %s, g=5 %s/%s, pk %s", c,
-		 sv, ss, sd, ig, sg, pk);
+	snprintf(out, n,
+		 "%s rows, v/g/d %s, s %s, c %s, id %s, g=5 %s/%s, pk %s", c,
+		 sv, ss, sc, sd, ig, sg, pk);
 	if (strcmp(ig, sg))
 		strcat(out, " INDEX MISMATCH");
 }
@@ -132,9 +161,10 @@ static int child(const char *w)
 	const char *sql =
 	    !strcmp(w, "vacuum") ? "VACUUM"
 	    : !strcmp(w, "update")
-		? "UPDATE t SET v = v + 1, s = 'u' || g WHERE id % 7 = 0"
-		: "INSERT INTO t SELECT id + 100000, g, s, v, d FROM t WHERE "
-		  "id < 3100 ORDER BY id LIMIT 3000";
+		? "UPDATE t SET v = v + 1, s = 'u' || g, c = c || '!' WHERE "
+		  "id % 7 = 0"
+		: "INSERT INTO t SELECT id + 100000, g, s, v, d, c FROM t "
+		  "WHERE id < 3100 ORDER BY id LIMIT 3000";
 
 	if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL))
 		return 3;

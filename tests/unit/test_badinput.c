@@ -20,6 +20,7 @@
 
 #include "harness.h"
 
+#include "../storage/layout.h"
 #include "../storage/storage.h"
 
 #define POOL_SIZE (2ull << 20)
@@ -366,12 +367,13 @@ static void test_random_bytes(void)
 	free(b);
 }
 
-/* Versions 1, 2 and 3 open (test_backup.c: test_format_version1); the
- * ones around them and far off do not. */
+/* Versions 1 to STG_FORMAT_VERSION open (test_backup.c: test_format_version1,
+ * test_storage_encode.c, test_storage_ztext.c); 0, the next and far off do
+ * not. */
 static void test_bad_version(void)
 {
 	static const char *const subs[] = {"version", NULL};
-	static const uint32_t bad[] = {0, 5, 99};
+	static const uint32_t bad[] = {0, STG_FORMAT_VERSION + 1, 99};
 	char path[300], what[64];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -458,7 +458,7 @@ static void test_version3(void)
 	gpmdb_close(db);
 	fd = open(path, O_RDWR);
 	CHECK(fd >= 0 && pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
-	CHECK(sb.version == STG_FORMAT_VERSION && STG_FORMAT_VERSION == 4);
+	CHECK(sb.version == STG_FORMAT_VERSION && STG_FORMAT_VERSION == 5);
 	sb.version = 3;
 	sb.crc = (uint32_t)crc32(0L, (const Bytef *)&sb, STG_SB_CRC_OFF);
 	CHECK(fd >= 0 && pwrite(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));

@@ -85,7 +85,7 @@ static void test_create_reopen(void)
 		CHECK(pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb));
 		close(fd);
 		CHECK(memcmp(sb.magic, "GPMDBPL1", 8) == 0);
-		CHECK(sb.version == STG_FORMAT_VERSION && sb.version == 4);
+		CHECK(sb.version == STG_FORMAT_VERSION && sb.version == 5);
 		CHECK(sb.sb_size == 4096);
 		CHECK(sb.crc == (uint32_t)crc32(0, (const Bytef *)&sb, 4092));
 		CHECK(sb.data_off % sb.chunk_size == 0);
