@@ -492,12 +492,14 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 	}
 	for (uint32_t t = 0; t < nt; t++)
 		if (pt[t].drc) {
-			snprintf(err, errlen,
-				 "out of memory decoding tablet %u of a column "
-				 "for the GPU",
-				 t);
+			int drc = pt[t].drc;
+
+			snprintf(
+			    err, errlen,
+			    "tablet %u of a column, decoded for the GPU: %s", t,
+			    stg_decode_errstr(drc));
 			gc_parts_free(pt, nt);
-			return GPMDB_NOMEM;
+			return drc;
 		}
 	for (uint32_t t = 0, seg = 0; t < nt; t++) {
 		gc_part *q = &pt[t];
