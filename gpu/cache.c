@@ -486,7 +486,12 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 			else
 				gc_text_span(&q->v, col, q->lo, q->hi, &q->tmin,
 					     &tend, &q->sum);
-			q->cp = gc_compact(tend - q->tmin, q->sum);
+			/* a heap the decode made (compressed TEXT) goes with
+			 * q->pb when the load ends, while the entry's segments
+			 * keep host pointers for reading results back: its
+			 * strings are copied to the entry's own bytes */
+			q->cp = q->pb.heap != NULL ||
+				gc_compact(tend - q->tmin, q->sum);
 			q->tb = q->cp ? q->sum : tend - q->tmin;
 		}
 	}
