@@ -685,13 +685,8 @@ static int tablet_trim(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	uint64_t rows, room, now, after;
 	int rc;
 
-	/* No stamp: a compaction (tablet_compact) moves the tablet's arrays
-	 * inside its own extent and frees the tail, but no value changes
-	 * and the heap stays where it is, so copies of the columns (the GPU
-	 * column cache's values, its TEXT segments pointing into the heap)
-	 * stay current.  Stamping here made every bulk load's commit throw
-	 * away the copies a GPU INSERT had just left in the cache
-	 * (batch_gpu.c bg_keep_*). */
+	/* No stamp (stamp.c): a compaction moves arrays, not values; the
+	 * heap stays.  One here dropped the copies a GPU INSERT left. */
 	if (h == NULL || p->sb.version < STG_FORMAT_TRIM ||
 	    e->row_count <= h->first_row || h->enc_rel)
 		return GPMDB_OK;
