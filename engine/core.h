@@ -61,7 +61,8 @@ struct gpmdb {
 	int gpu_upd_mode;
 	double gpu_lines_density;
 	/* PRAGMA gpu_key_match (0 pass: a batch of bound keys matched in one
-	 * pass over the cached key column; 1 probe: probed in a unique index) */
+	 * pass over the cached key column; 1 probe: probed in a unique index)
+	 */
 	int gpu_key_match;
 	void *gpu_reg_base;
 	uint64_t gpu_reg_len;
