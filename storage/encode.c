@@ -245,12 +245,12 @@ static unsigned bits_for(uint64_t range)
 	return range ? 64u - (unsigned)__builtin_clzll(range) : 0u;
 }
 
-static uint64_t packed_bytes(uint64_t n, unsigned bits)
+uint64_t enc_packed_bytes(uint64_t n, unsigned bits)
 {
 	return ((n * bits + 63) / 64 + 1) * 8; /* a spare word */
 }
 
-static void pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v)
+void enc_pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v)
 {
 	uint64_t pos = i * bits;
 	unsigned sh = (unsigned)(pos & 63);
@@ -346,10 +346,11 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 	free(slot);
 	free(code);
 	pl->ce.bits = (uint8_t)bits_for(nd > 1 ? nd - 1 : 0);
-	if (nd && packed_bytes(n, pl->ce.bits) + nd * 8 + dstr < n * 8 + all) {
+	if (nd &&
+	    enc_packed_bytes(n, pl->ce.bits) + nd * 8 + dstr < n * 8 + all) {
 		pl->ce.kind = STG_ENC_DICT;
 		pl->ce.dict_n = nd;
-		pl->data_bytes = packed_bytes(n, pl->ce.bits);
+		pl->data_bytes = enc_packed_bytes(n, pl->ce.bits);
 		pl->heap_bytes = dstr;
 		return plan_ztext(p, h, c, n, pl);
 	}
@@ -422,12 +423,12 @@ static void plan_for(stg_tablet_hdr *h, uint32_t c, stg_type t, uint64_t n,
 			hi = (uint64_t)v;
 	}
 	bits = bits_for(hi - lo); /* the difference fits 64 bits unsigned */
-	if (packed_bytes(n, bits) >= n * w)
+	if (enc_packed_bytes(n, bits) >= n * w)
 		return;
 	pl->ce.kind = STG_ENC_FOR;
 	pl->ce.bits = (uint8_t)bits;
 	pl->ce.base = lo;
-	pl->data_bytes = packed_bytes(n, bits);
+	pl->data_bytes = enc_packed_bytes(n, bits);
 }
 
 static void plans_free(col_plan *pl, uint32_t ncols)
@@ -579,8 +580,8 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 				hused += o.len;
 			}
 			for (uint64_t i = 0; i < n; i++)
-				pack((uint64_t *)dst, i, pl[c].ce.bits,
-				     pl[c].codes[i]);
+				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
+					 pl[c].codes[i]);
 			pos = al256(pos + pl[c].ce.dict_n * sizeof(stg_strref));
 		} else if (t == STG_T_TEXT) {
 			const stg_strref *sr = (const stg_strref *)src;
@@ -602,8 +603,8 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 			}
 		} else if (pl[c].ce.kind == STG_ENC_FOR) {
 			for (uint64_t i = 0; i < n; i++)
-				pack((uint64_t *)dst, i, pl[c].ce.bits,
-				     plain_val(src, t, i) - pl[c].ce.base);
+				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
+					 plain_val(src, t, i) - pl[c].ce.base);
 		} else {
 			memcpy(dst, src, n * w);
 		}

@@ -332,23 +332,6 @@ int zt_cell(const stg_colenc *e, uint64_t r, const char **s, uint32_t *len)
 
 /* ---- Encoding ------------------------------------------------------- */
 
-static uint64_t zt_packed(uint64_t n, unsigned bits)
-{
-	return ((n * bits + 63) / 64 + 1) * 8; /* a spare word */
-}
-
-static void zt_pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v)
-{
-	uint64_t pos = i * bits;
-	unsigned sh = (unsigned)(pos & 63);
-
-	if (bits == 0)
-		return;
-	wd[pos >> 6] |= v << sh;
-	if (sh && sh + bits > 64)
-		wd[(pos >> 6) + 1] |= v >> (64 - sh);
-}
-
 void zt_plan_free(zt_plan *z)
 {
 	free(z->blk);
@@ -398,7 +381,7 @@ int zt_plan_make(const stg_strref *sr, const uint32_t *nb, const char *heap,
 	z->nblk = nblk;
 	z->base = lo;
 	z->bits = hi > lo ? 64u - (unsigned)__builtin_clzll(hi - lo) : 0u;
-	z->len_bytes = zt_packed(n, z->bits);
+	z->len_bytes = enc_packed_bytes(n, z->bits);
 	/* not worth compressing when the lengths and the directory alone
 	 * come near the best so far */
 	if (!force && z->len_bytes + (nblk + 1) * sizeof(stg_zt_blk) >= limit) {
@@ -509,7 +492,7 @@ void zt_plan_write(const zt_plan *z, char *tablet, uint64_t rel,
 	uint64_t n = z->blk[z->nblk].row0;
 
 	for (uint64_t i = 0; i < n; i++)
-		zt_pack((uint64_t *)dst, i, z->bits, z->lens[i] - z->base);
+		enc_pack((uint64_t *)dst, i, z->bits, z->lens[i] - z->base);
 	memcpy(dst + dir, z->blk, (z->nblk + 1) * sizeof(stg_zt_blk));
 	memcpy(dst + zr, z->frames, z->z_bytes);
 	ce->kind = STG_ENC_ZTEXT;
@@ -662,7 +645,7 @@ const char *zt_check(stg_tablet_hdr *h, uint32_t col, uint64_t nrows)
 	if (ce->bits > 32 || ce->base > UINT32_MAX || ce->dict_n > nrows ||
 	    (nrows && ce->dict_n == 0))
 		return "compressed text: bad lengths or block count";
-	lb = zt_packed(nrows, ce->bits);
+	lb = enc_packed_bytes(nrows, ce->bits);
 	dir = (ce->dict_n + 1) * sizeof(stg_zt_blk);
 	if (ce->dict_rel != drel + lb || ce->z_rel != drel + lb + dir ||
 	    ce->bytes != (lb + dir + ce->z_bytes + 7) / 8 * 8 ||

@@ -538,6 +538,11 @@ static inline stg_col_enc *tab_encs(stg_tablet_hdr *h)
 {
 	return h->enc_rel ? (stg_col_enc *)((char *)h + h->enc_rel) : NULL;
 }
+/* Bit-packing of VACUUM's encodings (encode.c, encode_text.c): the
+ * bytes n fields of bits take (a spare word: readers load 8 bytes at
+ * once), and field i of wd set to v (wd zeroed first). */
+uint64_t enc_packed_bytes(uint64_t n, unsigned bits);
+void enc_pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v);
 /* A public descriptor of column c of tablet h (heap: its heap). */
 void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out);
 /* Rows [from, from + n) of column c of h, plain, into out (w bytes per

@@ -144,4 +144,31 @@ static inline char *su_rows(gpmdb *db, const char *sql, char *buf, size_t size)
 	return buf;
 }
 
+/* Field k of column col's row of PRAGMA storage_info(t)
+ * (cid|name|type|encoding|...), "" when there is none; a static buffer. */
+static inline const char *su_storage_info(gpmdb *db, const char *t, int col,
+					  int k)
+{
+	static char buf[1 << 16], out[128];
+	char q[128];
+	const char *p;
+	int line = 0;
+
+	snprintf(q, sizeof(q), "PRAGMA storage_info(%s)", t);
+	p = su_rows(db, q, buf, sizeof(buf));
+	while (p && *p && line < col) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+		line++;
+	}
+	for (int i = 0; p && i < k; i++) {
+		p = strchr(p, '|');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return "";
+	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "|\n"), p);
+	return out;
+}
+
 #endif /* GPMDB_TEST_SQL_UTIL_H */

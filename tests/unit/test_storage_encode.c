@@ -33,31 +33,6 @@ static char *rows(gpmdb *db, const char *sql)
 	return su_rows(db, sql, buf, sizeof(buf));
 }
 
-/* Field k of column col's storage_info row (cid|name|type|encoding|...). */
-static const char *info(gpmdb *db, const char *t, int col, int k)
-{
-	static char out[128];
-	char q[128];
-	const char *p;
-	int line = 0;
-
-	snprintf(q, sizeof(q), "PRAGMA storage_info(%s)", t);
-	p = rows(db, q);
-	while (p && *p && line < col) {
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
-		line++;
-	}
-	for (int i = 0; p && i < k; i++) {
-		p = strchr(p, '|');
-		p = p ? p + 1 : NULL;
-	}
-	if (!p)
-		return "";
-	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "|\n"), p);
-	return out;
-}
-
 static void check_ok(gpmdb *db)
 {
 	CHECKF(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"), "%s",
@@ -168,22 +143,22 @@ static void test_for_dict_roundtrip(void)
 	after = dump(db, "t");
 	CHECK(before && after && !strcmp(before, after));
 	/* a: INT64_MIN + 1 .. + 8191: a frame at the bottom of int64 */
-	CHECKF(!strncmp(info(db, "t", 0, 3), "for ", 4), "a: %s",
-	       info(db, "t", 0, 3));
-	CHECKF(!strncmp(info(db, "t", 2, 3), "dict ", 5), "s: %s",
-	       info(db, "t", 2, 3));
+	CHECKF(!strncmp(su_storage_info(db, "t", 0, 3), "for ", 4), "a: %s",
+	       su_storage_info(db, "t", 0, 3));
+	CHECKF(!strncmp(su_storage_info(db, "t", 2, 3), "dict ", 5), "s: %s",
+	       su_storage_info(db, "t", 2, 3));
 	/* all equal: 0 bits; all NULL: 0 bits with its NULL bitmap */
-	CHECKF(!strcmp(info(db, "t", 4, 3), "for 0 bits"), "e: %s",
-	       info(db, "t", 4, 3));
-	CHECKF(!strcmp(info(db, "t", 4, 5), "0"), "e nulls: %s",
-	       info(db, "t", 4, 5));
-	CHECKF(!strcmp(info(db, "t", 5, 3), "for 0 bits"), "z: %s",
-	       info(db, "t", 5, 3));
-	CHECKF(strcmp(info(db, "t", 5, 5), "0"), "z nulls: %s",
-	       info(db, "t", 5, 5));
+	CHECKF(!strcmp(su_storage_info(db, "t", 4, 3), "for 0 bits"), "e: %s",
+	       su_storage_info(db, "t", 4, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 4, 5), "0"), "e nulls: %s",
+	       su_storage_info(db, "t", 4, 5));
+	CHECKF(!strcmp(su_storage_info(db, "t", 5, 3), "for 0 bits"), "z: %s",
+	       su_storage_info(db, "t", 5, 3));
+	CHECKF(strcmp(su_storage_info(db, "t", 5, 5), "0"), "z nulls: %s",
+	       su_storage_info(db, "t", 5, 5));
 	/* k: 14 strings ('key0', 'key0y', ...): codes of 4 bits */
-	CHECKF(!strcmp(info(db, "t", 3, 3), "dict 4 bits"), "k: %s",
-	       info(db, "t", 3, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 3, 3), "dict 4 bits"), "k: %s",
+	       su_storage_info(db, "t", 3, 3));
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE s = ''"),
 		      su_scalar(db, "SELECT count(*) FROM t WHERE b % 3 = 1")));
 	CHECK(
@@ -217,8 +192,8 @@ static void test_int64_max(void)
 	CHECK(!strcmp(su_scalar(db, "SELECT min(a) FROM t"),
 		      "-9223372036854775808"));
 	/* the last tablet spans all of int64: kept plain */
-	CHECKF(strstr(info(db, "t", 0, 3), "plain") != NULL, "a: %s",
-	       info(db, "t", 0, 3));
+	CHECKF(strstr(su_storage_info(db, "t", 0, 3), "plain") != NULL, "a: %s",
+	       su_storage_info(db, "t", 0, 3));
 	check_ok(db);
 	free(before);
 	free(after);
@@ -272,9 +247,9 @@ static void test_widen(void)
 		 GPMDB_OK);
 	after = dump(db, "t");
 	CHECK(before && after && !strcmp(before, after));
-	CHECKF(!strncmp(info(db, "t", 1, 3), "for ", 4) &&
-		   !strstr(info(db, "t", 1, 3), "plain"),
-	       "b: %s", info(db, "t", 1, 3));
+	CHECKF(!strncmp(su_storage_info(db, "t", 1, 3), "for ", 4) &&
+		   !strstr(su_storage_info(db, "t", 1, 3), "plain"),
+	       "b: %s", su_storage_info(db, "t", 1, 3));
 	check_ok(db);
 	/* an UPDATE of every row rolled back: 8192 HCL entries, the undo
 	 * on every core (tablet.c par_visit), then the encoded tablets
@@ -284,21 +259,22 @@ static void test_widen(void)
 	free(after);
 	after = dump(db, "t");
 	CHECK(before && after && !strcmp(before, after));
-	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strstr(su_storage_info(db, "t", 1, 3), "plain"), "b: %s",
+	       su_storage_info(db, "t", 1, 3));
 	check_ok(db);
 	CHECK_RC(su_exec(db, "DELETE FROM t WHERE a = 3000"), GPMDB_OK);
-	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strstr(su_storage_info(db, "t", 1, 3), "plain"), "b: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK_RC(su_exec(db, "UPDATE t SET b = 1000, s = 'new' WHERE a = 5"),
 		 GPMDB_OK);
 	/* tablet 0 (rows 0..1023) widened */
-	CHECKF(strstr(info(db, "t", 1, 3), "plain 1 tablet") != NULL, "b: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(strstr(su_storage_info(db, "t", 1, 3), "plain 1 tablet") != NULL,
+	       "b: %s", su_storage_info(db, "t", 1, 3));
 	CHECK_RC(su_exec(db, "INSERT INTO t VALUES (1, 2, 'n', 'n', 7, 1)"),
 		 GPMDB_OK);
-	CHECKF(strstr(info(db, "t", 1, 3), "plain 2 tablets") != NULL, "b: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(strstr(su_storage_info(db, "t", 1, 3), "plain 2 tablets") !=
+		   NULL,
+	       "b: %s", su_storage_info(db, "t", 1, 3));
 	CHECK(!strcmp(su_scalar(db, "SELECT b FROM t WHERE a = 5"), "1000"));
 	CHECK(!strcmp(su_scalar(db, "SELECT s FROM t WHERE a = 5"), "new"));
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = 1000"),
@@ -311,8 +287,8 @@ static void test_widen(void)
 	free(after);
 	after = dump(db, "t");
 	CHECK(before && after && !strcmp(before, after));
-	CHECKF(!strstr(info(db, "t", 1, 3), "plain"), "b: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strstr(su_storage_info(db, "t", 1, 3), "plain"), "b: %s",
+	       su_storage_info(db, "t", 1, 3));
 	/* the index agrees with the rows */
 	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t WHERE b = 1000"),
 		      "1"));
@@ -335,17 +311,17 @@ static void test_auto_encode(void)
 			     "INSERT INTO u VALUES (1, 'a'), (2, 'a'), (3, "
 			     "'b'), (4, 'a'), (5, 'b'), (6, 'a')"),
 		 GPMDB_OK);
-	CHECKF(!strcmp(info(db, "u", 0, 3), "for 3 bits"), "a: %s",
-	       info(db, "u", 0, 3));
+	CHECKF(!strcmp(su_storage_info(db, "u", 0, 3), "for 3 bits"), "a: %s",
+	       su_storage_info(db, "u", 0, 3));
 	CHECK_RC(su_exec(db, "UPDATE u SET a = 100 WHERE s = 'b'"), GPMDB_OK);
-	CHECKF(!strcmp(info(db, "u", 0, 3), "for 7 bits"), "a: %s",
-	       info(db, "u", 0, 3));
+	CHECKF(!strcmp(su_storage_info(db, "u", 0, 3), "for 7 bits"), "a: %s",
+	       su_storage_info(db, "u", 0, 3));
 	CHECK(!strcmp(su_scalar(db, "SELECT sum(a) FROM u"), "213"));
 	CHECK(su_exec(db, "PRAGMA auto_encode = maybe") != GPMDB_OK);
 	CHECK_RC(su_exec(db, "PRAGMA auto_encode = OFF"), GPMDB_OK);
 	CHECK_RC(su_exec(db, "INSERT INTO u VALUES (7, 'c')"), GPMDB_OK);
-	CHECKF(!strcmp(info(db, "u", 0, 3), "plain"), "a: %s",
-	       info(db, "u", 0, 3));
+	CHECKF(!strcmp(su_storage_info(db, "u", 0, 3), "plain"), "a: %s",
+	       su_storage_info(db, "u", 0, 3));
 	check_ok(db);
 	gpmdb_close(db);
 }
@@ -469,7 +445,7 @@ static void test_version3(void)
 	CHECK_RC(su_exec(db, "PRAGMA auto_encode = ON; INSERT INTO v VALUES "
 			     "(4)"),
 		 GPMDB_OK);
-	CHECK(!strcmp(info(db, "v", 0, 3), "plain"));
+	CHECK(!strcmp(su_storage_info(db, "v", 0, 3), "plain"));
 	CHECK(gpmdb_exec(db, "VACUUM", NULL, NULL, &err) == GPMDB_UNSUPPORTED);
 	CHECKF(err && strstr(err, "format version 3") &&
 		   strstr(err, "VACUUM INTO"),

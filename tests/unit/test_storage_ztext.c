@@ -33,31 +33,6 @@ static char *rows(gpmdb *db, const char *sql)
 	return su_rows(db, sql, buf, sizeof(buf));
 }
 
-/* Field k of column col's storage_info row (cid|name|type|encoding|...). */
-static const char *info(gpmdb *db, const char *t, int col, int k)
-{
-	static char out[128];
-	char q[128];
-	const char *p;
-	int line = 0;
-
-	snprintf(q, sizeof(q), "PRAGMA storage_info(%s)", t);
-	p = rows(db, q);
-	while (p && *p && line < col) {
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
-		line++;
-	}
-	for (int i = 0; p && i < k; i++) {
-		p = strchr(p, '|');
-		p = p ? p + 1 : NULL;
-	}
-	if (!p)
-		return "";
-	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "|\n"), p);
-	return out;
-}
-
 static void check_ok(gpmdb *db)
 {
 	CHECKF(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"), "%s",
@@ -149,8 +124,8 @@ static void test_roundtrip(void)
 		 su_scalar(db, "SELECT sum(length(c)) || ',' || count(c) || "
 			       "',' || count(n) FROM t"));
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
-	CHECKF(!strncmp(info(db, "t", 1, 3), "zstd", 4), "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strncmp(su_storage_info(db, "t", 1, 3), "zstd", 4), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK(digest(db, DUMP) == before);
 	check_ok(db);
 	reopen(&db);
@@ -251,8 +226,8 @@ static void test_huge(void)
 	gpmdb_finalize(s);
 	before = digest(db, "SELECT a, c FROM t ORDER BY a");
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
-	CHECKF(!strcmp(info(db, "t", 1, 3), "zstd"), "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 1, 3), "zstd"), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK(digest(db, "SELECT a, c FROM t ORDER BY a") == before);
 	CHECK(!strcmp(su_scalar(db, "SELECT length(c) || substr(c, 70000, 5) "
 				    "FROM t WHERE a = 8"),
@@ -294,8 +269,8 @@ static void test_incompressible(void)
 	CHECK_RC(su_exec(db, "COMMIT"), GPMDB_OK);
 	before = digest(db, "SELECT a, c FROM t ORDER BY a");
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
-	CHECKF(!strcmp(info(db, "t", 1, 3), "plain"), "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 1, 3), "plain"), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK(digest(db, "SELECT a, c FROM t ORDER BY a") == before);
 	check_ok(db);
 	gpmdb_close(db);
@@ -314,14 +289,14 @@ static void test_widen(void)
 	CHECK_RC(su_exec(db, "BEGIN; UPDATE t SET a = a + 1 WHERE a = 5000; "
 			     "ROLLBACK"),
 		 GPMDB_OK);
-	CHECKF(!strcmp(info(db, "t", 1, 3), "zstd"), "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 1, 3), "zstd"), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK(digest(db, DUMP) == before);
 	check_ok(db);
 	CHECK_RC(su_exec(db, "UPDATE t SET n = 'changed' WHERE a = 5000"),
 		 GPMDB_OK);
-	CHECKF(strstr(info(db, "t", 1, 3), "plain 1 tablet") != NULL, "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(strstr(su_storage_info(db, "t", 1, 3), "plain 1 tablet") != NULL,
+	       "c: %s", su_storage_info(db, "t", 1, 3));
 	CHECK_RC(su_exec(db, "UPDATE t SET n = 'rare' WHERE a = 5000"),
 		 GPMDB_OK);
 	CHECK(digest(db, DUMP) == before);
@@ -338,8 +313,8 @@ static void test_widen(void)
 	before = digest(db, DUMP);
 	check_ok(db);
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
-	CHECKF(!strcmp(info(db, "t", 1, 3), "zstd"), "c: %s",
-	       info(db, "t", 1, 3));
+	CHECKF(!strcmp(su_storage_info(db, "t", 1, 3), "zstd"), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
 	CHECK(digest(db, DUMP) == before);
 	check_ok(db);
 	reopen(&db);
@@ -414,10 +389,10 @@ static void test_version4(void)
 	CHECK_RC(gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, NULL),
 		 GPMDB_OK);
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
-	CHECKF(!strstr(info(db, "t", 1, 3), "zstd"), "c: %s",
-	       info(db, "t", 1, 3));
-	CHECKF(!strncmp(info(db, "t", 0, 3), "for", 3), "a: %s",
-	       info(db, "t", 0, 3));
+	CHECKF(!strstr(su_storage_info(db, "t", 1, 3), "zstd"), "c: %s",
+	       su_storage_info(db, "t", 1, 3));
+	CHECKF(!strncmp(su_storage_info(db, "t", 0, 3), "for", 3), "a: %s",
+	       su_storage_info(db, "t", 0, 3));
 	check_ok(db);
 	gpmdb_close(db);
 }
