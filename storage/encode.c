@@ -288,10 +288,8 @@ static uint64_t str_hash(const char *s, uint32_t n)
 }
 
 /* TEXT column c: a dictionary when it is smaller than the plain array
- * and the strings.  Fails only for memory. */
-static int plan_ztext(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
-		      col_plan *pl);
-
+ * and the strings (plan_ztext then tries compression).  Fails only for
+ * memory. */
 static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		     col_plan *pl)
 {
@@ -353,7 +351,7 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		pl->ce.dict_n = nd;
 		pl->data_bytes = enc_packed_bytes(n, pl->ce.bits);
 		pl->heap_bytes = dstr;
-		return plan_ztext(p, h, c, n, pl);
+		return GPMDB_OK;
 	}
 	free(pl->codes);
 	free(pl->dict);
@@ -362,7 +360,7 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 	pl->ce.bits = 0;
 	pl->data_bytes = n * sizeof(stg_strref);
 	pl->heap_bytes = all;
-	return plan_ztext(p, h, c, n, pl);
+	return GPMDB_OK;
 }
 
 /* TEXT column c compressed (format version 5) when that is smaller than
@@ -495,6 +493,12 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 		else
 			plan_for(h, k, t, n, &pl[k]);
 	}
+	/* then compressed TEXT where it is smaller, a column at a time: its
+	 * blocks are compressed on every core (inside, nested loops would
+	 * run on one) */
+	for (c = 0; c < ncols; c++)
+		if (prc[c] == GPMDB_OK && cc[c].type == STG_T_TEXT)
+			prc[c] = plan_ztext(p, h, c, n, &pl[c]);
 	for (c = 0; c < ncols; c++) {
 		if (prc[c] != GPMDB_OK && rc == GPMDB_OK)
 			rc = prc[c];
