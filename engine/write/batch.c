@@ -1346,15 +1346,13 @@ static int match_keys(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	/* backend=gpu, one integer-like key column: one pass over the
 	 * cached column on the GPU (batch_keys_gpu.c) */
 	if (nt == 1 && n > 0) {
-		bgpu_keymatch gm;
 		int grc;
 
 		if (bgpu_match_keys(db, tid, &sch->cols[terms[0].col],
 				    terms[0].col, kc[0].values, kc[0].nulls,
-				    nomatch, (uint64_t)n, used, keep, &gm,
+				    nomatch, (uint64_t)n, used, keep, m,
 				    &grc)) {
 			rc = grc;
-			*m = gm;
 			goto out;
 		}
 	}
@@ -1557,26 +1555,23 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 	}
 	/* backend=gpu: the matches may stay on the device, the values go
 	 * there and the HCL kernels write them (batch_keys_gpu.c) */
+	for (int c = 0; c < sch->ncols; c++)
+		if (set[c].kind != BS_NONE)
+			ucols[nset++] = (uint32_t)c;
 	{
-		uint32_t sc[STG_MAX_COLUMNS];
-		int ns = 0;
 		char why[400];
 
-		for (int c = 0; c < sch->ncols; c++)
-			if (set[c].kind != BS_NONE)
-				sc[ns++] = (uint32_t)c;
 		keep = db->backend == 2 &&
-		       !bgpu_update_dev_declines(db, tid, sch, ns, sc, why,
+		       !bgpu_update_dev_declines(db, tid, sch, nset, ucols, why,
 						 sizeof(why));
 	}
 	if ((rc = match_keys(&st->x, tid, sch, terms, nt, n, used, keep, &m)))
 		goto out;
 	/* the new values, by batch row; only rows that matched can fail */
 	ph = wp_to(db, WP_BIND);
-	for (int c = 0; c < sch->ncols; c++) {
-		if (set[c].kind == BS_NONE)
-			continue;
-		ucols[nset++] = (uint32_t)c;
+	for (int j = 0; j < nset; j++) {
+		int c = (int)ucols[j];
+
 		rc = conv_column(&st->x, hold, &set[c], &sch->cols[c],
 				 sch->name, n, used, NULL, true, &pc[c], &e);
 		if (rc && rc != e.rc)
@@ -1586,7 +1581,7 @@ static int fast_update(gpmdb_stmt *st, ast_stmt *s, int64_t n, int *rcp)
 		rc = berr_raise(db, &e, "parameter row");
 		goto out;
 	}
-	if (m.drowid || (keep && !m.rowid)) {
+	if (m.drowid) {
 		/* the match stayed on the device: the values follow it */
 		stg_col_batch dvals[64];
 

@@ -37,7 +37,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 static struct {
 	uint64_t batches, rows, host;
@@ -47,14 +46,6 @@ static struct {
 	char host_why[400];
 } bc_stat;
 static pthread_mutex_t bc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static double bc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 bool bcap_wanted(gpmdb *db)
 {
@@ -90,7 +81,7 @@ static void bc_done(uint64_t n, const gpu_cap_timing *t, double cache_ms,
 	bc_stat.log_ms = log_ms;
 	bc_stat.data_ms = data_ms;
 	bc_stat.log_bytes = t->bytes;
-	bc_stat.total_ms = bc_now_ms() - t0;
+	bc_stat.total_ms = wp_now_ms() - t0;
 	pthread_mutex_unlock(&bc_lock);
 }
 
@@ -219,10 +210,10 @@ static int bc_build(gpmdb *db, const char *op, uint32_t tid,
 		return bc_decline(op, why);
 	/* the cache loads what the GPU filter did not (an upload) */
 	ph = wp_to(db, WP_UPLOAD);
-	t0 = bc_now_ms();
+	t0 = wp_now_ms();
 	rc = bc_sources(db, tid, sch, ncols, cols, src, &live, &nlive, rows,
 			db->gpu_persist == BCAP_PERSIST_CAP, why, sizeof(why));
-	*cache_ms = bc_now_ms() - t0;
+	*cache_ms = wp_now_ms() - t0;
 	if (rc) {
 		wp_to(db, ph);
 		return bc_decline(op, why);
@@ -305,7 +296,7 @@ int bcap_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 	gpu_cap_batch *b = NULL;
 	gpu_cap_timing t = {0};
 	uint64_t added = 0, bytes = 0;
-	double t0 = bc_now_ms(), cache_ms = 0, log_ms, data_ms;
+	double t0 = wp_now_ms(), cache_ms = 0, log_ms, data_ms;
 	int rc, ph = wp_to(db, WP_KEYCHECK);
 
 	if (ncols < 1 || ncols > 64) {
@@ -336,12 +327,12 @@ int bcap_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 	if ((rc = bc_segment(db, tid, n, ncols, cols, &lay, &seg)))
 		goto out;
 	wp_to(db, WP_LOG);
-	log_ms = bc_now_ms();
+	log_ms = wp_now_ms();
 	if ((rc = bc_log(db, &seg, b, &t)))
 		goto out;
-	log_ms = bc_now_ms() - log_ms;
+	log_ms = wp_now_ms() - log_ms;
 	wp_to(db, WP_DATA);
-	data_ms = bc_now_ms();
+	data_ms = wp_now_ms();
 	if (stg_cap_update_apply(db->pool, &lay, ncols, cols, rowids, n, vals,
 				 &bytes) ||
 	    stg_hcl_end(db->pool, tid, &seg, bytes, false, 0)) {
@@ -349,7 +340,7 @@ int bcap_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 		goto out;
 	}
 	gpu_cap_note(1);
-	data_ms = bc_now_ms() - data_ms;
+	data_ms = wp_now_ms() - data_ms;
 	wp_bytes(db, WP_LOG, t.bytes);
 	wp_to(db, WP_INDEX);
 	if (stg_index_update_end(db->pool, tid, ncols, cols, rowids, n)) {
@@ -373,7 +364,7 @@ int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	gpu_cap_batch *b = NULL;
 	gpu_cap_timing t = {0};
 	uint64_t added = 0, set = 0;
-	double t0 = bc_now_ms(), cache_ms = 0, log_ms, data_ms;
+	double t0 = wp_now_ms(), cache_ms = 0, log_ms, data_ms;
 	int rc, ph = wp_to(db, WP_KEYCHECK);
 
 	if ((rc = bcap_check_rows(db, sch, 0, NULL, rowids, n, NULL)))
@@ -390,12 +381,12 @@ int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	if ((rc = bc_segment(db, tid, n, 0, NULL, &lay, &seg)))
 		goto out;
 	wp_to(db, WP_LOG);
-	log_ms = bc_now_ms();
+	log_ms = wp_now_ms();
 	if ((rc = bc_log(db, &seg, b, &t)))
 		goto out;
-	log_ms = bc_now_ms() - log_ms;
+	log_ms = wp_now_ms() - log_ms;
 	wp_to(db, WP_DATA);
-	data_ms = bc_now_ms();
+	data_ms = wp_now_ms();
 	if (stg_cap_delete_apply(db->pool, &lay, rowids, n, &set)) {
 		rc = db_err_stg(db);
 		goto out;
@@ -408,7 +399,7 @@ int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		goto out;
 	}
 	gpu_cap_note(1);
-	data_ms = bc_now_ms() - data_ms;
+	data_ms = wp_now_ms() - data_ms;
 	wp_bytes(db, WP_LOG, t.bytes);
 	bc_done(n, &t, cache_ms, log_ms, data_ms, t0);
 	rc = GPMDB_OK;

@@ -58,7 +58,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 /* PRAGMA gpu_persist (batch_cap.h): host is the CAP of before issue 16 */
@@ -283,14 +282,6 @@ static void bg_glay(const stg_gpu_layout *l, gpu_tab_layout *g)
 	g->ncols = l->ncols;
 }
 
-static double bg_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Where a GPU INSERT's host time went, kept for PRAGMA gpu_write_stats
  * (docs/gpu.md "INSERT pipeline"): storage's and the registration's
  * cumulative timers read before (b) and after (a). */
@@ -512,11 +503,11 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		return bg_cpu_append(db, tid, cols, nrows);
 	/* the GPU's setup and the pool's registration */
 	bg_ins_times_get(db, &tb);
-	setup_ms = bg_now_ms();
+	setup_ms = wp_now_ms();
 	ph = wp_to(db, WP_RESERVE);
 	want = bg_choose(db, "INSERT", bg_table_has_text(db, tid, &sch));
 	wp_to(db, ph);
-	setup_ms = bg_now_ms() - setup_ms;
+	setup_ms = wp_now_ms() - setup_ms;
 	if (want <= 0 || !sch) {
 		stg_schema_free(sch);
 		return want < 0 ? db->errcode

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "batch_gpu.h"
 #include "batch_keys_gpu.h"
@@ -39,14 +38,6 @@ static struct {
 	char why[400];
 } bk_stat;
 
-static double bk_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static int bk_decline(const char *why)
 {
 	pthread_mutex_lock(&bk_lock);
@@ -63,9 +54,8 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 {
 	gcache_colref kc, rc_rows;
 	gpu_keymatch_in in;
-	gpu_keymatch_out o;
 	char why[600];
-	double t0 = bk_now_ms(), t1;
+	double t0 = wp_now_ms(), t1;
 	int r;
 
 	memset(m, 0, sizeof(*m));
@@ -101,7 +91,7 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 				  &rc_rows, why, sizeof(why));
 		in.rowids = r == GPMDB_OK ? rc_rows.col.data : NULL;
 	}
-	t1 = bk_now_ms();
+	t1 = wp_now_ms();
 	if (r != GPMDB_OK) {
 		/* a column the cache cannot hold: the index's probe, which
 		 * needs no copy of the whole column */
@@ -114,20 +104,13 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 	}
 	in.col = kc.col;
 	in.nrows = kc.nrows;
-	r = gpu_key_match(&in, used, &o, why, sizeof(why));
+	r = gpu_key_match(&in, used, m, why, sizeof(why));
 	exec_gpu_unlock();
 	if (r != GPMDB_OK) {
 		*rc = db_err(db, r, "GPU key match: %s", why);
 		return 1;
 	}
-	m->rowid = o.rowid;
-	m->prow = o.prow;
-	m->drowid = o.drowid;
-	m->dprow = o.dprow;
-	memcpy(m->rng, o.rng, sizeof(m->rng));
-	m->n = o.n;
-	m->changes = o.changes;
-	wp_bytes(db, WP_LOCATE, n * in.width + o.n * 16);
+	wp_bytes(db, WP_LOCATE, n * in.width + m->n * 16);
 	wp_path(db,
 		"%llu keys matched on the GPU in one pass over column %s "
 		"(%llu rows%s)",
@@ -136,13 +119,13 @@ int bgpu_match_keys(gpmdb *db, uint32_t tid, const stg_column_info *ci, int col,
 	pthread_mutex_lock(&bk_lock);
 	bk_stat.batches++;
 	bk_stat.keys += n;
-	bk_stat.rows += o.n;
+	bk_stat.rows += m->n;
 	bk_stat.load_ms = t1 - t0;
-	bk_stat.upload_ms = o.upload_ms;
-	bk_stat.sort_ms = o.sort_ms;
-	bk_stat.probe_ms = o.probe_ms;
-	bk_stat.download_ms = o.download_ms;
-	bk_stat.total_ms = bk_now_ms() - t0;
+	bk_stat.upload_ms = m->upload_ms;
+	bk_stat.sort_ms = m->sort_ms;
+	bk_stat.probe_ms = m->probe_ms;
+	bk_stat.download_ms = m->download_ms;
+	bk_stat.total_ms = wp_now_ms() - t0;
 	pthread_mutex_unlock(&bk_lock);
 	return 1;
 }

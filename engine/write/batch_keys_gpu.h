@@ -9,20 +9,13 @@
 
 #include "../engine.h"
 
-/* Matched live rows: row ids ascending, each with the last parameter row
- * whose key it has (malloc'd); changes: parameter rows that matched, once
- * per matching row.  Kept on the device instead (rowid and prow NULL):
- * drowid and dprow, with rng the least and greatest row id and 1 (they
- * are strictly increasing).  bgpu_keymatch_free frees either. */
-typedef struct bgpu_keymatch {
-	uint64_t *rowid;
-	int64_t *prow;
-	uint64_t n;
-	long long changes;
-	uint64_t *drowid;
-	int64_t *dprow;
-	uint64_t rng[3];
-} bgpu_keymatch;
+#include "../../gpu/keymatch.h"
+
+/* Matched live rows (gpu/keymatch.h gpu_keymatch_out, which the host
+ * paths of batch.c fill too): row ids ascending, each with the last
+ * parameter row whose key it has; or kept on the device (drowid, dprow,
+ * rng).  bgpu_keymatch_free frees either. */
+typedef gpu_keymatch_out bgpu_keymatch;
 
 void bgpu_keymatch_free(bgpu_keymatch *m);
 

@@ -35,6 +35,11 @@ static uint64_t wp_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+double wp_now_ms(void)
+{
+	return (double)wp_now() / 1e6;
+}
+
 static uint64_t wp_persisted(gpmdb *db)
 {
 	stg_stats s;

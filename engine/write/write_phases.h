@@ -63,6 +63,8 @@ void wp_bytes(gpmdb *db, int ph, uint64_t n);
  * timing splits the wall time its caller charged to one phase). */
 void wp_move(gpmdb *db, int from, int to, uint64_t ns);
 void wp_note_gpu(gpmdb *db);
+/* CLOCK_MONOTONIC in milliseconds (the write paths' own timings). */
+double wp_now_ms(void);
 /* The batch path's description (EXPLAIN ANALYZE shows it). */
 void wp_path(gpmdb *db, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
