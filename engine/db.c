@@ -1,6 +1,7 @@
 /*
  * db.c - connections: open/close, the error state, gpmdb_exec.
  */
+#include "../gpu/gpu.h"
 #include "engine.h"
 #include "write/batch_gpu.h"
 
@@ -121,6 +122,8 @@ int gpmdb_open_v2(const char *path, gpmdb **out, int flags,
 	if (opts)
 		so.max_size = opts->max_size;
 	bgpu_before_open(db); /* GPU recovery hook */
+	if (db->backend == 2)
+		gpu_init_async(); /* CUDA's setup beside the pool's open */
 	rc = stg_open(path, &so, &db->pool, msg, sizeof(msg));
 	if (rc)
 		return db_err(db, rc, "%s", msg[0] ? msg : gpmdb_errstr(rc));

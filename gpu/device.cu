@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -108,7 +109,8 @@ static int gpu_make_pool(char *err, size_t errlen)
  * mapping this process has not touched yet, and one core faulting its
  * pages in and copying them moved 4.4 GB/s (960 MB in 216 ms at SF10 on
  * the H200). */
-#define GPU_STAGE_BYTES (64u << 20)
+#define GPU_STAGE_DEFAULT_MB 64
+static size_t gpu_stage_bytes; /* set with the buffers' allocation */
 #define GPU_STAGE_PIECE (1u << 20)
 static char *gpu_stage[2];
 static cudaEvent_t gpu_stage_ev[2];
@@ -204,28 +206,151 @@ extern "C" uint64_t gpu_init_us(void)
 	return gpu_setup_us;
 }
 
+/* gpu_setup once (gpu_lock held) */
+static void gpu_setup_once(void)
+{
+	struct timespec t0, t1;
+
+	if (gpu_state)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gpu_rc = gpu_setup(gpu_msg, sizeof(gpu_msg));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	gpu_setup_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+				  (t1.tv_nsec - t0.tv_nsec) / 1000);
+	if (gpu_rc)
+		gpu_teardown();
+	gpu_state = 1;
+}
+
 extern "C" int gpu_init(char *err, size_t errlen)
 {
 	int rc;
 
 	pthread_mutex_lock(&gpu_lock);
-	if (!gpu_state) {
-		struct timespec t0, t1;
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		gpu_rc = gpu_setup(gpu_msg, sizeof(gpu_msg));
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		gpu_setup_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
-					  (t1.tv_nsec - t0.tv_nsec) / 1000);
-		if (gpu_rc)
-			gpu_teardown();
-		gpu_state = 1;
-	}
+	gpu_setup_once();
 	rc = gpu_rc;
 	if (rc && err && errlen)
 		snprintf(err, errlen, "%s", gpu_msg);
 	pthread_mutex_unlock(&gpu_lock);
 	return rc;
+}
+
+/*
+ * Why: CUDA's driver and context creation take 140-250 ms (H200,
+ * persistence mode on) and the staging buffers' pinning 50-60 ms more,
+ * all of it on the first GPU statement of a process.  A connection
+ * opened with backend=gpu starts them at open on a thread of their own,
+ * so they overlap what the program and the statement do on the host
+ * first (an INSERT's conversion and checks, parsing, planning).  The
+ * thread holds gpu_lock throughout: a gpu_init meanwhile waits for it
+ * and finds everything made.  Joined by gpu_init_async_join (at close),
+ * never left running into exit().
+ */
+static pthread_t gpu_pre_thr;
+static int gpu_pre_on; /* a thread started and not joined */
+static uint64_t gpu_pre_us;
+
+static int gpu_stage_alloc(char *err, size_t errlen)
+{
+	if (!gpu_stage_bytes) {
+		/* GPMDB_GPU_STAGE_MB: a measurement switch */
+		const char *e = getenv("GPMDB_GPU_STAGE_MB");
+		long mb = e ? atol(e) : 0;
+
+		gpu_stage_bytes =
+		    (size_t)(mb >= 1 && mb <= 1024 ? mb : GPU_STAGE_DEFAULT_MB)
+		    << 20;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!gpu_stage[i])
+			GPU_TRY(cudaHostAlloc((void **)&gpu_stage[i],
+					      gpu_stage_bytes,
+					      cudaHostAllocDefault));
+		if (!gpu_stage_ev[i])
+			GPU_TRY(cudaEventCreateWithFlags(
+			    &gpu_stage_ev[i], cudaEventDisableTiming));
+	}
+	return GPMDB_OK;
+}
+
+static void *gpu_pre_main(void *arg)
+{
+	struct timespec t0, t1;
+	char err[256];
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_lock(&gpu_lock);
+	gpu_setup_once();
+	/* a failure here is not reported: the staged upload allocates
+	 * again and says why */
+	if (gpu_rc == GPMDB_OK && gpu_stage_alloc(err, sizeof(err)))
+		(void)cudaGetLastError();
+	pthread_mutex_unlock(&gpu_lock);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	gpu_pre_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+				(t1.tv_nsec - t0.tv_nsec) / 1000);
+	return NULL;
+}
+
+/* fork() waits for the thread's critical section (a child must not
+ * inherit gpu_lock taken); the child has no thread to join */
+static void gpu_fork_prepare(void)
+{
+	pthread_mutex_lock(&gpu_lock);
+}
+
+static void gpu_fork_parent(void)
+{
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+static void gpu_fork_child(void)
+{
+	gpu_pre_on = 0;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+static pthread_once_t gpu_fork_once = PTHREAD_ONCE_INIT;
+
+static void gpu_fork_hooks(void)
+{
+	(void)pthread_atfork(gpu_fork_prepare, gpu_fork_parent, gpu_fork_child);
+}
+
+extern "C" void gpu_init_async(void)
+{
+	const char *e = getenv("GPMDB_GPU_PRESTART");
+
+	if (e && !strcmp(e, "0"))
+		return; /* a measurement switch */
+	(void)pthread_once(&gpu_fork_once, gpu_fork_hooks);
+	pthread_mutex_lock(&gpu_lock);
+	if (!gpu_state && !gpu_pre_on &&
+	    pthread_create(&gpu_pre_thr, NULL, gpu_pre_main, NULL) == 0)
+		gpu_pre_on = 1;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+extern "C" void gpu_init_async_join(void)
+{
+	pthread_t t;
+
+	pthread_mutex_lock(&gpu_lock);
+	if (!gpu_pre_on) {
+		pthread_mutex_unlock(&gpu_lock);
+		return;
+	}
+	t = gpu_pre_thr;
+	gpu_pre_on = 0;
+	pthread_mutex_unlock(&gpu_lock);
+	(void)pthread_join(t, NULL);
+}
+
+extern "C" uint64_t gpu_init_async_us(void)
+{
+	return gpu_pre_us;
 }
 
 extern "C" int gpu_available(void)
@@ -381,18 +506,11 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 
 	if (rc || n == 0)
 		return rc;
-	for (int i = 0; i < 2; i++) {
-		if (!gpu_stage[i])
-			GPU_TRY(cudaHostAlloc((void **)&gpu_stage[i],
-					      GPU_STAGE_BYTES,
-					      cudaHostAllocDefault));
-		if (!gpu_stage_ev[i])
-			GPU_TRY(cudaEventCreateWithFlags(
-			    &gpu_stage_ev[i], cudaEventDisableTiming));
-	}
-	for (size_t off = 0; off < n; off += GPU_STAGE_BYTES) {
+	if ((rc = gpu_stage_alloc(err, errlen)))
+		return rc;
+	for (size_t off = 0; off < n; off += gpu_stage_bytes) {
 		size_t c =
-		    n - off < GPU_STAGE_BYTES ? n - off : GPU_STAGE_BYTES;
+		    n - off < gpu_stage_bytes ? n - off : gpu_stage_bytes;
 		int b = gpu_stage_next;
 		gpu_stage_next ^= 1;
 		/* the DMA that last read this buffer is done */

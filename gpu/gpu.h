@@ -57,6 +57,14 @@ int gpu_init(char *err, size_t errlen);
 /* Microseconds the first gpu_init spent creating the CUDA context, the
  * stream and the memory pool (0 before it ran). */
 uint64_t gpu_init_us(void);
+/* Starts gpu_init and the staging buffers' allocation on a thread of
+ * their own (a connection opened with backend=gpu), once per process;
+ * GPMDB_GPU_PRESTART=0 turns it off.  gpu_init waits for it. */
+void gpu_init_async(void);
+/* Waits for that thread if it runs (before a close can reach exit()). */
+void gpu_init_async_join(void);
+/* Microseconds the thread ran (0 when none ran). */
+uint64_t gpu_init_async_us(void);
 /* 1 when gpu_init succeeded (calls it if it has not run yet). */
 int gpu_available(void);
 /* Frees the pool and the stream; a later gpu_init starts again. */

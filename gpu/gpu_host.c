@@ -30,6 +30,19 @@ int gpu_init(char *err, size_t errlen)
 	return gpu_no_cuda(err, errlen);
 }
 
+void gpu_init_async(void)
+{
+}
+
+void gpu_init_async_join(void)
+{
+}
+
+uint64_t gpu_init_async_us(void)
+{
+	return 0;
+}
+
 int gpu_available(void)
 {
 	return 0;

@@ -101,6 +101,13 @@ static struct {
 	double ins_key_alloc_ms, ins_key_enc_ms, ins_key_sort_ms,
 	    ins_key_probe_ms;
 	uint64_t ins_chunks;
+	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): the
+	 * log segment (widening, layout, allocation), then the
+	 * registration's populate and cudaHostRegister */
+	double upd_segment_ms, upd_populate_ms, upd_register_ms;
+	/* the segment's parts: widening, layout, the segment's allocation
+	 * (of it the pool's growth) */
+	double upd_widen_ms, upd_layout_ms, upd_begin_ms, upd_grow_ms;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -593,19 +600,42 @@ static int bg_upd_segment(gpmdb *db, uint32_t tid, int ncols,
 {
 	unsigned long long cm = 0;
 	char err[600];
+	double t0 = wp_now_ms(), t1, tw, tl;
+	uint64_t p0, r0, p1, r1;
+	stg_write_times w0, w1;
+	int rc;
 
+	stg_get_write_times(db->pool, &w0);
 	/* the kernels write values in place: encoded tablets widened
 	 * first, on the host (GPU UPDATE of encoded values: not built) */
-	if ((ncols > 0 && stg_table_widen(db->pool, tid, 0, UINT64_MAX)) ||
-	    stg_gpu_layout_get(db->pool, tid, lay) ||
-	    stg_hcl_begin_gpu(db->pool, tid, ncols, cols, nthreads, epp, seg))
+	if (ncols > 0 && stg_table_widen(db->pool, tid, 0, UINT64_MAX))
 		return db_err_stg(db);
+	tw = wp_now_ms();
+	if (stg_gpu_layout_get(db->pool, tid, lay))
+		return db_err_stg(db);
+	tl = wp_now_ms();
+	if (stg_hcl_begin_gpu(db->pool, tid, ncols, cols, nthreads, epp, seg))
+		return db_err_stg(db);
+	stg_get_write_times(db->pool, &w1);
 	/* after the segment's allocation: the mapping is final now */
 	bg_glay(lay, gl);
 	for (int k = 0; k < ncols; k++)
 		cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
-	if (bg_register_write(db, gl, seg->seg_off, seg->seg_size,
-			      lay->row_count, cm, err, sizeof(err)))
+	t1 = wp_now_ms();
+	gpu_pm_range_times(&p0, &r0);
+	rc = bg_register_write(db, gl, seg->seg_off, seg->seg_size,
+			       lay->row_count, cm, err, sizeof(err));
+	gpu_pm_range_times(&p1, &r1);
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.upd_segment_ms = t1 - t0;
+	bg_stat.upd_widen_ms = tw - t0;
+	bg_stat.upd_layout_ms = tl - tw;
+	bg_stat.upd_begin_ms = t1 - tl;
+	bg_stat.upd_grow_ms = (w1.grow_ns - w0.grow_ns) / 1e6;
+	bg_stat.upd_populate_ms = (p1 - p0) / 1e6;
+	bg_stat.upd_register_ms = (r1 - r0) / 1e6;
+	pthread_mutex_unlock(&bg_lock);
+	if (rc)
 		return db_err(db, GPMDB_GPU, "%s", err);
 	return GPMDB_OK;
 }
@@ -1860,6 +1890,14 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
 		    {"last_insert_register_ms", bg_stat.ins_register_ms},
 		    {"last_insert_chunks", (double)bg_stat.ins_chunks},
+		    /* the last GPU UPDATE's reservation (bg_upd_segment) */
+		    {"last_update_segment_ms", bg_stat.upd_segment_ms},
+		    {"last_update_populate_ms", bg_stat.upd_populate_ms},
+		    {"last_update_register_ms", bg_stat.upd_register_ms},
+		    {"last_update_widen_ms", bg_stat.upd_widen_ms},
+		    {"last_update_layout_ms", bg_stat.upd_layout_ms},
+		    {"last_update_segment_alloc_ms", bg_stat.upd_begin_ms},
+		    {"last_update_grow_ms", bg_stat.upd_grow_ms},
 		};
 		char because[480], ubecause[480];
 		uint64_t nhost = bg_stat.is_host, uhost = bg_stat.us_host;

@@ -624,9 +624,30 @@ static void gm_phase_line(gpmdb *db, int conf, int op, const char *what)
 	printf("# %s, %s %s (ms):", conf_names[conf], op_names[op], what);
 	for (int k = 0; k < BB_NPH; k++)
 		printf(" %s %.1f", bb_ph_heads[k], r.ph_ms[op][k]);
-	printf("; GPU cache loads %.1f, registering %.1f\n",
+	printf("; GPU cache loads %.1f, registering %.1f",
 	       bench_gpmdb_stat(db, "gpu_stats", "cache_load_us") / 1e3,
 	       bench_gpmdb_stat(db, "gpu_stats", "cache_register_us") / 1e3);
+	if (op != OP_INSERT)
+		printf("; reserve: log segment %.1f (widen %.1f, layout "
+		       "%.1f, allocation %.1f, of it growth %.1f), populate "
+		       "%.1f, cudaHostRegister %.1f",
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_segment_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_widen_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_layout_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_segment_alloc_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_grow_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_populate_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_register_ms"));
+	printf("; CUDA setup %.1f (begun at open on its own thread: %.1f)\n",
+	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3,
+	       bench_gpmdb_stat(db, "gpu_stats", "init_prestart_us") / 1e3);
 }
 
 /* The fresh-process child (gm_fresh): opens the pool, runs op as its

@@ -61,6 +61,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -89,6 +90,10 @@ typedef struct {
 	char err[1024];
 	tpchq_res res; /* the last run's rows */
 	char gpu[160]; /* GPU: fallbacks and CPU operators */
+	/* --fresh: the query as the first statement of a new process:
+	 * wall from fork to exit; of it the open and the query */
+	double fresh_ms, fresh_open_ms, fresh_query_ms;
+	bool fresh_ok;
 } bt_cell;
 
 typedef struct {
@@ -106,7 +111,11 @@ static struct {
 	bool only[TPCHQ_N + 1];
 	int reps;
 	double warm_budget, timeout, sqlite_max_sf;
+	bool fresh;	   /* --fresh on: every query again in a new process */
+	const char *child; /* --fresh-child E:Q:PATH (internal) */
 } bt_opt;
+static int bt_argc;
+static char **bt_argv;
 
 static bt_engine bt_eng[E_N];
 static char *bt_sql[TPCHQ_N + 1];
@@ -858,6 +867,103 @@ static double bt_mem_stop(long base)
 	return base < 0 || peak < base ? 0 : (double)(peak - base) / 1024;
 }
 
+/*
+ * --fresh: query q once more as the first statement of a new process
+ * (this program again, `--fresh-child E:Q:PATH`): the user's shell or
+ * short-lived program.  Its wall time, fork to exit, covers exec, the
+ * libraries' loading, the open (gpmdb: CUDA's setup; DuckDB: its file's
+ * catalog), the query and the close; the child reports the open and the
+ * query apart.  Issue 17's cold measure.
+ */
+static void bt_fresh(int e, int q, const char *path)
+{
+	bt_cell *cell = &bt_eng[e].q[q];
+	char spec[700], out[512] = "";
+	char **av = calloc((size_t)bt_argc + 3, sizeof(char *));
+	int pfd[2], st = 0;
+	size_t got = 0;
+	ssize_t k;
+	double t0;
+	pid_t pid;
+
+	if (!av || pipe(pfd)) {
+		free(av);
+		return;
+	}
+	snprintf(spec, sizeof(spec), "%d:%d:%s", e, q, path);
+	for (int i = 0; i < bt_argc; i++)
+		av[i] = bt_argv[i];
+	av[bt_argc] = (char *)"--fresh-child";
+	av[bt_argc + 1] = spec;
+	fflush(stdout);
+	fflush(stderr);
+	t0 = bt_now();
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv("/proc/self/exe", av);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (pid > 0 && got < sizeof(out) - 1 &&
+	       (k = read(pfd[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += (size_t)k;
+	out[got] = 0;
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	cell->fresh_ms = (bt_now() - t0) * 1e3;
+	free(av);
+	cell->fresh_ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+			 sscanf(out, "FRESH %lf %lf", &cell->fresh_open_ms,
+				&cell->fresh_query_ms) == 2;
+	fprintf(stderr, "bench_tpch: %-9s q%-2d fresh process %9.1f ms%s\n",
+		bt_names[e], q, cell->fresh_ms,
+		cell->fresh_ok ? "" : " (failed)");
+}
+
+/* The child of bt_fresh: opens PATH, runs the query once, prints
+ * "FRESH open_ms query_ms" and leaves without the parent's cleanup. */
+static void bt_fresh_child(void)
+{
+	char path[600] = "", err[1024] = "";
+	int e = -1, q = 0, rc;
+	bt_conn c;
+	tpchq_res r;
+	double t0, t1, t2;
+
+	if (sscanf(bt_opt.child, "%d:%d:%599[^\n]", &e, &q, path) != 3 ||
+	    e < 0 || e > E_DUCK || q < 1 || q > TPCHQ_N || !bt_sql[q])
+		_exit(2);
+	if (e == E_DUCK) {
+		snprintf(bt_duck, sizeof(bt_duck), "%s", path);
+		if (duckdl_load(&bt_dl, NULL, err, sizeof(err)))
+			_exit(3);
+	} else {
+		snprintf(bt_pool, sizeof(bt_pool), "%s", path);
+	}
+	memset(&r, 0, sizeof(r));
+	t0 = bt_now();
+	if (bt_open(e, &c, err, sizeof(err))) {
+		fprintf(stderr, "bench_tpch: fresh child: %s\n", err);
+		_exit(4);
+	}
+	t1 = bt_now();
+	bt_deadline = t1 + bt_opt.timeout;
+	rc = bt_run(e, &c, q, NULL, &r);
+	t2 = bt_now();
+	bt_close(e, &c);
+	if (rc) {
+		fprintf(stderr, "bench_tpch: fresh child: %s\n", r.err);
+		_exit(5);
+	}
+	printf("FRESH %.3f %.3f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+	fflush(stdout);
+	_exit(0);
+}
+
 static void bt_query(int e, int q)
 {
 	bt_cell *cell = &bt_eng[e].q[q];
@@ -898,7 +1004,10 @@ static void bt_query(int e, int q)
 		}
 	}
 	if (rc) {
-		snprintf(cell->err, sizeof(cell->err), "%s", cell->res.err);
+		/* not snprintf: gcc takes the two fields for overlapping */
+		size_t l = strnlen(cell->res.err, sizeof(cell->err) - 1);
+		memmove(cell->err, cell->res.err, l);
+		cell->err[l] = 0;
 		cell->timeout = bt_opt.timeout > 0 && bt_now() > bt_deadline;
 	} else {
 		cell->ok = true;
@@ -1012,6 +1121,83 @@ static double bt_geomean(int e, bool warm, int *n)
 		(*n)++;
 	}
 	return *n ? exp(s / *n) : 0;
+}
+
+/* --fresh: each query as the first statement of a new process (bt_fresh),
+ * per engine, with the geometric means over the queries every fresh
+ * engine ran (so that they compare). */
+static void bt_fresh_report(FILE *o)
+{
+	double s[E_N][3] = {{0}};
+	int n = 0, any = 0;
+	char a[32], b[32], c[32];
+
+	for (int e = 0; e < E_N; e++)
+		for (int q = 1; q <= TPCHQ_N; q++)
+			any |= bt_eng[e].q[q].fresh_ok;
+	if (!any)
+		return;
+	fprintf(o, "\n## Fresh processes (ms; each query as the first "
+		   "statement of a new process: wall from fork to exit, "
+		   "then the open and the query inside it)\n\n| query |");
+	for (int e = 0; e < E_N; e++)
+		if (bt_eng[e].state == ST_RUN)
+			fprintf(o, " %s wall | open | query |", bt_names[e]);
+	fprintf(o, "\n| --- |");
+	for (int e = 0; e < E_N; e++)
+		if (bt_eng[e].state == ST_RUN)
+			fprintf(o, " ---: | ---: | ---: |");
+	fprintf(o, "\n");
+	for (int q = 1; q <= TPCHQ_N; q++) {
+		bool all = true;
+		if (!bt_opt.only[q])
+			continue;
+		fprintf(o, "| Q%d |", q);
+		for (int e = 0; e < E_N; e++) {
+			const bt_cell *x = &bt_eng[e].q[q];
+			if (bt_eng[e].state != ST_RUN)
+				continue;
+			if (!x->fresh_ok) {
+				fprintf(o, " %s | | |",
+					x->fresh_ms > 0 ? "**FAILED**" : "-");
+				all = false;
+				continue;
+			}
+			bt_fmt_ms(a, sizeof(a), x->fresh_ms);
+			bt_fmt_ms(b, sizeof(b), x->fresh_open_ms);
+			bt_fmt_ms(c, sizeof(c), x->fresh_query_ms);
+			fprintf(o, " %s | %s | %s |", a, b, c);
+		}
+		fprintf(o, "\n");
+		if (!all)
+			continue;
+		n++;
+		for (int e = 0; e < E_N; e++) {
+			const bt_cell *x = &bt_eng[e].q[q];
+			if (bt_eng[e].state != ST_RUN)
+				continue;
+			s[e][0] += log(x->fresh_ms > 1e-3 ? x->fresh_ms : 1e-3);
+			s[e][1] += log(
+			    x->fresh_open_ms > 1e-3 ? x->fresh_open_ms : 1e-3);
+			s[e][2] +=
+			    log(x->fresh_query_ms > 1e-3 ? x->fresh_query_ms
+							 : 1e-3);
+		}
+	}
+	fprintf(o, "| geometric mean (%d queries) |", n);
+	for (int e = 0; e < E_N; e++) {
+		if (bt_eng[e].state != ST_RUN)
+			continue;
+		if (!n) {
+			fprintf(o, " - | - | - |");
+			continue;
+		}
+		bt_fmt_ms(a, sizeof(a), exp(s[e][0] / n));
+		bt_fmt_ms(b, sizeof(b), exp(s[e][1] / n));
+		bt_fmt_ms(c, sizeof(c), exp(s[e][2] / n));
+		fprintf(o, " **%s** | %s | %s |", a, b, c);
+	}
+	fprintf(o, "\n");
 }
 
 /* Checks every query's answers against the reference engine; returns the
@@ -1306,7 +1492,7 @@ static void bt_usage(void)
 		"         [--engines cpu,gpu,duckdb,sqlite] [--only 1,6,...] "
 		"[--reps N]\n"
 		"         [--warm-budget S] [--timeout S] [--sqlite-max-sf SF] "
-		"[--plot FILE]\n         [--partial FILE]\n");
+		"[--plot FILE]\n         [--partial FILE] [--fresh on]\n");
 	exit(2);
 }
 
@@ -1403,6 +1589,10 @@ int main(int argc, char **argv)
 			bt_opt.plot = v;
 		else if (!strcmp(a, "--partial"))
 			bt_opt.partial = v;
+		else if (!strcmp(a, "--fresh"))
+			bt_opt.fresh = !strcmp(v, "on") || !strcmp(v, "1");
+		else if (!strcmp(a, "--fresh-child"))
+			bt_opt.child = v;
 		else
 			bt_usage();
 	}
@@ -1420,6 +1610,10 @@ int main(int argc, char **argv)
 		if (bt_opt.only[q] && !(bt_sql[q] = tpchq_read_file(path)))
 			bt_die("cannot read %s: %s", path, strerror(errno));
 	}
+	if (bt_opt.child)
+		bt_fresh_child(); /* does not return */
+	bt_argc = argc;
+	bt_argv = argv;
 	snprintf(bt_pool, sizeof(bt_pool), "%s/bench_tpch_%ld.pool", bt_opt.dir,
 		 (long)getpid());
 	snprintf(bt_duck, sizeof(bt_duck), "%s/bench_tpch_%ld.duckdb",
@@ -1456,6 +1650,10 @@ int main(int argc, char **argv)
 			for (int q = 1; q <= TPCHQ_N; q++)
 				if (bt_eng[e].state == ST_RUN && bt_opt.only[q])
 					bt_query(e, q);
+		for (int e = E_CPU; e <= E_GPU && bt_opt.fresh; e++)
+			for (int q = 1; q <= TPCHQ_N; q++)
+				if (bt_eng[e].state == ST_RUN && bt_opt.only[q])
+					bt_fresh(e, q, bt_pool);
 		unlink(bt_pool);
 	}
 	/* DuckDB */
@@ -1475,6 +1673,10 @@ int main(int argc, char **argv)
 				if (bt_eng[E_DUCK].state == ST_RUN &&
 				    bt_opt.only[q])
 					bt_query(E_DUCK, q);
+			for (int q = 1; q <= TPCHQ_N && bt_opt.fresh; q++)
+				if (bt_eng[E_DUCK].state == ST_RUN &&
+				    bt_opt.only[q])
+					bt_fresh(E_DUCK, q, bt_duck);
 			unlink(bt_duck);
 		}
 	}
@@ -1499,6 +1701,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_tpch: DuckDB not installed: %s\n",
 			bt_eng[E_DUCK].why);
 	bt_report(stdout, true, &status);
+	bt_fresh_report(stdout);
 	if (bt_opt.plot)
 		bt_write_plot();
 	for (int e = 0; e < E_N; e++)
