@@ -393,6 +393,87 @@ static void shrink(int mode)
 	unlink(path);
 }
 
+/* The end of the last chunk in use of the pool file at path (its
+ * superblock and bitmap read from the file), 0 when unreadable. */
+static uint64_t used_end(const char *path)
+{
+	stg_superblock sb;
+	uint64_t end = 0;
+	uint8_t *bm = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &sb, sizeof(sb), 0) == (ssize_t)sizeof(sb) &&
+	    sb.nchunks && (bm = malloc((sb.nchunks + 7) / 8)) &&
+	    pread(fd, bm, (sb.nchunks + 7) / 8, (off_t)sb.bitmap_off) ==
+		(ssize_t)((sb.nchunks + 7) / 8))
+		for (uint64_t i = sb.nchunks; i-- > 0;)
+			if ((bm[i >> 3] >> (i & 7)) & 1u) {
+				end = sb.data_off + (i + 1) * sb.chunk_size;
+				break;
+			}
+	free(bm);
+	close(fd);
+	return end;
+}
+
+/* The cut keeps an eighth of what is in use free at the end (one
+ * growth's worth): the next process's first allocations that fit in it
+ * do not grow the pool again (pool.c shrink_tail). */
+static void test_shrink_keeps_slack(void)
+{
+	const char *path = tu_path("slack", 0);
+	uint64_t used, size, before, c = 64u << 10;
+	stg_write_times w0, w1;
+	uint32_t tid, t2;
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 1ull << 30);
+
+	if (!p)
+		return;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	tid = tu_table(p, "t");
+	CHECK_RC(tu_append(p, tid, 0, 400000), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	t2 = tu_table(p, "t2");
+	CHECK_RC(tu_append(p, t2, 0, 800000), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_drop(p, t2), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	used = tu_used(p);
+	before = file_size(path);
+	stg_close(p);
+	size = file_size(path);
+	/* cut, but an eighth of what is in use kept free past its end */
+	{
+		uint64_t end = used_end(path);
+		CHECKF(end > 0 && size < before &&
+			   size + c >= end + (end - c) / 8,
+		       "file %llu (was %llu), in use up to %llu (%llu "
+		       "bytes)",
+		       (unsigned long long)size, (unsigned long long)before,
+		       (unsigned long long)end, (unsigned long long)used);
+	}
+	/* a new process's first allocation of a sixteenth: no growth */
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	stg_get_write_times(p, &w0);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	t2 = tu_table(p, "t3");
+	CHECK_RC(tu_append(p, t2, 0, 400000 / 16), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	stg_get_write_times(p, &w1);
+	CHECKF(w1.grows == w0.grows, "%llu growths",
+	       (unsigned long long)(w1.grows - w0.grows));
+	TU_CHECK_OK(p);
+	CHECK(tu_verify(p, tid, 400000) == 0);
+	stg_close(p);
+	unlink(path);
+}
+
 static void test_shrink_pmem(void)
 {
 	shrink(0);
@@ -420,6 +501,7 @@ int main(void)
 	TEST_RUN(test_version2);
 	TEST_RUN(test_shrink_pmem);
 	TEST_RUN(test_shrink_msync);
+	TEST_RUN(test_shrink_keeps_slack);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
