@@ -104,12 +104,15 @@ static int gpu_make_pool(char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
-/* Pinned staging buffers of gpu_upload_staged (double-buffered).  The
- * copy into them runs on every core: a first query's columns come from a
- * mapping this process has not touched yet, and one core faulting its
- * pages in and copying them moved 4.4 GB/s (960 MB in 216 ms at SF10 on
- * the H200). */
-#define GPU_STAGE_DEFAULT_MB 64
+/* Pinned staging buffers of gpu_upload_staged (double-buffered), 16 MiB
+ * each: pinning two of 64 MiB took 50-60 ms of a fresh process's first
+ * GPU statement, two of 16 MiB about 15 ms, and a 200 MB column's load
+ * took as long from either (24-28 ms, H200, bench_batch's fresh
+ * UPDATEs, device run 4 of 2026-11-27).  The copy into them runs on
+ * every core: a first query's columns come from a mapping this process
+ * has not touched yet, and one core faulting its pages in and copying
+ * them moved 4.4 GB/s (960 MB in 216 ms at SF10 on the H200). */
+#define GPU_STAGE_DEFAULT_MB 16
 static size_t gpu_stage_bytes; /* set with the buffers' allocation */
 #define GPU_STAGE_PIECE (1u << 20)
 static char *gpu_stage[2];
