@@ -31,6 +31,8 @@ static struct {
 } pm_regs[PM_MAX];
 static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void pr_drop_base(const void *base); /* below, lock held */
+
 static int pm_find(const void *base)
 {
 	for (int i = 0; i < PM_MAX; i++)
@@ -102,9 +104,10 @@ extern "C" int gpu_pm_register(void *base, uint64_t len, char *err,
 		pthread_mutex_unlock(&pm_lock);
 		return GPMDB_OK;
 	}
-	/* The same base with another length: the pool grew and was mapped
-	 * again at the same address.  The old range goes first, or CUDA
-	 * refuses the overlap. */
+	/* The same base with another length: the pool grew (in place, or
+	 * mapped again at the same address).  The old range goes first, and
+	 * the write paths' ranges of it, or CUDA refuses the overlap. */
+	pr_drop_base(base);
 	if (i >= 0 && (rc = pm_drop(i, err, errlen)) != GPMDB_OK) {
 		pthread_mutex_unlock(&pm_lock);
 		return rc;
@@ -258,6 +261,12 @@ static void pr_drop_all(void)
 	pr_len = 0;
 }
 
+static void pr_drop_base(const void *base)
+{
+	if (pr_base && pr_base == (const char *)base)
+		pr_drop_all();
+}
+
 extern "C" void gpu_pm_ranges_drop(void *base)
 {
 	pthread_mutex_lock(&pm_lock);
@@ -382,19 +391,28 @@ extern "C" int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r,
 	if (rc != GPMDB_OK)
 		return rc;
 	pthread_mutex_lock(&pm_lock);
-	/* the whole mapping registered (gpu_pm_register): nothing to add */
+	/* the whole mapping registered (gpu_pm_register): nothing to add;
+	 * a whole registration of a shorter length (the pool grew in
+	 * place) goes, or its range would be registered twice */
 	{
 		int i = pm_find(base);
 		if (i >= 0 && pm_regs[i].len == map_len) {
 			pthread_mutex_unlock(&pm_lock);
 			return GPMDB_OK;
 		}
+		if (i >= 0 && (rc = pm_drop(i, err, errlen)) != GPMDB_OK) {
+			pthread_mutex_unlock(&pm_lock);
+			return rc;
+		}
 	}
-	if (pr_base != (char *)base || pr_len != map_len) {
+	/* the ranges stay while the base does: a pool grown in place
+	 * (storage's reservation) keeps them; a mapping that moved or
+	 * shrank drops them (storage's unmap hook drops them first) */
+	if (pr_base != (char *)base || map_len < pr_len) {
 		pr_drop_all();
 		pr_base = (char *)base;
-		pr_len = map_len;
 	}
+	pr_len = map_len;
 	for (uint32_t k = 0; k < nr && rc == GPMDB_OK; k++) {
 		uint64_t lo = r[2 * k] / pg * pg,
 			 hi = (r[2 * k + 1] + pg - 1) / pg * pg;
@@ -434,7 +452,7 @@ extern "C" int gpu_pm_range_registered(const void *base, uint64_t map_len,
 	pthread_mutex_lock(&pm_lock);
 	/* ranges of this very mapping: one mapped again (a growth) lost
 	 * them, though gpu_pm_ensure drops them only at its next call */
-	if (pr_base && pr_base == (const char *)base && pr_len == map_len &&
+	if (pr_base && pr_base == (const char *)base && pr_len <= map_len &&
 	    c >= pr_base && len <= pr_len &&
 	    (uint64_t)(c - pr_base) <= pr_len - len) {
 		uint64_t lo = (uint64_t)(c - pr_base), hi = lo + len;

@@ -152,7 +152,12 @@ struct stg_pool {
 
 	wal_state wal;
 	lk_state lk;
-	size_t ro_resv;	    /* read-only: bytes reserved at base (growth) */
+	size_t ro_resv; /* read-only: bytes reserved at base (growth) */
+	/* pmem mode on shmem (tmpfs, :memory:): bytes of address space
+	 * reserved at base, the file mapped shared at its start; a growth
+	 * maps the new range in place (pool_remap_to), so the base never
+	 * moves.  0: libpmem's mapping (real PM), mapped again whole */
+	size_t pm_resv;
 	stg_write_times wt; /* stg_get_write_times */
 	/* stg_grow_ahead: a thread allocating the file's next range
 	 * [from, to) while the caller converts and checks an append's rows;

@@ -513,13 +513,62 @@ void stg_set_unmap_hook(stg_unmap_hook fn)
 	__atomic_store_n(&unmap_hook, fn, __ATOMIC_RELEASE);
 }
 
-/* pmem mode: the whole file mapped again (the base may move). */
+/* pmem mode in a reservation (pm_resv): the file's length now mapped at
+ * base, its new range shared in place (or a shrunk tail given back to
+ * the reservation); the base stays, and with it every pointer into the
+ * pool, the GPU's registrations and the GPU cache's copies. */
+static int pool_refit_resv(stg_pool *p, uint64_t min_size)
+{
+	struct stat st;
+	uint64_t len;
+	void *r;
+	int err;
+
+	if (fstat(p->fd, &st) != 0) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR, "cannot stat %s: %s", p->path,
+				strerror(err));
+	}
+	len = (uint64_t)st.st_size;
+	if (len < min_size || len > p->pm_resv)
+		return pool_err(p, GPMDB_IOERR,
+				"cannot map %s: %llu bytes, expected %llu to "
+				"%llu",
+				p->path, (unsigned long long)len,
+				(unsigned long long)min_size,
+				(unsigned long long)p->pm_resv);
+	if (len > p->map_len)
+		r = mmap(p->base + p->map_len, (size_t)(len - p->map_len),
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, p->fd,
+			 (off_t)p->map_len);
+	else if (len < p->map_len)
+		r = mmap(p->base + len, (size_t)(p->map_len - len), PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			     MAP_FIXED,
+			 -1, 0);
+	else
+		return GPMDB_OK;
+	if (r == MAP_FAILED) {
+		err = errno;
+		return pool_err(p, GPMDB_IOERR,
+				"cannot map %s to %llu bytes: %s", p->path,
+				(unsigned long long)len, strerror(err));
+	}
+	p->map_len = (size_t)len;
+	return GPMDB_OK;
+}
+
+/* pmem mode: the whole file mapped again (the base may move), or in
+ * place in the reservation (pool_refit_resv). */
 static int pool_remap_to(stg_pool *p, uint64_t min_size)
 {
 	stg_unmap_hook hook = __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
 	size_t len = 0;
 	int is_pmem = 0, err;
 	void *base;
+
+	if (p->pm_resv)
+		return pool_refit_resv(p, min_size);
 
 	if (hook && !p->private_map)
 		hook(p->base, p->map_len); /* the GPU's registrations go */
@@ -865,6 +914,8 @@ static off_t pool_file_size(stg_pool *p)
 	return fstat(p->fd, &st) == 0 ? st.st_size : 0;
 }
 
+static void pmem_reserve(stg_pool *p);
+
 static int map_file(stg_pool *p, stg_durability dur)
 {
 	struct stat st;
@@ -931,6 +982,8 @@ static int map_file(stg_pool *p, stg_durability dur)
 		p->base = base;
 		p->map_len = len;
 		p->is_pmem = is_pmem != 0;
+		if (!is_pmem && (p->memory || on_tmpfs(p->fd)))
+			pmem_reserve(p);
 	}
 	p->dur = dur == STG_DUR_AUTO ? STG_DUR_PMEM : dur;
 	if (len < pool_root(p)->pool_size)
@@ -941,6 +994,42 @@ static int map_file(stg_pool *p, stg_durability dur)
 				p->path, len,
 				(unsigned long long)pool_root(p)->pool_size);
 	return GPMDB_OK;
+}
+
+/*
+ * Why: a growth mapped the whole pool again, and the base could move:
+ * every pointer into the pool went stale (stamp_all: the GPU column
+ * cache dropped every table's copies), the GPU's registrations went with
+ * the old mapping (a 70 MB HCL segment registered again, 13-43 ms of the
+ * next UPDATE), and munmap/mmap of a pool of GBs walked its page tables.
+ * On shmem (tmpfs, :memory:), where libpmem's mapping is an ordinary
+ * shared one (is_pmem 0), the pool is mapped shared at the start of a
+ * reservation of max_size and grows in place.  Real PM keeps libpmem's
+ * mapping (MAP_SYNC, its is_pmem).  GPMDB_TEST_GROW_EXACT keeps the
+ * moving mapping too: that test hunts pointers kept across a remap,
+ * which real PM still does.  Failing, libpmem's mapping stays.
+ */
+static void pmem_reserve(stg_pool *p)
+{
+	size_t resv =
+	    p->sb.max_size > p->map_len ? (size_t)p->sb.max_size : p->map_len;
+	void *r, *m;
+
+	if (getenv("GPMDB_TEST_GROW_EXACT"))
+		return;
+	r = mmap(NULL, resv, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return;
+	m = mmap(r, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 p->fd, 0);
+	if (m == MAP_FAILED) {
+		munmap(r, resv);
+		return;
+	}
+	pmem_unmap(p->base, p->map_len);
+	p->base = r;
+	p->pm_resv = resv;
 }
 
 static void pool_free(stg_pool *p)
@@ -960,6 +1049,8 @@ static void pool_free(stg_pool *p)
 	} else if (p->base) {
 		if (p->private_map)
 			munmap(p->base, p->ro_resv);
+		else if (p->pm_resv)
+			munmap(p->base, p->pm_resv);
 		else
 			pmem_unmap(p->base, p->map_len);
 	}

@@ -474,6 +474,55 @@ static void test_shrink_keeps_slack(void)
 	unlink(path);
 }
 
+/* A pool in pmem mode on tmpfs grows in place (pool.c pmem_reserve,
+ * pool_refit_resv): the base stays through growths, and another table's
+ * stamps too (nothing of it moved, so the GPU cache keeps its copies);
+ * the rows are all there after reopening. */
+static void test_grow_in_place(void)
+{
+	const char *path = tu_path("inplace", 0);
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 1ull << 30);
+	stg_write_times w0, w1;
+	uint64_t len0, len1, s0;
+	uint32_t t1, t2;
+	char *b0;
+
+	if (!p)
+		return;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	t1 = tu_table(p, "t1");
+	CHECK_RC(tu_append(p, t1, 0, 5000), GPMDB_OK);
+	t2 = tu_table(p, "t2");
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	b0 = stg_pool_base(p, &len0);
+	s0 = stg_col_stamp(p, t1, 0);
+	stg_get_write_times(p, &w0);
+	for (int i = 0; i < 8; i++) {
+		CHECK_RC(stg_begin(p), GPMDB_OK);
+		CHECK_RC(tu_append(p, t2, (uint64_t)i * 200000, 200000),
+			 GPMDB_OK);
+		CHECK_RC(stg_commit(p), GPMDB_OK);
+	}
+	stg_get_write_times(p, &w1);
+	CHECKF(w1.grows > w0.grows, "%llu growths",
+	       (unsigned long long)(w1.grows - w0.grows));
+	CHECK((char *)stg_pool_base(p, &len1) == b0);
+	CHECK(len1 > len0);
+	CHECKF(stg_col_stamp(p, t1, 0) == s0, "t1's stamp %llu -> %llu",
+	       (unsigned long long)s0,
+	       (unsigned long long)stg_col_stamp(p, t1, 0));
+	TU_CHECK_OK(p);
+	stg_close(p);
+	p = tu_open_ex(path, false, false, 0, 0);
+	if (!p)
+		return;
+	CHECK(tu_verify(p, t1, 5000) == 0);
+	CHECK(tu_verify(p, t2, 1600000) == 0);
+	TU_CHECK_OK(p);
+	stg_close(p);
+	unlink(path);
+}
+
 static void test_shrink_pmem(void)
 {
 	shrink(0);
@@ -502,6 +551,7 @@ int main(void)
 	TEST_RUN(test_shrink_pmem);
 	TEST_RUN(test_shrink_msync);
 	TEST_RUN(test_shrink_keeps_slack);
+	TEST_RUN(test_grow_in_place);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
