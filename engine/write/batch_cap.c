@@ -27,6 +27,7 @@
  * gpu_persist = host always takes that path, to compare.
  */
 #include "batch_cap.h"
+#include "write.h"
 #include "write_phases.h"
 
 #include "../../gpu/cache.h"
@@ -36,6 +37,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct {
@@ -43,6 +45,7 @@ static struct {
 	double upload_ms, cache_ms, kernel_ms, fetch_ms, log_ms, data_ms,
 	    total_ms;
 	uint64_t log_bytes;
+	uint64_t down_batches, down_rows; /* bcap_update_from_dev */
 	char host_why[400];
 } bc_stat;
 static pthread_mutex_t bc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -410,6 +413,76 @@ out:
 	return rc;
 }
 
+bool bcap_select_ok(gpmdb *db, const stg_schema *sch, int ncols,
+		    const uint32_t *cols)
+{
+	if (!bcap_wanted(db) || db->gpu_log || ncols < 1 || ncols > 64)
+		return false;
+	for (int k = 0; k < ncols; k++)
+		if (sch->cols[cols[k]].type == STG_T_TEXT)
+			return false;
+	return gpu_available();
+}
+
+/*
+ * Why: the executor's host result of an UPDATE by predicate (a rel of
+ * 2.5M rows, its NOT NULL checks and retyping value by value, then the
+ * storage arrays) made CAP's locate 95-131 ms against the CPU path's
+ * 50-55 ms (H200, 50M rows; tpc/results/2026-11-27f-H200-batch-cap-
+ * scopes.md). The GPU already holds the rows and the converted values:
+ * they come down as the arrays themselves.
+ */
+int bcap_update_from_dev(gpmdb *db, uint32_t tid, const stg_schema *sch,
+			 int ncols, const uint32_t *cols,
+			 const uint64_t *drowids, uint64_t n, void *const *dv,
+			 const uint32_t *const *dnl, const uint32_t *widths)
+{
+	stg_col_batch vals[64];
+	uint64_t *rowids = malloc(8 * n + 8);
+	size_t nw = ((size_t)n + 31) / 32 * 4;
+	int rc = GPMDB_OK, ph = wp_to(db, WP_LOCATE);
+	char err[512] = "";
+
+	memset(vals, 0, sizeof(vals));
+	if (!rowids)
+		rc = GPMDB_NOMEM;
+	else
+		rc = gpu_download(rowids, drowids, 8 * n, err, sizeof(err));
+	for (int k = 0; k < ncols && !rc; k++) {
+		char *v = malloc((size_t)n * widths[k] + 8);
+		uint32_t *nl = dnl[k] ? malloc(nw + 4) : NULL;
+
+		vals[k].values = v;
+		vals[k].nulls = nl;
+		if (!v || (dnl[k] && !nl))
+			rc = GPMDB_NOMEM;
+		else if (!(rc = gpu_download(v, dv[k], (size_t)n * widths[k],
+					     err, sizeof(err))) &&
+			 nl)
+			rc = gpu_download(nl, dnl[k], nw, err, sizeof(err));
+	}
+	wp_to(db, ph);
+	if (rc)
+		rc = db_err(db, rc,
+			    "GPU UPDATE (CAP): the rows and values "
+			    "down: %s",
+			    rc == GPMDB_NOMEM ? "out of memory" : err);
+	else
+		rc = wp_update(db, tid, sch, ncols, cols, rowids, n, vals);
+	if (!rc) {
+		pthread_mutex_lock(&bc_lock);
+		bc_stat.down_batches++;
+		bc_stat.down_rows += n;
+		pthread_mutex_unlock(&bc_lock);
+	}
+	for (int k = 0; k < ncols; k++) {
+		free((void *)vals[k].values);
+		free((void *)vals[k].nulls);
+	}
+	free(rowids);
+	return rc;
+}
+
 int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v), void *ctx,
 		   char *why, size_t wlen)
 {
@@ -423,6 +496,9 @@ int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v), void *ctx,
 	    {"cap_gpu_batches", (double)bc_stat.batches},
 	    {"cap_gpu_rows", (double)bc_stat.rows},
 	    {"cap_host", (double)bc_stat.host},
+	    /* UPDATEs by predicate whose rows and values the GPU found */
+	    {"cap_select_down_batches", (double)bc_stat.down_batches},
+	    {"cap_select_down_rows", (double)bc_stat.down_rows},
 	    {"last_cap_upload_ms", bc_stat.upload_ms},
 	    {"last_cap_cache_ms", bc_stat.cache_ms},
 	    {"last_cap_kernel_ms", bc_stat.kernel_ms},

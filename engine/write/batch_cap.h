@@ -31,6 +31,18 @@ int bcap_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 		const stg_col_batch *vals);
 int bcap_delete(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		const uint64_t *rowids, uint64_t n);
+/* Whether an UPDATE by predicate whose rows and values the GPU found
+ * (batch_gpu.c bgpu_update_select) takes them down to the CAP writer:
+ * CAP wanted, no conventional log, no TEXT set column, a GPU. */
+bool bcap_select_ok(gpmdb *db, const stg_schema *sch, int ncols,
+		    const uint32_t *cols);
+/* The device's row ids (ascending) and storage-typed values (widths,
+ * NULL bitmaps or NULL) of such an UPDATE, copied down and written by
+ * the CAP writer (wp_update); the connection's error set on failure. */
+int bcap_update_from_dev(gpmdb *db, uint32_t tid, const stg_schema *sch,
+			 int ncols, const uint32_t *cols,
+			 const uint64_t *drowids, uint64_t n, void *const *dv,
+			 const uint32_t *const *dnl, const uint32_t *widths);
 /* gpu_write_stats' CAP rows through row(ctx, name, value); why: the last
  * batch the host wrote alone and its reason. */
 int bcap_stat_rows(int (*row)(void *ctx, const char *name, double v), void *ctx,

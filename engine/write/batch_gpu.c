@@ -101,13 +101,10 @@ static struct {
 	double ins_key_alloc_ms, ins_key_enc_ms, ins_key_sort_ms,
 	    ins_key_probe_ms;
 	uint64_t ins_chunks;
-	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): the
-	 * log segment (widening, layout, allocation), then the
-	 * registration's populate and cudaHostRegister */
-	double upd_segment_ms, upd_populate_ms, upd_register_ms;
-	/* the segment's parts: widening, layout, the segment's allocation
-	 * (of it the pool's growth) */
-	double upd_widen_ms, upd_layout_ms, upd_begin_ms, upd_grow_ms;
+	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): log
+	 * segment (widen, layout, allocation, of it growth), registration */
+	double upd_segment_ms, upd_populate_ms, upd_register_ms, upd_widen_ms,
+	    upd_layout_ms, upd_begin_ms, upd_grow_ms;
 } bg_stat;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -1423,13 +1420,15 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	uint32_t widths[64];
 	const uint64_t *rowids;
 	char why[400] = "", err[600];
+	bool down = false; /* CAP: rows and values down (batch_cap.c) */
 
 	*done = false;
 	if (db->backend != 2)
 		return GPMDB_OK;
 	memset(src, 0, sizeof(src));
 	if (bgpu_update_dev_declines(db, tid, sch, ncols, cols, why,
-				     sizeof(why)))
+				     sizeof(why)) &&
+	    !(down = bcap_select_ok(db, sch, ncols, cols)))
 		goto host;
 	for (int k = 0; k < ncols; k++) {
 		const stg_column_info *ci = &sch->cols[cols[k]];
@@ -1525,8 +1524,10 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		dnl[k] = fnull[k] == UINT64_MAX ? NULL : dn[k];
 		widths[k] = src[k].width;
 	}
-	if ((rc = bgpu_update_dev(db, tid, ncols, cols, rowids, n, rng, dv, dnl,
-				  widths)))
+	if ((rc = down ? bcap_update_from_dev(db, tid, sch, ncols, cols, rowids,
+					      n, dv, dnl, widths)
+		       : bgpu_update_dev(db, tid, ncols, cols, rowids, n, rng,
+					 dv, dnl, widths)))
 		goto out;
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.us_dev_rows += n;

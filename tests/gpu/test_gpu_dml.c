@@ -478,6 +478,7 @@ static void t_cap_cfg(const char *persist)
 	CHECK_RC(du_exec(gdb, sql), GPMDB_OK);
 	double g0 = du_stat(gdb, "gpu_write_stats", "cap_gpu_batches");
 	double h0 = du_stat(gdb, "gpu_write_stats", "cap_host");
+	double d0 = du_stat(gdb, "gpu_write_stats", "cap_select_down_batches");
 	t0 = du_ms();
 	CHECK_RC(workload(cdb), GPMDB_OK);
 	tc = du_ms() - t0;
@@ -508,6 +509,14 @@ static void t_cap_cfg(const char *persist)
 		       nh);
 	else
 		CHECKF(ng == 0, "gpu_persist = host: %.0f GPU-logged", ng);
+	/* UPDATEs by predicate: the rows and values the GPU found came
+	 * down to the CAP writer (batch_cap.c bcap_update_from_dev); not
+	 * under gpu_persist = host */
+	double nd =
+	    du_stat(gdb, "gpu_write_stats", "cap_select_down_batches") - d0;
+	CHECKF(strcmp(persist, "host") ? nd >= 1 : nd == 0,
+	       "gpu_persist = %s: %.0f UPDATEs by predicate from the device",
+	       persist, nd);
 	printf("# cap, gpu_persist = %s: %llu rows equal (%016llx); workload "
 	       "cpu %.0f ms, cap %.0f ms; %.0f GPU-logged batches, last: "
 	       "cache %.2f upload %.2f kernel %.2f fetch %.2f log %.2f data "
