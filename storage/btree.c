@@ -1292,6 +1292,11 @@ void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows)
 	sort_min = fn ? min_rows : UINT64_MAX;
 }
 
+bool ix_sort_gpu(uint64_t n)
+{
+	return sort_hook && n >= sort_min;
+}
+
 stg_ix_hook_stats *ix_hook_stats(void)
 {
 	return &hstats;

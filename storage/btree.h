@@ -154,6 +154,8 @@ int ix_copy_all(const ixt *t, uint8_t *out, uint64_t cap, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* Whether ix_sort hands n records to the GPU's sort hook. */
+bool ix_sort_gpu(uint64_t n);
 /* ix_sort, and *dup as the sort hook's (storage.h stg_ix_sort_hook): the
  * lowest row id of a record whose key bytes equal its predecessor's, -1
  * none, -2 unknown (the CPU sorted, or TEXT keys, whose prefixes may be
