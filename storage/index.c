@@ -257,7 +257,23 @@ static void presorted_put(const ixt *t, uint8_t *recs, uint64_t n)
 	p->ixpre[p->nixpre].tcat = t->tcat;
 	p->ixpre[p->nixpre].n = n;
 	p->ixpre[p->nixpre].recs = recs;
+	p->ixpre[p->nixpre].ivals = NULL;
+	p->ixpre[p->nixpre].i32 = false;
 	p->nixpre++;
+}
+
+/* An append's integer keys that rise above the tree: no records, the
+ * column is read again by idx_after_append (false: no slot left). */
+static bool presorted_put_int(const ixt *t, const void *v, bool i32, uint64_t n)
+{
+	stg_pool *p = t->p;
+
+	if (p->nixpre == (int)(sizeof(p->ixpre) / sizeof(p->ixpre[0])))
+		return false;
+	presorted_put(t, NULL, n);
+	p->ixpre[p->nixpre - 1].ivals = v;
+	p->ixpre[p->nixpre - 1].i32 = i32;
+	return true;
 }
 
 /* The records (key, batch row) t's check sorted for these n rows, now
@@ -271,7 +287,7 @@ static uint8_t *presorted_take(const ixt *t, uint64_t first, uint64_t n)
 		uint8_t *recs = p->ixpre[i].recs;
 
 		if (p->ixpre[i].index_id != t->index_id ||
-		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n)
+		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n || !recs)
 			continue;
 		p->ixpre[i] = p->ixpre[--p->nixpre];
 #pragma omp parallel for if (n > 65536) schedule(static)
@@ -286,6 +302,26 @@ static uint8_t *presorted_take(const ixt *t, uint64_t first, uint64_t n)
 		return recs;
 	}
 	return NULL;
+}
+
+/* presorted_put_int's column for these n rows of t: true and *v, *i32
+ * (the slot taken), else false. */
+static bool presorted_take_int(const ixt *t, uint64_t n, const void **v,
+			       bool *i32)
+{
+	stg_pool *p = t->p;
+
+	for (int i = 0; i < p->nixpre; i++) {
+		if (p->ixpre[i].index_id != t->index_id ||
+		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n ||
+		    !p->ixpre[i].ivals)
+			continue;
+		*v = p->ixpre[i].ivals;
+		*i32 = p->ixpre[i].i32;
+		p->ixpre[i] = p->ixpre[--p->nixpre];
+		return true;
+	}
+	return false;
 }
 
 /* ---- unique checks ------------------------------------------------------ */
@@ -470,6 +506,23 @@ static inline void int_rec(uint8_t *r, uint64_t ord, uint64_t row)
 	memcpy(r + 9, &row, 8);
 }
 
+/* ix_gen_fn of an integer column: rows [a, b) as entries with row ids
+ * from first. */
+typedef struct {
+	const void *v;
+	bool i32;
+	uint64_t first;
+} int_src;
+
+static void int_gen(void *ctx, uint64_t a, uint64_t b, uint8_t *out,
+		    uint32_t ew)
+{
+	const int_src *x = ctx;
+
+	for (uint64_t i = a; i < b; i++, out += ew)
+		int_rec(out, int_ord(x->i32, x->v, i), x->first + i);
+}
+
 /* Whether the keys rise strictly (a key counting up: sorted and unique
  * as they come), one read-only pass on every core. */
 static bool int_rising(bool i32, const void *v, uint64_t n)
@@ -611,21 +664,22 @@ static int int_sorted_recs(const ixt *t, bool i32, const void *v, uint8_t *recs,
 }
 
 /*
- * The records of a one-column integer key (int_key).  Where the GPU
+ * The records of a one-column integer key (int_key; rise: whether its
+ * keys rise, -1 not known yet).  Where the GPU
  * sorts this many records they are written in batch order for it (*dup
  * -2: not sorted).  Else keys that rise are written as they come, sorted
  * and unique (*dup -1), and others of a large batch through
  * int_sorted_recs; a small one is left to ix_sort_dup's qsort (*dup -2).
  */
 static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
-		    uint64_t n, int64_t *dup)
+		    uint64_t n, int rise, int64_t *dup)
 {
 	stg_type ty = (stg_type)t->types[0];
 	bool i32 = ty == STG_T_INT || ty == STG_T_DATE;
 	bool gpu = ix_sort_gpu(n);
 
 	*dup = -2;
-	if (!gpu && int_rising(i32, x->values, n))
+	if (!gpu && (rise < 0 ? int_rising(i32, x->values, n) : rise))
 		*dup = -1;
 	else if (!gpu && n >= 65536)
 		return int_sorted_recs(t, i32, x->values, recs, n, dup);
@@ -643,7 +697,7 @@ static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
  */
 static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		       const uint64_t *rowids, uint64_t n, const uint64_t *skip,
-		       uint64_t nskip, int64_t *bad, bool keep)
+		       uint64_t nskip, int64_t *bad, bool keep, bool live)
 {
 	stg_col_batch kb[32];
 	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
@@ -653,10 +707,30 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	bool any_null = false;
 	const stg_col_batch *ik;
 	int64_t dup = -2; /* int_recs: the records are sorted, dup known */
+	int rise = -1;	  /* whether the integer keys rise (-1: not known) */
 
 	for (int c = 0; c < t->ncols; c++)
 		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
 					: (stg_col_batch){NULL, NULL};
+	*bad = -1;
+	/* an append's integer keys that rise above the tree (counting up):
+	 * unique, nothing to sort or look up; their entries are made from
+	 * the column by idx_after_append, no records here */
+	ik = int_key(t, b, cols_of);
+	if (ik && keep && live && !rowids && n > 0 && !ix_sort_gpu(n)) {
+		stg_type ty = (stg_type)t->types[0];
+		bool i32 = ty == STG_T_INT || ty == STG_T_DATE;
+		uint8_t r0[17];
+
+		int_rec(r0, int_ord(i32, ik->values, 0), 0);
+		t->sorted_all = false;
+		if ((ix_hdr(t)->entries == 0 || above_tree(t, r0)) &&
+		    (rise = int_rising(i32, ik->values, n)) &&
+		    presorted_put_int(t, ik->values, i32, n)) {
+			t->p->wt.key_probe_ns += pool_now_ns() - tv;
+			return GPMDB_OK;
+		}
+	}
 	ix_prewarm(t, n); /* the GPU readies itself while we encode */
 	if (!(recs = malloc((size_t)n * t->ew)))
 		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
@@ -670,8 +744,8 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		t->p->wt.key_alloc_ns += pool_now_ns() - tv;
 		tv = pool_now_ns();
 	}
-	if ((ik = int_key(t, b, cols_of)) != NULL) {
-		rc = int_recs(t, ik, recs, n, &dup);
+	if (ik) {
+		rc = int_recs(t, ik, recs, n, rise, &dup);
 		goto encoded;
 	}
 	/* the NULL keys noted in the same pass (they are dropped) */
@@ -714,8 +788,8 @@ static void batch_map(const ixt *t, int ncols, const uint32_t *cols,
 	}
 }
 
-int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
-		     uint64_t n)
+static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+			uint64_t n, bool live)
 {
 	ixset *s;
 	int rc = GPMDB_OK;
@@ -736,8 +810,8 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 			continue;
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		rc =
-		    check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad, true);
+		rc = check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad, true,
+				 live);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -755,6 +829,18 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 	}
 	ixset_free(s);
 	return rc;
+}
+
+int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+		     uint64_t n)
+{
+	return check_append(p, tcat, cols, n, false);
+}
+
+int idx_check_append_live(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+			  uint64_t n)
+{
+	return check_append(p, tcat, cols, n, true);
 }
 
 /* ---- entry changes ------------------------------------------------------ */
@@ -871,6 +957,25 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		/* sorted already by the unique check of these rows */
 		uint8_t *recs = presorted_take(t, first, n);
 		bool sorted = recs != NULL;
+		int_src is = {NULL, false, first};
+
+		/* rising integer keys: an empty tree built from the column
+		 * straight into its leaves, else their records made here */
+		if (!recs && presorted_take_int(t, n, &is.v, &is.i32)) {
+			if (ix_hdr(t)->entries == 0) {
+				rc = ix_build_gen(t, int_gen, &is, n);
+				continue;
+			}
+			if (!(recs = malloc((size_t)n * t->ew))) {
+				rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+#pragma omp parallel for if (n > 65536) schedule(static)
+			for (uint64_t b = 0; b < n; b += 4096)
+				int_gen(&is, b, b + 4096 < n ? b + 4096 : n,
+					recs + b * t->ew, t->ew);
+			sorted = true;
+		}
 
 		if (!recs && !(recs = malloc((size_t)n * t->ew))) {
 			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
@@ -995,7 +1100,7 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 		}
 		batch_map(t, ncols, cols, cols_of);
 		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad,
-				 false);
+				 false, false);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;

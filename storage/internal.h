@@ -206,6 +206,10 @@ struct stg_pool {
 		uint32_t index_id;
 		uint64_t tcat, n;
 		uint8_t *recs;
+		/* no recs: a one-column integer key that rises, above the
+		 * tree, read again from the append's column (int32 or not) */
+		const void *ivals;
+		bool i32;
 	} ixpre[4];
 	int nixpre;
 
@@ -637,6 +641,10 @@ int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
  * changes after. */
 int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
 		     uint64_t n);
+/* The same where cols stay as they are until idx_after_append (stg_append):
+ * keys that rise above the tree are not copied into records. */
+int idx_check_append_live(stg_pool *p, uint64_t cat_off,
+			  const stg_col_batch *cols, uint64_t n);
 int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first, uint64_t n);
 /* Bytes the index rebuilds of an append of n rows will allocate (their
  * new arenas), an estimate for alloc_prepare. */

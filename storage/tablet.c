@@ -982,7 +982,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 
 	/* unique keys before anything is written */
 	t0 = pool_now_ns();
-	rc = idx_check_append(p, cat_off, cols, nrows);
+	rc = idx_check_append_live(p, cat_off, cols, nrows);
 	p->wt.key_check_ns += pool_now_ns() - t0;
 	/* the pool grown once for the tablets and the index rebuilds */
 	if (rc == GPMDB_OK)
