@@ -194,6 +194,7 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 		uint32_t sl = 0;
 		bool null = false;
 		char val[120];
+		int64_t wide;
 
 		if (cols_of[c] >= 0) {
 			const stg_col_batch *x = &b[cols_of[c]];
@@ -201,6 +202,9 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 			if (ty == STG_T_TEXT) {
 				s = ((const stg_text *)x->values)[i].ptr;
 				sl = ((const stg_text *)x->values)[i].len;
+			} else if (x->from == STG_FROM_I32) {
+				wide = ((const int32_t *)x->values)[i];
+				v = &wide;
 			} else {
 				v = (const char *)x->values +
 				    i * stg_type_width(ty);
@@ -497,6 +501,15 @@ static inline uint64_t int_ord(bool i32, const void *v, uint64_t i)
 	return (uint64_t)x ^ (1ull << 63);
 }
 
+/* Whether int_key's column x holds int32_t values (INT and DATE keys, a
+ * BIGINT key appended from INT32 values, STG_FROM_I32). */
+static bool int_i32(const ixt *t, const stg_col_batch *x)
+{
+	stg_type ty = (stg_type)t->types[0];
+
+	return ty == STG_T_INT || ty == STG_T_DATE || x->from == STG_FROM_I32;
+}
+
 static inline void int_rec(uint8_t *r, uint64_t ord, uint64_t row)
 {
 	uint64_t u = __builtin_bswap64(ord);
@@ -674,8 +687,7 @@ static int int_sorted_recs(const ixt *t, bool i32, const void *v, uint8_t *recs,
 static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
 		    uint64_t n, int rise, int64_t *dup)
 {
-	stg_type ty = (stg_type)t->types[0];
-	bool i32 = ty == STG_T_INT || ty == STG_T_DATE;
+	bool i32 = int_i32(t, x);
 	bool gpu = ix_sort_gpu(n);
 
 	*dup = -2;
@@ -686,6 +698,40 @@ static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
 #pragma omp parallel for if (n > 65536) schedule(static)
 	for (uint64_t i = 0; i < n; i++)
 		int_rec(recs + i * 17, int_ord(i32, x->values, i), i);
+	return GPMDB_OK;
+}
+
+/* Key columns appended from INT32 values (STG_FROM_I32) widened for the
+ * generic encoder: *b and *cols_of then name wb and wmap, whose widened
+ * columns are wide[c] (the caller frees them). */
+static int widen_keys(const ixt *t, const stg_col_batch **b,
+		      const int **cols_of, uint64_t n, stg_col_batch *wb,
+		      int *wmap, int64_t **wide)
+{
+	bool any = false;
+
+	for (int c = 0; c < t->ncols; c++) {
+		int k = (*cols_of)[c];
+
+		wmap[c] = k < 0 ? -1 : c;
+		wb[c] = k < 0 ? (stg_col_batch){NULL, NULL, 0} : (*b)[k];
+		if (k < 0 || wb[c].from != STG_FROM_I32)
+			continue;
+		if (!(wide[c] = malloc((size_t)n * 8 + 8)))
+			return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+		const int32_t *v = wb[c].values;
+		int64_t *w = wide[c];
+#pragma omp parallel for if (n > 65536) schedule(static)
+		for (uint64_t i = 0; i < n; i++)
+			w[i] = v[i];
+		wb[c].values = w;
+		wb[c].from = STG_FROM_SAME;
+		any = true;
+	}
+	if (any) {
+		*b = wb;
+		*cols_of = wmap;
+	}
 	return GPMDB_OK;
 }
 
@@ -708,6 +754,9 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	const stg_col_batch *ik;
 	int64_t dup = -2; /* int_recs: the records are sorted, dup known */
 	int rise = -1;	  /* whether the integer keys rise (-1: not known) */
+	stg_col_batch wb[32];
+	int wmap[32];
+	int64_t *wide[32] = {NULL};
 
 	for (int c = 0; c < t->ncols; c++)
 		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
@@ -718,8 +767,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	 * the column by idx_after_append, no records here */
 	ik = int_key(t, b, cols_of);
 	if (ik && keep && live && !rowids && n > 0 && !ix_sort_gpu(n)) {
-		stg_type ty = (stg_type)t->types[0];
-		bool i32 = ty == STG_T_INT || ty == STG_T_DATE;
+		bool i32 = int_i32(t, ik);
 		uint8_t r0[17];
 
 		int_rec(r0, int_ord(i32, ik->values, 0), 0);
@@ -748,7 +796,15 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		rc = int_recs(t, ik, recs, n, rise, &dup);
 		goto encoded;
 	}
-	/* the NULL keys noted in the same pass (they are dropped) */
+	if ((rc = widen_keys(t, &b, &cols_of, n, wb, wmap, wide)) != GPMDB_OK) {
+		free(recs);
+		return rc;
+	}
+	for (int c = 0; c < t->ncols; c++)
+		if (wide[c])
+			kb[c] = wb[c];
+			/* the NULL keys noted in the same pass (they are
+			 * dropped) */
 #pragma omp parallel for reduction(||                                          \
 				   : any_null) if (n > 65536) schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
@@ -766,6 +822,8 @@ encoded:
 	if (rc == GPMDB_OK)
 		rc = check_keys(t, recs, n, &src, skip, nskip, bad, any_null,
 				dup, &tv);
+	for (int c = 0; c < t->ncols; c++)
+		free(wide[c]);
 	/* an append keeps its sorted batch for idx_after_append */
 	if (rc == GPMDB_OK && keep && t->sorted_all && *bad < 0) {
 		presorted_put(t, recs, n);

@@ -634,6 +634,17 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
 		uint64_t lr, tab_cellv *out);
 
+/* ---- widen.c ------------------------------------------------------------ */
+
+/* stg_append's check of a batch column: values given, a known `from` that
+ * fits column c (GPMDB_MISUSE otherwise). */
+int tab_batch_col_ok(stg_pool *p, const stg_cat_column *c,
+		     const stg_col_batch *b);
+/* Copies n values of batch column b from row r0 to dst, a column of width
+ * w in the pool (pool_memcpy_nodrain; STG_FROM_I32: widened on the way). */
+void tab_copy_col(stg_pool *p, void *dst, const stg_col_batch *b, uint64_t r0,
+		  uint64_t n, size_t w);
+
 /* ---- index.c ------------------------------------------------------------ */
 
 /* Keeps the table's indexes exact around the CPU write paths (and the

@@ -231,10 +231,15 @@ void stg_schema_free(stg_schema *s);
  * least significant bit first; a set bit means NULL (or deleted). */
 
 /* One column of a batch: nrows values of the column's width (stg_text for
- * TEXT), and an optional NULL bitmap (NULL pointer: no NULLs). */
+ * TEXT), and an optional NULL bitmap (NULL pointer: no NULLs).  from:
+ * STG_FROM_SAME (0), or for stg_append only STG_FROM_I32: the values are
+ * int32_t of a BIGINT column, widened as they are written (no converted
+ * copy of the batch; the unique key checks read them as they are). */
+enum { STG_FROM_SAME = 0, STG_FROM_I32 = 1 };
 typedef struct {
 	const void *values;
 	const uint32_t *nulls;
+	int from;
 } stg_col_batch;
 
 /* Number of rows in the table, deleted ones included (row ids run from 0

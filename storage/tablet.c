@@ -872,9 +872,7 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		size_t w = stg_type_width((stg_type)cc[t->col].type);
 		char *dst = (char *)col_data(h, (uint32_t)t->col) + lr * w;
 
-		pool_memcpy_nodrain(
-		    p, dst, (const char *)cols[t->col].values + t->r0 * w,
-		    n * w);
+		tab_copy_col(p, dst, &cols[t->col], t->r0, n, w);
 		return n * w;
 	}
 	case 1: {
@@ -964,11 +962,10 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	ncols = e->ncols;
 	cc = cat_cols(e);
 	for (c = 0; c < ncols; c++) {
-		if (cols[c].values == NULL)
-			return pool_err(p, GPMDB_MISUSE,
-					"stg_append: column %s has no values",
-					cc[c].name);
-		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
+		rc = tab_batch_col_ok(p, &cc[c], &cols[c]);
+		if (rc == GPMDB_OK)
+			rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows,
+						"row");
 		if (rc != GPMDB_OK)
 			return rc;
 		if (cc[c].type == STG_T_TEXT)
