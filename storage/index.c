@@ -180,7 +180,8 @@ const char *stg_constraint_key(const stg_pool *p)
 /* "t.a = 5, t.b = 'x'" of batch row i (new values from b, through
  * cols_of as ix_enc_batch takes them, the table's row for the rest). */
 static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
-		     const int *cols_of, uint64_t i, uint64_t rowid)
+		     const uint8_t *from, const int *cols_of, uint64_t i,
+		     uint64_t rowid)
 {
 	stg_cat_entry *e = cat_entry(p, t->tcat);
 	size_t len = 0, cap = sizeof(p->cons_key);
@@ -202,7 +203,7 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 			if (ty == STG_T_TEXT) {
 				s = ((const stg_text *)x->values)[i].ptr;
 				sl = ((const stg_text *)x->values)[i].len;
-			} else if (x->from == STG_FROM_I32) {
+			} else if (from && from[cols_of[c]] == STG_FROM_I32) {
 				wide = ((const int32_t *)x->values)[i];
 				v = &wide;
 			} else {
@@ -503,11 +504,12 @@ static inline uint64_t int_ord(bool i32, const void *v, uint64_t i)
 
 /* Whether int_key's column x holds int32_t values (INT and DATE keys, a
  * BIGINT key appended from INT32 values, STG_FROM_I32). */
-static bool int_i32(const ixt *t, const stg_col_batch *x)
+static bool int_i32(const ixt *t, const uint8_t *from, const int *cols_of)
 {
 	stg_type ty = (stg_type)t->types[0];
 
-	return ty == STG_T_INT || ty == STG_T_DATE || x->from == STG_FROM_I32;
+	return ty == STG_T_INT || ty == STG_T_DATE ||
+	       (from && from[cols_of[0]] == STG_FROM_I32);
 }
 
 static inline void int_rec(uint8_t *r, uint64_t ord, uint64_t row)
@@ -684,10 +686,9 @@ static int int_sorted_recs(const ixt *t, bool i32, const void *v, uint8_t *recs,
  * and unique (*dup -1), and others of a large batch through
  * int_sorted_recs; a small one is left to ix_sort_dup's qsort (*dup -2).
  */
-static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
-		    uint64_t n, int rise, int64_t *dup)
+static int int_recs(const ixt *t, const stg_col_batch *x, bool i32,
+		    uint8_t *recs, uint64_t n, int rise, int64_t *dup)
 {
-	bool i32 = int_i32(t, x);
 	bool gpu = ix_sort_gpu(n);
 
 	*dup = -2;
@@ -705,8 +706,8 @@ static int int_recs(const ixt *t, const stg_col_batch *x, uint8_t *recs,
  * generic encoder: *b and *cols_of then name wb and wmap, whose widened
  * columns are wide[c] (the caller frees them). */
 static int widen_keys(const ixt *t, const stg_col_batch **b,
-		      const int **cols_of, uint64_t n, stg_col_batch *wb,
-		      int *wmap, int64_t **wide)
+		      const uint8_t *from, const int **cols_of, uint64_t n,
+		      stg_col_batch *wb, int *wmap, int64_t **wide)
 {
 	bool any = false;
 
@@ -714,8 +715,8 @@ static int widen_keys(const ixt *t, const stg_col_batch **b,
 		int k = (*cols_of)[c];
 
 		wmap[c] = k < 0 ? -1 : c;
-		wb[c] = k < 0 ? (stg_col_batch){NULL, NULL, 0} : (*b)[k];
-		if (k < 0 || wb[c].from != STG_FROM_I32)
+		wb[c] = k < 0 ? (stg_col_batch){NULL, NULL} : (*b)[k];
+		if (k < 0 || !from || from[k] != STG_FROM_I32)
 			continue;
 		if (!(wide[c] = malloc((size_t)n * 8 + 8)))
 			return pool_err(t->p, GPMDB_NOMEM, "out of memory");
@@ -725,7 +726,6 @@ static int widen_keys(const ixt *t, const stg_col_batch **b,
 		for (uint64_t i = 0; i < n; i++)
 			w[i] = v[i];
 		wb[c].values = w;
-		wb[c].from = STG_FROM_SAME;
 		any = true;
 	}
 	if (any) {
@@ -741,9 +741,10 @@ static int widen_keys(const ixt *t, const stg_col_batch **b,
  * cols_of[c] < 0; rows in skip (sorted) do not conflict.  *bad as for
  * check_keys.
  */
-static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
-		       const uint64_t *rowids, uint64_t n, const uint64_t *skip,
-		       uint64_t nskip, int64_t *bad, bool keep, bool live)
+static int check_batch(ixt *t, const stg_col_batch *b, const uint8_t *from,
+		       const int *cols_of, const uint64_t *rowids, uint64_t n,
+		       const uint64_t *skip, uint64_t nskip, int64_t *bad,
+		       bool keep, bool live)
 {
 	stg_col_batch kb[32];
 	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
@@ -767,7 +768,7 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	 * the column by idx_after_append, no records here */
 	ik = int_key(t, b, cols_of);
 	if (ik && keep && live && !rowids && n > 0 && !ix_sort_gpu(n)) {
-		bool i32 = int_i32(t, ik);
+		bool i32 = int_i32(t, from, cols_of);
 		uint8_t r0[17];
 
 		int_rec(r0, int_ord(i32, ik->values, 0), 0);
@@ -793,10 +794,12 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		tv = pool_now_ns();
 	}
 	if (ik) {
-		rc = int_recs(t, ik, recs, n, rise, &dup);
+		rc = int_recs(t, ik, int_i32(t, from, cols_of), recs, n, rise,
+			      &dup);
 		goto encoded;
 	}
-	if ((rc = widen_keys(t, &b, &cols_of, n, wb, wmap, wide)) != GPMDB_OK) {
+	if ((rc = widen_keys(t, &b, from, &cols_of, n, wb, wmap, wide)) !=
+	    GPMDB_OK) {
 		free(recs);
 		return rc;
 	}
@@ -847,7 +850,7 @@ static void batch_map(const ixt *t, int ncols, const uint32_t *cols,
 }
 
 static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
-			uint64_t n, bool live)
+			const uint8_t *from, uint64_t n, bool live)
 {
 	ixset *s;
 	int rc = GPMDB_OK;
@@ -868,8 +871,8 @@ static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 			continue;
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		rc = check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad, true,
-				 live);
+		rc = check_batch(t, cols, from, cols_of, NULL, n, NULL, 0, &bad,
+				 true, live);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -882,7 +885,7 @@ static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		int cols_of[32];
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		key_text(p, t, cols, cols_of, (uint64_t)worst, 0);
+		key_text(p, t, cols, from, cols_of, (uint64_t)worst, 0);
 		rc = fail_unique(p, t, worst);
 	}
 	ixset_free(s);
@@ -892,13 +895,13 @@ static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		     uint64_t n)
 {
-	return check_append(p, tcat, cols, n, false);
+	return check_append(p, tcat, cols, NULL, n, false);
 }
 
 int idx_check_append_live(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
-			  uint64_t n)
+			  const uint8_t *from, uint64_t n)
 {
-	return check_append(p, tcat, cols, n, true);
+	return check_append(p, tcat, cols, from, n, true);
 }
 
 /* ---- entry changes ------------------------------------------------------ */
@@ -1157,8 +1160,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 			qsort(sorted, n, sizeof(uint64_t), u64_cmp);
 		}
 		batch_map(t, ncols, cols, cols_of);
-		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad,
-				 false, false);
+		rc = check_batch(t, vals, NULL, cols_of, rowids, n, sorted, n,
+				 &bad, false, false);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -1168,7 +1171,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 		ixt *t = &s->t[worst_ix];
 		int cols_of[32];
 		batch_map(t, ncols, cols, cols_of);
-		key_text(p, t, vals, cols_of, (uint64_t)worst, rowids[worst]);
+		key_text(p, t, vals, NULL, cols_of, (uint64_t)worst,
+			 rowids[worst]);
 		rc = fail_unique(p, t, worst);
 	}
 	/* the old entries go; after the write they come back from the

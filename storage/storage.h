@@ -231,15 +231,10 @@ void stg_schema_free(stg_schema *s);
  * least significant bit first; a set bit means NULL (or deleted). */
 
 /* One column of a batch: nrows values of the column's width (stg_text for
- * TEXT), and an optional NULL bitmap (NULL pointer: no NULLs).  from:
- * STG_FROM_SAME (0), or for stg_append only STG_FROM_I32: the values are
- * int32_t of a BIGINT column, widened as they are written (no converted
- * copy of the batch; the unique key checks read them as they are). */
-enum { STG_FROM_SAME = 0, STG_FROM_I32 = 1 };
+ * TEXT), and an optional NULL bitmap (NULL pointer: no NULLs). */
 typedef struct {
 	const void *values;
 	const uint32_t *nulls;
-	int from;
 } stg_col_batch;
 
 /* Number of rows in the table, deleted ones included (row ids run from 0
@@ -300,6 +295,13 @@ int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows);
  */
 int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	       uint64_t nrows);
+/* stg_append where from[c] (from NULL: all STG_FROM_SAME) says how
+ * column c's values come: STG_FROM_I32, int32_t values of a BIGINT column
+ * widened as they are written (no converted copy of the batch first; the
+ * unique key checks read them as they are). */
+enum { STG_FROM_SAME = 0, STG_FROM_I32 = 1 };
+int stg_append_from(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+		    const uint8_t *from, uint64_t nrows);
 
 /*
  * Sets ncols columns (cols[i]) of n rows (rowids) to new values

@@ -370,7 +370,7 @@ typedef struct ccol {
 	const void *values;
 	void *own;
 	uint32_t *nulls;
-	int from; /* stg_col_batch.from */
+	uint8_t from; /* stg_append_from's: STG_FROM_SAME or _I32 */
 } ccol;
 
 static void ccol_free(ccol *c)
@@ -943,6 +943,7 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	gpmdb *db = x->db;
 	ccol *cols = calloc((size_t)sch->ncols + 1, sizeof(ccol));
 	stg_col_batch *b = calloc((size_t)sch->ncols + 1, sizeof(*b));
+	uint8_t *from = calloc((size_t)sch->ncols + 1, 1);
 	rel *hold = rel_new(x, 0, NULL);
 	int rc = GPMDB_OK, ph = wp_to(db, WP_BIND);
 	berr e = {0};
@@ -952,7 +953,7 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	 * and the key check (best effort: the append reports any failure) */
 	if (nrows > 0)
 		(void)stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
-	if (!cols || !b || !hold) {
+	if (!cols || !b || !from || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
@@ -973,11 +974,12 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	for (int c = 0; c < sch->ncols; c++) {
 		b[c].values = cols[c].values;
 		b[c].nulls = cols[c].nulls;
-		b[c].from = cols[c].from;
+		from[c] = cols[c].from;
 	}
 	/* unique keys: storage checks them through the table's indexes
 	 * before it writes; the error names the lowest row at fault */
-	if (nrows > 0 && (rc = wp_append(db, tid, sch, b, (uint64_t)nrows))) {
+	if (nrows > 0 &&
+	    (rc = wp_append_from(db, tid, sch, b, from, (uint64_t)nrows))) {
 		if (rc == GPMDB_CONSTRAINT) /* backend=gpu: batch_gpu.c */
 			rc = bkey_raise(db, &e, what, -1, NULL);
 		goto out;
@@ -991,6 +993,7 @@ out:
 			ccol_free(&cols[c]);
 	free(cols);
 	free(b);
+	free(from);
 	rel_free(hold);
 	return rc;
 }

@@ -205,8 +205,9 @@ static void test_big_append(void)
 	unlink(path);
 }
 
-/* An INT32 array appended to a BIGINT column as it is (STG_FROM_I32):
- * widened as it is written, across tablets; refused for other types. */
+/* An INT32 array appended to a BIGINT column as it is (stg_append_from,
+ * STG_FROM_I32): widened as it is written, across tablets; refused for
+ * other types and unknown kinds. */
 static void test_widen_append(void)
 {
 	const char *path = tu_path("widen", 0);
@@ -217,7 +218,8 @@ static void test_widen_append(void)
 	stg_column_def c[2] = {{.name = "a", .type = STG_T_BIGINT},
 			       {.name = "b", .type = STG_T_INT}};
 	uint32_t nl[2] = {1u << 3, 0}; /* row 3 NULL */
-	stg_col_batch b[2] = {{a, nl, STG_FROM_I32}, {a, NULL, 0}};
+	stg_col_batch b[2] = {{a, nl}, {a, NULL}};
+	uint8_t from[2] = {STG_FROM_I32, STG_FROM_I32};
 	uint32_t tid;
 	bool same = true;
 
@@ -227,13 +229,15 @@ static void test_widen_append(void)
 		a[i] = (int32_t)(i * 2654435761u);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	CHECK_RC(stg_table_create(p, "w", c, 2, "", &tid), GPMDB_OK);
-	b[1].from = STG_FROM_I32; /* an INT column: nothing to widen */
-	CHECK_RC(stg_append(p, tid, b, n), GPMDB_MISUSE);
+	/* an INT column: nothing to widen */
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_MISUSE);
+	from[1] = 7;
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_MISUSE);
 	CHECK(stg_row_count(p, tid) == 0);
-	b[1].from = STG_FROM_SAME;
-	CHECK_RC(stg_append(p, tid, b, 40), GPMDB_OK);
+	from[1] = STG_FROM_SAME;
+	CHECK_RC(stg_append_from(p, tid, b, from, 40), GPMDB_OK);
 	b[0].nulls = NULL;
-	CHECK_RC(stg_append(p, tid, b, n), GPMDB_OK);
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	CHECK_RC(stg_read(p, tid, 0, 40, n, o, NULL), GPMDB_OK);
 	for (i = 0; i < n && same; i++)
