@@ -1152,7 +1152,18 @@ uint64_t ix_build_bytes(const ixt *t, uint64_t n)
 	return nodes * NSIZE;
 }
 
+static void copy_gen(void *ctx, uint64_t a, uint64_t b, uint8_t *out,
+		     uint32_t ew)
+{
+	memcpy(out, (const uint8_t *)ctx + a * ew, (size_t)(b - a) * ew);
+}
+
 int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
+{
+	return ix_build_gen(t, copy_gen, (void *)ents, n);
+}
+
+int ix_build_gen(ixt *t, ix_gen_fn gen, void *ctx, uint64_t n)
 {
 	uint32_t ew = t->ew;
 	/* leaves about 90% full leave room for inserts between keys */
@@ -1195,7 +1206,7 @@ int ix_build(ixt *t, const uint8_t *ents, uint64_t n)
 		x->n = (uint32_t)(b - a);
 		x->prev = l ? base + (l - 1) * NSIZE : 0;
 		x->next = l + 1 < lv[0] ? base + (l + 1) * NSIZE : 0;
-		memcpy(leaf_ent(t, x, 0), ents + a * ew, (size_t)(b - a) * ew);
+		gen(ctx, a, b, leaf_ent(t, x, 0), ew);
 	}
 	/* inner levels: each node's slots are its children's first entries */
 	first = base;
@@ -1290,6 +1301,11 @@ void stg_set_index_sort_hook(stg_ix_sort_hook fn, uint64_t min_rows)
 {
 	sort_hook = fn;
 	sort_min = fn ? min_rows : UINT64_MAX;
+}
+
+bool ix_sort_gpu(uint64_t n)
+{
+	return sort_hook && n >= sort_min;
 }
 
 stg_ix_hook_stats *ix_hook_stats(void)

@@ -117,6 +117,11 @@ int ix_append_right(ixt *t, const uint8_t *ents, uint64_t n);
 /* Replaces the tree by one built from n sorted entries (ew bytes each);
  * the old nodes are freed at commit. */
 int ix_build(ixt *t, const uint8_t *ents, uint64_t n);
+/* ix_build of entries that gen writes: entries [a, b) of the n, in
+ * order, to out (ew bytes each; called on every core, a leaf a call). */
+typedef void (*ix_gen_fn)(void *ctx, uint64_t a, uint64_t b, uint8_t *out,
+			  uint32_t ew);
+int ix_build_gen(ixt *t, ix_gen_fn gen, void *ctx, uint64_t n);
 /* The bytes of the arena ix_build allocates for n entries. */
 uint64_t ix_build_bytes(const ixt *t, uint64_t n);
 /* Frees every extent of the index (deferred to commit). */
@@ -154,6 +159,8 @@ int ix_copy_all(const ixt *t, uint8_t *out, uint64_t cap, uint64_t *n);
  * the little-endian uint64 at kw (row id or batch row); ties of TEXT
  * prefixes resolved from src.  May use the sort hook. */
 int ix_sort(const ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src);
+/* Whether ix_sort hands n records to the GPU's sort hook. */
+bool ix_sort_gpu(uint64_t n);
 /* ix_sort, and *dup as the sort hook's (storage.h stg_ix_sort_hook): the
  * lowest row id of a record whose key bytes equal its predecessor's, -1
  * none, -2 unknown (the CPU sorted, or TEXT keys, whose prefixes may be

@@ -17,6 +17,7 @@
  * merges the change in sorted order and builds a new tree (ix_build),
  * which costs one sequential pass and logs only the header.
  */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +180,8 @@ const char *stg_constraint_key(const stg_pool *p)
 /* "t.a = 5, t.b = 'x'" of batch row i (new values from b, through
  * cols_of as ix_enc_batch takes them, the table's row for the rest). */
 static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
-		     const int *cols_of, uint64_t i, uint64_t rowid)
+		     const uint8_t *from, const int *cols_of, uint64_t i,
+		     uint64_t rowid)
 {
 	stg_cat_entry *e = cat_entry(p, t->tcat);
 	size_t len = 0, cap = sizeof(p->cons_key);
@@ -193,6 +195,7 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 		uint32_t sl = 0;
 		bool null = false;
 		char val[120];
+		int64_t wide;
 
 		if (cols_of[c] >= 0) {
 			const stg_col_batch *x = &b[cols_of[c]];
@@ -200,6 +203,9 @@ static void key_text(stg_pool *p, const ixt *t, const stg_col_batch *b,
 			if (ty == STG_T_TEXT) {
 				s = ((const stg_text *)x->values)[i].ptr;
 				sl = ((const stg_text *)x->values)[i].len;
+			} else if (from && from[cols_of[c]] == STG_FROM_I32) {
+				wide = ((const int32_t *)x->values)[i];
+				v = &wide;
 			} else {
 				v = (const char *)x->values +
 				    i * stg_type_width(ty);
@@ -256,7 +262,23 @@ static void presorted_put(const ixt *t, uint8_t *recs, uint64_t n)
 	p->ixpre[p->nixpre].tcat = t->tcat;
 	p->ixpre[p->nixpre].n = n;
 	p->ixpre[p->nixpre].recs = recs;
+	p->ixpre[p->nixpre].ivals = NULL;
+	p->ixpre[p->nixpre].i32 = false;
 	p->nixpre++;
+}
+
+/* An append's integer keys that rise above the tree: no records, the
+ * column is read again by idx_after_append (false: no slot left). */
+static bool presorted_put_int(const ixt *t, const void *v, bool i32, uint64_t n)
+{
+	stg_pool *p = t->p;
+
+	if (p->nixpre == (int)(sizeof(p->ixpre) / sizeof(p->ixpre[0])))
+		return false;
+	presorted_put(t, NULL, n);
+	p->ixpre[p->nixpre - 1].ivals = v;
+	p->ixpre[p->nixpre - 1].i32 = i32;
+	return true;
 }
 
 /* The records (key, batch row) t's check sorted for these n rows, now
@@ -270,7 +292,7 @@ static uint8_t *presorted_take(const ixt *t, uint64_t first, uint64_t n)
 		uint8_t *recs = p->ixpre[i].recs;
 
 		if (p->ixpre[i].index_id != t->index_id ||
-		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n)
+		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n || !recs)
 			continue;
 		p->ixpre[i] = p->ixpre[--p->nixpre];
 #pragma omp parallel for if (n > 65536) schedule(static)
@@ -285,6 +307,26 @@ static uint8_t *presorted_take(const ixt *t, uint64_t first, uint64_t n)
 		return recs;
 	}
 	return NULL;
+}
+
+/* presorted_put_int's column for these n rows of t: true and *v, *i32
+ * (the slot taken), else false. */
+static bool presorted_take_int(const ixt *t, uint64_t n, const void **v,
+			       bool *i32)
+{
+	stg_pool *p = t->p;
+
+	for (int i = 0; i < p->nixpre; i++) {
+		if (p->ixpre[i].index_id != t->index_id ||
+		    p->ixpre[i].tcat != t->tcat || p->ixpre[i].n != n ||
+		    !p->ixpre[i].ivals)
+			continue;
+		*v = p->ixpre[i].ivals;
+		*i32 = p->ixpre[i].i32;
+		p->ixpre[i] = p->ixpre[--p->nixpre];
+		return true;
+	}
+	return false;
 }
 
 /* ---- unique checks ------------------------------------------------------ */
@@ -315,6 +357,16 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether key rec is above every key of t's tree (memcmp of the key
+ * bytes: the order of integer keys only). */
+static bool above_tree(const ixt *t, const uint8_t *rec)
+{
+	ixpos c;
+
+	ix_last(t, &c);
+	return c.leaf == 0 || memcmp(ix_at(t, &c), rec, t->kw) < 0;
+}
+
 /*
  * Checks n new keys of a unique index: recs holds n records (key, batch
  * row), src resolves their TEXT ties; a key equal to an entry of the tree
@@ -325,12 +377,13 @@ static int u64_cmp(const void *a, const void *b)
  */
 static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		      const uint64_t *skip, uint64_t nskip, int64_t *bad,
-		      bool any_null, uint64_t *tv)
+		      bool any_null, int64_t sorted, uint64_t *tv)
 {
 	uint32_t w = t->ew;
 	uint64_t k = 0, t0;
-	int64_t dup = -2;
-	int rc;
+	int64_t dup = sorted;
+	int rc = GPMDB_OK;
+	bool near = true; /* neighbours compared in the loop */
 
 	int64_t first_bad = INT64_MAX;
 	int err = GPMDB_OK;
@@ -350,18 +403,26 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		return GPMDB_OK;
 	t0 = pool_now_ns();
 	t->p->wt.key_enc_ns += t0 - *tv;
-	rc = n > 1 ? ix_sort_dup(t, recs, n, src, &dup) : GPMDB_OK;
+	/* sorted >= -1: the records came sorted with their duplicates
+	 * known (int_recs), no sort */
+	if (sorted < -1 && n > 1)
+		rc = ix_sort_dup(t, recs, n, src, &dup);
 	*tv = pool_now_ns();
 	t->p->wt.key_sort_ns += *tv - t0;
 	if (rc != GPMDB_OK)
 		return rc;
-	/* the GPU's sort compared the neighbours already (dup): with an
-	 * empty tree nothing is left to do (a pass over the records, 34-41
-	 * ms at 50M rows on 16 cores) */
-	if (dup >= -1 && ix_hdr(t)->entries == 0) {
+	/* the sort compared the neighbours already (dup): with an empty
+	 * tree nothing is left to do (a pass over the records, 34-41 ms at
+	 * 50M rows on 16 cores), nor when the lowest key of a sorted batch
+	 * is above the tree's highest (keys counting up: memcmp is the key
+	 * order of the integer keys int_recs sorts) */
+	if (dup >= -1) {
 		if (dup >= 0)
 			first_bad = dup;
-		n = 0;
+		near = sorted < -1;
+		if (ix_hdr(t)->entries == 0 ||
+		    (sorted >= -1 && above_tree(t, recs)))
+			n = 0;
 	}
 	/* each key against its neighbour and the tree: read-only, on all
 	 * cores; the lowest batch row at fault wins */
@@ -374,8 +435,9 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 		ixpos c;
 		int src_rc;
 
-		if (i > 0 && ix_cmp(t, r - w, src, ix_rowid(t, r - w), r, src,
-				    id, t->ncols) == 0) {
+		if (near && i > 0 &&
+		    ix_cmp(t, r - w, src, ix_rowid(t, r - w), r, src, id,
+			   t->ncols) == 0) {
 			/* sorted by batch row within a key: r is later */
 			if ((int64_t)id < first_bad)
 				first_bad = (int64_t)id;
@@ -413,15 +475,13 @@ static int check_keys(ixt *t, uint8_t *recs, uint64_t n, const ixsrc *src,
 	return GPMDB_OK;
 }
 
-/*
- * The records of a one-column integer key without NULLs (the usual
- * primary key), written without ix_enc_batch's per-value dispatch: tag 1,
- * the value with its sign bit flipped, big-endian (ix_enc_int), then the
- * batch row.  At 50M keys the generic loop took 82-101 ms on 15 cores of
- * the H200.  False (nothing written) for any other key.
- */
-static bool enc_int_fast(const ixt *t, const stg_col_batch *b,
-			 const int *cols_of, uint8_t *recs, uint64_t n)
+/* A one-column integer key without NULLs (the usual primary key): its
+ * records are written without ix_enc_batch's per-value dispatch (tag 1,
+ * the value with its sign bit flipped, big-endian as ix_enc_int, then the
+ * batch row).  At 50M keys the generic loop took 82-101 ms on 15 cores of
+ * the H200.  NULL for any other key. */
+static const stg_col_batch *int_key(const ixt *t, const stg_col_batch *b,
+				    const int *cols_of)
 {
 	stg_type ty = (stg_type)t->types[0];
 	const stg_col_batch *x;
@@ -430,23 +490,249 @@ static bool enc_int_fast(const ixt *t, const stg_col_batch *b,
 	    t->ew != 17 ||
 	    (ty != STG_T_INT && ty != STG_T_DATE && ty != STG_T_BIGINT &&
 	     ty != STG_T_DECIMAL))
-		return false;
+		return NULL;
 	x = &b[cols_of[0]];
-	if (x->nulls != NULL || x->values == NULL)
-		return false;
-#pragma omp parallel for if (n > 65536) schedule(static)
-	for (uint64_t i = 0; i < n; i++) {
-		int64_t v = ty == STG_T_INT || ty == STG_T_DATE
-				? ((const int32_t *)x->values)[i]
-				: ((const int64_t *)x->values)[i];
-		uint64_t u = __builtin_bswap64((uint64_t)v ^ (1ull << 63));
-		uint8_t *r = recs + i * 17;
+	return x->nulls == NULL && x->values != NULL ? x : NULL;
+}
 
-		r[0] = 1;
-		memcpy(r + 1, &u, 8);
-		memcpy(r + 9, &i, 8);
+/* The key of row i as an unsigned number in the key's order. */
+static inline uint64_t int_ord(bool i32, const void *v, uint64_t i)
+{
+	int64_t x = i32 ? ((const int32_t *)v)[i] : ((const int64_t *)v)[i];
+	return (uint64_t)x ^ (1ull << 63);
+}
+
+/* Whether int_key's column x holds int32_t values (INT and DATE keys, a
+ * BIGINT key appended from INT32 values, STG_FROM_I32). */
+static bool int_i32(const ixt *t, const uint8_t *from, const int *cols_of)
+{
+	stg_type ty = (stg_type)t->types[0];
+
+	return ty == STG_T_INT || ty == STG_T_DATE ||
+	       (from && from[cols_of[0]] == STG_FROM_I32);
+}
+
+static inline void int_rec(uint8_t *r, uint64_t ord, uint64_t row)
+{
+	uint64_t u = __builtin_bswap64(ord);
+
+	r[0] = 1;
+	memcpy(r + 1, &u, 8);
+	memcpy(r + 9, &row, 8);
+}
+
+/* ix_gen_fn of an integer column: rows [a, b) as entries with row ids
+ * from first. */
+typedef struct {
+	const void *v;
+	bool i32;
+	uint64_t first;
+} int_src;
+
+static void int_gen(void *ctx, uint64_t a, uint64_t b, uint8_t *out,
+		    uint32_t ew)
+{
+	const int_src *x = ctx;
+
+	for (uint64_t i = a; i < b; i++, out += ew)
+		int_rec(out, int_ord(x->i32, x->v, i), x->first + i);
+}
+
+/* Whether the keys rise strictly (a key counting up: sorted and unique
+ * as they come), one read-only pass on every core. */
+static bool int_rising(bool i32, const void *v, uint64_t n)
+{
+	bool down = false;
+
+#pragma omp parallel for reduction(|| : down) if (n > 65536) schedule(static)
+	for (uint64_t i = 1; i < n; i++)
+		if (int_ord(i32, v, i) <= int_ord(i32, v, i - 1))
+			down = true;
+	return !down;
+}
+
+/*
+ * The records of keys that do not rise, in key order (then batch row),
+ * without sorting the records: (key bits that vary, batch row) pairs of
+ * 8 bytes (16 past 32 bits of either) are radix sorted, least significant
+ * digit first, digits of 8-11 bits over the bits that vary only, and the
+ * records written from them in order; a key equal to its neighbour is a
+ * duplicate (*dup: the lowest later row of such a pair, else -1).  The
+ * generic path encoded the records, sorted (key, index) pairs of 16
+ * bytes, gathered the 17-byte records at random and compared neighbours
+ * through ix_cmp.
+ */
+static int int_sorted_recs(const ixt *t, bool i32, const void *v, uint8_t *recs,
+			   uint64_t n, int64_t *dup)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, vb, base;
+	int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+	int64_t first = INT64_MAX;
+
+#pragma omp parallel for reduction(min                                         \
+				   : lo) reduction(max                         \
+						   : hi) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t o = int_ord(i32, v, i);
+		lo = o < lo ? o : lo;
+		hi = o > hi ? o : hi;
 	}
-	return true;
+	base = lo;
+	vb = hi - lo ? 64 - (unsigned)__builtin_clzll(hi - lo) : 0;
+	bool narrow = vb <= 32 && n <= UINT32_MAX;
+	size_t pw = narrow ? 8 : 16;
+	uint8_t *a = malloc(n * pw), *b = malloc(n * pw);
+	int passes = vb ? (int)((vb + 10) / 11) : 0;
+	int db =
+	    passes ? (int)((vb + (unsigned)passes - 1) / (unsigned)passes) : 0;
+	uint64_t nb = 1ull << db, *hist = calloc((size_t)nt * nb, 8);
+
+	if (!a || !b || !hist) {
+		free(a);
+		free(b);
+		free(hist);
+		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+	}
+	/* pairs: narrow (key - lo) << 32 | row, else {key - lo, row} */
+#pragma omp parallel for schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t k = int_ord(i32, v, i) - base;
+		if (narrow)
+			((uint64_t *)a)[i] = k << 32 | i;
+		else {
+			((uint64_t *)a)[2 * i] = k;
+			((uint64_t *)a)[2 * i + 1] = i;
+		}
+	}
+	for (int d = 0; d < passes; d++) {
+		int sh = d * db + (narrow ? 32 : 0);
+		uint64_t mask = nb - 1;
+
+		memset(hist, 0, (size_t)nt * nb * 8);
+#pragma omp parallel num_threads(nt)
+		{
+			int me = omp_get_thread_num(),
+			    all = omp_get_num_threads();
+			uint64_t r0 = n * (uint64_t)me / (uint64_t)all,
+				 r1 = n * (uint64_t)(me + 1) / (uint64_t)all;
+			uint64_t *h = hist + (size_t)me * nb;
+			const uint64_t *pa = (const uint64_t *)a;
+			uint64_t *pb = (uint64_t *)b;
+
+			if (narrow)
+				for (uint64_t i = r0; i < r1; i++)
+					h[(pa[i] >> sh) & mask]++;
+			else
+				for (uint64_t i = r0; i < r1; i++)
+					h[(pa[2 * i] >> sh) & mask]++;
+#pragma omp barrier
+#pragma omp single
+			{
+				uint64_t sum = 0;
+				for (uint64_t q = 0; q < nb; q++)
+					for (int th = 0; th < all; th++) {
+						uint64_t c = hist[th * nb + q];
+						hist[th * nb + q] = sum;
+						sum += c;
+					}
+			}
+			if (narrow)
+				for (uint64_t i = r0; i < r1; i++)
+					pb[h[(pa[i] >> sh) & mask]++] = pa[i];
+			else
+				for (uint64_t i = r0; i < r1; i++) {
+					uint64_t at =
+					    h[(pa[2 * i] >> sh) & mask]++;
+					pb[2 * at] = pa[2 * i];
+					pb[2 * at + 1] = pa[2 * i + 1];
+				}
+		}
+		uint8_t *x = a;
+		a = b;
+		b = x;
+	}
+	free(hist);
+	free(b);
+	/* the records in order, and equal neighbours (stable: the later
+	 * row of a pair comes second) */
+#pragma omp parallel for reduction(min : first) schedule(static)
+	for (uint64_t i = 0; i < n; i++) {
+		const uint64_t *pa = (const uint64_t *)a;
+		uint64_t k, row, pk;
+
+		if (narrow) {
+			k = pa[i] >> 32;
+			row = pa[i] & 0xffffffffu;
+			pk = i ? pa[i - 1] >> 32 : ~0ull;
+		} else {
+			k = pa[2 * i];
+			row = pa[2 * i + 1];
+			pk = i ? pa[2 * i - 2] : ~0ull;
+		}
+		if (i && k == pk && (int64_t)row < first)
+			first = (int64_t)row;
+		int_rec(recs + i * 17, k + base, row);
+	}
+	free(a);
+	*dup = first == INT64_MAX ? -1 : first;
+	return GPMDB_OK;
+}
+
+/*
+ * The records of a one-column integer key (int_key; rise: whether its
+ * keys rise, -1 not known yet).  Where the GPU
+ * sorts this many records they are written in batch order for it (*dup
+ * -2: not sorted).  Else keys that rise are written as they come, sorted
+ * and unique (*dup -1), and others of a large batch through
+ * int_sorted_recs; a small one is left to ix_sort_dup's qsort (*dup -2).
+ */
+static int int_recs(const ixt *t, const stg_col_batch *x, bool i32,
+		    uint8_t *recs, uint64_t n, int rise, int64_t *dup)
+{
+	bool gpu = ix_sort_gpu(n);
+
+	*dup = -2;
+	if (!gpu && (rise < 0 ? int_rising(i32, x->values, n) : rise))
+		*dup = -1;
+	else if (!gpu && n >= 65536)
+		return int_sorted_recs(t, i32, x->values, recs, n, dup);
+#pragma omp parallel for if (n > 65536) schedule(static)
+	for (uint64_t i = 0; i < n; i++)
+		int_rec(recs + i * 17, int_ord(i32, x->values, i), i);
+	return GPMDB_OK;
+}
+
+/* Key columns appended from INT32 values (STG_FROM_I32) widened for the
+ * generic encoder: *b and *cols_of then name wb and wmap, whose widened
+ * columns are wide[c] (the caller frees them). */
+static int widen_keys(const ixt *t, const stg_col_batch **b,
+		      const uint8_t *from, const int **cols_of, uint64_t n,
+		      stg_col_batch *wb, int *wmap, int64_t **wide)
+{
+	bool any = false;
+
+	for (int c = 0; c < t->ncols; c++) {
+		int k = (*cols_of)[c];
+
+		wmap[c] = k < 0 ? -1 : c;
+		wb[c] = k < 0 ? (stg_col_batch){NULL, NULL} : (*b)[k];
+		if (k < 0 || !from || from[k] != STG_FROM_I32)
+			continue;
+		if (!(wide[c] = malloc((size_t)n * 8 + 8)))
+			return pool_err(t->p, GPMDB_NOMEM, "out of memory");
+		const int32_t *v = wb[c].values;
+		int64_t *w = wide[c];
+#pragma omp parallel for if (n > 65536) schedule(static)
+		for (uint64_t i = 0; i < n; i++)
+			w[i] = v[i];
+		wb[c].values = w;
+		any = true;
+	}
+	if (any) {
+		*b = wb;
+		*cols_of = wmap;
+	}
+	return GPMDB_OK;
 }
 
 /*
@@ -455,9 +741,10 @@ static bool enc_int_fast(const ixt *t, const stg_col_batch *b,
  * cols_of[c] < 0; rows in skip (sorted) do not conflict.  *bad as for
  * check_keys.
  */
-static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
-		       const uint64_t *rowids, uint64_t n, const uint64_t *skip,
-		       uint64_t nskip, int64_t *bad, bool keep)
+static int check_batch(ixt *t, const stg_col_batch *b, const uint8_t *from,
+		       const int *cols_of, const uint64_t *rowids, uint64_t n,
+		       const uint64_t *skip, uint64_t nskip, int64_t *bad,
+		       bool keep, bool live)
 {
 	stg_col_batch kb[32];
 	ixsrc src = {IXS_BATCH, kb, rowids, NULL};
@@ -465,10 +752,34 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 	int rc = GPMDB_OK;
 	uint64_t tv = pool_now_ns(); /* the parts' clock (stg_write_times) */
 	bool any_null = false;
+	const stg_col_batch *ik;
+	int64_t dup = -2; /* int_recs: the records are sorted, dup known */
+	int rise = -1;	  /* whether the integer keys rise (-1: not known) */
+	stg_col_batch wb[32];
+	int wmap[32];
+	int64_t *wide[32] = {NULL};
 
 	for (int c = 0; c < t->ncols; c++)
 		kb[c] = cols_of[c] >= 0 ? b[cols_of[c]]
 					: (stg_col_batch){NULL, NULL};
+	*bad = -1;
+	/* an append's integer keys that rise above the tree (counting up):
+	 * unique, nothing to sort or look up; their entries are made from
+	 * the column by idx_after_append, no records here */
+	ik = int_key(t, b, cols_of);
+	if (ik && keep && live && !rowids && n > 0 && !ix_sort_gpu(n)) {
+		bool i32 = int_i32(t, from, cols_of);
+		uint8_t r0[17];
+
+		int_rec(r0, int_ord(i32, ik->values, 0), 0);
+		t->sorted_all = false;
+		if ((ix_hdr(t)->entries == 0 || above_tree(t, r0)) &&
+		    (rise = int_rising(i32, ik->values, n)) &&
+		    presorted_put_int(t, ik->values, i32, n)) {
+			t->p->wt.key_probe_ns += pool_now_ns() - tv;
+			return GPMDB_OK;
+		}
+	}
 	ix_prewarm(t, n); /* the GPU readies itself while we encode */
 	if (!(recs = malloc((size_t)n * t->ew)))
 		return pool_err(t->p, GPMDB_NOMEM, "out of memory");
@@ -482,9 +793,21 @@ static int check_batch(ixt *t, const stg_col_batch *b, const int *cols_of,
 		t->p->wt.key_alloc_ns += pool_now_ns() - tv;
 		tv = pool_now_ns();
 	}
-	if (enc_int_fast(t, b, cols_of, recs, n))
+	if (ik) {
+		rc = int_recs(t, ik, int_i32(t, from, cols_of), recs, n, rise,
+			      &dup);
 		goto encoded;
-		/* the NULL keys noted in the same pass (they are dropped) */
+	}
+	if ((rc = widen_keys(t, &b, from, &cols_of, n, wb, wmap, wide)) !=
+	    GPMDB_OK) {
+		free(recs);
+		return rc;
+	}
+	for (int c = 0; c < t->ncols; c++)
+		if (wide[c])
+			kb[c] = wb[c];
+			/* the NULL keys noted in the same pass (they are
+			 * dropped) */
 #pragma omp parallel for reduction(||                                          \
 				   : any_null) if (n > 65536) schedule(static)
 	for (uint64_t i = 0; i < n; i++) {
@@ -501,7 +824,9 @@ encoded:
 	t->sorted_all = false;
 	if (rc == GPMDB_OK)
 		rc = check_keys(t, recs, n, &src, skip, nskip, bad, any_null,
-				&tv);
+				dup, &tv);
+	for (int c = 0; c < t->ncols; c++)
+		free(wide[c]);
 	/* an append keeps its sorted batch for idx_after_append */
 	if (rc == GPMDB_OK && keep && t->sorted_all && *bad < 0) {
 		presorted_put(t, recs, n);
@@ -524,8 +849,8 @@ static void batch_map(const ixt *t, int ncols, const uint32_t *cols,
 	}
 }
 
-int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
-		     uint64_t n)
+static int check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+			const uint8_t *from, uint64_t n, bool live)
 {
 	ixset *s;
 	int rc = GPMDB_OK;
@@ -546,8 +871,8 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 			continue;
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		rc =
-		    check_batch(t, cols, cols_of, NULL, n, NULL, 0, &bad, true);
+		rc = check_batch(t, cols, from, cols_of, NULL, n, NULL, 0, &bad,
+				 true, live);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -560,11 +885,23 @@ int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
 		int cols_of[32];
 		for (int c = 0; c < t->ncols; c++)
 			cols_of[c] = (int)t->cols[c];
-		key_text(p, t, cols, cols_of, (uint64_t)worst, 0);
+		key_text(p, t, cols, from, cols_of, (uint64_t)worst, 0);
 		rc = fail_unique(p, t, worst);
 	}
 	ixset_free(s);
 	return rc;
+}
+
+int idx_check_append(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+		     uint64_t n)
+{
+	return check_append(p, tcat, cols, NULL, n, false);
+}
+
+int idx_check_append_live(stg_pool *p, uint64_t tcat, const stg_col_batch *cols,
+			  const uint8_t *from, uint64_t n)
+{
+	return check_append(p, tcat, cols, from, n, true);
 }
 
 /* ---- entry changes ------------------------------------------------------ */
@@ -681,6 +1018,25 @@ int idx_after_append(stg_pool *p, uint64_t tcat, uint64_t first, uint64_t n)
 		/* sorted already by the unique check of these rows */
 		uint8_t *recs = presorted_take(t, first, n);
 		bool sorted = recs != NULL;
+		int_src is = {NULL, false, first};
+
+		/* rising integer keys: an empty tree built from the column
+		 * straight into its leaves, else their records made here */
+		if (!recs && presorted_take_int(t, n, &is.v, &is.i32)) {
+			if (ix_hdr(t)->entries == 0) {
+				rc = ix_build_gen(t, int_gen, &is, n);
+				continue;
+			}
+			if (!(recs = malloc((size_t)n * t->ew))) {
+				rc = pool_err(p, GPMDB_NOMEM, "out of memory");
+				break;
+			}
+#pragma omp parallel for if (n > 65536) schedule(static)
+			for (uint64_t b = 0; b < n; b += 4096)
+				int_gen(&is, b, b + 4096 < n ? b + 4096 : n,
+					recs + b * t->ew, t->ew);
+			sorted = true;
+		}
 
 		if (!recs && !(recs = malloc((size_t)n * t->ew))) {
 			rc = pool_err(p, GPMDB_NOMEM, "out of memory");
@@ -804,8 +1160,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 			qsort(sorted, n, sizeof(uint64_t), u64_cmp);
 		}
 		batch_map(t, ncols, cols, cols_of);
-		rc = check_batch(t, vals, cols_of, rowids, n, sorted, n, &bad,
-				 false);
+		rc = check_batch(t, vals, NULL, cols_of, rowids, n, sorted, n,
+				 &bad, false, false);
 		if (rc == GPMDB_OK && bad >= 0 && (worst < 0 || bad < worst)) {
 			worst = bad;
 			worst_ix = x;
@@ -815,7 +1171,8 @@ int idx_before_update(stg_pool *p, uint64_t tcat, int ncols,
 		ixt *t = &s->t[worst_ix];
 		int cols_of[32];
 		batch_map(t, ncols, cols, cols_of);
-		key_text(p, t, vals, cols_of, (uint64_t)worst, rowids[worst]);
+		key_text(p, t, vals, NULL, cols_of, (uint64_t)worst,
+			 rowids[worst]);
 		rc = fail_unique(p, t, worst);
 	}
 	/* the old entries go; after the write they come back from the

@@ -211,6 +211,10 @@ struct stg_pool {
 		uint32_t index_id;
 		uint64_t tcat, n;
 		uint8_t *recs;
+		/* no recs: a one-column integer key that rises, above the
+		 * tree, read again from the append's column (int32 or not) */
+		const void *ivals;
+		bool i32;
 	} ixpre[4];
 	int nixpre;
 
@@ -635,6 +639,17 @@ int tab_cell(stg_pool *p, uint64_t cat_off, uint32_t c, uint64_t row,
 int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
 		uint64_t lr, tab_cellv *out);
 
+/* ---- widen.c ------------------------------------------------------------ */
+
+/* stg_append's check of a batch column: values given, a known `from` that
+ * fits column c (GPMDB_MISUSE otherwise). */
+int tab_batch_col_ok(stg_pool *p, const stg_cat_column *c,
+		     const stg_col_batch *b, int from);
+/* Copies n values of batch column b from row r0 to dst, a column of width
+ * w in the pool (pool_memcpy_nodrain; STG_FROM_I32: widened on the way). */
+void tab_copy_col(stg_pool *p, void *dst, const stg_col_batch *b, int from,
+		  uint64_t r0, uint64_t n, size_t w);
+
 /* ---- index.c ------------------------------------------------------------ */
 
 /* Keeps the table's indexes exact around the CPU write paths (and the
@@ -642,6 +657,12 @@ int zt_tab_cell(stg_pool *p, const char *table, stg_tablet_hdr *h, uint32_t c,
  * changes after. */
 int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
 		     uint64_t n);
+/* The same where cols stay as they are until idx_after_append (stg_append;
+ * from: stg_append_from's): keys that rise above the tree are not copied
+ * into records. */
+int idx_check_append_live(stg_pool *p, uint64_t cat_off,
+			  const stg_col_batch *cols, const uint8_t *from,
+			  uint64_t n);
 int idx_after_append(stg_pool *p, uint64_t cat_off, uint64_t first, uint64_t n);
 /* Bytes the index rebuilds of an append of n rows will allocate (their
  * new arenas), an estimate for alloc_prepare. */

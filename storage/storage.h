@@ -295,6 +295,13 @@ int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows);
  */
 int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	       uint64_t nrows);
+/* stg_append where from[c] (from NULL: all STG_FROM_SAME) says how
+ * column c's values come: STG_FROM_I32, int32_t values of a BIGINT column
+ * widened as they are written (no converted copy of the batch first; the
+ * unique key checks read them as they are). */
+enum { STG_FROM_SAME = 0, STG_FROM_I32 = 1 };
+int stg_append_from(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+		    const uint8_t *from, uint64_t nrows);
 
 /*
  * Sets ncols columns (cols[i]) of n rows (rowids) to new values

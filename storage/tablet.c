@@ -862,7 +862,8 @@ static uint64_t text_bytes(const stg_col_batch *cb, uint64_t r0, uint64_t r1)
 }
 
 static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
-			 const stg_cat_column *cc, const stg_col_batch *cols)
+			 const stg_cat_column *cc, const stg_col_batch *cols,
+			 const uint8_t *from)
 {
 	stg_tablet_hdr *h = sg->h;
 	uint64_t lr = sg->local0 + (t->r0 - sg->b0), n = t->r1 - t->r0;
@@ -872,9 +873,8 @@ static uint64_t run_task(stg_pool *p, const app_task *t, const app_seg *sg,
 		size_t w = stg_type_width((stg_type)cc[t->col].type);
 		char *dst = (char *)col_data(h, (uint32_t)t->col) + lr * w;
 
-		pool_memcpy_nodrain(
-		    p, dst, (const char *)cols[t->col].values + t->r0 * w,
-		    n * w);
+		tab_copy_col(p, dst, &cols[t->col], from ? from[t->col] : 0,
+			     t->r0, n, w);
 		return n * w;
 	}
 	case 1: {
@@ -939,8 +939,8 @@ int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,
 			cc[c].name, what, (unsigned long long)first + 1);
 }
 
-int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
-	       uint64_t nrows)
+int stg_append_from(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
+		    const uint8_t *from, uint64_t nrows)
 {
 	uint64_t cat_off, start, end, nseg, s, i, total = 0, t0;
 	app_seg *segs = NULL;
@@ -964,11 +964,10 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 	ncols = e->ncols;
 	cc = cat_cols(e);
 	for (c = 0; c < ncols; c++) {
-		if (cols[c].values == NULL)
-			return pool_err(p, GPMDB_MISUSE,
-					"stg_append: column %s has no values",
-					cc[c].name);
-		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
+		rc = tab_batch_col_ok(p, &cc[c], &cols[c], from ? from[c] : 0);
+		if (rc == GPMDB_OK)
+			rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows,
+						"row");
 		if (rc != GPMDB_OK)
 			return rc;
 		if (cc[c].type == STG_T_TEXT)
@@ -982,7 +981,7 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 
 	/* unique keys before anything is written */
 	t0 = pool_now_ns();
-	rc = idx_check_append(p, cat_off, cols, nrows);
+	rc = idx_check_append_live(p, cat_off, cols, from, nrows);
 	p->wt.key_check_ns += pool_now_ns() - t0;
 	/* the pool grown once for the tablets and the index rebuilds */
 	if (rc == GPMDB_OK)
@@ -1092,7 +1091,8 @@ int stg_append(stg_pool *p, uint32_t table_id, const stg_col_batch *cols,
 
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : total) if (nrows >= PAR_MIN_ROWS)
 	for (i = 0; i < ntask; i++)
-		total += run_task(p, &tasks[i], &segs[tasks[i].seg], cc, cols);
+		total +=
+		    run_task(p, &tasks[i], &segs[tasks[i].seg], cc, cols, from);
 	pool_drain(p);
 	pool_count_persisted(p, total);
 	stg_crash_point("append.data");

@@ -51,6 +51,9 @@ typedef struct bsrc {
 	const uint8_t *nulls;
 	int64_t n;
 	sval v; /* BS_CONST */
+	/* an INT32 array into a BIGINT column left as it is, widened by
+	 * stg_append as it writes (STG_FROM_I32): the CPU write path only */
+	bool widen_later;
 } bsrc;
 
 /* Messages: the first error of a statement wins in db_err, so errors found
@@ -367,6 +370,7 @@ typedef struct ccol {
 	const void *values;
 	void *own;
 	uint32_t *nulls;
+	uint8_t from; /* stg_append_from's: STG_FROM_SAME or _I32 */
 } ccol;
 
 static void ccol_free(ccol *c)
@@ -579,9 +583,12 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 	 * the mask are converted too: nobody reads them) */
 	if (src->kind == BS_ARRAY) {
 		int at = src->type;
+		bool later = src->widen_later && at == GPMDB_ARRAY_INT32 &&
+			     t == STG_T_BIGINT;
 		bool direct = (at == GPMDB_ARRAY_INT64 && t == STG_T_BIGINT) ||
 			      (at == GPMDB_ARRAY_INT32 && t == STG_T_INT) ||
-			      (at == GPMDB_ARRAY_DOUBLE && t == STG_T_DOUBLE);
+			      (at == GPMDB_ARRAY_DOUBLE && t == STG_T_DOUBLE) ||
+			      later;
 		bool loop =
 		    (at == GPMDB_ARRAY_INT32 && t == STG_T_BIGINT) ||
 		    (at == GPMDB_ARRAY_DOUBLE && t == STG_T_FLOAT) ||
@@ -597,6 +604,7 @@ static int conv_column(exec_ctx *x, rel *hold, const bsrc *src,
 		}
 		if (direct) {
 			out->values = src->values;
+			out->from = later ? STG_FROM_I32 : STG_FROM_SAME;
 		} else if (fused) {
 			if (!(out->own = malloc((size_t)n * w)))
 				return db_err(db, GPMDB_NOMEM, "out of memory");
@@ -935,6 +943,7 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	gpmdb *db = x->db;
 	ccol *cols = calloc((size_t)sch->ncols + 1, sizeof(ccol));
 	stg_col_batch *b = calloc((size_t)sch->ncols + 1, sizeof(*b));
+	uint8_t *from = calloc((size_t)sch->ncols + 1, 1);
 	rel *hold = rel_new(x, 0, NULL);
 	int rc = GPMDB_OK, ph = wp_to(db, WP_BIND);
 	berr e = {0};
@@ -944,13 +953,17 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	 * and the key check (best effort: the append reports any failure) */
 	if (nrows > 0)
 		(void)stg_grow_ahead(db->pool, tid, (uint64_t)nrows);
-	if (!cols || !b || !hold) {
+	if (!cols || !b || !from || !hold) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
 	for (int c = 0; c < sch->ncols; c++) {
-		rc = conv_column(x, hold, &srcs[c], &sch->cols[c], sch->name,
-				 nrows, NULL, NULL, true, &cols[c], &e);
+		bsrc sc = srcs[c];
+
+		/* the CPU path widens INT32 arrays as it writes them */
+		sc.widen_later = db->backend != 2;
+		rc = conv_column(x, hold, &sc, &sch->cols[c], sch->name, nrows,
+				 NULL, NULL, true, &cols[c], &e);
 		if (rc && rc != e.rc)
 			goto out; /* out of memory: not a row's fault */
 	}
@@ -961,10 +974,12 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	for (int c = 0; c < sch->ncols; c++) {
 		b[c].values = cols[c].values;
 		b[c].nulls = cols[c].nulls;
+		from[c] = cols[c].from;
 	}
 	/* unique keys: storage checks them through the table's indexes
 	 * before it writes; the error names the lowest row at fault */
-	if (nrows > 0 && (rc = wp_append(db, tid, sch, b, (uint64_t)nrows))) {
+	if (nrows > 0 &&
+	    (rc = wp_append_from(db, tid, sch, b, from, (uint64_t)nrows))) {
 		if (rc == GPMDB_CONSTRAINT) /* backend=gpu: batch_gpu.c */
 			rc = bkey_raise(db, &e, what, -1, NULL);
 		goto out;
@@ -978,6 +993,7 @@ out:
 			ccol_free(&cols[c]);
 	free(cols);
 	free(b);
+	free(from);
 	rel_free(hold);
 	return rc;
 }

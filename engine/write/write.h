@@ -29,6 +29,11 @@ void batch_stmt_free(gpmdb_stmt *st);
  * the commit and a savepoint's release as the commit phase */
 int wp_append(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	      const stg_col_batch *b, uint64_t n);
+/* wp_append where from[c] says how column c's values come (storage.h
+ * stg_append_from; NULL: as wp_append): the CPU path only, the caller
+ * converts them itself for backend = gpu. */
+int wp_append_from(gpmdb *db, uint32_t tid, const stg_schema *sch,
+		   const stg_col_batch *b, const uint8_t *from, uint64_t n);
 int wp_update(gpmdb *db, uint32_t tid, const stg_schema *sch, int ncols,
 	      const uint32_t *cols, const uint64_t *rowids, uint64_t n,
 	      const stg_col_batch *vals);

@@ -190,6 +190,12 @@ static void wp_storage_end(gpmdb *db, int ph, const stg_write_times *t0)
 int wp_append(gpmdb *db, uint32_t tid, const stg_schema *sch,
 	      const stg_col_batch *b, uint64_t n)
 {
+	return wp_append_from(db, tid, sch, b, NULL, n);
+}
+
+int wp_append_from(gpmdb *db, uint32_t tid, const stg_schema *sch,
+		   const stg_col_batch *b, const uint8_t *from, uint64_t n)
+{
 	stg_write_times t0;
 	int ph, rc;
 
@@ -200,7 +206,13 @@ int wp_append(gpmdb *db, uint32_t tid, const stg_schema *sch,
 			 wp_batch_bytes(sch, sch->ncols, NULL, b, n, false));
 	}
 	ph = wp_storage_begin(db, &t0);
-	rc = bgpu_append(db, tid, b, n);
+	/* columns that storage converts: the CPU path (bgpu_append's own
+	 * choice when the backend is not gpu) */
+	if (from && db->backend != 2)
+		rc = stg_append_from(db->pool, tid, b, from, n) ? db_err_stg(db)
+								: GPMDB_OK;
+	else
+		rc = bgpu_append(db, tid, b, n);
 	wp_storage_end(db, ph, &t0);
 	return rc;
 }

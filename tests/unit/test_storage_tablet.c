@@ -205,6 +205,55 @@ static void test_big_append(void)
 	unlink(path);
 }
 
+/* An INT32 array appended to a BIGINT column as it is (stg_append_from,
+ * STG_FROM_I32): widened as it is written, across tablets; refused for
+ * other types and unknown kinds. */
+static void test_widen_append(void)
+{
+	const char *path = tu_path("widen", 0);
+	stg_pool *p = tu_open(path);
+	uint64_t n = 1100000, i;
+	int32_t *a = malloc(n * 4);
+	int64_t *o = malloc(n * 8);
+	stg_column_def c[2] = {{.name = "a", .type = STG_T_BIGINT},
+			       {.name = "b", .type = STG_T_INT}};
+	uint32_t nl[2] = {1u << 3, 0}; /* row 3 NULL */
+	stg_col_batch b[2] = {{a, nl}, {a, NULL}};
+	uint8_t from[2] = {STG_FROM_I32, STG_FROM_I32};
+	uint32_t tid;
+	bool same = true;
+
+	if (!p)
+		return;
+	for (i = 0; i < n; i++)
+		a[i] = (int32_t)(i * 2654435761u);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_create(p, "w", c, 2, "", &tid), GPMDB_OK);
+	/* an INT column: nothing to widen */
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_MISUSE);
+	from[1] = 7;
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_MISUSE);
+	CHECK(stg_row_count(p, tid) == 0);
+	from[1] = STG_FROM_SAME;
+	CHECK_RC(stg_append_from(p, tid, b, from, 40), GPMDB_OK);
+	b[0].nulls = NULL;
+	CHECK_RC(stg_append_from(p, tid, b, from, n), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	CHECK_RC(stg_read(p, tid, 0, 40, n, o, NULL), GPMDB_OK);
+	for (i = 0; i < n && same; i++)
+		same = o[i] == a[i];
+	CHECKF(same, "row %llu: %lld, want %d", (unsigned long long)i - 1,
+	       (long long)o[i - 1], a[i - 1]);
+	uint32_t rn[2] = {0};
+	CHECK_RC(stg_read(p, tid, 0, 0, 40, o, rn), GPMDB_OK);
+	CHECK(o[39] == a[39] && o[2] == a[2] && (rn[0] >> 3 & 1));
+	TU_CHECK_OK(p);
+	stg_close(p);
+	free(a);
+	free(o);
+	unlink(path);
+}
+
 static void test_not_null(void)
 {
 	const char *path = tu_path("nn", 1);
@@ -453,6 +502,7 @@ int main(void)
 	TEST_RUN(test_all_types);
 	TEST_RUN(test_boundaries);
 	TEST_RUN(test_big_append);
+	TEST_RUN(test_widen_append);
 	TEST_RUN(test_not_null);
 	TEST_RUN(test_update_delete);
 	TEST_RUN(test_write_stamps);
