@@ -215,9 +215,11 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 	if (end < *start || end > (1ull << 48))
 		return pool_err(p, GPMDB_TOOBIG, "table %s: too many rows",
 				e->name);
-	/* unique keys (of the key columns' values) before the kernels */
+	/* unique keys (of the key columns' values) before the kernels; the
+	 * arrays live on to stg_append_finish (both GPU callers), so keys
+	 * that rise are checked in one pass, their entries made from them */
 	t0 = pool_now_ns();
-	rc = idx_check_append(p, cat_off, cols, nrows);
+	rc = idx_check_append_live(p, cat_off, cols, NULL, nrows);
 	t1 = pool_now_ns();
 	p->wt.key_check_ns += t1 - t0;
 	/* the pool grown once for the tablets and the index rebuilds */

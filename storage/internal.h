@@ -654,12 +654,9 @@ void tab_copy_col(stg_pool *p, void *dst, const stg_col_batch *b, int from,
 
 /* Keeps the table's indexes exact around the CPU write paths (and the
  * GPU INSERT's reserve/finish): checks before anything is written, entry
- * changes after. */
-int idx_check_append(stg_pool *p, uint64_t cat_off, const stg_col_batch *cols,
-		     uint64_t n);
-/* The same where cols stay as they are until idx_after_append (stg_append;
- * from: stg_append_from's): keys that rise above the tree are not copied
- * into records. */
+ * changes after.  cols stay as they are until idx_after_append
+ * (stg_append, stg_append_reserve/finish; from: stg_append_from's): keys
+ * that rise above the tree are not copied into records. */
 int idx_check_append_live(stg_pool *p, uint64_t cat_off,
 			  const stg_col_batch *cols, const uint8_t *from,
 			  uint64_t n);
