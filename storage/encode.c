@@ -10,6 +10,7 @@
  * in tablet.c's moves, so a crash or a rollback finds the plain tablet.
  * Encoded tablets are sealed: a write widens them first (tab_widen).
  */
+#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,7 +441,130 @@ static void plans_free(col_plan *pl, uint32_t ncols)
 	free(pl);
 }
 
-int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
+/* One tablet's plan (enc_plan_tablets): the columns' encodings chosen
+ * from the tablet as it was at toff with n rows. */
+typedef struct {
+	uint64_t toff, n;
+	col_plan *pl;
+} tab_plan;
+
+/* Column k of the tablet at h: its NULLs seen, then a frame of reference
+ * or a dictionary planned (compressed TEXT is plan_ztext's). */
+static int plan_col(stg_pool *p, stg_tablet_hdr *h, stg_type t, uint32_t k,
+		    uint64_t n, col_plan *pl)
+{
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * k + 1]);
+
+	for (uint64_t w = 0; w < n / 32 && !pl->ce.has_nulls; w++)
+		pl->ce.has_nulls = nb[w] != 0;
+	for (uint64_t i = n / 32 * 32; i < n; i++)
+		pl->ce.has_nulls |= bit_get(nb, i);
+	if (t == STG_T_TEXT)
+		return plan_text(p, h, k, n, pl);
+	plan_for(h, k, t, n, pl);
+	return GPMDB_OK;
+}
+
+/* The rows of tablet idx to encode (0: none). */
+static uint64_t enc_rows(const stg_cat_entry *e, const stg_tablet_hdr *h)
+{
+	uint64_t n;
+
+	if (h == NULL || h->enc_rel || e->row_count <= h->first_row)
+		return 0;
+	n = e->row_count - h->first_row;
+	return n > tab_room(h) ? tab_room(h) : n;
+}
+
+/*
+ * Plans tablets [i0, i0 + k) of the table at cat_off, each as enc_tablet
+ * would, the work of all of them spread over the cores: first each
+ * (tablet, column)'s frame or dictionary, then each TEXT column's
+ * compression (a tablet at a time, VACUUM's plan of a tablet's columns
+ * ran on about one core: l_comment's dictionary alone took most of the
+ * time).  Only reads the tablets.  tp[j].pl NULL: nothing to encode
+ * there (or no memory: enc_tablet plans it again and says so).
+ */
+static int enc_plan_tablets(stg_pool *p, uint64_t cat_off, uint64_t i0,
+			    uint64_t k, tab_plan *tp)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_cat_column *cc = cat_cols(e);
+	uint32_t ncols = e->ncols;
+	uint64_t ntask = 0, nzt = 0, rows = 0, *task, j, q;
+	int *prc, rc = GPMDB_OK;
+
+	memset(tp, 0, k * sizeof(*tp));
+	for (j = 0; j < k; j++) {
+		stg_tablet_hdr *h = tab_at(p, e, i0 + j);
+
+		tp[j].n = enc_rows(e, h);
+		if (tp[j].n == 0)
+			continue;
+		rows += tp[j].n;
+		tp[j].toff = pool_off(p, h);
+		tp[j].pl = calloc(ncols, sizeof(col_plan));
+		if (tp[j].pl == NULL)
+			tp[j].n = 0;
+	}
+	task = malloc(k * ncols * sizeof(*task));
+	prc = calloc(k * ncols, sizeof(*prc));
+	if (task == NULL || prc == NULL) {
+		rc = GPMDB_NOMEM;
+		goto out;
+	}
+	/* TEXT first: the longest tasks */
+	for (int text = 1; text >= 0; text--)
+		for (j = 0; j < k; j++)
+			for (uint32_t c = 0; tp[j].n && c < ncols; c++)
+				if ((cc[c].type == STG_T_TEXT) == text)
+					task[ntask++] = j * ncols + c;
+#pragma omp parallel for schedule(dynamic, 1) if (ntask > 1 && rows >= 65536)
+	for (q = 0; q < ntask; q++) {
+		uint64_t tj = task[q] / ncols;
+		uint32_t c = (uint32_t)(task[q] % ncols);
+
+		prc[task[q]] =
+		    plan_col(p, tab_hdr(p, tp[tj].toff), (stg_type)cc[c].type,
+			     c, tp[tj].n, &tp[tj].pl[c]);
+	}
+	/* compression: with enough columns for the cores, a column each
+	 * (its blocks on one core); else a column at a time, its blocks on
+	 * every core */
+	for (q = 0; q < ntask; q++)
+		if (cc[task[q] % ncols].type == STG_T_TEXT &&
+		    prc[task[q]] == GPMDB_OK)
+			task[nzt++] = task[q];
+	bool wide = nzt >= 2 * (uint64_t)omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (wide)
+	for (q = 0; q < nzt; q++) {
+		uint64_t tj = task[q] / ncols;
+		uint32_t c = (uint32_t)(task[q] % ncols);
+
+		prc[task[q]] = plan_ztext(p, tab_hdr(p, tp[tj].toff), c,
+					  tp[tj].n, &tp[tj].pl[c]);
+	}
+	for (q = 0; q < k * ncols; q++)
+		if (prc[q] != GPMDB_OK && tp[q / ncols].pl) {
+			/* enc_tablet plans it again and reports */
+			plans_free(tp[q / ncols].pl, ncols);
+			tp[q / ncols].pl = NULL;
+		}
+out:
+	free(task);
+	free(prc);
+	for (j = 0; rc != GPMDB_OK && j < k; j++) {
+		plans_free(tp[j].pl, ncols);
+		tp[j].pl = NULL;
+	}
+	return rc;
+}
+
+/* Tablet idx encoded, with the plan tp when it is one of this tablet as
+ * it is now (else planned here); the plan is freed either way. */
+static int enc_tablet_planned(stg_pool *p, uint64_t cat_off, uint64_t idx,
+			      tab_plan *tp)
 {
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	stg_tablet_hdr *h = tab_at(p, e, idx), *nh;
@@ -449,67 +573,47 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 		 oheap_size, hused = 0, toff;
 	uint32_t ncols = e->ncols, c;
 	stg_cat_column *cc;
-	col_plan *pl;
+	col_plan *pl = NULL;
 	bool any_plain_nulls = false;
 	char *b;
 	int rc = GPMDB_OK;
 
-	if (h == NULL)
+	if (tp && tp->pl) {
+		if (h && pool_off(p, h) == tp->toff && enc_rows(e, h) == tp->n)
+			pl = tp->pl;
+		else
+			plans_free(tp->pl, ncols);
+		tp->pl = NULL;
+	}
+	if (h == NULL) {
+		plans_free(pl, ncols);
 		return pool_err(p, GPMDB_CORRUPT,
 				"table %s: tablet %llu is damaged", e->name,
 				(unsigned long long)idx);
-	if (h->enc_rel || e->row_count <= h->first_row)
-		return GPMDB_OK;
-	stamp_cat(p, cat_off); /* its bytes move */
-	n = e->row_count - h->first_row;
-	if (n > tab_room(h))
-		n = tab_room(h);
-	room = (n + 1023) / 1024 * 1024;
-	pl = calloc(ncols, sizeof(*pl));
-	if (pl == NULL)
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	cc = cat_cols(e);
-	/* the columns planned on every core (they only read the tablet):
-	 * a tablet's dictionaries, frames and compressed text one after
-	 * another made VACUUM most of a TPC-H load (31 of 46 s at SF 10,
-	 * tpc/results/tpch-sf10-encoded-decode-2026-11-27-H200.md) */
-	int *prc = calloc((size_t)ncols + 1, sizeof(int));
-	if (prc == NULL) {
+	}
+	if ((n = enc_rows(e, h)) == 0) {
 		plans_free(pl, ncols);
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
+		return GPMDB_OK;
 	}
-#pragma omp parallel for schedule(dynamic, 1) if (ncols > 1 && n >= 65536)
-	for (uint32_t k = 0; k < ncols; k++) {
-		stg_type t = (stg_type)cc[k].type;
-		const uint32_t *nb =
-		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * k + 1]);
+	stamp_cat(p, cat_off); /* its bytes move */
+	room = (n + 1023) / 1024 * 1024;
+	cc = cat_cols(e);
+	if (pl == NULL) {
+		tab_plan one;
 
-		for (uint64_t w = 0; w < n / 32 && !pl[k].ce.has_nulls; w++)
-			pl[k].ce.has_nulls = nb[w] != 0;
-		for (uint64_t i = n / 32 * 32; i < n; i++)
-			pl[k].ce.has_nulls |= bit_get(nb, i);
-		if (t == STG_T_TEXT)
-			prc[k] = plan_text(p, h, k, n, &pl[k]);
-		else
-			plan_for(h, k, t, n, &pl[k]);
+		/* the columns planned on every core (they only read the
+		 * tablet) */
+		if ((rc = enc_plan_tablets(p, cat_off, idx, 1, &one)) ==
+			GPMDB_OK &&
+		    (pl = one.pl) == NULL)
+			rc = GPMDB_NOMEM;
+		if (rc != GPMDB_OK)
+			return pool_err(p, rc, "out of memory");
 	}
-	/* then compressed TEXT where it is smaller, a column at a time: its
-	 * blocks are compressed on every core (inside, nested loops would
-	 * run on one) */
-	for (c = 0; c < ncols; c++)
-		if (prc[c] == GPMDB_OK && cc[c].type == STG_T_TEXT)
-			prc[c] = plan_ztext(p, h, c, n, &pl[c]);
 	for (c = 0; c < ncols; c++) {
-		if (prc[c] != GPMDB_OK && rc == GPMDB_OK)
-			rc = prc[c];
 		if (!pl[c].ce.has_nulls)
 			any_plain_nulls = true;
 		heap += pl[c].heap_bytes;
-	}
-	free(prc);
-	if (rc != GPMDB_OK) {
-		plans_free(pl, ncols);
-		return pool_err(p, rc, "out of memory");
 	}
 	/* the layout: layout.h "Encodings" */
 	pos = al256(sizeof(stg_tablet_hdr) + 16ull * ncols);
@@ -651,6 +755,11 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	if (rc == GPMDB_OK)
 		stg_crash_point("encode.tablet");
 	return rc;
+}
+
+int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
+{
+	return enc_tablet_planned(p, cat_off, idx, NULL);
 }
 
 /* ---- Widening (tablet.c's tab_widen does one tablet) ---------------- */
@@ -922,6 +1031,74 @@ static uint64_t vac_bytes(stg_pool *p, const uint32_t *tids, size_t n)
 	return sum;
 }
 
+/* Frees the plans of tablets [from, k) of a group. */
+static void vac_plans_free(tab_plan *tp, uint64_t from, uint64_t k,
+			   uint32_t ncols)
+{
+	for (uint64_t j = from; tp && j < k; j++) {
+		plans_free(tp[j].pl, ncols);
+		tp[j].pl = NULL;
+	}
+}
+
+/*
+ * One pass of VACUUM over table tid, a transaction per tablet: pass 0
+ * encodes (first fit from the front: the holes the tablets encoded
+ * before left, so that the file's tail empties, given back at the last
+ * close), pass 1 moves down what the tail holds.  Pass 0 plans a group
+ * of tablets (as many as the cores) at the start of the group's first
+ * transaction, on every core; a later tablet of the group takes its
+ * plan while no other connection has committed since (stg_data_version)
+ * and the tablet is where and as long as it was (else enc_tablet's own
+ * plan).
+ */
+static int vac_table(stg_pool *p, uint32_t tid, int pass)
+{
+	uint64_t gk = (uint64_t)omp_get_max_threads(), g0 = 0, ng = 0, dv = 0;
+	uint32_t ncols = 0;
+	tab_plan *tp = NULL;
+	int rc = GPMDB_OK;
+
+	if (gk < 1)
+		gk = 1;
+	if (pass == 0 && (tp = calloc(gk, sizeof(*tp))) == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0;; i++) {
+		uint64_t cat_off;
+		bool moved = true;
+
+		if ((rc = vac_tablet_begin(p, tid, i, &cat_off)) != 1)
+			break;
+		if (pass == 0) {
+			p->alloc_hint = 0;
+			ncols = cat_entry(p, cat_off)->ncols;
+			if (i >= g0 + ng || stg_data_version(p) != dv) {
+				vac_plans_free(tp, 0, ng, ncols);
+				g0 = i;
+				ng = gk;
+				dv = stg_data_version(p);
+				rc = enc_plan_tablets(p, cat_off, g0, ng, tp);
+				if (rc != GPMDB_OK)
+					ng = 0; /* enc_tablet plans */
+			}
+			rc = enc_tablet_planned(
+			    p, cat_off, i, i - g0 < ng ? &tp[i - g0] : NULL);
+		} else {
+			rc = enc_relocate(p, cat_off, i, &moved);
+		}
+		rc = rc == GPMDB_OK ? (moved ? stg_commit(p) : stg_rollback(p))
+				    : rc;
+		if (rc != GPMDB_OK) {
+			if (p->in_txn)
+				(void)stg_rollback(p);
+			break;
+		}
+	}
+	vac_plans_free(tp, 0, ng, ncols);
+	free(tp);
+	return rc;
+}
+
 int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 {
 	uint32_t *tids = NULL;
@@ -950,34 +1127,7 @@ int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 	 * then the extents the tail holds moved down, a transaction each */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
-			for (uint64_t i = 0;; i++) {
-				uint64_t cat_off;
-				bool moved = true;
-
-				if ((rc = vac_tablet_begin(p, tids[t], i,
-							   &cat_off)) != 1)
-					break;
-				if (pass == 0) {
-					/* first fit from the front: the
-					 * holes the tablets encoded before
-					 * left, so that the file's tail
-					 * empties (given back at the last
-					 * close) */
-					p->alloc_hint = 0;
-					rc = enc_tablet(p, cat_off, i);
-				} else {
-					rc =
-					    enc_relocate(p, cat_off, i, &moved);
-				}
-				rc = rc == GPMDB_OK ? (moved ? stg_commit(p)
-							     : stg_rollback(p))
-						    : rc;
-				if (rc != GPMDB_OK) {
-					if (p->in_txn)
-						(void)stg_rollback(p);
-					break;
-				}
-			}
+			rc = vac_table(p, tids[t], pass);
 			p->in_encode = false;
 		}
 	p->in_encode = false;
