@@ -279,18 +279,36 @@ static const char *old_str(stg_pool *p, uint64_t heap_off, stg_strref r)
 	return r.len ? (const char *)pool_at(p, heap_off) + r.off : "";
 }
 
+/* A string's hash, 8 bytes at a time (its top half is the slot's tag,
+ * its bottom half the slot). */
 static uint64_t str_hash(const char *s, uint32_t n)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, v;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h ^ n;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < n) {
+		v = 0;
+		memcpy(&v, s + i, n - i);
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
 }
 
+#define PF 16 /* plan_text's rows hashed ahead */
+
 /* TEXT column c: a dictionary when it is smaller than the plain array
- * and the strings (plan_ztext then tries compression).  Fails only for
- * memory. */
+ * and the strings (plan_ztext then tries compression).  The table's
+ * slots hold an entry's code + 1 and its hash's top half, so that a
+ * probe reads one slot and compares strings only of equal hashes (the
+ * dictionary of a column of distinct strings, l_comment's, was most of
+ * VACUUM's time in cache misses).  Fails only for memory. */
 static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		     col_plan *pl)
 {
@@ -299,52 +317,69 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 	const uint32_t *nb =
 	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
 	uint64_t cap = 16, mask, nd = 0, dstr = 0, all = 0, i;
-	uint64_t *slot; /* row + 1 of an entry's string, 0 = empty */
-	uint32_t *code;
+	uint64_t *slot; /* tag << 32 | code + 1, 0 = empty */
+	uint64_t hs[PF];
 
 	while (cap < n * 2)
 		cap <<= 1;
 	mask = cap - 1;
 	slot = calloc(cap, sizeof(*slot));
-	code = calloc(cap, sizeof(*code));
 	pl->codes = malloc((n ? n : 1) * sizeof(*pl->codes));
 	pl->dict = malloc((n ? n : 1) * sizeof(*pl->dict));
-	if (!slot || !code || !pl->codes || !pl->dict) {
+	if (!slot || !pl->codes || !pl->dict) {
 		free(slot);
-		free(code);
 		return GPMDB_NOMEM; /* enc_tablet says so (columns planned in
 				     * parallel: no pool_err here) */
 	}
+	/* the hashes PF rows ahead, their slots prefetched */
+	for (i = 0; i < n && i < PF; i++) {
+		hs[i] =
+		    bit_get(nb, i)
+			? 0
+			: str_hash(old_str(p, h->heap_off, sr[i]), sr[i].len);
+		__builtin_prefetch(&slot[hs[i] & mask]);
+	}
 	for (i = 0; i < n; i++) {
+		uint64_t hv = hs[i % PF], tag = hv >> 32, k, j = i + PF;
 		const char *s;
-		uint64_t k;
+		uint32_t code;
 
+		if (j < n) {
+			hs[j % PF] =
+			    bit_get(nb, j)
+				? 0
+				: str_hash(old_str(p, h->heap_off, sr[j]),
+					   sr[j].len);
+			__builtin_prefetch(&slot[hs[j % PF] & mask]);
+		}
 		if (bit_get(nb, i)) {
 			pl->codes[i] = 0;
 			continue;
 		}
 		all += sr[i].len;
 		s = old_str(p, h->heap_off, sr[i]);
-		k = str_hash(s, sr[i].len) & mask;
-		for (;; k = (k + 1) & mask) {
+		for (k = hv & mask;; k = (k + 1) & mask) {
+			uint64_t sl = slot[k];
 			stg_strref o;
 
-			if (slot[k] == 0) {
-				slot[k] = i + 1;
-				code[k] = (uint32_t)nd;
+			if (sl == 0) {
+				slot[k] = tag << 32 | (nd + 1);
+				code = (uint32_t)nd;
 				pl->dict[nd++] = i;
 				dstr += sr[i].len;
 				break;
 			}
-			o = sr[slot[k] - 1];
+			if (sl >> 32 != tag)
+				continue;
+			code = (uint32_t)sl - 1;
+			o = sr[pl->dict[code]];
 			if (o.len == sr[i].len &&
 			    !memcmp(old_str(p, h->heap_off, o), s, o.len))
 				break;
 		}
-		pl->codes[i] = code[k];
+		pl->codes[i] = code;
 	}
 	free(slot);
-	free(code);
 	pl->ce.bits = (uint8_t)bits_for(nd > 1 ? nd - 1 : 0);
 	if (nd &&
 	    enc_packed_bytes(n, pl->ce.bits) + nd * 8 + dstr < n * 8 + all) {
