@@ -270,6 +270,7 @@ typedef struct {
 	uint32_t *codes;     /* DICT: each row's code */
 	uint64_t *dict;	     /* DICT: a row holding each entry's string */
 	uint64_t heap_bytes; /* strings the new heap keeps for it */
+	uint64_t heap_at;    /* where in the new heap they go */
 	zt_plan zt;	     /* ZTEXT: the compressed strings */
 } col_plan;
 
@@ -596,6 +597,87 @@ out:
 	return rc;
 }
 
+/* Column c of the plain tablet h written into the encoded tablet nh as
+ * its plan pl says (its arrays at nh's colmap, its strings at heap_at of
+ * the heap at hoff, its descriptor). */
+static void enc_write_col(stg_pool *p, stg_tablet_hdr *h, stg_tablet_hdr *nh,
+			  uint32_t c, stg_type t, uint64_t n, uint64_t hoff,
+			  col_plan *pl)
+{
+	char *b = (char *)nh;
+	size_t w = stg_type_width(t);
+	char *dst = b + tab_colmap(nh)[2 * c];
+	const char *src = (char *)h + tab_colmap(h)[2 * c];
+	char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
+	uint64_t hused = pl->heap_at;
+
+	if (pl->ce.kind == STG_ENC_ZTEXT) {
+		zt_plan_write(&pl->zt, b, tab_colmap(nh)[2 * c], &pl->ce);
+	} else if (pl->ce.kind == STG_ENC_DICT) {
+		stg_strref *d = (stg_strref *)(b + pl->ce.dict_rel);
+		const stg_strref *sr = (const stg_strref *)src;
+		const uint32_t *codes = pl->codes;
+
+		for (uint64_t k = 0; k < pl->ce.dict_n; k++) {
+			stg_strref o = sr[pl->dict[k]];
+
+			if (o.len) /* a heap of only '' is none */
+				memcpy(hp + hused, old_str(p, h->heap_off, o),
+				       o.len);
+			d[k] = (stg_strref){(uint32_t)hused, o.len};
+			hused += o.len;
+		}
+		ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits, codes[i]);
+	} else if (t == STG_T_TEXT) {
+		const stg_strref *sr = (const stg_strref *)src;
+		stg_strref *d = (stg_strref *)dst;
+		const uint32_t *nb =
+		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+
+		for (uint64_t i = 0; i < n; i++) {
+			if (bit_get(nb, i) || !sr[i].len) {
+				d[i] = (stg_strref){0, 0};
+				continue;
+			}
+			memcpy(hp + hused, old_str(p, h->heap_off, sr[i]),
+			       sr[i].len);
+			d[i] = (stg_strref){(uint32_t)hused, sr[i].len};
+			hused += sr[i].len;
+		}
+	} else if (pl->ce.kind == STG_ENC_FOR) {
+		uint64_t base = pl->ce.base;
+
+		switch (t) {
+		case STG_T_INT:
+		case STG_T_DATE: {
+			const int32_t *a = (const int32_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     (uint64_t)(int64_t)a[i] - base);
+			break;
+		}
+		case STG_T_BOOLEAN: {
+			const uint8_t *a = (const uint8_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     (uint64_t)a[i] - base);
+			break;
+		}
+		default: {
+			const uint64_t *a = (const uint64_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     a[i] - base);
+			break;
+		}
+		}
+	} else {
+		memcpy(dst, src, n * w);
+	}
+	pl->ce.bytes = pl->data_bytes;
+	memcpy(&tab_encs(nh)[c], &pl->ce, sizeof(stg_col_enc));
+}
+
 /* Tablet idx encoded, with the plan tp when it is one of this tablet as
  * it is now (else planned here); the plan is freed either way. */
 static int enc_tablet_planned(stg_pool *p, uint64_t cat_off, uint64_t idx,
@@ -712,64 +794,21 @@ static int enc_tablet_planned(stg_pool *p, uint64_t cat_off, uint64_t idx,
 	}
 	nh->deleted_rel = del_rel;
 	memcpy(b + del_rel, (char *)h + h->deleted_rel, (n + 31) / 32 * 4);
+	/* each column's dictionary and heap bytes placed, then the columns
+	 * written on every core, each into its own arrays and bytes */
 	pos = al256(del_rel + room / 8);
 	for (c = 0; c < ncols; c++) {
-		stg_type t = (stg_type)cc[c].type;
-		size_t w = stg_type_width(t);
-		char *dst = b + tab_colmap(nh)[2 * c];
-		const char *src = (char *)h + tab_colmap(h)[2 * c];
-		char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
-
-		if (pl[c].ce.kind == STG_ENC_ZTEXT) {
-			zt_plan_write(&pl[c].zt, b, tab_colmap(nh)[2 * c],
-				      &pl[c].ce);
-		} else if (pl[c].ce.kind == STG_ENC_DICT) {
-			stg_strref *d = (stg_strref *)(b + pos);
-			const stg_strref *sr = (const stg_strref *)src;
-
+		pl[c].heap_at = hused;
+		hused += pl[c].heap_bytes;
+		if (pl[c].ce.kind == STG_ENC_DICT) {
 			pl[c].ce.dict_rel = pos;
-			for (uint64_t k = 0; k < pl[c].ce.dict_n; k++) {
-				stg_strref o = sr[pl[c].dict[k]];
-
-				if (o.len) /* a heap of only '' is none */
-					memcpy(hp + hused,
-					       old_str(p, h->heap_off, o),
-					       o.len);
-				d[k] = (stg_strref){(uint32_t)hused, o.len};
-				hused += o.len;
-			}
-			for (uint64_t i = 0; i < n; i++)
-				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
-					 pl[c].codes[i]);
 			pos = al256(pos + pl[c].ce.dict_n * sizeof(stg_strref));
-		} else if (t == STG_T_TEXT) {
-			const stg_strref *sr = (const stg_strref *)src;
-			stg_strref *d = (stg_strref *)dst;
-			const uint32_t *nb =
-			    (const uint32_t *)((char *)h +
-					       tab_colmap(h)[2 * c + 1]);
-
-			for (uint64_t i = 0; i < n; i++) {
-				if (bit_get(nb, i) || !sr[i].len) {
-					d[i] = (stg_strref){0, 0};
-					continue;
-				}
-				memcpy(hp + hused,
-				       old_str(p, h->heap_off, sr[i]),
-				       sr[i].len);
-				d[i] = (stg_strref){(uint32_t)hused, sr[i].len};
-				hused += sr[i].len;
-			}
-		} else if (pl[c].ce.kind == STG_ENC_FOR) {
-			for (uint64_t i = 0; i < n; i++)
-				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
-					 plain_val(src, t, i) - pl[c].ce.base);
-		} else {
-			memcpy(dst, src, n * w);
 		}
-		pl[c].ce.bytes = pl[c].data_bytes;
-		memcpy(&tab_encs(nh)[c], &pl[c].ce, sizeof(stg_col_enc));
 	}
+#pragma omp parallel for schedule(dynamic, 1) if (ncols > 1 && n >= 65536)
+	for (c = 0; c < ncols; c++)
+		enc_write_col(p, h, nh, c, (stg_type)cc[c].type, n, hoff,
+			      &pl[c]);
 	nh->heap_used = hused;
 	plans_free(pl, ncols);
 	pool_flush(p, nh, size);
