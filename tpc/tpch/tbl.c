@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "tbl.h"
 
@@ -267,10 +270,40 @@ static int parse_field(tbl_reader *r, tpch_batch *b, int c, uint64_t j,
 			c + 1, d->name, (int)d->type);
 }
 
+/* The '|' of [s, e): the first max of them in bars, the count
+ * returned.  16 bytes compared at a time (a memchr per field, and one
+ * per field to count them first, was a third of the parse). */
+static int find_bars(const char *s, const char *e, const char **bars, int max)
+{
+	int k = 0;
+
+#ifdef __SSE2__
+	const __m128i bar = _mm_set1_epi8('|');
+
+	for (; e - s >= 16; s += 16) {
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		    _mm_loadu_si128((const __m128i *)(const void *)s), bar));
+
+		for (; m; m &= m - 1, k++)
+			if (k < max)
+				bars[k] = s + __builtin_ctz(m);
+	}
+#endif
+	for (; s < e; s++)
+		if (*s == '|') {
+			if (k < max)
+				bars[k] = s;
+			k++;
+		}
+	return k;
+}
+
 /* Splits a line into fields and parses them into row j. */
 static int parse_line(tbl_reader *r, tpch_batch *b, uint64_t j, char *s,
 		      char *e)
 {
+	const char *bars[TPCH_MAX_COLS];
+
 	if (e > s && e[-1] == '\r')
 		e--;
 	/* dbgen ends every line with '|'; accept lines without it too. */
@@ -278,15 +311,13 @@ static int parse_line(tbl_reader *r, tpch_batch *b, uint64_t j, char *s,
 		e--;
 	/* Count first, so that a missing field is reported as such rather
 	 * than as a bad value in the field after it. */
-	int n = 1;
-	for (char *q = s; (q = memchr(q, '|', (size_t)(e - q))); q++)
-		n++;
+	int n = find_bars(s, e, bars, TPCH_MAX_COLS) + 1;
 	if (n != r->ncols)
 		return rd_error(r, GPMDB_MISMATCH, "%d field%s, expected %d", n,
 				n == 1 ? "" : "s", r->ncols);
 	char *f = s;
 	for (int c = 0; c < n; c++) {
-		char *bar = c + 1 < n ? memchr(f, '|', (size_t)(e - f)) : e;
+		char *bar = c + 1 < n ? (char *)bars[c] : e;
 		int rc = parse_field(r, b, c, j, f, bar);
 		if (rc)
 			return rc;
