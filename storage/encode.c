@@ -10,6 +10,7 @@
  * in tablet.c's moves, so a crash or a rollback finds the plain tablet.
  * Encoded tablets are sealed: a write widens them first (tab_widen).
  */
+#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,7 @@ typedef struct {
 	uint32_t *codes;     /* DICT: each row's code */
 	uint64_t *dict;	     /* DICT: a row holding each entry's string */
 	uint64_t heap_bytes; /* strings the new heap keeps for it */
+	uint64_t heap_at;    /* where in the new heap they go */
 	zt_plan zt;	     /* ZTEXT: the compressed strings */
 } col_plan;
 
@@ -278,18 +280,36 @@ static const char *old_str(stg_pool *p, uint64_t heap_off, stg_strref r)
 	return r.len ? (const char *)pool_at(p, heap_off) + r.off : "";
 }
 
+/* A string's hash, 8 bytes at a time (its top half is the slot's tag,
+ * its bottom half the slot). */
 static uint64_t str_hash(const char *s, uint32_t n)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, v;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h ^ n;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < n) {
+		v = 0;
+		memcpy(&v, s + i, n - i);
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
 }
 
+#define PF 16 /* plan_text's rows hashed ahead */
+
 /* TEXT column c: a dictionary when it is smaller than the plain array
- * and the strings (plan_ztext then tries compression).  Fails only for
- * memory. */
+ * and the strings (plan_ztext then tries compression).  The table's
+ * slots hold an entry's code + 1 and its hash's top half, so that a
+ * probe reads one slot and compares strings only of equal hashes (the
+ * dictionary of a column of distinct strings, l_comment's, was most of
+ * VACUUM's time in cache misses).  Fails only for memory. */
 static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 		     col_plan *pl)
 {
@@ -298,52 +318,69 @@ static int plan_text(stg_pool *p, stg_tablet_hdr *h, uint32_t c, uint64_t n,
 	const uint32_t *nb =
 	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
 	uint64_t cap = 16, mask, nd = 0, dstr = 0, all = 0, i;
-	uint64_t *slot; /* row + 1 of an entry's string, 0 = empty */
-	uint32_t *code;
+	uint64_t *slot; /* tag << 32 | code + 1, 0 = empty */
+	uint64_t hs[PF];
 
 	while (cap < n * 2)
 		cap <<= 1;
 	mask = cap - 1;
 	slot = calloc(cap, sizeof(*slot));
-	code = calloc(cap, sizeof(*code));
 	pl->codes = malloc((n ? n : 1) * sizeof(*pl->codes));
 	pl->dict = malloc((n ? n : 1) * sizeof(*pl->dict));
-	if (!slot || !code || !pl->codes || !pl->dict) {
+	if (!slot || !pl->codes || !pl->dict) {
 		free(slot);
-		free(code);
 		return GPMDB_NOMEM; /* enc_tablet says so (columns planned in
 				     * parallel: no pool_err here) */
 	}
+	/* the hashes PF rows ahead, their slots prefetched */
+	for (i = 0; i < n && i < PF; i++) {
+		hs[i] =
+		    bit_get(nb, i)
+			? 0
+			: str_hash(old_str(p, h->heap_off, sr[i]), sr[i].len);
+		__builtin_prefetch(&slot[hs[i] & mask]);
+	}
 	for (i = 0; i < n; i++) {
+		uint64_t hv = hs[i % PF], tag = hv >> 32, k, j = i + PF;
 		const char *s;
-		uint64_t k;
+		uint32_t code;
 
+		if (j < n) {
+			hs[j % PF] =
+			    bit_get(nb, j)
+				? 0
+				: str_hash(old_str(p, h->heap_off, sr[j]),
+					   sr[j].len);
+			__builtin_prefetch(&slot[hs[j % PF] & mask]);
+		}
 		if (bit_get(nb, i)) {
 			pl->codes[i] = 0;
 			continue;
 		}
 		all += sr[i].len;
 		s = old_str(p, h->heap_off, sr[i]);
-		k = str_hash(s, sr[i].len) & mask;
-		for (;; k = (k + 1) & mask) {
+		for (k = hv & mask;; k = (k + 1) & mask) {
+			uint64_t sl = slot[k];
 			stg_strref o;
 
-			if (slot[k] == 0) {
-				slot[k] = i + 1;
-				code[k] = (uint32_t)nd;
+			if (sl == 0) {
+				slot[k] = tag << 32 | (nd + 1);
+				code = (uint32_t)nd;
 				pl->dict[nd++] = i;
 				dstr += sr[i].len;
 				break;
 			}
-			o = sr[slot[k] - 1];
+			if (sl >> 32 != tag)
+				continue;
+			code = (uint32_t)sl - 1;
+			o = sr[pl->dict[code]];
 			if (o.len == sr[i].len &&
 			    !memcmp(old_str(p, h->heap_off, o), s, o.len))
 				break;
 		}
-		pl->codes[i] = code[k];
+		pl->codes[i] = code;
 	}
 	free(slot);
-	free(code);
 	pl->ce.bits = (uint8_t)bits_for(nd > 1 ? nd - 1 : 0);
 	if (nd &&
 	    enc_packed_bytes(n, pl->ce.bits) + nd * 8 + dstr < n * 8 + all) {
@@ -440,7 +477,211 @@ static void plans_free(col_plan *pl, uint32_t ncols)
 	free(pl);
 }
 
-int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
+/* One tablet's plan (enc_plan_tablets): the columns' encodings chosen
+ * from the tablet as it was at toff with n rows. */
+typedef struct {
+	uint64_t toff, n;
+	col_plan *pl;
+} tab_plan;
+
+/* Column k of the tablet at h: its NULLs seen, then a frame of reference
+ * or a dictionary planned (compressed TEXT is plan_ztext's). */
+static int plan_col(stg_pool *p, stg_tablet_hdr *h, stg_type t, uint32_t k,
+		    uint64_t n, col_plan *pl)
+{
+	const uint32_t *nb =
+	    (const uint32_t *)((char *)h + tab_colmap(h)[2 * k + 1]);
+
+	for (uint64_t w = 0; w < n / 32 && !pl->ce.has_nulls; w++)
+		pl->ce.has_nulls = nb[w] != 0;
+	for (uint64_t i = n / 32 * 32; i < n; i++)
+		pl->ce.has_nulls |= bit_get(nb, i);
+	if (t == STG_T_TEXT)
+		return plan_text(p, h, k, n, pl);
+	plan_for(h, k, t, n, pl);
+	return GPMDB_OK;
+}
+
+/* The rows of tablet idx to encode (0: none). */
+static uint64_t enc_rows(const stg_cat_entry *e, const stg_tablet_hdr *h)
+{
+	uint64_t n;
+
+	if (h == NULL || h->enc_rel || e->row_count <= h->first_row)
+		return 0;
+	n = e->row_count - h->first_row;
+	return n > tab_room(h) ? tab_room(h) : n;
+}
+
+/*
+ * Plans tablets [i0, i0 + k) of the table at cat_off, each as enc_tablet
+ * would, the work of all of them spread over the cores: first each
+ * (tablet, column)'s frame or dictionary, then each TEXT column's
+ * compression (a tablet at a time, VACUUM's plan of a tablet's columns
+ * ran on about one core: l_comment's dictionary alone took most of the
+ * time).  Only reads the tablets.  tp[j].pl NULL: nothing to encode
+ * there (or no memory: enc_tablet plans it again and says so).
+ */
+static int enc_plan_tablets(stg_pool *p, uint64_t cat_off, uint64_t i0,
+			    uint64_t k, tab_plan *tp)
+{
+	stg_cat_entry *e = cat_entry(p, cat_off);
+	stg_cat_column *cc = cat_cols(e);
+	uint32_t ncols = e->ncols;
+	uint64_t ntask = 0, nzt = 0, rows = 0, *task, j, q;
+	int *prc, rc = GPMDB_OK;
+
+	memset(tp, 0, k * sizeof(*tp));
+	for (j = 0; j < k; j++) {
+		stg_tablet_hdr *h = tab_at(p, e, i0 + j);
+
+		tp[j].n = enc_rows(e, h);
+		if (tp[j].n == 0)
+			continue;
+		rows += tp[j].n;
+		tp[j].toff = pool_off(p, h);
+		tp[j].pl = calloc(ncols, sizeof(col_plan));
+		if (tp[j].pl == NULL)
+			tp[j].n = 0;
+	}
+	task = malloc(k * ncols * sizeof(*task));
+	prc = calloc(k * ncols, sizeof(*prc));
+	if (task == NULL || prc == NULL) {
+		rc = GPMDB_NOMEM;
+		goto out;
+	}
+	/* TEXT first: the longest tasks */
+	for (int text = 1; text >= 0; text--)
+		for (j = 0; j < k; j++)
+			for (uint32_t c = 0; tp[j].n && c < ncols; c++)
+				if ((cc[c].type == STG_T_TEXT) == text)
+					task[ntask++] = j * ncols + c;
+#pragma omp parallel for schedule(dynamic, 1) if (ntask > 1 && rows >= 65536)
+	for (q = 0; q < ntask; q++) {
+		uint64_t tj = task[q] / ncols;
+		uint32_t c = (uint32_t)(task[q] % ncols);
+
+		prc[task[q]] =
+		    plan_col(p, tab_hdr(p, tp[tj].toff), (stg_type)cc[c].type,
+			     c, tp[tj].n, &tp[tj].pl[c]);
+	}
+	/* compression: with enough columns for the cores, a column each
+	 * (its blocks on one core); else a column at a time, its blocks on
+	 * every core */
+	for (q = 0; q < ntask; q++)
+		if (cc[task[q] % ncols].type == STG_T_TEXT &&
+		    prc[task[q]] == GPMDB_OK)
+			task[nzt++] = task[q];
+	bool wide = nzt >= 2 * (uint64_t)omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (wide)
+	for (q = 0; q < nzt; q++) {
+		uint64_t tj = task[q] / ncols;
+		uint32_t c = (uint32_t)(task[q] % ncols);
+
+		prc[task[q]] = plan_ztext(p, tab_hdr(p, tp[tj].toff), c,
+					  tp[tj].n, &tp[tj].pl[c]);
+	}
+	for (q = 0; q < k * ncols; q++)
+		if (prc[q] != GPMDB_OK && tp[q / ncols].pl) {
+			/* enc_tablet plans it again and reports */
+			plans_free(tp[q / ncols].pl, ncols);
+			tp[q / ncols].pl = NULL;
+		}
+out:
+	free(task);
+	free(prc);
+	for (j = 0; rc != GPMDB_OK && j < k; j++) {
+		plans_free(tp[j].pl, ncols);
+		tp[j].pl = NULL;
+	}
+	return rc;
+}
+
+/* Column c of the plain tablet h written into the encoded tablet nh as
+ * its plan pl says (its arrays at nh's colmap, its strings at heap_at of
+ * the heap at hoff, its descriptor). */
+static void enc_write_col(stg_pool *p, stg_tablet_hdr *h, stg_tablet_hdr *nh,
+			  uint32_t c, stg_type t, uint64_t n, uint64_t hoff,
+			  col_plan *pl)
+{
+	char *b = (char *)nh;
+	size_t w = stg_type_width(t);
+	char *dst = b + tab_colmap(nh)[2 * c];
+	const char *src = (char *)h + tab_colmap(h)[2 * c];
+	char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
+	uint64_t hused = pl->heap_at;
+
+	if (pl->ce.kind == STG_ENC_ZTEXT) {
+		zt_plan_write(&pl->zt, b, tab_colmap(nh)[2 * c], &pl->ce);
+	} else if (pl->ce.kind == STG_ENC_DICT) {
+		stg_strref *d = (stg_strref *)(b + pl->ce.dict_rel);
+		const stg_strref *sr = (const stg_strref *)src;
+		const uint32_t *codes = pl->codes;
+
+		for (uint64_t k = 0; k < pl->ce.dict_n; k++) {
+			stg_strref o = sr[pl->dict[k]];
+
+			if (o.len) /* a heap of only '' is none */
+				memcpy(hp + hused, old_str(p, h->heap_off, o),
+				       o.len);
+			d[k] = (stg_strref){(uint32_t)hused, o.len};
+			hused += o.len;
+		}
+		ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits, codes[i]);
+	} else if (t == STG_T_TEXT) {
+		const stg_strref *sr = (const stg_strref *)src;
+		stg_strref *d = (stg_strref *)dst;
+		const uint32_t *nb =
+		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+
+		for (uint64_t i = 0; i < n; i++) {
+			if (bit_get(nb, i) || !sr[i].len) {
+				d[i] = (stg_strref){0, 0};
+				continue;
+			}
+			memcpy(hp + hused, old_str(p, h->heap_off, sr[i]),
+			       sr[i].len);
+			d[i] = (stg_strref){(uint32_t)hused, sr[i].len};
+			hused += sr[i].len;
+		}
+	} else if (pl->ce.kind == STG_ENC_FOR) {
+		uint64_t base = pl->ce.base;
+
+		switch (t) {
+		case STG_T_INT:
+		case STG_T_DATE: {
+			const int32_t *a = (const int32_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     (uint64_t)(int64_t)a[i] - base);
+			break;
+		}
+		case STG_T_BOOLEAN: {
+			const uint8_t *a = (const uint8_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     (uint64_t)a[i] - base);
+			break;
+		}
+		default: {
+			const uint64_t *a = (const uint64_t *)src;
+
+			ENC_PACK_RUN((uint64_t *)dst, n, pl->ce.bits,
+				     a[i] - base);
+			break;
+		}
+		}
+	} else {
+		memcpy(dst, src, n * w);
+	}
+	pl->ce.bytes = pl->data_bytes;
+	memcpy(&tab_encs(nh)[c], &pl->ce, sizeof(stg_col_enc));
+}
+
+/* Tablet idx encoded, with the plan tp when it is one of this tablet as
+ * it is now (else planned here); the plan is freed either way. */
+static int enc_tablet_planned(stg_pool *p, uint64_t cat_off, uint64_t idx,
+			      tab_plan *tp)
 {
 	stg_cat_entry *e = cat_entry(p, cat_off);
 	stg_tablet_hdr *h = tab_at(p, e, idx), *nh;
@@ -449,67 +690,47 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 		 oheap_size, hused = 0, toff;
 	uint32_t ncols = e->ncols, c;
 	stg_cat_column *cc;
-	col_plan *pl;
+	col_plan *pl = NULL;
 	bool any_plain_nulls = false;
 	char *b;
 	int rc = GPMDB_OK;
 
-	if (h == NULL)
+	if (tp && tp->pl) {
+		if (h && pool_off(p, h) == tp->toff && enc_rows(e, h) == tp->n)
+			pl = tp->pl;
+		else
+			plans_free(tp->pl, ncols);
+		tp->pl = NULL;
+	}
+	if (h == NULL) {
+		plans_free(pl, ncols);
 		return pool_err(p, GPMDB_CORRUPT,
 				"table %s: tablet %llu is damaged", e->name,
 				(unsigned long long)idx);
-	if (h->enc_rel || e->row_count <= h->first_row)
-		return GPMDB_OK;
-	stamp_cat(p, cat_off); /* its bytes move */
-	n = e->row_count - h->first_row;
-	if (n > tab_room(h))
-		n = tab_room(h);
-	room = (n + 1023) / 1024 * 1024;
-	pl = calloc(ncols, sizeof(*pl));
-	if (pl == NULL)
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
-	cc = cat_cols(e);
-	/* the columns planned on every core (they only read the tablet):
-	 * a tablet's dictionaries, frames and compressed text one after
-	 * another made VACUUM most of a TPC-H load (31 of 46 s at SF 10,
-	 * tpc/results/tpch-sf10-encoded-decode-2026-11-27-H200.md) */
-	int *prc = calloc((size_t)ncols + 1, sizeof(int));
-	if (prc == NULL) {
+	}
+	if ((n = enc_rows(e, h)) == 0) {
 		plans_free(pl, ncols);
-		return pool_err(p, GPMDB_NOMEM, "out of memory");
+		return GPMDB_OK;
 	}
-#pragma omp parallel for schedule(dynamic, 1) if (ncols > 1 && n >= 65536)
-	for (uint32_t k = 0; k < ncols; k++) {
-		stg_type t = (stg_type)cc[k].type;
-		const uint32_t *nb =
-		    (const uint32_t *)((char *)h + tab_colmap(h)[2 * k + 1]);
+	stamp_cat(p, cat_off); /* its bytes move */
+	room = (n + 1023) / 1024 * 1024;
+	cc = cat_cols(e);
+	if (pl == NULL) {
+		tab_plan one;
 
-		for (uint64_t w = 0; w < n / 32 && !pl[k].ce.has_nulls; w++)
-			pl[k].ce.has_nulls = nb[w] != 0;
-		for (uint64_t i = n / 32 * 32; i < n; i++)
-			pl[k].ce.has_nulls |= bit_get(nb, i);
-		if (t == STG_T_TEXT)
-			prc[k] = plan_text(p, h, k, n, &pl[k]);
-		else
-			plan_for(h, k, t, n, &pl[k]);
+		/* the columns planned on every core (they only read the
+		 * tablet) */
+		if ((rc = enc_plan_tablets(p, cat_off, idx, 1, &one)) ==
+			GPMDB_OK &&
+		    (pl = one.pl) == NULL)
+			rc = GPMDB_NOMEM;
+		if (rc != GPMDB_OK)
+			return pool_err(p, rc, "out of memory");
 	}
-	/* then compressed TEXT where it is smaller, a column at a time: its
-	 * blocks are compressed on every core (inside, nested loops would
-	 * run on one) */
-	for (c = 0; c < ncols; c++)
-		if (prc[c] == GPMDB_OK && cc[c].type == STG_T_TEXT)
-			prc[c] = plan_ztext(p, h, c, n, &pl[c]);
 	for (c = 0; c < ncols; c++) {
-		if (prc[c] != GPMDB_OK && rc == GPMDB_OK)
-			rc = prc[c];
 		if (!pl[c].ce.has_nulls)
 			any_plain_nulls = true;
 		heap += pl[c].heap_bytes;
-	}
-	free(prc);
-	if (rc != GPMDB_OK) {
-		plans_free(pl, ncols);
-		return pool_err(p, rc, "out of memory");
 	}
 	/* the layout: layout.h "Encodings" */
 	pos = al256(sizeof(stg_tablet_hdr) + 16ull * ncols);
@@ -573,64 +794,21 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	}
 	nh->deleted_rel = del_rel;
 	memcpy(b + del_rel, (char *)h + h->deleted_rel, (n + 31) / 32 * 4);
+	/* each column's dictionary and heap bytes placed, then the columns
+	 * written on every core, each into its own arrays and bytes */
 	pos = al256(del_rel + room / 8);
 	for (c = 0; c < ncols; c++) {
-		stg_type t = (stg_type)cc[c].type;
-		size_t w = stg_type_width(t);
-		char *dst = b + tab_colmap(nh)[2 * c];
-		const char *src = (char *)h + tab_colmap(h)[2 * c];
-		char *hp = hoff ? (char *)pool_at(p, hoff) : NULL;
-
-		if (pl[c].ce.kind == STG_ENC_ZTEXT) {
-			zt_plan_write(&pl[c].zt, b, tab_colmap(nh)[2 * c],
-				      &pl[c].ce);
-		} else if (pl[c].ce.kind == STG_ENC_DICT) {
-			stg_strref *d = (stg_strref *)(b + pos);
-			const stg_strref *sr = (const stg_strref *)src;
-
+		pl[c].heap_at = hused;
+		hused += pl[c].heap_bytes;
+		if (pl[c].ce.kind == STG_ENC_DICT) {
 			pl[c].ce.dict_rel = pos;
-			for (uint64_t k = 0; k < pl[c].ce.dict_n; k++) {
-				stg_strref o = sr[pl[c].dict[k]];
-
-				if (o.len) /* a heap of only '' is none */
-					memcpy(hp + hused,
-					       old_str(p, h->heap_off, o),
-					       o.len);
-				d[k] = (stg_strref){(uint32_t)hused, o.len};
-				hused += o.len;
-			}
-			for (uint64_t i = 0; i < n; i++)
-				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
-					 pl[c].codes[i]);
 			pos = al256(pos + pl[c].ce.dict_n * sizeof(stg_strref));
-		} else if (t == STG_T_TEXT) {
-			const stg_strref *sr = (const stg_strref *)src;
-			stg_strref *d = (stg_strref *)dst;
-			const uint32_t *nb =
-			    (const uint32_t *)((char *)h +
-					       tab_colmap(h)[2 * c + 1]);
-
-			for (uint64_t i = 0; i < n; i++) {
-				if (bit_get(nb, i) || !sr[i].len) {
-					d[i] = (stg_strref){0, 0};
-					continue;
-				}
-				memcpy(hp + hused,
-				       old_str(p, h->heap_off, sr[i]),
-				       sr[i].len);
-				d[i] = (stg_strref){(uint32_t)hused, sr[i].len};
-				hused += sr[i].len;
-			}
-		} else if (pl[c].ce.kind == STG_ENC_FOR) {
-			for (uint64_t i = 0; i < n; i++)
-				enc_pack((uint64_t *)dst, i, pl[c].ce.bits,
-					 plain_val(src, t, i) - pl[c].ce.base);
-		} else {
-			memcpy(dst, src, n * w);
 		}
-		pl[c].ce.bytes = pl[c].data_bytes;
-		memcpy(&tab_encs(nh)[c], &pl[c].ce, sizeof(stg_col_enc));
 	}
+#pragma omp parallel for schedule(dynamic, 1) if (ncols > 1 && n >= 65536)
+	for (c = 0; c < ncols; c++)
+		enc_write_col(p, h, nh, c, (stg_type)cc[c].type, n, hoff,
+			      &pl[c]);
 	nh->heap_used = hused;
 	plans_free(pl, ncols);
 	pool_flush(p, nh, size);
@@ -651,6 +829,11 @@ int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
 	if (rc == GPMDB_OK)
 		stg_crash_point("encode.tablet");
 	return rc;
+}
+
+int enc_tablet(stg_pool *p, uint64_t cat_off, uint64_t idx)
+{
+	return enc_tablet_planned(p, cat_off, idx, NULL);
 }
 
 /* ---- Widening (tablet.c's tab_widen does one tablet) ---------------- */
@@ -922,6 +1105,74 @@ static uint64_t vac_bytes(stg_pool *p, const uint32_t *tids, size_t n)
 	return sum;
 }
 
+/* Frees the plans of tablets [from, k) of a group. */
+static void vac_plans_free(tab_plan *tp, uint64_t from, uint64_t k,
+			   uint32_t ncols)
+{
+	for (uint64_t j = from; tp && j < k; j++) {
+		plans_free(tp[j].pl, ncols);
+		tp[j].pl = NULL;
+	}
+}
+
+/*
+ * One pass of VACUUM over table tid, a transaction per tablet: pass 0
+ * encodes (first fit from the front: the holes the tablets encoded
+ * before left, so that the file's tail empties, given back at the last
+ * close), pass 1 moves down what the tail holds.  Pass 0 plans a group
+ * of tablets (as many as the cores) at the start of the group's first
+ * transaction, on every core; a later tablet of the group takes its
+ * plan while no other connection has committed since (stg_data_version)
+ * and the tablet is where and as long as it was (else enc_tablet's own
+ * plan).
+ */
+static int vac_table(stg_pool *p, uint32_t tid, int pass)
+{
+	uint64_t gk = (uint64_t)omp_get_max_threads(), g0 = 0, ng = 0, dv = 0;
+	uint32_t ncols = 0;
+	tab_plan *tp = NULL;
+	int rc = GPMDB_OK;
+
+	if (gk < 1)
+		gk = 1;
+	if (pass == 0 && (tp = calloc(gk, sizeof(*tp))) == NULL)
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	for (uint64_t i = 0;; i++) {
+		uint64_t cat_off;
+		bool moved = true;
+
+		if ((rc = vac_tablet_begin(p, tid, i, &cat_off)) != 1)
+			break;
+		if (pass == 0) {
+			p->alloc_hint = 0;
+			ncols = cat_entry(p, cat_off)->ncols;
+			if (i >= g0 + ng || stg_data_version(p) != dv) {
+				vac_plans_free(tp, 0, ng, ncols);
+				g0 = i;
+				ng = gk;
+				dv = stg_data_version(p);
+				rc = enc_plan_tablets(p, cat_off, g0, ng, tp);
+				if (rc != GPMDB_OK)
+					ng = 0; /* enc_tablet plans */
+			}
+			rc = enc_tablet_planned(
+			    p, cat_off, i, i - g0 < ng ? &tp[i - g0] : NULL);
+		} else {
+			rc = enc_relocate(p, cat_off, i, &moved);
+		}
+		rc = rc == GPMDB_OK ? (moved ? stg_commit(p) : stg_rollback(p))
+				    : rc;
+		if (rc != GPMDB_OK) {
+			if (p->in_txn)
+				(void)stg_rollback(p);
+			break;
+		}
+	}
+	vac_plans_free(tp, 0, ng, ncols);
+	free(tp);
+	return rc;
+}
+
 int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 {
 	uint32_t *tids = NULL;
@@ -950,34 +1201,7 @@ int stg_vacuum(stg_pool *p, uint64_t *bytes_before, uint64_t *bytes_after)
 	 * then the extents the tail holds moved down, a transaction each */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t t = 0; t < n && rc == GPMDB_OK; t++) {
-			for (uint64_t i = 0;; i++) {
-				uint64_t cat_off;
-				bool moved = true;
-
-				if ((rc = vac_tablet_begin(p, tids[t], i,
-							   &cat_off)) != 1)
-					break;
-				if (pass == 0) {
-					/* first fit from the front: the
-					 * holes the tablets encoded before
-					 * left, so that the file's tail
-					 * empties (given back at the last
-					 * close) */
-					p->alloc_hint = 0;
-					rc = enc_tablet(p, cat_off, i);
-				} else {
-					rc =
-					    enc_relocate(p, cat_off, i, &moved);
-				}
-				rc = rc == GPMDB_OK ? (moved ? stg_commit(p)
-							     : stg_rollback(p))
-						    : rc;
-				if (rc != GPMDB_OK) {
-					if (p->in_txn)
-						(void)stg_rollback(p);
-					break;
-				}
-			}
+			rc = vac_table(p, tids[t], pass);
 			p->in_encode = false;
 		}
 	p->in_encode = false;

@@ -491,8 +491,7 @@ void zt_plan_write(const zt_plan *z, char *tablet, uint64_t rel,
 		 zr = dir + (z->nblk + 1) * sizeof(stg_zt_blk);
 	uint64_t n = z->blk[z->nblk].row0;
 
-	for (uint64_t i = 0; i < n; i++)
-		enc_pack((uint64_t *)dst, i, z->bits, z->lens[i] - z->base);
+	ENC_PACK_RUN((uint64_t *)dst, n, z->bits, z->lens[i] - z->base);
 	memcpy(dst + dir, z->blk, (z->nblk + 1) * sizeof(stg_zt_blk));
 	memcpy(dst + zr, z->frames, z->z_bytes);
 	ce->kind = STG_ENC_ZTEXT;

@@ -552,6 +552,28 @@ static inline stg_col_enc *tab_encs(stg_tablet_hdr *h)
  * once), and field i of wd set to v (wd zeroed first). */
 uint64_t enc_packed_bytes(uint64_t n, unsigned bits);
 void enc_pack(uint64_t *wd, uint64_t i, unsigned bits, uint64_t v);
+/* Packs values 0..n-1 (EXPR, of i, each below 2^bits) into the zeroed
+ * words at wd as enc_pack would, a word at a time (enc_pack's read,
+ * or and write per value made the writing of an encoded tablet slow). */
+#define ENC_PACK_RUN(wd, n, bits, EXPR)                                        \
+	do {                                                                   \
+		uint64_t *o_ = (wd), acc_ = 0, n_ = (n);                       \
+		unsigned b_ = (bits), f_ = 0;                                  \
+		if (b_ == 0)                                                   \
+			break;                                                 \
+		for (uint64_t i = 0; i < n_; i++) {                            \
+			uint64_t v_ = (EXPR);                                  \
+			acc_ |= v_ << f_;                                      \
+			f_ += b_;                                              \
+			if (f_ >= 64) {                                        \
+				*o_++ = acc_;                                  \
+				f_ -= 64;                                      \
+				acc_ = f_ ? v_ >> (b_ - f_) : 0;               \
+			}                                                      \
+		}                                                              \
+		if (f_)                                                        \
+			*o_ = acc_;                                            \
+	} while (0)
 /* A public descriptor of column c of tablet h (heap: its heap). */
 void enc_colenc(stg_tablet_hdr *h, uint32_t c, stg_colenc *out);
 /* Rows [from, from + n) of column c of h, plain, into out (w bytes per

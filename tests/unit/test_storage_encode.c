@@ -17,6 +17,7 @@
 #include "gpmdb.h"
 
 #include <fcntl.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,53 @@ static void test_version3(void)
 	gpmdb_close(db);
 }
 
+/* VACUUM plans a group of tablets at once, as many as the cores: the
+ * table encoded in groups of 3 tablets (7 tablets, 65536 rows) has the
+ * encodings and bytes (PRAGMA storage_info) and values of the one
+ * encoded a tablet at a time (groups of 1). */
+static void test_vacuum_groups(void)
+{
+	gpmdb *db = su_open(path);
+	char *before, *one = NULL, *three = NULL, *d1 = NULL, *d3 = NULL;
+	int was = omp_get_max_threads();
+
+	fill(db, "1000");
+	/* 2^16 rows: tablets 0..5 full and 2048 rows of tablet 6 */
+	for (int i = 0; i < 3; i++)
+		CHECK_RC(su_exec(db, "INSERT INTO t SELECT a + (SELECT "
+				     "count(*) FROM t), b + 1, s || 'z', k, "
+				     "e, z FROM t"),
+			 GPMDB_OK);
+	CHECK(!strcmp(su_scalar(db, "SELECT count(*) FROM t"), "65536"));
+	before = dump(db, "t");
+	gpmdb_close(db);
+	CHECK(su_copy_file(path, plain) == 0);
+	for (int k = 0; k < 2; k++) {
+		omp_set_num_threads(k ? 3 : 1);
+		CHECK_RC(gpmdb_open_v2(k ? path : plain, &db,
+				       GPMDB_OPEN_READWRITE, NULL),
+			 GPMDB_OK);
+		CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
+		*(k ? &three : &one) =
+		    strdup(rows(db, "PRAGMA storage_info(t)"));
+		*(k ? &d3 : &d1) = dump(db, "t");
+		check_ok(db);
+		gpmdb_close(db);
+	}
+	omp_set_num_threads(was);
+	CHECK(one && three && strstr(one, "dict") && strstr(one, "for"));
+	CHECKF(one && three && !strcmp(one, three), "alone:\n%s\ngroups:\n%s",
+	       one, three);
+	CHECK(before && d1 && d3 && !strcmp(before, d1) && !strcmp(d1, d3));
+	same_reads(plain, path);
+	unlink(plain);
+	free(before);
+	free(one);
+	free(three);
+	free(d1);
+	free(d3);
+}
+
 int main(void)
 {
 	if (su_tmp_make(dir, sizeof(dir), path, sizeof(path),
@@ -470,6 +518,7 @@ int main(void)
 	TEST_RUN(test_check_codes);
 	TEST_RUN(test_gpu_widen);
 	TEST_RUN(test_version3);
+	TEST_RUN(test_vacuum_groups);
 	su_tmp_remove(dir, path);
 	TEST_MAIN_END();
 }

@@ -906,6 +906,82 @@ static void test_reader_errors(void)
 	unlink(path);
 }
 
+/* A file of several of the reader's scan pieces (1 MiB), read in
+ * batches of odd sizes: every row once, in order, its TEXT intact, lines
+ * that cross a piece's end included, the last line without a newline;
+ * then a bad line past the first piece reported at its line. */
+static void test_reader_pieces(void)
+{
+	enum { ROWS = 60000 };
+	char path[512], err[512], line[300], want[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pieces.tbl", tmpdir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	for (int i = 0; i < ROWS; i++) {
+		/* comments of 1 to 199 bytes: lines of uneven length */
+		int len = 1 + (i * 37) % 199;
+		memset(want, 'a' + i % 26, (size_t)len);
+		want[len] = 0;
+		fprintf(f, "%d|%d|%d|%d.%02d|%s|%s", i, i % 100, i % 9999 + 1,
+			i % 1000, i % 100, want, i + 1 < ROWS ? "\n" : "");
+	}
+	fclose(f);
+	tbl_reader *r;
+	tpch_batch b;
+	uint64_t sizes[] = {7777, 1, 30000, 100000}, got = 0;
+	bool ok = true;
+	CHECK_RC(tbl_open(path, 5, tpch_table_columns(TPCH_PARTSUPP), &r, err,
+			  sizeof(err)),
+		 GPMDB_OK);
+	CHECK_RC(tpch_batch_init_table(&b, TPCH_PARTSUPP, 16), GPMDB_OK);
+	for (int k = 0; ok; k++) {
+		CHECK_RC(tbl_read(r, &b, sizes[k % 4]), GPMDB_OK);
+		if (b.nrows == 0)
+			break;
+		CHECK(b.nrows <= sizes[k % 4]);
+		for (uint64_t j = 0; j < b.nrows && ok; j++, got++) {
+			int i = (int)got, len = 1 + (i * 37) % 199;
+			stg_text t = TXT(&b, TPCH_PS_COMMENT)[j];
+			ok = I32(&b, TPCH_PS_PARTKEY)[j] == i &&
+			     I64(&b, TPCH_PS_SUPPLYCOST)[j] ==
+				 (i % 1000) * 100 + i % 100 &&
+			     t.len == (uint32_t)len &&
+			     t.ptr[0] == 'a' + i % 26 &&
+			     t.ptr[len - 1] == 'a' + i % 26;
+			CHECKF(ok, "row %d", i);
+		}
+	}
+	CHECKF(got == ROWS, "%llu rows", (unsigned long long)got);
+	CHECK(tbl_line(r) == ROWS);
+	tbl_close(r);
+
+	/* line 50001 (past the first MiB) bad, read in one batch */
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		for (int i = 0; i < ROWS; i++) {
+			snprintf(line, sizeof(line), "%d|1|1|1.00|%s|\n", i,
+				 i == 50000 ? "x|y" : "comment text");
+			fputs(line, f);
+		}
+		fclose(f);
+		CHECK_RC(tbl_open(path, 5, tpch_table_columns(TPCH_PARTSUPP),
+				  &r, err, sizeof(err)),
+			 GPMDB_OK);
+		CHECK_RC(tbl_read(r, &b, ROWS), GPMDB_MISMATCH);
+		snprintf(want, sizeof(want), "%s:50001: 6 fields", path);
+		CHECKF(strncmp(tbl_errmsg(r), want, strlen(want)) == 0,
+		       "got '%s'", tbl_errmsg(r));
+		tbl_close(r);
+	}
+	tpch_batch_free(&b);
+	unlink(path);
+}
+
 /* Generated data -> .tbl (plain and gzipped) -> reader: the same values. */
 static void test_round_trip(void)
 {
@@ -1088,6 +1164,7 @@ int main(void)
 	TEST_RUN(test_sf1);
 	TEST_RUN(test_read_official);
 	TEST_RUN(test_reader_errors);
+	TEST_RUN(test_reader_pieces);
 	TEST_RUN(test_round_trip);
 	TEST_RUN(test_pool);
 	rmdir(tmpdir);

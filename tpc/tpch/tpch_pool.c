@@ -101,6 +101,9 @@ int tpch_pool_load(stg_pool *p, tpch_table t, const char *path, uint64_t chunk,
 	if ((rc = pool_create(p, t, &id, err, errlen)) != GPMDB_OK)
 		goto out;
 	for (;;) {
+		/* the file grown for the next rows' tablets on a thread while
+		 * they are parsed */
+		(void)stg_grow_ahead(p, id, chunk);
 		if ((rc = tbl_read(r, &b, chunk)) != GPMDB_OK) {
 			/* The message names file:line already. */
 			snprintf(err, errlen, "%s", tbl_errmsg(r));

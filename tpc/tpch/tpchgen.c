@@ -910,6 +910,15 @@ void tpch_batch_free(tpch_batch *b)
 
 char *tpch_batch_strdup(tpch_batch *b, const char *s, size_t n)
 {
+	char *p = tpch_batch_alloc(b, n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+char *tpch_batch_alloc(tpch_batch *b, size_t n)
+{
 	tpch_block *k = b->blocks;
 	if (!k || k->cap - k->used < n) {
 		size_t cap = n > BLOCK_SIZE ? n : BLOCK_SIZE;
@@ -923,7 +932,6 @@ char *tpch_batch_strdup(tpch_batch *b, const char *s, size_t n)
 		b->blocks = k = nk;
 	}
 	char *p = k->data + k->used;
-	memcpy(p, s, n);
 	k->used += n;
 	return p;
 }

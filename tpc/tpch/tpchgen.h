@@ -157,6 +157,9 @@ void tpch_batch_clear(tpch_batch *b);
 void tpch_batch_free(tpch_batch *b);
 /* Copies n bytes into the batch's arena; NULL when out of memory. */
 char *tpch_batch_strdup(tpch_batch *b, const char *s, size_t n);
+/* n bytes of the batch's arena, not initialized; NULL when out of
+ * memory. */
+char *tpch_batch_alloc(tpch_batch *b, size_t n);
 /* Bytes per value of a column of type t in a batch. */
 size_t tpch_type_width(stg_type t);
 /* Fills out[0..ncols) for stg_append (no NULLs). */
