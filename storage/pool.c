@@ -513,6 +513,31 @@ void stg_set_unmap_hook(stg_unmap_hook fn)
 	__atomic_store_n(&unmap_hook, fn, __ATOMIC_RELEASE);
 }
 
+/*
+ * A descriptor of its own for a shared mapping of the pool file (closed
+ * once mapped): the mapping holds its open file description until it is
+ * unmapped, and p->fd's carries the connection's OFD locks (lock.c). A
+ * mapping of p->fd kept those locks alive past the process's death while
+ * the GPU driver still held the registered pages: after kill -9 of a GPU
+ * writer the next opener found "a write transaction is running"
+ * (crash_gpu_dml, device run 8). libpmem's mapping opens its own too.
+ */
+static void *map_shared_at(stg_pool *p, void *at, size_t len, off_t off)
+{
+	int fd = open(p->memory ? p->map_path : p->path, O_RDWR | O_CLOEXEC);
+	void *m;
+	int err;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	m = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 off);
+	err = errno;
+	close(fd);
+	errno = err;
+	return m;
+}
+
 /* pmem mode in a reservation (pm_resv): the file's length now mapped at
  * base, its new range shared in place (or a shrunk tail given back to
  * the reservation); the base stays, and with it every pointer into the
@@ -538,9 +563,9 @@ static int pool_refit_resv(stg_pool *p, uint64_t min_size)
 				(unsigned long long)min_size,
 				(unsigned long long)p->pm_resv);
 	if (len > p->map_len)
-		r = mmap(p->base + p->map_len, (size_t)(len - p->map_len),
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, p->fd,
-			 (off_t)p->map_len);
+		r = map_shared_at(p, p->base + p->map_len,
+				  (size_t)(len - p->map_len),
+				  (off_t)p->map_len);
 	else if (len < p->map_len)
 		r = mmap(p->base + len, (size_t)(p->map_len - len), PROT_NONE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -1021,8 +1046,7 @@ static void pmem_reserve(stg_pool *p)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return;
-	m = mmap(r, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 p->fd, 0);
+	m = map_shared_at(p, r, p->map_len, 0);
 	if (m == MAP_FAILED) {
 		munmap(r, resv);
 		return;
