@@ -204,8 +204,8 @@ static int km_run(km_mem *mm, const gpu_keymatch_in *in, uint8_t *used,
 	/* through the pinned staging buffers (made at open by the GPU's
 	 * setup thread): from pageable memory the 20 MB of 2.5M BIGINT
 	 * keys took 2.3-3.3 ms */
-	if ((rc = gpu_upload_staged(dkeys, in->keys, (size_t)n * in->width,
-				    err, errlen)))
+	if ((rc = gpu_upload_staged(dkeys, in->keys, (size_t)n * in->width, err,
+				    errlen)))
 		return rc;
 	if (dnulls)
 		GPU_TRY(cudaMemcpyAsync(dnulls, in->nulls,
