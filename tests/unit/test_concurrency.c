@@ -207,6 +207,66 @@ static void test_wait_for_other_process(void)
 	}
 }
 
+/* VACUUM beside a writer of another process waits for it (busy timeout)
+ * and then encodes the table, in both modes (engine/stmt.c view_begin:
+ * no statement snapshot around its write transactions). */
+static void test_vacuum_waits(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		int fds[2], st = 0;
+		char c = 0, msg[512];
+		gpmdb *a;
+		pid_t pid;
+
+		set_path("vacuum", mode);
+		a = open_rw(mode);
+		if (!a)
+			continue;
+		CHECK_RC(su_exec(a, "CREATE TABLE t(k INT, v TEXT)"), GPMDB_OK);
+		for (int i = 0; i < 40; i++)
+			CHECK_RC(su_exec(a, "INSERT INTO t VALUES (1, 'aa'), "
+					    "(2, 'bb'), (3, 'aa')"),
+				 GPMDB_OK);
+		CHECK(pipe(fds) == 0);
+		pid = fork();
+		if (pid == 0) {
+			gpmdb *db = NULL;
+			gpmdb_options o = {.durability =
+					       mode ? "msync" : "pmem"};
+			struct timespec ts = {0, 300 * 1000 * 1000};
+
+			close(fds[0]);
+			if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE,
+					  &o) ||
+			    gpmdb_exec(db,
+				       "BEGIN; INSERT INTO t VALUES (7, 'cc')",
+				       NULL, NULL, NULL))
+				_exit(2);
+			if (write(fds[1], "x", 1) != 1)
+				_exit(2);
+			nanosleep(&ts, NULL);
+			if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL) ||
+			    gpmdb_close(db))
+				_exit(3);
+			_exit(0);
+		}
+		close(fds[1]);
+		CHECK(read(fds[0], &c, 1) == 1);
+		close(fds[0]);
+		CHECK_RC(gpmdb_busy_timeout(a, 10000), GPMDB_OK);
+		CHECKF(exec_msg(a, "VACUUM", msg, sizeof(msg)) == GPMDB_OK,
+		       "%s: %s", mode_name(mode), msg);
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0);
+		CHECK(strcmp(su_scalar(a, "SELECT count(*) FROM t"), "121") ==
+		      0);
+		CHECK(strcmp(su_scalar(a, "PRAGMA integrity_check"), "ok") ==
+		      0);
+		CHECK_RC(gpmdb_close(a), GPMDB_OK);
+		rm_path();
+	}
+}
+
 static void test_busy_timeout_settings(void)
 {
 	gpmdb *a;
@@ -609,6 +669,7 @@ int main(void)
 {
 	TEST_RUN(test_two_writers);
 	TEST_RUN(test_wait_for_other_process);
+	TEST_RUN(test_vacuum_waits);
 	TEST_RUN(test_busy_timeout_settings);
 	TEST_RUN(test_mode_mismatch);
 	TEST_RUN(test_sees_others_schema);
