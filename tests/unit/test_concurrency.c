@@ -150,13 +150,52 @@ static void test_two_writers(void)
 	}
 }
 
+/* A child that opens path in mode, runs `BEGIN; ins`, holds the
+ * transaction ms milliseconds and commits; returns once it is inside the
+ * transaction (its pid, -1 on failure).  Exit status 0: it committed. */
+static pid_t writer_child(int mode, const char *ins, long ms)
+{
+	int fds[2];
+	char c = 0, sql[256];
+	pid_t pid;
+
+	if (pipe(fds) != 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "BEGIN; %s", ins);
+	pid = fork();
+	if (pid == 0) {
+		gpmdb *db = NULL;
+		gpmdb_options o = {.durability = mode ? "msync" : "pmem"};
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+
+		close(fds[0]);
+		if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE, &o) ||
+		    gpmdb_exec(db, sql, NULL, NULL, NULL))
+			_exit(2);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(2);
+		nanosleep(&ts, NULL);
+		if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL) ||
+		    gpmdb_close(db))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
 /* Another process holds a write transaction for a while: the writer
  * here waits (busy timeout) and then writes after its commit. */
 static void test_wait_for_other_process(void)
 {
 	for (int mode = 0; mode < 2; mode++) {
-		int fds[2], st = 0;
-		char c = 0, msg[512];
+		int st = 0;
+		char msg[512];
 		gpmdb *a;
 		double t0;
 		pid_t pid;
@@ -166,32 +205,8 @@ static void test_wait_for_other_process(void)
 		if (!a)
 			continue;
 		CHECK_RC(su_exec(a, "CREATE TABLE t(k INT, v INT)"), GPMDB_OK);
-		CHECK(pipe(fds) == 0);
-		pid = fork();
-		if (pid == 0) {
-			gpmdb *db = NULL;
-			gpmdb_options o = {.durability =
-					       mode ? "msync" : "pmem"};
-			struct timespec ts = {0, 400 * 1000 * 1000};
-
-			close(fds[0]);
-			if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE,
-					  &o) ||
-			    gpmdb_exec(db,
-				       "BEGIN; INSERT INTO t VALUES (7, 70)",
-				       NULL, NULL, NULL))
-				_exit(2);
-			if (write(fds[1], "x", 1) != 1)
-				_exit(2);
-			nanosleep(&ts, NULL);
-			if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL) ||
-			    gpmdb_close(db))
-				_exit(3);
-			_exit(0);
-		}
-		close(fds[1]);
-		CHECK(read(fds[0], &c, 1) == 1);
-		close(fds[0]);
+		pid = writer_child(mode, "INSERT INTO t VALUES (7, 70)", 400);
+		CHECK(pid > 0);
 		CHECK_RC(gpmdb_busy_timeout(a, 10000), GPMDB_OK);
 		t0 = now_ms();
 		CHECKF(exec_msg(a, "INSERT INTO t VALUES (8, 80)", msg,
@@ -213,8 +228,8 @@ static void test_wait_for_other_process(void)
 static void test_vacuum_waits(void)
 {
 	for (int mode = 0; mode < 2; mode++) {
-		int fds[2], st = 0;
-		char c = 0, msg[512];
+		int st = 0;
+		char msg[512];
 		gpmdb *a;
 		pid_t pid;
 
@@ -227,32 +242,8 @@ static void test_vacuum_waits(void)
 			CHECK_RC(su_exec(a, "INSERT INTO t VALUES (1, 'aa'), "
 					    "(2, 'bb'), (3, 'aa')"),
 				 GPMDB_OK);
-		CHECK(pipe(fds) == 0);
-		pid = fork();
-		if (pid == 0) {
-			gpmdb *db = NULL;
-			gpmdb_options o = {.durability =
-					       mode ? "msync" : "pmem"};
-			struct timespec ts = {0, 300 * 1000 * 1000};
-
-			close(fds[0]);
-			if (gpmdb_open_v2(path, &db, GPMDB_OPEN_READWRITE,
-					  &o) ||
-			    gpmdb_exec(db,
-				       "BEGIN; INSERT INTO t VALUES (7, 'cc')",
-				       NULL, NULL, NULL))
-				_exit(2);
-			if (write(fds[1], "x", 1) != 1)
-				_exit(2);
-			nanosleep(&ts, NULL);
-			if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL) ||
-			    gpmdb_close(db))
-				_exit(3);
-			_exit(0);
-		}
-		close(fds[1]);
-		CHECK(read(fds[0], &c, 1) == 1);
-		close(fds[0]);
+		pid = writer_child(mode, "INSERT INTO t VALUES (7, 'cc')", 300);
+		CHECK(pid > 0);
 		CHECK_RC(gpmdb_busy_timeout(a, 10000), GPMDB_OK);
 		CHECKF(exec_msg(a, "VACUUM", msg, sizeof(msg)) == GPMDB_OK,
 		       "%s: %s", mode_name(mode), msg);
