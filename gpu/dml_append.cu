@@ -28,6 +28,24 @@ __global__ void dml_k_copy(char *dst, const char *src, uint64_t n, uint32_t w)
 	gpm_persist_thread(); /* before the host's row count (grid scope) */
 }
 
+/* The same for int32_t values of a BIGINT column: sign-extended as they
+ * are stored (gpu_append_keep's srcw 4); keep (NULL: none) gets the
+ * widened values too, for the column cache. */
+__global__ void dml_k_widen(int64_t *dst, const int32_t *src, uint64_t n,
+			    int64_t *keep)
+{
+	uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n) {
+		int64_t v = src[i];
+
+		dml_store((char *)(dst + i), (uint64_t)v, 8);
+		if (keep)
+			keep[i] = v;
+	}
+	gpm_persist_thread();
+}
+
 /* Bits [lr0, lr0 + n) of a tablet bitmap from bits [b0, b0 + n) of src
  * (NULL: zeros), one thread per destination word: the first and last
  * words keep the bits of the rows around them. */
@@ -174,6 +192,7 @@ static int dml_chunk_kernels(cudaStream_t s, char *cp,
 			     const gpu_tab_layout *lay, const dml_chunk *ch,
 			     const char *const *vals,
 			     const uint32_t *const *nulls, const uint64_t *nb0,
+			     const uint32_t *srcw, void *const *keepv,
 			     uint64_t *bytes, char *err, size_t errlen)
 {
 	const uint64_t *tt2 = lay->tab + ch->ti * lay->stride;
@@ -184,10 +203,23 @@ static int dml_chunk_kernels(cudaStream_t s, char *cp,
 	for (uint32_t c = 0; c < lay->ncols; c++) {
 		uint32_t w = lay->widths[c];
 
-		dml_k_copy<<<dml_grid(k), DML_TPB, 0, s>>>(
-		    cp + tt2[2 * c] + lr * w, vals[c], k, w);
-		if ((e = cudaGetLastError()) != cudaSuccess)
-			return gpu_cuda_fail(e, "dml_k_copy", err, errlen);
+		if (srcw && srcw[c] != w) {
+			int64_t *kp = keepv && keepv[c]
+					  ? (int64_t *)keepv[c] + ch->b0
+					  : NULL;
+			dml_k_widen<<<dml_grid(k), DML_TPB, 0, s>>>(
+			    (int64_t *)(cp + tt2[2 * c] + lr * w),
+			    (const int32_t *)vals[c], k, kp);
+			if ((e = cudaGetLastError()) != cudaSuccess)
+				return gpu_cuda_fail(e, "dml_k_widen", err,
+						     errlen);
+		} else {
+			dml_k_copy<<<dml_grid(k), DML_TPB, 0, s>>>(
+			    cp + tt2[2 * c] + lr * w, vals[c], k, w);
+			if ((e = cudaGetLastError()) != cudaSuccess)
+				return gpu_cuda_fail(e, "dml_k_copy", err,
+						     errlen);
+		}
 		dml_k_putbits<<<dml_grid(nwd), DML_TPB, 0, s>>>(
 		    (uint32_t *)(cp + tt2[2 * c + 1]), lr, k, nulls[c],
 		    nulls[c] ? nb0[c] : 0);
@@ -209,13 +241,14 @@ static int dml_chunk_kernels(cudaStream_t s, char *cp,
 static int dml_keep_chunk(cudaStream_t s, const gpu_tab_layout *lay,
 			  const dml_chunk *ch, const char *const *vals,
 			  const uint32_t *const *nulls, const uint64_t *nb0,
-			  const gpu_append_copies *keep, char *err,
-			  size_t errlen)
+			  const uint32_t *srcw, const gpu_append_copies *keep,
+			  char *err, size_t errlen)
 {
 	for (uint32_t c = 0; c < lay->ncols; c++) {
 		uint32_t w = lay->widths[c];
 
-		if (keep->vals && keep->vals[c])
+		/* a widened column's copy is dml_k_widen's */
+		if (keep->vals && keep->vals[c] && !(srcw && srcw[c] != w))
 			GPU_TRY(cudaMemcpyAsync(
 			    (char *)keep->vals[c] + ch->b0 * w, vals[c],
 			    ch->k * w, cudaMemcpyDeviceToDevice, s));
@@ -256,17 +289,17 @@ static uint64_t dml_pieces_max(const gpu_tab_layout *lay, uint64_t k)
  * Returns the bytes staged. */
 static uint64_t dml_stage_chunk(const gpu_tab_layout *lay, const dml_chunk *ch,
 				const void *const *vals,
-				const uint32_t *const *nulls, char *stage,
-				char *dbuf, const char **dv,
-				const uint32_t **dn, uint64_t *nb0,
-				dml_piece *pc)
+				const uint32_t *const *nulls,
+				const uint32_t *srcw, char *stage, char *dbuf,
+				const char **dv, const uint32_t **dn,
+				uint64_t *nb0, dml_piece *pc)
 {
 	uint64_t off = 0, np = 0;
 
 	for (uint32_t c = 0; c < lay->ncols; c++) {
-		uint64_t len = ch->k * lay->widths[c];
-		const char *src =
-		    (const char *)vals[c] + ch->b0 * lay->widths[c];
+		uint32_t sw = srcw ? srcw[c] : lay->widths[c];
+		uint64_t len = ch->k * sw;
+		const char *src = (const char *)vals[c] + ch->b0 * sw;
 
 		dv[c] = dbuf + off;
 		for (uint64_t o = 0; o < len; o += DML_PIECE)
@@ -309,8 +342,8 @@ static uint64_t dml_row_bytes(const gpu_tab_layout *lay,
  * too, so that registration keeps pace with the kernels). */
 static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		      uint64_t n, const void *const *vals,
-		      const uint32_t *const *nulls, int dev,
-		      gpu_append_chunk_fn fn, void *ctx,
+		      const uint32_t *const *nulls, const uint32_t *srcw,
+		      int dev, gpu_append_chunk_fn fn, void *ctx,
 		      const gpu_append_copies *keep, gpu_dml_timing *t,
 		      char *err, size_t errlen)
 {
@@ -333,6 +366,13 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		return rc;
 	if (n == 0)
 		return GPMDB_OK;
+	for (uint32_t c = 0; srcw && c < lay->ncols; c++)
+		if (srcw[c] != lay->widths[c] &&
+		    (dev || srcw[c] != 4 || lay->widths[c] != 8))
+			return gpu_say(err, errlen, GPMDB_MISUSE,
+				       "GPU INSERT: column %u: values of %u "
+				       "bytes cannot be stored in %u",
+				       c, srcw[c], lay->widths[c]);
 	s = gpu_stream();
 	if (dml_tab_index(start + n - 1) >= lay->ntab) {
 		snprintf(err, errlen, "rows up to %llu have no tablet",
@@ -407,9 +447,9 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 						   err, errlen);
 				goto out;
 			}
-			nbytes =
-			    dml_stage_chunk(lay, &ch, vals, nulls, dml_stage[b],
-					    dbuf[b], dv, dn, nb0, pc);
+			nbytes = dml_stage_chunk(lay, &ch, vals, nulls, srcw,
+						 dml_stage[b], dbuf[b], dv, dn,
+						 nb0, pc);
 			if ((e = cudaStreamWaitEvent(dml_cstream,
 						     dml_ev_done[b], 0)) !=
 				cudaSuccess ||
@@ -427,10 +467,12 @@ static int dml_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 			t->upload_ms += dml_ms() - tu;
 		}
 		queued = true;
-		if ((rc = dml_chunk_kernels(s, cp, lay, &ch, dv, dn, nb0,
+		if ((rc = dml_chunk_kernels(s, cp, lay, &ch, dv, dn, nb0, srcw,
+					    keep ? (void *const *)keep->vals
+						 : NULL,
 					    &t->bytes, err, errlen)) ||
 		    (keep && (rc = dml_keep_chunk(s, lay, &ch, dv, dn, nb0,
-						  keep, err, errlen))))
+						  srcw, keep, err, errlen))))
 			goto out;
 		if (!dev &&
 		    (e = cudaEventRecord(dml_ev_done[b], s)) != cudaSuccess) {
@@ -472,20 +514,20 @@ extern "C" int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 			  void *ctx, gpu_dml_timing *t, char *err,
 			  size_t errlen)
 {
-	return dml_append(pool, lay, start, n, vals, nulls, 0, fn, ctx, NULL, t,
-			  err, errlen);
+	return dml_append(pool, lay, start, n, vals, nulls, NULL, 0, fn, ctx,
+			  NULL, t, err, errlen);
 }
 
 extern "C" int gpu_append_keep(void *pool, const gpu_tab_layout *lay,
 			       uint64_t start, uint64_t n,
 			       const void *const *vals,
 			       const uint32_t *const *nulls,
-			       gpu_append_chunk_fn fn, void *ctx,
-			       const gpu_append_copies *keep, gpu_dml_timing *t,
-			       char *err, size_t errlen)
+			       const uint32_t *srcw, gpu_append_chunk_fn fn,
+			       void *ctx, const gpu_append_copies *keep,
+			       gpu_dml_timing *t, char *err, size_t errlen)
 {
-	return dml_append(pool, lay, start, n, vals, nulls, 0, fn, ctx, keep, t,
-			  err, errlen);
+	return dml_append(pool, lay, start, n, vals, nulls, srcw, 0, fn, ctx,
+			  keep, t, err, errlen);
 }
 
 extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
@@ -495,6 +537,6 @@ extern "C" int gpu_append_dev(void *pool, const gpu_tab_layout *lay,
 			      gpu_append_chunk_fn fn, void *ctx,
 			      gpu_dml_timing *t, char *err, size_t errlen)
 {
-	return dml_append(pool, lay, start, n, dvals, dnulls, 1, fn, ctx, NULL,
-			  t, err, errlen);
+	return dml_append(pool, lay, start, n, dvals, dnulls, NULL, 1, fn, ctx,
+			  NULL, t, err, errlen);
 }

@@ -136,11 +136,12 @@ int gpu_append(void *pool, const gpu_tab_layout *lay, uint64_t start,
 
 int gpu_append_keep(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		    uint64_t n, const void *const *vals,
-		    const uint32_t *const *nulls, gpu_append_chunk_fn fn,
-		    void *ctx, const gpu_append_copies *keep, gpu_dml_timing *t,
-		    char *err, size_t errlen)
+		    const uint32_t *const *nulls, const uint32_t *srcw,
+		    gpu_append_chunk_fn fn, void *ctx,
+		    const gpu_append_copies *keep, gpu_dml_timing *t, char *err,
+		    size_t errlen)
 {
-	(void)pool, (void)lay, (void)start, (void)n, (void)vals;
+	(void)pool, (void)lay, (void)start, (void)n, (void)vals, (void)srcw;
 	(void)nulls, (void)fn, (void)ctx, (void)keep, (void)t;
 	return dml_no_cuda(err, errlen);
 }

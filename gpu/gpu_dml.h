@@ -210,12 +210,17 @@ typedef struct gpu_append_copies {
 	uint8_t *const *nullb;
 } gpu_append_copies;
 /* gpu_append that also copies each chunk, once on the device, into keep
- * (NULL: gpu_append). */
+ * (NULL: gpu_append).  srcw[c] (NULL: lay->widths[c] for every column)
+ * is the bytes per value of vals[c]: 4 for a column of width 8 uploads
+ * int32_t values that the kernels sign-extend as they store them (a
+ * bound INT32 array into a BIGINT column: no widened copy on the host,
+ * half the bytes over PCIe); any other difference is GPMDB_MISUSE. */
 int gpu_append_keep(void *pool, const gpu_tab_layout *lay, uint64_t start,
 		    uint64_t n, const void *const *vals,
-		    const uint32_t *const *nulls, gpu_append_chunk_fn fn,
-		    void *ctx, const gpu_append_copies *keep, gpu_dml_timing *t,
-		    char *err, size_t errlen);
+		    const uint32_t *const *nulls, const uint32_t *srcw,
+		    gpu_append_chunk_fn fn, void *ctx,
+		    const gpu_append_copies *keep, gpu_dml_timing *t, char *err,
+		    size_t errlen);
 /* The same from device arrays (gpu_ins_convert's): nothing is uploaded,
  * the kernels copy device memory into the pool, chunk by chunk. */
 int gpu_append_dev(void *pool, const gpu_tab_layout *lay, uint64_t start,

@@ -182,6 +182,13 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 		       const stg_col_batch *cols, uint64_t nrows,
 		       uint64_t *start)
 {
+	return stg_append_reserve_from(p, table_id, cols, NULL, nrows, start);
+}
+
+int stg_append_reserve_from(stg_pool *p, uint32_t table_id,
+			    const stg_col_batch *cols, const uint8_t *from,
+			    uint64_t nrows, uint64_t *start)
+{
 	uint64_t cat_off, end, t0, t1;
 	stg_cat_entry *e;
 	uint32_t c;
@@ -206,6 +213,10 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 					"stg_append_reserve: column %s has no "
 					"values",
 					cat_cols(e)[c].name);
+		rc = tab_batch_col_ok(p, &cat_cols(e)[c], &cols[c],
+				      from ? from[c] : STG_FROM_SAME);
+		if (rc != GPMDB_OK && nrows)
+			return rc;
 		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
 		if (rc != GPMDB_OK)
 			return rc;
@@ -219,7 +230,7 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 	 * arrays live on to stg_append_finish (both GPU callers), so keys
 	 * that rise are checked in one pass, their entries made from them */
 	t0 = pool_now_ns();
-	rc = idx_check_append_live(p, cat_off, cols, NULL, nrows);
+	rc = idx_check_append_live(p, cat_off, cols, from, nrows);
 	t1 = pool_now_ns();
 	p->wt.key_check_ns += t1 - t0;
 	/* the pool grown once for the tablets and the index rebuilds */

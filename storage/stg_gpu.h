@@ -83,6 +83,12 @@ int stg_hcl_end(stg_pool *p, uint32_t table_id, const stg_hcl_seg *s,
 int stg_append_reserve(stg_pool *p, uint32_t table_id,
 		       const stg_col_batch *cols, uint64_t nrows,
 		       uint64_t *start);
+/* stg_append_reserve with stg_append_from's from[c] (NULL: all
+ * STG_FROM_SAME): an STG_FROM_I32 column's keys are checked as the
+ * int32_t values they are; the kernels widen them as they store. */
+int stg_append_reserve_from(stg_pool *p, uint32_t table_id,
+			    const stg_col_batch *cols, const uint8_t *from,
+			    uint64_t nrows, uint64_t *start);
 /* The rows were written and persisted: the row count becomes start +
  * nrows through the metadata log.  Crash points append.data/append.count. */
 int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,

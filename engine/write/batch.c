@@ -960,8 +960,10 @@ static int insert_batch(exec_ctx *x, uint32_t tid, const stg_schema *sch,
 	for (int c = 0; c < sch->ncols; c++) {
 		bsrc sc = srcs[c];
 
-		/* the CPU path widens INT32 arrays as it writes them */
-		sc.widen_later = db->backend != 2;
+		/* INT32 arrays of BIGINT columns are widened as they are
+		 * written (storage on the CPU path, the kernels on the GPU's):
+		 * no 8-byte copy of the batch here */
+		sc.widen_later = true;
 		rc = conv_column(x, hold, &sc, &sch->cols[c], sch->name, nrows,
 				 NULL, NULL, true, &cols[c], &e);
 		if (rc && rc != e.rc)

@@ -44,6 +44,7 @@
 #include "batch_gpu.h"
 #include "../../gpu/exec/exec_gpu_dev.h"
 #include "batch_cap.h"
+#include "batch_keep.h"
 #include "batch_keys_gpu.h"
 
 #include "../../gpu/cache.h"
@@ -329,15 +330,15 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
  * again).  The tablets themselves are registered chunk by chunk by the
  * INSERT pipeline (bg_chunk). */
 static int bg_reserve(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
-		      uint64_t n, uint64_t *start, stg_gpu_layout *lay,
-		      gpu_tab_layout *gl)
+		      const uint8_t *from, uint64_t n, uint64_t *start,
+		      stg_gpu_layout *lay, gpu_tab_layout *gl)
 {
 	stg_write_times w0, w1;
 	char err[600];
 
 	wp_to(db, WP_RESERVE);
 	stg_get_write_times(db->pool, &w0);
-	if (stg_append_reserve(db->pool, tid, cols, n, start) ||
+	if (stg_append_reserve_from(db->pool, tid, cols, from, n, start) ||
 	    stg_gpu_layout_get(db->pool, tid, lay))
 		return db_err_stg(db);
 	stg_get_write_times(db->pool, &w1);
@@ -406,87 +407,14 @@ static bool bg_table_has_text(gpmdb *db, uint32_t tid, stg_schema **out)
 }
 
 static int bg_cpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
-			 uint64_t n)
+			 const uint8_t *from, uint64_t n)
 {
-	return stg_append(db->pool, tid, cols, n) ? db_err_stg(db) : GPMDB_OK;
-}
-
-/*
- * A GPU INSERT into an empty table leaves its columns in the column cache
- * (gcache_adopt): the first statement after a bulk load then finds them
- * there instead of uploading them again (bench_batch's first UPDATE a
- * and b after the INSERT spent 12-14 ms loading a column each).  The
- * pipeline copies each chunk on the device as it goes (gpu_append_keep).
- * Only when the columns fit the cache's room twice over; otherwise, or
- * when device memory is short, nothing is kept.
- */
-typedef struct bg_keep {
-	void *vals[STG_MAX_COLUMNS];
-	uint8_t *nullb[STG_MAX_COLUMNS];
-	uint64_t bytes[STG_MAX_COLUMNS];
-	gpu_append_copies copies;
-} bg_keep;
-
-static void bg_keep_free(const stg_schema *sch, bg_keep *k)
-{
-	exec_gpu_lock();
-	for (int c = 0; c < sch->ncols; c++) {
-		gpu_free(k->vals[c], NULL, 0);
-		k->vals[c] = NULL;
-	}
-	exec_gpu_unlock();
-}
-
-static bool bg_keep_alloc(gpmdb *db, uint32_t tid, const stg_schema *sch,
-			  uint64_t start, uint64_t n, const uint32_t **nls,
-			  bg_keep *k)
-{
-	uint64_t need = 0;
-	char err[300];
-
-	memset(k, 0, sizeof(*k));
-	if (start != 0 || stg_deleted_count(db->pool, tid) ||
-	    sch->ncols > STG_MAX_COLUMNS)
-		return false;
-	for (int c = 0; c < sch->ncols; c++)
-		need +=
-		    n * stg_type_width(sch->cols[c].type) + (nls[c] ? n : 0);
-	exec_gpu_lock();
-	if (need * 2 > gcache_room()) {
-		exec_gpu_unlock();
-		return false;
-	}
-	for (int c = 0; c < sch->ncols; c++)
-		if (gcache_adopt_alloc(sch->cols[c].type, n, nls[c] != NULL,
-				       &k->vals[c], &k->nullb[c], &k->bytes[c],
-				       err, sizeof(err)) != GPMDB_OK) {
-			exec_gpu_unlock();
-			bg_keep_free(sch, k);
-			return false;
-		}
-	exec_gpu_unlock();
-	k->copies.vals = k->vals;
-	k->copies.nullb = k->nullb;
-	return true;
-}
-
-/* After the INSERT's rows are in: the copies become cache entries (each
- * taken by the cache, or freed by it). */
-static void bg_keep_adopt(gpmdb *db, uint32_t tid, const stg_schema *sch,
-			  uint64_t n, bg_keep *k)
-{
-	exec_gpu_lock();
-	for (int c = 0; c < sch->ncols; c++) {
-		(void)gcache_adopt(db->pool, db->gpu_owner, tid, c,
-				   sch->cols[c].type, k->vals[c], k->bytes[c],
-				   n, k->nullb[c] != NULL);
-		k->vals[c] = NULL;
-	}
-	exec_gpu_unlock();
+	return stg_append_from(db->pool, tid, cols, from, n) ? db_err_stg(db)
+							     : GPMDB_OK;
 }
 
 int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
-		uint64_t nrows)
+		const uint8_t *from, uint64_t nrows)
 {
 	stg_schema *sch = NULL;
 	stg_gpu_layout lay = {0};
@@ -494,17 +422,18 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	gpu_dml_timing t = {0};
 	const void **vals = NULL;
 	const uint32_t **nls = NULL;
+	uint32_t *srcw = NULL;
 	uint64_t start = 0, up;
 	bg_ins_times tb, ta;
 	bg_chunk_ctx cc = {db, &gl, 0, 0, 0};
 	double setup_ms;
 	char err[600];
 	int want, rc, ph;
-	bg_keep kc;
+	bgk_keep kc;
 	bool keep = false;
 
 	if (db->backend != 2 || nrows == 0)
-		return bg_cpu_append(db, tid, cols, nrows);
+		return bg_cpu_append(db, tid, cols, from, nrows);
 	/* the GPU's setup and the pool's registration */
 	bg_ins_times_get(db, &tb);
 	setup_ms = wp_now_ms();
@@ -515,26 +444,32 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	if (want <= 0 || !sch) {
 		stg_schema_free(sch);
 		return want < 0 ? db->errcode
-				: bg_cpu_append(db, tid, cols, nrows);
+				: bg_cpu_append(db, tid, cols, from, nrows);
 	}
 	vals = calloc((size_t)sch->ncols + 1, sizeof(*vals));
 	nls = calloc((size_t)sch->ncols + 1, sizeof(*nls));
-	if (!vals || !nls) {
+	srcw = calloc((size_t)sch->ncols + 1, sizeof(*srcw));
+	if (!vals || !nls || !srcw) {
 		rc = db_err(db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
 	for (int c = 0; c < sch->ncols; c++) {
 		vals[c] = cols[c].values;
 		nls[c] = cols[c].nulls;
+		/* INT32 arrays of BIGINT columns go up as they are and are
+		 * widened by the kernels (bind makes no 8-byte copy) */
+		srcw[c] = from && from[c] == STG_FROM_I32
+			      ? 4
+			      : (uint32_t)stg_type_width(sch->cols[c].type);
 	}
-	if ((rc = bg_reserve(db, tid, cols, nrows, &start, &lay, &gl)))
+	if ((rc = bg_reserve(db, tid, cols, from, nrows, &start, &lay, &gl)))
 		goto out;
 	cc.end = start + nrows;
 	wp_to(db, WP_DATA);
-	keep = bg_keep_alloc(db, tid, sch, start, nrows, nls, &kc);
+	keep = bgk_alloc(db, tid, sch, start, nrows, nls, &kc);
 	rc = gpu_append_keep(db->gpu_reg_base, &gl, start, nrows, vals, nls,
-			     bg_chunk, &cc, keep ? &kc.copies : NULL, &t, err,
-			     sizeof(err));
+			     srcw, bg_chunk, &cc, keep ? &kc.copies : NULL, &t,
+			     err, sizeof(err));
 	bg_ins_times_get(db, &ta);
 	bg_ins_note(&tb, &ta, setup_ms, cc.chunks);
 	if (rc) {
@@ -551,13 +486,12 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 		goto out;
 	}
 	if (keep)
-		bg_keep_adopt(db, tid, sch, nrows, &kc);
+		bgk_adopt(db, tid, sch, nrows, &kc);
 	/* the rows went up from the host: PRAGMA gpu_stats shows it, as it
 	 * shows the uploads of query inputs */
 	up = (uint64_t)lay.ntab * lay.stride * 8;
 	for (uint32_t c = 0; c < gl.ncols; c++)
-		up +=
-		    nrows * gl.widths[c] + (nls[c] ? (nrows + 31) / 32 * 4 : 0);
+		up += nrows * srcw[c] + (nls[c] ? (nrows + 31) / 32 * 4 : 0);
 	db->gstat.bytes_uploaded += up - (uint64_t)lay.ntab * lay.stride * 8;
 	bg_phases(db, &t, up, 0);
 	bg_done(db, "INSERT", nrows, &t);
@@ -565,9 +499,10 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 out:
 	wp_to(db, ph);
 	if (keep)
-		bg_keep_free(sch, &kc);
+		bgk_free(sch, &kc);
 	free(vals);
 	free(nls);
+	free(srcw);
 	stg_gpu_layout_free(&lay);
 	stg_schema_free(sch);
 	return rc;
@@ -1221,7 +1156,7 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 		wp_bytes(db, WP_DATA, n * src[c].width);
 	}
 	bg_ins_times_get(db, &tb);
-	if ((rc = bg_reserve(db, tid, rb, n, &start, &lay, &gl)))
+	if ((rc = bg_reserve(db, tid, rb, NULL, n, &start, &lay, &gl)))
 		goto out;
 	cc.end = start + n;
 	wp_to(db, WP_DATA);

@@ -10,8 +10,10 @@
 
 #include "../engine.h"
 
+/* from: stg_append_from's (NULL: every column as stored); an
+ * STG_FROM_I32 column goes up as int32_t and the kernels widen it. */
 int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
-		uint64_t nrows);
+		const uint8_t *from, uint64_t nrows);
 int bgpu_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		const uint64_t *rowids, uint64_t n, const stg_col_batch *vals);
 int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n);

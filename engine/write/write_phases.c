@@ -206,13 +206,14 @@ int wp_append_from(gpmdb *db, uint32_t tid, const stg_schema *sch,
 			 wp_batch_bytes(sch, sch->ncols, NULL, b, n, false));
 	}
 	ph = wp_storage_begin(db, &t0);
-	/* columns that storage converts: the CPU path (bgpu_append's own
-	 * choice when the backend is not gpu) */
+	/* INT32 arrays of BIGINT columns (from) are widened as they are
+	 * written: by storage on the CPU path, by the kernels on the GPU's
+	 * (bgpu_append chooses) */
 	if (from && db->backend != 2)
 		rc = stg_append_from(db->pool, tid, b, from, n) ? db_err_stg(db)
 								: GPMDB_OK;
 	else
-		rc = bgpu_append(db, tid, b, n);
+		rc = bgpu_append(db, tid, b, from, n);
 	wp_storage_end(db, ph, &t0);
 	return rc;
 }

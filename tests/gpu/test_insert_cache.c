@@ -5,7 +5,8 @@
  * the next GPU statements find them (no new cache miss), and every result
  * equals the CPU backend's, NULLs included; an UPDATE after it writes
  * through; a rolled-back INSERT's copies are never served; an INSERT into
- * a table that has rows keeps nothing.
+ * a table that has rows keeps nothing; INT32 arrays widened by the
+ * kernels (test_widen).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -123,8 +124,95 @@ out:
 	free(c);
 }
 
+/*
+ * INT32 arrays into INT (8-byte) columns go up as 4-byte values and the
+ * kernels sign-extend them (bgpu_append's srcw, dml_k_widen): the values
+ * at the INT32 extremes read back exactly on both backends and from the
+ * cache's copies, only 4 bytes a value crossed the bus, and the unique
+ * key checks read the INT32 keys (rising, falling, a duplicate).
+ */
+static void test_widen(void)
+{
+	enum { M = 200000 };
+	int32_t *id = malloc(4 * M), *v = malloc(4 * M);
+	int64_t sum = 0, sumid = 0;
+	double up, batches;
+	char q[200];
+
+	CHECK(id && v);
+	if (!id || !v)
+		goto out;
+	for (int64_t i = 0; i < M; i++) {
+		id[i] = (int32_t)(i - M / 2); /* negative keys too */
+		v[i] = i % 3 == 0   ? INT32_MIN + (int32_t)(i % 5)
+		       : i % 3 == 1 ? INT32_MAX - (int32_t)(i % 7)
+				    : -(int32_t)i;
+		sum += v[i];
+		sumid += id[i];
+	}
+	snprintf(path, sizeof(path), "/dev/shm/gpmdb_inswiden_%d.pool",
+		 (int)getpid());
+	unlink(path);
+	db = du_open(path, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		goto out;
+	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
+	CHECK_RC(du_exec(db, "CREATE TABLE w (id INT PRIMARY KEY, v INT)"),
+		 GPMDB_OK);
+	gpmdb_column_array arr[2] = {{GPMDB_ARRAY_INT32, id, NULL},
+				     {GPMDB_ARRAY_INT32, v, NULL}};
+	up = du_stat(db, "gpu_stats", "bytes_uploaded");
+	batches = du_stat(db, "gpu_write_stats", "gpu_batches");
+	CHECK_RC(gpmdb_append_columns(db, "w", 2, NULL, arr, M), GPMDB_OK);
+	CHECKF(du_stat(db, "gpu_write_stats", "gpu_batches") == batches + 1,
+	       "the INSERT did not run on the GPU");
+	/* 4 bytes a value went up, not the 8 of a widened host copy */
+	CHECKF(du_stat(db, "gpu_stats", "bytes_uploaded") - up == 8.0 * M,
+	       "uploaded %.0f bytes for %d rows",
+	       du_stat(db, "gpu_stats", "bytes_uploaded") - up, M);
+	snprintf(q, sizeof(q),
+		 "SELECT count(*) FROM w WHERE v = %d OR v = %d OR id = %d",
+		 INT32_MIN, INT32_MAX, -M / 2);
+	CHECK(du_num(db, q) > 0);
+	same("SELECT sum(v), min(v), max(v), sum(id), min(id) FROM w");
+	same("SELECT id, v FROM w WHERE v < -2000000000 ORDER BY id LIMIT 7");
+	CHECK_RC(du_exec(db, "PRAGMA backend = cpu"), GPMDB_OK);
+	CHECK(du_num(db, "SELECT min(v) FROM w") == (double)INT32_MIN);
+	CHECK(du_num(db, "SELECT max(v) FROM w") == (double)INT32_MAX);
+	CHECK(du_num(db, "SELECT sum(id) FROM w") == (double)sumid);
+	CHECK(du_num(db, "SELECT sum(v) FROM w") == (double)sum);
+	CHECK_RC(du_exec(db, "PRAGMA backend = gpu"), GPMDB_OK);
+	/* falling keys above the others: the sorted check, then a batch
+	 * whose last key is taken: refused whole */
+	for (int64_t i = 0; i < 1000; i++) {
+		id[i] = (int32_t)(M + 1000 - i);
+		v[i] = -7;
+	}
+	CHECK_RC(gpmdb_append_columns(db, "w", 2, NULL, arr, 1000), GPMDB_OK);
+	id[999] = 5; /* an existing key */
+	for (int64_t i = 0; i < 999; i++)
+		id[i] = (int32_t)(2 * M + i);
+	CHECK_RC(gpmdb_append_columns(db, "w", 2, NULL, arr, 1000),
+		 GPMDB_CONSTRAINT);
+	CHECK(du_num(db, "SELECT count(*) FROM w") == M + 1000);
+	CHECK(du_num(db, "SELECT count(*) FROM w WHERE v = -7") == 1000);
+	{
+		char ok[256];
+		CHECK(!strcmp(
+		    du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
+		    "ok"));
+	}
+	gpmdb_close(db);
+	unlink(path);
+out:
+	free(id);
+	free(v);
+}
+
 int main(void)
 {
 	TEST_RUN(test_adopt);
+	TEST_RUN(test_widen);
 	TEST_MAIN_END();
 }
