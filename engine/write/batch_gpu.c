@@ -101,13 +101,9 @@ static struct {
 	/* the key check's parts: encode, sort, neighbour and tree probe */
 	double ins_key_alloc_ms, ins_key_enc_ms, ins_key_sort_ms,
 	    ins_key_probe_ms;
-	uint64_t ins_chunks, ins_lazy; /* ins_lazy: lazy growths */
-	double ins_ready_ms;	       /* waiting for them (stg_pool_ready) */
+	uint64_t ins_chunks;
 	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): log
 	 * segment (widen, layout, allocation, of it growth), registration */
-	/* UPDATE by predicate on the device: the values' conversion and
-	 * the row ids' range (its bind phase) */
-	double sel_convert_ms, sel_range_ms;
 	double upd_segment_ms, upd_populate_ms, upd_register_ms, upd_widen_ms,
 	    upd_layout_ms, upd_begin_ms, upd_grow_ms;
 } bg_stat;
@@ -165,7 +161,7 @@ static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 			     uint64_t row_end, unsigned long long cmask,
 			     char *err, size_t errlen)
 {
-	uint64_t *r, nr, added = 0, end = 0;
+	uint64_t *r, nr, added = 0;
 	int rc = bg_register(db, err, errlen);
 
 	if (rc != GPMDB_OK)
@@ -177,15 +173,6 @@ static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 	}
 	nr = gpu_write_ranges(db->gpu_reg_len, seg_off, seg_off + seg_size, gl,
 			      row_end, cmask, 1, r);
-	/* an INSERT's lazy growth: the pages exist before they are pinned */
-	for (uint64_t k = 0; k < nr; k++)
-		if (r[2 * k + 1] > end)
-			end = r[2 * k + 1];
-	if (end && stg_pool_ready(db->pool, end) != GPMDB_OK) {
-		snprintf(err, errlen, "%s", stg_errmsg(db->pool));
-		free(r);
-		return stg_errcode(db->pool);
-	}
 	rc = gpu_pm_ensure(db->gpu_reg_base, db->gpu_reg_len, r, (uint32_t)nr,
 			   &added, err, errlen);
 	free(r);
@@ -332,8 +319,6 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
 	bg_stat.ins_populate_ms = (a->pop_ns - b->pop_ns) / 1e6;
 	bg_stat.ins_register_ms = (a->reg_ns - b->reg_ns) / 1e6;
 	bg_stat.ins_chunks = chunks;
-	bg_stat.ins_lazy = a->w.lazy_grows - b->w.lazy_grows;
-	bg_stat.ins_ready_ms = (a->w.ready_ns - b->w.ready_ns) / 1e6;
 	pthread_mutex_unlock(&bg_lock);
 }
 
@@ -1371,7 +1356,6 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	const uint64_t *rowids;
 	char why[400] = "", err[600];
 	bool down = false; /* CAP: rows and values down (batch_cap.c) */
-	double t_conv = 0, t_range = 0;
 
 	*done = false;
 	if (db->backend != 2)
@@ -1440,18 +1424,12 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 				     sch->cols[cols[k]].name, why, sizeof(why)))
 			goto host;
 	wp_to(db, WP_BIND);
-	t_conv = wp_now_ms();
 	if (gpu_ins_convert(src, ncols, n, dv, dn, fnull, fbad, err,
 			    sizeof(err)) ||
-	    (t_range = wp_now_ms(),
-	     gpu_rowid_range(rowids, n, rng, err, sizeof(err)))) {
+	    gpu_rowid_range(rowids, n, rng, err, sizeof(err))) {
 		snprintf(why, sizeof(why), "GPU conversion: %.300s", err);
 		goto host;
 	}
-	pthread_mutex_lock(&bg_lock);
-	bg_stat.sel_convert_ms = t_range - t_conv;
-	bg_stat.sel_range_ms = wp_now_ms() - t_range;
-	pthread_mutex_unlock(&bg_lock);
 	wp_to(db, WP_KEYCHECK);
 	for (int k = 0; k < ncols; k++)
 		if (fbad[k] != UINT64_MAX) {
@@ -1848,14 +1826,10 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
 		    {"last_insert_register_ms", bg_stat.ins_register_ms},
 		    {"last_insert_chunks", (double)bg_stat.ins_chunks},
-		    {"last_insert_lazy_grows", (double)bg_stat.ins_lazy},
-		    {"last_insert_ready_ms", bg_stat.ins_ready_ms},
 		    /* the last GPU UPDATE's reservation (bg_upd_segment) */
 		    {"last_update_segment_ms", bg_stat.upd_segment_ms},
 		    {"last_update_populate_ms", bg_stat.upd_populate_ms},
 		    {"last_update_register_ms", bg_stat.upd_register_ms},
-		    {"last_update_select_convert_ms", bg_stat.sel_convert_ms},
-		    {"last_update_select_range_ms", bg_stat.sel_range_ms},
 		    {"last_update_widen_ms", bg_stat.upd_widen_ms},
 		    {"last_update_layout_ms", bg_stat.upd_layout_ms},
 		    {"last_update_segment_alloc_ms", bg_stat.upd_begin_ms},

@@ -645,12 +645,6 @@ static void gm_phase_line(gpmdb *db, int conf, int op, const char *what)
 					"last_update_populate_ms"),
 		       bench_gpmdb_stat(db, "gpu_write_stats",
 					"last_update_register_ms"));
-	if (op == OP_UPD_A)
-		printf("; bind: convert %.2f, row id range %.2f",
-		       bench_gpmdb_stat(db, "gpu_write_stats",
-					"last_update_select_convert_ms"),
-		       bench_gpmdb_stat(db, "gpu_write_stats",
-					"last_update_select_range_ms"));
 	printf("; CUDA setup %.1f (begun at open on its own thread: %.1f)\n",
 	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3,
 	       bench_gpmdb_stat(db, "gpu_stats", "init_prestart_us") / 1e3);
@@ -815,18 +809,16 @@ static void bb_cap_host(gpmdb *db, int conf, int op)
  * and, inside the pipeline, the registration of the chunks' tablets. */
 static void bb_insert_host(gpmdb *db, int conf)
 {
-	static const char *const nm[] = {
-	    "setup",	 "keycheck", "key_alloc", "key_encode", "key_sort",
-	    "key_probe", "tablets",  "grow",	  "extend",	"populate",
-	    "register",	 "ready",    "chunks",	  "lazy_grows"};
+	static const char *const nm[] = {"setup",      "keycheck", "key_alloc",
+					 "key_encode", "key_sort", "key_probe",
+					 "tablets",    "grow",	   "extend",
+					 "populate",   "register", "chunks"};
 	char name[64];
 
 	printf("# %s, INSERT host work (ms):", conf_names[conf]);
 	for (size_t i = 0; i < sizeof(nm) / sizeof(nm[0]); i++) {
 		snprintf(name, sizeof(name), "last_insert_%s%s", nm[i],
-			 strcmp(nm[i], "chunks") && strcmp(nm[i], "lazy_grows")
-			     ? "_ms"
-			     : "");
+			 strcmp(nm[i], "chunks") ? "_ms" : "");
 		printf(" %s %.1f", nm[i],
 		       bench_gpmdb_stat(db, "gpu_write_stats", name));
 	}
