@@ -104,6 +104,9 @@ static struct {
 	uint64_t ins_chunks;
 	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): log
 	 * segment (widen, layout, allocation, of it growth), registration */
+	/* UPDATE by predicate on the device: the values' conversion and
+	 * the row ids' range (its bind phase) */
+	double sel_convert_ms, sel_range_ms;
 	double upd_segment_ms, upd_populate_ms, upd_register_ms, upd_widen_ms,
 	    upd_layout_ms, upd_begin_ms, upd_grow_ms;
 } bg_stat;
@@ -1356,6 +1359,7 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 	const uint64_t *rowids;
 	char why[400] = "", err[600];
 	bool down = false; /* CAP: rows and values down (batch_cap.c) */
+	double t_conv = 0, t_range = 0;
 
 	*done = false;
 	if (db->backend != 2)
@@ -1424,12 +1428,18 @@ int bgpu_update_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 				     sch->cols[cols[k]].name, why, sizeof(why)))
 			goto host;
 	wp_to(db, WP_BIND);
+	t_conv = wp_now_ms();
 	if (gpu_ins_convert(src, ncols, n, dv, dn, fnull, fbad, err,
 			    sizeof(err)) ||
-	    gpu_rowid_range(rowids, n, rng, err, sizeof(err))) {
+	    (t_range = wp_now_ms(),
+	     gpu_rowid_range(rowids, n, rng, err, sizeof(err)))) {
 		snprintf(why, sizeof(why), "GPU conversion: %.300s", err);
 		goto host;
 	}
+	pthread_mutex_lock(&bg_lock);
+	bg_stat.sel_convert_ms = t_range - t_conv;
+	bg_stat.sel_range_ms = wp_now_ms() - t_range;
+	pthread_mutex_unlock(&bg_lock);
 	wp_to(db, WP_KEYCHECK);
 	for (int k = 0; k < ncols; k++)
 		if (fbad[k] != UINT64_MAX) {
@@ -1830,6 +1840,8 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_update_segment_ms", bg_stat.upd_segment_ms},
 		    {"last_update_populate_ms", bg_stat.upd_populate_ms},
 		    {"last_update_register_ms", bg_stat.upd_register_ms},
+		    {"last_update_select_convert_ms", bg_stat.sel_convert_ms},
+		    {"last_update_select_range_ms", bg_stat.sel_range_ms},
 		    {"last_update_widen_ms", bg_stat.upd_widen_ms},
 		    {"last_update_layout_ms", bg_stat.upd_layout_ms},
 		    {"last_update_segment_alloc_ms", bg_stat.upd_begin_ms},

@@ -645,6 +645,12 @@ static void gm_phase_line(gpmdb *db, int conf, int op, const char *what)
 					"last_update_populate_ms"),
 		       bench_gpmdb_stat(db, "gpu_write_stats",
 					"last_update_register_ms"));
+	if (op == OP_UPD_A)
+		printf("; bind: convert %.2f, row id range %.2f",
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_select_convert_ms"),
+		       bench_gpmdb_stat(db, "gpu_write_stats",
+					"last_update_select_range_ms"));
 	printf("; CUDA setup %.1f (begun at open on its own thread: %.1f)\n",
 	       bench_gpmdb_stat(db, "gpu_stats", "init_us") / 1e3,
 	       bench_gpmdb_stat(db, "gpu_stats", "init_prestart_us") / 1e3);
