@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cub/block/block_reduce.cuh>
+
 #include "dml_geom.cuh"
 #include "gpu_dml.h"
 #include "gpu_internal.h"
@@ -835,17 +837,44 @@ extern "C" int gpu_hcl_update_dev(
 			  vals, nulls, scope, 0, uo, range, t, err, errlen);
 }
 
+/* A block's smallest and largest row id (dml_k_range's BlockReduce). */
+struct dml_span {
+	unsigned long long lo, hi;
+};
+struct dml_span_op {
+	__device__ dml_span operator()(const dml_span &a,
+				       const dml_span &b) const
+	{
+		dml_span c = {a.lo < b.lo ? a.lo : b.lo,
+			      a.hi > b.hi ? a.hi : b.hi};
+		return c;
+	}
+};
+
+/* Range and order of n row ids: one atomic per block, not per row (2.5M
+ * rows on two addresses took 3.7 ms of bench_batch's 14 ms UPDATE a,
+ * H200). */
 __global__ static void dml_k_range(const uint64_t *r, uint64_t n,
 				   unsigned long long *out)
 {
+	typedef cub::BlockReduce<dml_span, DML_TPB> br;
+	__shared__ typename br::TempStorage ts;
 	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+	dml_span v = {~0ull, 0};
+	int down = 0;
 
-	if (i >= n)
-		return;
-	atomicMin(&out[0], (unsigned long long)r[i]);
-	atomicMax(&out[1], (unsigned long long)r[i]);
-	if (i && r[i] <= r[i - 1])
-		out[2] = 0; /* any thread: not strictly increasing */
+	if (i < n) {
+		v.lo = v.hi = r[i];
+		down = i && r[i] <= r[i - 1];
+	}
+	v = br(ts).Reduce(v, dml_span_op());
+	down = __syncthreads_or(down);
+	if (threadIdx.x == 0) {
+		atomicMin(&out[0], v.lo);
+		atomicMax(&out[1], v.hi);
+		if (down)
+			out[2] = 0; /* not strictly increasing */
+	}
 }
 
 extern "C" int gpu_rowid_range(const uint64_t *rowids, uint64_t n,
