@@ -339,26 +339,13 @@ extern "C" void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns)
 }
 
 /* Registers [lo, hi) as one more range (lock held). */
-/* Threads that register one range's pieces at once (GPMDB_GPU_REG_THREADS,
- * default 1: one cudaHostRegister a range; a measurement switch,
- * tpc/batch/bench_register.cu), and the smallest piece. */
-#define PR_PIECE_MIN (32ull << 20)
-
-static int pr_reg_threads(void)
+static int pr_add(uint64_t lo, uint64_t hi, char *err, size_t errlen)
 {
-	static int t = -1;
+	void *p = pr_base + lo;
+	uint64_t t0 = pr_now_ns(), t1;
+	int rc;
 
-	if (t < 0) {
-		const char *e = getenv("GPMDB_GPU_REG_THREADS");
-		t = e && atoi(e) > 0 ? atoi(e) : 1;
-	}
-	return t;
-}
-
-/* Room for k more ranges (lock held). */
-static int pr_room(size_t k, char *err, size_t errlen)
-{
-	while (pr_n + k > pr_cap) {
+	if (pr_n == pr_cap) {
 		size_t nc = pr_cap ? 2 * pr_cap : 64;
 		pm_range *n = (pm_range *)realloc(pr, nc * sizeof(*n));
 		if (!n)
@@ -368,14 +355,19 @@ static int pr_room(size_t k, char *err, size_t errlen)
 		pr = n;
 		pr_cap = nc;
 	}
-	return GPMDB_OK;
-}
-
-/* [lo, hi) into the sorted list (room made). */
-static void pr_insert(uint64_t lo, uint64_t hi)
-{
+	rc = pr_populate_on() ? pr_populate((char *)p, hi - lo, err, errlen)
+			      : GPMDB_OK;
+	t1 = pr_now_ns();
+	pr_populate_ns += t1 - t0;
+	if (rc != GPMDB_OK)
+		return rc;
+	rc = gpu_host_register_uva(p, hi - lo, "a range of the pool mapping",
+				   err, errlen);
+	pr_register_ns += pr_now_ns() - t1;
+	if (rc != GPMDB_OK)
+		return rc;
+	/* keep the list sorted by lo */
 	size_t at = pr_n;
-
 	while (at > 0 && pr[at - 1].lo > lo) {
 		pr[at] = pr[at - 1];
 		at--;
@@ -384,74 +376,6 @@ static void pr_insert(uint64_t lo, uint64_t hi)
 	pr[at].hi = hi;
 	pr_n++;
 	pr_bytes += hi - lo;
-}
-
-static int pr_add(uint64_t lo, uint64_t hi, size_t *nadd, char *err,
-		  size_t errlen)
-{
-	void *p = pr_base + lo;
-	uint64_t t0 = pr_now_ns(), t1, per;
-	int nt = pr_reg_threads(), np, bad = 0, rc;
-	char e1[400] = "";
-
-	/* pieces of at least PR_PIECE_MIN, one per thread */
-	np = (int)((hi - lo) / PR_PIECE_MIN);
-	np = np < 1 ? 1 : np > nt ? nt : np;
-	per = ((hi - lo) / (uint64_t)np + 4095) / 4096 * 4096;
-	if ((rc = pr_room((size_t)np, err, errlen)) != GPMDB_OK)
-		return rc;
-	rc = pr_populate_on() ? pr_populate((char *)p, hi - lo, err, errlen)
-			      : GPMDB_OK;
-	t1 = pr_now_ns();
-	pr_populate_ns += t1 - t0;
-	if (rc != GPMDB_OK)
-		return rc;
-	if (np == 1) {
-		rc = gpu_host_register_uva(
-		    p, hi - lo, "a range of the pool mapping", err, errlen);
-		pr_register_ns += pr_now_ns() - t1;
-		if (rc == GPMDB_OK)
-			pr_insert(lo, hi);
-		*nadd = rc == GPMDB_OK;
-		return rc;
-	}
-	int *ok = (int *)calloc((size_t)np, sizeof(int));
-	if (!ok)
-		return gpu_say(err, errlen, GPMDB_NOMEM, "out of memory");
-#pragma omp parallel for num_threads(np) schedule(static, 1) reduction(+ : bad)
-	for (int i = 0; i < np; i++) {
-		uint64_t a = lo + (uint64_t)i * per;
-		uint64_t b = a + per < hi ? a + per : hi;
-		char e2[400];
-
-		if (a >= b)
-			continue;
-		if (gpu_host_register_uva(pr_base + a, b - a,
-					  "a range of the pool mapping", e2,
-					  sizeof(e2)) == GPMDB_OK) {
-			ok[i] = 1;
-		} else {
-			bad++;
-#pragma omp critical(pr_add_err)
-			snprintf(e1, sizeof(e1), "%s", e2);
-		}
-	}
-	pr_register_ns += pr_now_ns() - t1;
-	for (int i = 0; i < np; i++) {
-		uint64_t a = lo + (uint64_t)i * per;
-		uint64_t b = a + per < hi ? a + per : hi;
-
-		if (!ok[i])
-			continue;
-		if (bad) /* all or none */
-			(void)cudaHostUnregister(pr_base + a);
-		else
-			pr_insert(a, b);
-	}
-	free(ok);
-	if (bad)
-		return gpu_say(err, errlen, GPMDB_UNSUPPORTED, "%s", e1);
-	*nadd = (size_t)np;
 	return GPMDB_OK;
 }
 
@@ -502,20 +426,15 @@ extern "C" int gpu_pm_ensure(void *base, uint64_t map_len, const uint64_t *r,
 				break;
 			if (pr[i].lo > lo) {
 				uint64_t g = pr[i].lo;
-				size_t na = 0;
-
-				rc = pr_add(lo, g, &na, err, errlen);
+				rc = pr_add(lo, g, err, errlen);
 				if (added && rc == GPMDB_OK)
 					*added += g - lo;
-				i +=
-				    na; /* the ranges just added sit before i */
+				i++; /* the range just added sits before i */
 			}
 			lo = pr[i].hi > lo ? pr[i].hi : lo;
 		}
 		if (rc == GPMDB_OK && lo < hi) {
-			size_t na = 0;
-
-			rc = pr_add(lo, hi, &na, err, errlen);
+			rc = pr_add(lo, hi, err, errlen);
 			if (added && rc == GPMDB_OK)
 				*added += hi - lo;
 		}
@@ -537,8 +456,6 @@ extern "C" int gpu_pm_range_registered(const void *base, uint64_t map_len,
 	    c >= pr_base && len <= pr_len &&
 	    (uint64_t)(c - pr_base) <= pr_len - len) {
 		uint64_t lo = (uint64_t)(c - pr_base), hi = lo + len;
-		/* one registration: a copy may not span two (a range
-		 * registered in pieces, pr_add, is several) */
 		for (size_t i = 0; i < pr_n && pr[i].lo <= lo; i++)
 			if (pr[i].hi >= hi) {
 				r = 1;
