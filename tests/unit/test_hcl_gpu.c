@@ -323,6 +323,145 @@ static void t_append(void)
 	stg_close(p);
 }
 
+/* Whether the file has pages for all its bytes (no holes). */
+static bool lz_whole(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 &&
+	       (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size;
+}
+
+/* Rows [start, start + n) of lz_table written through the layout as the
+ * GPU's kernels store them (id = row, b = -row, b widened from int32). */
+static void lz_write(stg_pool *p, uint32_t tid, uint64_t start, uint64_t n)
+{
+	stg_gpu_layout l;
+	uint64_t len;
+	char *base;
+
+	CHECK_RC(stg_gpu_layout_get(p, tid, &l), GPMDB_OK);
+	base = stg_pool_base(p, &len);
+	/* the pipeline's wait: every page below the end exists */
+	CHECK_RC(stg_pool_ready(p, len), GPMDB_OK);
+	for (uint64_t r = start; r < start + n; r++) {
+		uint64_t ti = stg_tab_index_of(r),
+			 lr = r - stg_tab_first_row(ti);
+		uint64_t *t = l.tab + ti * l.stride;
+
+		((int64_t *)(base + t[0]))[lr] = (int64_t)r;
+		((int64_t *)(base + t[2]))[lr] = -(int64_t)r;
+	}
+	stg_gpu_layout_free(&l);
+}
+
+/*
+ * The GPU INSERT's lazy growth (storage/pool.c grow_lazy): a reserve
+ * behind stg_grow_ahead maps the new range at once while the thread
+ * still allocates it; the commit leaves no hole in the file, a rollback
+ * neither, and a writer killed inside it leaves a pool whose tail past
+ * its size is cut at the next open.  The CPU append is never lazy.
+ */
+static void t_append_lazy(void)
+{
+	enum { N = 6000000 };
+	const char *path = tu_path("hg_lazy", 0);
+	stg_pool *p = tu_open(path);
+	stg_column_def c[2] = {
+	    {.name = "id", .type = STG_T_BIGINT, .flags = STG_COL_NOTNULL},
+	    {.name = "b", .type = STG_T_BIGINT}};
+	int64_t *ids = malloc(8 * (size_t)N), *got = malloc(8 * (size_t)N);
+	int32_t *bs = malloc(4 * (size_t)N);
+	uint8_t from[2] = {STG_FROM_SAME, STG_FROM_I32};
+	stg_col_batch cols[2] = {{ids, NULL}, {bs, NULL}};
+	stg_write_times w0, w1;
+	uint64_t start = 0;
+	uint32_t tid = 0;
+	pid_t pid;
+	int st;
+
+	CHECK(p && ids && got && bs);
+	if (!p || !ids || !got || !bs)
+		goto out;
+	for (int64_t i = 0; i < N; i++) {
+		ids[i] = i;
+		bs[i] = (int32_t)-i;
+	}
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_create(p, "z", c, 2, "CREATE TABLE z", &tid),
+		 GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	/* reserved, rolled back: no rows, no hole */
+	stg_get_write_times(p, &w0);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_grow_ahead(p, tid, N), GPMDB_OK);
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, N, &start),
+		 GPMDB_OK);
+	stg_get_write_times(p, &w1);
+	CHECKF(w1.lazy_grows == w0.lazy_grows + 1, "lazy growths %llu",
+	       (unsigned long long)(w1.lazy_grows - w0.lazy_grows));
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	CHECK(stg_row_count(p, tid) == 0);
+	CHECK(lz_whole(path));
+	TU_CHECK_OK(p);
+	stg_close(p);
+	/* killed inside the reserve's growth: reopened, the pool is whole */
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		stg_pool *q = tu_open_ex(path, false, false, 0, 0);
+
+		if (!q || stg_begin(q) || stg_grow_ahead(q, tid, 2 * N) ||
+		    stg_append_reserve_from(q, tid, cols, from, N, &start))
+			_exit(3);
+		kill(getpid(), SIGKILL);
+		_exit(4);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	p = tu_open_ex(path, false, false, 0, 0);
+	CHECK(p);
+	if (!p)
+		goto out;
+	CHECK(stg_row_count(p, tid) == 0);
+	CHECK(lz_whole(path));
+	TU_CHECK_OK(p);
+	/* reserved, written as the kernels would, committed */
+	stg_get_write_times(p, &w0);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_grow_ahead(p, tid, N), GPMDB_OK);
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, N, &start),
+		 GPMDB_OK);
+	lz_write(p, tid, start, N);
+	CHECK_RC(stg_append_finish(p, tid, start, N, 0), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	stg_get_write_times(p, &w1);
+	CHECK(w1.lazy_grows == w0.lazy_grows + 1);
+	CHECK(lz_whole(path));
+	CHECK_RC(stg_read(p, tid, 1, 0, N, got, NULL), GPMDB_OK);
+	for (int64_t i = 0; i < N; i++)
+		if (got[i] != -i) {
+			CHECKF(0, "row %lld: %lld", (long long)i,
+			       (long long)got[i]);
+			break;
+		}
+	TU_CHECK_OK(p);
+	/* the CPU append behind the same thread: never lazy */
+	stg_get_write_times(p, &w0);
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_grow_ahead(p, tid, N), GPMDB_OK);
+	CHECK_RC(stg_append_from(p, tid, cols, from, N), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	stg_get_write_times(p, &w1);
+	CHECK(w1.lazy_grows == w0.lazy_grows && w1.grows > w0.grows);
+	CHECK(stg_row_count(p, tid) == 2 * (uint64_t)N);
+	TU_CHECK_OK(p);
+	stg_close(p);
+out:
+	free(ids);
+	free(got);
+	free(bs);
+}
+
 int main(void)
 {
 	TEST_RUN(t_layout);
@@ -331,6 +470,7 @@ int main(void)
 	TEST_RUN(t_crash_hook_declines);
 	TEST_RUN(t_crash_hook_applies);
 	TEST_RUN(t_append);
+	TEST_RUN(t_append_lazy);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
