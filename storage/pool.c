@@ -534,6 +534,35 @@ int pool_ahead_settle(stg_pool *p)
 	return GPMDB_OK;
 }
 
+/* Waits until the thread has allocated the file below end (or stopped:
+ * done, failed); returns how far it got. */
+static uint64_t ahead_wait(stg_pool *p, uint64_t end)
+{
+	uint64_t done;
+	uint64_t t0 = pool_now_ns();
+
+	/* the thread's pieces take 5-20 ms each: naps of 50 us */
+	while ((done = p->ahead.from +
+		       __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE)) <
+		   end &&
+	       p->ahead.on && end <= p->ahead.to &&
+	       !__atomic_load_n(&p->ahead.err, __ATOMIC_ACQUIRE)) {
+		struct timespec ts = {0, 50000};
+
+		if (pthread_tryjoin_np(p->ahead.th, NULL) == 0) {
+			/* it ended (its last piece may be short of end) */
+			p->ahead.on = false;
+			p->ahead.done = true;
+			if (p->ahead.omp_prev > 2)
+				omp_set_num_threads(p->ahead.omp_prev);
+			continue;
+		}
+		nanosleep(&ts, NULL);
+	}
+	p->wt.ready_ns += pool_now_ns() - t0;
+	return done;
+}
+
 int pool_touch(stg_pool *p, uint64_t off, uint64_t len)
 {
 	uint64_t a, b, done;
@@ -541,16 +570,16 @@ int pool_touch(stg_pool *p, uint64_t off, uint64_t len)
 
 	if (!p->ahead.lazy || len == 0)
 		return GPMDB_OK;
-	done =
-	    p->ahead.from + __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE);
-	a = off < done ? done : off;
 	b = off + len < p->map_len ? off + len : p->map_len;
+	/* the thread allocates faster than faults do (and faulting beside
+	 * it contends): wait for it when it will get there */
+	done = ahead_wait(p, b);
+	a = off < done ? done : off;
 	if (a >= b)
 		return GPMDB_OK;
 	a &= ~4095ull;
 	b = (b + 4095) & ~4095ull;
-	if (madvise(p->base + a, (size_t)(b - a), MADV_POPULATE_WRITE) != 0)
-		err = errno;
+	err = grow_populate(p->base + a, b - a);
 	if (err == EINVAL) /* a kernel without it */
 		err = posix_fallocate(p->fd, (off_t)a, (off_t)(b - a));
 	return err ? grow_full(p, b, err) : GPMDB_OK;
@@ -558,27 +587,11 @@ int pool_touch(stg_pool *p, uint64_t off, uint64_t len)
 
 int stg_pool_ready(stg_pool *p, uint64_t end)
 {
-	uint64_t done;
-
 	if (!p->ahead.lazy)
 		return GPMDB_OK;
 	if (end > p->map_len)
 		end = p->map_len;
-	/* the thread's pieces take 5-20 ms each: naps of 50 us */
-	while (p->ahead.on &&
-	       (done = p->ahead.from +
-		       __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE)) <
-		   end &&
-	       !__atomic_load_n(&p->ahead.err, __ATOMIC_ACQUIRE)) {
-		struct timespec ts = {0, 50000};
-		nanosleep(&ts, NULL);
-	}
-	done =
-	    p->ahead.from + __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE);
-	if (done >= end)
-		return GPMDB_OK;
-	/* the thread failed (or stopped short): what is asked for now */
-	return pool_touch(p, done, end - done);
+	return pool_touch(p, p->ahead.from, end - p->ahead.from);
 }
 
 /* The first byte from which the growth to new_size must still allocate
