@@ -186,21 +186,6 @@ bool alloc_fits_below(const stg_pool *p, uint64_t bytes, uint64_t off)
 int alloc_extent(stg_pool *p, uint64_t bytes, uint64_t *off,
 		 uint64_t *ext_bytes)
 {
-	uint64_t ext;
-	int rc = alloc_extent_untouched(p, bytes, off, &ext);
-
-	/* inside a lazy growth's holes: allocated before the caller
-	 * writes (pool.c grow_lazy) */
-	if (rc == GPMDB_OK)
-		rc = pool_touch(p, *off, ext);
-	if (rc == GPMDB_OK && ext_bytes)
-		*ext_bytes = ext;
-	return rc;
-}
-
-int alloc_extent_untouched(stg_pool *p, uint64_t bytes, uint64_t *off,
-			   uint64_t *ext_bytes)
-{
 	uint64_t c = p->sb.chunk_size, n, limit, s, b0, b1;
 	int rc;
 

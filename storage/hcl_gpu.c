@@ -233,15 +233,11 @@ int stg_append_reserve_from(stg_pool *p, uint32_t table_id,
 	rc = idx_check_append_live(p, cat_off, cols, from, nrows);
 	t1 = pool_now_ns();
 	p->wt.key_check_ns += t1 - t0;
-	/* the pool grown once for the tablets and the index rebuilds:
-	 * lazily, while stg_grow_ahead's thread still allocates it (the
-	 * pipeline waits for each tablet's pages, stg_pool_ready) */
-	p->ahead.lazy_ok = !getenv("GPMDB_NO_LAZY_GROW");
+	/* the pool grown once for the tablets and the index rebuilds */
 	if (rc == GPMDB_OK)
 		rc = tab_append_prepare(p, cat_off, nrows, end);
 	if (rc == GPMDB_OK)
 		rc = tab_ensure_tablets(p, cat_off, end);
-	p->ahead.lazy_ok = false;
 	if (rc == GPMDB_OK)
 		rc = tab_note_append(p, table_id, *start, end);
 	p->wt.tablets_ns += pool_now_ns() - t1;

@@ -170,16 +170,6 @@ struct stg_pool {
 		uint64_t from, to;
 		int err;      /* its posix_fallocate's result */
 		int omp_prev; /* the caller's OpenMP threads before */
-		/* bytes from `from` allocated so far (atomic; the thread
-		 * goes in AHEAD_PIECE pieces, in order) */
-		uint64_t upto;
-		/* lazy_ok: the caller (stg_append_reserve_from) lets the
-		 * growth go on while the thread allocates; lazy: such a
-		 * growth is mapped, [from + upto, map_len) may still be
-		 * holes, and whatever the host writes there is populated
-		 * first (pool_touch); lazy_old: the file's size before */
-		bool lazy_ok, lazy;
-		uint64_t lazy_old;
 	} ahead;
 
 	/* Statistics. */
@@ -528,22 +518,8 @@ uint64_t tab_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 void pool_ahead_start(stg_pool *p, uint64_t size);
 void pool_ahead_join(stg_pool *p);
 /* ... joined and its range forgotten (commit, rollback, close: the next
- * statement's growth allocates for itself).  A lazy growth's holes left
- * by a thread that failed are allocated, or the file goes back to its
- * old size (rollback, close). */
+ * statement's growth allocates for itself). */
 void pool_ahead_end(stg_pool *p);
-/* Commit: joined, and a lazy growth wholly allocated (GPMDB_FULL when
- * the file system cannot: the transaction stays, to be rolled back). */
-int pool_ahead_settle(stg_pool *p);
-/* The host is about to write [off, off + len) of the pool: inside a lazy
- * growth's holes its pages are allocated first (GPMDB_FULL: cannot),
- * where a store would raise SIGBUS on a full tmpfs. */
-int pool_touch(stg_pool *p, uint64_t off, uint64_t len);
-/* alloc_extent without pool_touch: the caller touches what it writes
- * (tab_ensure_tablets: a tablet's header; the GPU writes its rows after
- * stg_pool_ready). */
-int alloc_extent_untouched(stg_pool *p, uint64_t bytes, uint64_t *off,
-			   uint64_t *ext_bytes);
 int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 		       uint64_t end);
 int tab_check_not_null(stg_pool *p, stg_cat_entry *e, uint32_t c,

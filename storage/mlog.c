@@ -663,16 +663,11 @@ int stg_commit(stg_pool *p)
 
 	if (p == NULL)
 		return GPMDB_MISUSE;
+	pool_ahead_end(p); /* stg_grow_ahead's thread, if any */
 	pool_clear_err(p);
-	if (!p->in_txn) {
-		pool_ahead_end(p);
+	if (!p->in_txn)
 		return pool_err(p, GPMDB_MISUSE,
 				"cannot commit - no transaction is active");
-	}
-	/* stg_grow_ahead's thread, if any: a lazy growth is allocated
-	 * whole before the commit (else the commit fails: roll back) */
-	if ((rc = pool_ahead_settle(p)) != GPMDB_OK)
-		return rc;
 	if (p->broken)
 		return pool_err(p, GPMDB_IOERR, "pool %s is no longer mapped",
 				p->path);

@@ -236,9 +236,7 @@ int pool_check_writable(stg_pool *p)
  */
 
 static int pool_remap_to(stg_pool *p, uint64_t min_size);
-static int pool_refit_resv(stg_pool *p, uint64_t min_size);
 static bool on_tmpfs(int fd);
-static stg_unmap_hook unmap_hook;
 
 /* pool_extend's work, timed (stg_write_times grow_ns, extend_ns). */
 static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0);
@@ -405,47 +403,24 @@ static int grow_parallel(stg_pool *p, uint64_t new_size, int way, uint64_t t0)
  * the fallocate it would hide. */
 #define GROW_AHEAD_MIN (64ull << 20)
 
-/* The thread allocates in pieces, in order, and says how far it got
- * (ahead.upto): a lazy growth (below) lets the GPU INSERT's pipeline
- * register each tablet as soon as its pages exist, instead of waiting
- * for the whole range (2.8 GB: 276-470 ms of fallocate on the H200). */
-#define AHEAD_PIECE (64ull << 20)
-
 static void *ahead_main(void *arg)
 {
 	stg_pool *p = arg;
-	uint64_t len = p->ahead.to - p->ahead.from;
 
-	for (uint64_t o = 0; o < len; o += AHEAD_PIECE) {
-		uint64_t l = len - o < AHEAD_PIECE ? len - o : AHEAD_PIECE;
-		int err = posix_fallocate(p->fd, (off_t)(p->ahead.from + o),
-					  (off_t)l);
-
-		if (err) {
-			p->ahead.err = err;
-			break;
-		}
-		__atomic_store_n(&p->ahead.upto, o + l, __ATOMIC_RELEASE);
-	}
+	p->ahead.err = posix_fallocate(p->fd, (off_t)p->ahead.from,
+				       (off_t)(p->ahead.to - p->ahead.from));
 	return NULL;
 }
 
 void pool_ahead_start(stg_pool *p, uint64_t size)
 {
-	/* GPMDB_TEST_AHEAD_MIN (bytes): a smaller threshold, so that the
-	 * crash tests' batches grow ahead and lazily (crash_gpu_dml) */
-	const char *e = getenv("GPMDB_TEST_AHEAD_MIN");
-	uint64_t min = e && *e ? strtoull(e, NULL, 10) : GROW_AHEAD_MIN;
-
 	if (p->ahead.on || p->ahead.done || p->wal.on || p->private_map ||
 	    p->dur != STG_DUR_PMEM || size <= p->map_len ||
-	    size - p->map_len < min || getenv("GPMDB_NO_GROW_AHEAD"))
+	    size - p->map_len < GROW_AHEAD_MIN || getenv("GPMDB_NO_GROW_AHEAD"))
 		return;
 	p->ahead.from = p->map_len;
 	p->ahead.to = size;
 	p->ahead.err = 0;
-	p->ahead.upto = 0;
-	p->ahead.lazy = false;
 	if (pthread_create(&p->ahead.th, NULL, ahead_main, p) != 0)
 		return; /* the growth allocates it itself */
 	p->ahead.on = true;
@@ -454,21 +429,6 @@ void pool_ahead_start(stg_pool *p, uint64_t size)
 	p->ahead.omp_prev = omp_get_max_threads();
 	if (p->ahead.omp_prev > 2)
 		omp_set_num_threads(p->ahead.omp_prev - 1);
-}
-
-int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows)
-{
-	uint64_t cat_off, end, size;
-	int rc = tab_find_writable(p, table_id, &cat_off);
-
-	if (rc != GPMDB_OK || nrows == 0)
-		return rc;
-	end = cat_entry(p, cat_off)->row_count + nrows;
-	if (end > (1ull << 48))
-		return GPMDB_OK; /* the append itself says why */
-	size = alloc_prepare_size(p, tab_append_bytes(p, cat_off, nrows, end));
-	pool_ahead_start(p, size);
-	return GPMDB_OK;
 }
 
 void pool_ahead_join(stg_pool *p)
@@ -482,116 +442,12 @@ void pool_ahead_join(stg_pool *p)
 		omp_set_num_threads(p->ahead.omp_prev);
 }
 
-/* Joins the thread; a lazy growth's holes (the thread failed or was
- * not done with the mapped range) allocated now: 0 or an errno. */
-static int ahead_finish(stg_pool *p)
-{
-	uint64_t done;
-	int err = 0;
-
-	pool_ahead_join(p);
-	if (!p->ahead.lazy)
-		return 0;
-	done =
-	    p->ahead.from + __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE);
-	if (done < p->map_len)
-		err = posix_fallocate(p->fd, (off_t)done,
-				      (off_t)(p->map_len - done));
-	if (err == 0)
-		p->ahead.lazy = false;
-	return err;
-}
-
 void pool_ahead_end(stg_pool *p)
 {
-	if (ahead_finish(p) != 0 && !p->broken) {
-		/* a full file system: the holes go, with the growth (the
-		 * rollback gave the pool its old size back; nothing of the
-		 * old range is in them).  The GPU's registrations of the
-		 * range go first (stg_set_unmap_hook). */
-		stg_unmap_hook hook =
-		    __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
-
-		if (hook)
-			hook(p->base, p->map_len);
-		if (ftruncate(p->fd, (off_t)p->ahead.lazy_old) != 0 ||
-		    pool_refit_resv(p, p->ahead.lazy_old) != GPMDB_OK)
-			p->broken = true;
-		p->ahead.lazy = false;
-	}
+	pool_ahead_join(p);
 	/* what it allocated is for the growth of its own statement: past
 	 * it nothing says the range is still allocated */
 	p->ahead.done = false;
-}
-
-int pool_ahead_settle(stg_pool *p)
-{
-	int err = ahead_finish(p);
-
-	p->ahead.done = false;
-	if (err)
-		return grow_full(p, p->map_len, err);
-	return GPMDB_OK;
-}
-
-/* Waits until the thread has allocated the file below end (or stopped:
- * done, failed); returns how far it got. */
-static uint64_t ahead_wait(stg_pool *p, uint64_t end)
-{
-	uint64_t done;
-	uint64_t t0 = pool_now_ns();
-
-	/* the thread's pieces take 5-20 ms each: naps of 50 us */
-	while ((done = p->ahead.from +
-		       __atomic_load_n(&p->ahead.upto, __ATOMIC_ACQUIRE)) <
-		   end &&
-	       p->ahead.on && end <= p->ahead.to &&
-	       !__atomic_load_n(&p->ahead.err, __ATOMIC_ACQUIRE)) {
-		struct timespec ts = {0, 50000};
-
-		if (pthread_tryjoin_np(p->ahead.th, NULL) == 0) {
-			/* it ended (its last piece may be short of end) */
-			p->ahead.on = false;
-			p->ahead.done = true;
-			if (p->ahead.omp_prev > 2)
-				omp_set_num_threads(p->ahead.omp_prev);
-			continue;
-		}
-		nanosleep(&ts, NULL);
-	}
-	p->wt.ready_ns += pool_now_ns() - t0;
-	return done;
-}
-
-int pool_touch(stg_pool *p, uint64_t off, uint64_t len)
-{
-	uint64_t a, b, done;
-	int err = 0;
-
-	if (!p->ahead.lazy || len == 0)
-		return GPMDB_OK;
-	b = off + len < p->map_len ? off + len : p->map_len;
-	/* the thread allocates faster than faults do (and faulting beside
-	 * it contends): wait for it when it will get there */
-	done = ahead_wait(p, b);
-	a = off < done ? done : off;
-	if (a >= b)
-		return GPMDB_OK;
-	a &= ~4095ull;
-	b = (b + 4095) & ~4095ull;
-	err = grow_populate(p->base + a, b - a);
-	if (err == EINVAL) /* a kernel without it */
-		err = posix_fallocate(p->fd, (off_t)a, (off_t)(b - a));
-	return err ? grow_full(p, b, err) : GPMDB_OK;
-}
-
-int stg_pool_ready(stg_pool *p, uint64_t end)
-{
-	if (!p->ahead.lazy)
-		return GPMDB_OK;
-	if (end > p->map_len)
-		end = p->map_len;
-	return pool_touch(p, p->ahead.from, end - p->ahead.from);
 }
 
 /* The first byte from which the growth to new_size must still allocate
@@ -608,51 +464,10 @@ static uint64_t ahead_used(stg_pool *p, uint64_t new_size)
 	return from;
 }
 
-/*
- * A lazy growth (the GPU INSERT's reserve, ahead.lazy_ok): while the
- * thread allocates the range it was started for, the file is extended
- * (holes) and the new range mapped at once; the caller writes only what
- * it touched (pool_touch: allocated first), the GPU pipeline registers a
- * tablet once the thread is past it (stg_pool_ready), and the commit
- * waits for the rest (pool_ahead_settle).  Only in a reservation (pmem
- * mode on shmem: the range maps in place).
- */
-static int grow_lazy(stg_pool *p, uint64_t new_size, uint64_t t0)
-{
-	struct stat st;
-	int err = 0, rc;
-
-	p->ahead.lazy_old = p->map_len;
-	if (fstat(p->fd, &st) != 0)
-		err = errno;
-	else if ((uint64_t)st.st_size < new_size &&
-		 ftruncate(p->fd, (off_t)new_size) != 0)
-		err = errno;
-	p->wt.extend_ns += pool_now_ns() - t0;
-	if (err)
-		return grow_full(p, new_size, err);
-	stg_crash_point("grow.extend");
-	if ((rc = pool_refit_resv(p, new_size)) != GPMDB_OK)
-		return rc;
-	p->ahead.lazy = true;
-	p->wt.lazy_grows++;
-	stg_crash_point("grow.remap");
-	return GPMDB_OK;
-}
-
 static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0)
 {
-	uint64_t from;
+	uint64_t from = ahead_used(p, new_size);
 	int err;
-
-	if (p->ahead.on && p->ahead.lazy_ok && !p->ahead.lazy && p->pm_resv &&
-	    !p->wal.on && !p->private_map && p->ahead.from == p->map_len &&
-	    new_size > p->map_len && new_size <= p->ahead.to &&
-	    !__atomic_load_n(&p->ahead.err, __ATOMIC_ACQUIRE))
-		return grow_lazy(p, new_size, t0);
-	if ((err = ahead_finish(p)) != 0)
-		return grow_full(p, p->map_len, err);
-	from = ahead_used(p, new_size);
 
 	if (new_size > p->map_len && new_size - p->map_len >= GROW_PAR_MIN &&
 	    !p->wal.on && !p->private_map && grow_way() != GROW_FALLOCATE &&
@@ -690,6 +505,8 @@ static int pool_extend_untimed(stg_pool *p, uint64_t new_size, uint64_t t0)
 		stg_crash_point("grow.remap");
 	return err;
 }
+
+static stg_unmap_hook unmap_hook;
 
 void stg_set_unmap_hook(stg_unmap_hook fn)
 {
@@ -1412,15 +1229,6 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 			rc = wal_flush_recovery(p);
 		if (recovered || wal_rec)
 			p->recovery_ms = now_ms() - t0;
-		/* a writer killed in a lazy growth (grow_lazy) may have left
-		 * holes past the pool's size: that tail is cut */
-		if (rc == GPMDB_OK && recovered && !o.readonly && p->pm_resv &&
-		    !p->wal.on && p->map_len > pool_root(p)->pool_size) {
-			uint64_t ps = pool_root(p)->pool_size;
-
-			if (ftruncate(p->fd, (off_t)ps) == 0)
-				rc = pool_refit_resv(p, ps);
-		}
 	} else if (rc == GPMDB_OK) {
 		/* others may be writing: this view catches up as a reader
 		 * (a dead writer's transaction undone in memory, or under the

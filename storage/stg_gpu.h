@@ -89,10 +89,6 @@ int stg_append_reserve(stg_pool *p, uint32_t table_id,
 int stg_append_reserve_from(stg_pool *p, uint32_t table_id,
 			    const stg_col_batch *cols, const uint8_t *from,
 			    uint64_t nrows, uint64_t *start);
-/* The GPU is about to store into the pool below byte offset end: waits
- * until the reserve's growth, when lazy (storage/pool.c grow_lazy), has
- * allocated the file up to there (GPMDB_FULL when it cannot). */
-int stg_pool_ready(stg_pool *p, uint64_t end);
 /* The rows were written and persisted: the row count becomes start +
  * nrows through the metadata log.  Crash points append.data/append.count. */
 int stg_append_finish(stg_pool *p, uint32_t table_id, uint64_t start,

@@ -708,9 +708,7 @@ void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
  * tab_ensure_tablets), of which grow_ns growing the pool file
  * (pool_extend: the file extended and mapped again), of which
  * extend_ns the file's extension alone (posix_fallocate: on tmpfs the
- * kernel allocates and zeroes every page); grows: the pool's growths,
- * lazy_grows those of a GPU INSERT's reserve mapped while stg_grow_ahead's
- * thread still allocated them (stg_pool_ready).
+ * kernel allocates and zeroes every page); grows: the pool's growths.
  * key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns: the parts of the
  * unique-key checks (a large records buffer allocated and its pages
  * faulted in; the keys encoded as records and NULL keys dropped; the
@@ -719,8 +717,6 @@ void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len);
 typedef struct {
 	uint64_t key_check_ns, index_ns, log_ns, persist_ns;
 	uint64_t tablets_ns, grow_ns, extend_ns, grows;
-	uint64_t lazy_grows; /* growths mapped while still allocated */
-	uint64_t ready_ns;   /* stg_pool_ready's waits for them */
 	uint64_t key_alloc_ns, key_enc_ns, key_sort_ns, key_probe_ns;
 } stg_write_times;
 void stg_get_write_times(const stg_pool *p, stg_write_times *out);

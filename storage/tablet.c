@@ -483,13 +483,7 @@ int tab_ensure_tablets(stg_pool *p, uint64_t cat_off, uint64_t rows)
 			break;
 		size = tab_layout(cat_cols(e), e->ncols, tab_capacity(cnt),
 				  NULL, NULL);
-		/* in a lazy growth only the header is written here (its
-		 * pages allocated first); the rows come later */
-		rc = alloc_extent_untouched(p, size, &toff, &ext);
-		if (rc == GPMDB_OK)
-			rc = pool_touch(
-			    p, toff,
-			    sizeof(*h) + 16ull * cat_entry(p, cat_off)->ncols);
+		rc = alloc_extent(p, size, &toff, &ext);
 		if (rc != GPMDB_OK)
 			return rc;
 		e = cat_entry(p, cat_off);
@@ -526,6 +520,21 @@ int tab_append_prepare(stg_pool *p, uint64_t cat_off, uint64_t nrows,
 		       uint64_t end)
 {
 	return alloc_prepare(p, tab_append_bytes(p, cat_off, nrows, end));
+}
+
+int stg_grow_ahead(stg_pool *p, uint32_t table_id, uint64_t nrows)
+{
+	uint64_t cat_off, end, size;
+	int rc = tab_find_writable(p, table_id, &cat_off);
+
+	if (rc != GPMDB_OK || nrows == 0)
+		return rc;
+	end = cat_entry(p, cat_off)->row_count + nrows;
+	if (end > (1ull << 48))
+		return GPMDB_OK; /* the append itself says why */
+	size = alloc_prepare_size(p, tab_append_bytes(p, cat_off, nrows, end));
+	pool_ahead_start(p, size);
+	return GPMDB_OK;
 }
 
 uint64_t tab_append_bytes(stg_pool *p, uint64_t cat_off, uint64_t nrows,

@@ -101,8 +101,7 @@ static struct {
 	/* the key check's parts: encode, sort, neighbour and tree probe */
 	double ins_key_alloc_ms, ins_key_enc_ms, ins_key_sort_ms,
 	    ins_key_probe_ms;
-	uint64_t ins_chunks, ins_lazy; /* ins_lazy: lazy growths */
-	double ins_ready_ms;	       /* waiting for them (stg_pool_ready) */
+	uint64_t ins_chunks;
 	/* the last GPU UPDATE/DELETE's reservation (bg_upd_segment): log
 	 * segment (widen, layout, allocation, of it growth), registration */
 	/* UPDATE by predicate on the device: the values' conversion and
@@ -165,7 +164,7 @@ static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 			     uint64_t row_end, unsigned long long cmask,
 			     char *err, size_t errlen)
 {
-	uint64_t *r, nr, added = 0, end = 0;
+	uint64_t *r, nr, added = 0;
 	int rc = bg_register(db, err, errlen);
 
 	if (rc != GPMDB_OK)
@@ -177,15 +176,6 @@ static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 	}
 	nr = gpu_write_ranges(db->gpu_reg_len, seg_off, seg_off + seg_size, gl,
 			      row_end, cmask, 1, r);
-	/* an INSERT's lazy growth: the pages exist before they are pinned */
-	for (uint64_t k = 0; k < nr; k++)
-		if (r[2 * k + 1] > end)
-			end = r[2 * k + 1];
-	if (end && stg_pool_ready(db->pool, end) != GPMDB_OK) {
-		snprintf(err, errlen, "%s", stg_errmsg(db->pool));
-		free(r);
-		return stg_errcode(db->pool);
-	}
 	rc = gpu_pm_ensure(db->gpu_reg_base, db->gpu_reg_len, r, (uint32_t)nr,
 			   &added, err, errlen);
 	free(r);
@@ -332,8 +322,6 @@ static void bg_ins_note(const bg_ins_times *b, const bg_ins_times *a,
 	bg_stat.ins_populate_ms = (a->pop_ns - b->pop_ns) / 1e6;
 	bg_stat.ins_register_ms = (a->reg_ns - b->reg_ns) / 1e6;
 	bg_stat.ins_chunks = chunks;
-	bg_stat.ins_lazy = a->w.lazy_grows - b->w.lazy_grows;
-	bg_stat.ins_ready_ms = (a->w.ready_ns - b->w.ready_ns) / 1e6;
 	pthread_mutex_unlock(&bg_lock);
 }
 
@@ -1848,8 +1836,6 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"last_insert_populate_ms", bg_stat.ins_populate_ms},
 		    {"last_insert_register_ms", bg_stat.ins_register_ms},
 		    {"last_insert_chunks", (double)bg_stat.ins_chunks},
-		    {"last_insert_lazy_grows", (double)bg_stat.ins_lazy},
-		    {"last_insert_ready_ms", bg_stat.ins_ready_ms},
 		    /* the last GPU UPDATE's reservation (bg_upd_segment) */
 		    {"last_update_segment_ms", bg_stat.upd_segment_ms},
 		    {"last_update_populate_ms", bg_stat.upd_populate_ms},

@@ -314,10 +314,6 @@ static void workload(const char *what)
 	double kern_est;
 	char ok[256];
 
-	/* INSERT: every batch's growth goes ahead and lazily (storage/pool.c
-	 * grow_lazy: kills land in it too), checked at the end */
-	if (!strcmp(what, "insert"))
-		setenv("GPMDB_TEST_AHEAD_MIN", "1048576", 1);
 	unlink(path);
 	db = du_open(path, "gpu", 1);
 	CHECK(db);
@@ -461,37 +457,6 @@ static void workload(const char *what)
 	printf("# %s: the aimed kills' estimate of the kernels' time ended at "
 	       "%.2f ms (calibration %.2f ms)\n",
 	       what, kern_est, tm.kern_ms);
-	if (!strcmp(what, "insert")) {
-		/* the batches grew lazily: one more, looked at */
-		int64_t n = 12 * batch, *id = malloc(8 * n), *v = malloc(8 * n);
-		gpmdb_column_array arr[3] = {{GPMDB_ARRAY_INT64, id, NULL},
-					     {GPMDB_ARRAY_INT64, v, NULL},
-					     {GPMDB_ARRAY_INT64, v, NULL}};
-
-		db = du_open(path, "gpu", 0);
-		CHECK(db && id && v);
-		for (int64_t i = 0; db && id && v && i < n; i++) {
-			id[i] = -1 - i;
-			v[i] = i;
-		}
-		if (db && id && v) {
-			CHECK_RC(gpmdb_append_columns(db, "t", 3, NULL, arr, n),
-				 GPMDB_OK);
-			CHECKF(du_stat(db, "gpu_write_stats",
-				       "last_insert_lazy_grows") == 1,
-			       "insert: lazy growths %.0f",
-			       du_stat(db, "gpu_write_stats",
-				       "last_insert_lazy_grows"));
-			CHECK(!strcmp(du_text(db, "PRAGMA integrity_check", ok,
-					      sizeof(ok)),
-				      "ok"));
-		}
-		if (db)
-			gpmdb_close(db);
-		free(id);
-		free(v);
-		unsetenv("GPMDB_TEST_AHEAD_MIN");
-	}
 	if (ins) {
 		printf("# %s: %d of %d children killed at append.chunk\n", what,
 		       chunk_kills, chunk_tries);

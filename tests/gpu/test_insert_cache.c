@@ -6,13 +6,12 @@
  * equals the CPU backend's, NULLs included; an UPDATE after it writes
  * through; a rolled-back INSERT's copies are never served; an INSERT into
  * a table that has rows keeps nothing; INT32 arrays widened by the
- * kernels (test_widen); a large INSERT's lazy growth (test_lazy).
+ * kernels (test_widen).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -211,62 +210,9 @@ out:
 	free(v);
 }
 
-/*
- * An INSERT that grows the pool by more than 64 MiB: the growth is lazy
- * (storage/pool.c grow_lazy: mapped while stg_grow_ahead's thread still
- * allocates it, each tablet registered once its pages exist), the rows
- * read back on both backends, and the committed file has no hole.
- */
-static void test_lazy(void)
-{
-	enum { L = 6000000 };
-	int32_t *id = malloc(4 * (size_t)L), *v = malloc(4 * (size_t)L);
-	struct stat st;
-
-	CHECK(id && v);
-	if (!id || !v)
-		goto out;
-	for (int64_t i = 0; i < L; i++) {
-		id[i] = (int32_t)i;
-		v[i] = (int32_t)(i % 1000) - 500;
-	}
-	snprintf(path, sizeof(path), "/dev/shm/gpmdb_inslazy_%d.pool",
-		 (int)getpid());
-	unlink(path);
-	db = du_open(path, "gpu", 1);
-	CHECK(db);
-	if (!db)
-		goto out;
-	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
-	CHECK_RC(du_exec(db, "CREATE TABLE z (id INT PRIMARY KEY, v INT)"),
-		 GPMDB_OK);
-	gpmdb_column_array arr[2] = {{GPMDB_ARRAY_INT32, id, NULL},
-				     {GPMDB_ARRAY_INT32, v, NULL}};
-	CHECK_RC(gpmdb_append_columns(db, "z", 2, NULL, arr, L), GPMDB_OK);
-	CHECKF(du_stat(db, "gpu_write_stats", "last_insert_lazy_grows") == 1,
-	       "lazy growths: %.0f",
-	       du_stat(db, "gpu_write_stats", "last_insert_lazy_grows"));
-	CHECK(stat(path, &st) == 0 &&
-	      (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size);
-	same("SELECT count(*), sum(v), min(id), max(id) FROM z");
-	same("SELECT id, v FROM z WHERE id % 999983 = 7 ORDER BY id");
-	{
-		char ok[256];
-		CHECK(!strcmp(
-		    du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
-		    "ok"));
-	}
-	gpmdb_close(db);
-	unlink(path);
-out:
-	free(id);
-	free(v);
-}
-
 int main(void)
 {
 	TEST_RUN(test_adopt);
 	TEST_RUN(test_widen);
-	TEST_RUN(test_lazy);
 	TEST_MAIN_END();
 }

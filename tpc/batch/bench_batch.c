@@ -815,18 +815,16 @@ static void bb_cap_host(gpmdb *db, int conf, int op)
  * and, inside the pipeline, the registration of the chunks' tablets. */
 static void bb_insert_host(gpmdb *db, int conf)
 {
-	static const char *const nm[] = {
-	    "setup",	 "keycheck", "key_alloc", "key_encode", "key_sort",
-	    "key_probe", "tablets",  "grow",	  "extend",	"populate",
-	    "register",	 "ready",    "chunks",	  "lazy_grows"};
+	static const char *const nm[] = {"setup",      "keycheck", "key_alloc",
+					 "key_encode", "key_sort", "key_probe",
+					 "tablets",    "grow",	   "extend",
+					 "populate",   "register", "chunks"};
 	char name[64];
 
 	printf("# %s, INSERT host work (ms):", conf_names[conf]);
 	for (size_t i = 0; i < sizeof(nm) / sizeof(nm[0]); i++) {
 		snprintf(name, sizeof(name), "last_insert_%s%s", nm[i],
-			 strcmp(nm[i], "chunks") && strcmp(nm[i], "lazy_grows")
-			     ? "_ms"
-			     : "");
+			 strcmp(nm[i], "chunks") ? "_ms" : "");
 		printf(" %s %.1f", nm[i],
 		       bench_gpmdb_stat(db, "gpu_write_stats", name));
 	}
