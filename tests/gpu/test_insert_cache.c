@@ -36,6 +36,34 @@ static void same(const char *q)
 	CHECKF(hg == hc && rg == rc, "%s: GPU and CPU differ", q);
 }
 
+/* A fresh pool /dev/shm/gpmdb_<tag>_<pid>.pool on the GPU backend under
+ * gpu_strict, with the table create makes; NULL when it cannot. */
+static gpmdb *open_strict(const char *tag, const char *create)
+{
+	snprintf(path, sizeof(path), "/dev/shm/gpmdb_%s_%d.pool", tag,
+		 (int)getpid());
+	unlink(path);
+	db = du_open(path, "gpu", 1);
+	CHECK(db);
+	if (!db)
+		return NULL;
+	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
+	CHECK_RC(du_exec(db, create), GPMDB_OK);
+	return db;
+}
+
+/* integrity_check says ok; the pool closed and removed. */
+static void close_checked(void)
+{
+	char ok[256];
+
+	CHECK(!strcmp(du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
+		      "ok"));
+	gpmdb_close(db);
+	db = NULL;
+	unlink(path);
+}
+
 static int append(const char *t, const int64_t *a, const int32_t *b,
 		  const uint8_t *bn, const double *c, int64_t n)
 {
@@ -65,16 +93,9 @@ static void test_adopt(void)
 		bn[i] = i % 7 == 2;
 		c[i] = (double)i * 0.5;
 	}
-	snprintf(path, sizeof(path), "/dev/shm/gpmdb_inscache_%d.pool",
-		 (int)getpid());
-	unlink(path);
-	db = du_open(path, "gpu", 1);
-	CHECK(db);
-	if (!db)
+	if (!open_strict("inscache",
+			 "CREATE TABLE t (a BIGINT, b INT, c DOUBLE)"))
 		goto out;
-	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
-	CHECK_RC(du_exec(db, "CREATE TABLE t (a BIGINT, b INT, c DOUBLE)"),
-		 GPMDB_OK);
 	ad = du_stat(db, "gpu_stats", "cache_adopted");
 	CHECK_RC(append("t", a, b, bn, c, N), GPMDB_OK);
 	CHECKF(du_stat(db, "gpu_stats", "cache_adopted") == ad + 3,
@@ -109,14 +130,7 @@ static void test_adopt(void)
 	CHECK_RC(du_exec(db, "ROLLBACK"), GPMDB_OK);
 	same("SELECT count(*), sum(a), count(b), sum(c) FROM u WHERE a > 5");
 	CHECK(du_num(db, "SELECT count(*) FROM u") == 0);
-	{
-		char ok[256];
-		CHECK(!strcmp(
-		    du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
-		    "ok"));
-	}
-	gpmdb_close(db);
-	unlink(path);
+	close_checked();
 out:
 	free(a);
 	free(b);
@@ -150,16 +164,9 @@ static void test_widen(void)
 		sum += v[i];
 		sumid += id[i];
 	}
-	snprintf(path, sizeof(path), "/dev/shm/gpmdb_inswiden_%d.pool",
-		 (int)getpid());
-	unlink(path);
-	db = du_open(path, "gpu", 1);
-	CHECK(db);
-	if (!db)
+	if (!open_strict("inswiden",
+			 "CREATE TABLE w (id INT PRIMARY KEY, v INT)"))
 		goto out;
-	CHECK_RC(du_exec(db, "PRAGMA gpu_strict = 1"), GPMDB_OK);
-	CHECK_RC(du_exec(db, "CREATE TABLE w (id INT PRIMARY KEY, v INT)"),
-		 GPMDB_OK);
 	gpmdb_column_array arr[2] = {{GPMDB_ARRAY_INT32, id, NULL},
 				     {GPMDB_ARRAY_INT32, v, NULL}};
 	up = du_stat(db, "gpu_stats", "bytes_uploaded");
@@ -197,14 +204,7 @@ static void test_widen(void)
 		 GPMDB_CONSTRAINT);
 	CHECK(du_num(db, "SELECT count(*) FROM w") == M + 1000);
 	CHECK(du_num(db, "SELECT count(*) FROM w WHERE v = -7") == 1000);
-	{
-		char ok[256];
-		CHECK(!strcmp(
-		    du_text(db, "PRAGMA integrity_check", ok, sizeof(ok)),
-		    "ok"));
-	}
-	gpmdb_close(db);
-	unlink(path);
+	close_checked();
 out:
 	free(id);
 	free(v);
