@@ -964,10 +964,20 @@ static int big_commit(stg_pool *p, size_t n)
 			return fail(p, rc);
 		stg_crash_point("wal.big_data");
 		/* past this point the undo log in the file would bring the
-		 * old rows back after a crash: the commit record decides */
-		for (i = 0; i < n; i++)
+		 * old rows back after a crash: the commit record decides.
+		 * The private copies go a run of pages at a time: one call
+		 * per page (a scattered UPDATE dirties every page of its
+		 * column) made a TLB shootdown of every thread each */
+		for (i = 0; i < n;) {
+			size_t j = i + 1;
+
+			while (j < n &&
+			       p->wal.pages[j] == p->wal.pages[j - 1] + 1)
+				j++;
 			(void)madvise(pool_at(p, p->wal.pages[i] * WAL_PAGE),
-				      WAL_PAGE, MADV_DONTNEED);
+				      (j - i) * WAL_PAGE, MADV_DONTNEED);
+			i = j;
+		}
 		clear_dirty(p);
 		rc = mlog_commit_mem(p);
 		if (rc == GPMDB_OK)
