@@ -323,6 +323,93 @@ static void t_append(void)
 	stg_close(p);
 }
 
+/*
+ * INSERT from INT32 arrays (stg_append_reserve_from, STG_FROM_I32): the
+ * unique index's check reads the int32 keys as they are (rising keys
+ * past the tree, falling keys sorted, a duplicate refused whole, its row
+ * named), the entries stg_append_finish makes find the rows, and a
+ * widening that does not fit the column is refused.
+ */
+static void t_append_from(void)
+{
+	enum { M = 100000 };
+	const char *path = tu_path("hg_from", 0);
+	stg_pool *p = tu_open(path);
+	stg_column_def c[2] = {
+	    {.name = "id", .type = STG_T_BIGINT, .flags = STG_COL_NOTNULL},
+	    {.name = "b", .type = STG_T_INT}};
+	int32_t *id = malloc(4 * M), *b = malloc(4 * M);
+	uint8_t from[2] = {STG_FROM_I32, STG_FROM_SAME};
+	stg_col_batch cols[2] = {{id, NULL}, {b, NULL}};
+	uint32_t tid = 0, col0 = 0, ix = 0;
+	uint64_t start = 0, len;
+	stg_gpu_layout l;
+
+	CHECK(p && id && b);
+	if (!p || !id || !b)
+		goto out;
+	for (int i = 0; i < M; i++) {
+		id[i] = i - M / 2; /* negative keys: sign-extended order */
+		b[i] = i;
+	}
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_table_create(p, "f", c, 2, "CREATE TABLE f", &tid),
+		 GPMDB_OK);
+	CHECK_RC(stg_index_create(p, tid, "f_id", &col0, 1, true, STG_IX_UNIQUE,
+				  NULL, &ix),
+		 GPMDB_OK);
+	/* rising keys; the kernels' stores done here, widened */
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, M, &start),
+		 GPMDB_OK);
+	CHECK_RC(stg_gpu_layout_get(p, tid, &l), GPMDB_OK);
+	char *base = stg_pool_base(p, &len);
+	for (uint64_t r = start; r < start + M; r++) {
+		uint64_t ti = stg_tab_index_of(r),
+			 lr = r - stg_tab_first_row(ti);
+		uint64_t *t = l.tab + ti * l.stride;
+
+		((int64_t *)(base + t[0]))[lr] = id[r - start];
+		((int32_t *)(base + t[2]))[lr] = b[r - start];
+	}
+	stg_gpu_layout_free(&l);
+	CHECK_RC(stg_append_finish(p, tid, start, M, 0), GPMDB_OK);
+	CHECK_RC(stg_commit(p), GPMDB_OK);
+	TU_CHECK_OK(p);
+	{
+		int64_t k[2] = {-M / 2 + 17, M}, got[2] = {0, 0};
+		stg_col_batch kb = {k, NULL};
+
+		CHECK_RC(stg_index_probe(p, ix, &kb, 2, got), GPMDB_OK);
+		CHECKF(got[0] == 17 && got[1] == -1, "probe: %lld %lld",
+		       (long long)got[0], (long long)got[1]);
+	}
+	/* falling keys above them, then a batch whose key 3 is taken */
+	for (int i = 0; i < 1000; i++)
+		id[i] = M + 1000 - i;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, 1000, &start),
+		 GPMDB_OK);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	id[3] = -5;
+	CHECK_RC(stg_begin(p), GPMDB_OK);
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, 1000, &start),
+		 GPMDB_CONSTRAINT);
+	CHECKF(strstr(stg_errmsg(p), "UNIQUE") != NULL, "%s", stg_errmsg(p));
+	/* INT32 values widened into an INT column: refused */
+	from[0] = STG_FROM_SAME;
+	from[1] = STG_FROM_I32;
+	id[3] = 2 * M;
+	CHECK_RC(stg_append_reserve_from(p, tid, cols, from, 1000, &start),
+		 GPMDB_MISUSE);
+	CHECK_RC(stg_rollback(p), GPMDB_OK);
+	CHECK(stg_row_count(p, tid) == M);
+	TU_CHECK_OK(p);
+	stg_close(p);
+out:
+	free(id);
+	free(b);
+}
+
 int main(void)
 {
 	TEST_RUN(t_layout);
@@ -331,6 +418,7 @@ int main(void)
 	TEST_RUN(t_crash_hook_declines);
 	TEST_RUN(t_crash_hook_applies);
 	TEST_RUN(t_append);
+	TEST_RUN(t_append_from);
 	tu_cleanup();
 	TEST_MAIN_END();
 }
