@@ -254,28 +254,41 @@ static uint64_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-/* A pool with a free tail of about 3 MiB: t (5000 rows) kept, t2 (60000
- * rows, made after it) dropped. */
-static void make_tail(const char *path, uint32_t *tid, uint64_t *used)
+/* A new pool (max bytes at most) with a free tail: t (keep rows) kept,
+ * t2 (drop rows, made after it) dropped; *before: the file's size before
+ * the close (which may cut it). */
+static void make_tail_of(const char *path, uint64_t max, uint64_t keep,
+			 uint64_t drop, uint32_t *tid, uint64_t *used,
+			 uint64_t *before)
 {
-	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 256u << 20);
+	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, max);
 	uint32_t t2;
 
 	if (!p)
 		return;
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	*tid = tu_table(p, "t");
-	CHECK_RC(tu_append(p, *tid, 0, 5000), GPMDB_OK);
+	CHECK_RC(tu_append(p, *tid, 0, keep), GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	t2 = tu_table(p, "t2");
-	CHECK_RC(tu_append(p, t2, 0, 60000), GPMDB_OK);
+	CHECK_RC(tu_append(p, t2, 0, drop), GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	CHECK_RC(stg_begin(p), GPMDB_OK);
 	CHECK_RC(stg_table_drop(p, t2), GPMDB_OK);
 	CHECK_RC(stg_commit(p), GPMDB_OK);
 	*used = tu_used(p);
+	*before = file_size(path);
 	stg_close(p);
+}
+
+/* A pool with a free tail of about 3 MiB: t (5000 rows) kept, t2 (60000
+ * rows, made after it) dropped. */
+static void make_tail(const char *path, uint32_t *tid, uint64_t *used)
+{
+	uint64_t before;
+
+	make_tail_of(path, 256u << 20, 5000, 60000, tid, used, &before);
 }
 
 static void close_killed(void *arg)
@@ -424,27 +437,12 @@ static uint64_t used_end(const char *path)
 static void test_shrink_keeps_slack(void)
 {
 	const char *path = tu_path("slack", 0);
-	uint64_t used, size, before, c = 64u << 10;
+	uint64_t used = 0, size, before = 0, c = 64u << 10;
 	stg_write_times w0, w1;
-	uint32_t tid, t2;
-	stg_pool *p = tu_open_ex(path, true, false, 1u << 20, 1ull << 30);
+	uint32_t tid = 0, t2;
+	stg_pool *p;
 
-	if (!p)
-		return;
-	CHECK_RC(stg_begin(p), GPMDB_OK);
-	tid = tu_table(p, "t");
-	CHECK_RC(tu_append(p, tid, 0, 400000), GPMDB_OK);
-	CHECK_RC(stg_commit(p), GPMDB_OK);
-	CHECK_RC(stg_begin(p), GPMDB_OK);
-	t2 = tu_table(p, "t2");
-	CHECK_RC(tu_append(p, t2, 0, 800000), GPMDB_OK);
-	CHECK_RC(stg_commit(p), GPMDB_OK);
-	CHECK_RC(stg_begin(p), GPMDB_OK);
-	CHECK_RC(stg_table_drop(p, t2), GPMDB_OK);
-	CHECK_RC(stg_commit(p), GPMDB_OK);
-	used = tu_used(p);
-	before = file_size(path);
-	stg_close(p);
+	make_tail_of(path, 1ull << 30, 400000, 800000, &tid, &used, &before);
 	size = file_size(path);
 	/* cut, but an eighth of what is in use kept free past its end */
 	{
