@@ -846,19 +846,35 @@ out:
 
 /* ---- Commit and rollback ------------------------------------------------ */
 
+/* Drops the private copies of the pages list[0..n) (ascending), a run of
+ * consecutive pages per call (keep_log: not the log's): one call per
+ * page (a scattered UPDATE dirties every page of its column) made a
+ * system call and a TLB shootdown of every thread each. */
+static void drop_pages(stg_pool *p, const uint64_t *list, size_t n,
+		       bool keep_log)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && list[j] * WAL_PAGE < p->map_len &&
+		       !(keep_log && in_log(p, list[j])) &&
+		       (j == i || list[j] == list[j - 1] + 1))
+			j++;
+		if (j > i)
+			(void)madvise(pool_at(p, list[i] * WAL_PAGE),
+				      (j - i) * WAL_PAGE, MADV_DONTNEED);
+		i = j > i ? j : i + 1;
+	}
+}
+
 /* Before the commit point: forget the transaction by dropping the private
  * pages (the file still holds the state before it), and reload what DRAM
  * keeps of the log and the allocator. */
 static void discard(stg_pool *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint64_t off = p->wal.pages[i] * WAL_PAGE;
-
-		/* the log's pages stay: the file's log is empty and
-		 * mlog_reload starts a new generation over them */
-		if (off < p->map_len && !in_log(p, p->wal.pages[i]))
-			(void)madvise(pool_at(p, off), WAL_PAGE, MADV_DONTNEED);
-	}
+	/* the log's pages stay: the file's log is empty and mlog_reload
+	 * starts a new generation over them */
+	drop_pages(p, p->wal.pages, n, true);
 	clear_dirty(p);
 	end_fresh(p);
 	mlog_reload(p);
@@ -949,7 +965,6 @@ static void ckpt_maybe(stg_pool *p)
 /* The undo protocol in place (readers out, a new salt written). */
 static int big_commit(stg_pool *p, size_t n)
 {
-	size_t i;
 	int rc;
 
 	{
@@ -964,20 +979,8 @@ static int big_commit(stg_pool *p, size_t n)
 			return fail(p, rc);
 		stg_crash_point("wal.big_data");
 		/* past this point the undo log in the file would bring the
-		 * old rows back after a crash: the commit record decides.
-		 * The private copies go a run of pages at a time: one call
-		 * per page (a scattered UPDATE dirties every page of its
-		 * column) made a TLB shootdown of every thread each */
-		for (i = 0; i < n;) {
-			size_t j = i + 1;
-
-			while (j < n &&
-			       p->wal.pages[j] == p->wal.pages[j - 1] + 1)
-				j++;
-			(void)madvise(pool_at(p, p->wal.pages[i] * WAL_PAGE),
-				      (j - i) * WAL_PAGE, MADV_DONTNEED);
-			i = j;
-		}
+		 * old rows back after a crash: the commit record decides */
+		drop_pages(p, p->wal.pages, n, false);
 		clear_dirty(p);
 		rc = mlog_commit_mem(p);
 		if (rc == GPMDB_OK)
