@@ -208,14 +208,10 @@ int stg_append_reserve_from(stg_pool *p, uint32_t table_id,
 					"table %s: TEXT column %s is appended "
 					"by the CPU",
 					e->name, cat_cols(e)[c].name);
-		if (cols[c].values == NULL && nrows)
-			return pool_err(p, GPMDB_MISUSE,
-					"stg_append_reserve: column %s has no "
-					"values",
-					cat_cols(e)[c].name);
-		rc = tab_batch_col_ok(p, &cat_cols(e)[c], &cols[c],
-				      from ? from[c] : STG_FROM_SAME);
-		if (rc != GPMDB_OK && nrows)
+		/* values given, a widening that fits (stg_append's check) */
+		if (nrows && (rc = tab_batch_col_ok(
+				  p, &cat_cols(e)[c], &cols[c],
+				  from ? from[c] : STG_FROM_SAME)) != GPMDB_OK)
 			return rc;
 		rc = tab_check_not_null(p, e, c, cols[c].nulls, nrows, "row");
 		if (rc != GPMDB_OK)
