@@ -554,6 +554,7 @@ void stmt_exec_init(gpmdb_stmt *st)
 int stmt_run_select(gpmdb_stmt *st, rel **out)
 {
 	stmt_exec_init(st);
+	exec_gpu_prefetch(&st->x, st->plan);
 	return exec_node(&st->x, st->plan, out);
 }
 

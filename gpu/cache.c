@@ -287,6 +287,15 @@ void gcache_note_register(int ok, uint64_t ns, const char *msg)
 	snprintf(gc_st.reg_msg, sizeof(gc_st.reg_msg), "%s", msg ? msg : "");
 }
 
+static uint64_t gc_ns_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)((t1.tv_sec - t0->tv_sec) * 1000000000LL +
+			  (t1.tv_nsec - t0->tv_nsec));
+}
+
 /* What a column of physical rows [row0, row0 + nrows) takes on the
  * device (gc_measure), and the live part of tablet view v in it. */
 typedef struct gc_size {
@@ -331,6 +340,19 @@ static void gc_text_span(const stg_tablet_view *v, int col, uint32_t lo,
 	*tmin = end ? mn : 0;
 	*tend = end;
 	*bytes = sum;
+}
+
+/* The string bytes of the live rows [lo, hi) of a compressed TEXT
+ * column (its lengths: no block decompressed; NULL rows have 0). */
+static uint64_t gc_zt_bytes(const stg_tablet_view *v, int col, uint32_t lo,
+			    uint32_t hi)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = lo; i < hi; i++)
+		if (!gc_bit(v->deleted, i))
+			sum += stg_zt_len(&v->enc[col], i);
+	return sum;
 }
 
 /* The same for a dictionary column expanded on the device: the heap bytes
@@ -378,6 +400,7 @@ typedef struct gc_part {
 	uint64_t tmin, tb, sum; /* TEXT: span start, bytes sent, bytes used */
 	bool cp, has_null;
 	bool dk;	 /* expanded by the decode kernel (gc_dev_kind) */
+	bool zt;	 /* compressed TEXT: blocks unpacked by gc_zt_pack */
 	int drc;	 /* the host decode's code */
 	stg_plainbuf pb; /* the column of an encoded tablet, decoded */
 } gc_part;
@@ -459,10 +482,14 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 		if (q->lo == q->hi)
 			continue;
 		if (col >= 0 && q->v.enc && !q->v.data[col]) {
-			q->dk = !host_only && gc_dev_kind(&q->v, col, stype);
+			q->zt = stype == STG_T_TEXT &&
+				q->v.enc[col].kind == STG_ENC_ZTEXT;
+			q->dk = !q->zt && !host_only &&
+				gc_dev_kind(&q->v, col, stype);
 			/* any other encoding: this tablet's column decoded
 			 * here, on this core (the tablets in parallel) */
-			if (!q->dk && (decode || stype == STG_T_TEXT)) {
+			if (!q->dk && !q->zt &&
+			    (decode || stype == STG_T_TEXT)) {
 				uint8_t *want =
 				    calloc((size_t)q->v.ncols + 1, 1);
 				q->drc = GPMDB_NOMEM;
@@ -483,14 +510,17 @@ static int gc_parts(stg_pool *p, uint32_t table_id, int col, int stype,
 			if (q->dk)
 				gc_dict_span(&q->v.enc[col], &q->tmin, &tend,
 					     &q->sum);
+			else if (q->zt)
+				q->tmin = 0,
+				tend = q->sum =
+				    gc_zt_bytes(&q->v, col, q->lo, q->hi);
 			else
 				gc_text_span(&q->v, col, q->lo, q->hi, &q->tmin,
 					     &tend, &q->sum);
-			/* a heap the decode made (compressed TEXT) goes with
-			 * q->pb when the load ends, while the entry's segments
-			 * keep host pointers for reading results back: its
-			 * strings are copied to the entry's own bytes */
-			q->cp = q->pb.heap != NULL ||
+			/* compressed TEXT is unpacked into the entry's own
+			 * bytes, which stay on the host for reading results
+			 * back */
+			q->cp = q->zt || q->pb.heap != NULL ||
 				gc_compact(tend - q->tmin, q->sum);
 			q->tb = q->cp ? q->sum : tend - q->tmin;
 		}
@@ -581,6 +611,164 @@ static void gc_pack_part(const gc_part *q, int col, int stype, size_t w,
 		}
 		k++;
 	}
+}
+
+/* One block of a compressed TEXT tablet in gc_zt_pack: tablet q's block
+ * b, whose first live row in the range is the tablet's k0-th and whose
+ * strings start a0 bytes into the tablet's compacted text. */
+typedef struct gc_zt_job {
+	const gc_part *q;
+	uint64_t b, k0, a0;
+} gc_zt_job;
+
+/* The blocks of tablet q overlapping its rows [lo, hi): into jobs (NULL:
+ * counted only), with their live rows' and bytes' offsets. */
+static size_t gc_zt_jobs(const gc_part *q, int col, gc_zt_job *jobs)
+{
+	const stg_colenc *e = &q->v.enc[col];
+	uint64_t k = 0, a = 0;
+	size_t n = 0;
+
+	for (uint64_t b = 0; b < e->dict_n; b++) {
+		uint64_t r0, r1;
+		uint32_t raw;
+
+		stg_zt_block(e, b, &r0, &r1, &raw);
+		if (r1 <= q->lo || r0 >= q->hi)
+			continue;
+		if (jobs) {
+			jobs[n] = (gc_zt_job){q, b, k, a};
+			for (uint64_t r = r0 > q->lo ? r0 : q->lo;
+			     r < r1 && r < q->hi; r++)
+				if (!gc_bit(q->v.deleted, (uint32_t)r)) {
+					k++;
+					a += stg_zt_len(e, r);
+				}
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Job j unpacked: its block decompressed (straight into the compacted
+ * text when all its rows are live and in the range, else into *buf,
+ * grown to fit), its rows' gpu_str at vals, NULL bytes at nul. */
+static int gc_zt_unpack(const gc_zt_job *j, int col, gpu_str *vals,
+			uint8_t *nul, char *hc, char **buf, size_t *cap)
+{
+	const gc_part *q = j->q;
+	const stg_colenc *e = &q->v.enc[col];
+	const uint32_t *nb = q->v.nulls ? q->v.nulls[col] : NULL;
+	uint64_t r0, r1, pos = 0, at = j->a0, k = j->k0;
+	uint32_t raw;
+	char *txt = hc + q->hoff;
+	int rc;
+
+	stg_zt_block(e, j->b, &r0, &r1, &raw);
+	bool whole = r0 >= q->lo && r1 <= q->hi &&
+		     gc_count(q->v.deleted, (uint32_t)r0, (uint32_t)r1) == 0;
+	if (!whole && *cap < (size_t)raw + 8) {
+		char *nb2 = realloc(*buf, (size_t)raw + 8);
+		if (!nb2)
+			return GPMDB_NOMEM;
+		*buf = nb2;
+		*cap = (size_t)raw + 8;
+	}
+	char *src = whole ? txt + j->a0 : *buf;
+	if ((rc = stg_zt_unpack(e, j->b, src)))
+		return rc;
+	for (uint64_t r = r0; r < r1; r++) {
+		uint32_t len = stg_zt_len(e, r);
+		if (pos + len > raw)
+			return GPMDB_CORRUPT;
+		if (r >= q->lo && r < q->hi &&
+		    !gc_bit(q->v.deleted, (uint32_t)r)) {
+			gpu_str *o = vals + k;
+			int null = gc_bit(nb, (uint32_t)r);
+			if (nul)
+				nul[k] = (uint8_t)null;
+			if (null) {
+				o->off = (uint32_t)q->toff;
+				o->len = 0;
+			} else {
+				o->off = (uint32_t)(q->toff + at);
+				o->len = len;
+				if (!whole)
+					memcpy(txt + at, src + pos, len);
+				at += len;
+			}
+			k++;
+		}
+		pos += len;
+	}
+	return pos == raw ? GPMDB_OK : GPMDB_CORRUPT;
+}
+
+/*
+ * The compressed TEXT tablets of group [g0, g1) unpacked, every block a
+ * job on any core.  Why: the tablets decoded whole, one per core, twice
+ * (the measuring pass, then the packing pass) and their strings copied
+ * once more took 418 ms of a fresh process's TPC-H Q13 at SF10 (15
+ * tablets of o_comment), and customer's two tablets kept 14 cores idle.
+ * vals and nul: the group's (row base at its first).
+ */
+static int gc_zt_pack(gc_part *pt, uint32_t g0, uint32_t g1, int col,
+		      uint64_t base, gpu_str *vals, uint8_t *nul, char *hc,
+		      char *err, size_t errlen)
+{
+	size_t nj = 0, *first;
+	gc_zt_job *jobs;
+	int bad = GPMDB_OK;
+
+	if (!(first = calloc((size_t)(g1 - g0) + 1, sizeof(size_t)))) {
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+	for (uint32_t t = g0; t < g1; t++) {
+		first[t - g0] = nj;
+		if (pt[t].zt && pt[t].lo != pt[t].hi)
+			nj += gc_zt_jobs(&pt[t], col, NULL);
+	}
+	first[g1 - g0] = nj;
+	if (nj == 0) {
+		free(first);
+		return GPMDB_OK;
+	}
+	if (!(jobs = malloc(nj * sizeof(*jobs)))) {
+		free(first);
+		snprintf(err, errlen, "out of memory");
+		return GPMDB_NOMEM;
+	}
+#pragma omp parallel for schedule(dynamic, 1) if (g1 - g0 > 1)
+	for (uint32_t t = g0; t < g1; t++)
+		if (pt[t].zt && pt[t].lo != pt[t].hi)
+			(void)gc_zt_jobs(&pt[t], col, jobs + first[t - g0]);
+#pragma omp parallel
+	{
+		char *buf = NULL;
+		size_t cap = 0;
+#pragma omp for schedule(dynamic, 4)
+		for (size_t i = 0; i < nj; i++) {
+			const gc_part *q = jobs[i].q;
+			uint64_t r = q->off - base;
+			int rc =
+			    gc_zt_unpack(&jobs[i], col, vals + r,
+					 nul ? nul + r : NULL, hc, &buf, &cap);
+			if (rc) {
+#pragma omp critical(gc_zt_bad)
+				bad = rc;
+			}
+		}
+		free(buf);
+	}
+	free(jobs);
+	free(first);
+	gc_st.zt_blocks += bad ? 0 : nj;
+	if (bad)
+		snprintf(err, errlen,
+			 "a compressed TEXT column, unpacked for the GPU: %s",
+			 stg_decode_errstr(bad));
+	return bad;
 }
 
 /* A dictionary column's tablet strings, compacted (gc_compact) at
@@ -694,6 +882,13 @@ static int gc_dec_column(const gc_part *pt, uint32_t nt, int col, size_t w,
 		snprintf(err, errlen, "out of memory");
 		return GPMDB_NOMEM;
 	}
+	/* batches that fit a pinned staging buffer are built in it (no
+	 * malloc'd blob to fault in, copy again and unmap: 65 of Q6's 80 ms
+	 * of loading at TPC-H SF10 in a fresh process, 398 MB through the
+	 * blob and the staging copy); a tablet larger than that still goes
+	 * through a blob of its own */
+	uint64_t stage = gpu_stage_size();
+	uint64_t lim = stage && stage < GC_DEC_BATCH ? stage : GC_DEC_BATCH;
 	for (uint32_t t0 = 0, t1; t0 < nt && !rc; t0 = t1) {
 		uint32_t n = 0, most = 0;
 		uint64_t hb, db = 0, packed = 0;
@@ -726,7 +921,7 @@ static int gc_dec_column(const gc_part *pt, uint32_t nt, int col, size_t w,
 			    s->nwords && gc_registered(s->words, s->nwords);
 			need = s->nwords + 3 * gc_al8(s->nbm * 4ull) +
 			       (e->kind == STG_ENC_DICT ? e->dict_n * 8 : 0);
-			if (n && hb + db + need > GC_DEC_BATCH)
+			if (n && hb + db + need > lim)
 				break;
 			j->kind = e->kind;
 			j->bits = e->bits;
@@ -775,22 +970,30 @@ static int gc_dec_column(const gc_part *pt, uint32_t nt, int col, size_t w,
 				}
 			db = at - hb;
 		}
-		if (!(blob = malloc(hb))) {
-			snprintf(err, errlen, "out of memory");
-			rc = GPMDB_NOMEM;
-			break;
-		}
-		memcpy(blob, jobs, sizeof(gc_dec_job) * n);
-#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
-		for (uint32_t i = 0; i < n; i++)
-			gc_dec_fill(&jobs[i], &src[i], col, blob);
 		for (;;) {
 			rc = gpu_alloc(&scr, hb + db, err, errlen);
 			if (rc != GPMDB_NOMEM || !gc_evict_one())
 				break;
 		}
-		if (!rc)
-			rc = gc_put(scr, blob, hb, err, errlen);
+		bool staged = hb <= stage;
+		if (!rc && staged)
+			rc = gpu_stage_take(&blob, err, errlen);
+		else if (!rc && !(blob = malloc(hb))) {
+			snprintf(err, errlen, "out of memory");
+			rc = GPMDB_NOMEM;
+		}
+		if (!rc) {
+			memcpy(blob, jobs, sizeof(gc_dec_job) * n);
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+			for (uint32_t i = 0; i < n; i++)
+				gc_dec_fill(&jobs[i], &src[i], col, blob);
+			if (staged) {
+				rc = gpu_stage_send(scr, hb, err, errlen);
+				gc_st.up_staged += hb;
+			} else {
+				rc = gc_put(scr, blob, hb, err, errlen);
+			}
+		}
 		for (uint32_t i = 0; i < n && !rc; i++)
 			if (src[i].direct)
 				rc = gc_put((char *)scr + jobs[i].words,
@@ -802,7 +1005,8 @@ static int gc_dec_column(const gc_part *pt, uint32_t nt, int col, size_t w,
 					      errlen);
 		if (scr)
 			gpu_free(scr, NULL, 0); /* stream-ordered */
-		free(blob);
+		if (!staged)
+			free(blob);
 		blob = NULL;
 		if (!rc) {
 			gc_st.dec_dev_tablets += n;
@@ -889,6 +1093,10 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		}
 		/* a number column's tablet without deleted rows: from the
 		 * mapping (direct DMA when it is registered) */
+		if (stype == STG_T_TEXT &&
+		    (rc = gc_zt_pack(pt, g0, g1, col, base, (gpu_str *)vals,
+				     nul, hc, err, errlen)))
+			break;
 #pragma omp parallel for schedule(dynamic, 1) if (g1 - g0 > 1)
 		for (uint32_t t = g0; t < g1; t++) {
 			gc_part *q = &pt[t];
@@ -904,7 +1112,7 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 			/* nothing to pack: no per-row pass (60M rows of a
 			 * number column took 150 ms on a core for nothing);
 			 * row ids of a whole tablet are made on the device */
-			if (q->lo == q->hi || (direct && !nul))
+			if (q->lo == q->hi || (direct && !nul) || q->zt)
 				continue;
 			gc_pack_part(q, col, stype, w,
 				     direct ? NULL : vals + (q->off - base) * w,
@@ -965,9 +1173,13 @@ static int gc_pack(stg_pool *p, uint32_t table_id, int col, int stype,
 		}
 	}
 	/* the encoded parts, after the uploads above on the stream */
-	if (!rc)
+	if (!rc) {
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = gc_dec_column(pt, nt, col, w, dd, (uint8_t *)dn, err,
 				   errlen);
+		gc_st.expand_ns += gc_ns_since(&t0);
+	}
 	if (!rc)
 		for (uint32_t t = 0; t < nt; t++)
 			gc_st.dec_host_tablets += pt[t].pb.n != 0;
@@ -1005,15 +1217,6 @@ static void gc_note_base(stg_pool *p)
 	gc_reg_len = gc_reg_base ? maplen : 0;
 	gc_map_base = mb;
 	gc_map_len = mb ? maplen : 0;
-}
-
-static uint64_t gc_ns_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (uint64_t)((t1.tv_sec - t0->tv_sec) * 1000000000LL +
-			  (t1.tv_nsec - t0->tv_nsec));
 }
 
 static int gc_limits(const gc_size *z, char *err, size_t errlen)
@@ -1068,8 +1271,13 @@ static int gc_measure_entry(stg_pool *p, const gc_entry *e, int stype,
 		*z = m->z;
 		return GPMDB_OK;
 	}
-	if ((rc = gc_measure(p, e->table_id, e->col, stype, 0, UINT64_MAX, z,
-			     err, errlen)))
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = gc_measure(p, e->table_id, e->col, stype, 0, UINT64_MAX, z, err,
+			errlen);
+	gc_st.measure_ns += gc_ns_since(&t0);
+	if (rc)
 		return rc;
 	m = &gc_memos[gc_memo_next];
 	gc_memo_next = (gc_memo_next + 1) % GC_MEMO;
@@ -1088,7 +1296,7 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 		   size_t errlen)
 {
 	gc_size z;
-	struct timespec t0;
+	struct timespec t0, t1;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1099,8 +1307,11 @@ static int gc_load(stg_pool *p, gc_entry *e, int stype, char *err,
 	e->bytes = z.bytes;
 	if ((rc = gc_alloc(&e->dev, e->bytes, err, errlen)))
 		return rc;
-	if ((rc = gc_pack(p, e->table_id, e->col, stype, 0, UINT64_MAX, &z,
-			  e->dev, &e->ref, &e->seg, err, errlen))) {
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rc = gc_pack(p, e->table_id, e->col, stype, 0, UINT64_MAX, &z, e->dev,
+		     &e->ref, &e->seg, err, errlen);
+	gc_st.pack_ns += gc_ns_since(&t1);
+	if (rc) {
 		gpu_free(e->dev, NULL, 0);
 		e->dev = NULL;
 		return rc;

@@ -70,6 +70,12 @@ typedef struct gcache_stats {
 	 * DMAs, packing); the pool's registration: 1 when registered, failed
 	 * attempts, time spent registering, the last failure's words */
 	uint64_t up_direct, up_staged, load_ns;
+	/* of load_ns: the measuring pass (gc_measure) and the packing and
+	 * uploading pass (gc_pack), host decoding of encoded tablets in both */
+	uint64_t measure_ns, pack_ns;
+	/* of pack_ns: the encoded tablets' decode jobs built, sent and
+	 * launched (gc_dec_column) */
+	uint64_t expand_ns;
 	/* gcache_column_range: row ranges loaded (streamed scans), bytes */
 	uint64_t range_loads, range_bytes;
 	uint64_t reg_ok, reg_fail, reg_ns;
@@ -77,6 +83,8 @@ typedef struct gcache_stats {
 	 * and the packed bytes they uploaded; parts decoded on the host (an
 	 * encoding the kernel does not expand, or GPMDB_GPU_HOST_DECODE=1) */
 	uint64_t dec_dev_tablets, dec_dev_bytes, dec_host_tablets;
+	/* compressed TEXT blocks unpacked for loads (gc_zt_pack) */
+	uint64_t zt_blocks;
 	char reg_msg[200];
 } gcache_stats;
 

@@ -114,7 +114,11 @@ static int gpu_make_pool(char *err, size_t errlen)
  * them moved 4.4 GB/s (960 MB in 216 ms at SF10 on the H200). */
 #define GPU_STAGE_DEFAULT_MB 16
 static size_t gpu_stage_bytes; /* set with the buffers' allocation */
-#define GPU_STAGE_PIECE (1u << 20)
+/* A thread's share of a staged chunk: small enough that a 1.5 MB encoded
+ * tablet (one gc_put) is copied by several cores, not one (6.5 GB/s for
+ * TPC-H's cold loads on the H200 when pieces were 1 MiB and chunks under
+ * 4 MiB went on one core). */
+#define GPU_STAGE_PIECE (128u << 10)
 static char *gpu_stage[2];
 static cudaEvent_t gpu_stage_ev[2];
 static int gpu_stage_next;
@@ -209,6 +213,9 @@ extern "C" uint64_t gpu_init_us(void)
 	return gpu_setup_us;
 }
 
+/* gpu_setup has run (read without gpu_lock by gpu_init_pending) */
+static int gpu_setup_done;
+
 /* gpu_setup once (gpu_lock held) */
 static void gpu_setup_once(void)
 {
@@ -224,14 +231,30 @@ static void gpu_setup_once(void)
 	if (gpu_rc)
 		gpu_teardown();
 	gpu_state = 1;
+	__atomic_store_n(&gpu_setup_done, 1, __ATOMIC_RELEASE);
+}
+
+/* Microseconds statements spent in gpu_init waiting for CUDA's setup (the
+ * prestart thread's or their own): what a fresh process's first GPU
+ * statement pays of it (gpu_stats init_wait_us). */
+static uint64_t gpu_wait_us;
+
+extern "C" uint64_t gpu_init_wait_us(void)
+{
+	return gpu_wait_us;
 }
 
 extern "C" int gpu_init(char *err, size_t errlen)
 {
 	int rc;
+	struct timespec t0, t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&gpu_lock);
 	gpu_setup_once();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	gpu_wait_us += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+				  (t1.tv_nsec - t0.tv_nsec) / 1000);
 	rc = gpu_rc;
 	if (rc && err && errlen)
 		snprintf(err, errlen, "%s", gpu_msg);
@@ -356,6 +379,12 @@ extern "C" uint64_t gpu_init_async_us(void)
 	return gpu_pre_us;
 }
 
+extern "C" int gpu_init_pending(void)
+{
+	return __atomic_load_n(&gpu_pre_on, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&gpu_setup_done, __ATOMIC_ACQUIRE);
+}
+
 extern "C" int gpu_available(void)
 {
 	return gpu_init(NULL, 0) == GPMDB_OK;
@@ -367,6 +396,7 @@ extern "C" void gpu_shutdown(void)
 	if (gpu_state)
 		gpu_teardown();
 	gpu_state = 0;
+	__atomic_store_n(&gpu_setup_done, 0, __ATOMIC_RELEASE);
 	gpu_rc = 0;
 	gpu_msg[0] = 0;
 	pthread_mutex_unlock(&gpu_lock);
@@ -523,7 +553,7 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 			    (long)((c + GPU_STAGE_PIECE - 1) / GPU_STAGE_PIECE);
 			char *d = gpu_stage[b];
 			const char *s0 = (const char *)src + off;
-#pragma omp parallel for schedule(static) if (np > 4)
+#pragma omp parallel for schedule(static) if (np > 1)
 			for (long i = 0; i < np; i++) {
 				size_t o = (size_t)i * GPU_STAGE_PIECE;
 				memcpy(d + o, s0 + o,
@@ -536,6 +566,50 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 					cudaMemcpyHostToDevice, gpu_strm));
 		GPU_TRY(cudaEventRecord(gpu_stage_ev[b], gpu_strm));
 	}
+	return GPMDB_OK;
+}
+
+/* The buffer gpu_stage_take lent (-1: none) */
+static int gpu_stage_lent = -1;
+
+extern "C" size_t gpu_stage_size(void)
+{
+	const char *e = getenv("GPMDB_GPU_STAGE_MB");
+	long mb = e ? atol(e) : 0;
+
+	if (gpu_stage_bytes)
+		return gpu_stage_bytes;
+	return (size_t)(mb >= 1 && mb <= 1024 ? mb : GPU_STAGE_DEFAULT_MB)
+	       << 20;
+}
+
+extern "C" int gpu_stage_take(char **buf, char *err, size_t errlen)
+{
+	int rc = gpu_init(err, errlen);
+
+	*buf = NULL;
+	if (rc || (rc = gpu_stage_alloc(err, errlen)))
+		return rc;
+	int b = gpu_stage_next;
+	gpu_stage_next ^= 1;
+	/* the DMA that last read this buffer is done */
+	GPU_TRY(cudaEventSynchronize(gpu_stage_ev[b]));
+	gpu_stage_lent = b;
+	*buf = gpu_stage[b];
+	return GPMDB_OK;
+}
+
+extern "C" int gpu_stage_send(void *dst, size_t n, char *err, size_t errlen)
+{
+	int b = gpu_stage_lent;
+
+	gpu_stage_lent = -1;
+	if (b < 0 || n > gpu_stage_bytes)
+		return gpu_say(err, errlen, GPMDB_INTERNAL,
+			       "GPU staging: a send without a buffer taken");
+	GPU_TRY(cudaMemcpyAsync(dst, gpu_stage[b], n, cudaMemcpyHostToDevice,
+				gpu_strm));
+	GPU_TRY(cudaEventRecord(gpu_stage_ev[b], gpu_strm));
 	return GPMDB_OK;
 }
 

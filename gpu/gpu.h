@@ -57,6 +57,8 @@ int gpu_init(char *err, size_t errlen);
 /* Microseconds the first gpu_init spent creating the CUDA context, the
  * stream and the memory pool (0 before it ran). */
 uint64_t gpu_init_us(void);
+/* Microseconds gpu_init calls waited, in all (setup included). */
+uint64_t gpu_init_wait_us(void);
 /* Starts gpu_init and the staging buffers' allocation on a thread of
  * their own (a connection opened with backend=gpu), once per process;
  * GPMDB_GPU_PRESTART=0 turns it off.  gpu_init waits for it. */
@@ -65,6 +67,9 @@ void gpu_init_async(void);
 void gpu_init_async_join(void);
 /* Microseconds the thread ran (0 when none ran). */
 uint64_t gpu_init_async_us(void);
+/* 1 while that thread still sets CUDA up: a statement that will wait for
+ * it may do its host work first (exec_gpu_prefetch). */
+int gpu_init_pending(void);
 /* 1 when gpu_init succeeded (calls it if it has not run yet). */
 int gpu_available(void);
 /* Frees the pool and the stream; a later gpu_init starts again. */
@@ -92,6 +97,14 @@ int gpu_download(void *dst, const void *src, size_t n, char *err,
  * cannot be registered.  Returns once src may be reused. */
 int gpu_upload_staged(void *dst, const void *src, size_t n, char *err,
 		      size_t errlen);
+/* For a caller that builds what it uploads (the cache's decode jobs):
+ * gpu_stage_take lends the next staging buffer (gpu_stage_size bytes),
+ * once its last DMA is done, to be filled and then sent by
+ * gpu_stage_send (its first n bytes to dst, on gpmdb's stream), which
+ * gives it back; no other GPU call between the two. */
+size_t gpu_stage_size(void);
+int gpu_stage_take(char **buf, char *err, size_t errlen);
+int gpu_stage_send(void *dst, size_t n, char *err, size_t errlen);
 int gpu_memset(void *dst, int byte, size_t n, char *err, size_t errlen);
 /* data[rowids[i] * width] = vals[i] for n rows of a device column of width
  * 1, 2, 4 or 8 bytes, and nulls[rowids[i]] = bit i of vnulls (vnulls NULL:

@@ -43,12 +43,22 @@ uint64_t gpu_init_async_us(void)
 	return 0;
 }
 
+int gpu_init_pending(void)
+{
+	return 0;
+}
+
 int gpu_available(void)
 {
 	return 0;
 }
 
 uint64_t gpu_init_us(void)
+{
+	return 0;
+}
+
+uint64_t gpu_init_wait_us(void)
 {
 	return 0;
 }
@@ -94,6 +104,24 @@ int gpu_upload_staged(void *dst, const void *src, size_t n, char *err,
 {
 	(void)dst;
 	(void)src;
+	(void)n;
+	return gpu_no_cuda(err, errlen);
+}
+
+size_t gpu_stage_size(void)
+{
+	return 0;
+}
+
+int gpu_stage_take(char **buf, char *err, size_t errlen)
+{
+	*buf = NULL;
+	return gpu_no_cuda(err, errlen);
+}
+
+int gpu_stage_send(void *dst, size_t n, char *err, size_t errlen)
+{
+	(void)dst;
 	(void)n;
 	return gpu_no_cuda(err, errlen);
 }

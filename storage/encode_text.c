@@ -146,6 +146,28 @@ static int zt_decode_in(const stg_colenc *e, uint64_t from, uint64_t n,
 	return GPMDB_OK;
 }
 
+/* ---- Blocks for readers that take them in parallel (the GPU cache) -- */
+
+void stg_zt_block(const stg_colenc *e, uint64_t b, uint64_t *row0,
+		  uint64_t *row1, uint32_t *raw)
+{
+	const stg_zt_blk *d = zt_dir(e);
+
+	*row0 = d[b].row0;
+	*row1 = d[b + 1].row0;
+	*raw = d[b].raw;
+}
+
+uint32_t stg_zt_len(const stg_colenc *e, uint64_t r)
+{
+	return zt_len(e, r);
+}
+
+int stg_zt_unpack(const stg_colenc *e, uint64_t b, char *dst)
+{
+	return zt_unpack(e, b, dst);
+}
+
 int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		    stg_strref *out, const char **heap, stg_textbuf *tb)
 {

@@ -346,6 +346,7 @@ typedef struct {
 	const uint32_t *deleted;      /* deleted-row bitmap */
 	const char *heap; /* string heap: stg_strref.off is relative to it */
 	const stg_colenc *enc; /* NULL: every column plain */
+	uint64_t heap_used;    /* the heap's bytes in use */
 } stg_tablet_view;
 
 /* Rows [from, from + n) of column c (w: stg_type_width of its type) as
@@ -373,6 +374,17 @@ typedef struct {
 int stg_tablet_text(const stg_tablet_view *v, int c, uint64_t from, uint64_t n,
 		    stg_strref *out, const char **heap, stg_textbuf *tb);
 void stg_textbuf_free(stg_textbuf *tb);
+/* A compressed TEXT column (enc kind STG_ENC_ZTEXT) block by block, for
+ * a reader that decompresses its blocks in parallel (the GPU cache):
+ * e->dict_n blocks; block b holds rows [*row0, *row1) of the tablet,
+ * raw bytes: their strings back to back, row r's stg_zt_len bytes (NULL
+ * rows 0) after those of the rows before it in the block.
+ * stg_zt_unpack decompresses block b into dst (raw bytes):
+ * GPMDB_CORRUPT when it does not decompress to them, GPMDB_NOMEM. */
+void stg_zt_block(const stg_colenc *e, uint64_t b, uint64_t *row0,
+		  uint64_t *row1, uint32_t *raw);
+uint32_t stg_zt_len(const stg_colenc *e, uint64_t r);
+int stg_zt_unpack(const stg_colenc *e, uint64_t b, char *dst);
 /* A reader's buffers for one encoded column, a vector at a time: rows
  * [from, from + n) of column c of v, n <= STG_VEC_ROWS, decoded
  * into vb (allocated on first use) and *data pointed at them, *heap at
@@ -411,6 +423,14 @@ static inline bool stg_tablet_plain(const stg_tablet_view *v, int c)
 {
 	return v->data[c] != NULL;
 }
+
+/* Maps the pool's pages that hold columns of table table_id on every core
+ * (prefetch.c): types[c] the storage type of column c (ncols of them),
+ * -1 for a column not wanted.  Nothing is copied or kept; *bytes: what
+ * was mapped.  For a statement that is about to read them and waits for
+ * something else first (a fresh process's GPU setup). */
+int stg_prefetch_cols(stg_pool *p, uint32_t table_id, const int *types,
+		      int ncols, uint64_t *bytes);
 
 /* ---- Encodings (encode.c) --------------------------------------------- */
 

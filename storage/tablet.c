@@ -1337,6 +1337,7 @@ int stg_tablet_get(stg_pool *p, uint32_t table_id, uint32_t idx,
 	view->nulls = v->nulls;
 	view->deleted = deleted_bits(h);
 	view->heap = h->heap_off ? (const char *)pool_at(p, h->heap_off) : NULL;
+	view->heap_used = h->heap_off ? h->heap_used : 0;
 	view->enc = h->enc_rel ? v->enc : NULL;
 	return GPMDB_OK;
 }

@@ -56,6 +56,9 @@ int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, struct xg_src *b,
  * error of a row (GPMDB_ERROR) or an interrupt. */
 bool exec_gpu_failed(gpmdb *db, int rc);
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root);
+/* Before a SELECT runs: while CUDA's setup still runs on its thread, the
+ * pages of the columns root's scans read are mapped on every core. */
+void exec_gpu_prefetch(exec_ctx *x, pnode *root);
 /* EXPLAIN: after exec_gpu_annotate, *gpu: n runs on the GPU; returns a
  * note on the GPU's work or the reason for the CPU, or NULL. */
 const char *exec_gpu_explain(const pnode *n, bool *gpu);

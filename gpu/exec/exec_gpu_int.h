@@ -128,6 +128,7 @@ typedef struct xg_acc {
 
 /* Process-wide counters (PRAGMA gpu_stats). */
 extern uint64_t xg_fused_aggs, xg_fused_declines;
+extern uint64_t xg_prefetch_bytes, xg_prefetch_ns; /* exec_gpu.c */
 extern uint64_t xg_kept_aggs;
 extern uint64_t xg_text_merges, xg_text_merged_bytes;
 extern uint64_t xg_dev_joins;

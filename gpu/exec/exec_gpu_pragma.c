@@ -169,9 +169,13 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"cache_upload_direct_bytes", cs.up_direct},
 		    {"cache_upload_staged_bytes", cs.up_staged},
 		    {"cache_load_us", cs.load_ns / 1000},
+		    {"cache_measure_us", cs.measure_ns / 1000},
+		    {"cache_pack_us", cs.pack_ns / 1000},
+		    {"cache_expand_us", cs.expand_ns / 1000},
 		    {"cache_decode_device_tablets", cs.dec_dev_tablets},
 		    {"cache_decode_device_bytes", cs.dec_dev_bytes},
 		    {"cache_decode_host_tablets", cs.dec_host_tablets},
+		    {"cache_ztext_blocks", cs.zt_blocks},
 		    {"cache_pool_registered", cs.reg_ok},
 		    {"cache_register_failures", cs.reg_fail},
 		    {"cache_register_us", cs.reg_ns / 1000},
@@ -189,6 +193,11 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    /* that creation started at open on a thread of its own
 		     * (backend=gpu), with the staging buffers: its wall time */
 		    {"init_prestart_us", gpu_init_async_us()},
+		    /* statements' waits for that setup */
+		    {"init_wait_us", gpu_init_wait_us()},
+		    /* of it, columns' pages mapped ahead (exec_gpu_prefetch) */
+		    {"prefetch_bytes", xg_prefetch_bytes},
+		    {"prefetch_us", xg_prefetch_ns / 1000},
 		    {"index_cache_entries", ics.entries},
 		    {"index_cache_bytes", ics.bytes},
 		    {"index_cache_hits", ics.hits},

@@ -8,7 +8,9 @@
  * whole-column loads and streamed row ranges (a 1 MB cache), each query
  * run on the CPU and on the GPU under gpu_strict with the rows compared.
  * The kernel's expansion (gpu/cache_dec.cu) is counted in gpu_stats; the
- * host decode (GPMDB_GPU_HOST_DECODE=1) is checked against it too.
+ * host decode (GPMDB_GPU_HOST_DECODE=1) is checked against it too.  A
+ * compressed TEXT column (zstd blocks) is unpacked on the host, block by
+ * block on every core (gpu_stats cache_ztext_blocks).
  * GPMDB_TEST_ROWS=n: rows (default 40000: tablets of 1024 to 32768
  * rows); GPMDB_TEST_POOL_DIR: where the pool goes (default /dev/shm; run
  * it with GPMDB_GPU_PIN_POOL=1 too for the registered mapping's DMA).
@@ -131,7 +133,7 @@ static void setup(void)
 	snprintf(ddl + o, sizeof(ddl) - o,
 		 ", m DECIMAL(12,2), dt DATE, bo BOOLEAN, bc BOOLEAN, nn "
 		 "BIGINT, ce BIGINT, an INTEGER, s1 TEXT, sm TEXT, sn TEXT, "
-		 "sp TEXT)");
+		 "sp TEXT, zc TEXT)");
 	CHECK(!xq_exec(db, ddl));
 	o = (size_t)snprintf(ins, sizeof(ins), "INSERT INTO e SELECT i");
 	for (int k = 0; k <= 64; k++) {
@@ -149,7 +151,9 @@ static void setup(void)
 	    "= 0 THEN NULL ELSE i * 3 - 70000 END, CASE WHEN i %% 7 = 0 "
 	    "THEN NULL ELSE 42 END, NULL, 'only', 'v' || (i %% 1000), CASE "
 	    "i %% 9 WHEN 0 THEN NULL WHEN 1 THEN '' ELSE 'w' || (i %% 5) "
-	    "END, 'p' || i FROM g");
+	    "END, 'p' || i, CASE i %% 19 WHEN 0 THEN NULL WHEN 1 THEN '' "
+	    "ELSE 'the quick brown fox ' || i || ' jumps over the lazy dog "
+	    "' || (i * 7919 %% 10007) || ' and runs away again' END FROM g");
 	CHECK(!xq_exec(db, ins));
 	CHECK(!xq_exec(db, "DELETE FROM e WHERE i % 13 = 5"));
 	CHECK(!xq_exec(db, "VACUUM"));
@@ -160,11 +164,31 @@ static void setup(void)
 	{
 		char *si = xq(db, "PRAGMA storage_info(e)");
 		printf("# storage_info(e):\n%.3000s\n", si);
-		CHECKF(strstr(si, "for ") && strstr(si, "dict "),
+		CHECKF(strstr(si, "for ") && strstr(si, "dict ") &&
+			   strstr(si, "zstd"),
 		       "not encoded: %.500s", si);
 		free(si);
 	}
 	CHECK(!xq_exec(db, "PRAGMA gpu_strict = on"));
+}
+
+/* The compressed TEXT column zc (NULLs, empty strings, deleted rows):
+ * its blocks unpacked for the load (gpu_stats cache_ztext_blocks). */
+static void t_ztext(int ranges)
+{
+	unsigned long long z0 = stat_of("cache_ztext_blocks");
+
+	both("SELECT count(zc), sum(length(zc)), sum(CASE WHEN zc LIKE "
+	     "'%dog 1%' THEN i ELSE 0 END) FROM e");
+	both("SELECT i, zc FROM e WHERE i % 37 = 3 ORDER BY i");
+	both("SELECT count(*) FROM e WHERE zc LIKE '%fox 1%lazy dog 7%'");
+	both("SELECT zc IS NULL, zc = '', count(*) FROM e GROUP BY 1, 2");
+	if (!ranges)
+		both("SELECT length(zc) % 7, count(*), sum(i) FROM e GROUP BY "
+		     "1");
+	both("SELECT zc, count(*) FROM e WHERE i % 101 = 7 GROUP BY zc");
+	CHECKF(stat_of("cache_ztext_blocks") > z0,
+	       "no compressed TEXT block unpacked");
 }
 
 /* Every row of each column through aggregates, and sampled rows whole. */
@@ -207,6 +231,7 @@ static void t_columns(void)
 	both("SELECT nn % 10, count(*), sum(b33), min(dt) FROM e WHERE nn IS "
 	     "NOT NULL GROUP BY 1");
 	both("SELECT count(*), sum(i) FROM e WHERE ce IS NULL");
+	t_ztext(0);
 	printf("# device decode: %llu tablets, %llu packed bytes; host: %llu "
 	       "tablets; uploads direct %llu, staged %llu bytes\n",
 	       stat_of("cache_decode_device_tablets") - d0,
@@ -235,6 +260,7 @@ static void t_ranges(void)
 	both("SELECT bo, sn, count(*) FROM e GROUP BY 1, 2");
 	both("SELECT bo, sn, count(*), max(dt) FROM e GROUP BY 1, 2");
 	both("SELECT i, b64, sp FROM e WHERE b64 > 0 AND i % 61 = 0");
+	t_ztext(1);
 	CHECK(!xq_exec(db, "PRAGMA gpu_cache_limit = 0"));
 	printf("# ranges: %llu windows, %llu tablets expanded\n",
 	       stat_of("stream_windows") - w0,

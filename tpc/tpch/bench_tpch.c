@@ -129,6 +129,9 @@ static double bt_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* When main started (a fresh child reports its start-up) */
+static double bt_main_t;
+
 static void bt_die(const char *fmt, const char *a, const char *b)
 {
 	fprintf(stderr, "bench_tpch: ");
@@ -898,6 +901,11 @@ static void bt_fresh(int e, int q, const char *path)
 	fflush(stdout);
 	fflush(stderr);
 	t0 = bt_now();
+	{
+		char t0s[64];
+		snprintf(t0s, sizeof(t0s), "%.9f", t0);
+		setenv("BT_FORK_T0", t0s, 1);
+	}
 	pid = fork();
 	if (pid == 0) {
 		dup2(pfd[1], 1);
@@ -916,12 +924,61 @@ static void bt_fresh(int e, int q, const char *path)
 		waitpid(pid, &st, 0);
 	cell->fresh_ms = (bt_now() - t0) * 1e3;
 	free(av);
-	cell->fresh_ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-			 sscanf(out, "FRESH %lf %lf", &cell->fresh_open_ms,
-				&cell->fresh_query_ms) == 2;
-	fprintf(stderr, "bench_tpch: %-9s q%-2d fresh process %9.1f ms%s\n",
+	double pre = 0, done = 0;
+	cell->fresh_ok =
+	    pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+	    sscanf(out, "FRESH %lf %lf %lf %lf", &cell->fresh_open_ms,
+		   &cell->fresh_query_ms, &pre, &done) >= 2;
+	/* pre: fork to the child's main; done: fork to its close's end (the
+	 * rest is the exit) */
+	fprintf(stderr,
+		"bench_tpch: %-9s q%-2d fresh process %9.1f ms%s (to main "
+		"%.1f, after close %.1f)\n",
 		bt_names[e], q, cell->fresh_ms,
-		cell->fresh_ok ? "" : " (failed)");
+		cell->fresh_ok ? "" : " (failed)", pre,
+		done > 0 ? cell->fresh_ms - done : 0);
+}
+
+/* BT_FRESH_STATS=1: where a fresh child's GPU query spent its time
+ * (PRAGMA gpu_stats' times and upload counters), one line on stderr. */
+static void bt_fresh_stats(gpmdb *db, int q)
+{
+	static const char *keep[] = {"init_us",
+				     "init_prestart_us",
+				     "init_wait_us",
+				     "gpu_time_us",
+				     "cache_load_us",
+				     "cache_measure_us",
+				     "cache_pack_us",
+				     "cache_expand_us",
+				     "cache_register_us",
+				     "cache_uploaded_bytes",
+				     "cache_upload_direct_bytes",
+				     "cache_upload_staged_bytes",
+				     "cache_decode_host_tablets",
+				     "cache_decode_device_tablets",
+				     "cache_ztext_blocks",
+				     "prefetch_bytes",
+				     "prefetch_us",
+				     "cpu_fallbacks"};
+	gpmdb_stmt *st = NULL;
+	char line[2048];
+	size_t at = 0;
+
+	if (gpmdb_prepare(db, "PRAGMA gpu_stats", -1, &st, NULL) != GPMDB_OK ||
+	    !st)
+		return;
+	at += (size_t)snprintf(line, sizeof(line), "FRESHSTATS q%d", q);
+	while (gpmdb_step(st) == GPMDB_ROW && at < sizeof(line) - 80) {
+		const char *n = (const char *)gpmdb_column_text(st, 0);
+		for (size_t i = 0; n && i < sizeof(keep) / sizeof(keep[0]); i++)
+			if (!strcmp(n, keep[i]))
+				at += (size_t)snprintf(
+				    line + at, sizeof(line) - at, " %s=%lld", n,
+				    gpmdb_column_int64(st, 1));
+	}
+	gpmdb_finalize(st);
+	fprintf(stderr, "%s\n", line);
 }
 
 /* The child of bt_fresh: opens PATH, runs the query once, prints
@@ -954,12 +1011,19 @@ static void bt_fresh_child(void)
 	bt_deadline = t1 + bt_opt.timeout;
 	rc = bt_run(e, &c, q, NULL, &r);
 	t2 = bt_now();
+	if (!rc && e == E_GPU && getenv("BT_FRESH_STATS"))
+		bt_fresh_stats(c.g, q);
 	bt_close(e, &c);
+	double t3 = bt_now();
 	if (rc) {
 		fprintf(stderr, "bench_tpch: fresh child: %s\n", r.err);
 		_exit(5);
 	}
-	printf("FRESH %.3f %.3f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+	const char *f0 = getenv("BT_FORK_T0");
+	double tf = f0 ? atof(f0) : 0;
+	printf("FRESH %.3f %.3f %.3f %.3f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+	       tf > 0 ? (bt_main_t - tf) * 1e3 : 0,
+	       tf > 0 ? (t3 - tf) * 1e3 : 0);
 	fflush(stdout);
 	_exit(0);
 }
@@ -1544,6 +1608,8 @@ static void bt_cleanup(void)
 int main(int argc, char **argv)
 {
 	static char qdir[400];
+
+	bt_main_t = bt_now();
 	int status = 0;
 
 	pthread_t mem_thr;
@@ -1654,7 +1720,11 @@ int main(int argc, char **argv)
 			for (int q = 1; q <= TPCHQ_N; q++)
 				if (bt_eng[e].state == ST_RUN && bt_opt.only[q])
 					bt_fresh(e, q, bt_pool);
-		unlink(bt_pool);
+		/* BT_KEEP_POOL=PATH: the loaded pool kept there (same file
+		 * system) for runs of the shell against it */
+		const char *keep = getenv("BT_KEEP_POOL");
+		if (!keep || rename(bt_pool, keep))
+			unlink(bt_pool);
 	}
 	/* DuckDB */
 	if (bt_opt.engines[E_DUCK]) {
