@@ -1219,14 +1219,26 @@ static void gc_note_base(stg_pool *p)
 	gc_map_len = mb ? maplen : 0;
 }
 
+uint64_t gcache_text_limit(void)
+{
+	/* GPMDB_TEST_GPU_TEXT_LIMIT: a smaller limit, for tests at small
+	 * scale */
+	const char *e = getenv("GPMDB_TEST_GPU_TEXT_LIMIT");
+	long long v = e ? atoll(e) : 0;
+
+	return v > 0 && v < 0x80000000ll ? (uint64_t)v : 0x80000000ull;
+}
+
 static int gc_limits(const gc_size *z, char *err, size_t errlen)
 {
-	if (z->live > UINT32_MAX || z->ntext >= 0x80000000ull) {
+	if (z->live > UINT32_MAX || z->ntext >= gcache_text_limit()) {
 		snprintf(err, errlen,
 			 "table too large for one GPU run (%llu rows, %llu "
-			 "text bytes; the limits are 2^32 rows and 2 GiB)",
+			 "text bytes; the limits are 2^32 rows and %llu "
+			 "bytes)",
 			 (unsigned long long)z->live,
-			 (unsigned long long)z->ntext);
+			 (unsigned long long)z->ntext,
+			 (unsigned long long)gcache_text_limit());
 		return GPMDB_UNSUPPORTED;
 	}
 	return GPMDB_OK;
@@ -1477,7 +1489,10 @@ int gcache_need(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 				   col == GCACHE_ROWID ? GCACHE_ROWID : stype,
 				   &z, err, errlen)))
 		return rc;
-	*bytes = z.bytes;
+	/* past what one entry addresses (2^32 rows, gcache_text_limit
+	 * bytes of text): never fits, so the caller streams it in windows
+	 * (TPC-H Q13's o_comment at SF30, 2.2 GB, fell back to the CPU) */
+	*bytes = gc_limits(&z, NULL, 0) ? UINT64_MAX : z.bytes;
 	return GPMDB_OK;
 }
 

@@ -101,6 +101,10 @@ void gcache_begin(void);
  * gcache_begin. */
 int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 		  int stype, gcache_colref *out, char *err, size_t errlen);
+/* The text bytes one entry or window addresses (gpu_str's 32-bit
+ * offsets): 2 GiB.  gcache_need gives UINT64_MAX for a column past it or
+ * past 2^32 rows (it never fits: stream it). */
+uint64_t gcache_text_limit(void);
 /*
  * Streaming (tables whose columns do not fit, docs/gpu.md):
  * gcache_need: the device bytes column col would take in the cache (what

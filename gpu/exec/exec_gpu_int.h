@@ -48,6 +48,7 @@
  * table, live of them live; bytes: its needed columns on the device. */
 typedef struct xg_win {
 	uint64_t row0, nrows, live, bytes;
+	uint64_t text; /* of bytes: the TEXT columns' (gcache_text_limit) */
 } xg_win;
 
 /* GROUP BY keys on the GPU (gpu_group_agg's limit) */

@@ -744,7 +744,7 @@ int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
 			rc = xg_gerr(x, rc, "column cache", err);
 			goto out;
 		}
-		total += b;
+		total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
 	}
 	*fits = total <= gcache_room();
 out:
@@ -791,6 +791,8 @@ static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
 			return xg_gerr(x, rc, "column window", err);
 		o->live = l;
 		o->bytes += b;
+		if (sts[k] == STG_T_TEXT && cols[k] != GCACHE_ROWID)
+			o->text += b;
 	}
 	return GPMDB_OK;
 }
@@ -803,7 +805,9 @@ static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
  * tablets are put together while they fit; a tablet larger than the
  * budget is cut into pieces of a multiple of 1024 rows (a piece's text
  * may still pass the budget when its strings are longer than the
- * tablet's average).  Windows without live rows are left out.
+ * tablet's average).  The TEXT columns of a window take less than
+ * gcache_text_limit bytes (a column past it is streamed even when the
+ * cache could hold it).  Windows without live rows are left out.
  */
 int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	       uint32_t *nwout)
@@ -834,6 +838,9 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	budget = room / 4;
 	if (budget < XG_WIN_MIN_BUDGET)
 		budget = XG_WIN_MIN_BUDGET;
+	/* a window's TEXT columns (their references counted too) stay under
+	 * what one load addresses (gcache_text_limit) */
+	uint64_t tlim = gcache_text_limit();
 	if (!need || !cols || !sts) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
@@ -864,10 +871,11 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 		if ((rc = xg_win_measure(x, src->table_id, cols, sts, nc,
 					 v.first_row, v.nrows, &tw)))
 			break;
-		if (tw.bytes <= budget || v.nrows <= 1024) {
+		if ((tw.bytes <= budget && tw.text < tlim) || v.nrows <= 1024) {
 			if (cur.nrows &&
 			    (cur.row0 + cur.nrows != tw.row0 ||
 			     cur.bytes + tw.bytes > budget ||
+			     cur.text + tw.text >= tlim ||
 			     cur.live + tw.live > UINT32_MAX) &&
 			    (rc = xg_win_push(x, &w, &nw, &cap, &cur)))
 				break;
@@ -876,11 +884,14 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 			cur.nrows += tw.nrows;
 			cur.live += tw.live;
 			cur.bytes += tw.bytes;
+			cur.text += tw.text;
 			continue;
 		}
 		if ((rc = xg_win_push(x, &w, &nw, &cap, &cur)))
 			break;
-		uint64_t k = (tw.bytes + budget - 1) / budget;
+		uint64_t k = (tw.bytes + budget - 1) / budget,
+			 kt = tw.text / tlim + 1;
+		k = kt > k ? kt : k;
 		uint64_t step = ((uint64_t)v.nrows / k) & ~1023ull;
 		uint64_t end = v.first_row + v.nrows;
 		if (step < 1024)

@@ -269,6 +269,30 @@ static void t_ranges(void)
 	CHECK(host_run || stat_of("cache_decode_device_tablets") > d0);
 }
 
+/* TEXT past what one load addresses (gcache_text_limit: 2 GiB, here
+ * lowered to 200 kB) is streamed in windows that stay under it, also
+ * when the cache could hold the column and under a join (TPC-H Q13 at
+ * SF30: o_comment's 2.2 GB fell back to the CPU). */
+static void t_text_limit(void)
+{
+	unsigned long long w0 = stat_of("stream_windows");
+
+	gcache_clear();
+	setenv("GPMDB_TEST_GPU_TEXT_LIMIT", "200000", 1);
+	CHECK(gcache_text_limit() == 200000);
+	both("SELECT count(*), sum(length(zc)), sum(length(sp)) FROM e WHERE "
+	     "zc LIKE '%dog 1%'");
+	both("SELECT i, zc, sp FROM e WHERE i % 97 = 5 ORDER BY i");
+	both("SELECT count(*), sum(g.i) FROM e JOIN g ON e.i = g.i WHERE "
+	     "e.zc NOT LIKE '%lazy dog 3%'");
+	both("SELECT count(*), count(e.i) FROM g LEFT JOIN e ON e.i = g.i AND "
+	     "e.zc NOT LIKE '%fox 2%'");
+	unsetenv("GPMDB_TEST_GPU_TEXT_LIMIT");
+	printf("# text limit: %llu windows\n", stat_of("stream_windows") - w0);
+	CHECKF(stat_of("stream_windows") > w0, "nothing was streamed");
+	gcache_clear();
+}
+
 /* The host decode (forced) gives the same rows, counted as such. */
 static void t_host_decode(void)
 {
@@ -310,6 +334,7 @@ int main(void)
 	setup();
 	TEST_RUN(t_columns);
 	TEST_RUN(t_ranges);
+	TEST_RUN(t_text_limit);
 	TEST_RUN(t_host_decode);
 	TEST_RUN(t_after_write);
 	printf("# %d queries compared, %d differ\n", nq, nmis);
