@@ -27,6 +27,16 @@ run_one() {
 	rc=$?
 	awk -v a="$start" -v b="$EPOCHREALTIME" \
 		'BEGIN { printf "%.1f", b - a }' >"$tmpd/$i.secs"
+	# GPMDB_TEST_LOGS=DIR keeps every program's whole output (device
+	# runs), as soon as it ends: a run cut short by the machine's command
+	# limit still leaves the programs that finished (the report below
+	# waits for the programs before it, in order)
+	if [ -n "${GPMDB_TEST_LOGS:-}" ]; then
+		{
+			cat "$tmpd/$i.out"
+			echo "# exit status $rc after $(cat "$tmpd/$i.secs") s"
+		} >"$GPMDB_TEST_LOGS/$(basename "$prog").txt"
+	fi
 	echo "$rc" >"$tmpd/$i.rc"
 }
 
@@ -35,10 +45,6 @@ report_one() {
 	local i=$1 prog=$2 tmp=$tmpd/$1.out rc secs line p f
 	rc=$(cat "$tmpd/$i.rc")
 	secs=$(cat "$tmpd/$i.secs")
-	# GPMDB_TEST_LOGS=DIR keeps every program's whole output (device runs)
-	if [ -n "${GPMDB_TEST_LOGS:-}" ]; then
-		cp "$tmp" "$GPMDB_TEST_LOGS/$(basename "$prog").txt"
-	fi
 	line=$(grep -E '^# passed [0-9]+ failed [0-9]+$' "$tmp" | tail -n 1)
 	if [ -n "$line" ]; then
 		p=$(echo "$line" | awk '{print $3}')
