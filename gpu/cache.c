@@ -615,10 +615,13 @@ static void gc_pack_part(const gc_part *q, int col, int stype, size_t w,
 
 /* One block of a compressed TEXT tablet in gc_zt_pack: tablet q's block
  * b, whose first live row in the range is the tablet's k0-th and whose
- * strings start a0 bytes into the tablet's compacted text. */
+ * strings start a0 bytes into the tablet's compacted text; whole: all its
+ * rows live and in the range, their lengths adding up to the block's raw
+ * bytes (it decompresses straight into the compacted text). */
 typedef struct gc_zt_job {
 	const gc_part *q;
 	uint64_t b, k0, a0;
+	bool whole;
 } gc_zt_job;
 
 /* The blocks of tablet q overlapping its rows [lo, hi): into jobs (NULL:
@@ -637,13 +640,17 @@ static size_t gc_zt_jobs(const gc_part *q, int col, gc_zt_job *jobs)
 		if (r1 <= q->lo || r0 >= q->hi)
 			continue;
 		if (jobs) {
-			jobs[n] = (gc_zt_job){q, b, k, a};
+			uint64_t a0 = a, live = 0;
+			jobs[n] = (gc_zt_job){q, b, k, a, false};
 			for (uint64_t r = r0 > q->lo ? r0 : q->lo;
 			     r < r1 && r < q->hi; r++)
 				if (!gc_bit(q->v.deleted, (uint32_t)r)) {
 					k++;
+					live++;
 					a += stg_zt_len(e, r);
 				}
+			jobs[n].whole = r0 >= q->lo && r1 <= q->hi &&
+					live == r1 - r0 && a - a0 == raw;
 		}
 		n++;
 	}
@@ -665,8 +672,7 @@ static int gc_zt_unpack(const gc_zt_job *j, int col, gpu_str *vals,
 	int rc;
 
 	stg_zt_block(e, j->b, &r0, &r1, &raw);
-	bool whole = r0 >= q->lo && r1 <= q->hi &&
-		     gc_count(q->v.deleted, (uint32_t)r0, (uint32_t)r1) == 0;
+	bool whole = j->whole;
 	if (!whole && *cap < (size_t)raw + 8) {
 		char *nb2 = realloc(*buf, (size_t)raw + 8);
 		if (!nb2)
@@ -687,16 +693,13 @@ static int gc_zt_unpack(const gc_zt_job *j, int col, gpu_str *vals,
 			int null = gc_bit(nb, (uint32_t)r);
 			if (nul)
 				nul[k] = (uint8_t)null;
-			if (null) {
-				o->off = (uint32_t)q->toff;
-				o->len = 0;
-			} else {
-				o->off = (uint32_t)(q->toff + at);
-				o->len = len;
-				if (!whole)
-					memcpy(txt + at, src + pos, len);
-				at += len;
-			}
+			/* a live row's bytes are counted as gc_zt_jobs and
+			 * gc_zt_bytes count them (a NULL row's length is 0) */
+			o->off = (uint32_t)(q->toff + (null ? 0 : at));
+			o->len = null ? 0 : len;
+			if (!whole && len)
+				memcpy(txt + at, src + pos, len);
+			at += len;
 			k++;
 		}
 		pos += len;
@@ -743,7 +746,7 @@ static int gc_zt_pack(gc_part *pt, uint32_t g0, uint32_t g1, int col,
 	for (uint32_t t = g0; t < g1; t++)
 		if (pt[t].zt && pt[t].lo != pt[t].hi)
 			(void)gc_zt_jobs(&pt[t], col, jobs + first[t - g0]);
-#pragma omp parallel
+#pragma omp parallel if (nj > 1)
 	{
 		char *buf = NULL;
 		size_t cap = 0;
