@@ -43,4 +43,43 @@ if [ ${#files[@]} -eq 0 ]; then
 	echo "0 passed, 0 failed"
 	exit 0
 fi
-exec "$prog" "$@" "${files[@]}"
+# GPMDB_SLT_JOBS=N: N runner processes over shares of the files (the
+# largest first, each to the share with the fewest bytes so far), their
+# outputs one after the other; the status is the first failing one's.
+# For the GPU suite, where one process ran the corpus for most of a
+# device call.
+jobs=${GPMDB_SLT_JOBS:-1}
+if [ "$jobs" -le 1 ] || [ ${#files[@]} -lt 2 ]; then
+	exec "$prog" "$@" "${files[@]}"
+fi
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
+declare -a load share
+for ((j = 0; j < jobs; j++)); do
+	load[j]=0
+	share[j]=""
+done
+while read -r sz f; do
+	best=0
+	for ((j = 1; j < jobs; j++)); do
+		[ "${load[j]}" -lt "${load[best]}" ] && best=$j
+	done
+	load[best]=$((load[best] + sz))
+	share[best]+="$f"$'\n'
+done < <(for f in "${files[@]}"; do echo "$(stat -c %s "$f") $f"; done |
+	sort -k1,1nr)
+for ((j = 0; j < jobs; j++)); do
+	[ -n "${share[j]}" ] || continue
+	mapfile -t mine < <(printf '%s' "${share[j]}")
+	("$prog" "$@" "${mine[@]}" >"$tmpd/$j.out" 2>&1
+	 echo $? >"$tmpd/$j.rc") &
+done
+wait
+rc=0
+for ((j = 0; j < jobs; j++)); do
+	[ -e "$tmpd/$j.rc" ] || continue
+	cat "$tmpd/$j.out"
+	r=$(cat "$tmpd/$j.rc")
+	[ "$rc" -eq 0 ] && [ "$r" -ne 0 ] && rc=$r
+done
+exit "$rc"
