@@ -277,17 +277,23 @@ static pthread_t gpu_pre_thr;
 static int gpu_pre_on; /* a thread started and not joined */
 static uint64_t gpu_pre_us;
 
+/* The staging buffers' size: GPMDB_GPU_STAGE_MB (a measurement switch)
+ * or GPU_STAGE_DEFAULT_MB, fixed once they are allocated. */
+extern "C" size_t gpu_stage_size(void)
+{
+	const char *e = getenv("GPMDB_GPU_STAGE_MB");
+	long mb = e ? atol(e) : 0;
+
+	if (gpu_stage_bytes)
+		return gpu_stage_bytes;
+	return (size_t)(mb >= 1 && mb <= 1024 ? mb : GPU_STAGE_DEFAULT_MB)
+	       << 20;
+}
+
 static int gpu_stage_alloc(char *err, size_t errlen)
 {
-	if (!gpu_stage_bytes) {
-		/* GPMDB_GPU_STAGE_MB: a measurement switch */
-		const char *e = getenv("GPMDB_GPU_STAGE_MB");
-		long mb = e ? atol(e) : 0;
-
-		gpu_stage_bytes =
-		    (size_t)(mb >= 1 && mb <= 1024 ? mb : GPU_STAGE_DEFAULT_MB)
-		    << 20;
-	}
+	if (!gpu_stage_bytes)
+		gpu_stage_bytes = gpu_stage_size();
 	for (int i = 0; i < 2; i++) {
 		if (!gpu_stage[i])
 			GPU_TRY(cudaHostAlloc((void **)&gpu_stage[i],
@@ -571,17 +577,6 @@ extern "C" int gpu_upload_staged(void *dst, const void *src, size_t n,
 
 /* The buffer gpu_stage_take lent (-1: none) */
 static int gpu_stage_lent = -1;
-
-extern "C" size_t gpu_stage_size(void)
-{
-	const char *e = getenv("GPMDB_GPU_STAGE_MB");
-	long mb = e ? atol(e) : 0;
-
-	if (gpu_stage_bytes)
-		return gpu_stage_bytes;
-	return (size_t)(mb >= 1 && mb <= 1024 ? mb : GPU_STAGE_DEFAULT_MB)
-	       << 20;
-}
 
 extern "C" int gpu_stage_take(char **buf, char *err, size_t errlen)
 {
