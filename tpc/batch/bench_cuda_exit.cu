@@ -21,12 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
+#include "bench_clock.h"
 
 #define TRY(x)                                                                 \
 	do {                                                                   \

@@ -29,17 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static const uint64_t base = 64ull << 20, piece = 2ull << 20;
 

@@ -29,17 +29,11 @@
 
 #include <cuda_runtime.h>
 
+#include "bench_clock.h"
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int fail(const char *what, cudaError_t e)
 {
@@ -59,7 +53,8 @@ int main(int argc, char **argv)
 	char *m;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/bench_register_%d", dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/bench_register_%d", dir,
+		 (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || posix_fallocate(fd, 0, (off_t)len) != 0) {
 		fprintf(stderr, "bench_register: %s: %s\n", path,
@@ -77,7 +72,8 @@ int main(int argc, char **argv)
 	double tp = now_ms();
 #pragma omp parallel for schedule(dynamic)
 	for (long i = 0; i < (long)(len / piece_min); i++)
-		(void)madvise(m + i * piece_min, piece_min, MADV_POPULATE_WRITE);
+		(void)madvise(m + i * piece_min, piece_min,
+			      MADV_POPULATE_WRITE);
 	tp = now_ms() - tp;
 	printf("# %s: %llu MiB, populated on %d threads in %.1f ms\n\n", dir,
 	       (unsigned long long)mb, omp_get_max_threads(), tp);
@@ -95,11 +91,13 @@ int main(int argc, char **argv)
 #pragma omp parallel for num_threads(t) schedule(static, 1) reduction(+ : bad)
 		for (int i = 0; i < t; i++) {
 			uint64_t o = (uint64_t)i * per;
-			uint64_t l = o >= len ? 0 : (len - o < per ? len - o : per);
-			if (l && cudaHostRegister(m + o, l,
-						  cudaHostRegisterMapped |
-						      cudaHostRegisterPortable) !=
-					 cudaSuccess)
+			uint64_t l =
+			    o >= len ? 0 : (len - o < per ? len - o : per);
+			if (l &&
+			    cudaHostRegister(m + o, l,
+					     cudaHostRegisterMapped |
+						 cudaHostRegisterPortable) !=
+				cudaSuccess)
 				bad++;
 		}
 		t1 = now_ms();
@@ -111,8 +109,9 @@ int main(int argc, char **argv)
 		}
 		t2 = now_ms();
 		if (bad) {
-			fprintf(stderr, "bench_register: %d of %d pieces "
-					"failed to register\n",
+			fprintf(stderr,
+				"bench_register: %d of %d pieces "
+				"failed to register\n",
 				bad, t);
 			return 1;
 		}
