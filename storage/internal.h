@@ -84,6 +84,11 @@ typedef struct {
 	wal_extent *runs; /* written in place since the checkpoint: private */
 	size_t nruns, cap_runs; /* copies the checkpoint drops */
 	bool pend; /* frames not all written in place yet (readers were on) */
+	/* pmem mode beside readers (lock.c): the pool mapped privately
+	 * over its shared mapping and written through the log, as msync
+	 * mode; dur reads STG_DUR_MSYNC meanwhile */
+	bool shadow;
+	uint64_t shadows; /* statistics: times this connection went private */
 	uint64_t ckpt_bytes, big_bytes, shared_min;	     /* thresholds */
 	uint64_t frames, checkpoints, big_commits, replayed; /* statistics */
 } wal_state;
@@ -108,6 +113,7 @@ typedef struct {
 	int busy_ms;	       /* busy timeout */
 	uint64_t snap_commits; /* shm commits when the snapshot began */
 	uint64_t data_version; /* bumped when others' changes came in */
+	uint64_t id;	       /* this connection's, random: shm last_writer */
 } lk_state;
 
 struct stg_pool {
@@ -158,6 +164,9 @@ struct stg_pool {
 	 * maps the new range in place (pool_remap_to), so the base never
 	 * moves.  0: libpmem's mapping (real PM), mapped again whole */
 	size_t pm_resv;
+	/* pmem mode: writers wait for readers instead of writing beside
+	 * them through the log (gpu_persist = kernel asks for it) */
+	bool in_place_only;
 	stg_write_times wt; /* stg_get_write_times */
 	/* stg_grow_ahead: a thread allocating the file's next range
 	 * [from, to) while the caller converts and checks an append's rows;
@@ -342,6 +351,17 @@ int wal_close(stg_pool *p, bool last);
  * frame (lock.c's catch-up): all of them again after a checkpoint or
  * when force (*full), else the frames after the last seen. */
 int wal_catch_up(stg_pool *p, bool force, bool *full);
+/* pmem mode beside readers (wal.c "Beside readers"): the shared mapping
+ * swapped for a private one of the same addresses and the log's frames
+ * applied; back, once every frame is in the file and nothing is dirty;
+ * a private writer with readers out puts the frames in place, starts the
+ * log over and maps shared again; a shared writer with readers out puts
+ * the log's frames into the file and starts it over. */
+int wal_shadow_begin(stg_pool *p);
+int wal_shadow_end(stg_pool *p);
+bool wal_shadow_can_end(const stg_pool *p);
+int wal_shadow_settle(stg_pool *p);
+int wal_settle_file(stg_pool *p);
 
 /* ---- lock.c ------------------------------------------------------------- */
 
@@ -367,12 +387,25 @@ void lock_readers_back(stg_pool *p);
 /* Which frames are in the file already (shared between writers). */
 void lock_published_in_place(stg_pool *p, uint64_t salt, uint64_t seq);
 bool lock_in_place(const stg_pool *p, uint64_t salt, uint64_t seq);
+/* The log's last committed frame (salt, seq; seq 0: none since its
+ * header), published by every commit and checkpoint. */
+void lock_published_frame(stg_pool *p, uint64_t salt, uint64_t seq);
+/* Does the log hold frames (of its current salt)?  Are they all in the
+ * file? */
+bool lock_frames_live(const stg_pool *p);
+bool lock_frames_in_file(const stg_pool *p);
 /* A dead writer's transaction undone in msync pages: into the file. */
 int lock_flush_recovery(stg_pool *p);
 
 /* pool.c: map a grown file (pmem: remapped; read-only: in place). */
 int pool_remap(stg_pool *p);
 int pool_ro_grow(stg_pool *p, uint64_t new_size);
+/* A shared mapping of the pool file at `at` (MAP_FIXED), through a
+ * descriptor of its own; MAP_FAILED with errno on failure. */
+void *pool_map_shared_at(stg_pool *p, void *at, size_t len, off_t off);
+/* The GPU's registrations of this mapping go (the unmap hook), before
+ * pages under them are replaced. */
+void pool_gpu_forget(stg_pool *p);
 
 /* ---- mlog.c ------------------------------------------------------------- */
 

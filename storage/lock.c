@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,17 +64,29 @@
 /* Readers of msync mode wait for a checkpoint at least this long, whatever
  * the busy timeout: it holds them out only while it writes. */
 #define LK_READ_MIN_MS 30000
+/* pmem mode: a reader that finds a write transaction writing in place
+ * (one that began with no reader about) waits at least this long. */
+#define LK_READ_PMEM_MIN_MS 2000
+/* pmem mode: a write transaction writes beside readers through the log
+ * while another connection began a read this recently (or one holds a
+ * snapshot, or waits for one); else in place. */
+#define LK_READERS_RECENT_NS (1000ull * 1000 * 1000)
 
 /* The shared page (<pool>-shm). */
 typedef struct {
 	uint64_t magic;
-	uint64_t counter; /* bumped by every writer at lock and commit */
-	uint64_t commits; /* bumped by every commit */
-	uint64_t ip_salt; /* the frames of this salt ... */
-	uint64_t ip_seq;  /* ... up to this seq are written in place */
-	uint32_t mode;	  /* stg_durability of the connections (0: unset) */
-	uint32_t waiters; /* writers waiting in PENDING for readers to go */
-	uint32_t queued;  /* readers waiting in PENDING for a writer to go */
+	uint64_t counter;   /* bumped by every writer at lock and commit */
+	uint64_t commits;   /* bumped by every commit */
+	uint64_t ip_salt;   /* the frames of this salt ... */
+	uint64_t ip_seq;    /* ... up to this seq are written in place */
+	uint32_t mode;	    /* stg_durability of the connections (0: unset) */
+	uint32_t waiters;   /* writers waiting in PENDING for readers to go */
+	uint32_t queued;    /* readers waiting in PENDING for a writer to go */
+	uint64_t wal_salt;  /* the log's last committed frame: salt ... */
+	uint64_t wal_seq;   /* ... and seq (0: none since its header) */
+	uint64_t reader_ns; /* when a connection other than the last
+			       writer last began a read (pool_now_ns) */
+	uint64_t last_writer; /* lk.id of the last write transaction's */
 } lk_shm;
 
 static lk_shm *shm(const stg_pool *p)
@@ -225,6 +238,10 @@ int lock_open(stg_pool *p, bool *alone)
 	}
 	p->lk.shm_fd = fd;
 	p->lk.shm = m;
+	if (getrandom(&p->lk.id, sizeof(p->lk.id), GRND_NONBLOCK) !=
+	    sizeof(p->lk.id))
+		p->lk.id = pool_now_ns() ^ ((uint64_t)getpid() << 32);
+	p->lk.id |= 1; /* never 0, shm's "none" */
 	p->lk.shm_rw = rw;
 	p->lk.on = true;
 	if (*alone && rw) {
@@ -238,6 +255,10 @@ int lock_open(stg_pool *p, bool *alone)
 		s->mode = 0;
 		s->waiters = 0;
 		s->queued = 0;
+		s->wal_salt = 0;
+		s->wal_seq = 0; /* the opener replays the log (wal_recover) */
+		s->reader_ns = 0;
+		s->last_writer = 0;
 		__atomic_add_fetch(&s->counter, 1, __ATOMIC_SEQ_CST);
 	}
 	p->lk.force = true;
@@ -340,6 +361,25 @@ static bool shared_map(const stg_pool *p)
 	return !p->wal.on && !p->private_map;
 }
 
+/* pmem mode: can this connection map the pool privately to write (or
+ * read) beside other connections' snapshots?  A pool in a reservation
+ * only (wal_shadow_begin), and not when asked to write in place. */
+static bool can_shadow(const stg_pool *p)
+{
+	return p->pm_resv && !p->memory && !p->readonly && !p->in_place_only;
+}
+
+/* pmem mode: has a connection other than the last writer begun a read
+ * lately?  Then a write transaction goes beside readers even when none
+ * is on at its start: readers coming while a transaction writes in
+ * place wait for its end. */
+static bool readers_recent(const stg_pool *p)
+{
+	uint64_t t = __atomic_load_n(&shm(p)->reader_ns, __ATOMIC_SEQ_CST);
+
+	return t && pool_now_ns() - t < LK_READERS_RECENT_NS;
+}
+
 /* The file grew under us: map the new range. */
 static int refit(stg_pool *p)
 {
@@ -379,6 +419,18 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 		changed = true;
 		if ((rc = refit(p)) != GPMDB_OK)
 			return rc;
+		/* pmem mode: frames that a writer beside readers committed
+		 * and nobody wrote into the file yet: a private view with
+		 * them applied, or (no reservation to map privately in)
+		 * into the file under the write lock */
+		if (!writer && shared_map(p) && !lock_frames_in_file(p)) {
+			if (!can_shadow(p)) {
+				*recover = true;
+				return GPMDB_OK;
+			}
+			if ((rc = wal_shadow_begin(p)) != GPMDB_OK)
+				return rc;
+		}
 		if (p->wal.on || p->private_map) {
 			rc = wal_catch_up(p, p->lk.force, &full);
 			if (rc != GPMDB_OK)
@@ -421,6 +473,10 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 				return rc;
 		}
 	}
+	/* a reader's private view once the log is empty again: shared */
+	if (!writer && wal_shadow_can_end(p) &&
+	    (rc = wal_shadow_end(p)) != GPMDB_OK)
+		return rc;
 	p->lk.seen = c;
 	return GPMDB_OK;
 }
@@ -429,10 +485,12 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 
 static int read_wait_ms(const stg_pool *p)
 {
-	if (p->wal.on || (p->private_map && p->dur == STG_DUR_MSYNC))
+	if ((p->wal.on && !p->wal.shadow) ||
+	    (p->private_map && p->dur == STG_DUR_MSYNC))
 		return p->lk.busy_ms > LK_READ_MIN_MS ? p->lk.busy_ms
 						      : LK_READ_MIN_MS;
-	return p->lk.busy_ms;
+	return p->lk.busy_ms > LK_READ_PMEM_MIN_MS ? p->lk.busy_ms
+						   : LK_READ_PMEM_MIN_MS;
 }
 
 static int take_read(stg_pool *p)
@@ -473,6 +531,11 @@ int stg_read_begin(stg_pool *p)
 	if (!p->lk.on || p->lk.reading++ > 0 || p->lk.writer)
 		return GPMDB_OK;
 	pool_clear_err(p);
+	/* pmem mode: writers go beside readers for a while (lock_write) */
+	if (p->lk.shm_rw && (p->dur != STG_DUR_MSYNC || p->wal.shadow) &&
+	    __atomic_load_n(&shm(p)->last_writer, __ATOMIC_RELAXED) != p->lk.id)
+		__atomic_store_n(&shm(p)->reader_ns, pool_now_ns(),
+				 __ATOMIC_RELAXED);
 	for (int tries = 0;; tries++) {
 		if ((rc = take_read(p)) != GPMDB_OK)
 			break;
@@ -543,7 +606,7 @@ static int readers_out(stg_pool *p, int ms)
 
 int lock_write(stg_pool *p)
 {
-	bool recover = false, pmem;
+	bool recover = false, pmem, beside;
 	int rc;
 
 	if (!p->lk.on || p->lk.writer)
@@ -554,8 +617,10 @@ int lock_write(stg_pool *p)
 				"(its -shm file is not writable)",
 				p->path);
 	pmem = shared_map(p);
+	beside = (pmem || p->wal.shadow) && can_shadow(p);
 	if (pmem && p->lk.reading == 0 &&
 	    __atomic_load_n(&shm(p)->queued, __ATOMIC_SEQ_CST) == 0 &&
+	    !(beside && readers_recent(p)) &&
 	    ofd_range(p->lk.fd, F_OFD_SETLK, F_WRLCK, LK_WRITER, LK_READ) ==
 		0) {
 		/* no writer, no reader, none queued: WRITER and READ in one
@@ -578,7 +643,25 @@ int lock_write(stg_pool *p)
 			       "transaction began reading; roll back and "
 			       "retry");
 	}
-	if (pmem) {
+	if (pmem && beside) {
+		/* readers about: beside them through the log (wal.c "Beside
+		 * readers"); else in place, readers out for the transaction */
+		rc = readers_recent(p) ? GPMDB_BUSY : readers_out(p, 0);
+		if (rc == GPMDB_OK) {
+			p->lk.read_ex = true;
+		} else if (rc == GPMDB_BUSY) {
+			pool_clear_err(p);
+			rc = wal_shadow_begin(p);
+			p->lk.wstale = true; /* the log and allocator again */
+		}
+		if (rc != GPMDB_OK) {
+			if (p->lk.read_held)
+				(void)ofd(p->lk.fd, F_OFD_SETLK, F_RDLCK,
+					  LK_READ);
+			lk_unlock(p, LK_WRITER);
+			return rc;
+		}
+	} else if (pmem) {
 		/* it writes in place: readers out for the whole transaction */
 		rc = readers_out(p, p->lk.busy_ms);
 		if (rc != GPMDB_OK) {
@@ -600,8 +683,45 @@ int lock_write(stg_pool *p)
 	}
 	p->lk.writer = true;
 locked:
+	/* in place: the frames that writers beside readers left go into
+	 * the file first (the catch-up then reads the log and allocator) */
+	if (p->lk.read_ex && shared_map(p) && lock_frames_live(p)) {
+		rc = wal_settle_file(p);
+		p->lk.wstale = true;
+		if (rc != GPMDB_OK) {
+			lock_write_end(p, false);
+			return rc;
+		}
+	}
 	rc = catch_up(p, true, &recover);
+	/* beside readers no longer: the frames in place, shared again */
+	if (rc == GPMDB_OK && p->wal.shadow) {
+		bool out;
+
+		/* asked to write in place: wait for the readers to go */
+		if (p->in_place_only)
+			out = lock_readers_out_wait(p, p->lk.busy_ms);
+		else
+			out = !readers_recent(p) &&
+			      __atomic_load_n(&shm(p)->queued,
+					      __ATOMIC_SEQ_CST) == 0 &&
+			      lock_readers_out(p);
+		if (out) {
+			rc = wal_shadow_settle(p);
+			if (rc == GPMDB_OK && !p->wal.shadow) {
+				p->lk.read_out = false; /* for the txn */
+				p->lk.read_ex = true;
+			} else {
+				lock_readers_back(p);
+			}
+		} else if (p->in_place_only) {
+			rc = busy(p, "readers are reading (PRAGMA "
+				     "busy_timeout sets how long to wait)");
+		}
+	}
 	if (rc == GPMDB_OK) {
+		__atomic_store_n(&shm(p)->last_writer, p->lk.id,
+				 __ATOMIC_RELAXED);
 		/* from here on others must look again, even if we die */
 		p->lk.seen =
 		    __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
@@ -687,6 +807,33 @@ void lock_published_in_place(stg_pool *p, uint64_t salt, uint64_t seq)
 		return;
 	shm(p)->ip_salt = salt;
 	shm(p)->ip_seq = seq;
+}
+
+void lock_published_frame(stg_pool *p, uint64_t salt, uint64_t seq)
+{
+	if (!p->lk.on || !p->lk.shm_rw)
+		return;
+	/* salt first: a reader that sees the new seq with the old salt
+	 * finds the frames not in place, which is only cautious */
+	__atomic_store_n(&shm(p)->wal_salt, salt, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&shm(p)->wal_seq, seq, __ATOMIC_SEQ_CST);
+}
+
+bool lock_frames_live(const stg_pool *p)
+{
+	return p->lk.on &&
+	       __atomic_load_n(&shm(p)->wal_seq, __ATOMIC_SEQ_CST) != 0;
+}
+
+bool lock_frames_in_file(const stg_pool *p)
+{
+	uint64_t salt, seq;
+
+	if (!p->lk.on)
+		return true;
+	salt = __atomic_load_n(&shm(p)->wal_salt, __ATOMIC_SEQ_CST);
+	seq = __atomic_load_n(&shm(p)->wal_seq, __ATOMIC_SEQ_CST);
+	return seq == 0 || lock_in_place(p, salt, seq);
 }
 
 bool lock_in_place(const stg_pool *p, uint64_t salt, uint64_t seq)

@@ -522,7 +522,7 @@ void stg_set_unmap_hook(stg_unmap_hook fn)
  * writer the next opener found "a write transaction is running"
  * (crash_gpu_dml, device run 8). libpmem's mapping opens its own too.
  */
-static void *map_shared_at(stg_pool *p, void *at, size_t len, off_t off)
+void *pool_map_shared_at(stg_pool *p, void *at, size_t len, off_t off)
 {
 	int fd = open(p->memory ? p->map_path : p->path, O_RDWR | O_CLOEXEC);
 	void *m;
@@ -536,6 +536,14 @@ static void *map_shared_at(stg_pool *p, void *at, size_t len, off_t off)
 	close(fd);
 	errno = err;
 	return m;
+}
+
+void pool_gpu_forget(stg_pool *p)
+{
+	stg_unmap_hook hook = __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
+
+	if (hook && p->base)
+		hook(p->base, p->map_len);
 }
 
 /* pmem mode in a reservation (pm_resv): the file's length now mapped at
@@ -563,9 +571,9 @@ static int pool_refit_resv(stg_pool *p, uint64_t min_size)
 				(unsigned long long)min_size,
 				(unsigned long long)p->pm_resv);
 	if (len > p->map_len)
-		r = map_shared_at(p, p->base + p->map_len,
-				  (size_t)(len - p->map_len),
-				  (off_t)p->map_len);
+		r = pool_map_shared_at(p, p->base + p->map_len,
+				       (size_t)(len - p->map_len),
+				       (off_t)p->map_len);
 	else if (len < p->map_len)
 		r = mmap(p->base + len, (size_t)(p->map_len - len), PROT_NONE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -1046,7 +1054,7 @@ static void pmem_reserve(stg_pool *p)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return;
-	m = map_shared_at(p, r, p->map_len, 0);
+	m = pool_map_shared_at(p, r, p->map_len, 0);
 	if (m == MAP_FAILED) {
 		munmap(r, resv);
 		return;
@@ -1338,6 +1346,15 @@ int stg_close(stg_pool *p)
 
 		if (rc == GPMDB_OK)
 			rc = rc2;
+	} else if (last && p->pm_resv && !p->readonly && !p->memory &&
+		   !p->broken && rc == GPMDB_OK) {
+		/* pmem mode: frames that writers beside readers left go into
+		 * the file, and the log goes */
+		struct stat st;
+		bool rec = false;
+
+		if (fstat(p->fd, &st) == 0)
+			rc = wal_recover(p, (uint64_t)st.st_size, &rec);
 	}
 	/* the log in place (msync: a checkpoint may write pages of the
 	 * tail freed since), the file cut; failing, it stays longer */
@@ -1391,7 +1408,18 @@ void stg_get_write_times(const stg_pool *p, stg_write_times *out)
 
 stg_durability stg_pool_durability(const stg_pool *p)
 {
-	return p->dur;
+	return p->wal.shadow ? STG_DUR_PMEM : p->dur;
+}
+
+bool stg_pool_writes_private(const stg_pool *p)
+{
+	return p->dur == STG_DUR_MSYNC && !p->readonly;
+}
+
+void stg_pool_set_in_place_only(stg_pool *p, bool on)
+{
+	if (p)
+		p->in_place_only = on;
 }
 
 bool stg_pool_readonly(const stg_pool *p)
@@ -1411,8 +1439,9 @@ int stg_get_stats(stg_pool *p, stg_stats *out)
 	out->last_txn_bytes_persisted = p->txn_bytes_persisted;
 	out->recovery_ms = p->recovery_ms;
 	out->recovered_entries = p->recovered_entries;
-	out->durability = p->dur;
+	out->durability = stg_pool_durability(p);
 	out->is_pmem = p->is_pmem;
+	out->beside_readers = p->wal.shadows;
 	return GPMDB_OK;
 }
 

@@ -79,8 +79,17 @@ int stg_close(stg_pool *p);
 
 const char *stg_errmsg(const stg_pool *p);
 int stg_errcode(const stg_pool *p);
+/* The mode the pool was opened in (pmem, msync, off). */
 stg_durability stg_pool_durability(const stg_pool *p);
 bool stg_pool_readonly(const stg_pool *p);
+/* Are this connection's writes private until commit right now (msync
+ * mode, or a pmem-mode transaction beside readers: the pool is mapped
+ * privately and written through the log, so CUDA cannot store into it
+ * and the CPU-assisted path writes for the GPU)? */
+bool stg_pool_writes_private(const stg_pool *p);
+/* pmem mode: writers wait for readers to go instead of writing beside
+ * them through the log (PRAGMA gpu_persist = kernel). */
+void stg_pool_set_in_place_only(stg_pool *p, bool on);
 
 /* ---- Transactions ----------------------------------------------------- */
 
@@ -654,6 +663,9 @@ typedef struct {
 	uint64_t recovered_entries; /* undo entries applied at open */
 	stg_durability durability;
 	bool is_pmem; /* libpmem says the mapping is real PM */
+	/* pmem mode: times this connection mapped the pool privately to
+	 * write (or read) beside other connections' snapshots */
+	uint64_t beside_readers;
 } stg_stats;
 int stg_get_stats(stg_pool *p, stg_stats *out);
 

@@ -666,6 +666,7 @@ static int open_log(stg_pool *p)
 	p->wal.seq = 1;
 	p->wal.pend = false;
 	lock_published_in_place(p, p->wal.salt, 0);
+	lock_published_frame(p, p->wal.salt, 0);
 	return GPMDB_OK;
 }
 
@@ -700,6 +701,7 @@ static int checkpoint_x(stg_pool *p, const char *crash_point, bool always)
 	p->wal.checkpoints++;
 	bits_clear(p->wal.wbits, &p->wal.wlo, &p->wal.whi, &p->wal.wn);
 	lock_published_in_place(p, p->wal.salt, 0);
+	lock_published_frame(p, p->wal.salt, 0);
 	return GPMDB_OK;
 }
 
@@ -829,6 +831,7 @@ static int write_frame(stg_pool *p, const uint64_t *list, size_t n)
 		}
 	}
 	p->wal.tail += hb + n * WAL_PAGE;
+	lock_published_frame(p, p->wal.salt, p->wal.seq);
 	p->wal.seq++;
 	p->wal.frames++;
 out:
@@ -1375,5 +1378,179 @@ int wal_flush_recovery(stg_pool *p)
 	if (rc == GPMDB_OK)
 		rc = sync_pool(p);
 	clear_dirty(p);
+	return rc;
+}
+
+/* ---- Beside readers (pmem mode) ------------------------------------------
+ *
+ * A pmem-mode writer stores in place into the shared mapping that other
+ * connections read, GPU kernels included.  When readers hold snapshots
+ * (lock.c decides), the connection maps the pool privately over the same
+ * addresses (MAP_FIXED: every pointer into the pool stays good) and works
+ * as msync mode does: private pages, a frame in <pool>-wal at commit (on
+ * tmpfs its fdatasync costs little), the file written in place only while
+ * no reader is on.  A reader of the shared mapping that finds frames not
+ * in the file does the same and applies them.  The GPU's registrations
+ * of the shared pages go first (the driver pins pages, not addresses),
+ * and the GPU writers, seeing stg_pool_writes_private, take the
+ * CPU-assisted path.  Only a pool in a reservation (pm_resv: shmem) does
+ * this: the private mapping grows in place there.
+ */
+int wal_shadow_begin(stg_pool *p)
+{
+	size_t words = (p->pm_resv / WAL_PAGE + 63) / 64;
+	bool full = false;
+	int err;
+
+	if (p->wal.on)
+		return GPMDB_OK;
+	if (!p->pm_resv)
+		return pool_err(p, GPMDB_INTERNAL,
+				"%s: only a pool mapped in a reservation can "
+				"be mapped privately beside readers",
+				p->path);
+	p->wal.dbits = calloc(words, 8);
+	p->wal.wbits = calloc(words, 8);
+	if (p->wal.dbits == NULL || p->wal.wbits == NULL) {
+		free(p->wal.dbits);
+		free(p->wal.wbits);
+		p->wal.dbits = p->wal.wbits = NULL;
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
+	}
+	pool_gpu_forget(p);
+	if (mmap(p->base, p->map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, p->fd,
+		 0) == MAP_FAILED) {
+		err = errno;
+		/* MAP_FIXED may have taken the old range away */
+		if (pool_map_shared_at(p, p->base, p->map_len, 0) == MAP_FAILED)
+			p->broken = true;
+		free(p->wal.dbits);
+		free(p->wal.wbits);
+		p->wal.dbits = p->wal.wbits = NULL;
+		return pool_err(p, GPMDB_IOERR, "cannot map %s privately: %s",
+				p->path, strerror(err));
+	}
+	p->wal.dwords = words;
+	p->wal.resv = p->pm_resv;
+	p->wal.on = true;
+	p->wal.shadow = true;
+	p->wal.shadows++;
+	p->wal.stuck = false;
+	p->wal.pend = false;
+	p->wal.dlo = p->wal.wlo = UINT64_MAX;
+	p->wal.dhi = p->wal.whi = 0;
+	p->wal.ndirty = p->wal.dlist_n = p->wal.wn = 0;
+	p->wal.nfresh = p->wal.nruns = p->wal.nframe = 0;
+	p->wal.shared_used = false;
+	p->wal.ckpt_bytes = env_bytes("GPMDB_TEST_WAL_CKPT", WAL_CKPT_BYTES);
+	p->wal.big_bytes = env_bytes("GPMDB_TEST_WAL_BIG", WAL_BIG_BYTES);
+	p->wal.shared_min = env_bytes("GPMDB_TEST_WAL_SHARED", WAL_SHARED_MIN);
+	if (p->wal.fd >= 0)
+		close(p->wal.fd);
+	p->wal.fd = -1;
+	p->wal.salt = 0; /* the log's frames, all of them, come in below */
+	p->wal.seq = 1;
+	p->wal.tail = WAL_HDR_BYTES;
+	p->dur = STG_DUR_MSYNC;
+	return wal_catch_up(p, false, &full);
+}
+
+/* Can the private mapping go?  Nothing of a transaction in it, and no
+ * frame in the log (every frame in the file, and the log started over:
+ * the private copies of frames hold nothing the file lacks). */
+bool wal_shadow_can_end(const stg_pool *p)
+{
+	return p->wal.shadow && !p->in_txn && !p->wal.stuck &&
+	       p->wal.ndirty == 0 && p->wal.nfresh == 0 && !p->wal.pend &&
+	       !lock_frames_live(p);
+}
+
+int wal_shadow_end(stg_pool *p)
+{
+	int err;
+
+	if (!p->wal.shadow)
+		return GPMDB_OK;
+	if (pool_map_shared_at(p, p->base, p->map_len, 0) == MAP_FAILED) {
+		err = errno;
+		p->broken = true;
+		return pool_err(p, GPMDB_IOERR, "cannot map %s shared: %s",
+				p->path, strerror(err));
+	}
+	free(p->wal.dbits);
+	free(p->wal.wbits);
+	free(p->wal.pages);
+	free(p->wal.fresh);
+	free(p->wal.runs);
+	p->wal.dbits = p->wal.wbits = p->wal.pages = NULL;
+	p->wal.fresh = p->wal.runs = NULL;
+	p->wal.cap_pages = p->wal.cap_fresh = p->wal.cap_runs = 0;
+	p->wal.nfresh = p->wal.nruns = 0;
+	if (p->wal.fd >= 0)
+		close(p->wal.fd);
+	p->wal.fd = -1;
+	p->wal.on = false;
+	p->wal.shadow = false;
+	p->dur = STG_DUR_PMEM;
+	return GPMDB_OK;
+}
+
+/* A private writer whose readers are out (the caller holds READ
+ * exclusive, its view caught up): the frames in place, the log started
+ * over (readers drop their private copies), the shared mapping again. */
+int wal_shadow_settle(stg_pool *p)
+{
+	int rc = GPMDB_OK;
+
+	if (!p->wal.shadow || p->wal.stuck)
+		return GPMDB_OK; /* stuck: the next open replays the log */
+	if (p->wal.pend)
+		rc = flush_pending(p);
+	if (rc == GPMDB_OK && p->wal.fd >= 0)
+		rc = checkpoint_x(p, "wal.settle", true);
+	if (rc == GPMDB_OK)
+		rc = wal_shadow_end(p);
+	return rc;
+}
+
+/* A shared writer whose readers are out: the frames that writers beside
+ * readers left go into the file (page images: idempotent), durable, then
+ * a new header: the log holds nothing more, and connections with private
+ * copies of its pages drop them at their next catch-up. */
+int wal_settle_file(stg_pool *p)
+{
+	char path[4200];
+	uint64_t salt = 0, pos = WAL_HDR_BYTES, seq = 1, frames = 0;
+	struct stat st;
+	int fd, rc;
+
+	wal_path(p, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
+	rc = read_hdr(p, fd, path, &salt);
+	if (rc == GPMDB_OK && salt) {
+		if (fstat(p->fd, &st) != 0)
+			rc = io_err(p, "reading", p->path);
+		else
+			rc = apply_frames(p, fd, path, salt, &pos, &seq, p->fd,
+					  NULL, 0, (uint64_t)st.st_size,
+					  &frames);
+	}
+	if (rc == GPMDB_OK && frames && (rc = sync_pool(p)) == GPMDB_OK)
+		stg_crash_point("wal.settle_file");
+	if (rc == GPMDB_OK) {
+		uint64_t ns = new_salt();
+
+		if (write_hdr(p, fd, ns) != 0 || fdatasync(fd) != 0) {
+			rc = io_err(p, "writing", path);
+		} else {
+			lock_published_in_place(p, ns, 0);
+			lock_published_frame(p, ns, 0);
+			p->wal.checkpoints++;
+		}
+	}
+	close(fd);
 	return rc;
 }

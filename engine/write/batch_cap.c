@@ -57,7 +57,7 @@ bool bcap_wanted(gpmdb *db)
 	if (db->gpu_persist == BCAP_PERSIST_CAP)
 		return true;
 	return db->gpu_persist == BCAP_PERSIST_AUTO &&
-	       stg_pool_durability(db->pool) == STG_DUR_MSYNC;
+	       stg_pool_writes_private(db->pool);
 }
 
 /* The host writes the batch (nothing was written yet): counted. */

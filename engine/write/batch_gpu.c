@@ -207,7 +207,7 @@ static int bg_choose(gpmdb *db, const char *op, bool has_text)
 				   "device string heap yet)")
 			   ? -1
 			   : 0;
-	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+	if (stg_pool_writes_private(db->pool)) {
 		if (db->gpu_persist == BG_KERNEL) {
 			db_err(db, GPMDB_UNSUPPORTED,
 			       "PRAGMA gpu_persist = kernel: the pool is in "
@@ -995,9 +995,10 @@ int bgpu_insert_select(gpmdb_stmt *st, uint32_t tid, const stg_schema *sch,
 				 sch->cols[c].name);
 			goto host;
 		}
-	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+	if (stg_pool_writes_private(db->pool)) {
 		snprintf(why, sizeof(why),
-			 "msync mode: the CPU-assisted path writes");
+			 "msync mode (or pmem mode beside readers): the "
+			 "CPU-assisted path writes");
 		goto host;
 	}
 	if (!gpu_available()) {
@@ -1307,7 +1308,7 @@ bool bgpu_update_dev_declines(gpmdb *db, uint32_t tid, const stg_schema *sch,
 		return true;
 	}
 	if (db->gpu_persist == BG_CAP || db->gpu_persist == BG_HOST ||
-	    db->gpu_log || stg_pool_durability(db->pool) == STG_DUR_MSYNC) {
+	    db->gpu_log || stg_pool_writes_private(db->pool)) {
 		snprintf(why, wlen, "%s",
 			 db->gpu_log ? "conventional logging"
 				     : "the CPU-assisted path writes");
@@ -1763,6 +1764,13 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		for (int i = 0; i < 4; i++)
 			if (!strcasecmp(v, names[i])) {
 				*dst = i;
+				/* kernels store into the shared mapping: in
+				 * pmem mode such a writer waits for readers
+				 * instead of writing beside them through the
+				 * log */
+				if (!is_scope)
+					stg_pool_set_in_place_only(
+					    db->pool, i == BG_KERNEL);
 				return GPMDB_OK;
 			}
 		if (is_scope)

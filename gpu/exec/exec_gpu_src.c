@@ -212,7 +212,7 @@ static void xg_register(gpmdb *db)
 			return;
 		}
 	}
-	if (stg_pool_durability(db->pool) == STG_DUR_MSYNC &&
+	if (stg_pool_writes_private(db->pool) &&
 	    !stg_pool_readonly(db->pool)) {
 		/* msync mode maps the pool privately and drops private pages
 		 * after commits (storage/wal.c): pinned pages would go stale,

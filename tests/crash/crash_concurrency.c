@@ -101,9 +101,9 @@ static bool use_gpu(gpmdb *db)
 	return false;
 }
 
-/* The GPU batches this process wrote (PRAGMA gpu_write_stats
- * gpu_batches), or -1. */
-static long long gpu_batches(gpmdb *db)
+/* A row of PRAGMA gpu_write_stats (gpu_batches: the GPU kernels wrote;
+ * cap_batches: the GPU computed, the host wrote), or -1. */
+static long long gpu_stat(gpmdb *db, const char *name)
 {
 	gpmdb_stmt *s = NULL;
 	long long v = -1;
@@ -111,9 +111,20 @@ static long long gpu_batches(gpmdb *db)
 	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &s, NULL))
 		return -1;
 	while (gpmdb_step(s) == GPMDB_ROW)
-		if (!strcmp((const char *)gpmdb_column_text(s, 0),
-			    "gpu_batches"))
+		if (!strcmp((const char *)gpmdb_column_text(s, 0), name))
 			v = gpmdb_column_int64(s, 1);
+	gpmdb_finalize(s);
+	return v;
+}
+
+static long long int_pragma(gpmdb *db, const char *sql)
+{
+	gpmdb_stmt *s = NULL;
+	long long v = -1;
+
+	if (gpmdb_prepare(db, sql, -1, &s, NULL) == GPMDB_OK &&
+	    gpmdb_step(s) == GPMDB_ROW)
+		v = gpmdb_column_int64(s, 0);
 	gpmdb_finalize(s);
 	return v;
 }
@@ -191,8 +202,11 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* The writer: n transactions (n < 0: until killed). */
-static int writer_main(int mode, long n, uint64_t seed)
+/* The writer: n transactions (n < 0: until killed).  in_place (pmem
+ * mode): PRAGMA gpu_persist = kernel, so that it writes in place and
+ * readers wait for it; else, readers reading, it writes beside them
+ * through the log (storage/wal.c "Beside readers"). */
+static int writer_main(int mode, long n, uint64_t seed, bool in_place)
 {
 	gpmdb *db = open_db(mode, false);
 	char sql[512];
@@ -200,10 +214,14 @@ static int writer_main(int mode, long n, uint64_t seed)
 
 	if (!db)
 		return 2;
-	if (!use_gpu(db)) {
+	if (!use_gpu(db) ||
+	    (in_place &&
+	     gpmdb_exec(db, "PRAGMA gpu_persist = kernel", NULL, NULL, NULL))) {
 		gpmdb_close(db);
 		return 2;
 	}
+	/* (its open may have gone private to apply others' frames) */
+	long long bs0 = int_pragma(db, "PRAGMA beside_readers");
 	for (i = 0; n < 0 || i < n; i++) {
 		uint64_t r = mix(seed + (uint64_t)i);
 		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
@@ -238,26 +256,39 @@ static int writer_main(int mode, long n, uint64_t seed)
 			return 3;
 		}
 	}
-	/* a GPU writer that ran to its end: its UPDATEs were GPU batches */
+	/* a pmem writer beside readers that read all along went beside
+	 * them; one asked to write in place never did */
+	long long bs = int_pragma(db, "PRAGMA beside_readers");
+	printf("# writer (%s%s): %ld transactions, %lld beside readers\n",
+	       mode ? "msync" : "pmem", in_place ? ", in place" : "", i, bs);
+	if (mode == 0 && (in_place ? bs != bs0 : bs <= 0)) {
+		fprintf(stderr, "writer: beside_readers %lld\n", bs);
+		gpmdb_close(db);
+		return 6;
+	}
+	/* a GPU writer that ran to its end: its UPDATEs were GPU batches
+	 * (the kernels wrote in place, or beside readers the GPU computed
+	 * and the host wrote: CAP) */
 	if (g_gpu) {
-		long long b = gpu_batches(db);
-		printf("# writer: %ld transactions, %lld GPU batches\n", i, b);
-		fflush(stdout); /* the child leaves by _exit */
-		if (b <= 0) {
+		long long b = gpu_stat(db, "gpu_batches"),
+			  c = gpu_stat(db, "cap_batches");
+		printf("# writer: %lld GPU batches, %lld CAP batches\n", b, c);
+		if (b + c <= 0 || (in_place && b <= 0)) {
 			fprintf(stderr, "writer: no GPU batch ran\n");
 			gpmdb_close(db);
 			return 5;
 		}
 	}
+	fflush(stdout); /* the child leaves by _exit */
 	return gpmdb_close(db) ? 4 : 0;
 }
 
-static pid_t spawn_writer(int mode, long n, uint64_t seed)
+static pid_t spawn_writer(int mode, long n, uint64_t seed, bool in_place)
 {
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(writer_main(mode, n, seed));
+		_exit(writer_main(mode, n, seed, in_place));
 	return pid;
 }
 
@@ -305,7 +336,7 @@ static void run_mode(int mode)
 	/* phase 1: transactions to the end; meanwhile the autocommit
 	 * reader is killed at random moments and started again (a dead
 	 * reader's lock goes with it) */
-	w = spawn_writer(mode, 400, g_seed);
+	w = spawn_writer(mode, 400, g_seed, false);
 	for (int k = 0; k < 5; k++) {
 		struct timespec ts = {
 		    0, (long)(mix(g_seed ^ (uint64_t)(k + 99)) % 40 + 5) *
@@ -330,7 +361,10 @@ static void run_mode(int mode)
 		    (g_gpu ? 500 : 5);
 		struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
 
-		w = spawn_writer(mode, -1, g_seed + 1000003u * (uint64_t)k);
+		/* pmem: every third writer in place, so that in-place writers
+		 * and writers beside readers follow each other, killed */
+		w = spawn_writer(mode, -1, g_seed + 1000003u * (uint64_t)k,
+				 mode == 0 && k % 3 == 2);
 		nanosleep(&ts, NULL);
 		kill(w, SIGKILL);
 		CHECK(waitpid(w, &st, 0) == w);
@@ -339,7 +373,12 @@ static void run_mode(int mode)
 		       "%s: writer %d ended with status %d before its kill",
 		       mode ? "msync" : "pmem", k, st);
 	}
-	w = spawn_writer(mode, 50, g_seed + 77);
+	w = spawn_writer(mode, 50, g_seed + 77, false);
+	CHECK(waitpid(w, &st, 0) == w);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "%s: writer after kills ended with status %d",
+	       mode ? "msync" : "pmem", st);
+	w = spawn_writer(mode, 50, g_seed + 78, mode == 0);
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer after kills ended with status %d",
@@ -399,6 +438,7 @@ int main(void)
 	if (s && *s)
 		g_seed = strtoull(s, NULL, 0);
 	printf("# seed %llu\n", (unsigned long long)g_seed);
+	fflush(stdout); /* not again from every child */
 	/* small msync thresholds: checkpoints and big commits beside the
 	 * readers (storage/wal.c) */
 	setenv("GPMDB_TEST_WAL_CKPT", "262144", 0);

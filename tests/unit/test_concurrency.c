@@ -135,11 +135,10 @@ static void test_two_writers(void)
 		       "%s: rc %d: %s", mode_name(mode), rc, msg);
 		CHECKF(now_ms() - t0 >= 250, "%s: waited only %.0f ms",
 		       mode_name(mode), now_ms() - t0);
-		/* reads: msync mode reads the last commit beside the
-		 * writer; pmem mode's readers wait for it */
-		if (mode == 1)
-			CHECK(strcmp(su_scalar(b, "SELECT count(*) FROM t"),
-				     "0") == 0);
+		/* reads: the last commit, beside the writer (pmem mode: b
+		 * read at its open, so a's transaction went beside it) */
+		CHECKF(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "0") == 0,
+		       "%s", mode_name(mode));
 		CHECK_RC(su_exec(a, "COMMIT"), GPMDB_OK);
 		CHECK_RC(su_exec(b, "INSERT INTO t VALUES (2, 20)"), GPMDB_OK);
 		CHECK(strcmp(su_scalar(b, "SELECT sum(v) FROM t"), "30") == 0);
@@ -371,18 +370,27 @@ static void test_sees_others_schema(void)
 	}
 }
 
-/* msync mode: readers (a read-write connection and a read-only open)
+/* Both modes: readers (a read-write connection and a read-only open)
  * read the last commit beside an open write transaction; BEGIN keeps its
  * snapshot across statements, and its first write after another's
- * commit is refused. */
+ * commit is refused.  pmem mode: the writer goes beside the readers
+ * through the log (PRAGMA beside_readers), since they read lately. */
+static void snapshots_in(int mode);
+
 static void test_snapshots(void)
+{
+	for (int mode = 0; mode < 2; mode++)
+		snapshots_in(mode);
+}
+
+static void snapshots_in(int mode)
 {
 	gpmdb *a, *b, *r;
 	char msg[512];
 
-	set_path("snap", 1);
-	a = open_rw(1);
-	b = a ? open_rw(1) : NULL;
+	set_path("snap", mode);
+	a = open_rw(mode);
+	b = a ? open_rw(mode) : NULL;
 	if (!b) {
 		gpmdb_close(a);
 		return;
@@ -429,18 +437,41 @@ static void test_snapshots(void)
 	if (r)
 		CHECK(strcmp(su_scalar(r, "SELECT bal FROM acct WHERE id = 1"),
 			     "270") == 0);
+	if (mode == 0)
+		CHECKF(atoll(su_scalar(a, "PRAGMA beside_readers")) > 0,
+		       "the pmem writer never went beside the readers");
 	gpmdb_close(r);
+	CHECK(strcmp(su_scalar(a, "PRAGMA integrity_check"), "ok") == 0);
 	CHECK_RC(gpmdb_close(a), GPMDB_OK);
 	CHECK_RC(gpmdb_close(b), GPMDB_OK);
 	rm_path();
 }
 
-/* pmem mode: a reader waits for a write transaction (up to its busy
- * timeout) instead of reading its stores. */
-static void test_pmem_readers_wait(void)
+static long long beside(gpmdb *db)
 {
-	gpmdb *a, *b;
+	return atoll(su_scalar(db, "PRAGMA beside_readers"));
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* pmem mode (storage/wal.c "Beside readers"): a write transaction that
+ * begins while another connection reads (or read in the last second)
+ * maps the pool privately and commits through the log; readers keep
+ * their snapshots beside it and later readers apply its frames; once
+ * readers are quiet the next writer puts the frames in place and writes
+ * in place again, and a reader that comes meanwhile waits for that
+ * transaction (at least 2 s).  A writer asked to write in place
+ * (gpu_persist = kernel) waits for readers as before. */
+static void test_pmem_beside_readers(void)
+{
+	gpmdb *a, *b, *c, *r;
 	char msg[512];
+	double t0;
 
 	set_path("pmemread", 0);
 	a = open_rw(0);
@@ -452,14 +483,66 @@ static void test_pmem_readers_wait(void)
 	CHECK_RC(su_exec(a, "CREATE TABLE t(k INT); INSERT INTO t VALUES (1)"),
 		 GPMDB_OK);
 	CHECK(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "1") == 0);
+	/* b read just now: a goes beside it */
 	CHECK_RC(su_exec(a, "BEGIN; INSERT INTO t VALUES (2)"), GPMDB_OK);
+	CHECK(beside(a) == 1);
+	CHECK(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "1") == 0);
+	CHECK_RC(su_exec(b, "BEGIN"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "1") == 0);
+	CHECK_RC(su_exec(a, "INSERT INTO t VALUES (3); COMMIT"), GPMDB_OK);
+	/* b's snapshot holds; a new connection, a read-only open and a
+	 * after its commit see it (from the log: b holds the file) */
+	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "1") == 0);
+	CHECK_RC(gpmdb_open_v2(path, &c, GPMDB_OPEN_READWRITE,
+			       &(gpmdb_options){.durability = "pmem"}),
+		 GPMDB_OK);
+	CHECK(strcmp(su_scalar(c, "SELECT sum(k) FROM t"), "6") == 0);
+	CHECK(beside(c) == 1); /* it applied the frames privately */
+	r = open_ro();
+	if (r)
+		CHECK(strcmp(su_scalar(r, "SELECT sum(k) FROM t"), "6") == 0);
+	CHECK(strcmp(su_scalar(a, "SELECT sum(k) FROM t"), "6") == 0);
+	/* more commits beside b's snapshot */
+	for (int i = 0; i < 50; i++)
+		CHECK_RC(su_exec(a, "UPDATE t SET k = k + 1 WHERE k = 1; "
+				    "UPDATE t SET k = k - 1 WHERE k = 3"),
+			 GPMDB_OK);
+	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "1") == 0);
+	CHECK_RC(su_exec(b, "COMMIT"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "6") == 0);
+	CHECK(strcmp(su_scalar(c, "SELECT count(*) FROM t"), "3") == 0);
+	gpmdb_close(r);
+	/* readers quiet for a second: a puts the frames in place and
+	 * writes in place; b, coming meanwhile, waits for its end */
+	nap_ms(1200);
+	CHECK_RC(su_exec(a, "BEGIN; INSERT INTO t VALUES (4)"), GPMDB_OK);
+	t0 = now_ms();
 	CHECK(exec_msg(b, "SELECT count(*) FROM t", msg, sizeof(msg)) ==
 		  GPMDB_BUSY &&
 	      strstr(msg, "database is locked"));
+	CHECKF(now_ms() - t0 >= 1900, "waited only %.0f ms", now_ms() - t0);
 	CHECK_RC(su_exec(a, "COMMIT"), GPMDB_OK);
-	CHECK(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "2") == 0);
+	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "10") == 0);
+	CHECK(strcmp(su_scalar(c, "SELECT sum(k) FROM t"), "10") == 0);
+	/* gpu_persist = kernel: in place, waiting for the readers */
+	CHECK_RC(su_exec(a, "PRAGMA gpu_persist = kernel"), GPMDB_OK);
+	CHECK_RC(su_exec(b, "BEGIN"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "4") == 0);
+	long long n0 = beside(a);
+	CHECK(exec_msg(a, "INSERT INTO t VALUES (5)", msg, sizeof(msg)) ==
+		  GPMDB_BUSY &&
+	      strstr(msg, "readers are reading"));
+	CHECK(beside(a) == n0);
+	CHECK_RC(su_exec(b, "COMMIT"), GPMDB_OK);
+	CHECK_RC(su_exec(a, "INSERT INTO t VALUES (5)"), GPMDB_OK);
+	CHECK_RC(su_exec(a, "PRAGMA gpu_persist = auto"), GPMDB_OK);
+	CHECK(strcmp(su_scalar(a, "PRAGMA integrity_check"), "ok") == 0);
+	CHECK_RC(gpmdb_close(c), GPMDB_OK);
 	CHECK_RC(gpmdb_close(a), GPMDB_OK);
 	CHECK_RC(gpmdb_close(b), GPMDB_OK);
+	/* the last close left no log behind */
+	snprintf(msg, sizeof(msg), "%s-wal", path);
+	CHECK(access(msg, F_OK) != 0);
 	rm_path();
 }
 
@@ -546,7 +629,7 @@ static void test_backup_api(void)
 		char copy[340], buf[512];
 		gpmdb *a, *b = NULL, *c = NULL;
 		gpmdb_backup *bk;
-		int pages, left, rc;
+		int pages, left;
 
 		set_path("backup", mode == 2 ? 1 : mode);
 		snprintf(copy, sizeof(copy), "%s.copy", path);
@@ -582,17 +665,12 @@ static void test_backup_api(void)
 			CHECK_RC(gpmdb_backup_step(bk, 1), GPMDB_OK);
 			CHECK(gpmdb_backup_remaining(bk) == pages - 2);
 		}
-		if (mode == 1) {
-			/* msync: writers go on beside the backup */
+		if (mode < 2) {
+			/* writers go on beside the backup (pmem: through
+			 * the log, beside the backup's snapshot) */
 			CHECK_RC(su_exec(b, "UPDATE acct SET bal = 999 WHERE "
 					    "id = 1"),
 				 GPMDB_OK);
-		} else if (mode == 0) {
-			rc = exec_msg(b,
-				      "UPDATE acct SET bal = 999 WHERE id "
-				      "= 1",
-				      buf, sizeof(buf));
-			CHECKF(rc == GPMDB_BUSY, "pmem: %d %s", rc, buf);
 		}
 		CHECK_RC(gpmdb_backup_step(bk, 3),
 			 mode < 2 ? GPMDB_OK : GPMDB_DONE);
@@ -600,10 +678,6 @@ static void test_backup_api(void)
 		left = gpmdb_backup_remaining(bk);
 		CHECK(left == 0);
 		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
-		if (mode == 0)
-			CHECK_RC(su_exec(b, "UPDATE acct SET bal = 999 WHERE "
-					    "id = 1"),
-				 GPMDB_OK);
 		if (mode == 2)
 			CHECK_RC(su_exec(a, "UPDATE acct SET bal = 999 WHERE "
 					    "id = 1"),
@@ -665,7 +739,7 @@ int main(void)
 	TEST_RUN(test_mode_mismatch);
 	TEST_RUN(test_sees_others_schema);
 	TEST_RUN(test_snapshots);
-	TEST_RUN(test_pmem_readers_wait);
+	TEST_RUN(test_pmem_beside_readers);
 	TEST_RUN(test_killed_writer);
 	TEST_RUN(test_backup_api);
 	TEST_MAIN_END();
