@@ -71,22 +71,25 @@
  * while another connection began a read this recently (or one holds a
  * snapshot, or waits for one); else in place. */
 #define LK_READERS_RECENT_NS (1000ull * 1000 * 1000)
+#define LK_READER_SLOTS	     8
 
 /* The shared page (<pool>-shm). */
 typedef struct {
 	uint64_t magic;
-	uint64_t counter;   /* bumped by every writer at lock and commit */
-	uint64_t commits;   /* bumped by every commit */
-	uint64_t ip_salt;   /* the frames of this salt ... */
-	uint64_t ip_seq;    /* ... up to this seq are written in place */
-	uint32_t mode;	    /* stg_durability of the connections (0: unset) */
-	uint32_t waiters;   /* writers waiting in PENDING for readers to go */
-	uint32_t queued;    /* readers waiting in PENDING for a writer to go */
-	uint64_t wal_salt;  /* the log's last committed frame: salt ... */
-	uint64_t wal_seq;   /* ... and seq (0: none since its header) */
-	uint64_t reader_ns; /* when a connection other than the last
-			       writer last began a read (pool_now_ns) */
-	uint64_t last_writer; /* lk.id of the last write transaction's */
+	uint64_t counter;  /* bumped by every writer at lock and commit */
+	uint64_t commits;  /* bumped by every commit */
+	uint64_t ip_salt;  /* the frames of this salt ... */
+	uint64_t ip_seq;   /* ... up to this seq are written in place */
+	uint32_t mode;	   /* stg_durability of the connections (0: unset) */
+	uint32_t waiters;  /* writers waiting in PENDING for readers to go */
+	uint32_t queued;   /* readers waiting in PENDING for a writer to go */
+	uint64_t wal_salt; /* the log's last committed frame: salt ... */
+	uint64_t wal_seq;  /* ... and seq (0: none since its header) */
+	/* the last readers: their lk.id and when they began a read
+	 * (pool_now_ns), one slot each */
+	struct {
+		uint64_t id, ns;
+	} readers[LK_READER_SLOTS];
 } lk_shm;
 
 static lk_shm *shm(const stg_pool *p)
@@ -257,8 +260,7 @@ int lock_open(stg_pool *p, bool *alone)
 		s->queued = 0;
 		s->wal_salt = 0;
 		s->wal_seq = 0; /* the opener replays the log (wal_recover) */
-		s->reader_ns = 0;
-		s->last_writer = 0;
+		memset(s->readers, 0, sizeof(s->readers));
 		__atomic_add_fetch(&s->counter, 1, __ATOMIC_SEQ_CST);
 	}
 	p->lk.force = true;
@@ -369,15 +371,51 @@ static bool can_shadow(const stg_pool *p)
 	return p->pm_resv && !p->memory && !p->readonly && !p->in_place_only;
 }
 
-/* pmem mode: has a connection other than the last writer begun a read
- * lately?  Then a write transaction goes beside readers even when none
- * is on at its start: readers coming while a transaction writes in
- * place wait for its end. */
+/* pmem mode: has another connection begun a read lately?  Then a write
+ * transaction goes beside readers even when none is on at its start:
+ * readers coming while a transaction writes in place wait for its end.
+ * The last LK_READER_SLOTS readers are known (a racy table: a lost
+ * update only changes where the next transaction writes). */
 static bool readers_recent(const stg_pool *p)
 {
-	uint64_t t = __atomic_load_n(&shm(p)->reader_ns, __ATOMIC_SEQ_CST);
+	uint64_t now = pool_now_ns();
 
-	return t && pool_now_ns() - t < LK_READERS_RECENT_NS;
+	for (int i = 0; i < LK_READER_SLOTS; i++) {
+		uint64_t id = __atomic_load_n(&shm(p)->readers[i].id,
+					      __ATOMIC_RELAXED),
+			 t = __atomic_load_n(&shm(p)->readers[i].ns,
+					     __ATOMIC_RELAXED);
+
+		if (id && id != p->lk.id && now - t < LK_READERS_RECENT_NS)
+			return true;
+	}
+	return false;
+}
+
+/* A read begins: this connection's slot (or the oldest) gets the time. */
+static void reader_note(stg_pool *p)
+{
+	int slot = 0;
+	uint64_t oldest = UINT64_MAX;
+
+	for (int i = 0; i < LK_READER_SLOTS; i++) {
+		uint64_t id = __atomic_load_n(&shm(p)->readers[i].id,
+					      __ATOMIC_RELAXED),
+			 t = __atomic_load_n(&shm(p)->readers[i].ns,
+					     __ATOMIC_RELAXED);
+
+		if (id == p->lk.id) {
+			slot = i;
+			break;
+		}
+		if (t < oldest) {
+			oldest = t;
+			slot = i;
+		}
+	}
+	__atomic_store_n(&shm(p)->readers[slot].id, p->lk.id, __ATOMIC_RELAXED);
+	__atomic_store_n(&shm(p)->readers[slot].ns, pool_now_ns(),
+			 __ATOMIC_RELAXED);
 }
 
 /* The file grew under us: map the new range. */
@@ -532,10 +570,8 @@ int stg_read_begin(stg_pool *p)
 		return GPMDB_OK;
 	pool_clear_err(p);
 	/* pmem mode: writers go beside readers for a while (lock_write) */
-	if (p->lk.shm_rw && (p->dur != STG_DUR_MSYNC || p->wal.shadow) &&
-	    __atomic_load_n(&shm(p)->last_writer, __ATOMIC_RELAXED) != p->lk.id)
-		__atomic_store_n(&shm(p)->reader_ns, pool_now_ns(),
-				 __ATOMIC_RELAXED);
+	if (p->lk.shm_rw && (p->dur != STG_DUR_MSYNC || p->wal.shadow))
+		reader_note(p);
 	for (int tries = 0;; tries++) {
 		if ((rc = take_read(p)) != GPMDB_OK)
 			break;
@@ -720,8 +756,6 @@ locked:
 		}
 	}
 	if (rc == GPMDB_OK) {
-		__atomic_store_n(&shm(p)->last_writer, p->lk.id,
-				 __ATOMIC_RELAXED);
 		/* from here on others must look again, even if we die */
 		p->lk.seen =
 		    __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);

@@ -5,11 +5,16 @@
  * again: a read-only open, a read-write connection reading in autocommit
  * and a read-write connection reading twice inside BEGIN ... COMMIT (both
  * reads must agree).  Not one read may see another total; the second
- * reader is killed with SIGKILL five times and started again.  Then the
+ * reader is killed with SIGKILL 50 times and started again.  Then the
  * writer is killed with SIGKILL at random moments (while the readers keep
  * reading) and restarted: still no reader sees a wrong total, and the
  * pool passes its integrity check.  Both durability modes: msync (a file
  * in /tmp) and pmem (/dev/shm).  GPMDB_CONC_SEED overrides the seed.
+ * pmem mode: the writers go beside the readers through the log (storage/
+ * wal.c "Beside readers"; each reports PRAGMA beside_readers), every third
+ * killed writer and the last one write in place (gpu_persist = kernel),
+ * so that the two kinds follow each other; test_beside_crash_points
+ * kills writers beside a snapshot at named crash points.
  *
  * The writer's transactions: two rows (a transfer), every row (half up,
  * half down) and a new row with 0 (appends, the pool grows); msync mode's
@@ -20,7 +25,9 @@
  * writer and the autocommit reader on backend = gpu (GPU write kernels,
  * HCL, the GPU column cache caught up after others' commits), pmem mode
  * only (the GPU writes a mapping in place; msync pools take the CPU
- * path), and the writer checks that its batches ran on the GPU.
+ * path), and the writer checks that its batches ran on the GPU (beside
+ * readers: the GPU computes and the host writes, CAP; in place: the
+ * kernels write).
  */
 #include <errno.h>
 #include <signal.h>
@@ -337,9 +344,9 @@ static void run_mode(int mode)
 	 * reader is killed at random moments and started again (a dead
 	 * reader's lock goes with it) */
 	w = spawn_writer(mode, 400, g_seed, false);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < KILLS; k++) {
 		struct timespec ts = {
-		    0, (long)(mix(g_seed ^ (uint64_t)(k + 99)) % 40 + 5) *
+		    0, (long)(mix(g_seed ^ (uint64_t)(k + 99)) % 16 + 2) *
 			   1000000};
 
 		nanosleep(&ts, NULL);
@@ -420,6 +427,198 @@ static void run_mode(int mode)
 	set_path(mode);
 }
 
+/* ---- pmem mode beside readers, killed at named crash points ----------
+ *
+ * A reader holds a snapshot (BEGIN, a read) while writer processes commit
+ * transfers beside it through the log (storage/wal.c "Beside readers");
+ * each is killed at a named crash point: while writing a frame, after
+ * the frame's fdatasync, while a private writer whose readers went quiet
+ * puts the frames in place (wal.settle), while a shared writer puts
+ * frames that another left into the file (wal.settle_file).  After each
+ * kill the reader's snapshot reads what it read before; then the next
+ * opener recovers: the integrity check passes, the total holds and the
+ * transactions counted are those whose COMMIT returned (plus, for a kill
+ * before the commit point, perhaps the one in flight). */
+
+static volatile long *g_done; /* COMMITs that returned, in the writer */
+
+/* Transfers until killed (or n of them): each bumps meta.n. */
+static int cp_writer(long n, const char *crash_at, int go_fd, int wait_fd)
+{
+	gpmdb *db = open_db(0, false);
+	char sql[300], c;
+
+	if (!db)
+		return 2;
+	/* wal.settle_file: a writer asked to write in place cannot map the
+	 * pool privately; the frames others left go into the file first */
+	if (crash_at && !strncmp(crash_at, "wal.settle_file", 15) &&
+	    gpmdb_exec(db, "PRAGMA gpu_persist = kernel", NULL, NULL, NULL))
+		return 2;
+	if (go_fd >= 0 && write(go_fd, "o", 1) != 1)
+		return 2;
+	if (wait_fd >= 0 && read(wait_fd, &c, 1) != 1)
+		return 2;
+	if (crash_at)
+		setenv("GPMDB_CRASH_AT", crash_at, 1);
+	for (long i = 0; n < 0 || i < n; i++) {
+		uint64_t r = mix(g_seed + 7 * (uint64_t)i);
+		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
+
+		snprintf(sql, sizeof(sql),
+			 "BEGIN; UPDATE acct SET bal = bal - 3 WHERE id = %d; "
+			 "UPDATE acct SET bal = bal + 3 WHERE id = %d; UPDATE "
+			 "meta SET n = n + 1; COMMIT",
+			 a, b);
+		if (gpmdb_exec(db, sql, NULL, NULL, NULL)) {
+			fprintf(stderr, "cp writer: %s\n", gpmdb_errmsg(db));
+			return 3;
+		}
+		(*g_done)++;
+	}
+	return gpmdb_close(db) ? 4 : 0;
+}
+
+static pid_t cp_spawn(long n, const char *crash_at, int go_fd, int wait_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(cp_writer(n, crash_at, go_fd, wait_fd));
+	return pid;
+}
+
+static long long scalar(gpmdb *db, const char *sql)
+{
+	return int_pragma(db, sql);
+}
+
+/* One case: writers beside the snapshot of `rd`, the last one killed at
+ * point (settle_file: a process that opened before the frames);
+ * in_flight: 1 when the killed transaction must be found committed. */
+static void cp_case(const char *point, int in_flight)
+{
+	gpmdb *rd, *db;
+	pid_t w, w2 = -1;
+	int st = 0, go[2] = {-1, -1}, hold[2] = {-1, -1};
+	long long t0, n0, n;
+	bool settle = !strncmp(point, "wal.settle", 10);
+	bool sfile = !strncmp(point, "wal.settle_file", 15);
+	char c;
+
+	rd = open_db(0, false);
+	CHECK(rd != NULL);
+	if (!rd)
+		return;
+	CHECK_RC(gpmdb_exec(rd, "BEGIN", NULL, NULL, NULL), GPMDB_OK);
+	t0 = scalar(rd, "SELECT sum(bal) FROM acct");
+	n0 = scalar(rd, "SELECT n FROM meta");
+	CHECK(t0 == TOTAL);
+	*g_done = n0;
+	if (sfile) {
+		/* opened now (no frame yet), in place only: it puts the
+		 * frames into the file later */
+		CHECK(pipe(go) == 0 && pipe(hold) == 0);
+		w2 = cp_spawn(3, point, go[1], hold[0]);
+		CHECK(read(go[0], &c, 1) == 1);
+	}
+	/* frames beside the snapshot */
+	w = cp_spawn(settle ? 20 : -1, settle ? NULL : point, -1, -1);
+	CHECK(waitpid(w, &st, 0) == w);
+	if (!settle) {
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		       "%s: writer ended with status %d", point, st);
+	} else {
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		       "%s: writer ended with status %d", point, st);
+	}
+	/* the snapshot is what it was */
+	CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == t0);
+	CHECK(scalar(rd, "SELECT n FROM meta") == n0);
+	CHECK_RC(gpmdb_exec(rd, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
+	if (settle) {
+		/* readers quiet for a second (rd stays open, so that the
+		 * next opener is not alone and recovers nothing): the next
+		 * writer settles */
+		struct timespec ts = {1, 200000000};
+
+		nanosleep(&ts, NULL);
+		if (sfile) {
+			CHECK(write(hold[1], "g", 1) == 1);
+			w = w2;
+		} else {
+			w = cp_spawn(-1, point, -1, -1);
+		}
+		CHECK(waitpid(w, &st, 0) == w);
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		       "%s: settling writer ended with status %d", point, st);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (hold[i] >= 0)
+			close(hold[i]);
+	}
+	gpmdb_close(rd);
+	/* recovery by the next opener (alone: the log replayed) */
+	db = open_db(0, false);
+	CHECK(db != NULL);
+	if (!db)
+		return;
+	CHECK(scalar(db, "SELECT sum(bal) FROM acct") == TOTAL);
+	n = scalar(db, "SELECT n FROM meta");
+	CHECKF(n == *g_done + in_flight,
+	       "%s: %lld transactions after recovery, %ld returned", point, n,
+	       (long)*g_done);
+	gpmdb_stmt *s = NULL;
+	CHECK(gpmdb_prepare(db, "PRAGMA integrity_check", -1, &s, NULL) ==
+		  GPMDB_OK &&
+	      gpmdb_step(s) == GPMDB_ROW &&
+	      strcmp((const char *)gpmdb_column_text(s, 0), "ok") == 0);
+	gpmdb_finalize(s);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+}
+
+static void test_beside_crash_points(void)
+{
+	static const struct {
+		const char *point;
+		int in_flight; /* the killed transaction is committed (a
+				  kill keeps a frame written before its
+				  fdatasync) */
+	} cases[] = {
+	    {"wal.frame:1", 1},	   {"wal.frame:7", 1},
+	    {"wal.commit:1", 1},   {"wal.commit:9", 1},
+	    {"wal.settle:1", 0},   {"wal.settle_file:1", 0},
+	    {"commit.begin:5", 0},
+	};
+	gpmdb *db;
+	char sql[128];
+
+	set_path(0);
+	db = open_db(0, false);
+	CHECK(db != NULL);
+	if (!db)
+		return;
+	CHECK_RC(gpmdb_exec(db,
+			    "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal "
+			    "INT); CREATE TABLE meta(n INT); INSERT INTO meta "
+			    "VALUES (0); BEGIN",
+			    NULL, NULL, NULL),
+		 GPMDB_OK);
+	for (int i = 1; i <= ROWS; i++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO acct VALUES (%d, 1000)",
+			 i);
+		CHECK_RC(gpmdb_exec(db, sql, NULL, NULL, NULL), GPMDB_OK);
+	}
+	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	for (int round = 0; round < 8; round++)
+		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+			cp_case(cases[k].point, cases[k].in_flight);
+	set_path(0);
+}
+
 static void test_invariant_msync(void)
 {
 	run_mode(1);
@@ -451,9 +650,11 @@ int main(void)
 		return 1;
 	}
 	g_stop = m;
+	g_done = (volatile long *)((char *)m + 8);
 	g_stats = (reader_stats *)((char *)m + 64);
 	if (!g_gpu)
 		TEST_RUN(test_invariant_msync);
 	TEST_RUN(test_invariant_pmem);
+	TEST_RUN(test_beside_crash_points);
 	TEST_MAIN_END();
 }

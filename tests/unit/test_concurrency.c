@@ -138,7 +138,7 @@ static void test_two_writers(void)
 		/* reads: the last commit, beside the writer (pmem mode: b
 		 * read at its open, so a's transaction went beside it) */
 		CHECKF(strcmp(su_scalar(b, "SELECT count(*) FROM t"), "0") == 0,
-		       "%s", mode_name(mode));
+		       "%s: %s", mode_name(mode), gpmdb_errmsg(b));
 		CHECK_RC(su_exec(a, "COMMIT"), GPMDB_OK);
 		CHECK_RC(su_exec(b, "INSERT INTO t VALUES (2, 20)"), GPMDB_OK);
 		CHECK(strcmp(su_scalar(b, "SELECT sum(v) FROM t"), "30") == 0);
