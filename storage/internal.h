@@ -88,6 +88,7 @@ typedef struct {
 	 * over its shared mapping and written through the log, as msync
 	 * mode; dur reads STG_DUR_MSYNC meanwhile */
 	bool shadow;
+	stg_durability shadow_dur; /* the mode to go back to (pmem, off) */
 	uint64_t shadows; /* statistics: times this connection went private */
 	uint64_t ckpt_bytes, big_bytes, shared_min;	     /* thresholds */
 	uint64_t frames, checkpoints, big_commits, replayed; /* statistics */

@@ -26,16 +26,21 @@
  *            transaction (WRITER and READ, adjacent, in one call).
  *   READ     shared by a connection while a read snapshot is live; taken
  *            exclusive by a writer that changes bytes readers see: pmem
- *            mode for the whole write transaction (it writes in place),
- *            msync mode only while it writes committed pages into the
- *            file or checkpoints (snapshots read the file plus the frames
- *            of <pool>-wal that were complete when they began).
+ *            mode for the whole write transaction when it writes in place
+ *            (no reader about at its start), msync mode and pmem mode
+ *            beside readers (wal.c "Beside readers": the pool mapped
+ *            privately, commits through the log) only while it writes
+ *            committed pages into the file or checkpoints (snapshots read
+ *            the file plus the frames of <pool>-wal that were complete
+ *            when they began).
  *
  * <pool>-shm is a page mapped shared by every connection: a change
  * counter bumped whenever a writer takes the lock and when it commits, so
  * that a connection whose counter is behind catches up (catch_up) before
  * it reads or writes: it drops its stale private pages, applies the new
- * frames of the log (msync mode), remaps a grown file, recovers a dead
+ * frames of the log (msync mode; pmem mode when a writer beside readers
+ * left frames: the pool mapped privately first), remaps a grown file,
+ * recovers a dead
  * writer's transaction, and resets the caches derived from the pool.  It
  * is not durable state: the first opener resets it and the last closer
  * removes it.

@@ -1408,7 +1408,7 @@ void stg_get_write_times(const stg_pool *p, stg_write_times *out)
 
 stg_durability stg_pool_durability(const stg_pool *p)
 {
-	return p->wal.shadow ? STG_DUR_PMEM : p->dur;
+	return p->wal.shadow ? p->wal.shadow_dur : p->dur;
 }
 
 bool stg_pool_writes_private(const stg_pool *p)

@@ -1452,6 +1452,7 @@ int wal_shadow_begin(stg_pool *p)
 	p->wal.salt = 0; /* the log's frames, all of them, come in below */
 	p->wal.seq = 1;
 	p->wal.tail = WAL_HDR_BYTES;
+	p->wal.shadow_dur = p->dur;
 	p->dur = STG_DUR_MSYNC;
 	return wal_catch_up(p, false, &full);
 }
@@ -1492,7 +1493,7 @@ int wal_shadow_end(stg_pool *p)
 	p->wal.fd = -1;
 	p->wal.on = false;
 	p->wal.shadow = false;
-	p->dur = STG_DUR_PMEM;
+	p->dur = p->wal.shadow_dur;
 	return GPMDB_OK;
 }
 

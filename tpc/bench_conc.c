@@ -7,8 +7,10 @@
  * a reader that scans the whole table in a loop (long snapshots).  In
  * msync mode (a file system) readers never block the writer, but while
  * one is on the commits stay in <db>-wal instead of going into the file;
- * in pmem mode (/dev/shm) a reader and a write transaction exclude each
- * other.  Prints the writer's and the reader's operations per second.
+ * in pmem mode (/dev/shm) the writer goes beside a reader that reads
+ * (storage/wal.c "Beside readers": the pool mapped privately, commits
+ * through the log) and writes in place when alone.  Prints the writer's
+ * and the reader's operations per second.
  *
  *   bench_conc [--rows N] [--secs S] [--disk DIR] [--shm DIR]
  */
