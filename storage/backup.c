@@ -626,7 +626,7 @@ int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
 	}
 	/* pmem mode: the first passes without a snapshot (writers go on),
 	 * and the destination made ready without one too */
-	b->precopy = !b->held && p->dur != STG_DUR_MSYNC;
+	b->precopy = !b->held && stg_pool_durability(p) != STG_DUR_MSYNC;
 	if (b->precopy && b->pass_bytes > BK_FINAL_BYTES)
 		bk_unsnap(b);
 	else
