@@ -266,10 +266,9 @@ int pipe_fast_run(const pfast *f, const rel *b, const uint32_t *sel, uint32_t n,
 /* ---- pipe_dict.c ---- */
 
 /* p->dict: the filter of the scan's first filters that may run on
- * dictionary codes (stage -1: none); after the stages and p->live. */
-void pipe_dict_plan(exec_ctx *x, pipe *p);
-/* Its table per dictionary tablet of p->tv (those it does not pay for,
- * or whose evaluation fails, keep the strings). */
+ * dictionary codes, and its table per dictionary tablet of p->tv (those
+ * it does not pay for, or whose evaluation fails, keep the strings);
+ * after the stages, p->live and the morsels. */
 int pipe_dict_tables(pipe *p);
 void pipe_dict_free(pipe *p);
 /* The rows of t's morsel (tablet tab, rows [off, off + cnt) of view v)
@@ -277,7 +276,8 @@ void pipe_dict_free(pipe *p);
  * tablet's strings are read (no table). */
 int pipe_dict_keep(pthr *t, uint32_t tab, const stg_tablet_view *v,
 		   uint64_t off, uint32_t cnt);
-/* Rows the scans tested on dictionary codes (tests). */
+/* Rows the scans tested on dictionary codes (tests/unit/test_dict_pred.c
+ * declares it: this header is not the tests'). */
 uint64_t pipe_dict_rows(void);
 
 /* ---- pipe_probe.c ---- */
