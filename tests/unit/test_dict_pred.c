@@ -29,11 +29,6 @@ static char path[300];
 static gpmdb *db;
 static sqlite3 *lite;
 
-static void both(const char *sql)
-{
-	lite_both(db, lite, sql);
-}
-
 /* Tablets (1024, 2048, 4096, ... rows, storage/tablet.c): 0 'a' 'b' ''
  * NULL; 1 'b' 'c' 'A' (then made plain by an UPDATE); 2 'c' 'd' 'ab'
  * NULL '' and 'zz' (whose rows are then deleted); 3 3000 strings and 'a'
@@ -45,34 +40,43 @@ static void load(void)
 	db = su_open(path);
 	CHECK(sqlite3_open(":memory:", &lite) == SQLITE_OK);
 	lite_seq(db, lite, 64512);
-	both("CREATE TABLE t(id BIGINT, s TEXT, k TEXT, v INT)");
-	both("INSERT INTO t SELECT id, CASE WHEN id < 1024 THEN CASE id % 4 "
-	     "WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN '' ELSE NULL END "
-	     "WHEN id < 3072 THEN CASE id % 3 WHEN 0 THEN 'b' WHEN 1 THEN 'c' "
-	     "ELSE 'A' END WHEN id < 7168 THEN CASE WHEN id % 997 = 5 THEN "
-	     "'zz' ELSE CASE id % 5 WHEN 0 THEN 'c' WHEN 1 THEN 'd' WHEN 2 "
-	     "THEN 'ab' WHEN 3 THEN NULL ELSE '' END END ELSE CASE WHEN id % "
-	     "50 = 0 THEN 'a' ELSE 'h' || (id % 3000) END END, CASE WHEN id "
-	     "% 7 = 0 THEN NULL ELSE 'x' || (id % 3) END, id % 100 FROM s "
-	     "WHERE id < 15360");
-	both("INSERT INTO t SELECT id, CASE WHEN id < 31744 THEN CASE id % 3 "
-	     "WHEN 0 THEN 'b' WHEN 1 THEN 'e' ELSE NULL END ELSE CASE id % 4 "
-	     "WHEN 0 THEN 'a' WHEN 1 THEN 'c' WHEN 2 THEN 'E' ELSE '' END "
-	     "END, 'x' || (id % 5), id % 100 FROM s WHERE id >= 15360 AND id "
-	     "< 64512");
+	lite_both(db, lite, "CREATE TABLE t(id BIGINT, s TEXT, k TEXT, v INT)");
+	lite_both(
+	    db, lite,
+	    "INSERT INTO t SELECT id, CASE WHEN id < 1024 THEN CASE id % 4 "
+	    "WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN '' ELSE NULL END "
+	    "WHEN id < 3072 THEN CASE id % 3 WHEN 0 THEN 'b' WHEN 1 THEN 'c' "
+	    "ELSE 'A' END WHEN id < 7168 THEN CASE WHEN id % 997 = 5 THEN "
+	    "'zz' ELSE CASE id % 5 WHEN 0 THEN 'c' WHEN 1 THEN 'd' WHEN 2 "
+	    "THEN 'ab' WHEN 3 THEN NULL ELSE '' END END ELSE CASE WHEN id % "
+	    "50 = 0 THEN 'a' ELSE 'h' || (id % 3000) END END, CASE WHEN id "
+	    "% 7 = 0 THEN NULL ELSE 'x' || (id % 3) END, id % 100 FROM s "
+	    "WHERE id < 15360");
+	lite_both(
+	    db, lite,
+	    "INSERT INTO t SELECT id, CASE WHEN id < 31744 THEN CASE id % 3 "
+	    "WHEN 0 THEN 'b' WHEN 1 THEN 'e' ELSE NULL END ELSE CASE id % 4 "
+	    "WHEN 0 THEN 'a' WHEN 1 THEN 'c' WHEN 2 THEN 'E' ELSE '' END "
+	    "END, 'x' || (id % 5), id % 100 FROM s WHERE id >= 15360 AND id "
+	    "< 64512");
 	CHECK_RC(su_exec(db, "VACUUM"), GPMDB_OK);
 	CHECKF(!strncmp(su_storage_info(db, "t", 1, 3), "dict ", 5), "s: %s",
 	       su_storage_info(db, "t", 1, 3));
 	/* deleted rows in dictionary tablets: every 'zz' (its string stays
 	 * in tablet 2's dictionary) and some of every other string */
-	both("DELETE FROM t WHERE s = 'zz' OR (id % 13 = 0 AND id < 7168)");
-	both("UPDATE t SET s = 'q' WHERE id = 2000");
-	both("INSERT INTO t SELECT id + 20000, CASE id % 4 WHEN 0 THEN 'a' "
-	     "WHEN 1 THEN 'c' WHEN 2 THEN '' ELSE NULL END, 'x1', id % 100 "
-	     "FROM s WHERE id < 2000");
-	both("CREATE TABLE u(s TEXT, w INT)");
-	both("INSERT INTO u VALUES ('a', 1), ('b', 2), ('c', 3), ('', 4), "
-	     "(NULL, 5), ('zz', 6)");
+	lite_both(
+	    db, lite,
+	    "DELETE FROM t WHERE s = 'zz' OR (id % 13 = 0 AND id < 7168)");
+	lite_both(db, lite, "UPDATE t SET s = 'q' WHERE id = 2000");
+	lite_both(
+	    db, lite,
+	    "INSERT INTO t SELECT id + 20000, CASE id % 4 WHEN 0 THEN 'a' "
+	    "WHEN 1 THEN 'c' WHEN 2 THEN '' ELSE NULL END, 'x1', id % 100 "
+	    "FROM s WHERE id < 2000");
+	lite_both(db, lite, "CREATE TABLE u(s TEXT, w INT)");
+	lite_both(db, lite,
+		  "INSERT INTO u VALUES ('a', 1), ('b', 2), ('c', 3), ('', 4), "
+		  "(NULL, 5), ('zz', 6)");
 }
 
 /* sql's rows in gpmdb on 4 threads and on 1 (in order unless !ordered)
