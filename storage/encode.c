@@ -122,6 +122,26 @@ void stg_colenc_decode(const stg_colenc *e, size_t w, uint64_t from, uint64_t n,
 	}
 }
 
+void stg_dict_codes(const stg_colenc *e, uint64_t from, uint64_t n,
+		    uint32_t *out)
+{
+	unsigned b = e->bits;
+	uint64_t pos = from * b, m = b < 64 ? (1ull << b) - 1 : ~0ull, v;
+	const uint8_t *by = (const uint8_t *)e->words;
+
+	for (uint64_t i = 0; i < n; i++, pos += b) {
+		uint64_t k = 0;
+
+		if (b && b <= 57) { /* as stg_colenc_decode */
+			memcpy(&v, by + (pos >> 3), 8);
+			k = (v >> (pos & 7)) & m;
+		} else if (b) {
+			k = field(e->words, pos, b);
+		}
+		out[i] = k < e->dict_n ? (uint32_t)k : (uint32_t)e->dict_n;
+	}
+}
+
 const void *stg_tablet_col(const stg_tablet_view *v, int c, size_t w,
 			   uint64_t from, uint64_t n, void *buf)
 {

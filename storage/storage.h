@@ -342,6 +342,14 @@ typedef struct {
 	uint64_t heap_used;	/* ZTEXT: the tablet heap's bytes in use */
 } stg_colenc;
 
+/* Rows [from, from + n) of a dictionary column (kind 2) as codes into
+ * out: code k is the string e->dict[k]; a code outside the dictionary
+ * (gpmdb_check finds none) reads as e->dict_n, the string '' that
+ * stg_colenc_decode gives it.  For readers that evaluate a predicate
+ * once per dictionary entry (engine/exec/pipe_dict.c). */
+void stg_dict_codes(const stg_colenc *e, uint64_t from, uint64_t n,
+		    uint32_t *out);
+
 /* Zero-copy view of one tablet, for scans.  A column of an encoded
  * tablet has data[c] NULL (so that no reader takes the packed bytes for
  * values) and enc[c] describes it: read it through stg_tablet_col. */

@@ -341,7 +341,7 @@ static int stage_filter(pthr *t, int i, rel *b)
 	uint32_t sel[VEC_BATCH], pos[VEC_BATCH], k = (uint32_t)b->nrows, m;
 	uint8_t *ord = &t->ford[i];
 	char err[256];
-	bool adapt = !p->x->analyze;
+	bool adapt = !p->x->analyze, dense = true; /* no row selected yet */
 	int j = i, nf, rc;
 	vec v;
 
@@ -356,14 +356,17 @@ static int stage_filter(pthr *t, int i, rel *b)
 			ord[q] = (uint8_t)(i + q);
 	for (int q = 0; q < nf && k; q++) {
 		int f = ord[q];
+		/* the scan kept only the rows its codes pass (pipe_dict.c) */
+		if (i == 0 && f == p->dict.stage && t->dict_done)
+			continue;
 		uint64_t t0 = adapt ? pipe_now() : 0;
 		int fm = -1; /* column OP constant: its own loop */
 		if (p->st[f].fast.on)
-			fm = pipe_fast_run(&p->st[f].fast, b, q ? sel : NULL, k,
-					   sel);
+			fm = pipe_fast_run(&p->st[f].fast, b,
+					   dense ? NULL : sel, k, sel);
 		if (fm >= 0) {
 			m = (uint32_t)fm;
-		} else if (q == 0) {
+		} else if (dense) {
 			if ((rc = pipe_eval(t, f, p->st[f].pred, b, &v)))
 				return rc;
 			m = exec_filter_true(&v, k, 0, sel);
@@ -384,6 +387,7 @@ static int stage_filter(pthr *t, int i, rel *b)
 			t->fout[f] += m;
 		}
 		k = m;
+		dense = false;
 	}
 	if (adapt && ++t->fbat[i] % FILTER_REORDER == 0)
 		filter_reorder(t, ord, nf);
@@ -734,6 +738,8 @@ static void source_text(const scan_part *sp, int tc, rcol *d, const char *heap)
 
 /* The NULL flags of a column without NULLs (never written). */
 static const uint8_t pipe_zeros[VEC_BATCH];
+/* The strings of a column no stage reads (pipe_dict.c). */
+static const vec_str pipe_nostr[VEC_BATCH];
 
 /* Whether the first n bits of bm are all clear. */
 static bool pipe_no_bits(const uint32_t *bm, uint32_t n)
@@ -780,10 +786,23 @@ static void source_scan(pthr *t, uint64_t mi)
 	sp.v.nulls = t->sn;
 	sp.v.deleted = v->deleted ? v->deleted + off / 32 : NULL;
 	sp.m = cnt;
-	for (uint32_t w = 0; sp.v.deleted && w < (cnt + 31) / 32; w++)
+	/* a filter on dictionary codes: the rows that pass, none deleted */
+	int dm =
+	    p->dict.pass ? pipe_dict_keep(t, p->mtab[mi], v, off, cnt) : -1;
+	t->dict_done = dm >= 0;
+	if (dm == 0) {
+		b->nrows = 0;
+		return;
+	}
+	if (dm > 0) {
+		sp.keep = t->keep;
+		sp.m = (uint32_t)dm;
+		del = true;
+	}
+	for (uint32_t w = 0; dm < 0 && sp.v.deleted && w < (cnt + 31) / 32; w++)
 		if (sp.v.deleted[w])
 			del = true;
-	if (del) {
+	if (del && dm < 0) {
 		sp.keep = t->keep;
 		sp.m = 0;
 		for (uint32_t r = 0; r < cnt; r++)
@@ -795,6 +814,11 @@ static void source_scan(pthr *t, uint64_t mi)
 		rcol *d = &b->cols[c];
 		int st = tc < n->ntcols ? n->stype[tc] : STG_T_INT;
 
+		if (t->dict_done && c == p->dict.col && p->dict.skip) {
+			d->data = (void *)pipe_nostr; /* read by none */
+			d->nulls = (uint8_t *)pipe_zeros;
+			continue;
+		}
 		/* an encoded column: a vector decoded (TEXT refs relative
 		 * to t->sh[tc]: compressed TEXT's own buffer) */
 		_Static_assert(VEC_BATCH <= STG_VEC_ROWS, "stg_tablet_vec");
@@ -1160,64 +1184,6 @@ static bool join_kf_ok(const pnode *n)
 	return join_kf_shape(n) && join_streams_left(n);
 }
 
-/* Whether evaluating predicate e cannot fail (no arithmetic but a literal
- * date's, no cast, no function, no subquery): such filters may run in
- * any order. */
-static bool pred_safe(const ast_expr *e)
-{
-	if (!e)
-		return true;
-	switch (e->kind) {
-	case AST_E_INT:
-	case AST_E_REAL:
-	case AST_E_STRING:
-	case AST_E_NULL:
-	case AST_E_BOOL:
-	case AST_E_DATE:
-	case AST_E_COLUMN:
-		return true;
-	case AST_E_UNARY:
-		return e->op == AST_OP_NOT && pred_safe(e->l);
-	case AST_E_BINARY:
-		switch (e->op) {
-		case AST_OP_AND:
-		case AST_OP_OR:
-		case AST_OP_EQ:
-		case AST_OP_NE:
-		case AST_OP_LT:
-		case AST_OP_LE:
-		case AST_OP_GT:
-		case AST_OP_GE:
-		case AST_OP_IS:
-		case AST_OP_ISNOT:
-			return pred_safe(e->l) && pred_safe(e->r);
-		case AST_OP_ADD:
-		case AST_OP_SUB: /* folded at compile time (compile.c) */
-			return e->l && e->r && e->l->kind == AST_E_DATE &&
-			       (e->r->kind == AST_E_INTERVAL ||
-				e->r->kind == AST_E_INT);
-		default:
-			return false;
-		}
-	case AST_E_ISNULL:
-		return pred_safe(e->l);
-	case AST_E_BETWEEN:
-		return pred_safe(e->l) && pred_safe(e->r) && pred_safe(e->x);
-	case AST_E_IN_LIST:
-		if (!pred_safe(e->l) || !e->list)
-			return false;
-		for (int k = 0; k < e->list->n; k++)
-			if (!pred_safe(e->list->v[k]))
-				return false;
-		return true;
-	case AST_E_LIKE:
-		return pred_safe(e->l) && e->r && e->r->kind == AST_E_STRING &&
-		       !e->x;
-	default:
-		return false;
-	}
-}
-
 /* Compiles stage s over node n; *ok false: n cannot stream. */
 static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 {
@@ -1230,7 +1196,7 @@ static int stage_make(exec_ctx *x, pnode *n, pstage *s, bool *ok)
 	case PN_FILTER:
 		s->kind = PS_FILTER;
 		s->in = n->l;
-		s->safe = pred_safe(n->pred);
+		s->safe = pipe_pred_safe(n->pred);
 		rc = pipe_cx(x, n, 0, n->pred, n->post, n->l, &s->pred, ok);
 		if (!rc && *ok && s->pred && !x->analyze)
 			pipe_fast_make(s->pred, &s->fast);
@@ -1286,6 +1252,7 @@ static void pipe_free(pipe *p)
 		stage_free(p->x, &p->st[i]);
 	rel_free(p->srel);
 	spill_free(p->ssrc);
+	pipe_dict_free(p);
 	free(p->tv);
 	free(p->mtab);
 	free(p->moff);
@@ -1791,6 +1758,8 @@ static int pipe_go(exec_ctx *x, pnode *n, pnode *topn, uint64_t keep,
 	}
 	if (!rc)
 		rc = pipe_morsels(&p);
+	if (!rc)
+		rc = pipe_dict_tables(&p);
 	if (!rc)
 		rc = pipe_exec(&p, out);
 	/* the groups passed the limit: by partitions (spill.c) */

@@ -6,7 +6,7 @@
  * column, its NULL flags, the BOOL result and exec_filter_true's pass
  * over it (bench_sql's k < 100 over 10M rows spent most of its time
  * there).  The comparison is the VM's (NUM_CMP), so the rows are the
- * same.
+ * same.  Also which filter predicates cannot fail (pipe_pred_safe).
  */
 #include "pipe_int.h"
 
@@ -144,4 +144,63 @@ int pipe_fast_run(const pfast *f, const rel *b, const uint32_t *sel, uint32_t n,
 	}
 #undef PF_SEL
 	return (int)k;
+}
+
+/* Whether evaluating predicate e cannot fail (no arithmetic but a literal
+ * date's, no cast, no function, no subquery): such filters may run in
+ * any order. */
+bool pipe_pred_safe(const ast_expr *e)
+{
+	if (!e)
+		return true;
+	switch (e->kind) {
+	case AST_E_INT:
+	case AST_E_REAL:
+	case AST_E_STRING:
+	case AST_E_NULL:
+	case AST_E_BOOL:
+	case AST_E_DATE:
+	case AST_E_COLUMN:
+		return true;
+	case AST_E_UNARY:
+		return e->op == AST_OP_NOT && pipe_pred_safe(e->l);
+	case AST_E_BINARY:
+		switch (e->op) {
+		case AST_OP_AND:
+		case AST_OP_OR:
+		case AST_OP_EQ:
+		case AST_OP_NE:
+		case AST_OP_LT:
+		case AST_OP_LE:
+		case AST_OP_GT:
+		case AST_OP_GE:
+		case AST_OP_IS:
+		case AST_OP_ISNOT:
+			return pipe_pred_safe(e->l) && pipe_pred_safe(e->r);
+		case AST_OP_ADD:
+		case AST_OP_SUB: /* folded at compile time (compile.c) */
+			return e->l && e->r && e->l->kind == AST_E_DATE &&
+			       (e->r->kind == AST_E_INTERVAL ||
+				e->r->kind == AST_E_INT);
+		default:
+			return false;
+		}
+	case AST_E_ISNULL:
+		return pipe_pred_safe(e->l);
+	case AST_E_BETWEEN:
+		return pipe_pred_safe(e->l) && pipe_pred_safe(e->r) &&
+		       pipe_pred_safe(e->x);
+	case AST_E_IN_LIST:
+		if (!pipe_pred_safe(e->l) || !e->list)
+			return false;
+		for (int k = 0; k < e->list->n; k++)
+			if (!pipe_pred_safe(e->list->v[k]))
+				return false;
+		return true;
+	case AST_E_LIKE:
+		return pipe_pred_safe(e->l) && e->r &&
+		       e->r->kind == AST_E_STRING && !e->x;
+	default:
+		return false;
+	}
 }

@@ -2,7 +2,8 @@
  * pipe_int.h - between the pipelines' files: pipe.c (planning, sources,
  * stages, the relation, top-N and mark sinks, threads), pipe_agg.c (the
  * aggregate sink and its merge), pipe_build.c (join tables),
- * pipe_filter.c (filters without the VM) and pipe_probe.c (join probes).
+ * pipe_filter.c (filters without the VM), pipe_dict.c (filters on
+ * dictionary codes) and pipe_probe.c (join probes).
  * Private to them.
  */
 #ifndef GPMDB_PIPE_INT_H
@@ -32,6 +33,20 @@ typedef struct pfast {
 	int64_t i; /* the constant: INT, DATE */
 	double r;  /* REAL */
 } pfast;
+
+/* A FILTER of the scan's first filters that reads one TEXT column and
+ * cannot fail, tested on a dictionary column's codes (pipe_dict.c):
+ * its program runs once over each tablet's dictionary, at the start,
+ * into a table of whether each code passes; the scan then keeps the
+ * rows whose code passes and the FILTER does not run on them. */
+typedef struct pdict {
+	int stage;	/* the FILTER, or -1: none */
+	int col, tcol;	/* its column in the batch and in the table */
+	bool skip;	/* no other stage reads the column: not read */
+	uint8_t **pass; /* per tablet: per code (dict_n of them), then an
+			   out-of-range code, then NULL; or NULL: strings */
+	uint32_t ntab;
+} pdict;
 
 typedef struct pstage {
 	int kind;
@@ -124,6 +139,7 @@ typedef struct pipe {
 	uint64_t runrows, runbytes;
 	/* the source: the rows of a join that spilled, or NULL */
 	struct spill *ssrc;
+	pdict dict; /* the scan's filter on dictionary codes */
 } pipe;
 
 /* One thread's groups of the AGG sink: open addressing on the key hash;
@@ -173,6 +189,8 @@ typedef struct pthr {
 	uint32_t np[PIPE_MAX];
 	uint8_t *matched[PIPE_MAX];
 	uint32_t keep[VEC_BATCH];
+	uint32_t codes[VEC_BATCH]; /* a vector of dictionary codes */
+	bool dict_done; /* b[0]'s rows passed p->dict.stage's FILTER */
 	const void **sd;
 	const uint32_t **sn;
 	stg_vecbuf *dec;  /* a morsel's rows of an encoded column, decoded */
@@ -235,11 +253,32 @@ static inline int64_t jt_first(const pstage *s, uint64_t hv)
 /* f = the loop of predicate c when it is  column OP constant  over INT,
  * REAL or DATE; false (f off) otherwise. */
 bool pipe_fast_make(const cexpr *c, pfast *f);
+/* Whether evaluating predicate e cannot fail (no arithmetic but a
+ * literal date's, no cast, no function, no subquery): such filters may
+ * run in any order. */
+bool pipe_pred_safe(const ast_expr *e);
 /* The rows of batch b (through sel, or all n) that pass f into out (out
  * may be sel); returns how many, or -1: b's column is not f's type (the
  * program then runs). */
 int pipe_fast_run(const pfast *f, const rel *b, const uint32_t *sel, uint32_t n,
 		  uint32_t *out);
+
+/* ---- pipe_dict.c ---- */
+
+/* p->dict: the filter of the scan's first filters that may run on
+ * dictionary codes, and its table per dictionary tablet of p->tv (those
+ * it does not pay for, or whose evaluation fails, keep the strings);
+ * after the stages, p->live and the morsels. */
+int pipe_dict_tables(pipe *p);
+void pipe_dict_free(pipe *p);
+/* The rows of t's morsel (tablet tab, rows [off, off + cnt) of view v)
+ * that are not deleted and pass the filter into t->keep; -1: the
+ * tablet's strings are read (no table). */
+int pipe_dict_keep(pthr *t, uint32_t tab, const stg_tablet_view *v,
+		   uint64_t off, uint32_t cnt);
+/* Rows the scans tested on dictionary codes (tests/unit/test_dict_pred.c
+ * declares it: this header is not the tests'). */
+uint64_t pipe_dict_rows(void);
 
 /* ---- pipe_probe.c ---- */
 
