@@ -98,6 +98,8 @@ static int bk_open_own(const char *path, stg_durability dur, bool readonly,
 	int rc = GPMDB_CANTOPEN;
 
 	o.durability = dur;
+	/* pmem mode: its passes do not send writers beside readers */
+	o.quiet_reader = true;
 	if (!readonly)
 		rc = stg_open(path, &o, out, msg, n);
 	if (rc != GPMDB_OK) {

@@ -114,7 +114,8 @@ typedef struct {
 	int busy_ms;	       /* busy timeout */
 	uint64_t snap_commits; /* shm commits when the snapshot began */
 	uint64_t data_version; /* bumped when others' changes came in */
-	uint64_t id;	       /* this connection's, random: shm last_writer */
+	uint64_t id;	       /* this connection's, random: shm readers */
+	bool quiet;	       /* its reads are not noted (stg_open_opts) */
 } lk_state;
 
 struct stg_pool {

@@ -575,7 +575,8 @@ int stg_read_begin(stg_pool *p)
 		return GPMDB_OK;
 	pool_clear_err(p);
 	/* pmem mode: writers go beside readers for a while (lock_write) */
-	if (p->lk.shm_rw && (p->dur != STG_DUR_MSYNC || p->wal.shadow))
+	if (p->lk.shm_rw && !p->lk.quiet &&
+	    (p->dur != STG_DUR_MSYNC || p->wal.shadow))
 		reader_note(p);
 	for (int tries = 0;; tries++) {
 		if ((rc = take_read(p)) != GPMDB_OK)

@@ -1200,6 +1200,7 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	p->lk.fd = -1;
 	p->lk.own_fd = -1;
 	p->readonly = o.readonly;
+	p->lk.quiet = o.quiet_reader;
 
 	rc = path[0] == '\0' || strcmp(path, ":memory:") == 0
 		 ? open_memory(p, &o, &created)

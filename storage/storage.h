@@ -63,6 +63,11 @@ typedef struct {
 	stg_durability durability; /* AUTO detects */
 	uint64_t initial_size;	   /* new pools; 0 = STG_DEFAULT_INITIAL_SIZE */
 	uint64_t max_size;	   /* new pools; 0 = STG_DEFAULT_MAX_SIZE */
+	/* pmem mode: this connection's snapshots do not send writers
+	 * beside readers (backups and checkpoints: only their last pass
+	 * holds a snapshot, briefly; a writer that finds it on goes beside
+	 * it for that transaction only) */
+	bool quiet_reader;
 } stg_open_opts;
 
 #define STG_DEFAULT_INITIAL_SIZE (8ull << 20)  /* 8 MiB */
