@@ -129,6 +129,21 @@ static double dd_rate(const char *dir)
 	return 16.0 * 64 * 1048576 / 1e6 / t;
 }
 
+/* PRAGMA beside_readers: the times the writer's connection went
+ * beside readers (pmem mode, through the log). */
+static long long beside_readers(gpmdb *db)
+{
+	gpmdb_stmt *st = NULL;
+	long long v = -1;
+
+	if (gpmdb_prepare(db, "PRAGMA beside_readers", -1, &st, NULL) ==
+		GPMDB_OK &&
+	    gpmdb_step(st) == GPMDB_ROW)
+		v = gpmdb_column_int64(st, 0);
+	gpmdb_finalize(st);
+	return v;
+}
+
 /* The writer: batch UPDATEs of 10,000 rows by key range for secs;
  * statements per second, *longest the longest statement's seconds (a
  * wait for a backup's snapshot shows there). */
@@ -175,6 +190,7 @@ int main(int argc, char **argv)
 {
 	long long rows = 32000000;
 	double secs = 10, t, tcp, tfull, tinc, tinc_r, w0, w1, dd, l0, l1;
+	long long b0, b1, b2;
 	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
 	gpmdb_backup_stat sf, si, sr;
@@ -277,7 +293,9 @@ int main(int argc, char **argv)
 	must(db, "UPDATE t SET b = b + 1 WHERE id % 100 = 7");
 	tinc_r = backup(db, dest, 0, &sr);
 	/* the writer alone, then beside full backups in a loop */
+	b0 = beside_readers(db);
 	w0 = writer(db, rows, secs, &l0);
+	b1 = beside_readers(db);
 	pid = fork();
 	if (pid == 0) {
 		execl(self, self, "--loop", pool, dest, (char *)NULL);
@@ -287,6 +305,7 @@ int main(int argc, char **argv)
 	w1 = writer(db, rows, secs, &l1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	b2 = beside_readers(db);
 
 	printf("Pool: %s, %lld rows, %.0f MB; copies to %s.\n\n", pool, rows,
 	       (double)stp.st_size / 1e6, disk);
@@ -312,6 +331,10 @@ int main(int argc, char **argv)
 	printf("| alone | %.1f | %.1f |\n| beside full backups in a loop | "
 	       "%.1f (%.0f%%) | %.1f |\n",
 	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1);
+	printf("\nThe writer's connection went beside readers (PRAGMA "
+	       "beside_readers) %lld times before it ran alone, %lld while "
+	       "alone, %lld beside the backups.\n",
+	       b0, b1 - b0, b2 - b1);
 	gpmdb_close(db);
 	if (!keep)
 		rm_db(pool);
