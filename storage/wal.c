@@ -1211,11 +1211,24 @@ static int apply_frames(stg_pool *p, int fd, const char *path, uint64_t salt,
  * Replays "<pool>-wal" into the file through pfd (before the pool is
  * mapped; mem == NULL) or into a private mapping (mem: a reader's view).
  */
+static int replay_fd(stg_pool *p, int fd, const char *path, int pfd, char *mem,
+		     uint64_t mem_len, uint64_t file_len, uint64_t *frames)
+{
+	uint64_t pos = WAL_HDR_BYTES, seq = 1, salt = 0;
+	int rc;
+
+	*frames = 0;
+	rc = read_hdr(p, fd, path, &salt);
+	if (rc == GPMDB_OK && salt)
+		rc = apply_frames(p, fd, path, salt, &pos, &seq, pfd, mem,
+				  mem_len, file_len, frames);
+	return rc;
+}
+
 static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 		  uint64_t file_len, uint64_t *frames)
 {
 	char path[4200];
-	uint64_t pos = WAL_HDR_BYTES, seq = 1, salt = 0;
 	int fd, rc;
 
 	*frames = 0;
@@ -1223,10 +1236,7 @@ static int replay(stg_pool *p, int pfd, char *mem, uint64_t mem_len,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
-	rc = read_hdr(p, fd, path, &salt);
-	if (rc == GPMDB_OK && salt)
-		rc = apply_frames(p, fd, path, salt, &pos, &seq, pfd, mem,
-				  mem_len, file_len, frames);
+	rc = replay_fd(p, fd, path, pfd, mem, mem_len, file_len, frames);
 	close(fd);
 	return rc;
 }
@@ -1522,7 +1532,7 @@ int wal_shadow_settle(stg_pool *p)
 int wal_settle_file(stg_pool *p)
 {
 	char path[4200];
-	uint64_t salt = 0, pos = WAL_HDR_BYTES, seq = 1, frames = 0;
+	uint64_t frames = 0;
 	struct stat st;
 	int fd, rc;
 
@@ -1530,15 +1540,11 @@ int wal_settle_file(stg_pool *p)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? GPMDB_OK : io_err(p, "opening", path);
-	rc = read_hdr(p, fd, path, &salt);
-	if (rc == GPMDB_OK && salt) {
-		if (fstat(p->fd, &st) != 0)
-			rc = io_err(p, "reading", p->path);
-		else
-			rc = apply_frames(p, fd, path, salt, &pos, &seq, p->fd,
-					  NULL, 0, (uint64_t)st.st_size,
-					  &frames);
-	}
+	if (fstat(p->fd, &st) != 0)
+		rc = io_err(p, "reading", p->path);
+	else
+		rc = replay_fd(p, fd, path, p->fd, NULL, 0,
+			       (uint64_t)st.st_size, &frames);
 	if (rc == GPMDB_OK && frames && (rc = sync_pool(p)) == GPMDB_OK)
 		stg_crash_point("wal.settle_file");
 	if (rc == GPMDB_OK) {

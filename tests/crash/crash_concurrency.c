@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "sql_util.h"
 
 #include "gpmdb.h"
 
@@ -124,16 +125,10 @@ static long long gpu_stat(gpmdb *db, const char *name)
 	return v;
 }
 
-static long long int_pragma(gpmdb *db, const char *sql)
+/* A one-value query as a number (0 on an error: su_scalar's text). */
+static long long scalar(gpmdb *db, const char *sql)
 {
-	gpmdb_stmt *s = NULL;
-	long long v = -1;
-
-	if (gpmdb_prepare(db, sql, -1, &s, NULL) == GPMDB_OK &&
-	    gpmdb_step(s) == GPMDB_ROW)
-		v = gpmdb_column_int64(s, 0);
-	gpmdb_finalize(s);
-	return v;
+	return atoll(su_scalar(db, sql));
 }
 
 /* sum(bal), or -1 with the message in st. */
@@ -228,7 +223,7 @@ static int writer_main(int mode, long n, uint64_t seed, bool in_place)
 		return 2;
 	}
 	/* (its open may have gone private to apply others' frames) */
-	long long bs0 = int_pragma(db, "PRAGMA beside_readers");
+	long long bs0 = scalar(db, "PRAGMA beside_readers");
 	for (i = 0; n < 0 || i < n; i++) {
 		uint64_t r = mix(seed + (uint64_t)i);
 		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
@@ -265,7 +260,7 @@ static int writer_main(int mode, long n, uint64_t seed, bool in_place)
 	}
 	/* a pmem writer beside readers that read all along went beside
 	 * them; one asked to write in place never did */
-	long long bs = int_pragma(db, "PRAGMA beside_readers");
+	long long bs = scalar(db, "PRAGMA beside_readers");
 	printf("# writer (%s%s): %ld transactions, %lld beside readers\n",
 	       mode ? "msync" : "pmem", in_place ? ", in place" : "", i, bs);
 	if (mode == 0 && (in_place ? bs != bs0 : bs <= 0)) {
@@ -486,11 +481,6 @@ static pid_t cp_spawn(long n, const char *crash_at, int go_fd, int wait_fd)
 	if (pid == 0)
 		_exit(cp_writer(n, crash_at, go_fd, wait_fd));
 	return pid;
-}
-
-static long long scalar(gpmdb *db, const char *sql)
-{
-	return int_pragma(db, sql);
 }
 
 /* One case: writers beside the snapshot of `rd`, the last one killed at
