@@ -12,7 +12,12 @@
  * through the log) and writes in place when alone.  Prints the writer's
  * and the reader's operations per second.
  *
- *   bench_conc [--rows N] [--secs S] [--disk DIR] [--shm DIR]
+ *   bench_conc [--rows N] [--secs S] [--disk DIR] [--shm DIR] [--gpu B]
+ *
+ * --gpu B: instead, the writer on backend = gpu runs UPDATEs of B rows by
+ * key range on a pmem-mode table of N rows (appended): alone its kernels
+ * write in place; beside a reader the GPU computes and the host writes
+ * through the log (CAP).  Prints the GPU and CAP batches of each run.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -118,33 +123,47 @@ static void reader(const char *path, int kind, long rows, volatile long *count,
 	exit(0);
 }
 
+/* The reader process of kind (0: none), exec'd: OpenMP's threads do
+ * not survive a fork.  Its pid, or 0. */
+static pid_t spawn_reader(const char *path, long rows, int kind)
+{
+	char k[16], r[32], fd[32];
+	pid_t pid;
+
+	if (!kind)
+		return 0;
+	snprintf(k, sizeof(k), "%d", kind);
+	snprintf(r, sizeof(r), "%ld", rows);
+	snprintf(fd, sizeof(fd), "%d", shm_fd);
+	pid = fork();
+	if (pid == 0) {
+		execl(self_exe, self_exe, "--reader", k, r, path, fd,
+		      (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000);
+	return pid;
+}
+
+static const char *kind_name(int kind)
+{
+	return kind == 0   ? "alone"
+	       : kind == 1 ? "reader: point SELECTs"
+			   : "reader: full scans";
+}
+
 static void run(const char *path, const char *dur, long rows, double secs,
 		int kind, volatile long *shared)
 {
 	gpmdb *db;
 	gpmdb_stmt *st = NULL;
-	pid_t pid = 0;
+	pid_t pid;
 	long n = 0;
 	double t0, t;
 
 	shared[0] = 0;
 	shared[1] = 0;
-	if (kind) {
-		/* a fresh process (exec): OpenMP's threads do not survive
-		 * a fork */
-		char k[16], r[32], fd[32];
-
-		snprintf(k, sizeof(k), "%d", kind);
-		snprintf(r, sizeof(r), "%ld", rows);
-		snprintf(fd, sizeof(fd), "%d", shm_fd);
-		pid = fork();
-		if (pid == 0) {
-			execl(self_exe, self_exe, "--reader", k, r, path, fd,
-			      (char *)NULL);
-			_exit(127);
-		}
-		usleep(200000);
-	}
+	pid = spawn_reader(path, rows, kind);
 	db = open_db(path, dur, 0);
 	if (gpmdb_prepare(db, "UPDATE kv SET v = v + 1 WHERE k = ?", -1, &st,
 			  NULL))
@@ -169,15 +188,121 @@ static void run(const char *path, const char *dur, long rows, double secs,
 		waitpid(pid, NULL, 0);
 	}
 	printf("| %-6s | %-22s | %9.0f | %9.1f | %10.0f |\n", dur,
-	       kind == 0   ? "alone"
-	       : kind == 1 ? "reader: point SELECTs"
-			   : "reader: full scans",
-	       n / (t - t0), (t - t0) / n * 1e6, (r1 - r0) / (t - t0));
+	       kind_name(kind), n / (t - t0), (t - t0) / n * 1e6,
+	       (r1 - r0) / (t - t0));
+}
+
+/* --gpu: kv(k INTEGER PRIMARY KEY, v BIGINT) of rows, appended. */
+static void load_gpu(const char *path, long rows)
+{
+	const long batch = 1000000;
+	int64_t *k = malloc(sizeof(int64_t) * batch);
+	gpmdb_column_array ca[2];
+	char side[4400];
+	gpmdb *db;
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	db = open_db(path, "pmem", 0);
+	must(db, "CREATE TABLE kv(k INTEGER PRIMARY KEY, v BIGINT)");
+	for (int c = 0; c < 2 && k; c++) {
+		ca[c].type = GPMDB_ARRAY_INT64;
+		ca[c].values = k;
+		ca[c].nulls = NULL;
+	}
+	for (long r = 0; k && r < rows; r += batch) {
+		long n = rows - r < batch ? rows - r : batch;
+
+		for (long i = 0; i < n; i++)
+			k[i] = r + i;
+		if (gpmdb_append_columns(db, "kv", 2, NULL, ca, n)) {
+			fprintf(stderr, "append: %s\n", gpmdb_errmsg(db));
+			exit(1);
+		}
+	}
+	free(k);
+	gpmdb_close(db);
+}
+
+/* A row of PRAGMA gpu_write_stats. */
+static long long write_stat(gpmdb *db, const char *name)
+{
+	gpmdb_stmt *s = NULL;
+	long long v = 0;
+
+	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &s, NULL))
+		return -1;
+	while (gpmdb_step(s) == GPMDB_ROW)
+		if (!strcmp((const char *)gpmdb_column_text(s, 0), name))
+			v = gpmdb_column_int64(s, 1);
+	gpmdb_finalize(s);
+	return v;
+}
+
+/* --gpu: the writer on backend = gpu, UPDATEs of batch rows by key
+ * range in pmem mode: the kernels write in place alone, the GPU
+ * computes and the host writes (CAP) beside readers. */
+static void run_gpu(const char *path, long rows, long batch, double secs,
+		    int kind, volatile long *shared)
+{
+	gpmdb *db;
+	gpmdb_stmt *st = NULL;
+	pid_t pid;
+	long n = 0;
+	long long g0, c0, b0;
+	double t0, t;
+
+	shared[0] = 0;
+	shared[1] = 0;
+	pid = spawn_reader(path, rows, kind);
+	db = open_db(path, "pmem", 0);
+	must(db, "PRAGMA backend = gpu");
+	if (gpmdb_prepare(db, "UPDATE kv SET v = v + 1 WHERE k BETWEEN ? AND ?",
+			  -1, &st, NULL))
+		exit(1);
+	g0 = write_stat(db, "gpu_batches");
+	c0 = write_stat(db, "cap_batches");
+	b0 = 0;
+	{
+		gpmdb_stmt *b = NULL;
+		if (!gpmdb_prepare(db, "PRAGMA beside_readers", -1, &b, NULL) &&
+		    gpmdb_step(b) == GPMDB_ROW)
+			b0 = gpmdb_column_int64(b, 0);
+		gpmdb_finalize(b);
+	}
+	long r0 = shared[0];
+	t0 = now_s();
+	do {
+		long lo = (n * 7919 * batch) % (rows - batch);
+
+		gpmdb_bind_int64(st, 1, lo);
+		gpmdb_bind_int64(st, 2, lo + batch - 1);
+		if (gpmdb_step(st) != GPMDB_DONE) {
+			fprintf(stderr, "writer: %s\n", gpmdb_errmsg(db));
+			exit(1);
+		}
+		gpmdb_reset(st);
+		n++;
+		t = now_s();
+	} while (t - t0 < secs);
+	long r1 = shared[0];
+	gpmdb_finalize(st);
+	printf("| gpu    | %-22s | %9.1f | %9.2f | %10.0f | %lld / %lld |\n",
+	       kind_name(kind), n / (t - t0), (t - t0) / n * 1e3,
+	       (r1 - r0) / (t - t0), write_stat(db, "gpu_batches") - g0,
+	       write_stat(db, "cap_batches") - c0);
+	(void)b0;
+	gpmdb_close(db);
+	if (pid) {
+		shared[1] = 1;
+		waitpid(pid, NULL, 0);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	long rows = 100000;
+	long rows = 100000, gpu_batch = 0;
 	double secs = 3;
 	const char *disk = "/tmp", *shm = "/dev/shm";
 	char path[4200];
@@ -201,10 +326,12 @@ int main(int argc, char **argv)
 			disk = argv[++i];
 		else if (!strcmp(argv[i], "--shm") && i + 1 < argc)
 			shm = argv[++i];
+		else if (!strcmp(argv[i], "--gpu") && i + 1 < argc)
+			gpu_batch = atol(argv[++i]);
 		else {
 			fprintf(stderr,
 				"usage: bench_conc [--rows N] [--secs S] "
-				"[--disk DIR] [--shm DIR]\n");
+				"[--disk DIR] [--shm DIR] [--gpu BATCH]\n");
 			return 2;
 		}
 	}
@@ -217,6 +344,23 @@ int main(int argc, char **argv)
 		return 1;
 	if (readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1) <= 0)
 		return 1;
+	if (gpu_batch > 0) {
+		/* the GPU writer in pmem mode, alone and beside readers */
+		snprintf(path, sizeof(path), "%s/gpmdb_bench_conc_gpu_%d.db",
+			 shm, (int)getpid());
+		load_gpu(path, rows);
+		printf(
+		    "writer: backend = gpu, UPDATE of %ld rows by key "
+		    "range, autocommit, %ld rows, pmem mode, %.1f s each\n\n"
+		    "| writer | beside                 | writer/s  | ms/update "
+		    "| reader/s   | GPU / CAP batches |\n| --- | --- | ---: | "
+		    "---: | ---: | --- |\n",
+		    gpu_batch, rows, secs);
+		for (int kind = 0; kind < 3; kind++)
+			run_gpu(path, rows, gpu_batch, secs, kind, shared);
+		unlink(path);
+		return 0;
+	}
 	printf("writer: point UPDATE by key, autocommit, %ld rows, %.1f s "
 	       "each\n\n",
 	       rows, secs);
