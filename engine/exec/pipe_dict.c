@@ -272,9 +272,11 @@ int pipe_dict_keep(pthr *t, uint32_t tab, const stg_tablet_view *v,
  * hashed and looked up once by groups_find, in the order of its first
  * row (so the groups are made in the string path's order), and the rows
  * take its group by a lookup of the references in a small table.  NULL
- * keys are a reference of their own; whatever groups_find says equal
- * ('a' and 'A', '' and an out-of-range code's '') is decided there as on
- * the string path. */
+ * keys are a reference of their own; which strings are equal ('' and an
+ * out-of-range code's '', not 'a' and 'A') is groups_find's to say, as
+ * on the string path.  The bound on the tuples is the dictionaries',
+ * checked per tablet; a batch of more distinct references leaves before
+ * a group is made. */
 
 #define DG_KEYS 4
 /* twice the most tuples a batch may hold: a batch of more (references
