@@ -786,6 +786,7 @@ static void source_scan(pthr *t, uint64_t mi)
 	sp.v.nulls = t->sn;
 	sp.v.deleted = v->deleted ? v->deleted + off / 32 : NULL;
 	sp.m = cnt;
+	t->gtab = p->mtab[mi];
 	/* a filter on dictionary codes: the rows that pass, none deleted */
 	int dm =
 	    p->dict.pass ? pipe_dict_keep(t, p->mtab[mi], v, off, cnt) : -1;
@@ -1009,12 +1010,14 @@ static void pthr_free(pthr *t)
 	rel_free(t->sb);
 	rel_free(t->ka);
 	rel_free(t->aa);
+	pipe_dict_groups_free(t);
 	groups_free(&t->g, p->agg ? p->agg->naggs : 0);
 }
 
 static int pthr_init(pthr *t, pipe *p)
 {
 	t->p = p;
+	t->gtab = -1;
 	for (int i = 0; i <= PIPE_MAX; i++)
 		vm_scratch_init(&t->scr[i]);
 	if (p->src) {

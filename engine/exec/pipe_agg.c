@@ -581,53 +581,14 @@ static int sink_groups_dir(pthr *t, const rel *ka, uint32_t m, int na)
 	return GPMDB_OK;
 }
 
-/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
-int sink_agg(pthr *t, const rel *b)
+/* t->gid of the rows 0..m of the keys ka: hashes first, their slots
+ * prefetched; then the groups, their states prefetched for the
+ * aggregates' loops. */
+static int sink_groups(pthr *t, rel *ka, uint32_t m, int ng, int na)
 {
-	pipe *p = t->p;
-	const pnode *n = p->agg;
-	int ng = n->ngroup, na = n->naggs, rc;
-	uint32_t m = (uint32_t)b->nrows;
-	rel *ka = t->ka, *aa = t->aa;
-	uint64_t g0 = t->g.n;
-	size_t kb0 = t->g.keys->bytes;
-
-	if ((rc = sink_eval(t, b, 0, ng)))
-		return rc;
-	if (p->kf) { /* only the groups the join above will look up */
-		uint32_t sel[VEC_BATCH], k = 0, nc = 0;
-		const pgroups *kf = p->kf;
-		ka->nrows = m;
-		exec_hash_batch(ka, ng, m, t->hv, false);
-		for (uint32_t i = 0; i < m; i++) { /* bloom bits first */
-			uint64_t q = t->hv[i] >> 20 & kf->bmask;
-			sel[nc] = i;
-			nc += !kf->bloom || (kf->bloom[q >> 6] >> (q & 63) & 1);
-		}
-		for (uint32_t c = 0; c < nc; c++)
-			if (groups_lookup(kf, ka, sel[c], t->hv[sel[c]]) >= 0)
-				sel[k++] = sel[c];
-		if (!k)
-			return GPMDB_OK;
-		if (k < m) {
-			pipe_gather(t->kfb, b, sel, k, NULL);
-			b = t->kfb;
-			m = k;
-			if ((rc = sink_eval(t, b, 0, ng)))
-				return rc;
-		}
-	}
-	if (p->spill) { /* the rows by their keys' hash (spill.c) */
-		ka->nrows = m;
-		exec_hash_batch(ka, ng, m, t->hv, false);
-		return spill_thread_rows(t, b, m, t->hv, p->live[p->ns]);
-	}
-	if ((rc = sink_eval(t, b, ng, ng + na)))
-		return rc;
-	ka->nrows = aa->nrows = m;
-	/* hashes first, their slots prefetched; then the groups, their
-	 * states prefetched for the aggregates' loops */
 	uint64_t *hvs = t->hv;
+	int rc;
+
 	bool i64 = ng == 1 && (ka->cols[0].ty.t == BC_T_INT ||
 			       ka->cols[0].ty.t == BC_T_DEC);
 	if (i64 && !t->g.dspan)
@@ -688,6 +649,58 @@ int sink_agg(pthr *t, const rel *b)
 			t->gid[i] = (uint64_t)e;
 		}
 	}
+	return GPMDB_OK;
+}
+
+/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
+int sink_agg(pthr *t, const rel *b)
+{
+	pipe *p = t->p;
+	const pnode *n = p->agg;
+	int ng = n->ngroup, na = n->naggs, rc;
+	uint32_t m = (uint32_t)b->nrows;
+	rel *ka = t->ka, *aa = t->aa;
+	uint64_t g0 = t->g.n;
+	size_t kb0 = t->g.keys->bytes;
+
+	if ((rc = sink_eval(t, b, 0, ng)))
+		return rc;
+	if (p->kf) { /* only the groups the join above will look up */
+		uint32_t sel[VEC_BATCH], k = 0, nc = 0;
+		const pgroups *kf = p->kf;
+		ka->nrows = m;
+		exec_hash_batch(ka, ng, m, t->hv, false);
+		for (uint32_t i = 0; i < m; i++) { /* bloom bits first */
+			uint64_t q = t->hv[i] >> 20 & kf->bmask;
+			sel[nc] = i;
+			nc += !kf->bloom || (kf->bloom[q >> 6] >> (q & 63) & 1);
+		}
+		for (uint32_t c = 0; c < nc; c++)
+			if (groups_lookup(kf, ka, sel[c], t->hv[sel[c]]) >= 0)
+				sel[k++] = sel[c];
+		if (!k)
+			return GPMDB_OK;
+		if (k < m) {
+			pipe_gather(t->kfb, b, sel, k, NULL);
+			b = t->kfb;
+			m = k;
+			if ((rc = sink_eval(t, b, 0, ng)))
+				return rc;
+		}
+	}
+	if (p->spill) { /* the rows by their keys' hash (spill.c) */
+		ka->nrows = m;
+		exec_hash_batch(ka, ng, m, t->hv, false);
+		return spill_thread_rows(t, b, m, t->hv, p->live[p->ns]);
+	}
+	if ((rc = sink_eval(t, b, ng, ng + na)))
+		return rc;
+	ka->nrows = aa->nrows = m;
+	bool dg; /* keys of dictionaries: the groups by their codes */
+	if ((rc = pipe_dict_groups(t, ka, m, na, &dg)))
+		return rc;
+	if (!dg && (rc = sink_groups(t, ka, m, ng, na)))
+		return rc;
 	/* few groups: the rows by group, for agg_runs */
 	t->nruns = 0;
 	if (t->g.n <= AGG_RUN_MAX && m >= 64 && na > 0) {

@@ -133,6 +133,43 @@ static bool dict_eval(pipe *p, rel *b, vm_scratch *scr,
 	return true;
 }
 
+/* p->gdict: an AGG whose group keys (at most 4) are all TEXT columns of
+ * the scan, through FILTERs and plain PROJECT columns (no join: its
+ * rows may carry strings of another table). */
+static void dict_group_plan(pipe *p)
+{
+	const pnode *n = p->src;
+	const pnode *a = p->agg;
+
+	p->ngdict = 0;
+	if (!n || !a || !a->ngroup || a->ngroup > 4 || p->spill)
+		return;
+	{
+		/* GPMDB_DICT_GROUP=0: the string path always (the
+		 * benchmark's before, the tests' reference) */
+		const char *e = getenv("GPMDB_DICT_GROUP");
+		if (e && e[0] == '0')
+			return;
+	}
+	for (int k = 0; k < a->ngroup; k++) {
+		int c = p->gcol[k];
+		if (c < 0 || a->ty[k].t != BC_T_TEXT)
+			return;
+		for (int i = p->ns - 1; i >= 0 && c >= 0; i--)
+			if (p->st[i].kind == PS_PROJECT)
+				c = p->st[i].plain[c];
+			else if (p->st[i].kind != PS_FILTER)
+				c = -1;
+		if (c < 0 || c >= n->ncols || n->ty[c].t != BC_T_TEXT)
+			return;
+		int tc = n->tcol ? n->tcol[c] : c;
+		if (tc < 0 || tc >= n->ntcols || n->stype[tc] != STG_T_TEXT)
+			return;
+		p->gdict[k] = tc;
+	}
+	p->ngdict = a->ngroup;
+}
+
 int pipe_dict_tables(pipe *p)
 {
 	exec_ctx *x = p->x;
@@ -140,6 +177,7 @@ int pipe_dict_tables(pipe *p)
 	vm_scratch scr;
 	int rc = GPMDB_OK;
 
+	dict_group_plan(p);
 	dict_plan(p);
 	if (p->dict.stage < 0 || !p->ntab)
 		return GPMDB_OK;
@@ -220,4 +258,149 @@ int pipe_dict_keep(pthr *t, uint32_t tab, const stg_tablet_view *v,
 	}
 	atomic_fetch_add(&dict_rows, cnt);
 	return (int)m;
+}
+
+/* ---- GROUP BY dictionary strings ----
+ *
+ * The strings of a dictionary tablet's column are the dictionary's own:
+ * rows of one code reference one string, (pointer, length) of the
+ * tablet's heap, which does not change while the statement reads.  So a
+ * batch's rows whose keys are the same references have the same keys,
+ * and the group the string path gives the first of them is the group of
+ * every other: each distinct tuple of references of a batch (at most the
+ * product of the dictionaries' sizes, a few for flags and modes) is
+ * hashed and looked up once by groups_find, in the order of its first
+ * row (so the groups are made in the string path's order), and the rows
+ * take its group by a lookup of the references in a small table.  NULL
+ * keys are a reference of their own; which strings are equal ('' and an
+ * out-of-range code's '', not 'a' and 'A') is groups_find's to say, as
+ * on the string path.  The bound on the tuples is the dictionaries',
+ * checked per tablet; a batch of more distinct references leaves before
+ * a group is made. */
+
+#define DG_KEYS 4
+/* twice the most tuples a batch may hold: a batch of more (references
+ * that are not one per code) leaves before a group is made */
+#define DG_SLOTS 512
+#define DG_MAX	 256 /* tuples: the product of (dict_n + 2) per key */
+
+typedef struct pgcent {
+	const char *s[DG_KEYS];
+	uint32_t len[DG_KEYS]; /* UINT32_MAX: NULL */
+	uint32_t gen, first;   /* the tuple's index in the batch */
+} pgcent;
+
+typedef struct pgcache {
+	uint32_t gen; /* entries of another gen are empty */
+	pgcent e[DG_SLOTS];
+	uint16_t slot[VEC_BATCH];  /* per row: its entry */
+	uint32_t first[VEC_BATCH]; /* per tuple: its first row */
+	uint64_t hv[VEC_BATCH];	   /* per tuple: its keys' hash */
+	uint64_t gid[VEC_BATCH];   /* per tuple: its group */
+} pgcache;
+
+static _Atomic uint64_t dict_group_rows;
+
+uint64_t pipe_dict_group_rows(void)
+{
+	return atomic_load(&dict_group_rows);
+}
+
+void pipe_dict_groups_free(pthr *t)
+{
+	free(t->gc);
+	rel_free(t->gkb);
+	t->gc = NULL;
+	t->gkb = NULL;
+}
+
+/* Whether every key column is a dictionary of t's tablet, and their
+ * tuples fit the table. */
+static bool dict_group_ok(const pthr *t)
+{
+	const pipe *p = t->p;
+	uint64_t prod = 1;
+
+	if (!p->ngdict || t->gtab < 0 || (uint64_t)t->gtab >= p->ntab)
+		return false;
+	const stg_tablet_view *v = &p->tv[t->gtab];
+	if (!v->enc)
+		return false;
+	for (int k = 0; k < p->ngdict; k++) {
+		int tc = p->gdict[k];
+		if (v->data[tc] || v->enc[tc].kind != STG_ENC_DICT)
+			return false;
+		prod *= v->enc[tc].dict_n + 2; /* then '' and NULL */
+		if (prod > DG_MAX)
+			return false;
+	}
+	return true;
+}
+
+int pipe_dict_groups(pthr *t, const rel *ka, uint32_t m, int na, bool *done)
+{
+	int ng = t->p->ngdict;
+
+	*done = false;
+	if (!dict_group_ok(t))
+		return GPMDB_OK;
+	if (!t->gc) {
+		if (!(t->gc = calloc(1, sizeof(*t->gc))) ||
+		    !(t->gkb = rel_new(NULL, ng, t->p->agg->ty)) ||
+		    rel_reserve(t->gkb, VEC_BATCH))
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+	}
+	pgcache *gc = t->gc;
+	if (++gc->gen == 0) { /* wrapped: every entry emptied */
+		memset(gc->e, 0, sizeof(gc->e));
+		gc->gen = 1;
+	}
+	uint32_t nf = 0, gen = gc->gen;
+	for (uint32_t i = 0; i < m; i++) {
+		const char *s[DG_KEYS] = {0};
+		uint32_t len[DG_KEYS] = {0};
+		uint64_t h = 0;
+		for (int k = 0; k < ng; k++) {
+			const rcol *c = &ka->cols[k];
+			const vec_str *v = &((const vec_str *)c->data)[i];
+			s[k] = c->nulls[i] ? NULL : v->ptr;
+			len[k] = c->nulls[i] ? UINT32_MAX : v->len;
+			h = (h ^ (uint64_t)(uintptr_t)s[k] ^ len[k]) *
+			    0x9e3779b97f4a7c15ull;
+		}
+		uint32_t q = (uint32_t)(h >> 40) & (DG_SLOTS - 1);
+		for (;; q = (q + 1) & (DG_SLOTS - 1)) {
+			pgcent *e = &gc->e[q];
+			if (e->gen != gen) { /* a new tuple */
+				if (nf == DG_SLOTS / 2)
+					return GPMDB_OK; /* not codes' */
+				memcpy(e->s, s, sizeof(s));
+				memcpy(e->len, len, sizeof(len));
+				e->gen = gen;
+				e->first = nf;
+				gc->first[nf++] = i;
+				break;
+			}
+			if (!memcmp(e->s, s, sizeof(s)) &&
+			    !memcmp(e->len, len, sizeof(len)))
+				break;
+		}
+		gc->slot[i] = (uint16_t)q;
+	}
+	/* each tuple's group by the string path, in the order of its first
+	 * row */
+	pipe_gather(t->gkb, ka, gc->first, nf, NULL);
+	exec_hash_batch(t->gkb, ng, nf, gc->hv, false);
+	for (uint32_t f = 0; f < nf; f++) {
+		int64_t e =
+		    groups_find(&t->g, t->gkb, f, gc->hv[f], na ? na : 1);
+		if (e < 0)
+			return pipe_fail(t, GPMDB_NOMEM, "out of memory");
+		gc->gid[f] = (uint64_t)e;
+	}
+	for (uint32_t i = 0; i < m; i++)
+		t->gid[i] = gc->gid[gc->e[gc->slot[i]].first];
+	atomic_fetch_add(&dict_group_rows, m);
+	*done = true;
+	return GPMDB_OK;
 }

@@ -140,6 +140,9 @@ typedef struct pipe {
 	/* the source: the rows of a join that spilled, or NULL */
 	struct spill *ssrc;
 	pdict dict; /* the scan's filter on dictionary codes */
+	/* AGG whose group keys are all TEXT columns of the scan (pipe_dict.c
+	 * pipe_dict_groups): their table columns, or ngdict 0 */
+	int gdict[4], ngdict;
 } pipe;
 
 /* One thread's groups of the AGG sink: open addressing on the key hash;
@@ -190,7 +193,10 @@ typedef struct pthr {
 	uint8_t *matched[PIPE_MAX];
 	uint32_t keep[VEC_BATCH];
 	uint32_t codes[VEC_BATCH]; /* a vector of dictionary codes */
-	bool dict_done; /* b[0]'s rows passed p->dict.stage's FILTER */
+	bool dict_done;	    /* b[0]'s rows passed p->dict.stage's FILTER */
+	int64_t gtab;	    /* the tablet of the morsel being read, or -1 */
+	struct pgcache *gc; /* AGG on dictionary keys (pipe_dict.c) */
+	rel *gkb;	    /* its first rows of each key in a batch */
 	const void **sd;
 	const uint32_t **sn;
 	stg_vecbuf *dec;  /* a morsel's rows of an encoded column, decoded */
@@ -279,6 +285,13 @@ int pipe_dict_keep(pthr *t, uint32_t tab, const stg_tablet_view *v,
 /* Rows the scans tested on dictionary codes (tests/unit/test_dict_pred.c
  * declares it: this header is not the tests'). */
 uint64_t pipe_dict_rows(void);
+/* t->gid of the rows 0..m of the AGG sink's keys ka when they are
+ * strings of the dictionaries of t's tablet (*done), else *done false
+ * and the string path runs; returns an error or GPMDB_OK. */
+int pipe_dict_groups(pthr *t, const rel *ka, uint32_t m, int na, bool *done);
+void pipe_dict_groups_free(pthr *t);
+/* Rows grouped by pipe_dict_groups (tests/unit/test_dict_group.c). */
+uint64_t pipe_dict_group_rows(void);
 
 /* ---- pipe_probe.c ---- */
 
