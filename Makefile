@@ -82,6 +82,8 @@ $(BUILD)/bench_kv: LDLIBS += -ldl
 # docs/benchmarks.md "Concurrency").
 PROGS += $(BUILD)/bench_conc
 $(BUILD)/bench_conc_SRC := tpc/bench_conc.c
+$(BUILD)/bench_conc_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_conc: LDLIBS += -ldl
 # bench_backup: full and incremental backups, a writer beside a backup
 # (storage/backup.c, docs/benchmarks.md "Backups").
 PROGS += $(BUILD)/bench_backup

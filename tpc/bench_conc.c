@@ -28,8 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gpmdb.h"
 
+const char bench_prog[] = "bench_conc";
 static char self_exe[4096];
 static int shm_fd = -1;
 
@@ -145,6 +147,36 @@ static pid_t spawn_reader(const char *path, long rows, int kind)
 	return pid;
 }
 
+/* The writer's loop: st run for secs from now, bound to a key (batch 0:
+ * `k = ?`, spread over rows) or a key range of batch rows (`k BETWEEN ?
+ * AND ?`); the statements run, *end the time it stopped. */
+static long step_for(gpmdb *db, gpmdb_stmt *st, double secs, long rows,
+		     long batch, double *end)
+{
+	double t0 = now_s(), t;
+	long n = 0;
+
+	do {
+		if (batch) {
+			long lo = (n * 7919 * batch) % (rows - batch);
+
+			gpmdb_bind_int64(st, 1, lo);
+			gpmdb_bind_int64(st, 2, lo + batch - 1);
+		} else {
+			gpmdb_bind_int64(st, 1, (n * 104729) % rows);
+		}
+		if (gpmdb_step(st) != GPMDB_DONE) {
+			fprintf(stderr, "writer: %s\n", gpmdb_errmsg(db));
+			exit(1);
+		}
+		gpmdb_reset(st);
+		n++;
+		t = now_s();
+	} while (t - t0 < secs);
+	*end = t;
+	return n;
+}
+
 static const char *kind_name(int kind)
 {
 	return kind == 0   ? "alone"
@@ -170,16 +202,7 @@ static void run(const char *path, const char *dur, long rows, double secs,
 		exit(1);
 	long r0 = shared[0];
 	t0 = now_s();
-	do {
-		gpmdb_bind_int64(st, 1, (n * 104729) % rows);
-		if (gpmdb_step(st) != GPMDB_DONE) {
-			fprintf(stderr, "writer: %s\n", gpmdb_errmsg(db));
-			exit(1);
-		}
-		gpmdb_reset(st);
-		n++;
-		t = now_s();
-	} while (t - t0 < secs);
+	n = step_for(db, st, secs, rows, 0, &t);
 	long r1 = shared[0];
 	gpmdb_finalize(st);
 	gpmdb_close(db);
@@ -228,16 +251,7 @@ static void load_gpu(const char *path, long rows)
 /* A row of PRAGMA gpu_write_stats. */
 static long long write_stat(gpmdb *db, const char *name)
 {
-	gpmdb_stmt *s = NULL;
-	long long v = 0;
-
-	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &s, NULL))
-		return -1;
-	while (gpmdb_step(s) == GPMDB_ROW)
-		if (!strcmp((const char *)gpmdb_column_text(s, 0), name))
-			v = gpmdb_column_int64(s, 1);
-	gpmdb_finalize(s);
-	return v;
+	return (long long)bench_gpmdb_stat(db, "gpu_write_stats", name);
 }
 
 /* --gpu: the writer on backend = gpu, UPDATEs of batch rows by key
@@ -273,19 +287,7 @@ static void run_gpu(const char *path, long rows, long batch, double secs,
 	}
 	long r0 = shared[0];
 	t0 = now_s();
-	do {
-		long lo = (n * 7919 * batch) % (rows - batch);
-
-		gpmdb_bind_int64(st, 1, lo);
-		gpmdb_bind_int64(st, 2, lo + batch - 1);
-		if (gpmdb_step(st) != GPMDB_DONE) {
-			fprintf(stderr, "writer: %s\n", gpmdb_errmsg(db));
-			exit(1);
-		}
-		gpmdb_reset(st);
-		n++;
-		t = now_s();
-	} while (t - t0 < secs);
+	n = step_for(db, st, secs, rows, batch, &t);
 	long r1 = shared[0];
 	gpmdb_finalize(st);
 	printf("| gpu    | %-22s | %9.1f | %9.2f | %10.0f | %lld / %lld |\n",
