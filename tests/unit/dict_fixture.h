@@ -126,4 +126,21 @@ out:
 	free(l);
 }
 
+/* The test's main: the table in a pool of its own (name), env unset so
+ * that the dictionary path runs, then t_compare. */
+static int dict_main(const char *name, const char *env, void (*t_compare)(void))
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(path, sizeof(path), "%s/gpmdb_test_%s_%d.db",
+		 tmp ? tmp : "/tmp", name, (int)getpid());
+	unsetenv(env);
+	TEST_RUN(dict_load);
+	TEST_RUN(t_compare);
+	gpmdb_close(db);
+	sqlite3_close(lite);
+	unlink(path);
+	TEST_MAIN_END();
+}
+
 #endif

@@ -85,15 +85,5 @@ static void t_compare(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(path, sizeof(path), "%s/gpmdb_test_dict_pred_%d.db",
-		 tmp ? tmp : "/tmp", (int)getpid());
-	unsetenv("GPMDB_DICT_PRED");
-	TEST_RUN(dict_load);
-	TEST_RUN(t_compare);
-	gpmdb_close(db);
-	sqlite3_close(lite);
-	unlink(path);
-	TEST_MAIN_END();
+	return dict_main("dict_pred", "GPMDB_DICT_PRED", t_compare);
 }
