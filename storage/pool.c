@@ -595,7 +595,6 @@ static int pool_refit_resv(stg_pool *p, uint64_t min_size)
  * place in the reservation (pool_refit_resv). */
 static int pool_remap_to(stg_pool *p, uint64_t min_size)
 {
-	stg_unmap_hook hook = __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
 	size_t len = 0;
 	int is_pmem = 0, err;
 	void *base;
@@ -603,8 +602,8 @@ static int pool_remap_to(stg_pool *p, uint64_t min_size)
 	if (p->pm_resv)
 		return pool_refit_resv(p, min_size);
 
-	if (hook && !p->private_map)
-		hook(p->base, p->map_len); /* the GPU's registrations go */
+	if (!p->private_map)
+		pool_gpu_forget(p); /* the GPU's registrations go */
 	if (pmem_unmap(p->base, p->map_len) != 0) {
 		err = errno;
 		return pool_err(p, GPMDB_IOERR, "cannot unmap %s: %s", p->path,
