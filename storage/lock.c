@@ -397,6 +397,15 @@ static bool readers_recent(const stg_pool *p)
 	return false;
 }
 
+/* pmem mode: readers about: one began a read lately, or one waits for
+ * READ (queued in PENDING).  A write transaction then goes beside them,
+ * and a private writer stays private. */
+static bool readers_about(const stg_pool *p)
+{
+	return __atomic_load_n(&shm(p)->queued, __ATOMIC_SEQ_CST) > 0 ||
+	       readers_recent(p);
+}
+
 /* A read begins: this connection's slot (or the oldest) gets the time. */
 static void reader_note(stg_pool *p)
 {
@@ -659,7 +668,7 @@ int lock_write(stg_pool *p)
 				"(its -shm file is not writable)",
 				p->path);
 	pmem = shared_map(p);
-	beside = (pmem || p->wal.shadow) && can_shadow(p);
+	beside = pmem && can_shadow(p);
 	if (pmem && p->lk.reading == 0 &&
 	    __atomic_load_n(&shm(p)->queued, __ATOMIC_SEQ_CST) == 0 &&
 	    !(beside && readers_recent(p)) &&
@@ -688,7 +697,7 @@ int lock_write(stg_pool *p)
 	if (pmem && beside) {
 		/* readers about: beside them through the log (wal.c "Beside
 		 * readers"); else in place, readers out for the transaction */
-		rc = readers_recent(p) ? GPMDB_BUSY : readers_out(p, 0);
+		rc = readers_about(p) ? GPMDB_BUSY : readers_out(p, 0);
 		if (rc == GPMDB_OK) {
 			p->lk.read_ex = true;
 		} else if (rc == GPMDB_BUSY) {
@@ -744,10 +753,7 @@ locked:
 		if (p->in_place_only)
 			out = lock_readers_out_wait(p, p->lk.busy_ms);
 		else
-			out = !readers_recent(p) &&
-			      __atomic_load_n(&shm(p)->queued,
-					      __ATOMIC_SEQ_CST) == 0 &&
-			      lock_readers_out(p);
+			out = !readers_about(p) && lock_readers_out(p);
 		if (out) {
 			rc = wal_shadow_settle(p);
 			if (rc == GPMDB_OK && !p->wal.shadow) {
