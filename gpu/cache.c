@@ -108,6 +108,9 @@ static uint64_t gc_limit_now(void)
 		return gc_limit;
 	if (!half && gpu_get_info(&gi, NULL, 0) == GPMDB_OK && gi.mem_total)
 		half = gi.mem_total / 2;
+	/* half of gpu_memory_limit, which may be set later */
+	if (half && gpu_memory_limit() && gpu_memory_limit() / 2 < half)
+		return gpu_memory_limit() / 2;
 	return half ? half : UINT64_MAX;
 }
 

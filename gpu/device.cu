@@ -431,6 +431,19 @@ extern "C" int gpu_get_info(gpu_info *info, char *err, size_t errlen)
 	GPU_TRY(cudaMemPoolGetAttribute(gpu_pool,
 					cudaMemPoolAttrReservedMemCurrent, &v));
 	info->pool_reserved = v;
+	if (gpu_memory_limit()) {
+		/* the device as no larger than the limit: free is what the
+		 * limit leaves beside the pool's reservation, which counts
+		 * up to the limit (callers add its unused part: free plus
+		 * that is the limit less what is in use) */
+		uint64_t cap = gpu_memory_limit();
+		if (info->pool_reserved > cap)
+			info->pool_reserved = cap;
+		if (info->mem_total > cap)
+			info->mem_total = cap;
+		if (info->mem_free > cap - info->pool_reserved)
+			info->mem_free = cap - info->pool_reserved;
+	}
 	GPU_TRY(cudaMemPoolGetAttribute(gpu_pool, cudaMemPoolAttrUsedMemCurrent,
 					&v));
 	info->pool_used = v;
@@ -449,6 +462,51 @@ extern "C" void gpu_describe(char *buf, size_t len)
 		 f.name, f.cc_major, f.cc_minor, f.sm_count,
 		 f.mem_free / 1073741824.0, f.mem_total / 1073741824.0,
 		 f.bandwidth_gbs, f.pool_reserved / 1048576.0);
+}
+
+/*
+ * The device memory gpmdb may use (PRAGMA gpu_memory_limit, or
+ * GPMDB_GPU_MEMORY_LIMIT in MiB for the process): 0 is the whole device.
+ * Why: a GPU shared with other programs, and a way to run every operator's
+ * past-memory path (partitions, windows) at a test's scale.  gpu_alloc
+ * treats a request past it as out of memory (eviction first);
+ * gpu_get_info reports the device as no larger, so the column cache's
+ * default (half) and the streamed windows follow.
+ */
+static uint64_t gpu_mem_cap;
+static int gpu_mem_cap_read;
+
+extern "C" void gpu_set_memory_limit(uint64_t bytes)
+{
+	__atomic_store_n(&gpu_mem_cap, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&gpu_mem_cap_read, 1, __ATOMIC_RELEASE);
+}
+
+extern "C" uint64_t gpu_memory_limit(void)
+{
+	if (!__atomic_load_n(&gpu_mem_cap_read, __ATOMIC_ACQUIRE)) {
+		const char *e = getenv("GPMDB_GPU_MEMORY_LIMIT");
+		long long mb = e ? atoll(e) : 0;
+		gpu_set_memory_limit(mb > 0 ? (uint64_t)mb << 20 : 0);
+	}
+	return __atomic_load_n(&gpu_mem_cap, __ATOMIC_RELAXED);
+}
+
+/* With a limit: whether n more bytes stay within it (the pool's bytes in
+ * use, after the stream's pending frees have run). */
+static bool gpu_under_cap(size_t n)
+{
+	uint64_t cap = gpu_memory_limit(), used = 0;
+
+	if (!cap)
+		return true;
+	(void)cudaStreamSynchronize(gpu_strm);
+	if (cudaMemPoolGetAttribute(gpu_pool, cudaMemPoolAttrUsedMemCurrent,
+				    &used) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return true; /* CUDA's own allocation will say */
+	}
+	return used + n <= cap;
 }
 
 /* The message of an allocation nothing could make room for: what holds
@@ -470,9 +528,10 @@ static void gpu_stat_oom(size_t n, char *err, size_t errlen)
 		"cudaMallocFromPoolAsync: out of memory: %.1f MiB asked; %.1f "
 		"of %.1f MiB free, "
 		"gpmdb holds %.1f MiB (%.1f MiB in use, %.1f MiB of it "
-		"columns this query pins)",
+		"columns this query pins)%s",
 		n / 1048576.0, fr / 1048576.0, tot / 1048576.0, res / 1048576.0,
-		used / 1048576.0, cs.bytes / 1048576.0);
+		used / 1048576.0, cs.bytes / 1048576.0,
+		gpu_memory_limit() ? " within gpu_memory_limit" : "");
 }
 
 extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
@@ -484,7 +543,9 @@ extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 		return rc;
 	for (bool trimmed = false;;) {
 		cudaError_t e =
-		    cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm);
+		    gpu_under_cap(n)
+			? cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm)
+			: cudaErrorMemoryAllocation;
 		if (e == cudaSuccess)
 			return GPMDB_OK;
 		if (e != cudaErrorMemoryAllocation)

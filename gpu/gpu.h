@@ -77,6 +77,11 @@ void gpu_shutdown(void);
 
 /* Device facts for .stats (calls gpu_init). */
 int gpu_get_info(gpu_info *info, char *err, size_t errlen);
+/* The device memory gpmdb may use, in bytes (0: the whole device; PRAGMA
+ * gpu_memory_limit, default GPMDB_GPU_MEMORY_LIMIT in MiB); gpu_alloc
+ * keeps within it and gpu_get_info reports the device as no larger. */
+void gpu_set_memory_limit(uint64_t bytes);
+uint64_t gpu_memory_limit(void);
 /* One line: "NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.1/79.6 GiB free,
  * 3352 GB/s peak"; or the reason there is no GPU. */
 void gpu_describe(char *buf, size_t len);

@@ -78,6 +78,19 @@ void gpu_describe(char *buf, size_t len)
 	gpu_no_cuda(buf, len);
 }
 
+/* Kept and reported (PRAGMA gpu_memory_limit), used by nothing here. */
+static uint64_t gpu_mem_cap;
+
+void gpu_set_memory_limit(uint64_t bytes)
+{
+	gpu_mem_cap = bytes;
+}
+
+uint64_t gpu_memory_limit(void)
+{
+	return gpu_mem_cap;
+}
+
 int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 {
 	(void)n;

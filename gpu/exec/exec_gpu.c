@@ -620,8 +620,10 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 	    p->nexprs != n->ncols)
 		return XG_DECLINE;
 	pthread_mutex_lock(&xg_lock);
-	if (xg_depth++ == 0)
+	if (xg_depth++ == 0) {
 		gcache_begin();
+		xg_host_sources = 0; /* a top-level GPU call tries the device */
+	}
 	d = xg_decide(x, p, why, sizeof(why));
 	src = d == XG_GPU ? xg_source(x, p, why, sizeof(why)) : NULL;
 	/* a source that stays on the device: a scan, a device join, a
@@ -766,7 +768,7 @@ int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out)
 			rc = xg_gerr(x, rc, "download", err);
 		for (uint32_t k = 0; !s->sel && k < m; k++)
 			idx[k] = k;
-		if (!rc && m == s->in->nrows) {
+		if (!rc && m == s->in->nrows && !s->in_borrowed) {
 			free(idx);
 			rel_free(r);
 			*out = s->in;
@@ -809,8 +811,10 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 
 	(void)want;
 	pthread_mutex_lock(&xg_lock);
-	if (xg_depth++ == 0)
+	if (xg_depth++ == 0) {
 		gcache_begin();
+		xg_host_sources = 0; /* a top-level GPU call tries the device */
+	}
 	d = xg_decide(x, n, why, len);
 	if (d != XG_GPU) {
 		xg_depth--;
@@ -819,29 +823,49 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 			why[0] = 0;
 		return EXEC_OP_CPU;
 	}
-	rc = xg_fused(x, n, &s, out);
-	if (rc == XG_UNFUSED) {
-		xg_src_free(&s);
-		rc = xg_prepare(x, n, &s);
-		if (!rc) {
-			if (n->kind == PN_PROJECT)
-				rc = xg_project(x, n, &s, out);
-			else if (n->kind == PN_AGG)
-				rc = xg_agg(x, n, &s, out, NULL);
-			else
-				rc = xg_filter_out(x, n, &s, out);
+	/* a second try makes the source a host relation (below) */
+	for (int again = 0;; again = 1) {
+		rc = again ? XG_UNFUSED : xg_fused(x, n, &s, out);
+		if (rc == XG_UNFUSED) {
+			xg_src_free(&s);
+			rc = xg_prepare(x, n, &s);
+			if (!rc) {
+				if (n->kind == PN_PROJECT)
+					rc = xg_project(x, n, &s, out);
+				else if (n->kind == PN_AGG)
+					rc = xg_agg(x, n, &s, out, NULL);
+				else
+					rc = xg_filter_out(x, n, &s, out);
+			}
 		}
-	}
-	bool scan = s.scan != NULL;
-	xg_src_free(&s);
-	/* columns that do not fit the cache, or a load or run that ran
-	 * out of device memory: the scan again, in row windows */
-	if (scan && xg_too_large(x, rc)) {
-		if (rc != XG_STREAM)
+		bool scan = s.scan != NULL;
+		/* a host source that ran out of device memory: its rows
+		 * are kept and streamed below rather than made again */
+		rel *hin = NULL;
+		if (!scan && s.in && !s.in_borrowed && xg_too_large(x, rc)) {
+			hin = s.in;
+			s.in = NULL;
+		}
+		xg_src_free(&s);
+		bool big = xg_too_large(x, rc);
+		if (big && rc != XG_STREAM)
 			db_clear(db);
-		if (xg_depth == 1)
+		if (big && xg_depth == 1)
 			gcache_begin(); /* unpins what the failed try loaded */
-		rc = xg_stream(x, n, out);
+		/* columns that do not fit the cache, or a load or run that
+		 * ran out of device memory: the scan again, in row windows;
+		 * a host source in windows of its rows */
+		if (big && (scan || hin))
+			rc = hin ? xg_stream_host(x, n, hin, out)
+				 : xg_stream(x, n, out);
+		rel_free(hin);
+		/* a source kept on the device (pairs of a join, a GROUP BY's
+		 * groups) that ran out of memory: again with the source made
+		 * on the host, where its operators run in passes and the
+		 * chain reads it in windows */
+		if (!big || scan || hin || again || xg_host_sources)
+			break;
+		xg_host_sources = 1;
 	}
 	if (!rc && n->kind != PN_AGG)
 		db->gstat.gpu_ops++;
@@ -902,8 +926,10 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 		return XG_DECLINE;
 	}
 	pthread_mutex_lock(&xg_lock);
-	if (xg_depth++ == 0)
+	if (xg_depth++ == 0) {
 		gcache_begin();
+		xg_host_sources = 0; /* a top-level GPU call tries the device */
+	}
 	d = xg_decide(x, n, why, len);
 	bool dev_src = false;
 	if (d == XG_GPU) {

@@ -49,6 +49,9 @@
 typedef struct xg_win {
 	uint64_t row0, nrows, live, bytes;
 	uint64_t text; /* of bytes: the TEXT columns' (gcache_text_limit) */
+	/* a window of a host source (xg_stream_host): its rows, borrowed,
+	 * instead of running the source */
+	rel *host;
 } xg_win;
 
 /* GROUP BY keys on the GPU (gpu_group_agg's limit) */
@@ -77,8 +80,9 @@ typedef struct xg_leaf {
 
 typedef struct xg_src {
 	exec_ctx *x;
-	pnode *scan; /* cache source, or NULL */
-	rel *in;     /* host source */
+	pnode *scan;	  /* cache source, or NULL */
+	rel *in;	  /* host source */
+	bool in_borrowed; /* in belongs to someone else (a host window) */
 	uint32_t nrows;
 	int ncols;
 	xg_col *cols;
@@ -161,6 +165,13 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	       uint32_t *nwout);
 uint32_t xg_rows(const xg_src *s);
 int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win);
+/* xg_stream over rows of a host source (in: the source's rows, whose
+ * text the result takes over) that did not fit the device at once. */
+int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out);
+/* Device sources (joins, projections, GROUP BYs kept there) made as host
+ * relations instead (exec_gpu_prep.c; set for a retry that ran out of
+ * device memory). */
+extern int xg_host_sources;
 
 /* ---- exec_gpu_prep.c ---- */
 

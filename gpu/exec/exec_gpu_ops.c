@@ -326,16 +326,371 @@ static int xo_result(exec_ctx *x, pnode *n, int rc, const rel *a, const rel *b,
 	return GPMDB_OK;
 }
 
+/* ---- passes: inputs past the device's memory --------------------------- */
+
+/*
+ * Why: an operator's uploaded columns and working memory (sort buffers,
+ * hash tables, pairs) must fit the device at once; before, a larger input
+ * ran out of memory and the operator fell back to the CPU.  Now such an
+ * operator runs in passes over parts of its input, each part a whole
+ * pass of the same GPU code: a join and DISTINCT/set operations on parts
+ * split by a hash of their keys (equal keys meet in one part), a sort on
+ * chunks of rows merged on the host.  The parts' results are put back in
+ * the CPU's order, so the result is the one-pass result row for row.
+ * The first split is sized from the free device memory; a part that
+ * still runs out of memory doubles the parts (at most XO_MAX_PARTS, and
+ * only while the largest part shrinks: all-equal keys cannot be split).
+ */
+uint64_t xo_part_ops, xo_part_passes;
+
+#define XO_MAX_PARTS 4096u
+/* Not a GPMDB code: "too large for one pass" (rows past 32-bit numbers) */
+#define XO_SPLIT (-5)
+
+/* The device ran out of memory (or rows past one pass): split the work. */
+static bool xo_too_large(exec_ctx *x, int rc)
+{
+	return rc == XO_SPLIT ||
+	       (rc == GPMDB_NOMEM && !strncmp(x->db->errmsg, "GPU ", 4));
+}
+
+/* Parts for rows of about bytes device bytes (4x for working memory). */
+static uint32_t xo_parts_for(uint64_t bytes, uint64_t rows, uint64_t per)
+{
+	uint64_t avail = 0, p = 2;
+	gpu_info gi;
+
+	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK)
+		avail = gi.mem_free + (gi.pool_reserved > gi.pool_used
+					   ? gi.pool_reserved - gi.pool_used
+					   : 0);
+	while (p < XO_MAX_PARTS &&
+	       ((avail && 4 * bytes / p > avail) || rows / p > per))
+		p *= 2;
+	return (uint32_t)p;
+}
+
+/* Device bytes of columns 0..nc-1 of r (values, NULL bytes, text). */
+static uint64_t xo_bytes(const rel *r, int nc)
+{
+	uint64_t b = 0;
+
+	for (int c = 0; r && c < nc; c++) {
+		const rcol *col = &r->cols[c];
+		b += (rel_width(col->ty.t) + 1) * r->nrows;
+		if (col->ty.t == BC_T_TEXT)
+			for (uint64_t i = 0; i < r->nrows; i++)
+				b += col->nulls[i]
+					 ? 0
+					 : ((const vec_str *)col->data)[i].len;
+	}
+	return b;
+}
+
+static uint64_t xo_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* A hash of row i's columns 0..nc-1, equal for rows the GPU finds equal
+ * (NULLs equal, -0.0 = 0.0, TEXT binary; both sides of a join have the
+ * same key types: xo_supported). */
+static uint64_t xo_row_hash(const rel *r, int nc, uint64_t i)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int c = 0; c < nc; c++) {
+		const rcol *col = &r->cols[c];
+		uint64_t v = 0;
+		if (col->ty.t == BC_T_NULL || col->nulls[i]) {
+			v = 0x5bd1e9955bd1e995ull;
+		} else if (col->ty.t == BC_T_TEXT) {
+			vec_str t = ((const vec_str *)col->data)[i];
+			v = 0xcbf29ce484222325ull ^ t.len;
+			for (uint32_t k = 0; k < t.len; k++)
+				v = (v ^ (uint8_t)t.ptr[k]) * 0x100000001b3ull;
+		} else if (col->ty.t == BC_T_REAL) {
+			double d = ((const double *)col->data)[i];
+			if (d == 0)
+				d = 0; /* -0.0 */
+			memcpy(&v, &d, 8);
+		} else {
+			size_t w = rel_width(col->ty.t);
+			memcpy(&v, (const char *)col->data + i * w,
+			       w < 8 ? w : 8);
+		}
+		h = xo_mix(h ^ v) + (uint64_t)c;
+	}
+	return h;
+}
+
+/* A split of r's rows by the hash of columns 0..nc-1 into np parts:
+ * part p's rows, ascending, are idx[off[p] .. off[p + 1]); pt[i] is row
+ * i's part (XO_NO_PART: a row with a NULL key left out, see
+ * xo_split_rows). */
+#define XO_NO_PART UINT32_MAX
+typedef struct xo_split {
+	uint32_t np;
+	uint32_t *pt, *idx;
+	uint64_t *off;
+} xo_split;
+
+static void xo_split_free(xo_split *sp)
+{
+	free(sp->pt);
+	free(sp->idx);
+	free(sp->off);
+	memset(sp, 0, sizeof(*sp));
+}
+
+static bool xo_key_null(const rel *k, uint64_t i);
+
+/* skip_null: rows with a NULL among the columns are in no part (join
+ * keys: they match nothing, and all would meet in one part). */
+static int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
+			 bool skip_null, xo_split *sp)
+{
+	uint64_t n = r ? r->nrows : 0, *at;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->np = np;
+	if (!(sp->pt = malloc(4 * n + 4)) || !(sp->idx = malloc(4 * n + 4)) ||
+	    !(sp->off = calloc((size_t)np + 1, 8)) ||
+	    !(at = calloc((size_t)np + 1, 8))) {
+		xo_split_free(sp);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+#pragma omp parallel for schedule(static) if (n > 65536)
+	for (uint64_t i = 0; i < n; i++)
+		sp->pt[i] =
+		    skip_null && xo_key_null(r, i)
+			? XO_NO_PART
+			: (uint32_t)((xo_row_hash(r, nc, i) >> 16) % np);
+	for (uint64_t i = 0; i < n; i++)
+		if (sp->pt[i] != XO_NO_PART)
+			sp->off[sp->pt[i] + 1]++;
+	for (uint32_t p = 0; p < np; p++)
+		sp->off[p + 1] += sp->off[p];
+	memcpy(at, sp->off, 8 * (size_t)np);
+	for (uint64_t i = 0; i < n; i++)
+		if (sp->pt[i] != XO_NO_PART)
+			sp->idx[at[sp->pt[i]]++] = (uint32_t)i;
+	free(at);
+	return GPMDB_OK;
+}
+
+static uint64_t xo_split_max(const xo_split *sp)
+{
+	uint64_t m = 0;
+
+	for (uint32_t p = 0; p < sp->np; p++)
+		if (sp->off[p + 1] - sp->off[p] > m)
+			m = sp->off[p + 1] - sp->off[p];
+	return m;
+}
+
+/* A new relation of rows idx[0..m) of a (and b after it, na = a's
+ * rows), with a's column types. */
+static int xo_rows_rel(exec_ctx *x, const rel *a, const rel *b,
+		       const uint32_t *idx, uint64_t m, rel **out)
+{
+	etype *ty = malloc(sizeof(etype) * ((size_t)a->ncols + 1));
+	rel *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!ty)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int c = 0; c < a->ncols; c++)
+		ty[c] = a->cols[c].ty;
+	o = rel_new(x, a->ncols, ty);
+	free(ty);
+	if (!o)
+		return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+	if ((rc = xo_gather(o, a, b, a->nrows, idx, m))) {
+		rel_free(o);
+		return rc;
+	}
+	*out = o;
+	return GPMDB_OK;
+}
+
+/* Part p of sp as a new relation of r's rows (all of r's columns). */
+static int xo_part_rel(exec_ctx *x, const rel *r, const xo_split *sp,
+		       uint32_t p, rel **out)
+{
+	return xo_rows_rel(x, r, NULL, sp->idx + sp->off[p],
+			   sp->off[p + 1] - sp->off[p], out);
+}
+
+/* Rows [lo, lo + m) of r as v, its columns borrowed (vc: r->ncols). */
+static void xo_view(const rel *r, uint64_t lo, uint64_t m, rcol *vc, rel *v)
+{
+	for (int c = 0; c < r->ncols; c++) {
+		size_t w = rel_width(r->cols[c].ty.t);
+		vc[c] = r->cols[c];
+		vc[c].data = (char *)r->cols[c].data + lo * w;
+		vc[c].nulls = r->cols[c].nulls + lo;
+	}
+	*v = *r;
+	v->cols = vc;
+	v->nrows = m;
+}
+
 /* ---- sort ------------------------------------------------------------- */
+
+/* One pass: the first keep of v's rows in n's order into perm. */
+static int xo_sort_pass(exec_ctx *x, pnode *n, const rel *v, uint32_t keep,
+			uint32_t *perm, gpu_sortcol *keys)
+{
+	xo_dev d = {{0}, 0};
+	char err[300];
+	int rc = GPMDB_OK;
+
+	if (v->nrows > UINT32_MAX / 2)
+		return XO_SPLIT;
+	exec_gpu_lock();
+	for (int k = 0; k < n->nsort && !rc; k++) {
+		rc = xo_upload(x, &d, v, NULL, n->sort_col[k], &keys[k]);
+		keys[k].desc = n->desc[k];
+		keys[k].nulls_first = n->nulls_first[k];
+	}
+	if (!rc && (rc = gpu_sort(keys, n->nsort, (uint32_t)v->nrows, keep,
+				  perm, err, sizeof(err))))
+		rc = xo_gerr(x, rc, "sort", err);
+	xo_dev_free(&d);
+	exec_gpu_unlock();
+	return rc;
+}
+
+/* exec.c's sort_cmp: rows i and j of r in n's order, ties in row order. */
+static int xo_row_cmp(const rel *r, const pnode *n, uint32_t i, uint32_t j)
+{
+	for (int k = 0; k < n->nsort; k++) {
+		sval a, b;
+		int c = n->sort_col[k], d;
+		rel_get(r, c, i, &a);
+		rel_get(r, c, j, &b);
+		if (a.t == BC_T_NULL || b.t == BC_T_NULL) {
+			if (a.t == b.t)
+				continue;
+			d = a.t == BC_T_NULL ? -1 : 1;
+			return n->nulls_first[k] ? d : -d;
+		}
+		if ((d = sval_cmp(&a, &b)))
+			return n->desc[k] ? -d : d;
+	}
+	return i < j ? -1 : i > j;
+}
+
+/* A sorted run of a chunk: rows p[at..end) (row numbers of the input). */
+typedef struct xo_run {
+	const uint32_t *p;
+	uint64_t at, end;
+} xo_run;
+
+static bool xo_run_less(const rel *r, const pnode *n, const xo_run *a,
+			const xo_run *b)
+{
+	return xo_row_cmp(r, n, a->p[a->at], b->p[b->at]) < 0;
+}
+
+/* The first keep rows of the runs rs[0..nr) merged into perm (a binary
+ * heap of the runs by their next row). */
+static void xo_merge_runs(const rel *r, const pnode *n, xo_run *rs, uint32_t nr,
+			  uint64_t keep, uint32_t *perm)
+{
+	uint32_t nh = 0;
+
+	for (uint32_t i = 0; i < nr; i++)
+		if (rs[i].at < rs[i].end)
+			rs[nh++] = rs[i];
+	/* heapify: rs[0] the least */
+	for (uint32_t s = nh / 2; s-- > 0;) {
+		for (uint32_t i = s;;) {
+			uint32_t m = i, lc = 2 * i + 1, rc = lc + 1;
+			if (lc < nh && xo_run_less(r, n, &rs[lc], &rs[m]))
+				m = lc;
+			if (rc < nh && xo_run_less(r, n, &rs[rc], &rs[m]))
+				m = rc;
+			if (m == i)
+				break;
+			xo_run t = rs[i];
+			rs[i] = rs[m];
+			rs[m] = t;
+			i = m;
+		}
+	}
+	for (uint64_t k = 0; k < keep && nh; k++) {
+		perm[k] = rs[0].p[rs[0].at++];
+		if (rs[0].at == rs[0].end)
+			rs[0] = rs[--nh];
+		for (uint32_t i = 0;;) {
+			uint32_t m = i, lc = 2 * i + 1, rc = lc + 1;
+			if (lc < nh && xo_run_less(r, n, &rs[lc], &rs[m]))
+				m = lc;
+			if (rc < nh && xo_run_less(r, n, &rs[rc], &rs[m]))
+				m = rc;
+			if (m == i)
+				break;
+			xo_run t = rs[i];
+			rs[i] = rs[m];
+			rs[m] = t;
+			i = m;
+		}
+	}
+}
+
+/* The sort in nc chunks of rows, each sorted on the GPU (its first keep
+ * rows), merged on the host into perm[0..keep). */
+static int xo_sort_chunks(exec_ctx *x, pnode *n, const rel *in, uint32_t nc,
+			  uint64_t keep, uint32_t *perm, gpu_sortcol *keys)
+{
+	uint64_t nr = in->nrows, step = (nr + nc - 1) / nc, at = 0;
+	uint32_t *runs =
+	    malloc(4 * (nr < (uint64_t)nc * keep ? nr : nc * keep) + 4);
+	xo_run *rs = calloc((size_t)nc + 1, sizeof(xo_run));
+	rcol *vc = malloc(sizeof(rcol) * ((size_t)in->ncols + 1));
+	uint32_t nrun = 0;
+	int rc = GPMDB_OK;
+
+	if (!runs || !rs || !vc) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t lo = 0; lo < nr && !rc; lo += step) {
+		uint64_t m = nr - lo < step ? nr - lo : step;
+		uint32_t kc = (uint32_t)(keep < m ? keep : m);
+		rel v;
+		xo_view(in, lo, m, vc, &v);
+		if ((rc = xo_sort_pass(x, n, &v, kc, runs + at, keys)))
+			break;
+		xo_part_passes++;
+		for (uint32_t k = 0; k < kc; k++)
+			runs[at + k] += (uint32_t)lo;
+		rs[nrun++] = (xo_run){runs + at, 0, kc};
+		at += kc;
+	}
+	if (!rc)
+		xo_merge_runs(in, n, rs, nrun, keep, perm);
+out:
+	free(runs);
+	free(rs);
+	free(vc);
+	return rc;
+}
 
 static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, exec_rows want,
 		       rel **out)
 {
 	gpu_sortcol *keys = NULL;
-	xo_dev d = {{0}, 0};
 	uint32_t *perm = NULL;
 	uint64_t keep = want.keep, skip;
-	char err[300];
 	int rc = GPMDB_OK;
 
 	if (in->nrows > UINT32_MAX)
@@ -354,17 +709,32 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, exec_rows want,
 		free(perm);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	exec_gpu_lock();
-	for (int k = 0; k < n->nsort && !rc; k++) {
-		rc = xo_upload(x, &d, in, NULL, n->sort_col[k], &keys[k]);
-		keys[k].desc = n->desc[k];
-		keys[k].nulls_first = n->nulls_first[k];
+	rc = xo_sort_pass(x, n, in, (uint32_t)keep, perm, keys);
+	if (xo_too_large(x, rc)) {
+		/* chunks: as many as the free memory asks, doubled while a
+		 * chunk still does not fit */
+		uint64_t bytes = 0;
+		for (int k = 0; k < n->nsort; k++) {
+			rel kv = *in;
+			kv.cols = &in->cols[n->sort_col[k]];
+			bytes += xo_bytes(&kv, 1);
+		}
+		uint32_t nc = xo_parts_for(bytes, in->nrows, UINT32_MAX / 4);
+		for (;;) {
+			if (rc != XO_SPLIT)
+				db_clear(x->db);
+			rc = xo_sort_chunks(x, n, in, nc, keep, perm, keys);
+			if (!xo_too_large(x, rc) || nc >= XO_MAX_PARTS ||
+			    in->nrows / nc < 1024)
+				break;
+			nc *= 2;
+		}
+		if (!rc)
+			xo_part_ops++;
 	}
-	if (!rc && (rc = gpu_sort(keys, n->nsort, (uint32_t)in->nrows,
-				  (uint32_t)keep, perm, err, sizeof(err))))
-		rc = xo_gerr(x, rc, "sort", err);
-	xo_dev_free(&d);
-	exec_gpu_unlock();
+	if (rc == XO_SPLIT)
+		rc = xo_gerr(x, GPMDB_UNSUPPORTED, "sort",
+			     "a chunk of more than 2^31 rows");
 	/* the first keep rows less the OFFSET's skip */
 	rc = xo_result(x, n, rc, in, NULL, in->nrows, perm + skip, keep - skip,
 		       out);
@@ -375,27 +745,23 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, exec_rows want,
 
 /* ---- DISTINCT and set operations -------------------------------------- */
 
-static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
-			rel **out)
+/* One pass over a (and b after it): the kept rows (a's rows first, then
+ * b's) into *rows. */
+static int xo_dedup_pass(exec_ctx *x, pnode *n, const rel *a, const rel *b,
+			 int mode, int nc, gpu_sortcol *cols, uint32_t **rows,
+			 uint32_t *nrows)
 {
-	int nc = n->kind == PN_DISTINCT ? n->nvis : n->ncols;
-	gpu_sortcol *cols = NULL;
-	xo_dev d = {{0}, 0};
-	uint32_t *rows = NULL, nrows = 0;
 	/* UNION: b's rows are candidates too; INTERSECT/EXCEPT: a probe */
 	bool concat = b && mode == 0;
 	uint64_t n_all = a->nrows + (b ? b->nrows : 0);
+	xo_dev d = {{0}, 0};
 	char err[300];
 	int rc = GPMDB_OK;
 
+	*rows = NULL;
+	*nrows = 0;
 	if (n_all > UINT32_MAX / 2)
-		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
-			       "more than 2^31 rows");
-	if (nc > 256)
-		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
-			       "more than 256 columns");
-	if (!(cols = calloc((size_t)nc + 1, sizeof(gpu_sortcol))))
-		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+		return XO_SPLIT;
 	exec_gpu_lock();
 	for (int c = 0; c < nc && !rc; c++) {
 		rc = xo_upload(x, &d, a, b, c, &cols[c]);
@@ -405,10 +771,194 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 	if (!rc && (rc = gpu_distinct(cols, nc, (uint32_t)n_all,
 				      concat || !b ? (uint32_t)n_all
 						   : (uint32_t)a->nrows,
-				      mode, &rows, &nrows, err, sizeof(err))))
+				      mode, rows, nrows, err, sizeof(err))))
 		rc = xo_gerr(x, rc, exec_op_name(n->kind), err);
 	xo_dev_free(&d);
 	exec_gpu_unlock();
+	return rc;
+}
+
+/* The kept rows of mark[0..n) (1 = kept) in order into *rows. */
+static int xo_marked(exec_ctx *x, const uint8_t *mark, uint64_t n,
+		     uint32_t **rows, uint32_t *nrows)
+{
+	uint64_t m = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		m += mark[i];
+	if (!(*rows = malloc(4 * m + 4)))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	m = 0;
+	for (uint64_t i = 0; i < n; i++)
+		if (mark[i])
+			(*rows)[m++] = (uint32_t)i;
+	*nrows = (uint32_t)m;
+	return GPMDB_OK;
+}
+
+/*
+ * One part of DISTINCT or UNION: a pass, or when it does not fit (many
+ * equal rows, which the hash cannot split), chunks of its rows (a's,
+ * then b's) each reduced to the first row of each of its sets, then one
+ * pass over those rows in order: the first row of a set overall is the
+ * first in the first chunk that holds the set.  INTERSECT and EXCEPT
+ * (a probe side) are not chunked.
+ */
+static int xo_dedup_part(exec_ctx *x, pnode *n, const rel *pa, const rel *pb,
+			 int mode, int nc, gpu_sortcol *cols, uint32_t **rows,
+			 uint32_t *nrows)
+{
+	uint64_t na = pa->nrows, nall = na + (pb ? pb->nrows : 0);
+	uint32_t *surv = NULL, *r = NULL, m = 0;
+	rcol *vc = NULL;
+	rel *sv = NULL;
+	int rc;
+
+	rc = xo_dedup_pass(x, n, pa, pb, mode, nc, cols, rows, nrows);
+	xo_part_passes++;
+	if (!xo_too_large(x, rc) || mode != 0 || nall < 2048)
+		return rc;
+	if (!(surv = malloc(4 * nall + 4)) ||
+	    !(vc = malloc(sizeof(rcol) * ((size_t)pa->ncols + 1)))) {
+		free(surv);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	}
+	for (uint64_t k = 2; xo_too_large(x, rc) && nall / k >= 1024; k *= 2) {
+		uint64_t step = (nall + k - 1) / k, ns = 0;
+		if (rc != XO_SPLIT)
+			db_clear(x->db);
+		rc = GPMDB_OK;
+		for (int side = 0; side < 2 && !rc; side++) {
+			const rel *q = side ? pb : pa;
+			uint64_t base = side ? na : 0;
+			for (uint64_t lo = 0; q && lo < q->nrows && !rc;
+			     lo += step) {
+				uint64_t cm =
+				    q->nrows - lo < step ? q->nrows - lo : step;
+				rel v;
+				xo_view(q, lo, cm, vc, &v);
+				rc = xo_dedup_pass(x, n, &v, NULL, 0, nc, cols,
+						   &r, &m);
+				xo_part_passes++;
+				for (uint32_t t = 0; !rc && t < m; t++)
+					surv[ns++] =
+					    (uint32_t)(base + lo + r[t]);
+				free(r);
+				r = NULL;
+			}
+		}
+		if (rc)
+			continue;
+		/* the chunks' rows, in order, in one pass */
+		if ((rc = xo_rows_rel(x, pa, pb, surv, ns, &sv)))
+			break;
+		rc = xo_dedup_pass(x, n, sv, NULL, 0, nc, cols, &r, &m);
+		xo_part_passes++;
+		rel_free(sv);
+		sv = NULL;
+		if (rc)
+			continue;
+		for (uint32_t t = 0; t < m; t++)
+			r[t] = surv[r[t]];
+		*rows = r;
+		*nrows = m;
+		r = NULL;
+	}
+	free(r);
+	free(surv);
+	free(vc);
+	return rc;
+}
+
+/* The passes of DISTINCT or a set operation over np parts of a and b
+ * split by a hash of their nc columns (equal rows meet in one part); the
+ * kept rows as one pass gives them (in row order, a's then b's). */
+static int xo_dedup_parts(exec_ctx *x, pnode *n, const rel *a, const rel *b,
+			  int mode, int nc, gpu_sortcol *cols, uint32_t np,
+			  uint32_t **rows, uint32_t *nrows, uint64_t *biggest)
+{
+	uint64_t n_all = a->nrows + (b ? b->nrows : 0);
+	uint8_t *mark = calloc(n_all + 1, 1);
+	xo_split sa, sb;
+	int rc;
+
+	memset(&sb, 0, sizeof(sb));
+	if (!mark)
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	if ((rc = xo_split_rows(x, a, nc, np, false, &sa)) ||
+	    (b && (rc = xo_split_rows(x, b, nc, np, false, &sb))))
+		goto out;
+	*biggest = xo_split_max(&sa) + (b ? xo_split_max(&sb) : 0);
+	for (uint32_t p = 0; p < np && !rc; p++) {
+		uint64_t na = sa.off[p + 1] - sa.off[p],
+			 nb = b ? sb.off[p + 1] - sb.off[p] : 0;
+		rel *pa = NULL, *pb = NULL;
+		uint32_t *r = NULL, m = 0;
+		/* a part without a's rows keeps nothing, but for UNION */
+		if (!na && (mode != 0 || !nb))
+			continue;
+		if (!(rc = xo_part_rel(x, a, &sa, p, &pa)) &&
+		    !(b && (rc = xo_part_rel(x, b, &sb, p, &pb))))
+			rc =
+			    xo_dedup_part(x, n, pa, pb, mode, nc, cols, &r, &m);
+		for (uint32_t k = 0; !rc && k < m; k++)
+			mark[r[k] < na ? sa.idx[sa.off[p] + r[k]]
+				       : a->nrows +
+					     sb.idx[sb.off[p] + r[k] - na]] = 1;
+		free(r);
+		rel_free(pa);
+		rel_free(pb);
+	}
+	if (!rc)
+		rc = xo_marked(x, mark, n_all, rows, nrows);
+out:
+	xo_split_free(&sa);
+	xo_split_free(&sb);
+	free(mark);
+	return rc;
+}
+
+static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
+			rel **out)
+{
+	int nc = n->kind == PN_DISTINCT ? n->nvis : n->ncols;
+	gpu_sortcol *cols = NULL;
+	uint32_t *rows = NULL, nrows = 0;
+	uint64_t n_all = a->nrows + (b ? b->nrows : 0);
+	int rc = GPMDB_OK;
+
+	if (n_all > UINT32_MAX)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
+			       "more than 2^32 rows");
+	if (nc > 256)
+		return xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
+			       "more than 256 columns");
+	if (!(cols = calloc((size_t)nc + 1, sizeof(gpu_sortcol))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	rc = xo_dedup_pass(x, n, a, b, mode, nc, cols, &rows, &nrows);
+	if (xo_too_large(x, rc)) {
+		uint32_t np = xo_parts_for(xo_bytes(a, nc) + xo_bytes(b, nc),
+					   n_all, UINT32_MAX / 4);
+		uint64_t last = UINT64_MAX, big = 0;
+		for (;;) {
+			if (rc != XO_SPLIT)
+				db_clear(x->db);
+			free(rows);
+			rows = NULL;
+			rc = xo_dedup_parts(x, n, a, b, mode, nc, cols, np,
+					    &rows, &nrows, &big);
+			if (!xo_too_large(x, rc) || np >= XO_MAX_PARTS ||
+			    big > last - last / 8)
+				break;
+			last = big;
+			np *= 2;
+		}
+		if (!rc)
+			xo_part_ops++;
+	}
+	if (rc == XO_SPLIT)
+		rc = xo_gerr(x, GPMDB_UNSUPPORTED, exec_op_name(n->kind),
+			     "a part of more than 2^31 rows (equal rows)");
 	rc = xo_result(x, n, rc, a, b, a->nrows, rows, nrows, out);
 	free(rows);
 	free(cols);
@@ -563,7 +1113,7 @@ static bool xo_key_null(const rel *k, uint64_t i)
 	return false;
 }
 
-/* What the GPU found for a SEMI/ANTI join (xo_semi_gpu). */
+/* What the GPU found for a SEMI/ANTI join. */
 typedef struct xo_semi {
 	bool all, none;	       /* ANTI_NULL's rules (no residual: decided) */
 	uint32_t *rows, nrows; /* no residual: the kept left rows */
@@ -571,51 +1121,274 @@ typedef struct xo_semi {
 	uint64_t np;
 } xo_semi;
 
-/*
- * SEMI, ANTI and ANTI_NULL joins (decorrelated EXISTS, IN, NOT EXISTS,
- * NOT IN): the kept left rows in row order, exec.c's semi_out.  Without
- * a residual the GPU finds them (gpu_semi_join).  With one, gpu_join's
- * pairs (left rows ascending, right rows descending: join_hash's order;
- * the CPU's reversed table for a larger right side evaluates the same
- * pairs in another order) go through the residual on the host in
- * batches of VEC_BATCH, marking the left rows that match.  ANTI_NULL
- * (NOT IN): no row when a right key is NULL, every row when the right
- * side is empty, else no row with a NULL key.  Called with the GPU lock
- * held and the keys uploaded.
- */
-static int xo_semi_gpu(exec_ctx *x, pnode *n, const rel *l, const rel *r,
-		       const rel *rk, const gpu_sortcol *lc,
-		       const gpu_sortcol *rc_, xo_semi *sg)
-{
-	int jt = n->jtype, rc = GPMDB_OK;
-	char err[300];
+/* What a join asks of the GPU: its pairs (XO_PAIRS), or the left rows a
+ * SEMI/ANTI join without a residual keeps (GPU_SEMI, GPU_ANTI,
+ * GPU_ANTI_NULL). */
+#define XO_PAIRS (-1)
 
-	if (jt == JOIN_ANTI_NULL) {
-		sg->all = r->nrows == 0;
-		for (uint64_t i = 0; !sg->all && i < rk->nrows && !sg->none;
-		     i++)
-			sg->none = xo_key_null(rk, i);
+/* One pass over key rows lk and rk: pairs (li, ri, np: left rows
+ * ascending, a left row's right rows descending) or kept left rows. */
+static int xo_join_pass(exec_ctx *x, pnode *n, const rel *lk, const rel *rk,
+			int mode, uint32_t **li, uint32_t **ri, uint64_t *np,
+			uint32_t **rows, uint32_t *nrows)
+{
+	gpu_sortcol *lc = NULL, *rc_ = NULL;
+	xo_dev d = {{0}, 0};
+	char err[300];
+	int rc = GPMDB_OK;
+
+	if (lk->nrows > UINT32_MAX / 2 || rk->nrows > UINT32_MAX / 2)
+		return XO_SPLIT;
+	if (!(lc = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol))) ||
+	    !(rc_ = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol)))) {
+		free(lc);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	if (n->pred) {
-		/* every pair goes through the residual (its errors), as on
-		 * the CPU, whatever the rules decide after */
-		if ((rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
-				   (uint32_t)r->nrows, 1ull << 31, &sg->li,
-				   &sg->ri, &sg->np, err, sizeof(err))))
+	exec_gpu_lock();
+	for (int k = 0; k < n->nkeys && !rc; k++)
+		if (!(rc = xo_upload(x, &d, lk, NULL, k, &lc[k])))
+			rc = xo_upload(x, &d, rk, NULL, k, &rc_[k]);
+	/* pairs come back as two uint32 arrays */
+	if (!rc && mode == XO_PAIRS) {
+		if ((rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)lk->nrows,
+				   (uint32_t)rk->nrows, 1ull << 31, li, ri, np,
+				   err, sizeof(err))))
 			rc = xo_gerr(x, rc, "join", err);
-	} else if (!sg->all && !sg->none) {
-		if ((rc = gpu_semi_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
-					(uint32_t)r->nrows,
-					jt == JOIN_SEMI	  ? GPU_SEMI
-					: jt == JOIN_ANTI ? GPU_ANTI
-							  : GPU_ANTI_NULL,
-					&sg->rows, &sg->nrows, err,
-					sizeof(err))))
+		else
+			x->db->gstat.bytes_downloaded += 8 * *np;
+	} else if (!rc) {
+		if ((rc = gpu_semi_join(lc, rc_, n->nkeys, (uint32_t)lk->nrows,
+					(uint32_t)rk->nrows, mode, rows, nrows,
+					err, sizeof(err))))
 			rc = xo_gerr(x, rc, "join", err);
+		else
+			x->db->gstat.bytes_downloaded += 4 * (uint64_t)*nrows;
 	}
-	if (!rc)
-		x->db->gstat.bytes_downloaded +=
-		    8 * sg->np + 4 * (uint64_t)sg->nrows;
+	xo_dev_free(&d);
+	exec_gpu_unlock();
+	free(lc);
+	free(rc_);
+	return rc;
+}
+
+/*
+ * One part of a join: a pass, or when it does not fit (keys that the
+ * hash cannot split: one value on many rows), its left rows in chunks
+ * against all of its right rows, halved until they fit.  The chunks'
+ * pairs and kept rows, in left row order, are one pass's.
+ */
+static int xo_join_part(exec_ctx *x, pnode *n, const rel *pl, const rel *pr,
+			int mode, uint32_t **li, uint32_t **ri, uint64_t *np,
+			uint32_t **rows, uint32_t *nrows)
+{
+	uint64_t nc = 2, nr = pl->nrows, cap = 0;
+	rcol *vc = NULL;
+	int rc;
+
+	rc = xo_join_pass(x, n, pl, pr, mode, li, ri, np, rows, nrows);
+	xo_part_passes++;
+	if (!xo_too_large(x, rc) || nr < 2048)
+		return rc;
+	if (!(vc = malloc(sizeof(rcol) * ((size_t)pl->ncols + 1))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (; xo_too_large(x, rc) && nr / nc >= 1024; nc *= 2) {
+		uint64_t step = (nr + nc - 1) / nc;
+		if (rc != XO_SPLIT)
+			db_clear(x->db);
+		free(*li);
+		free(*ri);
+		free(*rows);
+		*li = *ri = *rows = NULL;
+		*np = 0;
+		*nrows = 0;
+		cap = 0;
+		rc = GPMDB_OK;
+		for (uint64_t lo = 0; lo < nr && !rc; lo += step) {
+			uint64_t m = nr - lo < step ? nr - lo : step, cn = 0;
+			uint32_t *cl = NULL, *cr = NULL, *cw = NULL, cm = 0;
+			rel v;
+			xo_view(pl, lo, m, vc, &v);
+			rc = xo_join_pass(x, n, &v, pr, mode, &cl, &cr, &cn,
+					  &cw, &cm);
+			xo_part_passes++;
+			/* append, as rows of the part */
+			uint64_t add = mode == XO_PAIRS ? cn : cm;
+			if (!rc && *np + *nrows + add > cap) {
+				uint64_t c2 = 2 * (*np + *nrows + add) + 1024;
+				uint32_t *a = realloc(mode == XO_PAIRS ? *li
+								       : *rows,
+						      4 * c2),
+					 *b = mode == XO_PAIRS
+						  ? realloc(*ri, 4 * c2)
+						  : NULL;
+				if (a)
+					*(mode == XO_PAIRS ? li : rows) = a;
+				if (b)
+					*ri = b;
+				if (!a || (mode == XO_PAIRS && !b))
+					rc = db_err(x->db, GPMDB_NOMEM,
+						    "out of memory");
+				cap = c2;
+			}
+			for (uint64_t k = 0; !rc && k < cn; k++) {
+				(*li)[*np] = cl[k] + (uint32_t)lo;
+				(*ri)[(*np)++] = cr[k];
+			}
+			for (uint32_t k = 0; !rc && k < cm; k++)
+				(*rows)[(*nrows)++] = cw[k] + (uint32_t)lo;
+			free(cl);
+			free(cr);
+			free(cw);
+		}
+	}
+	free(vc);
+	return rc;
+}
+
+/* A part's pairs, as rows of the whole inputs. */
+typedef struct xo_pairs {
+	uint32_t *li, *ri;
+	uint64_t n;
+} xo_pairs;
+
+/*
+ * The join's passes over np parts of lk and rk split by a hash of their
+ * keys (equal keys meet in one part).  Pairs: each left row's pairs come
+ * from its part, in the part's order, so taking the left rows in order
+ * gives one pass's order.  Kept rows: in row order; GPU_ANTI_NULL runs as
+ * GPU_ANTI (a part may lack the right rows that decide NOT IN's rules,
+ * which the caller applied) less the rows with a NULL key.
+ */
+static int xo_join_parts(exec_ctx *x, pnode *n, const rel *lk, const rel *rk,
+			 int mode, uint32_t np, uint32_t **li, uint32_t **ri,
+			 uint64_t *npairs, uint32_t **rows, uint32_t *nrows,
+			 uint64_t *biggest)
+{
+	uint64_t nl = lk->nrows, total = 0;
+	xo_pairs *pp = calloc((size_t)np + 1, sizeof(xo_pairs));
+	uint64_t *cur = calloc((size_t)np + 1, 8);
+	uint8_t *mark = mode == XO_PAIRS ? NULL : calloc(nl + 1, 1);
+	int pmode = mode == GPU_ANTI_NULL ? GPU_ANTI : mode;
+	xo_split sl, sr;
+	int rc;
+
+	memset(&sl, 0, sizeof(sl));
+	memset(&sr, 0, sizeof(sr));
+	if (!pp || !cur || (mode != XO_PAIRS && !mark)) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = xo_split_rows(x, lk, n->nkeys, np, true, &sl)) ||
+	    (rc = xo_split_rows(x, rk, n->nkeys, np, true, &sr)))
+		goto out;
+	*biggest = xo_split_max(&sl) + xo_split_max(&sr);
+	/* left rows with a NULL key: no pairs; ANTI keeps them */
+	for (uint64_t i = 0; pmode == GPU_ANTI && i < nl; i++)
+		if (sl.pt[i] == XO_NO_PART)
+			mark[i] = 1;
+	for (uint32_t p = 0; p < np && !rc; p++) {
+		uint64_t a = sl.off[p + 1] - sl.off[p],
+			 b = sr.off[p + 1] - sr.off[p];
+		const uint32_t *lx = sl.idx + sl.off[p],
+			       *rx = sr.idx + sr.off[p];
+		rel *pl = NULL, *pr = NULL;
+		uint32_t *r = NULL, m = 0;
+		if (!a)
+			continue;
+		if (!b) { /* no right rows: ANTI keeps the part's rows */
+			for (uint64_t k = 0; pmode == GPU_ANTI && k < a; k++)
+				mark[lx[k]] = 1;
+			continue;
+		}
+		if (!(rc = xo_part_rel(x, lk, &sl, p, &pl)) &&
+		    !(rc = xo_part_rel(x, rk, &sr, p, &pr)))
+			rc = xo_join_part(x, n, pl, pr, pmode, &pp[p].li,
+					  &pp[p].ri, &pp[p].n, &r, &m);
+		rel_free(pl);
+		rel_free(pr);
+		for (uint64_t k = 0; !rc && mode == XO_PAIRS && k < pp[p].n;
+		     k++) {
+			pp[p].li[k] = lx[pp[p].li[k]];
+			pp[p].ri[k] = rx[pp[p].ri[k]];
+		}
+		total += pp[p].n;
+		for (uint32_t k = 0; !rc && k < m; k++)
+			mark[lx[r[k]]] = 1;
+		free(r);
+	}
+	if (rc)
+		goto out;
+	if (mode != XO_PAIRS) {
+		for (uint64_t i = 0; mode == GPU_ANTI_NULL && i < nl; i++)
+			if (mark[i] && xo_key_null(lk, i))
+				mark[i] = 0;
+		rc = xo_marked(x, mark, nl, rows, nrows);
+		goto out;
+	}
+	if (!(*li = malloc(4 * total + 4)) || !(*ri = malloc(4 * total + 4))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	*npairs = 0;
+	for (uint64_t i = 0; i < nl; i++) {
+		if (sl.pt[i] == XO_NO_PART)
+			continue;
+		xo_pairs *q = &pp[sl.pt[i]];
+		uint64_t *c = &cur[sl.pt[i]];
+		for (; *c < q->n && q->li[*c] == i; (*c)++, (*npairs)++) {
+			(*li)[*npairs] = (uint32_t)i;
+			(*ri)[*npairs] = q->ri[*c];
+		}
+	}
+out:
+	for (uint32_t p = 0; pp && p < np; p++) {
+		free(pp[p].li);
+		free(pp[p].ri);
+	}
+	free(pp);
+	free(cur);
+	free(mark);
+	xo_split_free(&sl);
+	xo_split_free(&sr);
+	return rc;
+}
+
+/* The join's pairs or kept rows: one pass, else passes over parts. */
+static int xo_join_gpu(exec_ctx *x, pnode *n, const rel *lk, const rel *rk,
+		       int mode, uint32_t **li, uint32_t **ri, uint64_t *np,
+		       uint32_t **rows, uint32_t *nrows)
+{
+	int rc = xo_join_pass(x, n, lk, rk, mode, li, ri, np, rows, nrows);
+
+	if (xo_too_large(x, rc)) {
+		uint64_t mx = lk->nrows > rk->nrows ? lk->nrows : rk->nrows,
+			 last = UINT64_MAX, big = 0;
+		uint32_t parts = xo_parts_for(xo_bytes(lk, n->nkeys) +
+						  xo_bytes(rk, n->nkeys),
+					      mx, UINT32_MAX / 4);
+		for (;;) {
+			if (rc != XO_SPLIT)
+				db_clear(x->db);
+			free(*li);
+			free(*ri);
+			free(*rows);
+			*li = *ri = *rows = NULL;
+			*np = 0;
+			*nrows = 0;
+			rc = xo_join_parts(x, n, lk, rk, mode, parts, li, ri,
+					   np, rows, nrows, &big);
+			if (!xo_too_large(x, rc) || parts >= XO_MAX_PARTS ||
+			    big > last - last / 8)
+				break;
+			last = big;
+			parts *= 2;
+		}
+		if (!rc)
+			xo_part_ops++;
+	}
+	if (rc == XO_SPLIT)
+		rc = xo_gerr(x, GPMDB_UNSUPPORTED, "join",
+			     "a part of more than 2^31 rows (equal keys)");
 	return rc;
 }
 
@@ -676,16 +1449,13 @@ out:
 
 static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 {
-	gpu_sortcol *lc = NULL, *rc_ = NULL;
-	xo_dev d = {{0}, 0};
 	rel *lk = NULL, *rk = NULL, *o = NULL;
-	uint32_t *li = NULL, *ri = NULL;
+	uint32_t *li = NULL, *ri = NULL, *nor = NULL, non = 0;
 	uint64_t np = 0;
 	uint8_t *matched = NULL;
-	bool semi = n->jtype == JOIN_SEMI || n->jtype == JOIN_ANTI ||
-		    n->jtype == JOIN_ANTI_NULL;
+	int jt = n->jtype;
+	bool semi = jt == JOIN_SEMI || jt == JOIN_ANTI || jt == JOIN_ANTI_NULL;
 	xo_semi sg;
-	char err[300];
 	int rc;
 
 	memset(&sg, 0, sizeof(sg));
@@ -693,37 +1463,39 @@ static int xo_join_run(exec_ctx *x, pnode *n, rel *l, rel *r, rel **out)
 	if ((rc = xo_keys(x, n, 0, n->lkeys, n->l, l, &lk)) ||
 	    (rc = xo_keys(x, n, n->nkeys, n->rkeys, n->r, r, &rk)))
 		goto out;
-	if (!(lc = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol))) ||
-	    !(rc_ = calloc((size_t)n->nkeys + 1, sizeof(gpu_sortcol)))) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto out;
-	}
-	if (l->nrows > UINT32_MAX / 2 || r->nrows > UINT32_MAX / 2) {
+	if (l->nrows > UINT32_MAX || r->nrows > UINT32_MAX) {
 		rc = xo_gerr(x, GPMDB_UNSUPPORTED, "join",
-			     "an input of more than 2^31 rows");
+			     "an input of more than 2^32 rows");
 		goto out;
 	}
-	exec_gpu_lock();
-	for (int k = 0; k < n->nkeys && !rc; k++)
-		if (!(rc = xo_upload(x, &d, lk, NULL, k, &lc[k])))
-			rc = xo_upload(x, &d, rk, NULL, k, &rc_[k]);
-	/* pairs come back as two uint32 arrays */
-	if (!rc && semi)
-		rc = xo_semi_gpu(x, n, l, r, rk, lc, rc_, &sg);
-	else if (!rc && (rc = gpu_join(lc, rc_, n->nkeys, (uint32_t)l->nrows,
-				       (uint32_t)r->nrows, 1ull << 31, &li, &ri,
-				       &np, err, sizeof(err))))
-		rc = xo_gerr(x, rc, "join", err);
-	xo_dev_free(&d);
-	exec_gpu_unlock();
-	if (rc)
-		goto out;
 	if (semi) {
-		rc = xo_semi_out(x, n, l, r, lk, &sg, out);
+		/* ANTI_NULL (NOT IN): no row when a right key is NULL, every
+		 * row when the right side is empty */
+		if (jt == JOIN_ANTI_NULL) {
+			sg.all = r->nrows == 0;
+			for (uint64_t i = 0;
+			     !sg.all && i < rk->nrows && !sg.none; i++)
+				sg.none = xo_key_null(rk, i);
+		}
+		/* with a residual every pair goes through it (its errors), as
+		 * on the CPU, whatever the rules decide after */
+		if (n->pred)
+			rc = xo_join_gpu(x, n, lk, rk, XO_PAIRS, &sg.li, &sg.ri,
+					 &sg.np, &nor, &non);
+		else if (!sg.all && !sg.none)
+			rc = xo_join_gpu(x, n, lk, rk,
+					 jt == JOIN_SEMI   ? GPU_SEMI
+					 : jt == JOIN_ANTI ? GPU_ANTI
+							   : GPU_ANTI_NULL,
+					 &li, &ri, &np, &sg.rows, &sg.nrows);
+		if (!rc)
+			rc = xo_semi_out(x, n, l, r, lk, &sg, out);
 		goto out;
 	}
-	x->db->gstat.bytes_downloaded += 8 * np;
-	if (n->jtype == JOIN_LEFT && !(matched = calloc(l->nrows + 1, 1))) {
+	if ((rc = xo_join_gpu(x, n, lk, rk, XO_PAIRS, &li, &ri, &np, &nor,
+			      &non)))
+		goto out;
+	if (jt == JOIN_LEFT && !(matched = calloc(l->nrows + 1, 1))) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
@@ -746,10 +1518,9 @@ out:
 	free(sg.rows);
 	free(sg.li);
 	free(sg.ri);
-	free(lc);
-	free(rc_);
 	free(li);
 	free(ri);
+	free(nor);
 	free(matched);
 	rel_free(o);
 	rel_free(lk);
@@ -800,8 +1571,15 @@ int exec_gpu_sort(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 
 	if (!xo_chosen(x, n, why, len))
 		return EXEC_OP_CPU;
-	/* a projection of a scan below: its keys never leave the device */
-	if ((rc = exec_gpu_sort_dev(x, n, want, out)) == XO_DECLINE) {
+	/* a projection of a scan below: its keys never leave the device;
+	 * when they do not fit with the sort's working memory, the general
+	 * path (the sort in chunks) */
+	rc = exec_gpu_sort_dev(x, n, want, out);
+	if (rc == GPMDB_NOMEM && xo_too_large(x, rc)) {
+		db_clear(x->db);
+		rc = XO_DECLINE;
+	}
+	if (rc == XO_DECLINE) {
 		if ((rc = exec_node(x, n->l, &in)))
 			return rc;
 		rc = xo_sort_run(x, n, in, want, out);

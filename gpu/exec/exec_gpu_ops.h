@@ -23,6 +23,10 @@ int exec_gpu_ops_decide(exec_ctx *x, pnode *n, char *why, size_t len);
  * device and only its rows [want.skip, want.keep) brought back
  * (exec_gpu.c): GPMDB_OK, an error, or -1 "use the general path". */
 int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out);
+/* Process-wide (PRAGMA gpu_stats part_ops, part_passes): SORT, JOIN,
+ * DISTINCT and set operations that ran in passes over parts of their
+ * inputs (too large for the device at once), and those passes. */
+extern uint64_t xo_part_ops, xo_part_passes;
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

@@ -24,6 +24,7 @@ static bool xg_is_pragma(const char *name)
 	       !strcasecmp(name, "gpu_strict") ||
 	       !strcasecmp(name, "gpu_threshold") ||
 	       !strcasecmp(name, "gpu_cache_limit") ||
+	       !strcasecmp(name, "gpu_memory_limit") ||
 	       !strcasecmp(name, "gpu_stats") || !strcasecmp(name, "gpu_info");
 }
 
@@ -122,7 +123,8 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			return GPMDB_OK;
 		}
 		if (!strcasecmp(nm, "gpu_threshold") ||
-		    !strcasecmp(nm, "gpu_cache_limit")) {
+		    !strcasecmp(nm, "gpu_cache_limit") ||
+		    !strcasecmp(nm, "gpu_memory_limit")) {
 			char *end;
 			long long k = strtoll(v, &end, 10);
 			if (*end || k < 0)
@@ -130,7 +132,12 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 					      "%s wants a number >= 0", nm);
 			if (!strcasecmp(nm, "gpu_threshold"))
 				db->gpu_threshold = (uint64_t)k;
-			else
+			else if (!strcasecmp(nm, "gpu_memory_limit")) {
+				/* the process's: the device is one */
+				exec_gpu_lock();
+				gpu_set_memory_limit((uint64_t)k << 20);
+				exec_gpu_unlock();
+			} else
 				gcache_set_limit((uint64_t)k << 20);
 			return GPMDB_OK;
 		}
@@ -183,6 +190,9 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
 		    {"stream_loaded_bytes", cs.range_bytes},
+		    /* operators run in passes over parts of their inputs */
+		    {"part_ops", xo_part_ops},
+		    {"part_passes", xo_part_passes},
 		    {"fused_aggs", xg_fused_aggs},
 		    {"fused_declines", xg_fused_declines},
 		    {"device_group_results", xg_kept_aggs},
@@ -241,6 +251,8 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			num = true;
 			iv = !strcasecmp(nm, "gpu_threshold")
 				 ? (int64_t)db->gpu_threshold
+			     : !strcasecmp(nm, "gpu_memory_limit")
+				 ? (int64_t)(gpu_memory_limit() >> 20)
 				 : (int64_t)(gcache_get_limit() >> 20);
 		}
 		if (!(r = rel_new(NULL, 1, num ? &tt[1] : &tt[0])))

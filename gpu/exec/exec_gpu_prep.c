@@ -610,9 +610,15 @@ int exec_gpu_batch_scan(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 	return fits ? GPMDB_OK : XG_STREAM;
 }
 
+/* While set (exec_gpu_rows' second try, under xg_lock): joins,
+ * projections and GROUP BYs are not kept on the device but made as host
+ * relations (by the GPU operators of exec_gpu_ops.c, in passes when too
+ * large), which a chain then reads in row windows (xg_stream_host). */
+int xg_host_sources;
+
 /* A device batch too large for the device: none (its host relation is
- * uploaded instead; exec_gpu_ops.c streams nothing either, but takes
- * less memory at once), b an empty batch of n's columns again. */
+ * uploaded instead; exec_gpu_ops.c runs in passes when it must), b an
+ * empty batch of n's columns again. */
 static int xg_batch_fits(exec_ctx *x, pnode *n, xg_src *b, int rc)
 {
 	if (!xg_too_large(x, rc))
@@ -630,7 +636,7 @@ int exec_gpu_batch_join(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 
 	(void)consumer;
 	(void)win;
-	if (!xg_join_ok(x, n, why, sizeof(why)))
+	if (xg_host_sources || !xg_join_ok(x, n, why, sizeof(why)))
 		return EXEC_OP_CPU;
 	return xg_batch_fits(x, n, b, xg_prepare_join(x, n, b));
 }
@@ -642,7 +648,7 @@ int exec_gpu_batch_proj(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 {
 	(void)consumer;
 	(void)win;
-	if (!xg_proj_ok(x, n))
+	if (xg_host_sources || !xg_proj_ok(x, n))
 		return EXEC_OP_CPU;
 	free(b->cols);
 	b->cols = NULL;
@@ -656,6 +662,8 @@ int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, xg_src *b,
 {
 	(void)consumer;
 	(void)win;
+	if (xg_host_sources)
+		return EXEC_OP_CPU;
 	return xg_batch_fits(x, n, b, xg_agg_keep(x, n, b));
 }
 
@@ -672,8 +680,13 @@ int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	/* src's rows as a batch, on the device where its kind can leave
 	 * them there (a table scan too large for the cache: XG_STREAM, the
-	 * caller streams it), else on the host, uploaded when read */
-	if ((rc = exec_op_batch(x, n, src, EXEC_ALL, &b)))
+	 * caller streams it), else on the host, uploaded when read; a host
+	 * window's rows were made before (xg_stream_host) */
+	if (win && win->host) {
+		b.at = EXEC_AT_HOST;
+		b.host = win->host;
+		s->in_borrowed = true;
+	} else if ((rc = exec_op_batch(x, n, src, EXEC_ALL, &b)))
 		return rc;
 	if (b.at == EXEC_AT_HOST) {
 		s->in = b.host;

@@ -77,7 +77,8 @@ void xg_src_free(xg_src *s)
 		free(s->host[i]);
 	gpu_free(s->sel, NULL, 0);
 	free(s->cols);
-	rel_free(s->in);
+	if (!s->in_borrowed)
+		rel_free(s->in);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -212,8 +213,7 @@ static void xg_register(gpmdb *db)
 			return;
 		}
 	}
-	if (stg_pool_writes_private(db->pool) &&
-	    !stg_pool_readonly(db->pool)) {
+	if (stg_pool_writes_private(db->pool) && !stg_pool_readonly(db->pool)) {
 		/* msync mode maps the pool privately and drops private pages
 		 * after commits (storage/wal.c): pinned pages would go stale,
 		 * and pinning would copy every page */

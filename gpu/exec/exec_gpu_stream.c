@@ -454,40 +454,38 @@ uint64_t xg_stream_queries, xg_stream_windows;
  * order); AGG results are merged by group (xg_sagg_window).  Row errors
  * come window by window, so the first in row order is reported.
  */
-int xg_stream(exec_ctx *x, pnode *n, rel **out)
+/* n's aggregates can be merged across windows (else an error naming
+ * why the windows were needed). */
+static int xg_stream_aggs_ok(exec_ctx *x, pnode *n, const char *because)
 {
-	char why[300];
-	pnode *src = xg_source(x, n, why, sizeof(why));
-	xg_win *w = NULL;
-	uint32_t nw = 0;
-	xg_sagg sa;
-	rel *r = NULL;
-	int rc = GPMDB_OK;
-
-	memset(&sa, 0, sizeof(sa));
-	if (!src || src->kind != PN_SCAN)
-		return db_err(x->db, GPMDB_INTERNAL,
-			      "GPU stream: the input is not a table scan");
 	for (int a = 0; n->kind == PN_AGG && a < n->naggs; a++) {
 		const aggdef *ad = &n->aggs[a];
 		if (ad->distinct || ad->fn == AGG_ANY ||
 		    ad->fn == AGG_GROUP_CONCAT)
 			return db_err(x->db, GPMDB_UNSUPPORTED,
-				      "GPU stream: the table's columns do not "
-				      "fit the GPU cache and %s aggregates "
+				      "GPU stream: %s and %s aggregates "
 				      "are not merged across row windows",
+				      because,
 				      ad->distinct	  ? "DISTINCT"
 				      : ad->fn == AGG_ANY ? "bare-column"
 							  : "group_concat");
 	}
-	if ((rc = xg_windows(x, n, src, &w, &nw)))
-		return rc;
+	return GPMDB_OK;
+}
+
+/* n's chain over the windows w[0..nw) in order, into *out. */
+static int xg_stream_windows_run(exec_ctx *x, pnode *n, const xg_win *w,
+				 uint32_t nw, rel **out)
+{
+	xg_sagg sa;
+	rel *r = NULL;
+	int rc = GPMDB_OK;
+
+	memset(&sa, 0, sizeof(sa));
 	xg_stream_queries++;
 	xg_stream_windows += nw;
-	if (!(r = rel_new(x, n->ncols, n->ty))) {
-		free(w);
+	if (!(r = rel_new(x, n->ncols, n->ty)))
 		return x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
-	}
 	sa.r = r;
 	for (uint32_t i = 0; i < nw && !rc; i++) {
 		xg_src s;
@@ -511,11 +509,111 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
 	if (!rc && n->kind == PN_AGG)
 		rc = xg_sagg_finish(x, n, &sa);
 	xg_sagg_free(&sa);
-	free(w);
 	if (rc) {
 		rel_free(r);
 		return rc;
 	}
 	*out = r;
 	return GPMDB_OK;
+}
+
+int xg_stream(exec_ctx *x, pnode *n, rel **out)
+{
+	char why[300];
+	pnode *src = xg_source(x, n, why, sizeof(why));
+	xg_win *w = NULL;
+	uint32_t nw = 0;
+	int rc = GPMDB_OK;
+
+	if (!src || src->kind != PN_SCAN)
+		return db_err(x->db, GPMDB_INTERNAL,
+			      "GPU stream: the input is not a table scan");
+	if ((rc = xg_stream_aggs_ok(x, n,
+				    "the table's columns do not fit "
+				    "the GPU cache")))
+		return rc;
+	if ((rc = xg_windows(x, n, src, &w, &nw)))
+		return rc;
+	rc = xg_stream_windows_run(x, n, w, nw, out);
+	free(w);
+	return rc;
+}
+
+/*
+ * A host source's rows in windows: as many rows as take a quarter of
+ * what the cache can give the query (or of the free device memory when
+ * less), at the average bytes of a row of in (every column, text
+ * included), at least 1024 rows.  Each window is a view of in's rows
+ * (its columns borrowed); the chain's filters run over each.
+ */
+int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
+{
+	uint64_t room = gcache_room(), bytes = 0, step, nw;
+	rcol *vc = NULL;
+	rel *views = NULL;
+	xg_win *w = NULL;
+	gpu_info gi;
+	int rc;
+
+	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
+		return rc;
+	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK) {
+		uint64_t avail =
+		    gi.mem_free + (gi.pool_reserved > gi.pool_used
+				       ? gi.pool_reserved - gi.pool_used
+				       : 0);
+		if (avail < room)
+			room = avail;
+	}
+	for (int c = 0; c < in->ncols; c++) {
+		const rcol *col = &in->cols[c];
+		bytes += (rel_width(col->ty.t) + 1) * in->nrows;
+		if (col->ty.t == BC_T_TEXT)
+			for (uint64_t i = 0; i < in->nrows; i++)
+				bytes +=
+				    col->nulls[i]
+					? 0
+					: ((const vec_str *)col->data)[i].len;
+	}
+	room = room / 4 < XG_WIN_MIN_BUDGET ? XG_WIN_MIN_BUDGET : room / 4;
+	step = bytes ? (uint64_t)((double)room / bytes * in->nrows) : in->nrows;
+	step = step < 1024 ? 1024 : step;
+	nw = in->nrows ? (in->nrows + step - 1) / step : 1;
+	if (nw > UINT32_MAX)
+		return db_err(x->db, GPMDB_UNSUPPORTED,
+			      "GPU stream: more than 2^32 windows");
+	w = calloc(nw, sizeof(xg_win));
+	views = calloc(nw, sizeof(rel));
+	vc = calloc(nw * ((uint64_t)in->ncols + 1), sizeof(rcol));
+	if (!w || !views || !vc) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t i = 0; i < nw; i++) {
+		uint64_t lo = i * step,
+			 m = in->nrows - lo < step ? in->nrows - lo : step;
+		rcol *cols = vc + i * ((uint64_t)in->ncols + 1);
+		for (int c = 0; c < in->ncols; c++) {
+			size_t cw = rel_width(in->cols[c].ty.t);
+			cols[c] = in->cols[c];
+			cols[c].data = (char *)in->cols[c].data + lo * cw;
+			cols[c].nulls = in->cols[c].nulls + lo;
+		}
+		views[i] = *in;
+		views[i].cols = cols;
+		views[i].nrows = m;
+		w[i].row0 = lo;
+		w[i].nrows = w[i].live = m;
+		w[i].host = &views[i];
+	}
+	rc = xg_stream_windows_run(x, n, w, (uint32_t)nw, out);
+	/* the result's text may point into in's (keys read at a group's
+	 * first row) */
+	if (!rc)
+		rel_adopt(*out, in);
+out:
+	free(w);
+	free(views);
+	free(vc);
+	return rc;
 }
