@@ -61,7 +61,23 @@ static void t_pragmas(void)
 	CHECK(!xq_exec(db, "PRAGMA gpu_threshold = 100000"));
 	r = xq(db, "PRAGMA gpu_stats");
 	CHECKF(strstr(r, "gpu_operators|0\ncpu_fallbacks|0\n"), "%s", r);
+	CHECKF(strstr(r, "part_ops|0\npart_passes|0\n"), "%s", r);
 	free(r);
+	/* the device memory gpmdb may use: 0 is the whole device */
+	r = xq(db, "PRAGMA gpu_memory_limit");
+	CHECKF(!strcmp(r, "0\n"), "%s", r);
+	free(r);
+	CHECK(!xq_exec(db, "PRAGMA gpu_memory_limit = 512"));
+	r = xq(db, "PRAGMA gpu_memory_limit");
+	CHECKF(!strcmp(r, "512\n"), "%s", r);
+	free(r);
+	r = xq(db, "PRAGMA gpu_memory_limit = -1");
+	CHECKF(strstr(r, "gpu_memory_limit wants a number >= 0"), "%s", r);
+	free(r);
+	r = xq(db, "PRAGMA gpu_memory_limit = lots");
+	CHECKF(!strncmp(r, "ERROR", 5), "%s", r);
+	free(r);
+	CHECK(!xq_exec(db, "PRAGMA gpu_memory_limit = 0"));
 }
 
 /* How many times s occurs in text. */
