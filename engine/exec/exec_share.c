@@ -180,11 +180,6 @@ bool exec_share_ok(pnode *n)
 	vshare *v = n->vsh;
 
 	/* a built aggregate limited to a join's keys has part of its rows */
-	if (getenv("VSH_DBG"))
-		fprintf(stderr, "vsh %p uses %d first %p n %p kf %p same %d\n",
-			(void *)v, v ? v->uses : 0, v ? (void *)v->first : 0,
-			(void *)n, (void *)n->keyfilter,
-			v && v->first != n ? plan_same(n, v->first) : -9);
 	if (!v || v->uses < 2 || n->keyfilter)
 		return false;
 	if (!n->vsame)

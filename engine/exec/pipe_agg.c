@@ -428,7 +428,6 @@ static int agg_rows(pthr *t, const aggdef *ad, int a, int na)
 	return agg_rows_generic(t, ad, a, na);
 }
 
-/* Aggregates batch b (the AGG's input layout) into the thread's groups. */
 /* Evaluates the group keys (k < ng) or the arguments (k >= ng) of the
  * AGG sink over batch b into ka / aa. */
 static int sink_eval(pthr *t, const rel *b, int k0, int k1)

@@ -682,8 +682,10 @@ int bind_expr(bctx *b, scope *sc, ast_expr *e, bool agg_ok)
 		set_type(e, et_make(BC_T_INT));
 		return 0;
 	case AST_E_COLLATE:
-		if (strcasecmp(e->name, "binary") &&
-		    strcasecmp(e->name, "rtrim"))
+		/* BINARY only: RTRIM was accepted once and compared binary,
+		 * a silent wrong answer ('a ' = 'a' COLLATE RTRIM is 1 in
+		 * SQLite) */
+		if (strcasecmp(e->name, "binary"))
 			return db_err(b->db, GPMDB_UNSUPPORTED,
 				      "COLLATE %s is not supported yet",
 				      e->name);

@@ -37,7 +37,7 @@ bool exec_gpu_ops_kind(int kind)
 
 /* Types the GPU compares as exec.c does (sval_cmp of one static type).
  * TEXT: binary order (val_text_cmp), the only collation the binder lets
- * through (COLLATE RTRIM compares binary too). */
+ * through. */
 static bool xo_type_ok(int t, bool null_ok)
 {
 	return t == BC_T_INT || t == BC_T_DEC || t == BC_T_DATE ||
