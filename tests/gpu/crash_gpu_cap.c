@@ -112,7 +112,13 @@ static int child(const char *what, int fd)
 	}
 	if (rc == GPMDB_OK &&
 	    du_stat(db, "gpu_write_stats", "cap_gpu_batches") < 1) {
-		fprintf(stderr, "child: the batch was not GPU-logged\n");
+		char fb[600];
+		/* why it took another path (a flake seen once in ~63
+		 * children on 2026-11-27, cause unknown) */
+		fprintf(stderr,
+			"child: the batch was not GPU-logged (last GPU write "
+			"fallback: %s)\n",
+			du_text(db, "PRAGMA gpu_write_fallback", fb, sizeof(fb)));
 		rc = GPMDB_ERROR;
 	}
 	c = rc == GPMDB_OK ? 'd' : 'e';
