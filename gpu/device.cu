@@ -450,6 +450,18 @@ extern "C" int gpu_get_info(gpu_info *info, char *err, size_t errlen)
 	return GPMDB_OK;
 }
 
+extern "C" uint64_t gpu_mem_avail(void)
+{
+	gpu_info gi;
+
+	if (gpu_get_info(&gi, NULL, 0) != GPMDB_OK)
+		return UINT64_MAX;
+	/* the pool keeps freed memory: its unused part counts */
+	return gi.mem_free + (gi.pool_reserved > gi.pool_used
+				  ? gi.pool_reserved - gi.pool_used
+				  : 0);
+}
+
 extern "C" void gpu_describe(char *buf, size_t len)
 {
 	gpu_info f;

@@ -82,6 +82,9 @@ int gpu_get_info(gpu_info *info, char *err, size_t errlen);
  * keeps within it and gpu_get_info reports the device as no larger. */
 void gpu_set_memory_limit(uint64_t bytes);
 uint64_t gpu_memory_limit(void);
+/* The device memory an allocation could take now: free memory (within the
+ * limit) plus the pool's unused reservation; UINT64_MAX when unknown. */
+uint64_t gpu_mem_avail(void);
 /* One line: "NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.1/79.6 GiB free,
  * 3352 GB/s peak"; or the reason there is no GPU. */
 void gpu_describe(char *buf, size_t len);

@@ -91,6 +91,11 @@ uint64_t gpu_memory_limit(void)
 	return gpu_mem_cap;
 }
 
+uint64_t gpu_mem_avail(void)
+{
+	return UINT64_MAX; /* unknown */
+}
+
 int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 {
 	(void)n;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../engine/exec/exec_int.h"
 #include "../gpu.h"
 
 #define XO_DECLINE (-1)
@@ -357,21 +358,14 @@ static bool xo_too_large(exec_ctx *x, int rc)
 /* Parts for rows of about bytes device bytes (4x for working memory). */
 static uint32_t xo_parts_for(uint64_t bytes, uint64_t rows, uint64_t per)
 {
-	uint64_t avail = 0, p = 2;
-	gpu_info gi;
+	uint64_t avail = gpu_mem_avail(), p = 2;
 
-	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK)
-		avail = gi.mem_free + (gi.pool_reserved > gi.pool_used
-					   ? gi.pool_reserved - gi.pool_used
-					   : 0);
-	while (p < XO_MAX_PARTS &&
-	       ((avail && 4 * bytes / p > avail) || rows / p > per))
+	while (p < XO_MAX_PARTS && (4 * bytes / p > avail || rows / p > per))
 		p *= 2;
 	return (uint32_t)p;
 }
 
-/* Device bytes of columns 0..nc-1 of r (values, NULL bytes, text). */
-static uint64_t xo_bytes(const rel *r, int nc)
+uint64_t exec_gpu_rel_bytes(const rel *r, int nc)
 {
 	uint64_t b = 0;
 
@@ -387,49 +381,9 @@ static uint64_t xo_bytes(const rel *r, int nc)
 	return b;
 }
 
-static uint64_t xo_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-/* A hash of row i's columns 0..nc-1, equal for rows the GPU finds equal
- * (NULLs equal, -0.0 = 0.0, TEXT binary; both sides of a join have the
- * same key types: xo_supported). */
-static uint64_t xo_row_hash(const rel *r, int nc, uint64_t i)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-
-	for (int c = 0; c < nc; c++) {
-		const rcol *col = &r->cols[c];
-		uint64_t v = 0;
-		if (col->ty.t == BC_T_NULL || col->nulls[i]) {
-			v = 0x5bd1e9955bd1e995ull;
-		} else if (col->ty.t == BC_T_TEXT) {
-			vec_str t = ((const vec_str *)col->data)[i];
-			v = 0xcbf29ce484222325ull ^ t.len;
-			for (uint32_t k = 0; k < t.len; k++)
-				v = (v ^ (uint8_t)t.ptr[k]) * 0x100000001b3ull;
-		} else if (col->ty.t == BC_T_REAL) {
-			double d = ((const double *)col->data)[i];
-			if (d == 0)
-				d = 0; /* -0.0 */
-			memcpy(&v, &d, 8);
-		} else {
-			size_t w = rel_width(col->ty.t);
-			memcpy(&v, (const char *)col->data + i * w,
-			       w < 8 ? w : 8);
-		}
-		h = xo_mix(h ^ v) + (uint64_t)c;
-	}
-	return h;
-}
-
-/* A split of r's rows by the hash of columns 0..nc-1 into np parts:
+/* A split of r's rows by the hash of columns 0..nc-1 (exec_hash_row, the
+ * CPU's hash tables': equal for rows the GPU finds equal, NULLs equal,
+ * -0.0 = 0.0, TEXT binary) into np parts:
  * part p's rows, ascending, are idx[off[p] .. off[p + 1]); pt[i] is row
  * i's part (XO_NO_PART: a row with a NULL key left out, see
  * xo_split_rows). */
@@ -470,7 +424,7 @@ static int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
 		sp->pt[i] =
 		    skip_null && xo_key_null(r, i)
 			? XO_NO_PART
-			: (uint32_t)((xo_row_hash(r, nc, i) >> 16) % np);
+			: (uint32_t)((exec_hash_row(r, nc, i) >> 32) % np);
 	for (uint64_t i = 0; i < n; i++)
 		if (sp->pt[i] != XO_NO_PART)
 			sp->off[sp->pt[i] + 1]++;
@@ -600,6 +554,25 @@ static bool xo_run_less(const rel *r, const pnode *n, const xo_run *a,
 	return xo_row_cmp(r, n, a->p[a->at], b->p[b->at]) < 0;
 }
 
+/* Moves the run at i of the heap rs[0..nh) down to its place. */
+static void xo_sift(const rel *r, const pnode *n, xo_run *rs, uint32_t nh,
+		    uint32_t i)
+{
+	for (;;) {
+		uint32_t m = i, lc = 2 * i + 1, rc = lc + 1;
+		if (lc < nh && xo_run_less(r, n, &rs[lc], &rs[m]))
+			m = lc;
+		if (rc < nh && xo_run_less(r, n, &rs[rc], &rs[m]))
+			m = rc;
+		if (m == i)
+			return;
+		xo_run t = rs[i];
+		rs[i] = rs[m];
+		rs[m] = t;
+		i = m;
+	}
+}
+
 /* The first keep rows of the runs rs[0..nr) merged into perm (a binary
  * heap of the runs by their next row). */
 static void xo_merge_runs(const rel *r, const pnode *n, xo_run *rs, uint32_t nr,
@@ -610,39 +583,13 @@ static void xo_merge_runs(const rel *r, const pnode *n, xo_run *rs, uint32_t nr,
 	for (uint32_t i = 0; i < nr; i++)
 		if (rs[i].at < rs[i].end)
 			rs[nh++] = rs[i];
-	/* heapify: rs[0] the least */
-	for (uint32_t s = nh / 2; s-- > 0;) {
-		for (uint32_t i = s;;) {
-			uint32_t m = i, lc = 2 * i + 1, rc = lc + 1;
-			if (lc < nh && xo_run_less(r, n, &rs[lc], &rs[m]))
-				m = lc;
-			if (rc < nh && xo_run_less(r, n, &rs[rc], &rs[m]))
-				m = rc;
-			if (m == i)
-				break;
-			xo_run t = rs[i];
-			rs[i] = rs[m];
-			rs[m] = t;
-			i = m;
-		}
-	}
+	for (uint32_t s = nh / 2; s-- > 0;)
+		xo_sift(r, n, rs, nh, s);
 	for (uint64_t k = 0; k < keep && nh; k++) {
 		perm[k] = rs[0].p[rs[0].at++];
 		if (rs[0].at == rs[0].end)
 			rs[0] = rs[--nh];
-		for (uint32_t i = 0;;) {
-			uint32_t m = i, lc = 2 * i + 1, rc = lc + 1;
-			if (lc < nh && xo_run_less(r, n, &rs[lc], &rs[m]))
-				m = lc;
-			if (rc < nh && xo_run_less(r, n, &rs[rc], &rs[m]))
-				m = rc;
-			if (m == i)
-				break;
-			xo_run t = rs[i];
-			rs[i] = rs[m];
-			rs[m] = t;
-			i = m;
-		}
+		xo_sift(r, n, rs, nh, 0);
 	}
 }
 
@@ -717,7 +664,7 @@ static int xo_sort_run(exec_ctx *x, pnode *n, rel *in, exec_rows want,
 		for (int k = 0; k < n->nsort; k++) {
 			rel kv = *in;
 			kv.cols = &in->cols[n->sort_col[k]];
-			bytes += xo_bytes(&kv, 1);
+			bytes += exec_gpu_rel_bytes(&kv, 1);
 		}
 		uint32_t nc = xo_parts_for(bytes, in->nrows, UINT32_MAX / 4);
 		for (;;) {
@@ -937,7 +884,8 @@ static int xo_dedup_run(exec_ctx *x, pnode *n, rel *a, rel *b, int mode,
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	rc = xo_dedup_pass(x, n, a, b, mode, nc, cols, &rows, &nrows);
 	if (xo_too_large(x, rc)) {
-		uint32_t np = xo_parts_for(xo_bytes(a, nc) + xo_bytes(b, nc),
+		uint32_t np = xo_parts_for(exec_gpu_rel_bytes(a, nc) +
+					       exec_gpu_rel_bytes(b, nc),
 					   n_all, UINT32_MAX / 4);
 		uint64_t last = UINT64_MAX, big = 0;
 		for (;;) {
@@ -1363,9 +1311,10 @@ static int xo_join_gpu(exec_ctx *x, pnode *n, const rel *lk, const rel *rk,
 	if (xo_too_large(x, rc)) {
 		uint64_t mx = lk->nrows > rk->nrows ? lk->nrows : rk->nrows,
 			 last = UINT64_MAX, big = 0;
-		uint32_t parts = xo_parts_for(xo_bytes(lk, n->nkeys) +
-						  xo_bytes(rk, n->nkeys),
-					      mx, UINT32_MAX / 4);
+		uint32_t parts =
+		    xo_parts_for(exec_gpu_rel_bytes(lk, n->nkeys) +
+				     exec_gpu_rel_bytes(rk, n->nkeys),
+				 mx, UINT32_MAX / 4);
 		for (;;) {
 			if (rc != XO_SPLIT)
 				db_clear(x->db);

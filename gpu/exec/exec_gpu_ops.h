@@ -27,6 +27,9 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out);
  * DISTINCT and set operations that ran in passes over parts of their
  * inputs (too large for the device at once), and those passes. */
 extern uint64_t xo_part_ops, xo_part_passes;
+/* Device bytes of columns 0..nc-1 of r uploaded (values, NULL bytes,
+ * text). */
+uint64_t exec_gpu_rel_bytes(const rel *r, int nc);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

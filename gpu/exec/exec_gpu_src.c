@@ -818,23 +818,16 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	    *sts = calloc((size_t)src->ncols + 1, sizeof(int)), nc = 0;
 	uint64_t room = gcache_room(), budget;
 	xg_win *w = NULL, cur, tw;
-	gpu_info gi;
 	uint32_t nw = 0, cap = 0, nt = 0;
 	int rc = GPMDB_OK;
 
 	*wout = NULL;
 	*nwout = 0;
 	memset(&cur, 0, sizeof(cur));
-	/* the device memory free now (the pool keeps freed memory: its
-	 * unused part counts), when less than the cache's room */
-	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK) {
-		uint64_t avail =
-		    gi.mem_free + (gi.pool_reserved > gi.pool_used
-				       ? gi.pool_reserved - gi.pool_used
-				       : 0);
-		if (avail < room)
-			room = avail;
-	}
+	/* the device memory free now, when less than the cache's room */
+	uint64_t avail = gpu_mem_avail();
+	if (avail < room)
+		room = avail;
 	budget = room / 4;
 	if (budget < XG_WIN_MIN_BUDGET)
 		budget = XG_WIN_MIN_BUDGET;

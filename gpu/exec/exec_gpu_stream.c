@@ -552,29 +552,14 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
 	rcol *vc = NULL;
 	rel *views = NULL;
 	xg_win *w = NULL;
-	gpu_info gi;
+	uint64_t avail = gpu_mem_avail();
 	int rc;
 
 	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
 		return rc;
-	if (gpu_get_info(&gi, NULL, 0) == GPMDB_OK) {
-		uint64_t avail =
-		    gi.mem_free + (gi.pool_reserved > gi.pool_used
-				       ? gi.pool_reserved - gi.pool_used
-				       : 0);
-		if (avail < room)
-			room = avail;
-	}
-	for (int c = 0; c < in->ncols; c++) {
-		const rcol *col = &in->cols[c];
-		bytes += (rel_width(col->ty.t) + 1) * in->nrows;
-		if (col->ty.t == BC_T_TEXT)
-			for (uint64_t i = 0; i < in->nrows; i++)
-				bytes +=
-				    col->nulls[i]
-					? 0
-					: ((const vec_str *)col->data)[i].len;
-	}
+	if (avail < room)
+		room = avail;
+	bytes = exec_gpu_rel_bytes(in, in->ncols);
 	room = room / 4 < XG_WIN_MIN_BUDGET ? XG_WIN_MIN_BUDGET : room / 4;
 	step = bytes ? (uint64_t)((double)room / bytes * in->nrows) : in->nrows;
 	step = step < 1024 ? 1024 : step;
