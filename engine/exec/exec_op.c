@@ -157,6 +157,14 @@ int exec_op_run(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 			 * invalid date): the query's, as on the CPU */
 			if (!rc || !exec_gpu_failed(db, rc))
 				return rc;
+			/* under gpu_strict, an input's operator that ran out
+			 * of device memory leaves the error to the GPU operator
+			 * it runs for, which may free what it holds and run its
+			 * input another way (exec_gpu_rows, xg_batch_fits);
+			 * the outermost one fails as gpu_strict says */
+			if (db->gpu_strict && rc == GPMDB_NOMEM &&
+			    exec_gpu_nested())
+				return rc;
 			snprintf(why, sizeof(why), "%s", db->errmsg + 4);
 			db_clear(db);
 			*out = NULL;

@@ -40,6 +40,13 @@
  * new cache pin (what the outer one holds must not be evicted). */
 static pthread_mutex_t xg_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int xg_depth;
+/* xg_depth as this thread sees it (exec_gpu_nested) */
+static _Thread_local int xg_nest;
+
+bool exec_gpu_nested(void)
+{
+	return xg_nest > 0;
+}
 
 void exec_gpu_lock(void)
 {
@@ -620,6 +627,7 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 	    p->nexprs != n->ncols)
 		return XG_DECLINE;
 	pthread_mutex_lock(&xg_lock);
+	xg_nest++;
 	if (xg_depth++ == 0) {
 		gcache_begin();
 		xg_host_sources = 0; /* a top-level GPU call tries the device */
@@ -633,6 +641,7 @@ int exec_gpu_sort_dev(exec_ctx *x, pnode *n, exec_rows want, rel **out)
 	    !(src->kind == PN_SCAN ||
 	      (src->kind == PN_JOIN && xg_join_ok(x, src, why, sizeof(why))) ||
 	      xg_agg_keep_ok(src))) {
+		xg_nest--;
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		return XG_DECLINE;
@@ -705,6 +714,7 @@ out:
 	free(perm);
 	gpu_free(dperm, NULL, 0);
 	xg_src_free(&s);
+	xg_nest--;
 	xg_depth--;
 	pthread_mutex_unlock(&xg_lock);
 	if (rc) {
@@ -811,12 +821,14 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 
 	(void)want;
 	pthread_mutex_lock(&xg_lock);
+	xg_nest++;
 	if (xg_depth++ == 0) {
 		gcache_begin();
 		xg_host_sources = 0; /* a top-level GPU call tries the device */
 	}
 	d = xg_decide(x, n, why, len);
 	if (d != XG_GPU) {
+		xg_nest--;
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		if (d != XG_WANTED_CPU)
@@ -869,6 +881,7 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 	}
 	if (!rc && n->kind != PN_AGG)
 		db->gstat.gpu_ops++;
+	xg_nest--;
 	xg_depth--;
 	pthread_mutex_unlock(&xg_lock);
 	/* a GPU failure here is exec_op_run's fallback */
@@ -926,6 +939,7 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 		return XG_DECLINE;
 	}
 	pthread_mutex_lock(&xg_lock);
+	xg_nest++;
 	if (xg_depth++ == 0) {
 		gcache_begin();
 		xg_host_sources = 0; /* a top-level GPU call tries the device */
@@ -950,6 +964,7 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 			 exec_op_name(n->kind));
 	}
 	if (!dev_src) {
+		xg_nest--;
 		xg_depth--;
 		pthread_mutex_unlock(&xg_lock);
 		return XG_DECLINE;
@@ -986,6 +1001,7 @@ int exec_gpu_select_dev(exec_ctx *x, pnode *n, exec_gpu_dev **out, char *why,
 	db->gstat.gpu_ops++;
 out:
 	xg_src_free(&s); /* stream-ordered: after the runs */
+	xg_nest--;
 	xg_depth--;
 	pthread_mutex_unlock(&xg_lock);
 	if (!rc) {

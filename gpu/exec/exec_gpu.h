@@ -55,6 +55,10 @@ int exec_gpu_batch_agg(exec_ctx *x, pnode *consumer, pnode *n, struct xg_src *b,
  * "GPU "; the operator falls back), not the query's own error: an SQL
  * error of a row (GPMDB_ERROR) or an interrupt. */
 bool exec_gpu_failed(gpmdb *db, int rc);
+/* True while this thread runs inside a GPU operator (FILTER, PROJECT,
+ * AGGREGATE chains, the device sort): an operator run for its input is
+ * nested, and that operator may make room (exec_op_run). */
+bool exec_gpu_nested(void);
 void exec_gpu_annotate(gpmdb_stmt *st, pnode *root);
 /* Before a SELECT runs: while CUDA's setup still runs on its thread, the
  * pages of the columns root's scans read are mapped on every core. */
