@@ -482,14 +482,15 @@ static int xo_part_rel(exec_ctx *x, const rel *r, const xo_split *sp,
 			   sp->off[p + 1] - sp->off[p], out);
 }
 
-/* Rows [lo, lo + m) of r as v, its columns borrowed (vc: r->ncols). */
-static void xo_view(const rel *r, uint64_t lo, uint64_t m, rcol *vc, rel *v)
+void exec_gpu_rel_view(const rel *r, uint64_t lo, uint64_t m, rcol *vc, rel *v)
 {
 	for (int c = 0; c < r->ncols; c++) {
 		size_t w = rel_width(r->cols[c].ty.t);
 		vc[c] = r->cols[c];
-		vc[c].data = (char *)r->cols[c].data + lo * w;
-		vc[c].nulls = r->cols[c].nulls + lo;
+		if (vc[c].data) /* a NULL-typed column may have none */
+			vc[c].data = (char *)r->cols[c].data + lo * w;
+		if (vc[c].nulls)
+			vc[c].nulls = r->cols[c].nulls + lo;
 	}
 	*v = *r;
 	v->cols = vc;
@@ -614,7 +615,7 @@ static int xo_sort_chunks(exec_ctx *x, pnode *n, const rel *in, uint32_t nc,
 		uint64_t m = nr - lo < step ? nr - lo : step;
 		uint32_t kc = (uint32_t)(keep < m ? keep : m);
 		rel v;
-		xo_view(in, lo, m, vc, &v);
+		exec_gpu_rel_view(in, lo, m, vc, &v);
 		if ((rc = xo_sort_pass(x, n, &v, kc, runs + at, keys)))
 			break;
 		xo_part_passes++;
@@ -783,7 +784,7 @@ static int xo_dedup_part(exec_ctx *x, pnode *n, const rel *pa, const rel *pb,
 				uint64_t cm =
 				    q->nrows - lo < step ? q->nrows - lo : step;
 				rel v;
-				xo_view(q, lo, cm, vc, &v);
+				exec_gpu_rel_view(q, lo, cm, vc, &v);
 				rc = xo_dedup_pass(x, n, &v, NULL, 0, nc, cols,
 						   &r, &m);
 				xo_part_passes++;
@@ -1155,7 +1156,7 @@ static int xo_join_part(exec_ctx *x, pnode *n, const rel *pl, const rel *pr,
 			uint64_t m = nr - lo < step ? nr - lo : step, cn = 0;
 			uint32_t *cl = NULL, *cr = NULL, *cw = NULL, cm = 0;
 			rel v;
-			xo_view(pl, lo, m, vc, &v);
+			exec_gpu_rel_view(pl, lo, m, vc, &v);
 			rc = xo_join_pass(x, n, &v, pr, mode, &cl, &cr, &cn,
 					  &cw, &cm);
 			xo_part_passes++;

@@ -30,6 +30,9 @@ extern uint64_t xo_part_ops, xo_part_passes;
 /* Device bytes of columns 0..nc-1 of r uploaded (values, NULL bytes,
  * text). */
 uint64_t exec_gpu_rel_bytes(const rel *r, int nc);
+/* Rows [lo, lo + m) of r as v, its columns borrowed (vc: room for
+ * r->ncols; never rel_free v). */
+void exec_gpu_rel_view(const rel *r, uint64_t lo, uint64_t m, rcol *vc, rel *v);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

@@ -577,16 +577,8 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
 	for (uint64_t i = 0; i < nw; i++) {
 		uint64_t lo = i * step,
 			 m = in->nrows - lo < step ? in->nrows - lo : step;
-		rcol *cols = vc + i * ((uint64_t)in->ncols + 1);
-		for (int c = 0; c < in->ncols; c++) {
-			size_t cw = rel_width(in->cols[c].ty.t);
-			cols[c] = in->cols[c];
-			cols[c].data = (char *)in->cols[c].data + lo * cw;
-			cols[c].nulls = in->cols[c].nulls + lo;
-		}
-		views[i] = *in;
-		views[i].cols = cols;
-		views[i].nrows = m;
+		exec_gpu_rel_view(in, lo, m, vc + i * ((uint64_t)in->ncols + 1),
+				  &views[i]);
 		w[i].row0 = lo;
 		w[i].nrows = w[i].live = m;
 		w[i].host = &views[i];
