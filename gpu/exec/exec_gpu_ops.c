@@ -750,13 +750,15 @@ static int xo_marked(exec_ctx *x, const uint8_t *mark, uint64_t n,
  * then b's) each reduced to the first row of each of its sets, then one
  * pass over those rows in order: the first row of a set overall is the
  * first in the first chunk that holds the set.  INTERSECT and EXCEPT
- * (a probe side) are not chunked.
+ * chunk a's rows, each chunk against all of the part's probe rows b
+ * (whether a set has a probe row is the set's, in every chunk).
  */
 static int xo_dedup_part(exec_ctx *x, pnode *n, const rel *pa, const rel *pb,
 			 int mode, int nc, gpu_sortcol *cols, uint32_t **rows,
 			 uint32_t *nrows)
 {
-	uint64_t na = pa->nrows, nall = na + (pb ? pb->nrows : 0);
+	uint64_t na = pa->nrows, nall = na + (pb ? pb->nrows : 0),
+		 nch = mode == 0 ? nall : na; /* the rows chunked */
 	uint32_t *surv = NULL, *r = NULL, m = 0;
 	rcol *vc = NULL;
 	rel *sv = NULL;
@@ -764,19 +766,21 @@ static int xo_dedup_part(exec_ctx *x, pnode *n, const rel *pa, const rel *pb,
 
 	rc = xo_dedup_pass(x, n, pa, pb, mode, nc, cols, rows, nrows);
 	xo_part_passes++;
-	if (!xo_too_large(x, rc) || mode != 0 || nall < 2048)
+	if (!xo_too_large(x, rc) || nch < 2048)
 		return rc;
 	if (!(surv = malloc(4 * nall + 4)) ||
 	    !(vc = malloc(sizeof(rcol) * ((size_t)pa->ncols + 1)))) {
 		free(surv);
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
-	for (uint64_t k = 2; xo_too_large(x, rc) && nall / k >= 1024; k *= 2) {
-		uint64_t step = (nall + k - 1) / k, ns = 0;
+	for (uint64_t k = 2; xo_too_large(x, rc) && nch / k >= 1024; k *= 2) {
+		uint64_t step = (nch + k - 1) / k, ns = 0;
 		if (rc != XO_SPLIT)
 			db_clear(x->db);
 		rc = GPMDB_OK;
-		for (int side = 0; side < 2 && !rc; side++) {
+		/* DISTINCT, UNION: chunks of both sides; INTERSECT, EXCEPT:
+		 * chunks of a, each against the part's whole probe side b */
+		for (int side = 0; side < (mode == 0 ? 2 : 1) && !rc; side++) {
 			const rel *q = side ? pb : pa;
 			uint64_t base = side ? na : 0;
 			for (uint64_t lo = 0; q && lo < q->nrows && !rc;
@@ -785,8 +789,8 @@ static int xo_dedup_part(exec_ctx *x, pnode *n, const rel *pa, const rel *pb,
 				    q->nrows - lo < step ? q->nrows - lo : step;
 				rel v;
 				exec_gpu_rel_view(q, lo, cm, vc, &v);
-				rc = xo_dedup_pass(x, n, &v, NULL, 0, nc, cols,
-						   &r, &m);
+				rc = xo_dedup_pass(x, n, &v, mode ? pb : NULL,
+						   mode, nc, cols, &r, &m);
 				xo_part_passes++;
 				for (uint32_t t = 0; !rc && t < m; t++)
 					surv[ns++] =

@@ -113,12 +113,27 @@ static int child(const char *what, int fd)
 	if (rc == GPMDB_OK &&
 	    du_stat(db, "gpu_write_stats", "cap_gpu_batches") < 1) {
 		char fb[600];
-		/* why it took another path (a flake seen once in ~63
-		 * children on 2026-11-27, cause unknown) */
-		fprintf(stderr,
-			"child: the batch was not GPU-logged (last GPU write "
-			"fallback: %s)\n",
-			du_text(db, "PRAGMA gpu_write_fallback", fb, sizeof(fb)));
+		gpmdb_stmt *st = NULL;
+		/* why it took another path (a flake seen in about one child
+		 * of 60 on 2026-11-27, cause unknown): the fallback and the
+		 * CAP path's own decline */
+		fprintf(
+		    stderr,
+		    "child: the batch was not GPU-logged (last GPU write "
+		    "fallback: %s)\n",
+		    du_text(db, "PRAGMA gpu_write_fallback", fb, sizeof(fb)));
+		if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &st,
+				  NULL) == GPMDB_OK)
+			while (gpmdb_step(st) == GPMDB_ROW) {
+				const char *nm =
+				    (const char *)gpmdb_column_text(st, 0);
+				if (nm && (!strncmp(nm, "cap_", 4) ||
+					   strstr(nm, "because")))
+					fprintf(stderr, "child:   %s %s\n", nm,
+						(const char *)gpmdb_column_text(
+						    st, 1));
+			}
+		gpmdb_finalize(st);
 		rc = GPMDB_ERROR;
 	}
 	c = rc == GPMDB_OK ? 'd' : 'e';
