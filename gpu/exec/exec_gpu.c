@@ -860,22 +860,24 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		}
 		xg_src_free(&s);
 		bool big = xg_too_large(x, rc);
-		if (big && rc != XG_STREAM)
-			db_clear(db);
-		if (big && xg_depth == 1)
-			gcache_begin(); /* unpins what the failed try loaded */
 		/* columns that do not fit the cache, or a load or run that
 		 * ran out of device memory: the scan again, in row windows;
-		 * a host source in windows of its rows */
-		if (big && (scan || hin))
+		 * a host source in windows of its rows.  A source kept on
+		 * the device (pairs of a join, a GROUP BY's groups) that ran
+		 * out of memory: again with the source made on the host,
+		 * where its operators run in passes and the chain reads it in
+		 * windows.  Otherwise the error stays (its message too). */
+		bool stream = big && (scan || hin),
+		     retry = big && !stream && !again && !xg_host_sources;
+		if ((stream || retry) && rc != XG_STREAM)
+			db_clear(db);
+		if ((stream || retry) && xg_depth == 1)
+			gcache_begin(); /* unpins what the failed try loaded */
+		if (stream)
 			rc = hin ? xg_stream_host(x, n, hin, out)
 				 : xg_stream(x, n, out);
 		rel_free(hin);
-		/* a source kept on the device (pairs of a join, a GROUP BY's
-		 * groups) that ran out of memory: again with the source made
-		 * on the host, where its operators run in passes and the
-		 * chain reads it in windows */
-		if (!big || scan || hin || again || xg_host_sources)
+		if (!retry)
 			break;
 		xg_host_sources = 1;
 	}
