@@ -18,14 +18,21 @@
 # or programs runs one half (the device: 4 jobs took 470-525 s for the
 # whole suite, and a slower host passed the 10-minute call in
 # 2026-11-27's device run F, where the ordered report still waited for
-# corpus_gpu.sh: run the halves in two calls).
+# corpus_gpu.sh: run the halves in two calls); programs is tests (the
+# test_* programs) and crash (the crash_* programs: crash_gpu_dml alone
+# took more than 450 s beside three others on 2026-11-27's hosts), which
+# fit a 10-minute call each.
 set -u
 cd "$(dirname "$0")/../.."
 export GPMDB_SUITE_BUILD=${1:-build}
-progs=()
-for p in "$GPMDB_SUITE_BUILD"/tests/gpu/test_* "$GPMDB_SUITE_BUILD"/tests/gpu/crash_*; do
-	[ -x "$p" ] && [ "${p%.d}" = "$p" ] && progs+=("$p")
+tests=() crashes=()
+for p in "$GPMDB_SUITE_BUILD"/tests/gpu/test_*; do
+	[ -x "$p" ] && [ "${p%.d}" = "$p" ] && tests+=("$p")
 done
+for p in "$GPMDB_SUITE_BUILD"/tests/gpu/crash_*; do
+	[ -x "$p" ] && [ "${p%.d}" = "$p" ] && crashes+=("$p")
+done
+progs=("${tests[@]}" "${crashes[@]}")
 # the two scripts first: the longest, they start at once when
 # GPMDB_TEST_JOBS runs several programs together (tests/run.sh)
 scripts=(tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh
@@ -33,9 +40,11 @@ scripts=(tests/gpu/tpch_gpu.sh tests/gpu/corpus_gpu.sh
 case "${GPMDB_GPU_SUITE:-all}" in
 scripts) exec tests/run.sh "${scripts[@]}" ;;
 programs) exec tests/run.sh "${progs[@]}" ;;
+tests) exec tests/run.sh "${tests[@]}" ;;
+crash) exec tests/run.sh "${crashes[@]}" ;;
 all) exec tests/run.sh "${scripts[@]}" "${progs[@]}" ;;
 *)
-	echo "run_gpu_suite.sh: GPMDB_GPU_SUITE is scripts, programs or all" >&2
+	echo "run_gpu_suite.sh: GPMDB_GPU_SUITE is scripts, tests, crash, programs or all" >&2
 	exit 2
 	;;
 esac
