@@ -4,16 +4,19 @@
  * facts for .stats.  Every CUDA call is checked (GPU_TRY) and becomes a
  * gpmdb error naming the call.
  */
+#include <omp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpmdb.h"
 
 #include "cache.h"
+#include "exit_handoff.h"
 #include "gpu_internal.h"
 #include "index_gpu.h"
 
@@ -216,6 +219,67 @@ extern "C" uint64_t gpu_init_us(void)
 /* gpu_setup has run (read without gpu_lock by gpu_init_pending) */
 static int gpu_setup_done;
 
+/*
+ * At exit (registered once CUDA is set up): wait for the GPU's work (no
+ * kernel may write the pool after the process is gone), then hand the
+ * driver's teardown to a holder process (exit_handoff.c), so the exit is
+ * not 60-100 ms longer than a CPU process's.  GPMDB_GPU_EXIT_HANDOFF=0
+ * turns it off (a measurement switch); a forked child that exits does
+ * nothing here (its CUDA is not usable).
+ */
+static pid_t gpu_exit_pid;
+
+/*
+ * OpenMP's threads end (omp_pause_resource_all; the next parallel region
+ * starts them again, about a millisecond).  Why: after a parallel region
+ * libgomp's threads spin before they sleep (OMP_WAIT_POLICY unset), and
+ * in a fresh process they spun on every core beside CUDA's setup and the
+ * exit.  Resting them at those two points took TPC-H SF10's fresh
+ * processes from 422 to 368 ms (geometric mean of 44 shell runs, H200;
+ * OMP_WAIT_POLICY=passive: 339; warm times unchanged; docs/gpu.md "A
+ * fresh process").  A no-op inside a parallel region or where the
+ * calling thread started none.  GPMDB_OMP_REST=0 turns it off (a
+ * measurement switch).
+ */
+static void gpu_omp_rest(void)
+{
+	const char *e = getenv("GPMDB_OMP_REST");
+
+	if (!(e && !strcmp(e, "0")) && !omp_in_parallel())
+		(void)omp_pause_resource_all(omp_pause_soft);
+}
+
+static void gpu_exit_at(void)
+{
+	static const char *const keep[] = {"/dev/nvidia", NULL};
+	const char *e = getenv("GPMDB_GPU_EXIT_HANDOFF");
+	struct timespec t0, t1, t2;
+	cudaError_t se;
+	pid_t h;
+
+	if (getpid() != gpu_exit_pid || (e && !strcmp(e, "0")))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gpu_omp_rest();
+	/* returns once every launched task has finished, also when one of
+	 * them failed (its error is reported here) */
+	se = cudaDeviceSynchronize();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	h = gpu_exit_handoff(keep);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	/* GPMDB_GPU_EXIT_HANDOFF=trace: what happened, on stderr */
+	if (e && !strcmp(e, "trace"))
+		fprintf(stderr,
+			"gpmdb: exit handoff: holder %d, synchronize %.2f ms "
+			"(%s), handoff %.2f ms\n",
+			(int)h,
+			(t1.tv_sec - t0.tv_sec) * 1e3 +
+			    (t1.tv_nsec - t0.tv_nsec) / 1e6,
+			cudaGetErrorString(se),
+			(t2.tv_sec - t1.tv_sec) * 1e3 +
+			    (t2.tv_nsec - t1.tv_nsec) / 1e6);
+}
+
 /* gpu_setup once (gpu_lock held) */
 static void gpu_setup_once(void)
 {
@@ -230,6 +294,10 @@ static void gpu_setup_once(void)
 				  (t1.tv_nsec - t0.tv_nsec) / 1000);
 	if (gpu_rc)
 		gpu_teardown();
+	else if (!gpu_exit_pid) {
+		gpu_exit_pid = getpid();
+		(void)atexit(gpu_exit_at);
+	}
 	gpu_state = 1;
 	__atomic_store_n(&gpu_setup_done, 1, __ATOMIC_RELEASE);
 }
@@ -253,8 +321,10 @@ extern "C" int gpu_init(char *err, size_t errlen)
 	 * through here */
 	bool timed = !__atomic_load_n(&gpu_setup_done, __ATOMIC_ACQUIRE);
 
-	if (timed)
+	if (timed) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		gpu_omp_rest();
+	}
 	pthread_mutex_lock(&gpu_lock);
 	gpu_setup_once();
 	if (timed) {

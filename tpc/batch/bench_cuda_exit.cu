@@ -7,8 +7,13 @@
 // process measure: the exit of a gpmdb GPU process took about 60 ms where
 // DuckDB's took 2 (bench_tpch --fresh on, H200).
 //
+// all+exit leaves by exit() (the runtime's atexit handlers run) instead of
+// _exit(); all+handoff and all+handoff+exit first hand the teardown to a
+// holder process (gpu/exit_handoff.c, what gpmdb does at exit).
+//
 // Build (by hand, like bench_register.cu):
-//   nvcc -O2 -arch=sm_90 -o bench_cuda_exit tpc/batch/bench_cuda_exit.cu
+//   nvcc -O2 -arch=sm_90 -Igpu -o bench_cuda_exit \
+//       tpc/batch/bench_cuda_exit.cu gpu/exit_handoff.c
 // Run: bench_cuda_exit [reps]   (one table row per variant)
 #include <cuda_runtime.h>
 
@@ -22,6 +27,8 @@
 #include <unistd.h>
 
 #include "bench_clock.h"
+
+#include "exit_handoff.h"
 
 #define TRY(x)                                                                 \
 	do {                                                                   \
@@ -81,18 +88,27 @@ static void child(const char *v, int fd)
 		TRY(cudaMemPoolTrimTo(p, 0));
 		TRY(cudaDeviceSynchronize());
 	}
+	if (!strncmp(v, "all+handoff", 11)) {
+		static const char *const keep[] = {"/dev/nvidia", NULL};
+		if (gpu_exit_handoff(keep) <= 0)
+			_exit(6);
+	}
 	t3 = now_ms();
 	snprintf(out, sizeof(out), "%.3f %.3f %.3f %.3f\n", t1 - t0, t2 - t1,
 		 t3 - t2, now_ms());
 	if (write(fd, out, strlen(out)) < 0)
 		_exit(5);
+	if (strstr(v, "+exit"))
+		exit(0);
 	_exit(0);
 }
 
 int main(int argc, char **argv)
 {
-	static const char *vars[] = {"none",   "ctx", "dev2g",	  "pin32",
-				     "reg512", "all", "all+trim", "all+reset"};
+	static const char *vars[] = {
+	    "none",	"ctx",	       "dev2g",		  "pin32",
+	    "reg512",	"all",	       "all+trim",	  "all+reset",
+	    "all+exit", "all+handoff", "all+handoff+exit"};
 	int reps = argc > 1 ? atoi(argv[1]) : 3;
 
 	printf("| variant | init ms | setup ms | before exit ms | exit ms | "

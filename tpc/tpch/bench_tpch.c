@@ -982,7 +982,7 @@ static void bt_fresh_stats(gpmdb *db, int q)
 }
 
 /* The child of bt_fresh: opens PATH, runs the query once, prints
- * "FRESH open_ms query_ms" and leaves without the parent's cleanup. */
+ * "FRESH open_ms query_ms" and exits (exit(), not the parent's cleanup). */
 static void bt_fresh_child(void)
 {
 	char path[600] = "", err[1024] = "";
@@ -1025,7 +1025,9 @@ static void bt_fresh_child(void)
 	       tf > 0 ? (bt_main_t - tf) * 1e3 : 0,
 	       tf > 0 ? (t3 - tf) * 1e3 : 0);
 	fflush(stdout);
-	_exit(0);
+	/* as a program ends: the libraries' exit handlers run (gpmdb's hands
+	 * the GPU driver's teardown to a holder, gpu/exit_handoff.c) */
+	exit(0);
 }
 
 static void bt_query(int e, int q)
