@@ -533,6 +533,35 @@ static inline uint64_t *tab_colmap(stg_tablet_hdr *h)
 {
 	return (uint64_t *)(h + 1);
 }
+/* A tablet's column c array, its NULL bitmap, its deleted-row bitmap. */
+static inline void *tab_col_data(stg_tablet_hdr *h, uint32_t c)
+{
+	return (char *)h + tab_colmap(h)[2 * c];
+}
+static inline uint32_t *tab_col_nulls(stg_tablet_hdr *h, uint32_t c)
+{
+	return (uint32_t *)((char *)h + tab_colmap(h)[2 * c + 1]);
+}
+static inline uint32_t *tab_deleted_bits(stg_tablet_hdr *h)
+{
+	return (uint32_t *)((char *)h + h->deleted_rel);
+}
+/* Sets or clears bit i of w; rows of one word may be written by several
+ * threads. */
+static inline void tab_bit_set_atomic(uint32_t *w, uint64_t i, bool on)
+{
+	uint32_t m = 1u << (i & 31);
+
+	if (on)
+		__atomic_fetch_or(&w[i >> 5], m, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&w[i >> 5], ~m, __ATOMIC_RELAXED);
+}
+/* Room for need more bytes in the string heap of the tablet at toff
+ * (moved to a bigger extent when full; fill, rows: an append's rows so
+ * far and its size, to size a bulk load's heap once). */
+int tab_ensure_heap(stg_pool *p, uint64_t toff, uint64_t need, uint64_t fill,
+		    uint64_t rows);
 /* Undo of one HCL segment (rollback and recovery). */
 int tab_hcl_undo(stg_pool *p, const stg_log_hcl *h, uint64_t batch_seq,
 		 bool in_recovery);
