@@ -575,20 +575,25 @@ extern "C" uint64_t gpu_memory_limit(void)
 }
 
 /* With a limit: whether n more bytes stay within it (the pool's bytes in
- * use, after the stream's pending frees have run). */
-static bool gpu_under_cap(size_t n)
+ * use, after the stream's pending frees have run).  cudaErrorMemoryAllocation
+ * when they do not, cudaSuccess when they do; the synchronisation's own
+ * error otherwise (a kernel of the stream failed: it must be reported, a
+ * later call would not say it again). */
+static cudaError_t gpu_cap_check(size_t n)
 {
 	uint64_t cap = gpu_memory_limit(), used = 0;
+	cudaError_t e;
 
 	if (!cap)
-		return true;
-	(void)cudaStreamSynchronize(gpu_strm);
+		return cudaSuccess;
+	if ((e = cudaStreamSynchronize(gpu_strm)) != cudaSuccess)
+		return e;
 	if (cudaMemPoolGetAttribute(gpu_pool, cudaMemPoolAttrUsedMemCurrent,
 				    &used) != cudaSuccess) {
 		(void)cudaGetLastError();
-		return true; /* CUDA's own allocation will say */
+		return cudaSuccess; /* CUDA's own allocation will say */
 	}
-	return used + n <= cap;
+	return used + n <= cap ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 /* The message of an allocation nothing could make room for: what holds
@@ -624,10 +629,16 @@ extern "C" int gpu_alloc(void **dptr, size_t n, char *err, size_t errlen)
 	if (rc || n == 0)
 		return rc;
 	for (bool trimmed = false;;) {
-		cudaError_t e =
-		    gpu_under_cap(n)
-			? cudaMallocFromPoolAsync(dptr, n, gpu_pool, gpu_strm)
-			: cudaErrorMemoryAllocation;
+		cudaError_t e = gpu_cap_check(n);
+		if (e != cudaSuccess && e != cudaErrorMemoryAllocation)
+			return gpu_cuda_fail(
+			    e,
+			    "cudaStreamSynchronize (before an "
+			    "allocation under gpu_memory_limit)",
+			    err, errlen);
+		if (e == cudaSuccess)
+			e = cudaMallocFromPoolAsync(dptr, n, gpu_pool,
+						    gpu_strm);
 		if (e == cudaSuccess)
 			return GPMDB_OK;
 		if (e != cudaErrorMemoryAllocation)
