@@ -220,16 +220,6 @@ extern "C" uint64_t gpu_init_us(void)
 static int gpu_setup_done;
 
 /*
- * At exit (registered once CUDA is set up): wait for the GPU's work (no
- * kernel may write the pool after the process is gone), then hand the
- * driver's teardown to a holder process (exit_handoff.c), so the exit is
- * not 60-100 ms longer than a CPU process's.  GPMDB_GPU_EXIT_HANDOFF=0
- * turns it off (a measurement switch); a forked child that exits does
- * nothing here (its CUDA is not usable).
- */
-static pid_t gpu_exit_pid;
-
-/*
  * OpenMP's threads end (omp_pause_resource_all; the next parallel region
  * starts them again, about a millisecond).  Why: after a parallel region
  * libgomp's threads spin before they sleep (OMP_WAIT_POLICY unset), and
@@ -248,6 +238,19 @@ static void gpu_omp_rest(void)
 	if (!(e && !strcmp(e, "0")) && !omp_in_parallel())
 		(void)omp_pause_resource_all(omp_pause_soft);
 }
+
+/*
+ * At exit (registered once CUDA is set up): wait for the GPU's work (no
+ * kernel may write the pool after the process is gone), then hand the
+ * driver's teardown to a holder process (exit_handoff.c), so the exit is
+ * not 60-100 ms longer than a CPU process's.  GPMDB_GPU_EXIT_HANDOFF=0
+ * turns it off (a measurement switch); a forked child that exits does
+ * nothing here (its CUDA is not usable).  A kernel another thread
+ * launches after the synchronisation (exit() beside a running statement)
+ * runs until the holder's teardown, some milliseconds after the exit, as
+ * it ran until the exiting process's own teardown without the holder.
+ */
+static pid_t gpu_exit_pid;
 
 static void gpu_exit_at(void)
 {
