@@ -90,6 +90,15 @@ static int eh_keep(int fd, const char *const *keep)
 	return 0;
 }
 
+/* No holder: the list goes, rc is returned. */
+static pid_t eh_drop(pid_t rc)
+{
+	free(eh.fds);
+	eh.fds = NULL;
+	eh.n = 0;
+	return rc;
+}
+
 pid_t gpu_exit_handoff(const char *const *keep)
 {
 	DIR *d;
@@ -126,22 +135,20 @@ pid_t gpu_exit_handoff(const char *const *keep)
 			int *g = realloc(eh.fds, (size_t)cap * 2 * sizeof(int));
 			if (!g) {
 				closedir(d);
-				return -1;
+				return eh_drop(-1);
 			}
 			eh.fds = g;
 			cap *= 2;
 		}
 		eh.fds[eh.n++] = (int)fd;
 	}
-	closedir(d);
-	/* the directory's own descriptor was copied too if it is open in
-	 * the holder: it is closed above before the clone */
+	closedir(d); /* before the clone: the holder never has it */
 	if (!kept)
-		return 0; /* nothing of the driver's to hand over */
+		return eh_drop(0); /* nothing of the driver's to hand over */
 	stack = mmap(NULL, EH_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
-		return -1;
+		return eh_drop(-1);
 	eh.parent = getpid();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -149,7 +156,7 @@ pid_t gpu_exit_handoff(const char *const *keep)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		munmap(stack, EH_STACK);
-		return -1;
+		return eh_drop(-1);
 	}
 	eh.started = 1;
 	/* Return once the holder has closed the other descriptors (a few
