@@ -48,6 +48,7 @@
  * Otherwise, per query, the CPU fallbacks of the cold run (PRAGMA
  * gpu_stats' cpu_fallbacks) and the operators EXPLAIN puts on the CPU.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
@@ -981,6 +982,57 @@ static void bt_fresh_stats(gpmdb *db, int q)
 	fprintf(stderr, "%s\n", line);
 }
 
+/* BT_FRESH_STATS=1: the threads a fresh child has as it exits (name,
+ * state, kernel wait channel), one line on stderr: an exit that still
+ * takes tens of milliseconds after gpmdb's handoff waits for one of them
+ * (tpc/results/tpch-sf10-fresh-2026-11-27c-H100-H200.md). */
+static void bt_fresh_threads(int q)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	char line[4096];
+	size_t at = 0;
+
+	if (!d)
+		return;
+	at += (size_t)snprintf(line, sizeof(line), "FRESHTHREADS q%d", q);
+	while ((de = readdir(d)) && at < sizeof(line) - 200) {
+		char f[300], comm[64] = "?", wchan[64] = "?", st[512] = "";
+		char state = '?';
+		FILE *fp;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "/proc/self/task/%s/comm", de->d_name);
+		if ((fp = fopen(f, "r"))) {
+			if (fgets(comm, sizeof(comm), fp))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(fp);
+		}
+		snprintf(f, sizeof(f), "/proc/self/task/%s/stat", de->d_name);
+		if ((fp = fopen(f, "r"))) {
+			/* the state follows the command's closing parenthesis
+			 */
+			if (fgets(st, sizeof(st), fp)) {
+				char *r = strrchr(st, ')');
+				if (r && r[1] == ' ')
+					state = r[2];
+			}
+			fclose(fp);
+		}
+		snprintf(f, sizeof(f), "/proc/self/task/%s/wchan", de->d_name);
+		if ((fp = fopen(f, "r"))) {
+			if (!fgets(wchan, sizeof(wchan), fp))
+				snprintf(wchan, sizeof(wchan), "?");
+			fclose(fp);
+		}
+		at += (size_t)snprintf(line + at, sizeof(line) - at,
+				       " %s:%c:%s", comm, state, wchan);
+	}
+	closedir(d);
+	fprintf(stderr, "%s\n", line);
+}
+
 /* The child of bt_fresh: opens PATH, runs the query once, prints
  * "FRESH open_ms query_ms" and exits (exit(), not the parent's cleanup). */
 static void bt_fresh_child(void)
@@ -1014,6 +1066,8 @@ static void bt_fresh_child(void)
 	if (!rc && e == E_GPU && getenv("BT_FRESH_STATS"))
 		bt_fresh_stats(c.g, q);
 	bt_close(e, &c);
+	if (getenv("BT_FRESH_STATS"))
+		bt_fresh_threads(q);
 	double t3 = bt_now();
 	if (rc) {
 		fprintf(stderr, "bench_tpch: fresh child: %s\n", r.err);
