@@ -601,6 +601,9 @@ static int stmt_run_analyze(gpmdb_stmt *st)
 	explain_analyze_reset(st->plan);
 	stmt_exec_init(st);
 	st->x.analyze = true;
+	/* as the SELECT itself runs: a fresh process's first GPU statement
+	 * maps its columns' pages while CUDA starts */
+	exec_gpu_prefetch(&st->x, st->plan);
 	rc = exec_node(&st->x, st->plan, &r);
 	if (rc)
 		rc = spill_result(&st->x, st->plan, rc, &sr);
