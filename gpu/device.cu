@@ -221,7 +221,7 @@ static int gpu_setup_done;
 
 /*
  * OpenMP's threads end (omp_pause_resource_all; the next parallel region
- * starts them again, about a millisecond).  Why: after a parallel region
+ * starts them again).  Why: after a parallel region
  * libgomp's threads spin before they sleep (OMP_WAIT_POLICY unset), and
  * in a fresh process they spun on every core beside CUDA's setup and the
  * exit.  Resting them at those two points took TPC-H SF10's fresh
