@@ -410,10 +410,15 @@ static void run_mode(int mode)
 	if (db) {
 		gpmdb_stmt *s = NULL;
 
-		CHECK(gpmdb_prepare(db, "PRAGMA integrity_check", -1, &s,
-				    NULL) == GPMDB_OK &&
-		      gpmdb_step(s) == GPMDB_ROW &&
-		      strcmp((const char *)gpmdb_column_text(s, 0), "ok") == 0);
+		int prc =
+		    gpmdb_prepare(db, "PRAGMA integrity_check", -1, &s, NULL);
+		int src = prc == GPMDB_OK ? gpmdb_step(s) : prc;
+		const char *ic = src == GPMDB_ROW
+				     ? (const char *)gpmdb_column_text(s, 0)
+				     : gpmdb_errmsg(db);
+		CHECKF(src == GPMDB_ROW && ic && !strcmp(ic, "ok"),
+		       "%s: integrity_check: %s (rc %d)",
+		       mode ? "msync" : "pmem", ic ? ic : "(null)", src);
 		gpmdb_finalize(s);
 		reader_stats one = {0};
 		CHECK(total(db, &one) == TOTAL);
