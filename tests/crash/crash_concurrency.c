@@ -294,6 +294,34 @@ static pid_t spawn_writer(int mode, long n, uint64_t seed, bool in_place)
 	return pid;
 }
 
+/* PRAGMA integrity_check in a child (the parent runs no SQL, above):
+ * after each phase, so that a problem names the phase that made it. */
+static void check_between(int mode, const char *after)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gpmdb *db = open_db(mode, false);
+		gpmdb_stmt *s = NULL;
+		const char *ic = NULL;
+
+		if (db &&
+		    gpmdb_prepare(db, "PRAGMA integrity_check", -1, &s, NULL) ==
+			GPMDB_OK &&
+		    gpmdb_step(s) == GPMDB_ROW)
+			ic = (const char *)gpmdb_column_text(s, 0);
+		if (!ic || strcmp(ic, "ok"))
+			fprintf(stderr, "integrity_check after %s: %s\n", after,
+				ic ? ic : gpmdb_errmsg(db));
+		_exit(ic && !strcmp(ic, "ok") ? 0 : 1);
+	}
+	CHECKF(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		   WEXITSTATUS(st) == 0,
+	       "%s: integrity_check after %s failed", mode ? "msync" : "pmem",
+	       after);
+}
+
 static void run_mode(int mode)
 {
 	pid_t readers[NREAD], w;
@@ -354,6 +382,7 @@ static void run_mode(int mode)
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer ended with status %d", mode ? "msync" : "pmem", st);
+	check_between(mode, "phase 1 (readers killed beside a writer)");
 	/* phase 2: the writer killed at random moments, then again */
 	for (int k = 0; k < KILLS; k++) {
 		/* a GPU writer first creates its CUDA context (0.3-0.5 s):
@@ -375,6 +404,7 @@ static void run_mode(int mode)
 		       "%s: writer %d ended with status %d before its kill",
 		       mode ? "msync" : "pmem", k, st);
 	}
+	check_between(mode, "phase 2 (writers killed)");
 	w = spawn_writer(mode, 50, g_seed + 77, false);
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
