@@ -243,7 +243,7 @@ static void gpu_omp_rest(void)
  * At exit (registered once CUDA is set up): wait for the GPU's work (no
  * kernel may write the pool after the process is gone), then hand the
  * driver's teardown to a holder process (exit_handoff.c), so the exit is
- * not 60-100 ms longer than a CPU process's.  GPMDB_GPU_EXIT_HANDOFF=0
+ * not 84-177 ms longer (bench_cuda_exit).  GPMDB_GPU_EXIT_HANDOFF=0
  * turns it off (a measurement switch); a forked child that exits does
  * nothing here (its CUDA is not usable).  A kernel another thread
  * launches after the synchronisation (exit() beside a running statement)

@@ -4,11 +4,10 @@
  *
  * Why: when a process that used CUDA exits, the kernel releases its GPU
  * context as the last references to the driver's files (/dev/nvidia*)
- * and to the address space go, inside the exit: 60-100 ms on the
+ * and to the address space go, inside the exit: 84-177 ms on the
  * H100/H200 (tpc/batch/bench_cuda_exit.cu, docs/gpu.md "A fresh
  * process"), while the parent (the user's shell, a script, a benchmark)
- * still waits for the process to end.  A one-row query in a fresh `gpmdb`
- * shell spent a fifth of its wall time there.
+ * still waits for the process to end.
  *
  * gpu_exit_handoff, called as the process exits, starts a holder: a
  * process that shares the address space (CLONE_VM: nothing is copied)
