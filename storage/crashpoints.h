@@ -44,6 +44,9 @@
 	  "msync big commit: log checkpointed, nothing written")               \
 	X("wal.big_undo", "msync big commit: undo log durable, no data yet")   \
 	X("wal.big_data", "msync big commit: data durable, no commit record")  \
+	X("wal.big_record",                                                    \
+	  "msync big commit: commit record durable, frees not applied")        \
+	X("wal.big_free", "msync big commit: frees durable, log not emptied")  \
 	X("wal.replayed", "msync: log replayed and synced, not yet removed")
 
 /* Points the last close of a pool reaches (stg_close's shrink of its

@@ -416,6 +416,11 @@ bool mlog_busy(stg_pool *p);
 
 /* The in-memory part of a commit: commit record, frees, truncation. */
 int mlog_commit_mem(stg_pool *p);
+/* Its three steps, for a caller that makes each durable before the
+ * next: the commit record, the deferred frees, the truncation. */
+int mlog_commit_record(stg_pool *p);
+int mlog_commit_frees(stg_pool *p);
+void mlog_commit_end(stg_pool *p);
 /* Re-reads the log's state from the mapping (after wal.c dropped a
  * transaction's pages) and recounts the allocator. */
 void mlog_reload(stg_pool *p);

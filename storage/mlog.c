@@ -616,30 +616,49 @@ int stg_rollback(stg_pool *p)
 	return rc;
 }
 
-int mlog_commit_mem(stg_pool *p)
+/* The commit in its three steps, each of which a caller may make durable
+ * before the next (wal.c's big commit: a kill between its page writes
+ * must not find the log emptied with the frees not applied, a leak, nor
+ * the frees applied without the commit record, a freed extent in use). */
+int mlog_commit_record(stg_pool *p)
 {
-	int rc;
-
 	idx_presorted_clear(p);
 	stg_crash_point("commit.begin");
-	if (p->nents == 0) {
-		p->in_txn = false;
-		mlog_sp_reset(p);
+	if (p->nents == 0)
 		return GPMDB_OK;
-	}
 	/* Every operation persisted its data before logging its metadata
 	 * change, so the commit record is the only thing left. */
-	rc = mlog_append(p, STG_LOG_COMMIT, NULL, 0, NULL);
-	if (rc != GPMDB_OK)
-		return rc;
-	stg_crash_point("commit.record");
-	rc = apply_frees(p, p->ents, p->nents);
-	if (rc != GPMDB_OK)
-		return rc;
-	stg_crash_point("commit.free");
-	truncate_log(p);
+	return mlog_append(p, STG_LOG_COMMIT, NULL, 0, NULL);
+}
+
+int mlog_commit_frees(stg_pool *p)
+{
+	return apply_frees(p, p->ents, p->nents);
+}
+
+void mlog_commit_end(stg_pool *p)
+{
+	if (p->nents)
+		truncate_log(p);
 	p->in_txn = false;
 	mlog_sp_reset(p);
+}
+
+/* (The crash points between the steps are here: wal.c's big commit has
+ * its own, after each step is durable.) */
+int mlog_commit_mem(stg_pool *p)
+{
+	int rc = mlog_commit_record(p);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	if (p->nents)
+		stg_crash_point("commit.record");
+	if ((rc = mlog_commit_frees(p)) != GPMDB_OK)
+		return rc;
+	if (p->nents)
+		stg_crash_point("commit.free");
+	mlog_commit_end(p);
 	return GPMDB_OK;
 }
 

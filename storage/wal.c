@@ -37,8 +37,9 @@
  * Big transactions (more than WAL_BIG_BYTES of committed pages changed)
  * do not double their writes through the log: after a checkpoint, the
  * undo log and the fresh pages go in place and are fdatasynced, then the
- * changed pages, then the commit record - the undo protocol of pmem mode
- * with three barriers, recovered by mlog_open.
+ * changed pages, then the commit record, the frees and the emptied log -
+ * the undo protocol of pmem mode with five barriers, recovered by
+ * mlog_open.
  *
  * Before the commit point nothing of the transaction is in the file
  * except fresh space, so a failed write rolls back by dropping the
@@ -965,42 +966,66 @@ static void ckpt_maybe(stg_pool *p)
 	lock_readers_back(p);
 }
 
+/* The pages changed since the last write, in place and durable. */
+static int write_dirty_synced(stg_pool *p)
+{
+	size_t n = 0;
+	int rc = collect_dirty(p, &n);
+
+	if (rc == GPMDB_OK)
+		rc = write_in_place(p, p->wal.pages, n, NULL, true);
+	if (rc == GPMDB_OK)
+		rc = sync_pool(p);
+	clear_dirty(p);
+	return rc;
+}
+
 /* The undo protocol in place (readers out, a new salt written). */
 static int big_commit(stg_pool *p, size_t n)
 {
 	int rc;
 
-	{
-		if ((rc = write_in_place(p, p->wal.pages, n, pick_undo,
-					 false)) != GPMDB_OK ||
-		    (rc = sync_pool(p)) != GPMDB_OK)
-			return fail(p, rc);
-		stg_crash_point("wal.big_undo");
-		if ((rc = write_in_place(p, p->wal.pages, n, pick_rest,
-					 false)) != GPMDB_OK ||
-		    (rc = sync_pool(p)) != GPMDB_OK)
-			return fail(p, rc);
-		stg_crash_point("wal.big_data");
-		/* past this point the undo log in the file would bring the
-		 * old rows back after a crash: the commit record decides */
-		drop_pages(p, p->wal.pages, n, false);
-		clear_dirty(p);
-		rc = mlog_commit_mem(p);
-		if (rc == GPMDB_OK)
-			rc = collect_dirty(p, &n);
-		if (rc == GPMDB_OK)
-			rc = write_in_place(p, p->wal.pages, n, NULL, true);
-		if (rc == GPMDB_OK)
-			rc = sync_pool(p);
-		clear_dirty(p);
-		end_fresh(p);
-		/* a failure here leaves a durable undo log and the data: the
-		 * next open rolls the transaction back */
-		if (rc != GPMDB_OK)
-			p->broken = true;
-		p->wal.big_commits++;
-		return rc;
+	if ((rc = write_in_place(p, p->wal.pages, n, pick_undo, false)) !=
+		GPMDB_OK ||
+	    (rc = sync_pool(p)) != GPMDB_OK)
+		return fail(p, rc);
+	stg_crash_point("wal.big_undo");
+	if ((rc = write_in_place(p, p->wal.pages, n, pick_rest, false)) !=
+		GPMDB_OK ||
+	    (rc = sync_pool(p)) != GPMDB_OK)
+		return fail(p, rc);
+	stg_crash_point("wal.big_data");
+	/* past this point the undo log in the file would bring the old
+	 * rows back after a crash: the commit record decides */
+	drop_pages(p, p->wal.pages, n, false);
+	clear_dirty(p);
+	/* The commit record, the frees, the log's truncation: each durable
+	 * before the next is written.  Written together, a kill between
+	 * their pages could leave the log emptied (its header comes first
+	 * in the file) with the frees not applied, the HCL segment leaked,
+	 * or the frees applied without the record, extents in use freed. */
+	rc = mlog_commit_record(p);
+	if (rc == GPMDB_OK)
+		rc = write_dirty_synced(p);
+	if (rc == GPMDB_OK) {
+		stg_crash_point("wal.big_record");
+		rc = mlog_commit_frees(p);
 	}
+	if (rc == GPMDB_OK)
+		rc = write_dirty_synced(p);
+	if (rc == GPMDB_OK) {
+		stg_crash_point("wal.big_free");
+		mlog_commit_end(p);
+		rc = write_dirty_synced(p);
+	}
+	end_fresh(p);
+	/* a failure here leaves a durable undo log and the data (the next
+	 * open rolls the transaction back) or the commit record (the next
+	 * open applies the frees) */
+	if (rc != GPMDB_OK)
+		p->broken = true;
+	p->wal.big_commits++;
+	return rc;
 }
 
 int wal_commit(stg_pool *p)

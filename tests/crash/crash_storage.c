@@ -1125,7 +1125,8 @@ static void allowed_images(const run_spec *rs, int k, int total, int *lo,
 	    "commit.begin:", "wal.fresh:", "wal.big_ckpt:", "wal.big_undo:",
 	    "wal.big_data:"};
 	static const char *const after[] = {
-	    "wal.frame:", "wal.commit:", "wal.inplace:", "wal.checkpoint:"};
+	    "wal.frame:",      "wal.commit:",	  "wal.inplace:",
+	    "wal.checkpoint:", "wal.big_record:", "wal.big_free:"};
 	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
 		if (strncmp(rs->crash_at, before[i], strlen(before[i])) == 0)
 			*hi = k;
