@@ -605,6 +605,9 @@ typedef struct ops_hargs {
 	const gpu_sortcol *mkeys; /* device */
 	int nmk;
 	int keyed, naggs;
+	/* at most this many groups in a warp: reduced over the warp;
+	 * dedup: one table lookup per key of a warp */
+	int wmax, dedup;
 	int op[OPS_H_MAXAGG];
 	gpu_col arg[OPS_H_MAXAGG];
 	uint32_t n, chunk, gmax, cap;
@@ -636,17 +639,26 @@ __device__ static uint64_t ops_hmix(uint64_t k)
 	return k;
 }
 
-/* The group id of row i's key, inserting it; UINT32_MAX when the table
- * is full (the flag is set).  MULTI: the key is the row's hash, a slot
- * matches when the hash does and the keys equal those of the group's
- * representative row (so two keys sharing a hash take two slots). */
+/* Row i's table key (MULTI: the hash of its keys) and *nl: it goes to
+ * the NULL key's slot (a NULL integer key, or the scalar aggregate). */
 template <bool MULTI>
-__device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i)
+__device__ static uint64_t ops_hkey(const ops_hargs &h, uint32_t i, bool *nl)
 {
-	bool nl = !MULTI && (!h.keyed || ops_null(h.key, i));
-	uint64_t k = MULTI ? gk_hash(h.mkeys, h.nmk, i)
-		     : nl  ? 0
-			   : (uint64_t)ops_ival(h.key, i);
+	*nl = !MULTI && (!h.keyed || ops_null(h.key, i));
+	return MULTI ? gk_hash(h.mkeys, h.nmk, i)
+	       : *nl ? 0
+		     : (uint64_t)ops_ival(h.key, i);
+}
+
+/* The group id of row i (table key k, nl: ops_hkey's), inserting it;
+ * UINT32_MAX when the table is full (the flag is set).  MULTI: the key
+ * is the row's hash, a slot matches when the hash does and the keys
+ * equal those of the group's representative row (so two keys sharing a
+ * hash take two slots). */
+template <bool MULTI>
+__device__ static uint32_t ops_hgid(const ops_hargs &h, uint32_t i, uint64_t k,
+				    bool nl)
+{
 	uint32_t s = nl ? h.cap : (uint32_t)(ops_hmix(k) & (h.cap - 1));
 	if (!MULTI && !h.keyed)
 		s = h.cap; /* the scalar aggregate: one group, "NULL key" */
@@ -748,6 +760,30 @@ __device__ static void ops_hput(int op, unsigned long long *c,
 	}
 }
 
+/* Sums (or min/max) one aggregate's contributions over the warp into
+ * lane 0: only the fields op uses (op is the same in every lane). */
+__device__ static void ops_hwred(int op, uint64_t *cnt, uint64_t *pos,
+				 uint64_t *neg, double *rs, long long *mm)
+{
+	for (int o = 16; o; o >>= 1) {
+		*cnt += __shfl_down_sync(0xffffffffu, *cnt, o);
+		if (op == GPU_AGG_SUM_I) {
+			*pos = ops_sat_add(
+			    *pos, __shfl_down_sync(0xffffffffu, *pos, o),
+			    OPS_LIM_POS + 1);
+			*neg = ops_sat_add(
+			    *neg, __shfl_down_sync(0xffffffffu, *neg, o),
+			    OPS_LIM_NEG + 1);
+		} else if (op == GPU_AGG_SUM_R) {
+			*rs += __shfl_down_sync(0xffffffffu, *rs, o);
+		} else if (op == GPU_AGG_MIN_I || op == GPU_AGG_MAX_I) {
+			long long t = __shfl_down_sync(0xffffffffu, *mm, o);
+			*mm = op == GPU_AGG_MIN_I ? (t < *mm ? t : *mm)
+						  : (t > *mm ? t : *mm);
+		}
+	}
+}
+
 template <bool MULTI>
 __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 {
@@ -790,11 +826,39 @@ __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 		uint32_t i = (uint32_t)ii;
 		bool valid =
 		    ii < hi && (!h.nterms || ops_pass(h.term, h.nterms, i));
-		uint32_t g = valid ? ops_hgid<MULTI>(h, i) : UINT32_MAX;
+		bool nl = false;
+		uint64_t k = valid ? ops_hkey<MULTI>(h, i, &nl) : 0;
+		/* One lookup per key of the warp, not per row: the lanes
+		 * holding one key take its first lane's group (MULTI: when
+		 * their keys equal that row's, not only the hash).  Every
+		 * lookup reads the table's words from L2. */
+		uint32_t same =
+		    __match_any_sync(0xffffffffu, k) &
+		    __match_any_sync(0xffffffffu,
+				     (uint32_t)valid | (uint32_t)nl << 1);
+		uint32_t first = (uint32_t)__ffs(same) - 1;
+		if (!h.dedup)
+			first = lane;
+		uint32_t g = valid && lane == first
+				 ? ops_hgid<MULTI>(h, i, k, nl)
+				 : UINT32_MAX;
+		g = __shfl_sync(0xffffffffu, g, first);
+		uint32_t fi = __shfl_sync(0xffffffffu, i, first);
+		if (MULTI && valid && lane != first &&
+		    !gk_rows_eq(h.mkeys, h.nmk, i, fi))
+			g = ops_hgid<MULTI>(h, i, k, nl);
 		if (g != UINT32_MAX && i < sfirst[g])
 			atomicMin(&sfirst[g], i);
+		/* A few groups in the warp: each group's contributions are
+		 * reduced over the warp and added once (shuffles), instead
+		 * of by every lane (shared-memory atomics on a few words,
+		 * serialised: TPC-H Q1's 4 groups took 26 ms at SF10).  More
+		 * groups than h.wmax: every lane adds its own. */
 		uint32_t peers = __match_any_sync(0xffffffffu, g);
-		bool whole = peers == 0xffffffffu && g != UINT32_MAX;
+		uint32_t leads = __ballot_sync(
+		    0xffffffffu,
+		    g != UINT32_MAX && lane == (uint32_t)__ffs(peers) - 1);
+		bool wagg = __popc(leads) <= h.wmax;
 		for (int a = 0; a < h.naggs; a++) {
 			int op = h.op[a];
 			uint64_t cnt = 0, pos = 0, neg = 0;
@@ -816,38 +880,33 @@ __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 						neg = (uint64_t)(-(v + 1)) + 1;
 				}
 			}
-			if (whole) {
-				/* one group for the whole warp: reduce, then
-				 * one lane adds */
-				for (int o = 16; o; o >>= 1) {
-					cnt += __shfl_down_sync(0xffffffffu,
-								cnt, o);
-					pos = ops_sat_add(
-					    pos,
-					    __shfl_down_sync(0xffffffffu, pos,
-							     o),
-					    OPS_LIM_POS + 1);
-					neg = ops_sat_add(
-					    neg,
-					    __shfl_down_sync(0xffffffffu, neg,
-							     o),
-					    OPS_LIM_NEG + 1);
-					rs += __shfl_down_sync(0xffffffffu, rs,
-							       o);
-					long long t = __shfl_down_sync(
-					    0xffffffffu, mm, o);
-					mm = op == GPU_AGG_MIN_I
-						 ? (t < mm ? t : mm)
-						 : (t > mm ? t : mm);
-				}
-				if (lane)
-					continue;
+			if (!wagg) {
+				if (g != UINT32_MAX)
+					ops_hput(
+					    op, &sacc[(a * 3 + 0) * gm + g],
+					    &sacc[(a * 3 + 1) * gm + g],
+					    &sacc[(a * 3 + 2) * gm + g], cnt,
+					    pos, neg, rs, mm, &sflags);
+				continue;
 			}
-			if (g != UINT32_MAX)
-				ops_hput(op, &sacc[(a * 3 + 0) * gm + g],
-					 &sacc[(a * 3 + 1) * gm + g],
-					 &sacc[(a * 3 + 2) * gm + g], cnt, pos,
-					 neg, rs, mm, &sflags);
+			for (uint32_t m = leads; m; m &= m - 1) {
+				uint32_t grp = __shfl_sync(0xffffffffu, g,
+							   (int)__ffs(m) - 1);
+				bool in = g == grp;
+				uint64_t c = in ? cnt : 0, p = in ? pos : 0,
+					 q = in ? neg : 0;
+				double r = in ? rs : 0;
+				long long x = in		    ? mm
+					      : op == GPU_AGG_MIN_I ? INT64_MAX
+								    : INT64_MIN;
+				ops_hwred(op, &c, &p, &q, &r, &x);
+				if (lane == 0)
+					ops_hput(op,
+						 &sacc[(a * 3 + 0) * gm + grp],
+						 &sacc[(a * 3 + 1) * gm + grp],
+						 &sacc[(a * 3 + 2) * gm + grp],
+						 c, p, q, r, x, &sflags);
+			}
 		}
 	}
 	__syncthreads();
@@ -894,6 +953,23 @@ __global__ void ops_hinit(ops_hargs h)
 		h.acc[(a * 3 + 1) * h.gmax + g] = (unsigned long long)init;
 		h.acc[(a * 3 + 2) * h.gmax + g] = 0;
 	}
+}
+
+/* GPMDB_GPU_HAGG_WARP=N (tests, measurements): warp reduction for up to
+ * N groups in a warp (default 8; 1: only a warp of one group, as
+ * before); -1: as before in full, also a table lookup per row. */
+static void ops_hagg_tuning(int *wmax, int *dedup)
+{
+	static int w = -2;
+
+	if (w == -2) {
+		const char *e = getenv("GPMDB_GPU_HAGG_WARP");
+		w = e && *e ? atoi(e) : 8;
+		if (w < -1 || w > 32)
+			w = 8;
+	}
+	*wmax = w < 0 ? 1 : w;
+	*dedup = w >= 0;
 }
 
 /* The hash path: GPMDB_OK with g filled, OPS_H_RETRY (the sort path
@@ -944,6 +1020,7 @@ int ops_hash_agg(const gpu_col *key, const gpu_sortcol *mkeys, int nmk,
 	uint32_t blocks = (uint32_t)sms * (uint32_t)per_sm;
 	h.key = key ? *key : gpu_col();
 	h.keyed = key != NULL || mkeys != NULL;
+	ops_hagg_tuning(&h.wmax, &h.dedup);
 	h.mkeys = mkeys;
 	h.nmk = nmk;
 	h.naggs = naggs;

@@ -662,6 +662,20 @@ static void t_agg_more(void)
 	    "SELECT s2, count(DISTINCT k) FROM x WHERE i % 3 = 0 GROUP BY s2 "
 	    "ORDER BY 2 DESC, 1",
 	    "SELECT count(DISTINCT k) FROM t WHERE i < 0",
+	    /* the hash aggregate's warp reduction (ops_hagg): 2 to 31
+	     * groups in a warp's consecutive rows, NULL keys and
+	     * arguments, a filter leaving warps part full, TEXT keys */
+	    "SELECT i % 5, count(*), count(d), sum(k), min(k), max(m), "
+	    "sum(d) FROM t GROUP BY 1",
+	    "SELECT i % 9, sum(m), min(dt), max(k) FROM t GROUP BY 1",
+	    "SELECT i % 31, count(k), sum(i), max(d) FROM t GROUP BY 1",
+	    "SELECT k % 6, sum(m), avg(k), count(*) FROM t WHERE i % 5 <> 2 "
+	    "GROUP BY 1",
+	    "SELECT i % 3 = 0, s, min(i), max(d), count(m) FROM t WHERE k > "
+	    "0 GROUP BY 1, 2",
+	    "SELECT s3, count(*), sum(k), max(k) FROM x GROUP BY s3",
+	    "SELECT s1 IS NULL, s3 = '', count(*), sum(i) FROM x GROUP BY 1, "
+	    "2",
 	};
 	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 		both(q[k]);
