@@ -13,9 +13,17 @@
  * process that shares the address space (CLONE_VM: nothing is copied)
  * and keeps copies of the driver's file descriptors only.  The exiting
  * process then drops its references without being the last one, so its
- * exit is quick and it is reaped at once; the holder is killed by the
- * kernel as soon as its parent is gone (PR_SET_PDEATHSIG) and the
- * teardown runs in its exit, in the background.  Every other descriptor
+ * exit is quick and it is reaped at once; the holder waits until the
+ * process is gone, every thread of it (a pidfd: readable once the thread
+ * group is empty), then exits, and the teardown runs in its exit, in the
+ * background.  Not PR_SET_PDEATHSIG alone: it fires when the thread that
+ * made the holder ends, and with exit_group that thread (the one that
+ * called exit) is often gone before the others (OpenMP's, CUDA's event
+ * thread in the driver): the holder died first, the process's last
+ * thread paid the teardown, and 4 to 10 of 22 fresh TPC-H processes
+ * still took 58-89 ms to be reaped (bench_tpch's FRESHEXIT lines,
+ * 2026-11-28).  Where pidfd_open is missing (Linux before 5.3) the
+ * signal is the way out.  Every other descriptor
  * (pipes, the terminal, the pool's file and its lock) is closed in the
  * holder before the call returns, so a reader of the process's output
  * sees end-of-file and the database is free when the process is reaped,
@@ -29,6 +37,7 @@
 #define _GNU_SOURCE /* clone; the Makefile defines it */
 #endif
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -44,11 +53,15 @@
 #include "exit_handoff.h"
 
 #define EH_STACK (64u << 10)
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
 
 /* What the holder needs; static: it lives in the shared memory, and the
  * handoff runs once, at exit. */
 static struct {
 	pid_t parent;
+	int pidfd;   /* the parent's, or -1 */
 	int n;	     /* descriptors to close */
 	int *fds;    /* malloc'd by the parent */
 	int started; /* a holder was made */
@@ -58,13 +71,28 @@ static struct {
 static int eh_holder(void *arg)
 {
 	(void)arg;
-	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* the way out if the pidfd cannot serve (and for a parent that is
+	 * killed before it is made) */
+	if (eh.pidfd < 0)
+		syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* the parent may have gone between clone and the prctl */
-	if ((pid_t)syscall(SYS_getppid) != eh.parent)
+	if ((pid_t)syscall(SYS_getppid) != eh.parent && eh.pidfd < 0)
 		syscall(SYS_exit_group, 0);
 	for (int i = 0; i < eh.n; i++)
 		syscall(SYS_close, eh.fds[i]);
 	__atomic_store_n(&eh.closed, 1, __ATOMIC_RELEASE);
+	if (eh.pidfd >= 0) {
+		/* readable once every thread of the parent has exited (its
+		 * memory and files dropped): this exit is then the last */
+		struct pollfd pf = {eh.pidfd, POLLIN, 0};
+
+		/* no timeout, signals blocked: it returns when readable (or
+		 * on an error: then the process's last thread pays the
+		 * teardown, as without a holder) */
+		while (syscall(SYS_ppoll, &pf, 1, NULL, NULL, 0) == 0)
+			;
+		syscall(SYS_exit_group, 0);
+	}
 	/* SIGKILL (the parent's death) is the only way out: every other
 	 * signal is blocked */
 	for (;;)
@@ -149,12 +177,16 @@ pid_t gpu_exit_handoff(const char *const *keep)
 	if (stack == MAP_FAILED)
 		return eh_drop(-1);
 	eh.parent = getpid();
+	/* opened after the list was made: the holder keeps it */
+	eh.pidfd = (int)syscall(SYS_pidfd_open, eh.parent, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pid = clone(eh_holder, stack + EH_STACK, CLONE_VM | SIGCHLD, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		munmap(stack, EH_STACK);
+		if (eh.pidfd >= 0)
+			close(eh.pidfd);
 		return eh_drop(-1);
 	}
 	eh.started = 1;

@@ -3,12 +3,18 @@
  * keeps a FIFO as "the driver's file", holds a pipe to this test and a
  * lock, hands off and exits.  The holder must keep the FIFO only (its
  * /proc fd list), the pipe must reach end-of-file and the lock be free
- * once the child is reaped, and the holder must outlive the child and be
- * killed by its death (this test is its subreaper, so it reaps it).
+ * once the child is reaped, and the holder must outlive the child and end
+ * after it (this test is its subreaper, so it reaps it).  A handoff made
+ * by a thread that ends before the process: the holder lives on and
+ * leaves by its own exit (status 0) once the process is gone; with
+ * PR_SET_PDEATHSIG alone it was killed (status SIGKILL) as the process
+ * went, and on the GPU machine often before the process's last thread
+ * (bench_tpch's FRESHEXIT lines, 2026-11-28).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +55,7 @@ static int eh_read_all(int fd, char *buf, size_t cap, int ms)
 }
 
 /* In the child: which of the holder's descriptors name path, and how many
- * it has besides those (0 expected). */
+ * it has besides those and its pidfd (0 expected). */
 static void eh_holder_fds(pid_t h, const char *path, int *kept, int *others)
 {
 	char dir[64], link[128], to[512];
@@ -64,8 +70,8 @@ static void eh_holder_fds(pid_t h, const char *path, int *kept, int *others)
 		to[k] = 0;
 		if (!strcmp(to, path))
 			(*kept)++;
-		else
-			(*others)++;
+		else if (strcmp(to, "anon_inode:[pidfd]"))
+			(*others)++; /* its wait for the child's end */
 	}
 }
 
@@ -124,11 +130,92 @@ static void t_handoff(void)
 		       strerror(errno));
 		close(l);
 	}
-	/* the holder outlived the child and was killed by its death; with it
-	 * the FIFO's last writer went */
+	/* the holder outlived the child and ended once it was gone (its
+	 * pidfd; the kernel's signal where there is none); with it the FIFO's
+	 * last writer went */
 	if (holder > 0) {
 		CHECK(waitpid(holder, &st, 0) == holder);
-		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		CHECKF((WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
+			   (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL),
+		       "holder status %#x", st);
+	}
+	CHECKF(eh_read_all(rfifo, buf, sizeof(buf), 10000) == 0,
+	       "the FIFO did not reach end-of-file");
+	close(rfifo);
+}
+
+static pid_t eh_thread_holder;
+
+static void *eh_thread(void *arg)
+{
+	const char *const keep[] = {eh_fifo, NULL};
+
+	(void)arg;
+	eh_thread_holder = gpu_exit_handoff(keep);
+	return NULL;
+}
+
+/* The holder's state letter ('?' when it is gone). */
+static char eh_state(pid_t h)
+{
+	char f[64], st[512] = "", *r;
+	FILE *fp;
+
+	snprintf(f, sizeof(f), "/proc/%d/stat", (int)h);
+	if (!(fp = fopen(f, "r")))
+		return '?';
+	if (!fgets(st, sizeof(st), fp))
+		st[0] = 0;
+	fclose(fp);
+	r = strrchr(st, ')');
+	return r && r[1] == ' ' ? r[2] : '?';
+}
+
+/* The handoff made by a thread that ends while the process goes on: the
+ * holder is alive 100 ms later, and ends by its own exit after the
+ * process (its pidfd), not by the kernel's signal. */
+static void t_thread_ends(void)
+{
+	int out[2], rfifo, st = 0, h = 0;
+	char buf[128], state = '?';
+	pid_t pid;
+
+	CHECK(pipe(out) == 0);
+	rfifo = open(eh_fifo, O_RDONLY | O_NONBLOCK);
+	CHECK(rfifo >= 0);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t t;
+		int w = open(eh_fifo, O_WRONLY);
+		struct timespec ts = {0, 100000000};
+
+		close(out[0]);
+		close(rfifo);
+		if (w < 0 || pthread_create(&t, NULL, eh_thread, NULL) ||
+		    pthread_join(t, NULL))
+			_exit(10);
+		nanosleep(&ts, NULL);
+		dprintf(out[1], "%d %c\n", (int)eh_thread_holder,
+			eh_thread_holder > 0 ? eh_state(eh_thread_holder)
+					     : '?');
+		exit(0);
+	}
+	CHECK(pid > 0);
+	close(out[1]);
+	CHECKF(eh_read_all(out[0], buf, sizeof(buf), 10000) > 0,
+	       "no end-of-file on the child's pipe within 10 s");
+	close(out[0]);
+	CHECK(sscanf(buf, "%d %c", &h, &state) == 2);
+	CHECKF(h > 0, "handoff returned %d", h);
+	CHECKF(state == 'S' || state == 'R',
+	       "the holder, its thread gone, is in state %c (killed with "
+	       "the thread that made it?)",
+	       state);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (h > 0) {
+		CHECK(waitpid(h, &st, 0) == h);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		       "holder status %#x", st);
 	}
 	CHECKF(eh_read_all(rfifo, buf, sizeof(buf), 10000) == 0,
@@ -167,6 +254,7 @@ int main(void)
 		return 1;
 	}
 	TEST_RUN(t_handoff);
+	TEST_RUN(t_thread_ends);
 	TEST_RUN(t_nothing);
 	unlink(eh_fifo);
 	unlink(eh_lock);
