@@ -53,6 +53,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <omp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -879,6 +880,10 @@ static double bt_mem_stop(long base)
  * catalog), the query and the close; the child reports the open and the
  * query apart.  Issue 17's cold measure.
  */
+static int bt_watched_status; /* bt_fresh_watch reaped the child */
+static void bt_fresh_watch(int q, pid_t pid, int fd, char *out, size_t cap,
+			   size_t *got);
+
 static void bt_fresh(int e, int q, const char *path)
 {
 	bt_cell *cell = &bt_eng[e].q[q];
@@ -916,12 +921,17 @@ static void bt_fresh(int e, int q, const char *path)
 		_exit(127);
 	}
 	close(pfd[1]);
+	bt_watched_status = -1;
+	if (pid > 0 && getenv("BT_FRESH_STATS"))
+		bt_fresh_watch(q, pid, pfd[0], out, sizeof(out), &got);
 	while (pid > 0 && got < sizeof(out) - 1 &&
 	       (k = read(pfd[0], out + got, sizeof(out) - 1 - got)) > 0)
 		got += (size_t)k;
 	out[got] = 0;
 	close(pfd[0]);
-	if (pid > 0)
+	if (pid > 0 && bt_watched_status != -1)
+		st = bt_watched_status;
+	else if (pid > 0)
 		waitpid(pid, &st, 0);
 	cell->fresh_ms = (bt_now() - t0) * 1e3;
 	free(av);
@@ -982,34 +992,31 @@ static void bt_fresh_stats(gpmdb *db, int q)
 	fprintf(stderr, "%s\n", line);
 }
 
-/* BT_FRESH_STATS=1: the threads a fresh child has as it exits (name,
- * state, kernel wait channel), one line on stderr: an exit that still
- * takes tens of milliseconds after gpmdb's handoff waits for one of them
- * (tpc/results/tpch-sf10-fresh-2026-11-27c-H100-H200.md). */
-static void bt_fresh_threads(int q)
+/* " name:state:wchan" of each thread of process pid ("self" or a
+ * number), appended to line[*at..cap). */
+static void bt_threads_of(const char *pid, char *line, size_t cap, size_t *at)
 {
-	DIR *d = opendir("/proc/self/task");
+	char dir[64];
+	DIR *d;
 	struct dirent *de;
-	char line[4096];
-	size_t at = 0;
 
-	if (!d)
+	snprintf(dir, sizeof(dir), "/proc/%s/task", pid);
+	if (!(d = opendir(dir)))
 		return;
-	at += (size_t)snprintf(line, sizeof(line), "FRESHTHREADS q%d", q);
-	while ((de = readdir(d)) && at < sizeof(line) - 200) {
-		char f[300], comm[64] = "?", wchan[64] = "?", st[512] = "";
+	while ((de = readdir(d)) && *at + 200 < cap) {
+		char f[400], comm[64] = "?", wchan[64] = "?", st[512] = "";
 		char state = '?';
 		FILE *fp;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(f, sizeof(f), "/proc/self/task/%s/comm", de->d_name);
+		snprintf(f, sizeof(f), "%s/%s/comm", dir, de->d_name);
 		if ((fp = fopen(f, "r"))) {
 			if (fgets(comm, sizeof(comm), fp))
 				comm[strcspn(comm, "\n")] = 0;
 			fclose(fp);
 		}
-		snprintf(f, sizeof(f), "/proc/self/task/%s/stat", de->d_name);
+		snprintf(f, sizeof(f), "%s/%s/stat", dir, de->d_name);
 		if ((fp = fopen(f, "r"))) {
 			/* the state follows the command's closing parenthesis
 			 */
@@ -1020,17 +1027,87 @@ static void bt_fresh_threads(int q)
 			}
 			fclose(fp);
 		}
-		snprintf(f, sizeof(f), "/proc/self/task/%s/wchan", de->d_name);
+		snprintf(f, sizeof(f), "%s/%s/wchan", dir, de->d_name);
 		if ((fp = fopen(f, "r"))) {
 			if (!fgets(wchan, sizeof(wchan), fp))
 				snprintf(wchan, sizeof(wchan), "?");
 			fclose(fp);
 		}
-		at += (size_t)snprintf(line + at, sizeof(line) - at,
-				       " %s:%c:%s", comm, state, wchan);
+		*at += (size_t)snprintf(line + *at, cap - *at, " %s:%c:%s",
+					comm, state, wchan);
 	}
 	closedir(d);
+}
+
+/* BT_FRESH_STATS=1: the threads a fresh child has as it exits (name,
+ * state, kernel wait channel), one line on stderr: an exit that still
+ * takes tens of milliseconds after gpmdb's handoff waits for one of them
+ * (tpc/results/tpch-sf10-fresh-2026-11-27c-H100-H200.md). */
+static void bt_fresh_threads(int q)
+{
+	char line[4096];
+	size_t at = 0;
+
+	at += (size_t)snprintf(line, sizeof(line), "FRESHTHREADS q%d", q);
+	bt_threads_of("self", line, sizeof(line), &at);
 	fprintf(stderr, "%s\n", line);
+}
+
+/* BT_FRESH_STATS=1, in the parent: from the child's FRESH line (its
+ * close done) to its reaping, its threads every millisecond; each
+ * change is printed with its time (FRESHEXIT): what an exit that takes
+ * tens of milliseconds waits for.  Returns with the pipe at its end. */
+static void bt_fresh_watch(int q, pid_t pid, int fd, char *out, size_t cap,
+			   size_t *got)
+{
+	char prev[4096] = "", cur[4096], ps[32];
+	double t_line = 0, t_eof = 0, t0 = bt_now();
+	bool eof = false;
+	int changes = 0;
+
+	snprintf(ps, sizeof(ps), "%d", (int)pid);
+	for (;;) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		int st = 0;
+
+		if (!eof && poll(&pf, 1, t_line > 0 ? 1 : 100) > 0) {
+			ssize_t k = read(fd, out + *got, cap - 1 - *got);
+			if (k <= 0) {
+				eof = true;
+				t_eof = bt_now();
+			} else {
+				*got += (size_t)k;
+				out[*got] = 0;
+				if (t_line == 0 && strchr(out, '\n'))
+					t_line = bt_now();
+			}
+		}
+		if (t_line > 0 || eof) {
+			size_t at = 0;
+			bt_threads_of(ps, cur, sizeof(cur), &at);
+			if (strcmp(cur, prev) && changes++ < 24) {
+				fprintf(
+				    stderr, "FRESHEXIT q%d +%.1f ms%s\n", q,
+				    (bt_now() - (t_line > 0 ? t_line : t0)) *
+					1e3,
+				    at ? cur : " (no threads)");
+				snprintf(prev, sizeof(prev), "%s", cur);
+			}
+		}
+		if (eof && waitpid(pid, &st, WNOHANG) == pid) {
+			double t = bt_now();
+			fprintf(stderr,
+				"FRESHEXIT q%d line to end of pipe %.1f ms, "
+				"to reaped %.1f ms\n",
+				q, t_line > 0 ? (t_eof - t_line) * 1e3 : -1,
+				t_line > 0 ? (t - t_line) * 1e3 : -1);
+			/* bt_fresh's waitpid finds it reaped: put it back */
+			bt_watched_status = st;
+			return;
+		}
+		if (eof)
+			usleep(200);
+	}
 }
 
 /* The child of bt_fresh: opens PATH, runs the query once, prints
