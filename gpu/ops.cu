@@ -606,8 +606,9 @@ typedef struct ops_hargs {
 	int nmk;
 	int keyed, naggs;
 	/* at most this many groups in a warp: reduced over the warp;
-	 * dedup: one table lookup per key of a warp */
-	int wmax, dedup;
+	 * dedup: one table lookup per key of a warp; redux: COUNT and SUM_I
+	 * reduced per group by redux.sync (ops_hgred) */
+	int wmax, dedup, redux;
 	int op[OPS_H_MAXAGG];
 	gpu_col arg[OPS_H_MAXAGG];
 	uint32_t n, chunk, gmax, cap;
@@ -784,6 +785,46 @@ __device__ static void ops_hwred(int op, uint64_t *cnt, uint64_t *pos,
 	}
 }
 
+/* The sum of v over the lanes of peers (each lane's group), by redux.sync
+ * on 32-bit limbs of 26, 21 and 17 bits (a limb's sum over 32 lanes fits
+ * 32 bits); l1, l2: some lane of the warp has bits in the second, third
+ * limb (the same in every lane).  Saturates at sat. */
+__device__ static uint64_t ops_hlimbs(uint32_t peers, uint64_t v, bool l1,
+				      bool l2, uint64_t sat)
+{
+	unsigned __int128 t =
+	    __reduce_add_sync(peers, (unsigned)(v & ((1u << 26) - 1)));
+
+	if (l1)
+		t += (unsigned __int128)__reduce_add_sync(
+			 peers, (unsigned)((v >> 26) & ((1u << 21) - 1)))
+		     << 26;
+	if (l2)
+		t += (unsigned __int128)__reduce_add_sync(peers,
+							  (unsigned)(v >> 47))
+		     << 47;
+	return t > sat ? sat : (uint64_t)t;
+}
+
+/* A COUNT's (cnt: 0 or 1) or an integer SUM's (cnt, pos, neg)
+ * contributions summed over each lane's group of the warp (peers): every
+ * lane gets its group's sums.  The warp's lanes all call it. */
+__device__ static void ops_hgred(uint32_t peers, uint64_t *cnt, uint64_t *pos,
+				 uint64_t *neg, bool sum)
+{
+	*cnt = (uint64_t)__popc(__ballot_sync(0xffffffffu, *cnt != 0) & peers);
+	if (!sum)
+		return;
+	unsigned need = __reduce_or_sync(
+	    0xffffffffu, (*pos >> 26 ? 1u : 0u) | (*pos >> 47 ? 2u : 0u) |
+			     (*neg ? 4u : 0u) | (*neg >> 26 ? 8u : 0u) |
+			     (*neg >> 47 ? 16u : 0u));
+	*pos = ops_hlimbs(peers, *pos, need & 1, need & 2, OPS_LIM_POS + 1);
+	*neg = need & 4 ? ops_hlimbs(peers, *neg, need & 8, need & 16,
+				     OPS_LIM_NEG + 1)
+			: 0;
+}
+
 template <bool MULTI>
 __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 {
@@ -880,6 +921,22 @@ __global__ void __launch_bounds__(OPS_H_BLOCK) ops_hagg(ops_hargs h)
 						neg = (uint64_t)(-(v + 1)) + 1;
 				}
 			}
+			if (h.redux &&
+			    (op == GPU_AGG_COUNT_STAR || op == GPU_AGG_COUNT ||
+			     op == GPU_AGG_SUM_I)) {
+				/* every group of the warp at once: its first
+				 * lane adds */
+				ops_hgred(peers, &cnt, &pos, &neg,
+					  op == GPU_AGG_SUM_I);
+				if (g != UINT32_MAX &&
+				    lane == (uint32_t)__ffs(peers) - 1)
+					ops_hput(op,
+						 &sacc[(a * 3 + 0) * gm + g],
+						 &sacc[(a * 3 + 1) * gm + g],
+						 &sacc[(a * 3 + 2) * gm + g],
+						 cnt, pos, neg, 0, 0, &sflags);
+				continue;
+			}
 			if (!wagg) {
 				if (g != UINT32_MAX)
 					ops_hput(
@@ -955,21 +1012,24 @@ __global__ void ops_hinit(ops_hargs h)
 	}
 }
 
-/* GPMDB_GPU_HAGG_WARP=N (tests, measurements): warp reduction for up to
- * N groups in a warp (default 8; 1: only a warp of one group, as
- * before); -1: as before in full, also a table lookup per row. */
-static void ops_hagg_tuning(int *wmax, int *dedup)
+/* GPMDB_GPU_HAGG (measurements): "old", a lookup per row and atomics per
+ * lane unless the whole warp is one group; "shuffle", a lookup per key
+ * of a warp and up to 8 groups of a warp reduced by shuffles; default
+ * ("redux"): as shuffle, and COUNT and integer SUM reduced per group by
+ * redux.sync. */
+static void ops_hagg_tuning(int *wmax, int *dedup, int *redux)
 {
-	static int w = -2;
+	static int mode = -1;
 
-	if (w == -2) {
-		const char *e = getenv("GPMDB_GPU_HAGG_WARP");
-		w = e && *e ? atoi(e) : 8;
-		if (w < -1 || w > 32)
-			w = 8;
+	if (mode < 0) {
+		const char *e = getenv("GPMDB_GPU_HAGG");
+		mode = e && !strcmp(e, "old")	    ? 0
+		       : e && !strcmp(e, "shuffle") ? 1
+						    : 2;
 	}
-	*wmax = w < 0 ? 1 : w;
-	*dedup = w >= 0;
+	*wmax = mode ? 8 : 1;
+	*dedup = mode >= 1;
+	*redux = mode >= 2;
 }
 
 /* The hash path: GPMDB_OK with g filled, OPS_H_RETRY (the sort path
@@ -1020,7 +1080,7 @@ int ops_hash_agg(const gpu_col *key, const gpu_sortcol *mkeys, int nmk,
 	uint32_t blocks = (uint32_t)sms * (uint32_t)per_sm;
 	h.key = key ? *key : gpu_col();
 	h.keyed = key != NULL || mkeys != NULL;
-	ops_hagg_tuning(&h.wmax, &h.dedup);
+	ops_hagg_tuning(&h.wmax, &h.dedup, &h.redux);
 	h.mkeys = mkeys;
 	h.nmk = nmk;
 	h.naggs = naggs;
