@@ -1405,15 +1405,7 @@ void wal_stats(const stg_pool *p, uint64_t *frames, uint64_t *checkpoints,
 
 int wal_flush_recovery(stg_pool *p)
 {
-	size_t n = 0;
-	int rc = collect_dirty(p, &n);
-
-	if (rc == GPMDB_OK)
-		rc = write_in_place(p, p->wal.pages, n, NULL, true);
-	if (rc == GPMDB_OK)
-		rc = sync_pool(p);
-	clear_dirty(p);
-	return rc;
+	return write_dirty_synced(p);
 }
 
 /* ---- Beside readers (pmem mode) ------------------------------------------

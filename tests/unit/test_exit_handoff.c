@@ -54,6 +54,15 @@ static int eh_read_all(int fd, char *buf, size_t cap, int ms)
 	return (int)got;
 }
 
+/* In the parent: the child's line on pipe out, read to its end. */
+static void eh_child_says(int out[2], char *buf, size_t cap)
+{
+	close(out[1]);
+	CHECKF(eh_read_all(out[0], buf, cap, 10000) > 0,
+	       "no end-of-file on the child's pipe within 10 s");
+	close(out[0]);
+}
+
 /* In the child: which of the holder's descriptors name path, and how many
  * it has besides those and its pidfd (0 expected). */
 static void eh_holder_fds(pid_t h, const char *path, int *kept, int *others)
@@ -104,10 +113,7 @@ static void t_handoff(void)
 		exit(0);
 	}
 	CHECK(pid > 0);
-	close(out[1]);
-	CHECKF(eh_read_all(out[0], buf, sizeof(buf), 10000) > 0,
-	       "no end-of-file on the child's pipe within 10 s");
-	close(out[0]);
+	eh_child_says(out, buf, sizeof(buf));
 	{
 		int h = 0, again = -2;
 		CHECK(sscanf(buf, "%d %d %d %d", &h, &kept, &others, &again) ==
@@ -201,10 +207,7 @@ static void t_thread_ends(void)
 		exit(0);
 	}
 	CHECK(pid > 0);
-	close(out[1]);
-	CHECKF(eh_read_all(out[0], buf, sizeof(buf), 10000) > 0,
-	       "no end-of-file on the child's pipe within 10 s");
-	close(out[0]);
+	eh_child_says(out, buf, sizeof(buf));
 	CHECK(sscanf(buf, "%d %c", &h, &state) == 2);
 	CHECKF(h > 0, "handoff returned %d", h);
 	CHECKF(state == 'S' || state == 'R',
