@@ -57,6 +57,7 @@ static uint64_t g_seed = 20261126;
 typedef struct {
 	long checks, bad, errors;
 	long long last_bad;
+	int bad_phase; /* g_phase at the last wrong total */
 	char last_err[200];
 } reader_stats;
 
@@ -68,6 +69,9 @@ static const bool g_gpu = false;
 
 static reader_stats *g_stats; /* shared with the readers */
 static volatile int *g_stop;
+/* run_mode's phase (1: readers killed, 2: writers killed, 3: the last
+ * writers), so that a wrong total says when it was read */
+static volatile int *g_phase;
 
 static void set_path(int mode)
 {
@@ -156,6 +160,7 @@ static void note(reader_stats *st, long long v)
 	} else if (v != TOTAL) {
 		st->bad++;
 		st->last_bad = v;
+		st->bad_phase = *g_phase;
 	}
 }
 
@@ -188,6 +193,7 @@ static int reader_main(int mode, int kind, reader_stats *st)
 		if (a != b && a >= 0 && b >= 0) {
 			st->bad++;
 			st->last_bad = b;
+			st->bad_phase = *g_phase;
 		}
 		if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL))
 			st->errors++;
@@ -363,6 +369,7 @@ static void run_mode(int mode)
 		if (readers[k] == 0)
 			_exit(reader_main(mode, k, &g_stats[k]));
 	}
+	*g_phase = 1;
 	/* phase 1: transactions to the end; meanwhile the autocommit
 	 * reader is killed at random moments and started again (a dead
 	 * reader's lock goes with it) */
@@ -383,6 +390,7 @@ static void run_mode(int mode)
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer ended with status %d", mode ? "msync" : "pmem", st);
 	check_between(mode, "phase 1 (readers killed beside a writer)");
+	*g_phase = 2;
 	/* phase 2: the writer killed at random moments, then again */
 	for (int k = 0; k < KILLS; k++) {
 		/* a GPU writer first creates its CUDA context (0.3-0.5 s):
@@ -405,6 +413,7 @@ static void run_mode(int mode)
 		       mode ? "msync" : "pmem", k, st);
 	}
 	check_between(mode, "phase 2 (writers killed)");
+	*g_phase = 3;
 	w = spawn_writer(mode, 50, g_seed + 77, false);
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
@@ -422,9 +431,10 @@ static void run_mode(int mode)
 		       "reader %d ended with status %d", k, st);
 		CHECKF(g_stats[k].bad == 0,
 		       "%s reader %d: %ld of %ld reads saw a wrong total "
-		       "(last %lld)",
+		       "(last %lld, in phase %d)",
 		       mode ? "msync" : "pmem", k, g_stats[k].bad,
-		       g_stats[k].checks, g_stats[k].last_bad);
+		       g_stats[k].checks, g_stats[k].last_bad,
+		       g_stats[k].bad_phase);
 		CHECKF(g_stats[k].errors == 0,
 		       "%s reader %d: %ld errors (last: %s)",
 		       mode ? "msync" : "pmem", k, g_stats[k].errors,
@@ -665,6 +675,7 @@ int main(void)
 	}
 	g_stop = m;
 	g_done = (volatile long *)((char *)m + 8);
+	g_phase = (volatile int *)((char *)m + 16);
 	g_stats = (reader_stats *)((char *)m + 64);
 	if (!g_gpu)
 		TEST_RUN(test_invariant_msync);
