@@ -102,6 +102,20 @@ static lk_shm *shm(const stg_pool *p)
 	return (lk_shm *)p->lk.shm;
 }
 
+/* Bumps the counter before this writer writes the file where readers
+ * read it (readers are out): a reader that caught up before must look
+ * again when it comes back, and find the log of a writer that died
+ * here (a big commit's undo log and data, a recovery half done).  The
+ * writer stays current when nobody bumped since its own catch-up. */
+static void bump_own(stg_pool *p)
+{
+	uint64_t before =
+	    __atomic_fetch_add(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
+
+	if (before == p->lk.seen)
+		p->lk.seen = before + 1;
+}
+
 /* ---- Byte locks --------------------------------------------------------- */
 
 /* Bytes [first, last] in one call (all or none). */
@@ -734,6 +748,11 @@ int lock_write(stg_pool *p)
 	}
 	p->lk.writer = true;
 locked:
+	/* in place: the counter moves before anything is written (the
+	 * catch-up below may recover a dead writer's transaction in place:
+	 * readers must look again if this one dies half way) */
+	if (p->lk.read_ex)
+		bump_own(p);
 	/* in place: the frames that writers beside readers left go into
 	 * the file first (the catch-up then reads the log and allocator) */
 	if (p->lk.read_ex && shared_map(p) && lock_frames_live(p)) {
@@ -820,6 +839,7 @@ bool lock_readers_out(stg_pool *p)
 		return false;
 	}
 	p->lk.read_out = true;
+	bump_own(p);
 	return true;
 }
 
@@ -836,6 +856,7 @@ bool lock_readers_out_wait(stg_pool *p, int ms)
 		return false;
 	}
 	p->lk.read_out = true;
+	bump_own(p);
 	return true;
 }
 

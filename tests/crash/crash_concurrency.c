@@ -58,6 +58,9 @@ typedef struct {
 	long checks, bad, errors;
 	long long last_bad;
 	int bad_phase; /* g_phase at the last wrong total */
+	/* then: the reader's PRAGMA beside_readers (times it mapped the
+	 * pool privately) and a read made again at once */
+	long long bad_beside, bad_again;
 	char last_err[200];
 } reader_stats;
 
@@ -177,26 +180,32 @@ static int reader_main(int mode, int kind, reader_stats *st)
 		return 2;
 	}
 	while (!*g_stop) {
+		long bad0 = st->bad;
+
 		if (kind < 2) {
 			note(st, total(db, st));
-			continue;
+		} else {
+			long long a, b;
+			if (gpmdb_exec(db, "BEGIN", NULL, NULL, NULL)) {
+				st->errors++;
+				continue;
+			}
+			a = total(db, st);
+			b = total(db, st);
+			note(st, a);
+			note(st, b);
+			if (a != b && a >= 0 && b >= 0) {
+				st->bad++;
+				st->last_bad = b;
+				st->bad_phase = *g_phase;
+			}
+			if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL))
+				st->errors++;
 		}
-		long long a, b;
-		if (gpmdb_exec(db, "BEGIN", NULL, NULL, NULL)) {
-			st->errors++;
-			continue;
+		if (st->bad != bad0) {
+			st->bad_beside = scalar(db, "PRAGMA beside_readers");
+			st->bad_again = total(db, st);
 		}
-		a = total(db, st);
-		b = total(db, st);
-		note(st, a);
-		note(st, b);
-		if (a != b && a >= 0 && b >= 0) {
-			st->bad++;
-			st->last_bad = b;
-			st->bad_phase = *g_phase;
-		}
-		if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL))
-			st->errors++;
 	}
 	gpmdb_close(db);
 	return 0;
@@ -431,10 +440,12 @@ static void run_mode(int mode)
 		       "reader %d ended with status %d", k, st);
 		CHECKF(g_stats[k].bad == 0,
 		       "%s reader %d: %ld of %ld reads saw a wrong total "
-		       "(last %lld, in phase %d)",
+		       "(last %lld, in phase %d; then beside_readers %lld, "
+		       "read again %lld)",
 		       mode ? "msync" : "pmem", k, g_stats[k].bad,
 		       g_stats[k].checks, g_stats[k].last_bad,
-		       g_stats[k].bad_phase);
+		       g_stats[k].bad_phase, g_stats[k].bad_beside,
+		       g_stats[k].bad_again);
 		CHECKF(g_stats[k].errors == 0,
 		       "%s reader %d: %ld errors (last: %s)",
 		       mode ? "msync" : "pmem", k, g_stats[k].errors,
