@@ -35,7 +35,8 @@
  *            when they began).
  *
  * <pool>-shm is a page mapped shared by every connection: a change
- * counter bumped whenever a writer takes the lock and when it commits, so
+ * counter bumped whenever a writer takes the lock, before it writes the
+ * file with readers out (bump_own) and when it commits, so
  * that a connection whose counter is behind catches up (catch_up) before
  * it reads or writes: it drops its stale private pages, applies the new
  * frames of the log (msync mode; pmem mode when a writer beside readers
