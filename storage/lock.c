@@ -749,11 +749,10 @@ int lock_write(stg_pool *p)
 	}
 	p->lk.writer = true;
 locked:
-	/* in place: the counter moves before anything is written (the
-	 * catch-up below may recover a dead writer's transaction in place:
-	 * readers must look again if this one dies half way) */
-	if (p->lk.read_ex)
-		bump_own(p);
+	/* from here on others must look again, even if we die: the counter
+	 * moves before anything is written (the catch-up below may recover
+	 * a dead writer's transaction in place) */
+	bump_own(p);
 	/* in place: the frames that writers beside readers left go into
 	 * the file first (the catch-up then reads the log and allocator) */
 	if (p->lk.read_ex && shared_map(p) && lock_frames_live(p)) {
@@ -787,12 +786,8 @@ locked:
 				     "busy_timeout sets how long to wait)");
 		}
 	}
-	if (rc == GPMDB_OK) {
-		/* from here on others must look again, even if we die */
-		p->lk.seen =
-		    __atomic_add_fetch(&shm(p)->counter, 1, __ATOMIC_SEQ_CST);
+	if (rc == GPMDB_OK)
 		return GPMDB_OK;
-	}
 	lock_write_end(p, false);
 	return rc;
 }
