@@ -475,7 +475,7 @@ static int refit(stg_pool *p)
 static int catch_up(stg_pool *p, bool writer, bool *recover)
 {
 	uint64_t c = __atomic_load_n(&shm(p)->counter, __ATOMIC_SEQ_CST);
-	bool full = p->lk.force, rec = false, changed = false;
+	bool full = p->lk.force, rec = false, changed = false, undone = false;
 	int rc;
 
 	*recover = false;
@@ -536,12 +536,16 @@ static int catch_up(stg_pool *p, bool writer, bool *recover)
 			p->lk.no_track = false;
 			p->lk.force = true;
 			p->lk.wstale = true;
+			undone = true;
 			if (rc != GPMDB_OK)
 				return rc;
 		}
 	}
-	/* a reader's private view once the log is empty again: shared */
-	if (!writer && wal_shadow_can_end(p) &&
+	/* a reader's private view once the log is empty again: shared;
+	 * not when it has just undone a dead writer's transaction in its
+	 * private pages: the file keeps those stores until a writer
+	 * recovers it (the next catch-up looks again) */
+	if (!writer && !undone && wal_shadow_can_end(p) &&
 	    (rc = wal_shadow_end(p)) != GPMDB_OK)
 		return rc;
 	p->lk.seen = c;

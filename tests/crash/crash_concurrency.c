@@ -654,6 +654,113 @@ static void test_beside_crash_points(void)
 	set_path(0);
 }
 
+/* ---- a private reader after an in-place writer died ------------------
+ *
+ * pmem mode: a read-write connection that went private (it read beside
+ * frames of a writer beside its snapshot) reads again after a writer in
+ * place put those frames into the file (a new salt: the reader drops its
+ * private pages) and died inside its transaction, its stores in the
+ * file.  The reader undoes the dead transaction in its private pages;
+ * it must keep reading them, not map the file shared again because the
+ * log holds no frame (the dead writer's stores are in the file until
+ * the next writer recovers them). */
+static int pd_writer(int go_fd, int wait_fd)
+{
+	gpmdb *db = open_db(0, false);
+	char c;
+
+	if (!db ||
+	    gpmdb_exec(db, "PRAGMA gpu_persist = kernel", NULL, NULL, NULL) ||
+	    gpmdb_exec(db, "BEGIN; UPDATE acct SET bal = bal - 7 WHERE id = 1",
+		       NULL, NULL, NULL)) {
+		fprintf(stderr, "pd writer: %s\n", gpmdb_errmsg(db));
+		return 2;
+	}
+	/* the transaction stays open: killed here */
+	if (write(go_fd, "o", 1) != 1 || read(wait_fd, &c, 1) != 1)
+		return 3;
+	return 4;
+}
+
+static void test_private_reader_dead_writer(void)
+{
+	gpmdb *rd, *db;
+	pid_t w;
+	int st = 0, go[2], hold[2];
+	char c, sql[128];
+
+	set_path(0);
+	db = open_db(0, false);
+	CHECK(db != NULL);
+	if (!db)
+		return;
+	CHECK_RC(gpmdb_exec(db,
+			    "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal "
+			    "INT); CREATE TABLE meta(n INT); INSERT INTO meta "
+			    "VALUES (0); BEGIN",
+			    NULL, NULL, NULL),
+		 GPMDB_OK);
+	for (int i = 1; i <= ROWS; i++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO acct VALUES (%d, 1000)",
+			 i);
+		CHECK_RC(gpmdb_exec(db, sql, NULL, NULL, NULL), GPMDB_OK);
+	}
+	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	for (int round = 0; round < 4; round++) {
+		rd = open_db(0, false);
+		CHECK(rd != NULL);
+		if (!rd)
+			return;
+		/* frames beside rd's snapshot; rd then reads them privately */
+		CHECK_RC(gpmdb_exec(rd, "BEGIN", NULL, NULL, NULL), GPMDB_OK);
+		CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == TOTAL);
+		w = cp_spawn(3, NULL, -1, -1);
+		CHECK(waitpid(w, &st, 0) == w && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0);
+		CHECK_RC(gpmdb_exec(rd, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
+		CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == TOTAL);
+		CHECK(scalar(rd, "PRAGMA beside_readers") > 0);
+		/* prepared now, so that the first read after the death is
+		 * the step's own catch-up (a prepare catches up too) */
+		gpmdb_stmt *s = NULL;
+		CHECK_RC(gpmdb_prepare(rd, "SELECT sum(bal) FROM acct", -1, &s,
+				       NULL),
+			 GPMDB_OK);
+		/* an in-place writer settles the frames, writes, dies */
+		CHECK(pipe(go) == 0 && pipe(hold) == 0);
+		w = fork();
+		if (w == 0)
+			_exit(pd_writer(go[1], hold[0]));
+		CHECK(read(go[0], &c, 1) == 1);
+		kill(w, SIGKILL);
+		CHECK(waitpid(w, &st, 0) == w && WIFSIGNALED(st));
+		for (int i = 0; i < 2; i++) {
+			close(go[i]);
+			close(hold[i]);
+		}
+		CHECK(s && gpmdb_step(s) == GPMDB_ROW);
+		CHECKF(s && gpmdb_column_int64(s, 0) == TOTAL,
+		       "round %d, prepared read: %lld", round,
+		       s ? (long long)gpmdb_column_int64(s, 0) : -1LL);
+		gpmdb_finalize(s);
+		/* and again, in new statements */
+		for (int i = 0; i < 2; i++) {
+			long long t = scalar(rd, "SELECT sum(bal) FROM acct");
+			CHECKF(t == TOTAL, "round %d, read %d: %lld", round, i,
+			       t);
+		}
+		CHECK_RC(gpmdb_close(rd), GPMDB_OK);
+	}
+	db = open_db(0, false);
+	CHECK(db != NULL);
+	if (db) {
+		CHECK(scalar(db, "SELECT sum(bal) FROM acct") == TOTAL);
+		CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	}
+	set_path(0);
+}
+
 static void test_invariant_msync(void)
 {
 	run_mode(1);
@@ -692,5 +799,6 @@ int main(void)
 		TEST_RUN(test_invariant_msync);
 	TEST_RUN(test_invariant_pmem);
 	TEST_RUN(test_beside_crash_points);
+	TEST_RUN(test_private_reader_dead_writer);
 	TEST_MAIN_END();
 }
