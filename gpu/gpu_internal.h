@@ -170,4 +170,13 @@ __device__ __forceinline__ uint64_t gk_hash(const gpu_sortcol *k, int nk,
 int ro_key_groups(const gpu_sortcol *keys, int nk, uint32_t m, uint32_t **perm,
 		  uint32_t *head, char *err, size_t errlen);
 
+/*
+ * relops.cu: the bits a stable LSD radix sort of k[0..n) (device) needs,
+ * at most bits: 0 when the keys are in order already (the sort would
+ * change nothing), else those below the highest bit where the smallest
+ * and largest key differ.  scratch: 3 device words.  Synchronises.
+ */
+int gpu_key_bits(const uint64_t *k, uint32_t n, int bits, void *scratch,
+		 int *need, char *err, size_t errlen);
+
 #endif /* GPMDB_GPU_INTERNAL_H */

@@ -525,12 +525,12 @@ static int ops_sort_keys(ops_mem *m, const gpu_col *key, uint32_t n,
 			 uint8_t **null_out, char *err, size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
-	uint64_t *k0, *k1;
+	uint64_t *k0, *k1, *ka, *st;
 	uint8_t *nf, *nf1, *nf2;
-	uint32_t *i0, *i1, *i2;
+	uint32_t *i0, *i1, *i2, *ia;
 	void *tmp;
 	size_t tb = 0, tb2 = 0;
-	int rc;
+	int rc, nb;
 
 	if ((rc = ops_alloc(m, (void **)&k0, 8 * (size_t)n, err, errlen)) ||
 	    (rc = ops_alloc(m, (void **)&k1, 8 * (size_t)n, err, errlen)) ||
@@ -539,7 +539,8 @@ static int ops_sort_keys(ops_mem *m, const gpu_col *key, uint32_t n,
 	    (rc = ops_alloc(m, (void **)&nf2, n, err, errlen)) ||
 	    (rc = ops_alloc(m, (void **)&i0, 4 * (size_t)n, err, errlen)) ||
 	    (rc = ops_alloc(m, (void **)&i1, 4 * (size_t)n, err, errlen)) ||
-	    (rc = ops_alloc(m, (void **)&i2, 4 * (size_t)n, err, errlen)))
+	    (rc = ops_alloc(m, (void **)&i2, 4 * (size_t)n, err, errlen)) ||
+	    (rc = ops_alloc(m, (void **)&st, 32, err, errlen)))
 		return rc;
 	ops_sortkey<<<ops_grid(n), OPS_BLOCK, 0, s>>>(*key, n, k0, nf);
 	ops_iota<<<ops_grid(n), OPS_BLOCK, 0, s>>>(i0, n);
@@ -552,25 +553,35 @@ static int ops_sort_keys(ops_mem *m, const gpu_col *key, uint32_t n,
 						(int)n, 0, 1, s));
 	if ((rc = ops_alloc(m, &tmp, tb > tb2 ? tb : tb2, err, errlen)))
 		return rc;
-	GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, k0, k1, i0, i1, (int)n,
-						0, 64, s));
+	/* only the bits the keys use; none when they are in order */
+	if ((rc = gpu_key_bits(k0, n, 64, st, &nb, err, errlen)))
+		return rc;
+	ia = i0;
+	ka = k0;
+	if (nb) {
+		GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb, k0, k1, i0, i1,
+							(int)n, 0, nb, s));
+		ia = i1;
+		ka = k1;
+	}
 	if (key->nulls) {
 		ops_gather<uint8_t>
-		    <<<ops_grid(n), OPS_BLOCK, 0, s>>>(nf, i1, n, nf1);
+		    <<<ops_grid(n), OPS_BLOCK, 0, s>>>(nf, ia, n, nf1);
 		GPU_TRY(cudaGetLastError());
-		GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb2, nf1, nf2, i1,
+		GPU_TRY(cub::DeviceRadixSort::SortPairs(tmp, tb2, nf1, nf2, ia,
 							i2, (int)n, 0, 1, s));
 		ops_gather<uint64_t>
 		    <<<ops_grid(n), OPS_BLOCK, 0, s>>>(k0, i2, n, k1);
 		GPU_TRY(cudaGetLastError());
 		*idx_out = i2;
 		*null_out = nf2;
+		*key_out = k1;
 	} else {
 		GPU_TRY(cudaMemsetAsync(nf1, 0, n, s));
-		*idx_out = i1;
+		*idx_out = ia;
 		*null_out = nf1;
+		*key_out = ka;
 	}
-	*key_out = k1;
 	return GPMDB_OK;
 }
 

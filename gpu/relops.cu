@@ -147,6 +147,98 @@ __global__ void ro_tkeys(gpu_sortcol k, const uint32_t *perm, uint32_t n, int w,
 	ukey[i] = u;
 }
 
+/* ---- how much of a key a sort needs ------------------------------------
+ *
+ * Why: a 64-bit radix sort makes 8 passes over keys and values, but
+ * TPC-H's keys (and most integer keys) differ only in their low 20-30
+ * bits, and a table's key columns are often in order already (orders by
+ * o_orderkey, lineitem by l_orderkey, the dimension tables by their
+ * keys), where a stable sort leaves the rows as they are.  One pass over
+ * the materialised keys finds their range and whether they are in order:
+ * in order, no sort; else only the bits where the smallest and largest
+ * key differ (every key between them shares the bits above).  Q17's
+ * subquery's GROUP BY l_partkey at SF10 sorts 21 bits, 3 passes. */
+
+struct ro_min_op {
+	__device__ unsigned long long operator()(unsigned long long a,
+						 unsigned long long b) const
+	{
+		return a < b ? a : b;
+	}
+};
+
+struct ro_max_op {
+	__device__ unsigned long long operator()(unsigned long long a,
+						 unsigned long long b) const
+	{
+		return a > b ? a : b;
+	}
+};
+
+/* st[0] = min, st[1] = max of k[0..n), st[2] = 1 when some k[i] < k[i-1]. */
+__global__ void ro_krange(const uint64_t *k, uint32_t n, unsigned long long *st)
+{
+	typedef cub::BlockReduce<unsigned long long, RO_BLOCK> br;
+	__shared__ typename br::TempStorage t;
+	unsigned long long lo = ~0ull, hi = 0;
+	int down = 0;
+
+	for (uint32_t i = blockIdx.x * RO_BLOCK + threadIdx.x; i < n;
+	     i += gridDim.x * RO_BLOCK) {
+		unsigned long long v = k[i];
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+		if (i && k[i - 1] > v)
+			down = 1;
+	}
+	lo = br(t).Reduce(lo, ro_min_op());
+	__syncthreads();
+	hi = br(t).Reduce(hi, ro_max_op());
+	down = __syncthreads_or(down);
+	if (threadIdx.x == 0) {
+		atomicMin(&st[0], lo);
+		atomicMax(&st[1], hi);
+		if (down)
+			atomicOr(&st[2], 1ull);
+	}
+}
+
+/* GPMDB_GPU_SORT_BITS=64: every sort over all 64 bits (measurements). */
+static bool ro_full_bits(void)
+{
+	static int full = -1;
+
+	if (full < 0) {
+		const char *e = getenv("GPMDB_GPU_SORT_BITS");
+		full = e && !strcmp(e, "64");
+	}
+	return full;
+}
+
+int gpu_key_bits(const uint64_t *k, uint32_t n, int bits, void *scratch,
+		 int *need, char *err, size_t errlen)
+{
+	cudaStream_t s = gpu_stream();
+	unsigned long long h[3] = {~0ull, 0, 0};
+	unsigned g = ro_grid(n) < 1024 ? ro_grid(n) : 1024;
+
+	*need = bits;
+	if (ro_full_bits() || n < 2)
+		return GPMDB_OK;
+	GPU_TRY(
+	    cudaMemcpyAsync(scratch, h, sizeof(h), cudaMemcpyHostToDevice, s));
+	ro_krange<<<g, RO_BLOCK, 0, s>>>(k, n, (unsigned long long *)scratch);
+	GPU_TRY(cudaGetLastError());
+	GPU_TRY(
+	    cudaMemcpyAsync(h, scratch, sizeof(h), cudaMemcpyDeviceToHost, s));
+	GPU_TRY(cudaStreamSynchronize(s));
+	if (!h[2])
+		*need = 0;
+	else if (64 - __builtin_clzll(h[0] ^ h[1]) < bits)
+		*need = 64 - __builtin_clzll(h[0] ^ h[1]);
+	return GPMDB_OK;
+}
+
 __global__ void ro_iota(uint32_t *v, uint32_t n)
 {
 	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -158,7 +250,8 @@ __global__ void ro_iota(uint32_t *v, uint32_t n)
 /*
  * Sorts perm (m row ids, in perm.Current()) stably by keys[0..nk) (the
  * first key most significant).  tmp/tbytes: CUB temporary storage sized by
- * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8, mx: 1 uint32 scratch.
+ * ro_sort_tmp.  uk: 2 x m uint64, rk: 2 x m uint8, mx: 8 uint32 scratch
+ * (the TEXT length, gpu_key_bits' words).
  */
 static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 		   cub::DoubleBuffer<uint32_t> &perm, uint64_t *uk, uint8_t *rk,
@@ -166,6 +259,8 @@ static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 		   size_t errlen)
 {
 	cudaStream_t s = gpu_stream();
+	void *st = mx + 2; /* gpu_key_bits' 3 words, 8-byte aligned */
+	int rc, nb;
 
 	for (int k = nk - 1; k >= 0; k--) {
 		const gpu_sortcol *c = &keys[k];
@@ -203,9 +298,14 @@ static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 				ro_tkeys<<<ro_grid(m), RO_BLOCK, 0, s>>>(
 				    *c, perm.Current(), m, ww, maxlen, uk);
 				GPU_TRY(cudaGetLastError());
-				GPU_TRY(cub::DeviceRadixSort::SortPairs(
-				    tmp, tb, kb, perm, (int)m, 0,
-				    ww < 0 ? lbits : 64, s));
+				if ((rc = gpu_key_bits(uk, m,
+						       ww < 0 ? lbits : 64, st,
+						       &nb, err, errlen)))
+					return rc;
+				if (nb)
+					GPU_TRY(cub::DeviceRadixSort::SortPairs(
+					    tmp, tb, kb, perm, (int)m, 0, nb,
+					    s));
 			}
 		} else if (c->col.type != VEC_NULL) {
 			cub::DoubleBuffer<uint64_t> kb(uk, uk + m);
@@ -214,8 +314,13 @@ static int ro_sort(const gpu_sortcol *keys, int nk, uint32_t m,
 			GPU_TRY(cudaGetLastError());
 			/* BOOL DESC: ~u is 0xff..fe / 0xff..ff: the low bit
 			 * still orders them */
-			GPU_TRY(cub::DeviceRadixSort::SortPairs(
-			    tmp, tb, kb, perm, (int)m, 0, bits, s));
+			nb = bits;
+			if (bits > 1 && (rc = gpu_key_bits(uk, m, bits, st, &nb,
+							   err, errlen)))
+				return rc;
+			if (nb)
+				GPU_TRY(cub::DeviceRadixSort::SortPairs(
+				    tmp, tb, kb, perm, (int)m, 0, nb, s));
 		}
 		if (c->col.type == VEC_NULL || c->col.nulls) {
 			cub::DoubleBuffer<uint8_t> rb(rk, rk + m);
@@ -262,7 +367,7 @@ static int ro_sorted(ro_mem *mem, const gpu_sortcol *keys, int nk, uint32_t m,
 	int rc;
 
 	if ((rc = ro_alloc(mem, (void **)&p, 8 * (size_t)m, err, errlen)) ||
-	    (rc = ro_alloc(mem, (void **)&mx, 4, err, errlen)) ||
+	    (rc = ro_alloc(mem, (void **)&mx, 32, err, errlen)) ||
 	    (rc = ro_alloc(mem, (void **)&uk, 16 * (size_t)m, err, errlen)) ||
 	    (rc = ro_alloc(mem, (void **)&rk, 2 * (size_t)m, err, errlen)) ||
 	    (rc = ro_sort_tmp(m, &tb, err, errlen)) ||

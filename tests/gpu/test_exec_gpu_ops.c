@@ -221,6 +221,17 @@ static void t_sort(void)
 	    "SELECT k, count(*) FROM t GROUP BY k ORDER BY 2 DESC, 1",
 	    "SELECT i, NULL FROM t ORDER BY 2, i DESC LIMIT 50",
 	    "SELECT i, k FROM t WHERE k > 100 ORDER BY k, i LIMIT 5000",
+	    /* gpu_key_bits: keys already in order (no sort), in order
+	     * after a later key's pass, all equal, few bits, and DESC */
+	    "SELECT i, k FROM t ORDER BY i",
+	    "SELECT i, k FROM t ORDER BY i DESC",
+	    "SELECT i, k FROM t ORDER BY i / 1000, k DESC",
+	    "SELECT i, k FROM t ORDER BY i * 0, k, i DESC",
+	    "SELECT i, k FROM t WHERE k >= 0 ORDER BY k % 4, i DESC",
+	    "SELECT i / 3, count(*), sum(k) FROM t GROUP BY i / 3",
+	    "SELECT i, count(*) FROM t GROUP BY i ORDER BY 1 DESC LIMIT 100",
+	    "SELECT count(*), sum(a.k) FROM t AS a JOIN t AS b ON a.i = b.i",
+	    "SELECT count(*), sum(t.k), sum(u.y) FROM t JOIN u ON t.i = u.y",
 	};
 	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 		both(q[k]);
