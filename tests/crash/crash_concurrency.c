@@ -614,19 +614,9 @@ static void cp_case(const char *point, int in_flight)
 	CHECK_RC(gpmdb_close(db), GPMDB_OK);
 }
 
-static void test_beside_crash_points(void)
+/* A new pmem pool with acct (ROWS rows of 1000) and meta(n = 0). */
+static bool cp_setup(void)
 {
-	static const struct {
-		const char *point;
-		int in_flight; /* the killed transaction is committed (a
-				  kill keeps a frame written before its
-				  fdatasync) */
-	} cases[] = {
-	    {"wal.frame:1", 1},	   {"wal.frame:7", 1},
-	    {"wal.commit:1", 1},   {"wal.commit:9", 1},
-	    {"wal.settle:1", 0},   {"wal.settle_file:1", 0},
-	    {"commit.begin:5", 0},
-	};
 	gpmdb *db;
 	char sql[128];
 
@@ -634,7 +624,7 @@ static void test_beside_crash_points(void)
 	db = open_db(0, false);
 	CHECK(db != NULL);
 	if (!db)
-		return;
+		return false;
 	CHECK_RC(gpmdb_exec(db,
 			    "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal "
 			    "INT); CREATE TABLE meta(n INT); INSERT INTO meta "
@@ -648,6 +638,25 @@ static void test_beside_crash_points(void)
 	}
 	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
 	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	return true;
+}
+
+static void test_beside_crash_points(void)
+{
+	static const struct {
+		const char *point;
+		int in_flight; /* the killed transaction is committed (a
+				  kill keeps a frame written before its
+				  fdatasync) */
+	} cases[] = {
+	    {"wal.frame:1", 1},	   {"wal.frame:7", 1},
+	    {"wal.commit:1", 1},   {"wal.commit:9", 1},
+	    {"wal.settle:1", 0},   {"wal.settle_file:1", 0},
+	    {"commit.begin:5", 0},
+	};
+
+	if (!cp_setup())
+		return;
 	for (int round = 0; round < 8; round++)
 		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 			cp_case(cases[k].point, cases[k].in_flight);
@@ -687,26 +696,10 @@ static void test_private_reader_dead_writer(void)
 	gpmdb *rd, *db;
 	pid_t w;
 	int st = 0, go[2], hold[2];
-	char c, sql[128];
+	char c;
 
-	set_path(0);
-	db = open_db(0, false);
-	CHECK(db != NULL);
-	if (!db)
+	if (!cp_setup())
 		return;
-	CHECK_RC(gpmdb_exec(db,
-			    "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal "
-			    "INT); CREATE TABLE meta(n INT); INSERT INTO meta "
-			    "VALUES (0); BEGIN",
-			    NULL, NULL, NULL),
-		 GPMDB_OK);
-	for (int i = 1; i <= ROWS; i++) {
-		snprintf(sql, sizeof(sql), "INSERT INTO acct VALUES (%d, 1000)",
-			 i);
-		CHECK_RC(gpmdb_exec(db, sql, NULL, NULL, NULL), GPMDB_OK);
-	}
-	CHECK_RC(gpmdb_exec(db, "COMMIT", NULL, NULL, NULL), GPMDB_OK);
-	CHECK_RC(gpmdb_close(db), GPMDB_OK);
 	for (int round = 0; round < 4; round++) {
 		rd = open_db(0, false);
 		CHECK(rd != NULL);
