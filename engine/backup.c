@@ -78,7 +78,11 @@ static void bk_ensure(stg_pool *p)
 		stg_zones_info(p, &z);
 		stg_read_end(p);
 		/* format version 1: no table, ever (storage/layout.h) */
-		if (!z.tracked || (z.table && z.covered >= z.zones))
+		/* the line masks' reset point stays where it is when no
+		 * transaction came since it was moved */
+		if (!z.tracked ||
+		    (z.table && z.covered >= z.zones && z.lines >= z.covered &&
+		     z.lines_reset == z.gen + 1))
 			return;
 	}
 	if (stg_begin(p) != GPMDB_OK)
@@ -227,6 +231,8 @@ int gpmdb_backup_status(gpmdb_backup *bk, gpmdb_backup_stat *out)
 	out->zones_total = (long long)in.zones;
 	out->zones_copied = (long long)in.zones_copied;
 	out->bytes_written = (long long)in.bytes_written;
+	out->zones_lines = (long long)in.zones_lines;
+	out->delta_bytes = (long long)in.delta_bytes;
 	out->zone_size = (long long)in.zone_size;
 	out->passes = in.passes;
 	snprintf(out->why_full, sizeof(out->why_full), "%s", in.why_full);

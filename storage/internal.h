@@ -153,6 +153,9 @@ struct stg_pool {
 
 	/* zones.c: the stamp of the running transaction (0: no table) */
 	uint64_t zt_stamp;
+	/* tests (GPMDB_TEST_NO_LINES=1 at open): stamps zones without
+	 * marking their lines, as a build before line masks does */
+	bool no_lines;
 
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
@@ -318,6 +321,44 @@ void zone_txn_begin(stg_pool *p);
 /* The table: counter, then stamps (NULL: none); *nzones zones covered. */
 uint64_t *zone_table(const stg_pool *p, uint64_t *nzones);
 uint64_t zone_count(uint64_t size);
+/* The line masks (NULL: none); *nzones zones covered; a zone's record;
+ * the bytes of an extent covering n zones. */
+char *zone_lines(const stg_pool *p, uint64_t *nzones);
+stg_lm_zone *zone_lm_rec(char *lm, uint64_t z);
+uint64_t zone_lm_bytes(uint64_t n);
+
+/* ---- delta.c ------------------------------------------------------------ */
+
+/* A delta being written after a copy's image (backup.c): entries go
+ * through a 4 KiB-aligned buffer to out (0 or an errno). */
+typedef int (*dw_out_fn)(void *ctx, const char *buf, uint64_t n, uint64_t off);
+typedef struct {
+	dw_out_fn out;
+	void *ctx;
+	uint8_t *buf;
+	size_t fill;
+	uint64_t start, pos; /* its header page; where buf[0] goes */
+	uint64_t len, entries, bytes, from_gen, image_size;
+	uint32_t crc;
+} delta_writer;
+int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
+	     uint64_t image_size, dw_out_fn out, void *ctx);
+/* An entry: zone's lines that mask sets, from zbase (the zone's bytes). */
+int dw_add(delta_writer *w, uint64_t zone, const uint64_t *mask,
+	   const char *zbase);
+/* The rest and the header page; *end: the delta's end in the file. */
+int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end);
+void dw_free(delta_writer *w);
+unsigned delta_popcount(const uint64_t *mask);
+/* Walks the deltas in [off, off + len) of fd: visit gets each entry
+ * (and its lines' bytes when lines); verify checks the checksums.  0, an
+ * errno, EINVAL for a damaged chain; *first the first delta's header. */
+typedef int (*delta_visit)(void *ctx, const stg_delta_ent *e,
+			   const char *lines);
+int delta_scan(int fd, uint64_t off, uint64_t len, bool lines, bool verify,
+	       delta_visit visit, void *ctx, stg_delta_hdr *first);
+/* Opening: a copy with pending deltas gets them applied first. */
+int delta_open_apply(stg_pool *p);
 
 /* ---- wal.c -------------------------------------------------------------- */
 

@@ -1195,6 +1195,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	p->zt_always = getenv("GPMDB_ZTEXT_ALWAYS") &&
 		       !strcmp(getenv("GPMDB_ZTEXT_ALWAYS"), "1");
 	stamp_all(p); /* this handle's first stamp, unlike any other's */
+	p->no_lines = getenv("GPMDB_TEST_NO_LINES") &&
+		      !strcmp(getenv("GPMDB_TEST_NO_LINES"), "1");
 	p->lk.shm_fd = -1;
 	p->lk.fd = -1;
 	p->lk.own_fd = -1;
@@ -1205,6 +1207,9 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		 ? open_memory(p, &o, &created)
 		 : open_fd(p, &o, &created);
 	/* a file that is no pool gets no <pool>-shm beside it */
+	/* a copy's pending deltas (delta.c), before anything reads it */
+	if (rc == GPMDB_OK && !created && !p->memory)
+		rc = delta_open_apply(p);
 	if (rc == GPMDB_OK)
 		rc = created ? create_file(p, p->fd, &o)
 			     : validate_file(p, p->fd);

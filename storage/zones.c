@@ -69,12 +69,89 @@ uint64_t *zone_table(const stg_pool *p, uint64_t *nzones)
 	return (uint64_t *)pool_at(p, off);
 }
 
-static void zone_flush(stg_pool *p, uint64_t *w)
+static void zone_flush(stg_pool *p, void *w, size_t n)
 {
 	if (p->dur == STG_DUR_PMEM)
-		pmem_flush(w, sizeof(*w));
+		pmem_flush(w, n);
 	else if (p->wal.on)
-		wal_track(p, pool_off(p, w), sizeof(*w));
+		wal_track(p, pool_off(p, w), n);
+}
+
+/* Bytes of a line-mask extent covering n zones. */
+uint64_t zone_lm_bytes(uint64_t n)
+{
+	return (n + STG_LM_PER_PAGE - 1) / STG_LM_PER_PAGE * 4096;
+}
+
+/* The line masks in this mapping (NULL: none, or out of range: every
+ * mask counts as invalid); *nzones zones covered. */
+char *zone_lines(const stg_pool *p, uint64_t *nzones)
+{
+	const stg_root *r = pool_root(p);
+	uint64_t off = r->lm_off, n = r->lm_zones;
+
+	*nzones = 0;
+	if (p->sb.version < STG_FORMAT_ZONES || off == 0 || n == 0 ||
+	    off < p->sb.data_off || off > p->map_len ||
+	    zone_lm_bytes(n) > p->map_len - off)
+		return NULL;
+	*nzones = n;
+	return (char *)pool_at(p, off);
+}
+
+stg_lm_zone *zone_lm_rec(char *lm, uint64_t z)
+{
+	return (stg_lm_zone *)(lm + z / STG_LM_PER_PAGE * 4096 +
+			       z % STG_LM_PER_PAGE * sizeof(stg_lm_zone));
+}
+
+/* Lines [a, b] of a zone changed by the transaction of stamp g (its
+ * stamp st before this mark, R the reset point).  The first mark of a
+ * transaction restarts the mask when the last marking transaction came
+ * before R or was not the zone's last writer (stamp != last): cleared,
+ * covering every change from st + 1 on (none came between st and g).
+ * Threads of one batch race: the first takes `last` to g | BUSY with a
+ * CAS, the others wait for it to say g before they OR their bits (a
+ * clear after their OR would lose them). */
+static void lm_mark(stg_pool *p, stg_lm_zone *m, uint64_t st, uint64_t g,
+		    uint64_t R, unsigned a, unsigned b)
+{
+	uint64_t l = __atomic_load_n(&m->last, __ATOMIC_ACQUIRE);
+
+	while (l != g) {
+		if (l == (g | STG_LM_BUSY)) { /* another thread restarts it */
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			l = __atomic_load_n(&m->last, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&m->last, &l, g | STG_LM_BUSY,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		if (l < R || l != st) {
+			for (unsigned w = 0; w < STG_LM_WORDS; w++)
+				__atomic_store_n(&m->mask[w], 0,
+						 __ATOMIC_RELAXED);
+			__atomic_store_n(&m->since, st + 1, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&m->last, g, __ATOMIC_RELEASE);
+		zone_flush(p, m, sizeof(*m));
+		l = g;
+	}
+	for (unsigned w = a >> 6; w <= b >> 6; w++) {
+		unsigned lo = w == a >> 6 ? a & 63 : 0;
+		unsigned hi = w == b >> 6 ? b & 63 : 63;
+		uint64_t bits = (hi == 63 ? ~0ull : (1ull << (hi + 1)) - 1) &
+				~((1ull << lo) - 1);
+
+		if ((__atomic_load_n(&m->mask[w], __ATOMIC_RELAXED) & bits) ==
+		    bits)
+			continue;
+		__atomic_fetch_or(&m->mask[w], bits, __ATOMIC_RELAXED);
+		zone_flush(p, &m->mask[w], sizeof(m->mask[w]));
+	}
 }
 
 void zone_txn_begin(stg_pool *p)
@@ -89,29 +166,46 @@ void zone_txn_begin(stg_pool *p)
 		return;
 	p->zt_stamp = t[0] + 1;
 	t[0] = p->zt_stamp;
-	zone_flush(p, &t[0]);
+	zone_flush(p, &t[0], sizeof(t[0]));
 }
 
 void zone_mark(stg_pool *p, uint64_t off, uint64_t len)
 {
-	uint64_t n, z, z1, g = p->zt_stamp, *zt;
+	uint64_t n, ln = 0, z, z0, z1, zend, g = p->zt_stamp, R = 0, *zt;
+	char *lm;
 
 	if (g == 0 || len == 0 || off >= p->map_len || len > p->map_len - off)
 		return; /* no table, or not the pool's bytes */
 	zt = zone_table(p, &n);
 	if (zt == NULL)
 		return;
+	lm = p->no_lines ? NULL : zone_lines(p, &ln);
+	if (lm)
+		R = pool_root(p)->lm_reset;
 	zt++; /* the stamps */
-	z = off >> STG_ZONE_SHIFT;
-	z1 = (off + len - 1) >> STG_ZONE_SHIFT;
+	z0 = z = off >> STG_ZONE_SHIFT;
+	zend = z1 = (off + len - 1) >> STG_ZONE_SHIFT;
 	if (z1 >= n)
 		z1 = n - 1;
 	for (; z <= z1; z++) {
+		uint64_t st = __atomic_load_n(&zt[z], __ATOMIC_RELAXED);
+
+		/* the lines first: the mask is restarted against the stamp
+		 * as it was before this transaction */
+		if (z < ln)
+			lm_mark(p, zone_lm_rec(lm, z), st, g, R,
+				z == z0 ? (unsigned)(off >> STG_LINE_SHIFT) &
+					      (STG_ZONE_LINES - 1)
+					: 0,
+				z == zend ? (unsigned)((off + len - 1) >>
+						       STG_LINE_SHIFT) &
+						(STG_ZONE_LINES - 1)
+					  : STG_ZONE_LINES - 1);
 		/* threads of one batch race to the same value: harmless */
-		if (__atomic_load_n(&zt[z], __ATOMIC_RELAXED) == g)
+		if (st == g)
 			continue;
 		__atomic_store_n(&zt[z], g, __ATOMIC_RELAXED);
-		zone_flush(p, &zt[z]);
+		zone_flush(p, &zt[z], sizeof(zt[z]));
 	}
 }
 
@@ -128,6 +222,55 @@ static uint64_t zone_random_id(void)
 	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
 		id = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
 	return id ? id : 1;
+}
+
+/* The line masks made or grown to cover the zone table's zones, and the
+ * reset point R moved to the transaction after this one (inside the
+ * transaction of stg_zones_ensure, under the write lock: every
+ * transaction of stamp >= R begins after R is published). */
+static int lm_ensure(stg_pool *p)
+{
+	stg_root *r = pool_root(p);
+	uint64_t n, old_n = 0, off = r->lm_off, ext, f[3];
+	char *old, *nl;
+	int rc;
+
+	(void)zone_table(p, &n);
+	old = zone_lines(p, &old_n);
+	if (!old || old_n < n) {
+		rc = alloc_extent(p, zone_lm_bytes(n), &off, &ext);
+		if (rc != GPMDB_OK)
+			return rc;
+		mlog_fresh(p, off, ext);
+		r = pool_root(p); /* the allocation may have remapped */
+		old = zone_lines(p, &old_n);
+		nl = (char *)pool_at(p, off);
+		memset(nl, 0, zone_lm_bytes(n));
+		/* records of zones the old masks did not cover: never
+		 * marked (last BUSY: invalid until a marked write) */
+		for (uint64_t z = 0; z < n; z++)
+			zone_lm_rec(nl, z)->last = STG_LM_BUSY;
+		if (old) {
+			memcpy(nl, old, zone_lm_bytes(old_n));
+			for (uint64_t z = old_n; z < n; z++)
+				zone_lm_rec(nl, z)->last = STG_LM_BUSY;
+			rc = alloc_free_deferred(p, r->lm_off,
+						 zone_lm_bytes(old_n));
+			if (rc != GPMDB_OK)
+				return rc;
+		}
+		pool_persist(p, nl, zone_lm_bytes(n));
+	} else {
+		n = old_n;
+	}
+	if (r->lm_off == off && r->lm_zones == n &&
+	    r->lm_reset == p->zt_stamp + 1)
+		return GPMDB_OK;
+	f[0] = off;
+	f[1] = n;
+	f[2] = p->zt_stamp + 1;
+	return mlog_write(p, p->sb.root_off + offsetof(stg_root, lm_off), f,
+			  sizeof(f));
 }
 
 int stg_zones_ensure(stg_pool *p)
@@ -151,7 +294,7 @@ int stg_zones_ensure(stg_pool *p)
 	need = zone_count(r->pool_size);
 	old = zone_table(p, &old_n);
 	if (old && old_n >= need)
-		return GPMDB_OK;
+		return lm_ensure(p);
 	/* room to grow to twice the size before the next table */
 	max = zone_count(p->sb.max_size);
 	cover = need * 2 < max ? need * 2 : max;
@@ -192,7 +335,7 @@ int stg_zones_ensure(stg_pool *p)
 	/* the rest of this transaction stamps as it goes */
 	if (rc == GPMDB_OK && !old)
 		zone_txn_begin(p);
-	return rc;
+	return rc == GPMDB_OK ? lm_ensure(p) : rc;
 }
 
 void stg_zones_info(stg_pool *p, stg_zones *out)
@@ -212,6 +355,8 @@ void stg_zones_info(stg_pool *p, stg_zones *out)
 		out->id = r->zt_id;
 		out->since = r->zt_since;
 		out->gen = __atomic_load_n(&t[0], __ATOMIC_RELAXED);
+		(void)zone_lines(p, &out->lines);
+		out->lines_reset = r->lm_reset;
 	}
 }
 
