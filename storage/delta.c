@@ -85,6 +85,38 @@ unsigned delta_popcount(const uint64_t *mask)
 	return n;
 }
 
+/* The next run of set lines from *l on: [*l, *l1); false at the end. */
+static bool delta_next_run(const uint64_t *mask, unsigned *l, unsigned *l1)
+{
+	unsigned i = *l, j;
+	uint64_t m;
+
+	/* the first set bit at or after i */
+	for (;;) {
+		if (i >= STG_ZONE_LINES)
+			return false;
+		m = mask[i >> 6] >> (i & 63);
+		if (m)
+			break;
+		i = (i | 63) + 1;
+	}
+	i += (unsigned)__builtin_ctzll(m);
+	/* the first clear bit after it */
+	for (j = i;;) {
+		m = ~mask[j >> 6] >> (j & 63);
+		if (m) {
+			j += (unsigned)__builtin_ctzll(m);
+			break;
+		}
+		j = (j | 63) + 1;
+		if (j >= STG_ZONE_LINES)
+			break;
+	}
+	*l = i;
+	*l1 = j < STG_ZONE_LINES ? j : STG_ZONE_LINES;
+	return true;
+}
+
 int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
 	     uint64_t image_size, dw_out_fn out, void *ctx)
 {
@@ -112,6 +144,10 @@ static int dw_flush(delta_writer *w, bool all)
 
 	if (n == 0)
 		return 0;
+	/* the checksum over big pieces (per line it cost more than the
+	 * copy) */
+	w->crc = (uint32_t)crc32(w->crc, (const Bytef *)w->buf,
+				 (uInt)(n < w->fill ? n : w->fill));
 	if (n > w->fill)
 		memset(w->buf + w->fill, 0, n - w->fill);
 	stg_crash_point("backup.delta");
@@ -132,7 +168,6 @@ static int dw_flush(delta_writer *w, bool all)
 static void dw_put(delta_writer *w, const void *src, size_t n)
 {
 	memcpy(w->buf + w->fill, src, n);
-	w->crc = (uint32_t)crc32(w->crc, (const Bytef *)src, (uInt)n);
 	w->fill += n;
 	w->len += n;
 }
@@ -150,21 +185,9 @@ int dw_add(delta_writer *w, uint64_t zone, const uint64_t *mask,
 	memcpy(e.mask, mask, sizeof(e.mask));
 	dw_put(w, &e, sizeof(e));
 	/* runs of set lines, copied as runs */
-	for (unsigned l = 0; l < STG_ZONE_LINES;) {
-		unsigned l1;
-
-		if (!(mask[l >> 6] >> (l & 63) & 1)) {
-			l++;
-			continue;
-		}
-		for (l1 = l + 1;
-		     l1 < STG_ZONE_LINES && (mask[l1 >> 6] >> (l1 & 63) & 1);
-		     l1++)
-			;
+	for (unsigned l = 0, l1; delta_next_run(mask, &l, &l1); l = l1)
 		dw_put(w, zbase + (uint64_t)l * STG_LINE_SIZE,
 		       (size_t)(l1 - l) * STG_LINE_SIZE);
-		l = l1;
-	}
 	w->entries++;
 	return 0;
 }
@@ -282,25 +305,14 @@ static int dl_apply_ent(void *ctx, const stg_delta_ent *e, const char *buf)
 	int fd = *(int *)ctx;
 	uint64_t zoff = e->zone << STG_ZONE_SHIFT, src = 0;
 
-	for (unsigned l = 0; l < STG_ZONE_LINES;) {
-		unsigned l1;
-		size_t n;
+	for (unsigned l = 0, l1; delta_next_run(e->mask, &l, &l1); l = l1) {
+		size_t n = (size_t)(l1 - l) * STG_LINE_SIZE;
 
-		if (!(e->mask[l >> 6] >> (l & 63) & 1)) {
-			l++;
-			continue;
-		}
-		for (l1 = l + 1;
-		     l1 < STG_ZONE_LINES && (e->mask[l1 >> 6] >> (l1 & 63) & 1);
-		     l1++)
-			;
-		n = (size_t)(l1 - l) * STG_LINE_SIZE;
 		if (pool_pwrite_full(
 			fd, buf + src, n,
 			(off_t)(zoff + (uint64_t)l * STG_LINE_SIZE)) != 0)
 			return errno ? errno : EIO;
 		src += n;
-		l = l1;
 	}
 	stg_crash_point("delta.apply");
 	return 0;
