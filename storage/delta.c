@@ -380,16 +380,16 @@ int delta_open_apply(stg_pool *p)
 	    memcmp(sb.magic, STG_SB_MAGIC_DELTA, 8) != 0 ||
 	    dl_sb_crc(&sb) != sb.crc)
 		return GPMDB_OK; /* validate_file says what it is */
+	if (p->readonly) {
+		/* in the private mapping once it is made: the file as it is */
+		p->delta_private = true;
+		p->dl_off = sb.copy_delta_off;
+		p->dl_len = sb.copy_delta_len;
+		return GPMDB_OK;
+	}
 	fd = open(p->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return pool_err(
-		    p, GPMDB_READONLY,
-		    "%s is a backup copy whose last incremental backups are "
-		    "kept as deltas (%llu bytes after its image) not yet "
-		    "applied: it must be writable to be opened once, which "
-		    "applies them (%s)",
-		    p->path, (unsigned long long)sb.copy_delta_len,
-		    strerror(errno));
+		return pool_err_io(p, errno, "opening", p->path);
 	/* one opener applies; the others wait for it, then find none */
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
@@ -397,11 +397,12 @@ int delta_open_apply(stg_pool *p)
 	fl.l_start = (off_t)DL_LOCK;
 	fl.l_len = 1;
 	for (int i = 0; fcntl(fd, F_OFD_SETLK, &fl) != 0; i++) {
-		if (i == 5000) { /* 10 s: a backup writing it */
+		if (i == 5000) { /* 10 s: a backup writing it, or readers */
 			close(fd);
 			return pool_err(p, GPMDB_BUSY,
 					"database is locked: %s (its deltas "
-					"are being applied or written)",
+					"are being written, or read-only "
+					"connections have it open)",
 					p->path);
 		}
 		usleep(2000);
@@ -409,4 +410,61 @@ int delta_open_apply(stg_pool *p)
 	rc = dl_apply(p, fd);
 	close(fd); /* its lock with it */
 	return rc;
+}
+
+/* An entry's lines into the private mapping. */
+static int dl_apply_mem(void *ctx, const stg_delta_ent *e, const char *buf)
+{
+	stg_pool *p = ctx;
+	uint64_t zoff = e->zone << STG_ZONE_SHIFT, src = 0;
+
+	if (zoff >= p->map_len || p->map_len - zoff < STG_ZONE_SIZE)
+		return EINVAL;
+	for (unsigned l = 0, l1; delta_next_run(e->mask, &l, &l1); l = l1) {
+		size_t n = (size_t)(l1 - l) * STG_LINE_SIZE;
+
+		memcpy((char *)p->base + zoff + (uint64_t)l * STG_LINE_SIZE,
+		       buf + src, n);
+		src += n;
+	}
+	return 0;
+}
+
+int delta_reapply_private(stg_pool *p)
+{
+	int err;
+
+	/* every checksum first, then the lines */
+	err = delta_scan(p->fd, p->dl_off, p->dl_len, true, true, NULL, NULL,
+			 NULL);
+	if (!err)
+		err = delta_scan(p->fd, p->dl_off, p->dl_len, true, false,
+				 dl_apply_mem, p, NULL);
+	if (err == EINVAL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: the "
+				"deltas of this backup copy are damaged (take "
+				"the backup again)",
+				p->path);
+	if (err)
+		return pool_err_io(p, err, "reading", p->path);
+	/* the superblock this connection sees (integrity_check compares) */
+	if (!memcmp(p->sb.magic, STG_SB_MAGIC, 8))
+		memcpy(p->base, &p->sb, sizeof(p->sb));
+	return GPMDB_OK;
+}
+
+int delta_apply_private(stg_pool *p)
+{
+	stg_superblock *sb = &p->sb;
+	int rc = delta_reapply_private(p);
+
+	if (rc != GPMDB_OK)
+		return rc;
+	/* this connection sees a copy without deltas */
+	memcpy(sb->magic, STG_SB_MAGIC, 8);
+	sb->copy_delta_off = sb->copy_delta_len = 0;
+	sb->crc = dl_sb_crc(sb);
+	memcpy(p->base, sb, sizeof(*sb));
+	return GPMDB_OK;
 }

@@ -125,7 +125,11 @@ struct stg_pool {
 	int fd;
 	bool readonly;
 	bool private_map; /* readonly: MAP_PRIVATE copy, recovery in memory */
-	bool broken;	  /* a remap failed: nothing is mapped any more */
+	/* a read-only copy with deltas: applied in the private mapping
+	 * (delta.c), again whenever its pages are dropped (wal.c) */
+	bool delta_private;
+	uint64_t dl_off, dl_len;
+	bool broken; /* a remap failed: nothing is mapped any more */
 	char *base;
 	size_t map_len;
 	bool is_pmem;
@@ -357,8 +361,14 @@ typedef int (*delta_visit)(void *ctx, const stg_delta_ent *e,
 			   const char *lines);
 int delta_scan(int fd, uint64_t off, uint64_t len, bool lines, bool verify,
 	       delta_visit visit, void *ctx, stg_delta_hdr *first);
-/* Opening: a copy with pending deltas gets them applied first. */
+/* Opening: a copy with pending deltas gets them applied first, in the
+ * file (read-write), or, read-only, in the private mapping once it is
+ * made (delta_private, then delta_apply_private: the file is never
+ * written). */
 int delta_open_apply(stg_pool *p);
+int delta_apply_private(stg_pool *p);
+/* The deltas into the private mapping again (its pages were dropped). */
+int delta_reapply_private(stg_pool *p);
 
 /* ---- wal.c -------------------------------------------------------------- */
 

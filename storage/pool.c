@@ -769,7 +769,9 @@ static int validate_file(stg_pool *p, int fd)
 				"or being written now): not a database; take "
 				"the backup again",
 				p->path);
-	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0)
+	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0 &&
+	    !(p->delta_private &&
+	      memcmp(p->sb.magic, STG_SB_MAGIC_DELTA, 8) == 0))
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database: %s (bad magic)",
 				p->path);
@@ -1225,6 +1227,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		o.durability = lock_mode(p); /* as the writers see it */
 	if (rc == GPMDB_OK)
 		rc = map_file(p, o.readonly ? STG_DUR_AUTO : o.durability);
+	if (rc == GPMDB_OK && p->delta_private)
+		rc = delta_apply_private(p);
 	if (rc == GPMDB_OK && o.readonly) {
 		p->dur = o.durability;
 		if (p->dur == STG_DUR_AUTO)
