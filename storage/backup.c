@@ -1018,7 +1018,8 @@ int stg_backup_finish(stg_backup *b)
 		err = dw_end(&b->dw, b->copy_gen, &end);
 		if (!err) {
 			b->bytes_written += b->dw.bytes - b->dw.len;
-			b->chain_off = b->chain_len ? b->chain_off : b->size;
+			b->chain_off =
+			    b->chain_len ? b->chain_off : b->dw.start;
 			b->chain_len = end - b->chain_off;
 		}
 	}

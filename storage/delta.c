@@ -432,7 +432,17 @@ static int dl_apply_mem(void *ctx, const stg_delta_ent *e, const char *buf)
 
 int delta_reapply_private(stg_pool *p)
 {
+	stg_superblock sb;
 	int err;
+
+	/* applied in the file meanwhile (a read-write open): the pages
+	 * read it as it is now */
+	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) == 0 &&
+	    dl_pread(p->fd, &sb, sizeof(sb), 0) == 0 &&
+	    memcmp(sb.magic, STG_SB_MAGIC_DELTA, 8) != 0) {
+		p->delta_private = false;
+		return GPMDB_OK;
+	}
 
 	/* every checksum first, then the lines */
 	err = delta_scan(p->fd, p->dl_off, p->dl_len, true, true, NULL, NULL,
