@@ -64,8 +64,9 @@ static bool bk_is_memory(const gpmdb *db)
 	return !strcmp(db->path, ":memory:") || !db->path[0];
 }
 
-/* The zone table made or grown to the pool's size, when a transaction
- * can be had; else the backup copies what it cannot prove unchanged. */
+/* The zone table and line masks made or grown to the pool's size, and
+ * the masks' reset point moved (storage/zones.c), when a transaction can
+ * be had; else the backup copies what it cannot prove unchanged. */
 static void bk_ensure(stg_pool *p)
 {
 	stg_zones z;

@@ -12,6 +12,15 @@
  * the incremental backup.  Anything else that is a gpmdb file is overwritten
  * by a full copy, and the reason is kept (stg_backup_get_info).
  *
+ * Deltas (delta.c, whose comment holds their invariants): an
+ * incremental backup writes a changed zone whose line mask is valid for
+ * the copy's counter and sets at most half its lines as an entry of a
+ * delta after the image (the lines, not the zone), and a zone that has
+ * an entry in a pending delta always into the new delta; the superblock
+ * names the chain.  Onto a copy whose chain outgrew an eighth of the
+ * image or whose pool changed size, the zones changed since the image's
+ * own counter go whole and the chain is dropped.
+ *
  * Order of writes: the destination's superblock first becomes an
  * "incomplete copy" marker (STG_SB_MAGIC_INCOMPLETE, refused at open with
  * its own message) and is fdatasynced; then the zones; fdatasync; then

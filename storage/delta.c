@@ -318,6 +318,18 @@ static int dl_apply_ent(void *ctx, const stg_delta_ent *e, const char *buf)
 	return 0;
 }
 
+/* A walk of the deltas that failed: damaged (EINVAL) or an I/O error. */
+static int dl_scan_err(stg_pool *p, int err, const char *what)
+{
+	if (err == EINVAL)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: the "
+				"deltas of this backup copy are damaged (take "
+				"the backup again)",
+				p->path);
+	return pool_err_io(p, err, what, p->path);
+}
+
 static uint32_t dl_sb_crc(const stg_superblock *sb)
 {
 	return (uint32_t)crc32(0L, (const Bytef *)sb, STG_SB_CRC_OFF);
@@ -339,14 +351,8 @@ static int dl_apply(stg_pool *p, int fd)
 	/* every checksum first: nothing is written from a damaged delta */
 	err = delta_scan(fd, sb.copy_delta_off, sb.copy_delta_len, true, true,
 			 NULL, NULL, NULL);
-	if (err == EINVAL)
-		return pool_err(p, GPMDB_CORRUPT,
-				"database disk image is malformed: %s: the "
-				"deltas of this backup copy are damaged (take "
-				"the backup again)",
-				p->path);
 	if (err)
-		goto io;
+		return dl_scan_err(p, err, "reading");
 	what = "applying the deltas of";
 	err = delta_scan(fd, sb.copy_delta_off, sb.copy_delta_len, true, false,
 			 dl_apply_ent, &fd, NULL);
@@ -450,14 +456,8 @@ int delta_reapply_private(stg_pool *p)
 	if (!err)
 		err = delta_scan(p->fd, p->dl_off, p->dl_len, true, false,
 				 dl_apply_mem, p, NULL);
-	if (err == EINVAL)
-		return pool_err(p, GPMDB_CORRUPT,
-				"database disk image is malformed: %s: the "
-				"deltas of this backup copy are damaged (take "
-				"the backup again)",
-				p->path);
 	if (err)
-		return pool_err_io(p, err, "reading", p->path);
+		return dl_scan_err(p, err, "reading");
 	/* the superblock this connection sees (integrity_check compares) */
 	if (!memcmp(p->sb.magic, STG_SB_MAGIC, 8))
 		memcpy(p->base, &p->sb, sizeof(p->sb));

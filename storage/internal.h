@@ -157,6 +157,9 @@ struct stg_pool {
 
 	/* zones.c: the stamp of the running transaction (0: no table) */
 	uint64_t zt_stamp;
+	/* zones.c: the line masks' extent, zones and reset point, as this
+	 * transaction found them (zone_lines_cache; off 0: none) */
+	uint64_t lm_c_off, lm_c_n, lm_c_R;
 	/* tests (GPMDB_TEST_NO_LINES=1 at open): stamps zones without
 	 * marking their lines, as a build before line masks does */
 	bool no_lines;

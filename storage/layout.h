@@ -160,7 +160,9 @@ _Static_assert(offsetof(stg_root, lm_off) == 80, "line masks at 80");
  * of an 8-byte column) sets one line in 12.5.  28 records per 4 KiB
  * page (none crosses a page: a mark dirties one page in msync mode);
  * `last` with STG_LM_BUSY set: being restarted (a writer that died
- * there left it invalid). */
+ * there left it invalid).  No format version: a build without masks
+ * stamps zones without marking them (their masks invalid: copied whole)
+ * and refuses a copy with deltas (STG_SB_MAGIC_DELTA). */
 #define STG_LINE_SHIFT	6u
 #define STG_LINE_SIZE	(1ull << STG_LINE_SHIFT)
 #define STG_ZONE_LINES	(STG_ZONE_SIZE >> STG_LINE_SHIFT)

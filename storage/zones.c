@@ -1,6 +1,7 @@
 /*
  * zones.c - the dirty-zone table: which 64 KiB zones of the pool changed
- * since a given transaction (incremental backups and checkpoints).
+ * since a given transaction (incremental backups and checkpoints), and
+ * which 64-byte lines of them (line masks).
  *
  * The table is an extent of the pool (root.zt_off): a counter, then one
  * uint64_t stamp per zone.  Every write transaction (and every recovery)
@@ -30,6 +31,22 @@
  * zt_since is its counter when made: a copy made before is copied
  * in full.  zt_id is random per table: a copy names the table whose
  * stamps describe it.
+ *
+ * Line masks.  Beside the table, an extent of its own (root.lm_off)
+ * holds per zone the 64-byte lines changed (stg_lm_zone: 1024 bits,
+ * since, last), so that a zone changed in a few lines is copied by its
+ * lines (delta.c) instead of whole.  zone_mark ORs the lines into the
+ * mask as it stamps the zone, persisted the same way.  The mask holds
+ * every change of stamp >= since; it is valid while the zone's stamp
+ * equals last, the stamp of the last transaction that marked it (a
+ * writer that stamps without marking, an older build, leaves them
+ * unequal, and the zone is copied whole).  A copy of counter G uses it
+ * when since <= G + 1.  The first mark of a transaction (stamp S)
+ * restarts the mask when last < R (root.lm_reset, moved to the counter
+ * plus one by each backup's stg_zones_ensure, under the write lock) or
+ * last != stamp: cleared, since = the zone's stamp before S plus one
+ * (nothing changed the zone in between).  Masks are not undo-logged: a
+ * rolled-back change leaves its bits, a superset.
  *
  * Only pools of format version 2 or later have a table (layout.h): a
  * build of version 1 can write a pool of version 1 and stamps nothing,
@@ -154,11 +171,23 @@ static void lm_mark(stg_pool *p, stg_lm_zone *m, uint64_t st, uint64_t g,
 	}
 }
 
+/* The masks' place for zone_mark, looked up once per transaction (and
+ * again when lm_ensure moves them): the validity checks of zone_lines
+ * on every mark cost the writers of batch UPDATEs a few percent. */
+static void zone_lines_cache(stg_pool *p)
+{
+	char *lm = p->no_lines ? NULL : zone_lines(p, &p->lm_c_n);
+
+	p->lm_c_off = lm ? pool_off(p, lm) : 0;
+	p->lm_c_R = lm ? pool_root(p)->lm_reset : 0;
+}
+
 void zone_txn_begin(stg_pool *p)
 {
 	uint64_t n, *t;
 
 	p->zt_stamp = 0;
+	p->lm_c_off = 0;
 	if (p->private_map || p->lk.no_track || p->readonly)
 		return;
 	t = zone_table(p, &n);
@@ -167,6 +196,7 @@ void zone_txn_begin(stg_pool *p)
 	p->zt_stamp = t[0] + 1;
 	t[0] = p->zt_stamp;
 	zone_flush(p, &t[0], sizeof(t[0]));
+	zone_lines_cache(p);
 }
 
 void zone_mark(stg_pool *p, uint64_t off, uint64_t len)
@@ -179,9 +209,13 @@ void zone_mark(stg_pool *p, uint64_t off, uint64_t len)
 	zt = zone_table(p, &n);
 	if (zt == NULL)
 		return;
-	lm = p->no_lines ? NULL : zone_lines(p, &ln);
-	if (lm)
-		R = pool_root(p)->lm_reset;
+	if (p->lm_c_off) {
+		lm = (char *)pool_at(p, p->lm_c_off);
+		ln = p->lm_c_n;
+		R = p->lm_c_R;
+	} else {
+		lm = NULL;
+	}
 	zt++; /* the stamps */
 	z0 = z = off >> STG_ZONE_SHIFT;
 	zend = z1 = (off + len - 1) >> STG_ZONE_SHIFT;
@@ -269,8 +303,11 @@ static int lm_ensure(stg_pool *p)
 	f[0] = off;
 	f[1] = n;
 	f[2] = p->zt_stamp + 1;
-	return mlog_write(p, p->sb.root_off + offsetof(stg_root, lm_off), f,
-			  sizeof(f));
+	rc = mlog_write(p, p->sb.root_off + offsetof(stg_root, lm_off), f,
+			sizeof(f));
+	if (rc == GPMDB_OK)
+		zone_lines_cache(p);
+	return rc;
 }
 
 int stg_zones_ensure(stg_pool *p)
