@@ -64,9 +64,9 @@ static bool bk_is_memory(const gpmdb *db)
 	return !strcmp(db->path, ":memory:") || !db->path[0];
 }
 
-/* The zone table and line masks made or grown to the pool's size, and
- * the masks' reset point moved (storage/zones.c), when a transaction can
- * be had; else the backup copies what it cannot prove unchanged. */
+/* The zone table and line masks made or grown to the pool's size, when
+ * a transaction can be had; else the backup copies what it cannot prove
+ * unchanged. */
 static void bk_ensure(stg_pool *p)
 {
 	stg_zones z;
@@ -79,11 +79,8 @@ static void bk_ensure(stg_pool *p)
 		stg_zones_info(p, &z);
 		stg_read_end(p);
 		/* format version 1: no table, ever (storage/layout.h) */
-		/* the line masks' reset point stays where it is when no
-		 * transaction came since it was moved */
 		if (!z.tracked ||
-		    (z.table && z.covered >= z.zones && z.lines >= z.covered &&
-		     z.lines_reset == z.gen + 1))
+		    (z.table && z.covered >= z.zones && z.lines >= z.covered))
 			return;
 	}
 	if (stg_begin(p) != GPMDB_OK)

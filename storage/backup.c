@@ -878,6 +878,8 @@ int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
 		b->rc = rc;
 		return stg_backup_finish(b);
 	}
+	/* the masks describe the changes from here on (zones.c) */
+	zone_lines_restart(p);
 	/* pmem mode: the first passes without a snapshot (writers go on),
 	 * and the destination made ready without one too */
 	b->precopy = !b->held && stg_pool_durability(p) != STG_DUR_MSYNC;

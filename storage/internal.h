@@ -158,8 +158,9 @@ struct stg_pool {
 	/* zones.c: the stamp of the running transaction (0: no table) */
 	uint64_t zt_stamp;
 	/* zones.c: the line masks' extent, zones and reset point, as this
-	 * transaction found them (zone_lines_cache; off 0: none) */
-	uint64_t lm_c_off, lm_c_n, lm_c_R;
+	 * transaction found them (zone_lines_cache; off 0: none); the
+	 * reset point of a connection without a shared page (lock.c) */
+	uint64_t lm_c_off, lm_c_n, lm_c_R, lm_reset_local;
 	/* tests (GPMDB_TEST_NO_LINES=1 at open): stamps zones without
 	 * marking their lines, as a build before line masks does */
 	bool no_lines;
@@ -332,6 +333,9 @@ uint64_t zone_count(uint64_t size);
  * the bytes of an extent covering n zones. */
 char *zone_lines(const stg_pool *p, uint64_t *nzones);
 stg_lm_zone *zone_lm_rec(char *lm, uint64_t z);
+/* A backup begins: masks restart at their zone's next write (the reset
+ * point moved past the counter in this view). */
+void zone_lines_restart(stg_pool *p);
 uint64_t zone_lm_bytes(uint64_t n);
 
 /* ---- delta.c ------------------------------------------------------------ */
@@ -372,6 +376,11 @@ int delta_open_apply(stg_pool *p);
 int delta_apply_private(stg_pool *p);
 /* The deltas into the private mapping again (its pages were dropped). */
 int delta_reapply_private(stg_pool *p);
+
+/* The line masks' reset point R (lock.c: the shared page), and a move of
+ * it up to r (a backup's start). */
+uint64_t lock_lines_reset(const stg_pool *p);
+void lock_lines_reset_move(stg_pool *p, uint64_t r);
 
 /* ---- wal.c -------------------------------------------------------------- */
 

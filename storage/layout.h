@@ -130,13 +130,11 @@ typedef struct {
 	uint64_t zt_zones; /* zones it covers, from offset 0 */
 	uint64_t zt_id;	   /* random, new with every table made */
 	uint64_t zt_since; /* its counter when made (1) */
-	/* [80, 104): the line masks (zones.c), one undo target; zero in a
+	/* [80, 96): the line masks (zones.c), one undo target; zero in a
 	 * pool no backup of this build has been taken of */
 	uint64_t lm_off;   /* extent: stg_lm_zone records; 0 = none */
 	uint64_t lm_zones; /* zones it covers, from offset 0 */
-	uint64_t lm_reset; /* R: a writer of stamp >= R restarts a mask
-			    * last marked before R */
-	uint8_t pad[STG_ROOT_SIZE - 104];
+	uint8_t pad[STG_ROOT_SIZE - 96];
 } stg_root;
 
 _Static_assert(sizeof(stg_root) == STG_ROOT_SIZE, "root size");
@@ -160,7 +158,8 @@ _Static_assert(offsetof(stg_root, lm_off) == 80, "line masks at 80");
  * of an 8-byte column) sets one line in 12.5.  28 records per 4 KiB
  * page (none crosses a page: a mark dirties one page in msync mode);
  * `last` with STG_LM_BUSY set: being restarted (a writer that died
- * there left it invalid).  No format version: a build without masks
+ * there left it invalid).  The reset point that restarts masks is not
+ * in the pool (zones.c, lock.c).  No format version: a build without masks
  * stamps zones without marking them (their masks invalid: copied whole)
  * and refuses a copy with deltas (STG_SB_MAGIC_DELTA). */
 #define STG_LINE_SHIFT	6u

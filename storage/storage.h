@@ -730,16 +730,15 @@ int stg_backup_finish(stg_backup *b);
  * transaction that last wrote them.  ensure (inside a transaction) makes it or
  * grows it to the pool's size; mark stamps a range that a GPU kernel writes. */
 typedef struct {
-	bool tracked;	      /* the format has zone tables (version >= 2) */
-	uint32_t version;     /* the pool's format version */
-	bool table;	      /* a zone table exists */
-	uint64_t zone_size;   /* STG_ZONE_SIZE */
-	uint64_t zones;	      /* zones of the pool */
-	uint64_t covered;     /* zones the table covers */
-	uint64_t id, since;   /* the table's id, its counter when made */
-	uint64_t gen;	      /* its counter in this view */
-	uint64_t lines;	      /* zones the line masks cover */
-	uint64_t lines_reset; /* their reset point (zones.c) */
+	bool tracked;	    /* the format has zone tables (version >= 2) */
+	uint32_t version;   /* the pool's format version */
+	bool table;	    /* a zone table exists */
+	uint64_t zone_size; /* STG_ZONE_SIZE */
+	uint64_t zones;	    /* zones of the pool */
+	uint64_t covered;   /* zones the table covers */
+	uint64_t id, since; /* the table's id, its counter when made */
+	uint64_t gen;	    /* its counter in this view */
+	uint64_t lines;	    /* zones the line masks cover */
 } stg_zones;
 int stg_zones_ensure(stg_pool *p);
 void stg_zones_info(stg_pool *p, stg_zones *out);

@@ -42,11 +42,17 @@
  * writer that stamps without marking, an older build, leaves them
  * unequal, and the zone is copied whole).  A copy of counter G uses it
  * when since <= G + 1.  The first mark of a transaction (stamp S)
- * restarts the mask when last < R (root.lm_reset, moved to the counter
- * plus one by each backup's stg_zones_ensure, under the write lock) or
- * last != stamp: cleared, since = the zone's stamp before S plus one
- * (nothing changed the zone in between).  Masks are not undo-logged: a
- * rolled-back change leaves its bits, a superset.
+ * restarts the mask when last < R or last != stamp: cleared, since =
+ * the zone's stamp before S plus one (nothing changed the zone in
+ * between, so this holds whatever R is).  R, the reset point, only
+ * says when masks restart: each backup moves it past the counter at its
+ * start (zone_lines_restart), so that masks describe the changes since
+ * about the last backup instead of filling up; it lives in the
+ * connections' shared page (lock.c), not in the pool, and needs no
+ * transaction (a transaction per backup moved the counter and cost
+ * each backup its commit); lost with the page, masks merely restart
+ * later.  Masks are not undo-logged: a rolled-back change leaves its
+ * bits, a superset.
  *
  * Only pools of format version 2 or later have a table (layout.h): a
  * build of version 1 can write a pool of version 1 and stamps nothing,
@@ -179,7 +185,7 @@ static void zone_lines_cache(stg_pool *p)
 	char *lm = p->no_lines ? NULL : zone_lines(p, &p->lm_c_n);
 
 	p->lm_c_off = lm ? pool_off(p, lm) : 0;
-	p->lm_c_R = lm ? pool_root(p)->lm_reset : 0;
+	p->lm_c_R = lm ? lock_lines_reset(p) : 0;
 }
 
 void zone_txn_begin(stg_pool *p)
@@ -243,6 +249,15 @@ void zone_mark(stg_pool *p, uint64_t off, uint64_t len)
 	}
 }
 
+void zone_lines_restart(stg_pool *p)
+{
+	uint64_t n, *t = zone_table(p, &n);
+
+	if (t)
+		lock_lines_reset_move(
+		    p, __atomic_load_n(&t[0], __ATOMIC_RELAXED) + 1);
+}
+
 void stg_zone_mark(stg_pool *p, uint64_t off, uint64_t len)
 {
 	if (p && !p->private_map && !p->lk.no_track)
@@ -258,14 +273,12 @@ static uint64_t zone_random_id(void)
 	return id ? id : 1;
 }
 
-/* The line masks made or grown to cover the zone table's zones, and the
- * reset point R moved to the transaction after this one (inside the
- * transaction of stg_zones_ensure, under the write lock: every
- * transaction of stamp >= R begins after R is published). */
+/* The line masks made or grown to cover the zone table's zones (inside
+ * the transaction of stg_zones_ensure). */
 static int lm_ensure(stg_pool *p)
 {
 	stg_root *r = pool_root(p);
-	uint64_t n, old_n = 0, off = r->lm_off, ext, f[3];
+	uint64_t n, old_n = 0, off = r->lm_off, ext, f[2];
 	char *old, *nl;
 	int rc;
 
@@ -295,14 +308,10 @@ static int lm_ensure(stg_pool *p)
 		}
 		pool_persist(p, nl, zone_lm_bytes(n));
 	} else {
-		n = old_n;
-	}
-	if (r->lm_off == off && r->lm_zones == n &&
-	    r->lm_reset == p->zt_stamp + 1)
 		return GPMDB_OK;
+	}
 	f[0] = off;
 	f[1] = n;
-	f[2] = p->zt_stamp + 1;
 	rc = mlog_write(p, p->sb.root_off + offsetof(stg_root, lm_off), f,
 			sizeof(f));
 	if (rc == GPMDB_OK)
@@ -393,7 +402,6 @@ void stg_zones_info(stg_pool *p, stg_zones *out)
 		out->since = r->zt_since;
 		out->gen = __atomic_load_n(&t[0], __ATOMIC_RELAXED);
 		(void)zone_lines(p, &out->lines);
-		out->lines_reset = r->lm_reset;
 	}
 }
 
