@@ -163,6 +163,9 @@ static void lm_mark(stg_pool *p, stg_lm_zone *m, uint64_t st, uint64_t g,
 		zone_flush(p, m, sizeof(*m));
 		l = g;
 	}
+	/* the words changed, flushed once (an append sets all 16) */
+	unsigned w0 = STG_LM_WORDS, w1 = 0;
+
 	for (unsigned w = a >> 6; w <= b >> 6; w++) {
 		unsigned lo = w == a >> 6 ? a & 63 : 0;
 		unsigned hi = w == b >> 6 ? b & 63 : 63;
@@ -173,8 +176,12 @@ static void lm_mark(stg_pool *p, stg_lm_zone *m, uint64_t st, uint64_t g,
 		    bits)
 			continue;
 		__atomic_fetch_or(&m->mask[w], bits, __ATOMIC_RELAXED);
-		zone_flush(p, &m->mask[w], sizeof(m->mask[w]));
+		if (w < w0)
+			w0 = w;
+		w1 = w;
 	}
+	if (w0 <= w1)
+		zone_flush(p, &m->mask[w0], (w1 - w0 + 1) * sizeof(m->mask[0]));
 }
 
 /* The masks' place for zone_mark, looked up once per transaction (and
