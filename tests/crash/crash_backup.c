@@ -224,6 +224,21 @@ static gpmdb *make_table(char *want, size_t n)
 	return db;
 }
 
+/* After a kill: the database reopens, recovered and whole (its total
+ * want, its integrity check). */
+static void db_whole(const char *want)
+{
+	gpmdb *db = open_db(path, false);
+
+	CHECK(db != NULL);
+	if (db) {
+		CHECKF(!strcmp(su_scalar(db, SUMQ), want), "db %s",
+		       su_scalar(db, SUMQ));
+		CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"));
+		gpmdb_close(db);
+	}
+}
+
 /* The children's transfers keep the total at the ends of the id range
  * too, with no crash: the invariant the kills check is the test's own. */
 static void test_transfer_ends(void)
@@ -282,16 +297,7 @@ static void run_case(bool ckpt)
 			CHECKF(0, "child ended by itself: status %d", st);
 			early++;
 		}
-		/* the database: recovered, whole */
-		db = open_db(path, false);
-		CHECK(db != NULL);
-		if (db) {
-			CHECKF(!strcmp(su_scalar(db, SUMQ), want), "db %s",
-			       su_scalar(db, SUMQ));
-			CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"),
-				      "ok"));
-			gpmdb_close(db);
-		}
+		db_whole(want);
 		/* the copy: a committed state, or refused as incomplete */
 		rc = gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL);
 		if (rc == GPMDB_OK) {
@@ -416,15 +422,7 @@ static void test_kill_delta_write(void)
 		       "child status %d", st);
 		if (k % 2 == 0)
 			pointed++;
-		db = open_db(path, false);
-		CHECK(db != NULL);
-		if (db) {
-			CHECKF(!strcmp(su_scalar(db, SUMQ), want), "db %s",
-			       su_scalar(db, SUMQ));
-			CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"),
-				      "ok"));
-			gpmdb_close(db);
-		}
+		db_whole(want);
 		if (copy_ok(NULL, want, &refused))
 			complete++;
 	}
