@@ -464,11 +464,63 @@ int delta_reapply_private(stg_pool *p)
 	return GPMDB_OK;
 }
 
+int delta_after_lock(stg_pool *p)
+{
+	stg_superblock now;
+
+	if (p->delta_private)
+		return delta_apply_private(p);
+	if (p->fd < 0 || dl_pread(p->fd, &now, sizeof(now), 0) != 0 ||
+	    dl_sb_crc(&now) != now.crc)
+		return GPMDB_OK;
+	if (!memcmp(now.magic, STG_SB_MAGIC_INCOMPLETE, 8))
+		return pool_err(p, GPMDB_NOTADB,
+				"%s is an incomplete backup copy (cut short, "
+				"or being written now): not a database; take "
+				"the backup again",
+				p->path);
+	if (memcmp(now.magic, STG_SB_MAGIC_DELTA, 8) != 0)
+		return GPMDB_OK;
+	/* a backup gave it deltas between the look before the lock and
+	 * the lock */
+	if (p->readonly) {
+		p->delta_private = true;
+		return delta_apply_private(p);
+	}
+	return pool_err(p, GPMDB_BUSY,
+			"database is locked: %s: a backup wrote deltas into "
+			"it while it was being opened; open it again",
+			p->path);
+}
+
 int delta_apply_private(stg_pool *p)
 {
-	stg_superblock *sb = &p->sb;
-	int rc = delta_reapply_private(p);
+	stg_superblock *sb = &p->sb, now;
+	int rc;
 
+	/* the superblock again, now that this connection holds its lock
+	 * (lock_open waited for a backup writing the copy, which may have
+	 * added a delta or applied none) */
+	if (dl_pread(p->fd, &now, sizeof(now), 0) != 0 ||
+	    dl_sb_crc(&now) != now.crc)
+		return pool_err(p, GPMDB_CORRUPT,
+				"database disk image is malformed: %s: "
+				"superblock checksum mismatch",
+				p->path);
+	if (!memcmp(now.magic, STG_SB_MAGIC_INCOMPLETE, 8))
+		return pool_err(p, GPMDB_NOTADB,
+				"%s is an incomplete backup copy (cut short, "
+				"or being written now): not a database; take "
+				"the backup again",
+				p->path);
+	*sb = now;
+	if (memcmp(now.magic, STG_SB_MAGIC_DELTA, 8) != 0) {
+		p->delta_private = false; /* applied meanwhile */
+		return GPMDB_OK;
+	}
+	p->dl_off = now.copy_delta_off;
+	p->dl_len = now.copy_delta_len;
+	rc = delta_reapply_private(p);
 	if (rc != GPMDB_OK)
 		return rc;
 	/* this connection sees a copy without deltas */

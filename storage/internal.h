@@ -374,6 +374,10 @@ int delta_scan(int fd, uint64_t off, uint64_t len, bool lines, bool verify,
  * written). */
 int delta_open_apply(stg_pool *p);
 int delta_apply_private(stg_pool *p);
+/* Once the connection holds its lock (no backup can begin on the file):
+ * deltas that came since the first look, applied privately (read-only)
+ * or refused (read-write: open again); an incomplete copy refused. */
+int delta_after_lock(stg_pool *p);
 /* The deltas into the private mapping again (its pages were dropped). */
 int delta_reapply_private(stg_pool *p);
 

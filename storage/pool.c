@@ -1227,8 +1227,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		o.durability = lock_mode(p); /* as the writers see it */
 	if (rc == GPMDB_OK)
 		rc = map_file(p, o.readonly ? STG_DUR_AUTO : o.durability);
-	if (rc == GPMDB_OK && p->delta_private)
-		rc = delta_apply_private(p);
+	if (rc == GPMDB_OK && !created && !p->memory)
+		rc = delta_after_lock(p);
 	if (rc == GPMDB_OK && o.readonly) {
 		p->dur = o.durability;
 		if (p->dur == STG_DUR_AUTO)
