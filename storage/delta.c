@@ -47,7 +47,14 @@
  *     the image, fdatasync, the superblock without deltas (magic
  *     STG_SB_MAGIC), fdatasync, the file cut to the image.  A kill before
  *     the superblock applies them again at the next open (invariant 1);
- *     after it, the bytes past the image are ignored.
+ *     after it, the bytes past the image are ignored.  A read-only open
+ *     never writes the file: it applies the deltas in its private
+ *     mapping once mapped, and again whenever it drops those pages
+ *     (wal.c), until a read-write open applied them in the file.  Once
+ *     the opener holds its lock (no backup can begin on the file), the
+ *     superblock is read again: deltas a backup added in between are
+ *     applied privately (read-only) or the open is refused as busy
+ *     (read-write: open again).
  *  5. The chain stays bounded: a backup onto a copy whose deltas exceed
  *     an eighth of the image, or whose pool changed size, writes whole
  *     zones for everything changed since the image's own counter (the
