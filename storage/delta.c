@@ -127,12 +127,17 @@ static bool delta_next_run(const uint64_t *mask, unsigned *l, unsigned *l1)
 int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
 	     uint64_t image_size, dw_out_fn out, void *ctx)
 {
-	void *buf = NULL;
+	void *buf = NULL, *spare = NULL;
 
 	memset(w, 0, sizeof(*w));
 	if (posix_memalign(&buf, DL_PAGE, DW_BUF) != 0)
 		return ENOMEM;
+	if (posix_memalign(&spare, DL_PAGE, DW_BUF) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
 	w->buf = buf;
+	w->spare = spare;
 	w->start = start;
 	w->pos = start + DL_PAGE;
 	w->from_gen = from_gen;
@@ -143,10 +148,31 @@ int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
 	return 0;
 }
 
-/* The whole pages of the buffer to the file; the rest kept. */
+static void *dw_main(void *arg)
+{
+	delta_writer *w = arg;
+
+	w->werr = w->out(w->ctx, (const char *)w->wbuf, w->wn, w->woff);
+	return NULL;
+}
+
+/* The write in flight done; its error. */
+static int dw_wait(delta_writer *w)
+{
+	if (w->busy) {
+		pthread_join(w->th, NULL);
+		w->busy = false;
+	}
+	return w->werr;
+}
+
+/* The whole pages of the buffer to the file, written by a thread while
+ * the next buffer fills (the lines' copy from the pool, scattered, cost
+ * about as much as the write); the rest kept. */
 static int dw_flush(delta_writer *w, bool all)
 {
 	size_t n = all ? DL_ROUND(w->fill) : w->fill / DL_PAGE * DL_PAGE;
+	uint8_t *t;
 	int err;
 
 	if (n == 0)
@@ -158,17 +184,24 @@ static int dw_flush(delta_writer *w, bool all)
 	if (n > w->fill)
 		memset(w->buf + w->fill, 0, n - w->fill);
 	stg_crash_point("backup.delta");
-	err = w->out(w->ctx, (const char *)w->buf, n, w->pos);
-	if (err)
+	if ((err = dw_wait(w)) != 0)
 		return err;
+	w->wbuf = w->buf;
+	w->wn = n;
+	w->woff = w->pos;
+	if (pthread_create(&w->th, NULL, dw_main, w) == 0)
+		w->busy = true;
+	else if ((err = w->out(w->ctx, (const char *)w->buf, n, w->pos)) != 0)
+		return err; /* no thread to be had: this one writes */
 	w->bytes += n;
 	w->pos += n;
-	if (n >= w->fill) {
-		w->fill = 0;
-	} else {
-		memmove(w->buf, w->buf + n, w->fill - n);
-		w->fill -= n;
-	}
+	/* the rest to the front of the other buffer */
+	t = w->spare;
+	w->spare = w->buf;
+	w->buf = t;
+	if (n < w->fill)
+		memcpy(w->buf, w->spare + n, w->fill - n);
+	w->fill = n < w->fill ? w->fill - n : 0;
 	return 0;
 }
 
@@ -204,6 +237,8 @@ int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end)
 	stg_delta_hdr *h;
 	int err = dw_flush(w, true);
 
+	if (!err)
+		err = dw_wait(w);
 	if (err)
 		return err;
 	/* the header page last (the buffer is empty now) */
@@ -228,8 +263,10 @@ int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end)
 
 void dw_free(delta_writer *w)
 {
+	(void)dw_wait(w);
 	free(w->buf);
-	w->buf = NULL;
+	free(w->spare);
+	w->buf = w->spare = NULL;
 }
 
 static int dl_pread(int fd, void *buf, size_t n, uint64_t off)

@@ -346,11 +346,17 @@ typedef int (*dw_out_fn)(void *ctx, const char *buf, uint64_t n, uint64_t off);
 typedef struct {
 	dw_out_fn out;
 	void *ctx;
-	uint8_t *buf;
+	uint8_t *buf, *spare; /* filled; written by the thread meanwhile */
 	size_t fill;
 	uint64_t start, pos; /* its header page; where buf[0] goes */
 	uint64_t len, entries, bytes, from_gen, image_size;
 	uint32_t crc;
+	/* the write in flight (a thread of its own) */
+	pthread_t th;
+	bool busy;
+	const uint8_t *wbuf;
+	uint64_t wn, woff;
+	int werr;
 } delta_writer;
 int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
 	     uint64_t image_size, dw_out_fn out, void *ctx);
