@@ -508,6 +508,15 @@ int delta_reapply_private(stg_pool *p)
 	return GPMDB_OK;
 }
 
+/* The message validate_file gives a copy cut short (pool.c). */
+static int dl_incomplete(stg_pool *p)
+{
+	return pool_err(p, GPMDB_NOTADB,
+			"%s is an incomplete backup copy (cut short, or being "
+			"written now): not a database; take the backup again",
+			p->path);
+}
+
 int delta_after_lock(stg_pool *p)
 {
 	stg_superblock now;
@@ -518,11 +527,7 @@ int delta_after_lock(stg_pool *p)
 	    dl_sb_crc(&now) != now.crc)
 		return GPMDB_OK;
 	if (!memcmp(now.magic, STG_SB_MAGIC_INCOMPLETE, 8))
-		return pool_err(p, GPMDB_NOTADB,
-				"%s is an incomplete backup copy (cut short, "
-				"or being written now): not a database; take "
-				"the backup again",
-				p->path);
+		return dl_incomplete(p);
 	if (memcmp(now.magic, STG_SB_MAGIC_DELTA, 8) != 0)
 		return GPMDB_OK;
 	/* a backup gave it deltas between the look before the lock and
@@ -552,11 +557,7 @@ int delta_apply_private(stg_pool *p)
 				"superblock checksum mismatch",
 				p->path);
 	if (!memcmp(now.magic, STG_SB_MAGIC_INCOMPLETE, 8))
-		return pool_err(p, GPMDB_NOTADB,
-				"%s is an incomplete backup copy (cut short, "
-				"or being written now): not a database; take "
-				"the backup again",
-				p->path);
+		return dl_incomplete(p);
 	*sb = now;
 	if (memcmp(now.magic, STG_SB_MAGIC_DELTA, 8) != 0) {
 		p->delta_private = false; /* applied meanwhile */
