@@ -19,6 +19,17 @@
  * A pool of format version 1 (an older gpmdb's) opens and works, never
  * gets a zone table (its backups are full, saying why), and its copy has
  * version 2 and takes incremental backups.
+ * Line masks and deltas (zones.c, delta.c; test_lines_*): after updating
+ * every 100th row the changed zones go into a delta by their lines, far
+ * fewer bytes than the zones, in pmem and msync mode; two and three
+ * incrementals in a row (a chain), one after an open applied them, the
+ * masks restarted between backups; a copy with deltas opened read-only
+ * (the file untouched) and by a user who cannot write it; masks a writer
+ * did not mark (GPMDB_TEST_NO_LINES) not trusted; the chain dropped past
+ * an eighth of the image; a writer between pmem-mode passes; the pool
+ * growing between passes once the delta began (busy, then completed).
+ * The copy always equals the database row for row and passes
+ * integrity_check; with its deltas applied, a full copy byte for byte.
  */
 #include "harness.h"
 #include "sql_util.h"
@@ -967,6 +978,59 @@ static void test_lines_precopy(void)
 	rm_paths();
 }
 
+/* pmem mode: the pool grows between the passes of a backup whose delta
+ * has begun after the image: the backup fails (busy, "take the backup
+ * again"), the copy stays an incomplete one, and the next backup
+ * completes it with the database's rows. */
+static void test_lines_grow_between_passes(void)
+{
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
+	gpmdb *db, *w;
+	int left, rc;
+
+	set_paths("lgrow", 0);
+	db = open_db(path, 0);
+	w = db ? open_db(path, 0) : NULL;
+	if (!w) {
+		gpmdb_close(db);
+		return;
+	}
+	fill(db, 19);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id % 2 = 0; "
+			     "UPDATE t SET v = v + 1 WHERE id % 100 = 3"),
+		 GPMDB_OK);
+	bk = gpmdb_backup_init(copy, db, NULL);
+	CHECK(bk != NULL);
+	if (!bk) {
+		gpmdb_close(w);
+		gpmdb_close(db);
+		return;
+	}
+	/* the first pass's zones and some of its lines (the delta begun),
+	 * not all */
+	left = gpmdb_backup_remaining(bk);
+	CHECK(left > 2);
+	CHECK_RC(gpmdb_backup_step(bk, left - 2), GPMDB_OK);
+	gpmdb_busy_timeout(w, 0);
+	CHECK_RC(su_exec(w, "INSERT INTO t SELECT id + 1000000, v, s FROM t"),
+		 GPMDB_OK);
+	rc = gpmdb_backup_step(bk, -1);
+	CHECKF(rc == GPMDB_BUSY && strstr(gpmdb_errmsg(db), "grew"), "%d %s",
+	       rc, gpmdb_errmsg(db));
+	gpmdb_backup_status(bk, &bs);
+	CHECKF(bs.zones_lines > 0, "%lld", bs.zones_lines);
+	(void)gpmdb_backup_finish(bk);
+	CHECK(has_magic(copy, STG_SB_MAGIC_INCOMPLETE));
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(bs.incremental, "%s", bs.why_full);
+	CHECK(rows_equal(db, copy));
+	gpmdb_close(w);
+	gpmdb_close(db);
+	rm_paths();
+}
+
 /* The children, run as this program with arguments. */
 static int child_full(void)
 {
@@ -1060,5 +1124,6 @@ int main(int argc, char **argv)
 	TEST_RUN(test_lines_invalid);
 	TEST_RUN(test_lines_chain_bound);
 	TEST_RUN(test_lines_precopy);
+	TEST_RUN(test_lines_grow_between_passes);
 	TEST_MAIN_END();
 }
