@@ -308,6 +308,13 @@ static int lm_ensure(stg_pool *p)
 			memcpy(nl, old, zone_lm_bytes(old_n));
 			for (uint64_t z = old_n; z < n; z++)
 				zone_lm_rec(nl, z)->last = STG_LM_BUSY;
+		}
+		/* this transaction's marks from here on go to the new
+		 * masks: a mark into the old ones after the copy would be
+		 * missing from a record the copy left valid */
+		p->lm_c_off = p->no_lines ? 0 : off;
+		p->lm_c_n = n;
+		if (old) {
 			rc = alloc_free_deferred(p, r->lm_off,
 						 zone_lm_bytes(old_n));
 			if (rc != GPMDB_OK)
