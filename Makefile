@@ -88,6 +88,10 @@ $(BUILD)/bench_conc: LDLIBS += -ldl
 # (storage/backup.c, docs/benchmarks.md "Backups").
 PROGS += $(BUILD)/bench_backup
 $(BUILD)/bench_backup_SRC := tpc/bench_backup.c
+# bench_zone_marks: a writer's batch writes once a backup made the zone
+# table and line masks (storage/zones.c; public API only).
+PROGS += $(BUILD)/bench_zone_marks
+$(BUILD)/bench_zone_marks_SRC := tpc/bench_zone_marks.c
 # bench_index: CREATE INDEX and the bound-key probe, CPU and GPU beside
 # SQLite and DuckDB (tpc/index, docs/benchmarks.md).
 PROGS += $(BUILD)/bench_index

@@ -64,8 +64,9 @@ static bool bk_is_memory(const gpmdb *db)
 	return !strcmp(db->path, ":memory:") || !db->path[0];
 }
 
-/* The zone table made or grown to the pool's size, when a transaction
- * can be had; else the backup copies what it cannot prove unchanged. */
+/* The zone table and line masks made or grown to the pool's size, when
+ * a transaction can be had; else the backup copies what it cannot prove
+ * unchanged. */
 static void bk_ensure(stg_pool *p)
 {
 	stg_zones z;
@@ -78,7 +79,8 @@ static void bk_ensure(stg_pool *p)
 		stg_zones_info(p, &z);
 		stg_read_end(p);
 		/* format version 1: no table, ever (storage/layout.h) */
-		if (!z.tracked || (z.table && z.covered >= z.zones))
+		if (!z.tracked ||
+		    (z.table && z.covered >= z.zones && z.lines >= z.covered))
 			return;
 	}
 	if (stg_begin(p) != GPMDB_OK)
@@ -227,6 +229,8 @@ int gpmdb_backup_status(gpmdb_backup *bk, gpmdb_backup_stat *out)
 	out->zones_total = (long long)in.zones;
 	out->zones_copied = (long long)in.zones_copied;
 	out->bytes_written = (long long)in.bytes_written;
+	out->zones_lines = (long long)in.zones_lines;
+	out->delta_bytes = (long long)in.delta_bytes;
 	out->zone_size = (long long)in.zone_size;
 	out->passes = in.passes;
 	snprintf(out->why_full, sizeof(out->why_full), "%s", in.why_full);

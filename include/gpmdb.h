@@ -186,6 +186,10 @@ typedef struct {
 	long long zone_size;	 /* bytes (65536) */
 	int passes;		 /* passes over the changed zones */
 	char why_full[300];	 /* a full copy: why not incremental */
+	/* zones whose changed 64-byte lines went to the copy's delta,
+	 * and those entries' bytes (in bytes_written) */
+	long long zones_lines;
+	long long delta_bytes;
 } gpmdb_backup_stat;
 int gpmdb_backup_status(gpmdb_backup *b, gpmdb_backup_stat *out);
 int gpmdb_backup_step(gpmdb_backup *b, int npages);

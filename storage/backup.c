@@ -12,6 +12,15 @@
  * the incremental backup.  Anything else that is a gpmdb file is overwritten
  * by a full copy, and the reason is kept (stg_backup_get_info).
  *
+ * Deltas (delta.c, whose comment holds their invariants): an
+ * incremental backup writes a changed zone whose line mask is valid for
+ * the copy's counter and sets at most half its lines as an entry of a
+ * delta after the image (the lines, not the zone), and a zone that has
+ * an entry in a pending delta always into the new delta; the superblock
+ * names the chain.  Onto a copy whose chain outgrew an eighth of the
+ * image or whose pool changed size, the zones changed since the image's
+ * own counter go whole and the chain is dropped.
+ *
  * Order of writes: the destination's superblock first becomes an
  * "incomplete copy" marker (STG_SB_MAGIC_INCOMPLETE, refused at open with
  * its own message) and is fdatasynced; then the zones; fdatasync; then
@@ -74,6 +83,12 @@ typedef struct {
 	uint64_t off, end;
 } bk_run;
 
+/* A zone that goes to the delta: the lines to write */
+typedef struct {
+	uint64_t z;
+	uint64_t mask[STG_LM_WORDS];
+} bk_dz;
+
 struct stg_backup {
 	stg_pool *p;
 	char *dest;
@@ -102,6 +117,17 @@ struct stg_backup {
 	uint8_t *copied; /* a bit per zone written */
 	uint64_t copied_cap, copied_n, bytes_written; /* zones the bits hold */
 	int passes;
+	/* deltas (delta.c) */
+	bool lines; /* zones may go to a delta by their lines */
+	uint64_t chain_off, chain_len; /* the copy's pending deltas */
+	uint64_t force_zone; /* zones from here on are written whole */
+	uint8_t *inchain;    /* a bit per zone: an entry in a delta */
+	uint64_t inchain_cap;
+	bk_dz *dz; /* this pass: zones by their lines */
+	size_t ndz, cap_dz, di;
+	delta_writer dw;
+	bool dw_on;
+	uint64_t delta_bytes, zones_lines;
 	char why[300]; /* why a full copy */
 	int rc;	       /* the first error */
 };
@@ -150,9 +176,90 @@ static int bk_write_sb(stg_backup *b, bool complete)
 	sb.copy_gen =
 	    complete ? b->copy_gen : (b->incremental ? b->base_gen : 0);
 	sb.copy_time = (uint64_t)time(NULL);
-	memset(sb.copy_pad, 0, sizeof(sb.copy_pad));
+	/* the marker: the chain it starts from; complete: with ours */
+	sb.copy_delta_off = b->chain_len ? b->chain_off : 0;
+	sb.copy_delta_len = b->chain_len;
+	if (complete && b->chain_len)
+		memcpy(sb.magic, STG_SB_MAGIC_DELTA, 8);
 	sb.crc = bk_crc(&sb);
 	return bk_write(b->fd, (const char *)&sb, sizeof(sb), 0);
+}
+
+/* A bit per zone in *bm (cap zones), grown to hold zones. */
+static bool bk_bits_grow(uint8_t **bm, uint64_t *cap, uint64_t zones)
+{
+	uint64_t c = (zones + 8) * 2;
+	uint8_t *n;
+
+	if (zones + 8 <= *cap)
+		return true;
+	if ((n = realloc(*bm, c / 8)) == NULL)
+		return false;
+	memset(n + *cap / 8, 0, (c - *cap) / 8);
+	*bm = n;
+	*cap = c;
+	return true;
+}
+
+static bool bk_bit(const uint8_t *bm, uint64_t cap, uint64_t z)
+{
+	return z < cap && (bm[z >> 3] >> (z & 7) & 1);
+}
+
+static int bk_chain_visit(void *ctx, const stg_delta_ent *e, const char *l)
+{
+	stg_backup *b = ctx;
+
+	(void)l;
+	if (!bk_bits_grow(&b->inchain, &b->inchain_cap, e->zone + 1))
+		return ENOMEM;
+	b->inchain[e->zone >> 3] |= (uint8_t)(1u << (e->zone & 7));
+	return 0;
+}
+
+/* dest holds deltas (delta.c): kept, with the zones they name, or
+ * dropped (too many, or the pool's size changed: the zones changed
+ * since the image's own counter are written whole).  GPMDB_OK with
+ * b->why set when the copy must be full. */
+static int bk_chain(stg_backup *b, const stg_superblock *sb, uint64_t fsize,
+		    const stg_zones *z)
+{
+	uint64_t off = sb->copy_delta_off, len = sb->copy_delta_len;
+	uint64_t psize = pool_root(b->p)->pool_size;
+	stg_delta_hdr h;
+	int err;
+
+	if (off == 0 || off > fsize || len > fsize - off)
+		err = EINVAL;
+	else
+		err = delta_scan(b->fd, off, len, false, false, bk_chain_visit,
+				 b, &h);
+	if (err == EINVAL || (!err && h.image_size != off)) {
+		snprintf(b->why, sizeof(b->why), "the deltas of %s are damaged",
+			 b->dest);
+		return GPMDB_OK;
+	}
+	if (err == ENOMEM)
+		return pool_err(b->p, GPMDB_NOMEM, "out of memory");
+	if (err)
+		return bk_fail(b, "reading", err);
+	if (len <= off / 8 && psize == off) {
+		b->chain_off = off;
+		b->chain_len = len;
+		return GPMDB_OK;
+	}
+	/* dropped: from the image's own state, every zone whole */
+	if (h.from_gen < z->since) {
+		snprintf(b->why, sizeof(b->why),
+			 "the changes since the image of %s are not tracked",
+			 b->dest);
+		return GPMDB_OK;
+	}
+	memset(b->inchain, 0, b->inchain_cap / 8);
+	b->base_gen = h.from_gen;
+	b->force_zone = off >> STG_ZONE_SHIFT; /* the deltas' bytes */
+	b->lines = false;
+	return GPMDB_OK;
 }
 
 /* Decides full or incremental from what dest holds (size bytes, its
@@ -165,7 +272,8 @@ static int bk_classify(stg_backup *b, uint64_t size)
 	char wal[4200];
 	struct stat st;
 	size_t got;
-	bool inc_marker, db;
+	bool inc_marker, db, dl;
+	int rc;
 
 	if (size == 0) {
 		snprintf(b->why, sizeof(b->why), "%s is a new file", b->dest);
@@ -177,7 +285,8 @@ static int bk_classify(stg_backup *b, uint64_t size)
 		goto foreign;
 	inc_marker = !memcmp(sb.magic, STG_SB_MAGIC_INCOMPLETE, 8);
 	db = !memcmp(sb.magic, STG_SB_MAGIC, 8);
-	if ((!inc_marker && !db) || bk_crc(&sb) != sb.crc)
+	dl = !memcmp(sb.magic, STG_SB_MAGIC_DELTA, 8);
+	if ((!inc_marker && !db && !dl) || bk_crc(&sb) != sb.crc)
 		goto foreign;
 	memcpy(b->uuid, sb.uuid, 16); /* kept when incremental */
 	stg_zones_info(p, &z);
@@ -220,6 +329,16 @@ static int bk_classify(stg_backup *b, uint64_t size)
 			 b->dest);
 		return GPMDB_OK;
 	}
+	if (dl) {
+		/* deltas pending: never opened since (opening applies
+		 * them), and its image's table may be stale (delta.c) */
+		snprintf(wal, sizeof(wal), "%s-wal", b->dest);
+		if (stat(wal, &st) == 0 && st.st_size > 0) {
+			snprintf(b->why, sizeof(b->why),
+				 "%s was changed since it was copied", b->dest);
+			return GPMDB_OK;
+		}
+	}
 	if (db) {
 		/* its own table's counter moves when it is written to */
 		stg_root r;
@@ -240,7 +359,16 @@ static int bk_classify(stg_backup *b, uint64_t size)
 	}
 	b->incremental = true;
 	b->base_gen = sb.copy_gen;
+	b->lines = true;
 	b->why[0] = '\0';
+	if ((dl || inc_marker) && sb.copy_delta_len) {
+		rc = bk_chain(b, &sb, size, &z);
+		if (rc != GPMDB_OK || b->why[0]) {
+			b->incremental = b->lines = false;
+			b->chain_off = b->chain_len = 0;
+			return rc;
+		}
+	}
 	return GPMDB_OK;
 foreign:
 	return pool_err(p, GPMDB_ERROR,
@@ -270,15 +398,57 @@ static int bk_add_run(stg_backup *b, uint64_t off, uint64_t end)
 	return GPMDB_OK;
 }
 
+static int bk_add_dz(stg_backup *b, uint64_t z, const uint64_t *mask)
+{
+	if (b->ndz == b->cap_dz) {
+		size_t cap = b->cap_dz ? b->cap_dz * 2 : 64;
+		bk_dz *d = realloc(b->dz, cap * sizeof(*d));
+
+		if (d == NULL)
+			return pool_err(b->p, GPMDB_NOMEM, "out of memory");
+		b->dz = d;
+		b->cap_dz = cap;
+	}
+	b->dz[b->ndz].z = z;
+	memcpy(b->dz[b->ndz].mask, mask, sizeof(b->dz[0].mask));
+	b->ndz++;
+	b->pass_bytes += sizeof(stg_delta_ent) +
+			 (uint64_t)delta_popcount(mask) * STG_LINE_SIZE;
+	return GPMDB_OK;
+}
+
+/* Zone z goes to the delta by its lines when its mask is valid for
+ * changes after since (zones.c: restarted at since + 1 or before, and
+ * its stamp is the last marker's) and sets at most half of them. */
+static bool bk_lines_of(char *lm, uint64_t ln, const uint64_t *zt, uint64_t z,
+			uint64_t since, uint64_t *mask)
+{
+	const stg_lm_zone *m;
+
+	if (lm == NULL || z >= ln)
+		return false;
+	m = zone_lm_rec(lm, z);
+	if (__atomic_load_n(&m->last, __ATOMIC_ACQUIRE) !=
+		__atomic_load_n(&zt[z], __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&m->since, __ATOMIC_RELAXED) > since + 1)
+		return false;
+	for (unsigned w = 0; w < STG_LM_WORDS; w++)
+		mask[w] = __atomic_load_n(&m->mask[w], __ATOMIC_RELAXED);
+	return delta_popcount(mask) * 2 <= STG_ZONE_LINES;
+}
+
 /* The next pass: zones stamped at or after since (all: every zone),
  * from the state the pool is in now (the caller looked under a
- * snapshot); the destination grown to the pool's size. */
+ * snapshot); the destination grown to the pool's size.  A zone goes
+ * whole into the image, or by its lines (or whole, if it has an entry
+ * in a delta already: delta.c, invariant 2) into the delta. */
 static int bk_plan(stg_backup *b, bool all, uint64_t since)
 {
 	stg_pool *p = b->p;
 	const stg_root *r = pool_root(p);
-	uint64_t n, zones, tlo = 0, thi = 0, *zt;
-	uint8_t *cp;
+	uint64_t n, ln = 0, zones, tlo = 0, thi = 0, llo = 1, lhi = 0, *zt;
+	uint64_t mask[STG_LM_WORDS];
+	char *lm = NULL;
 	int rc = GPMDB_OK;
 
 	b->size = r->pool_size < p->map_len ? r->pool_size : p->map_len;
@@ -290,32 +460,70 @@ static int bk_plan(stg_backup *b, bool all, uint64_t since)
 		thi = (r->zt_off + (n + 1) * 8 - 1) >> STG_ZONE_SHIFT;
 		b->zt_id = r->zt_id;
 		zt++; /* the stamps */
+		/* so are the line masks' (their writes stamp nothing) */
+		if ((lm = zone_lines(p, &ln)) != NULL) {
+			/* the records of the pool's zones: those of zones
+			 * past its end are as made until it grows */
+			llo = r->lm_off >> STG_ZONE_SHIFT;
+			lhi = (r->lm_off +
+			       zone_lm_bytes(ln < zones ? ln : zones) - 1) >>
+			      STG_ZONE_SHIFT;
+		}
 	} else {
 		b->zt_id = 0;
 	}
-	if (zones + 8 > b->copied_cap) {
-		uint64_t cap = (zones + 8) * 2;
-
-		cp = realloc(b->copied, cap / 8);
-		if (cp == NULL)
-			return pool_err(p, GPMDB_NOMEM, "out of memory");
-		memset(cp + b->copied_cap / 8, 0, (cap - b->copied_cap) / 8);
-		b->copied = cp;
-		b->copied_cap = cap;
-	}
+	if (!b->lines)
+		lm = NULL;
+	/* the deltas lie past the image: a pool that grows into them
+	 * (pmem mode, between passes) cannot be copied this way */
+	if ((b->chain_len && b->size != b->chain_off) ||
+	    (b->dw_on && b->size > b->dw.start))
+		return pool_err(p, GPMDB_BUSY,
+				"the database grew while it was copied onto "
+				"%s, whose deltas follow the image: take the "
+				"backup again (it writes the changed zones "
+				"whole)",
+				b->dest);
+	if (!bk_bits_grow(&b->copied, &b->copied_cap, zones) ||
+	    !bk_bits_grow(&b->inchain, &b->inchain_cap, zones))
+		return pool_err(p, GPMDB_NOMEM, "out of memory");
 	b->nruns = b->ri = 0;
+	b->ndz = b->di = 0;
 	b->roff = 0;
 	b->prev_bytes = b->pass_bytes;
 	b->pass_bytes = b->pass_done = 0;
+	/* a later pass after no transaction at all (the counter moves at
+	 * every one's start): the last pass's bytes are the state, and the
+	 * zones copied every pass (zone 0, the table's and the masks': 2.4
+	 * MB of a 1 GB pool) need not go again */
+	if (!all && b->passes > 0 && bk_gen(p) == since)
+		zones = 0;
 	for (uint64_t z = 0; z < zones && rc == GPMDB_OK; z++) {
 		uint64_t lo = z << STG_ZONE_SHIFT, hi = lo + STG_ZONE_SIZE;
+		bool forced = all || zt == NULL || z >= n || z == 0 ||
+			      (z >= tlo && z <= thi) ||
+			      (z >= llo && z <= lhi) || z >= b->force_zone;
 
-		if (!(all || zt == NULL || z >= n || z == 0 ||
-		      (z >= tlo && z <= thi) ||
-		      __atomic_load_n(&zt[z], __ATOMIC_RELAXED) > since))
+		if (!forced &&
+		    __atomic_load_n(&zt[z], __ATOMIC_RELAXED) <= since)
 			continue;
 		if (hi > b->size)
 			hi = b->size;
+		if (!forced && hi == lo + STG_ZONE_SIZE &&
+		    bk_lines_of(lm, ln, zt, z, since, mask)) {
+			rc = bk_add_dz(b, z, mask);
+			continue;
+		}
+		if (bk_bit(b->inchain, b->inchain_cap, z)) {
+			/* every line, after the older entries */
+			uint64_t nl = (hi - lo) >> STG_LINE_SHIFT;
+
+			memset(mask, 0, sizeof(mask));
+			for (uint64_t l = 0; l < nl; l++)
+				mask[l >> 6] |= 1ull << (l & 63);
+			rc = bk_add_dz(b, z, mask);
+			continue;
+		}
 		if (lo < STG_SB_SIZE)
 			lo = STG_SB_SIZE; /* the superblock last */
 		if (lo < hi) {
@@ -349,9 +557,8 @@ static int bk_alloc(stg_backup *b)
 /* One piece of the pool to the destination: O_DIRECT when it is aligned
  * and the file system takes it, else through the page cache with its
  * writeback started now.  0 or an errno. */
-static int bk_piece(stg_backup *b, uint64_t off, uint64_t n)
+static int bk_out(stg_backup *b, const char *src, uint64_t n, uint64_t off)
 {
-	const char *src = (const char *)pool_at(b->p, off);
 	int err;
 
 	if (__atomic_load_n(&b->direct, __ATOMIC_RELAXED) &&
@@ -369,6 +576,57 @@ static int bk_piece(stg_backup *b, uint64_t off, uint64_t n)
 		(void)sync_file_range(b->fd, (off_t)off, (off_t)n,
 				      SYNC_FILE_RANGE_WRITE);
 	return err;
+}
+
+static int bk_piece(stg_backup *b, uint64_t off, uint64_t n)
+{
+	return bk_out(b, (const char *)pool_at(b->p, off), n, off);
+}
+
+/* The delta's buffer to the destination (delta.c's writer). */
+static int bk_dw_out(void *ctx, const char *buf, uint64_t n, uint64_t off)
+{
+	return bk_out(ctx, buf, n, off);
+}
+
+/* This pass's zones by their lines, up to want bytes, into the delta
+ * (begun after the image, or after the copy's pending deltas). */
+static int bk_step_lines(stg_backup *b, uint64_t want, uint64_t *got)
+{
+	int err;
+
+	if (!b->dw_on) {
+		uint64_t start =
+		    b->chain_len ? b->chain_off + b->chain_len : b->size;
+
+		err =
+		    dw_begin(&b->dw, start, b->base_gen, b->size, bk_dw_out, b);
+		if (err)
+			return bk_fail(b, "writing", err);
+		b->dw_on = true;
+	}
+	while (b->di < b->ndz && *got < want) {
+		const bk_dz *d = &b->dz[b->di++];
+		uint64_t n = sizeof(stg_delta_ent) +
+			     (uint64_t)delta_popcount(d->mask) * STG_LINE_SIZE;
+
+		err =
+		    dw_add(&b->dw, d->z, d->mask,
+			   (const char *)pool_at(b->p, d->z << STG_ZONE_SHIFT));
+		if (err)
+			return bk_fail(b, "writing", err);
+		b->inchain[d->z >> 3] |= (uint8_t)(1u << (d->z & 7));
+		if (!bk_bit(b->copied, b->copied_cap, d->z)) {
+			b->copied[d->z >> 3] |= (uint8_t)(1u << (d->z & 7));
+			b->copied_n++;
+		}
+		b->zones_lines++;
+		b->delta_bytes += n;
+		b->bytes_written += n;
+		b->pass_done += n;
+		*got += n;
+	}
+	return GPMDB_OK;
 }
 
 /* The descriptor for O_DIRECT writes (the file fd has open), or -1 where
@@ -485,8 +743,11 @@ static int bk_next_pass(stg_backup *b)
 		return GPMDB_OK;
 	}
 	/* what the passes wrote reaches the disk before a snapshot is
-	 * taken, so that the last pass's writers wait for little */
-	if (fdatasync(b->fd) != 0)
+	 * taken, so that the last pass's writers wait for little; after no
+	 * transaction at all the last pass copies nothing (bk_plan), and
+	 * finish's fdatasync is enough (a transaction that begins before
+	 * the snapshot only makes its writers wait for more) */
+	if (bk_gen(b->p) != since && fdatasync(b->fd) != 0)
 		return bk_fail(b, "writing", errno);
 	rc = bk_snap(b);
 	if (rc == GPMDB_OK)
@@ -532,6 +793,7 @@ int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
 	}
 	b->p = p;
 	b->fd = b->dfd = -1;
+	b->force_zone = UINT64_MAX;
 	b->threads = bk_threads();
 	b->held = o->held || !p->lk.on;
 	fd = open(dest,
@@ -589,7 +851,8 @@ int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
 	if (rc == GPMDB_OK)
 		rc = bk_classify(b, b->dsize);
 	if (rc == GPMDB_OK && o->full && b->incremental) {
-		b->incremental = false;
+		b->incremental = b->lines = false;
+		b->chain_off = b->chain_len = 0;
 		snprintf(b->why, sizeof(b->why), "a full copy was asked for");
 	}
 	if (rc != GPMDB_OK) {
@@ -624,6 +887,8 @@ int stg_backup_begin(stg_pool *p, const char *dest, const stg_backup_opts *o,
 		b->rc = rc;
 		return stg_backup_finish(b);
 	}
+	/* the masks describe the changes from here on (zones.c) */
+	zone_lines_restart(p);
 	/* pmem mode: the first passes without a snapshot (writers go on),
 	 * and the destination made ready without one too */
 	b->precopy = !b->held && stg_pool_durability(p) != STG_DUR_MSYNC;
@@ -660,8 +925,14 @@ int stg_backup_step(stg_backup *b, long long npages)
 		return b->rc;
 	want = npages < 0 ? UINT64_MAX : (uint64_t)npages * STG_BACKUP_PAGE;
 	while (!b->done && got < want) {
-		if (b->ri >= b->nruns) {
+		if (b->ri >= b->nruns && b->di >= b->ndz) {
 			rc = bk_next_pass(b);
+			if (rc != GPMDB_OK)
+				return rc;
+			continue;
+		}
+		if (b->ri >= b->nruns) {
+			rc = bk_step_lines(b, want, &got);
 			if (rc != GPMDB_OK)
 				return rc;
 			continue;
@@ -718,7 +989,7 @@ int stg_backup_step(stg_backup *b, long long npages)
 		if (err)
 			return bk_fail(b, "writing", err);
 	}
-	if (!b->done && b->ri >= b->nruns && b->final)
+	if (!b->done && b->ri >= b->nruns && b->di >= b->ndz && b->final)
 		bk_last_written(b);
 	return b->done ? GPMDB_DONE : GPMDB_OK;
 }
@@ -747,6 +1018,8 @@ void stg_backup_get_info(const stg_backup *b, stg_backup_info *out)
 	out->bytes_written = b->bytes_written;
 	out->passes = b->passes;
 	out->zone_size = STG_ZONE_SIZE;
+	out->zones_lines = b->zones_lines;
+	out->delta_bytes = b->delta_bytes;
 	snprintf(out->why_full, sizeof(out->why_full), "%s", b->why);
 }
 
@@ -758,12 +1031,30 @@ int stg_backup_finish(stg_backup *b)
 	if (b == NULL)
 		return GPMDB_OK;
 	complete = b->rc == GPMDB_OK && b->done;
+	if (complete && b->dw_on && b->dw.entries) {
+		/* the delta's rest and its header page (delta.c) */
+		uint64_t end = 0;
+
+		err = dw_end(&b->dw, b->copy_gen, &end);
+		if (!err) {
+			b->bytes_written += b->dw.bytes - b->dw.len;
+			b->chain_off =
+			    b->chain_len ? b->chain_off : b->dw.start;
+			b->chain_len = end - b->chain_off;
+		}
+	}
 	if (complete) {
+		/* the file's end: the image's, or the deltas' */
+		uint64_t fend =
+		    b->chain_len ? b->chain_off + b->chain_len : b->size;
+		struct stat st;
+
 		/* the superblock last: from here on the copy is a database */
-		if (fdatasync(b->fd) != 0)
+		if (!err && fdatasync(b->fd) != 0)
 			err = errno;
-		if (!err && b->dsize > b->size &&
-		    ftruncate(b->fd, (off_t)b->size) != 0)
+		if (!err && fstat(b->fd, &st) == 0 &&
+		    (uint64_t)st.st_size > fend &&
+		    ftruncate(b->fd, (off_t)fend) != 0)
 			err = errno;
 		if (!err)
 			err = bk_write_sb(b, true);
@@ -786,7 +1077,11 @@ int stg_backup_finish(stg_backup *b)
 	if ((b->rc != GPMDB_OK || !b->done) && b->created)
 		unlink(b->dest);
 	rc = b->rc;
+	if (b->dw_on)
+		dw_free(&b->dw);
 	free(b->runs);
+	free(b->dz);
+	free(b->inchain);
 	free(b->copied);
 	free(b->dest);
 	free(b);

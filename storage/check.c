@@ -682,6 +682,9 @@ static void check_zones(chk *c)
 	(void)p;
 	claim(c, r->zt_off, (r->zt_zones + 1) * 8, owner_new(c, "zone table"),
 	      false);
+	if (r->lm_off != 0 || r->lm_zones != 0)
+		claim(c, r->lm_off, zone_lm_bytes(r->lm_zones),
+		      owner_new(c, "line masks"), false);
 }
 
 static void check_bitmap(chk *c)

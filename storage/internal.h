@@ -125,7 +125,11 @@ struct stg_pool {
 	int fd;
 	bool readonly;
 	bool private_map; /* readonly: MAP_PRIVATE copy, recovery in memory */
-	bool broken;	  /* a remap failed: nothing is mapped any more */
+	/* a read-only copy with deltas: applied in the private mapping
+	 * (delta.c), again whenever its pages are dropped (wal.c) */
+	bool delta_private;
+	uint64_t dl_off, dl_len;
+	bool broken; /* a remap failed: nothing is mapped any more */
 	char *base;
 	size_t map_len;
 	bool is_pmem;
@@ -153,6 +157,13 @@ struct stg_pool {
 
 	/* zones.c: the stamp of the running transaction (0: no table) */
 	uint64_t zt_stamp;
+	/* zones.c: the line masks' extent, zones and reset point, as this
+	 * transaction found them (zone_lines_cache; off 0: none); the
+	 * reset point of a connection without a shared page (lock.c) */
+	uint64_t lm_c_off, lm_c_n, lm_c_R, lm_reset_local;
+	/* tests (GPMDB_TEST_NO_LINES=1 at open): stamps zones without
+	 * marking their lines, as a build before line masks does */
+	bool no_lines;
 
 	/* Allocator. */
 	uint64_t alloc_hint; /* chunk to start the next search at */
@@ -318,6 +329,68 @@ void zone_txn_begin(stg_pool *p);
 /* The table: counter, then stamps (NULL: none); *nzones zones covered. */
 uint64_t *zone_table(const stg_pool *p, uint64_t *nzones);
 uint64_t zone_count(uint64_t size);
+/* The line masks (NULL: none); *nzones zones covered; a zone's record;
+ * the bytes of an extent covering n zones. */
+char *zone_lines(const stg_pool *p, uint64_t *nzones);
+stg_lm_zone *zone_lm_rec(char *lm, uint64_t z);
+/* A backup begins: masks restart at their zone's next write (the reset
+ * point moved past the counter in this view). */
+void zone_lines_restart(stg_pool *p);
+uint64_t zone_lm_bytes(uint64_t n);
+
+/* ---- delta.c ------------------------------------------------------------ */
+
+/* A delta being written after a copy's image (backup.c): entries go
+ * through a 4 KiB-aligned buffer to out (0 or an errno). */
+typedef int (*dw_out_fn)(void *ctx, const char *buf, uint64_t n, uint64_t off);
+typedef struct {
+	dw_out_fn out;
+	void *ctx;
+	uint8_t *buf, *spare; /* filled; written by the thread meanwhile */
+	size_t fill;
+	uint64_t start, pos; /* its header page; where buf[0] goes */
+	uint64_t len, entries, bytes, from_gen, image_size;
+	uint32_t crc;
+	/* the write in flight (a thread of its own) */
+	pthread_t th;
+	bool busy;
+	const uint8_t *wbuf;
+	uint64_t wn, woff;
+	int werr;
+} delta_writer;
+int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
+	     uint64_t image_size, dw_out_fn out, void *ctx);
+/* An entry: zone's lines that mask sets, from zbase (the zone's bytes). */
+int dw_add(delta_writer *w, uint64_t zone, const uint64_t *mask,
+	   const char *zbase);
+/* The rest and the header page; *end: the delta's end in the file. */
+int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end);
+void dw_free(delta_writer *w);
+unsigned delta_popcount(const uint64_t *mask);
+/* Walks the deltas in [off, off + len) of fd: visit gets each entry
+ * (and its lines' bytes when lines); verify checks the checksums.  0, an
+ * errno, EINVAL for a damaged chain; *first the first delta's header. */
+typedef int (*delta_visit)(void *ctx, const stg_delta_ent *e,
+			   const char *lines);
+int delta_scan(int fd, uint64_t off, uint64_t len, bool lines, bool verify,
+	       delta_visit visit, void *ctx, stg_delta_hdr *first);
+/* Opening: a copy with pending deltas gets them applied first, in the
+ * file (read-write), or, read-only, in the private mapping once it is
+ * made (delta_private, then delta_apply_private: the file is never
+ * written). */
+int delta_open_apply(stg_pool *p);
+int delta_apply_private(stg_pool *p);
+/* Once the connection holds its lock (no backup can begin on the file):
+ * deltas that came since the first look, applied privately (read-only)
+ * or refused (read-write: open again); an incomplete copy refused. */
+int delta_after_lock(stg_pool *p);
+/* The deltas into the private mapping again (its pages were dropped). */
+int delta_reapply_private(stg_pool *p);
+
+/* The line masks' reset point R (lock.c: the shared page), and a move of
+ * it up to r (a backup's start). */
+uint64_t lock_lines_reset(const stg_pool *p);
+void lock_lines_reset_move(stg_pool *p, uint64_t r);
 
 /* ---- wal.c -------------------------------------------------------------- */
 

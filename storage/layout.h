@@ -85,7 +85,11 @@ typedef struct {
 			       * copy: the complete copy's it updates, 0
 			       * for none) */
 	uint64_t copy_time;   /* seconds since the epoch */
-	uint8_t copy_pad[16];
+	/* the copy's pending deltas (delta.c): the first one's file
+	 * offset (the image's end) and the chain's bytes; 0, 0: none.  A
+	 * complete copy with deltas has STG_SB_MAGIC_DELTA */
+	uint64_t copy_delta_off;
+	uint64_t copy_delta_len;
 	uint8_t pad[STG_SB_CRC_OFF - 192];
 	uint32_t crc; /* zlib crc32 of bytes [0, 4092) */
 } stg_superblock;
@@ -94,6 +98,10 @@ typedef struct {
  * STG_SB_MAGIC until its last write, so it never opens as a database. */
 #define STG_SB_MAGIC_INCOMPLETE "GPMDBINC"
 #define STG_COPY_MAGIC		0x59504f43424450ull /* "PDBCOPY" */
+/* A complete copy whose image is followed by deltas not yet applied
+ * (delta.c): the magic keeps builds that do not know deltas from
+ * reading the stale image ("bad magic"); opening applies them. */
+#define STG_SB_MAGIC_DELTA "GPMDBDLT"
 
 _Static_assert(sizeof(stg_superblock) == STG_SB_SIZE, "superblock size");
 _Static_assert(offsetof(stg_superblock, version) == 8, "version at 8");
@@ -122,11 +130,16 @@ typedef struct {
 	uint64_t zt_zones; /* zones it covers, from offset 0 */
 	uint64_t zt_id;	   /* random, new with every table made */
 	uint64_t zt_since; /* its counter when made (1) */
-	uint8_t pad[STG_ROOT_SIZE - 80];
+	/* [80, 96): the line masks (zones.c), one undo target; zero in a
+	 * pool no backup of this build has been taken of */
+	uint64_t lm_off;   /* extent: stg_lm_zone records; 0 = none */
+	uint64_t lm_zones; /* zones it covers, from offset 0 */
+	uint8_t pad[STG_ROOT_SIZE - 96];
 } stg_root;
 
 _Static_assert(sizeof(stg_root) == STG_ROOT_SIZE, "root size");
 _Static_assert(offsetof(stg_root, zt_off) == 48, "zone table at 48");
+_Static_assert(offsetof(stg_root, lm_off) == 80, "line masks at 80");
 
 /* Zones (zones.c): the pool is cut into 64 KiB zones from offset 0; the
  * table holds a counter, then each zone's stamp: the counter's value
@@ -136,6 +149,54 @@ _Static_assert(offsetof(stg_root, zt_off) == 48, "zone table at 48");
  * 1/8192 of the pool. */
 #define STG_ZONE_SHIFT 16u
 #define STG_ZONE_SIZE  (1ull << STG_ZONE_SHIFT)
+
+/* Line masks (zones.c): per zone, the 64-byte lines changed since
+ * `since` (1024 bits), valid while the zone's stamp equals `last` (the
+ * stamp of the last transaction that marked it; a writer that stamps
+ * without marking lines, an older build, leaves them unequal).  64
+ * bytes: one cache line, and a change every 800 bytes (every 100th row
+ * of an 8-byte column) sets one line in 12.5.  28 records per 4 KiB
+ * page (none crosses a page: a mark dirties one page in msync mode);
+ * `last` with STG_LM_BUSY set: being restarted (a writer that died
+ * there left it invalid).  The reset point that restarts masks is not
+ * in the pool (zones.c, lock.c).  No format version: a build without masks
+ * stamps zones without marking them (their masks invalid: copied whole)
+ * and refuses a copy with deltas (STG_SB_MAGIC_DELTA). */
+#define STG_LINE_SHIFT	6u
+#define STG_LINE_SIZE	(1ull << STG_LINE_SHIFT)
+#define STG_ZONE_LINES	(STG_ZONE_SIZE >> STG_LINE_SHIFT)
+#define STG_LM_WORDS	(STG_ZONE_LINES / 64)
+#define STG_LM_PER_PAGE 28u
+#define STG_LM_BUSY	(1ull << 63)
+typedef struct {
+	uint64_t since; /* the mask holds every change of stamp >= since */
+	uint64_t last;	/* stamp of the last transaction that marked it */
+	uint64_t mask[STG_LM_WORDS];
+} stg_lm_zone;
+_Static_assert(sizeof(stg_lm_zone) == 144, "line mask record");
+_Static_assert(STG_LM_PER_PAGE * sizeof(stg_lm_zone) <= 4096, "per page");
+
+/* A delta (delta.c): a 4 KiB page holding this header, then `len`
+ * bytes of entries (stg_delta_ent, then the bytes of the lines its
+ * mask sets, in order), padded with zeros to 4 KiB. */
+#define STG_DELTA_MAGIC 0x31544c4442444d47ull /* "GMDBDLT1" */
+typedef struct {
+	uint64_t magic;
+	uint64_t from_gen;   /* the counter of the copy it was written on */
+	uint64_t to_gen;     /* the counter it brings the copy to */
+	uint64_t len;	     /* bytes of entries after the header page */
+	uint64_t entries;    /* zones */
+	uint64_t image_size; /* the image's bytes (the pool's size) */
+	uint32_t crc;	     /* zlib crc32 of the entries' len bytes */
+	uint32_t hcrc;	     /* crc32 of this header with hcrc 0 */
+	uint64_t pad;
+} stg_delta_hdr;
+typedef struct {
+	uint64_t zone;
+	uint64_t mask[STG_LM_WORDS];
+} stg_delta_ent;
+_Static_assert(sizeof(stg_delta_hdr) == 64, "delta header");
+_Static_assert(sizeof(stg_delta_ent) == 136, "delta entry");
 _Static_assert(offsetof(stg_root, next_table_id) == 40, "root fields");
 
 /* ---- Metadata log ------------------------------------------------------ */

@@ -96,6 +96,10 @@ typedef struct {
 	struct {
 		uint64_t id, ns;
 	} readers[LK_READER_SLOTS];
+	/* the line masks' reset point R (zones.c): moved by backups, read
+	 * by writers at their transaction's start; only when masks restart
+	 * hangs on it, never what they hold (0 after a restart: none) */
+	uint64_t lines_reset;
 } lk_shm;
 
 static lk_shm *shm(const stg_pool *p)
@@ -115,6 +119,35 @@ static void bump_own(stg_pool *p)
 
 	if (before == p->lk.seen)
 		p->lk.seen = before + 1;
+}
+
+/* The line masks' reset point (zones.c): in the shared page where other
+ * connections may write, else this connection's. */
+uint64_t lock_lines_reset(const stg_pool *p)
+{
+	if (p->lk.on && p->lk.shm)
+		return __atomic_load_n(&shm(p)->lines_reset, __ATOMIC_RELAXED);
+	return p->lm_reset_local;
+}
+
+/* Moves it up to r (never back; a read-only page: left). */
+void lock_lines_reset_move(stg_pool *p, uint64_t r)
+{
+	uint64_t *w, cur;
+
+	if (!(p->lk.on && p->lk.shm)) {
+		if (r > p->lm_reset_local)
+			p->lm_reset_local = r;
+		return;
+	}
+	if (!p->lk.shm_rw)
+		return;
+	w = &shm(p)->lines_reset;
+	cur = __atomic_load_n(w, __ATOMIC_RELAXED);
+	while (cur < r &&
+	       !__atomic_compare_exchange_n(w, &cur, r, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 }
 
 /* ---- Byte locks --------------------------------------------------------- */

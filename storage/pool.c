@@ -769,7 +769,9 @@ static int validate_file(stg_pool *p, int fd)
 				"or being written now): not a database; take "
 				"the backup again",
 				p->path);
-	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0)
+	if (memcmp(p->sb.magic, STG_SB_MAGIC, 8) != 0 &&
+	    !(p->delta_private &&
+	      memcmp(p->sb.magic, STG_SB_MAGIC_DELTA, 8) == 0))
 		return pool_err(p, GPMDB_NOTADB,
 				"file is not a gpmdb database: %s (bad magic)",
 				p->path);
@@ -1195,6 +1197,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 	p->zt_always = getenv("GPMDB_ZTEXT_ALWAYS") &&
 		       !strcmp(getenv("GPMDB_ZTEXT_ALWAYS"), "1");
 	stamp_all(p); /* this handle's first stamp, unlike any other's */
+	p->no_lines = getenv("GPMDB_TEST_NO_LINES") &&
+		      !strcmp(getenv("GPMDB_TEST_NO_LINES"), "1");
 	p->lk.shm_fd = -1;
 	p->lk.fd = -1;
 	p->lk.own_fd = -1;
@@ -1205,6 +1209,9 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		 ? open_memory(p, &o, &created)
 		 : open_fd(p, &o, &created);
 	/* a file that is no pool gets no <pool>-shm beside it */
+	/* a copy's pending deltas (delta.c), before anything reads it */
+	if (rc == GPMDB_OK && !created && !p->memory)
+		rc = delta_open_apply(p);
 	if (rc == GPMDB_OK)
 		rc = created ? create_file(p, p->fd, &o)
 			     : validate_file(p, p->fd);
@@ -1220,6 +1227,8 @@ int stg_open(const char *path, const stg_open_opts *opts, stg_pool **out,
 		o.durability = lock_mode(p); /* as the writers see it */
 	if (rc == GPMDB_OK)
 		rc = map_file(p, o.readonly ? STG_DUR_AUTO : o.durability);
+	if (rc == GPMDB_OK && !created && !p->memory)
+		rc = delta_after_lock(p);
 	if (rc == GPMDB_OK && o.readonly) {
 		p->dur = o.durability;
 		if (p->dur == STG_DUR_AUTO)

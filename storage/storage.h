@@ -717,7 +717,9 @@ typedef struct {
 	uint64_t bytes_written; /* all passes */
 	uint64_t zone_size;
 	int passes;
-	char why_full[300]; /* a full copy: why */
+	uint64_t zones_lines; /* zones written as lines into a delta */
+	uint64_t delta_bytes; /* their entries' bytes */
+	char why_full[300];   /* a full copy: why */
 } stg_backup_info;
 void stg_backup_get_info(const stg_backup *b, stg_backup_info *out);
 int stg_backup_finish(stg_backup *b);
@@ -736,6 +738,7 @@ typedef struct {
 	uint64_t covered;   /* zones the table covers */
 	uint64_t id, since; /* the table's id, its counter when made */
 	uint64_t gen;	    /* its counter in this view */
+	uint64_t lines;	    /* zones the line masks cover */
 } stg_zones;
 int stg_zones_ensure(stg_pool *p);
 void stg_zones_info(stg_pool *p, stg_zones *out);

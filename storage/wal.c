@@ -1296,6 +1296,9 @@ int wal_catch_up(stg_pool *p, bool force, bool *full)
 		p->wal.seq = 1;
 		p->wal.tail = WAL_HDR_BYTES;
 		p->wal.pend = false;
+		/* a read-only copy's deltas (delta.c) are in those pages */
+		if (p->delta_private && (rc = delta_reapply_private(p)) != 0)
+			return rc;
 	}
 	if (salt == 0)
 		return GPMDB_OK;

@@ -8,7 +8,8 @@
  * incremental backup after updating 1% of the rows as one contiguous
  * range and after updating 1% of the rows at random, and the batch
  * UPDATE throughput of a writer (10,000 rows per statement by key range)
- * alone and beside a process taking full backups in a loop.  Prints a
+ * alone and beside a process taking full backups in a loop, and the
+ * open of the copy that applies its deltas (storage/delta.c).  Prints a
  * Markdown table.
  *
  *   bench_backup [--rows N] [--secs S] [--shm DIR] [--disk DIR]
@@ -189,7 +190,8 @@ static __attribute__((noreturn)) void backup_loop(void)
 int main(int argc, char **argv)
 {
 	long long rows = 32000000;
-	double secs = 10, t, tcp, tfull, tinc, tinc_r, w0, w1, dd, l0, l1;
+	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, w0, w1, dd, l0,
+	       l1;
 	long long b0, b1, b2;
 	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
@@ -292,6 +294,18 @@ int main(int argc, char **argv)
 	/* 1% of the rows at random (every 100th: one per 800 bytes) */
 	must(db, "UPDATE t SET b = b + 1 WHERE id % 100 = 7");
 	tinc_r = backup(db, dest, 0, &sr);
+	/* the copy opened: its deltas (storage/delta.c) applied */
+	t = now_s();
+	{
+		gpmdb *c = NULL;
+
+		if (gpmdb_open_v2(dest, &c, GPMDB_OPEN_READWRITE, NULL)) {
+			fprintf(stderr, "open %s: %s\n", dest, gpmdb_errmsg(c));
+			return 1;
+		}
+		gpmdb_close(c);
+	}
+	topen = now_s() - t;
 	/* the writer alone, then beside full backups in a loop */
 	b0 = beside_readers(db);
 	w0 = writer(db, rows, secs, &l0);
@@ -309,21 +323,27 @@ int main(int argc, char **argv)
 
 	printf("Pool: %s, %lld rows, %.0f MB; copies to %s.\n\n", pool, rows,
 	       (double)stp.st_size / 1e6, disk);
-	printf("| measure | seconds | MB/s | zones copied | vs full |\n");
-	printf("| --- | ---: | ---: | ---: | ---: |\n");
-	printf("| disk direct write (O_DIRECT, 1 GiB) | %.2f | %.0f | | |\n",
+	printf("| measure | seconds | MB/s | zones copied (by lines) | MB "
+	       "written | vs full |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+	printf("| disk direct write (O_DIRECT, 1 GiB) | %.2f | %.0f | | | "
+	       "|\n",
 	       1073.741824 / dd, dd);
-	printf("| cp + sync of the pool | %.2f | %.0f | | |\n", tcp,
+	printf("| cp + sync of the pool | %.2f | %.0f | | | |\n", tcp,
 	       (double)stp.st_size / 1e6 / tcp);
-	printf("| full backup | %.2f | %.0f | %lld of %lld | 100%% |\n", tfull,
-	       (double)stp.st_size / 1e6 / tfull, sf.zones_copied,
-	       sf.zones_total);
+	printf("| full backup | %.2f | %.0f | %lld of %lld | %.1f | 100%% |\n",
+	       tfull, (double)stp.st_size / 1e6 / tfull, sf.zones_copied,
+	       sf.zones_total, (double)sf.bytes_written / 1e6);
 	printf("| incremental, 1%% of rows (one range) | %.3f | | %lld of "
-	       "%lld | %.1f%% |\n",
-	       tinc, si.zones_copied, si.zones_total, 100 * tinc / tfull);
+	       "%lld (%lld) | %.1f | %.1f%% |\n",
+	       tinc, si.zones_copied, si.zones_total, si.zones_lines,
+	       (double)si.bytes_written / 1e6, 100 * tinc / tfull);
 	printf("| incremental, 1%% of rows (every 100th) | %.3f | | %lld of "
-	       "%lld | %.1f%% |\n",
-	       tinc_r, sr.zones_copied, sr.zones_total, 100 * tinc_r / tfull);
+	       "%lld (%lld) | %.1f | %.1f%% |\n",
+	       tinc_r, sr.zones_copied, sr.zones_total, sr.zones_lines,
+	       (double)sr.bytes_written / 1e6, 100 * tinc_r / tfull);
+	printf("| open of the copy (its deltas applied) | %.3f | | | | |\n",
+	       topen);
 	printf("\nFull backup at %.0f%% of cp's throughput.\n\n",
 	       100 * tcp / tfull);
 	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "

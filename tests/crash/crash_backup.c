@@ -14,6 +14,20 @@
  * with that message; after the kills the next backup completes it.  The
  * landings are counted: copies complete, copies refused.  A transfer
  * keeps the total at the ends of the id range too (test_transfer_ends).
+ *
+ * The deltas (storage/delta.c), KILLS kills each: case "delta write": a
+ * child updates every 100th row (adding 1 to the ids up to 32700 of one
+ * residue modulo 100, taking 1 from another: 327 rows each, a change
+ * every 800 bytes of v, so the zones go into deltas by their lines) and
+ * backs up incrementally, killed at a crash point of the delta's writes
+ * (backup.delta: a buffer or the header page) or at a random moment; the
+ * copy then opens with a committed state or is refused as incomplete,
+ * and the next backup completes it.  Case "delta apply": the parent
+ * updates and backs up (the copy holds deltas, a chain of one or more),
+ * noting the state; a child opens the copy read-write and is killed
+ * while applying them (delta.apply after the n-th zone, delta.applied,
+ * delta.sb, or a random moment); the copy must then open, read-only (in
+ * its private mapping) and read-write, with exactly that state.
  */
 #include "../harness.h"
 #include "../sql_util.h"
@@ -120,6 +134,71 @@ static int child(bool ckpt)
 }
 
 static const char *SUMQ = "SELECT count(*) || ':' || sum(v) FROM t";
+/* moves when any row's value moves */
+static const char *HASHQ =
+    "SELECT count(*) || ':' || sum(v) || ':' || "
+    "sum(id * v) || ':' || sum((id % 97) * v * v) FROM t";
+
+/* One update keeping the total: +1 on residue a, -1 on residue b. */
+static int move(gpmdb *db, unsigned *seed)
+{
+	char sql[300];
+	int a = (int)(rand_r(seed) % 100), b = (int)(rand_r(seed) % 100);
+
+	snprintf(sql, sizeof(sql),
+		 "BEGIN; UPDATE t SET v = v + 1 WHERE id %% 100 = %d AND id "
+		 "<= 32700; UPDATE t SET v = v - 1 WHERE id %% 100 = %d AND "
+		 "id <= 32700; COMMIT",
+		 a, b);
+	return su_exec(db, sql);
+}
+
+static int backup_once(gpmdb *db, gpmdb_backup_stat *bs)
+{
+	gpmdb_backup *bk = gpmdb_backup_init(copy, db, NULL);
+	int rc;
+
+	memset(bs, 0, sizeof(*bs));
+	if (!bk)
+		return gpmdb_errcode(db);
+	while ((rc = gpmdb_backup_step(bk, 64)) == GPMDB_OK)
+		;
+	gpmdb_backup_status(bk, bs);
+	if (rc != GPMDB_DONE) {
+		(void)gpmdb_backup_finish(bk);
+		return rc;
+	}
+	return gpmdb_backup_finish(bk);
+}
+
+/* Children of the delta cases: "--write": an update, then backups
+ * until killed;
+ * "--apply": opens the copy read-write (GPMDB_CRASH_AT set by the
+ * parent), and exits 0 if it lives. */
+static int child_lines(bool write)
+{
+	unsigned seed = (unsigned)getpid();
+	gpmdb_backup_stat bs;
+	gpmdb *db;
+
+	if (!write) {
+		db = NULL;
+		if (gpmdb_open_v2(copy, &db, GPMDB_OPEN_READWRITE, NULL))
+			return 2;
+		gpmdb_close(db);
+		return 0;
+	}
+	if (!(db = open_db(path, false)))
+		return 2;
+	/* a crash point never reached (no delta written) ends it */
+	for (int i = 0; i < 500; i++) {
+		if (move(db, &seed))
+			return 3;
+		if (backup_once(db, &bs))
+			return 4;
+	}
+	return 8;
+}
 
 /* A new database at path holding t: ids 1..ROWS, v = 100 each; its
  * count and total in want. */
@@ -143,6 +222,21 @@ static gpmdb *make_table(char *want, size_t n)
 	snprintf(want, n, "%s", su_scalar(db, SUMQ));
 	CHECK(!strcmp(want, "32768:3276800"));
 	return db;
+}
+
+/* After a kill: the database reopens, recovered and whole (its total
+ * want, its integrity check). */
+static void db_whole(const char *want)
+{
+	gpmdb *db = open_db(path, false);
+
+	CHECK(db != NULL);
+	if (db) {
+		CHECKF(!strcmp(su_scalar(db, SUMQ), want), "db %s",
+		       su_scalar(db, SUMQ));
+		CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"), "ok"));
+		gpmdb_close(db);
+	}
 }
 
 /* The children's transfers keep the total at the ends of the id range
@@ -203,16 +297,7 @@ static void run_case(bool ckpt)
 			CHECKF(0, "child ended by itself: status %d", st);
 			early++;
 		}
-		/* the database: recovered, whole */
-		db = open_db(path, false);
-		CHECK(db != NULL);
-		if (db) {
-			CHECKF(!strcmp(su_scalar(db, SUMQ), want), "db %s",
-			       su_scalar(db, SUMQ));
-			CHECK(!strcmp(su_scalar(db, "PRAGMA integrity_check"),
-				      "ok"));
-			gpmdb_close(db);
-		}
+		db_whole(want);
 		/* the copy: a committed state, or refused as incomplete */
 		rc = gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL);
 		if (rc == GPMDB_OK) {
@@ -268,12 +353,168 @@ static void test_kill_checkpoint(void)
 	run_case(true);
 }
 
+/* The copy opens (read-only) with the state h (its HASHQ), or, when h is
+ * NULL, the total; false when it is refused as incomplete. */
+static bool copy_ok(const char *h, const char *want, int *refused)
+{
+	gpmdb *c = NULL;
+	int rc = gpmdb_open_v2(copy, &c, GPMDB_OPEN_READONLY, NULL);
+
+	if (rc != GPMDB_OK) {
+		CHECKF(strstr(gpmdb_errmsg(c), "incomplete backup copy"),
+		       "%d %s", rc, gpmdb_errmsg(c));
+		(*refused)++;
+		gpmdb_close(c);
+		return false;
+	}
+	if (h)
+		CHECKF(!strcmp(su_scalar(c, HASHQ), h), "copy %s, want %s",
+		       su_scalar(c, HASHQ), h);
+	else
+		CHECKF(!strcmp(su_scalar(c, SUMQ), want), "copy %s",
+		       su_scalar(c, SUMQ));
+	CHECK(!strcmp(su_scalar(c, "PRAGMA integrity_check"), "ok"));
+	gpmdb_close(c);
+	return true;
+}
+
+/* Runs this program as a child with GPMDB_CRASH_AT=at (or none and a kill
+ * after a random delay); its wait status. */
+static int run_child(const char *mode, const char *at, bool killer)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		if (at)
+			setenv("GPMDB_CRASH_AT", at, 1);
+		execl(self, self, mode, path, copy, (char *)NULL);
+		_exit(9);
+	}
+	if (killer) {
+		usleep(1000 + (useconds_t)(rand() % 60000));
+		kill(pid, SIGKILL);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return st;
+}
+
+static void test_kill_delta_write(void)
+{
+	int complete = 0, refused = 0, pointed = 0;
+	char want[600];
+	gpmdb_backup_stat bs;
+	gpmdb *db = make_table(want, sizeof(want));
+
+	if (!db)
+		return;
+	CHECK_RC(backup_once(db, &bs), GPMDB_OK);
+	gpmdb_close(db);
+	for (int k = 0; k < KILLS; k++) {
+		char at[64];
+		int st;
+
+		/* half at the delta's writes (a buffer or its header page),
+		 * half at random moments */
+		snprintf(at, sizeof(at), "backup.delta:%d", 1 + rand() % 3);
+		st = run_child("--write", k % 2 ? NULL : at, k % 2 != 0);
+		CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		       "child status %d", st);
+		if (k % 2 == 0)
+			pointed++;
+		db_whole(want);
+		if (copy_ok(NULL, want, &refused))
+			complete++;
+	}
+	printf("# delta write: %d kills (%d at backup.delta): copy complete "
+	       "%d, incomplete (refused) %d\n",
+	       KILLS, pointed, complete, refused);
+	CHECK(refused > 0 && complete > 0);
+	/* the next backup completes it, and it holds the database's rows */
+	db = open_db(path, false);
+	CHECK(db != NULL);
+	if (db) {
+		char h[600];
+		int none = 0;
+
+		CHECK_RC(backup_once(db, &bs), GPMDB_OK);
+		snprintf(h, sizeof(h), "%s", su_scalar(db, HASHQ));
+		CHECK(copy_ok(h, want, &none) && none == 0);
+		gpmdb_close(db);
+	}
+	rm_db(path);
+	rm_db(copy);
+}
+
+static void test_kill_delta_apply(void)
+{
+	int lived = 0, chains = 0, pointed = 0;
+	unsigned seed = 7;
+	char want[600], h[600];
+	gpmdb_backup_stat bs;
+	gpmdb *db = make_table(want, sizeof(want));
+
+	if (!db)
+		return;
+	CHECK_RC(backup_once(db, &bs), GPMDB_OK);
+	for (int k = 0; k < KILLS; k++) {
+		static const char *pts[] = {"delta.applied", "delta.sb"};
+		char at[64];
+		int st, refused = 0;
+
+		/* a delta (onto a chain when the last apply was cut before
+		 * its superblock) */
+		CHECK_RC(move(db, &seed), GPMDB_OK);
+		CHECK_RC(backup_once(db, &bs), GPMDB_OK);
+		CHECKF(bs.incremental && bs.zones_lines > 0, "%d %lld",
+		       bs.incremental, bs.zones_lines);
+		snprintf(h, sizeof(h), "%s", su_scalar(db, HASHQ));
+		if (k % 5 == 4)
+			snprintf(at, sizeof(at), "%s", pts[(k / 5) % 2]);
+		else
+			snprintf(at, sizeof(at), "delta.apply:%d",
+				 1 + rand() % (int)bs.zones_lines);
+		st = run_child("--apply", k % 5 == 3 ? NULL : at, k % 5 == 3);
+		if (k % 5 == 3 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			lived++; /* the random kill came after it */
+		else
+			CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+			       "child status %d (%s)", st, at);
+		if (k % 5 != 3)
+			pointed++;
+		/* the state noted, read-only (private) and read-write */
+		CHECK(copy_ok(h, want, &refused) && refused == 0);
+		if (k % 3 == 0) {
+			gpmdb *c = NULL;
+
+			CHECK_RC(
+			    gpmdb_open_v2(copy, &c, GPMDB_OPEN_READWRITE, NULL),
+			    GPMDB_OK);
+			if (c)
+				CHECKF(!strcmp(su_scalar(c, HASHQ), h),
+				       "copy %s, want %s", su_scalar(c, HASHQ),
+				       h);
+			gpmdb_close(c);
+		} else {
+			chains++;
+		}
+	}
+	printf("# delta apply: %d kills (%d at crash points, %d lived), "
+	       "%d left the copy's deltas for the next backup\n",
+	       KILLS, pointed, lived, chains);
+	gpmdb_close(db);
+	rm_db(path);
+	rm_db(copy);
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	if (argc == 4) {
 		snprintf(path, sizeof(path), "%s", argv[2]);
 		snprintf(copy, sizeof(copy), "%s", argv[3]);
+		if (!strcmp(argv[1], "--write") || !strcmp(argv[1], "--apply"))
+			return child_lines(!strcmp(argv[1], "--write"));
 		return child(!strcmp(argv[1], "--ckpt"));
 	}
 	srand((unsigned)time(NULL));
@@ -284,5 +525,7 @@ int main(int argc, char **argv)
 	TEST_RUN(test_transfer_ends);
 	TEST_RUN(test_kill_backup);
 	TEST_RUN(test_kill_checkpoint);
+	TEST_RUN(test_kill_delta_write);
+	TEST_RUN(test_kill_delta_apply);
 	TEST_MAIN_END();
 }

@@ -19,6 +19,17 @@
  * A pool of format version 1 (an older gpmdb's) opens and works, never
  * gets a zone table (its backups are full, saying why), and its copy has
  * version 2 and takes incremental backups.
+ * Line masks and deltas (zones.c, delta.c; test_lines_*): after updating
+ * every 100th row the changed zones go into a delta by their lines, far
+ * fewer bytes than the zones, in pmem and msync mode; two and three
+ * incrementals in a row (a chain), one after an open applied them, the
+ * masks restarted between backups; a copy with deltas opened read-only
+ * (the file untouched) and by a user who cannot write it; masks a writer
+ * did not mark (GPMDB_TEST_NO_LINES) not trusted; the chain dropped past
+ * an eighth of the image; a writer between pmem-mode passes; the pool
+ * growing between passes once the delta began (busy, then completed).
+ * The copy always equals the database row for row and passes
+ * integrity_check; with its deltas applied, a full copy byte for byte.
  */
 #include "harness.h"
 #include "sql_util.h"
@@ -153,28 +164,65 @@ static const char *q(const char *p, const char *sql, char *buf, size_t n)
 	return buf;
 }
 
-/* Files a and b equal from byte 4096 (their superblocks differ: uuid). */
+/* Opens and closes copy f read-write: its pending deltas applied in the
+ * file (delta.c). */
+static void apply_deltas(const char *f)
+{
+	gpmdb *db = NULL;
+
+	CHECKF(gpmdb_open_v2(f, &db, GPMDB_OPEN_READWRITE, NULL) == GPMDB_OK,
+	       "open %s: %s", f, gpmdb_errmsg(db));
+	gpmdb_close(db);
+}
+
+/* File f's bytes (malloc'd; *n of them), or NULL. */
+static char *slurp(const char *f, size_t *n)
+{
+	FILE *fp = fopen(f, "rb");
+	char *buf = NULL;
+	long len;
+
+	*n = 0;
+	if (fp && fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) > 0 &&
+	    fseek(fp, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len)) &&
+	    fread(buf, 1, (size_t)len, fp) == (size_t)len)
+		*n = (size_t)len;
+	if (fp)
+		fclose(fp);
+	if (*n == 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* Files a and b equal from byte 4096 (their superblocks differ: uuid),
+ * once their deltas are applied, but for the metadata log's region:
+ * dead bytes there differ when a transaction of the backup's own
+ * connection (making or growing the zone table and line masks) kept
+ * its log writes out of the file (pmem mode beside readers). */
 static bool same_after_sb(const char *a, const char *b)
 {
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	bool same = fa && fb;
-	char x[65536], y[65536];
 	size_t na, nb;
+	char *x, *y;
+	bool same;
 
-	if (same && (fseek(fa, 4096, SEEK_SET) || fseek(fb, 4096, SEEK_SET)))
-		same = false;
-	while (same) {
-		na = fread(x, 1, sizeof(x), fa);
-		nb = fread(y, 1, sizeof(y), fb);
-		if (na != nb || memcmp(x, y, na))
-			same = false;
-		if (na == 0)
-			break;
+	apply_deltas(a);
+	apply_deltas(b);
+	x = slurp(a, &na);
+	y = slurp(b, &nb);
+	same = x && y && na == nb && na > STG_SB_SIZE;
+	if (same) {
+		const stg_superblock *sb = (const stg_superblock *)x;
+		size_t lo = sb->log_off, hi = sb->log_off + sb->log_size;
+
+		same = lo >= STG_SB_SIZE && hi <= na &&
+		       !memcmp(x + STG_SB_SIZE, y + STG_SB_SIZE,
+			       lo - STG_SB_SIZE) &&
+		       !memcmp(x + hi, y + hi, na - hi);
 	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
+	free(x);
+	free(y);
 	return same;
 }
 
@@ -606,6 +654,383 @@ static void test_checkpoint_power_loss(void)
 	rm_paths();
 }
 
+/* ---- Line masks and deltas (zones.c, delta.c) ---------------------------- */
+
+/* The rows of t in the copy c (opened read-only: its deltas applied in
+ * its private mapping) are the database's, row for row. */
+static bool rows_equal(gpmdb *db, const char *c)
+{
+	static const char *Q = "SELECT id, v, s FROM t ORDER BY id";
+	gpmdb *cd = NULL;
+	gpmdb_stmt *a = NULL, *b = NULL;
+	bool same = false;
+	long long n = 0;
+
+	if (gpmdb_open_v2(c, &cd, GPMDB_OPEN_READONLY, NULL) != GPMDB_OK ||
+	    gpmdb_prepare(db, Q, -1, &a, NULL) != GPMDB_OK ||
+	    gpmdb_prepare(cd, Q, -1, &b, NULL) != GPMDB_OK) {
+		CHECKF(0, "%s: %s %s", c, gpmdb_errmsg(db), gpmdb_errmsg(cd));
+		goto out;
+	}
+	for (same = true; same; n++) {
+		int ra = gpmdb_step(a), rb = gpmdb_step(b);
+
+		if (ra != rb || (ra != GPMDB_ROW && ra != GPMDB_DONE)) {
+			CHECKF(0, "row %lld: %d %d", n, ra, rb);
+			same = false;
+		}
+		if (ra != GPMDB_ROW)
+			break;
+		for (int i = 0; i < 3 && same; i++) {
+			const char *x = (const char *)gpmdb_column_text(a, i);
+			const char *y = (const char *)gpmdb_column_text(b, i);
+
+			if (!x || !y || strcmp(x, y)) {
+				CHECKF(0, "row %lld column %d: %s, copy %s", n,
+				       i, x ? x : "NULL", y ? y : "NULL");
+				same = false;
+			}
+		}
+	}
+out:
+	gpmdb_finalize(a);
+	gpmdb_finalize(b);
+	gpmdb_close(cd);
+	return same;
+}
+
+/* The copy's superblock magic is m. */
+static bool has_magic(const char *f, const char *m)
+{
+	stg_superblock sb;
+	stg_root r;
+
+	return read_sb(f, &sb, &r) && !memcmp(sb.magic, m, 8);
+}
+
+/* The bytes of file f, crc32 and length. */
+static uint64_t file_sum(const char *f)
+{
+	size_t n;
+	char *x = slurp(f, &n);
+	uint64_t sum = x ? crc32(0L, (const Bytef *)x, (uInt)n) ^ (n << 32) : 0;
+
+	free(x);
+	return sum;
+}
+
+/* Updates every 100th row (a change every 800 bytes of v), then an
+ * incremental backup: the zones of v go by their 64-byte lines into a
+ * delta after the copy's image, far fewer bytes than the zones; two and
+ * three incrementals in a row (a chain of deltas); an incremental after
+ * an open applied them; the copy always equal to the database row for
+ * row and, once applied, to a full copy byte for byte. */
+static void test_lines_scattered(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		static const char *upd[] = {
+		    "UPDATE t SET v = v + 1 WHERE id % 100 = 7",
+		    "UPDATE t SET v = v + 2 WHERE id % 100 = 13",
+		    "UPDATE t SET v = v + 3 WHERE id % 100 = 29; UPDATE t SET "
+		    "s = s || 'z' WHERE id % 250 = 1",
+		    "UPDATE t SET v = v - 4 WHERE id % 100 = 41"};
+		char buf[600];
+		gpmdb_backup_stat bs;
+		stg_superblock sb;
+		stg_root r;
+		uint64_t chain = 0;
+		long long first = 0;
+		gpmdb *db, *c;
+
+		set_paths("ln", mode);
+		if (!(db = open_db(path, mode)))
+			continue;
+		fill(db, 17); /* 131072 rows */
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		for (int i = 0; i < 4; i++) {
+			if (i == 3) {
+				/* an open (read-write) applies the deltas */
+				c = open_db(copy, mode);
+				CHECK(c != NULL);
+				gpmdb_close(c);
+				CHECK(has_magic(copy, STG_SB_MAGIC));
+				CHECK(read_sb(copy, &sb, &r) &&
+				      sb.copy_delta_len == 0 &&
+				      file_sum(copy) >> 32 == r.pool_size);
+				chain = 0;
+			}
+			CHECK_RC(su_exec(db, upd[i]), GPMDB_OK);
+			CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+			CHECKF(
+			    bs.incremental && bs.zones_lines > 0 &&
+				bs.delta_bytes > 0,
+			    "%s step %d: incremental %d, %lld zones by lines "
+			    "(%s)",
+			    mode_s(mode), i, bs.incremental, bs.zones_lines,
+			    bs.why_full);
+			/* far fewer bytes than the zones written */
+			CHECKF(bs.bytes_written * 4 <
+				   bs.zones_copied * bs.zone_size,
+			       "%s step %d: %lld bytes for %lld zones",
+			       mode_s(mode), i, bs.bytes_written,
+			       bs.zones_copied);
+			/* the masks restart at each backup: the second
+			 * update's delta does not hold the first's lines */
+			if (i == 0)
+				first = bs.delta_bytes;
+			if (i == 1)
+				CHECKF(bs.delta_bytes * 2 < first * 3,
+				       "%s: %lld bytes after %lld",
+				       mode_s(mode), bs.delta_bytes, first);
+			/* the chain grows, delta after delta */
+			CHECK(has_magic(copy, STG_SB_MAGIC_DELTA));
+			CHECK(read_sb(copy, &sb, &r) &&
+			      sb.copy_delta_off == r.pool_size &&
+			      sb.copy_delta_len > chain);
+			chain = sb.copy_delta_len;
+			CHECKF(rows_equal(db, copy), "%s step %d", mode_s(mode),
+			       i);
+			CHECK(!strcmp(
+			    q(copy, "PRAGMA integrity_check", buf, sizeof(buf)),
+			    "ok"));
+		}
+		/* a full copy holds the same bytes once the deltas are in */
+		CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+		CHECKF(same_after_sb(copy, copy2),
+		       "%s: the copy with its deltas and a full copy differ",
+		       mode_s(mode));
+		CHECK_RC(gpmdb_close(db), GPMDB_OK);
+		rm_paths();
+	}
+}
+
+/* A copy with deltas opened read-only: the right rows, the file never
+ * written (the deltas go into the connection's private mapping), and
+ * so also where it cannot be written (another user, mode 0444). */
+static void test_lines_readonly(void)
+{
+	char want[600], buf[600];
+	gpmdb_backup_stat bs;
+	uint64_t before;
+	gpmdb *db;
+	pid_t pid;
+	int st = 0;
+
+	set_paths("lro", 1);
+	if (!(db = open_db(path, 1)))
+		return;
+	fill(db, 16);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v * 3 WHERE id % 100 = 3"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK(bs.zones_lines > 0 && has_magic(copy, STG_SB_MAGIC_DELTA));
+	before = file_sum(copy);
+	CHECK(rows_equal(db, copy));
+	CHECK(
+	    !strcmp(q(copy, "PRAGMA integrity_check", buf, sizeof(buf)), "ok"));
+	CHECK(file_sum(copy) == before);
+	CHECK(has_magic(copy, STG_SB_MAGIC_DELTA));
+	snprintf(want, sizeof(want), "%s", su_scalar(db, SUM));
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	CHECK(chmod(copy, 0444) == 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--child-ro", copy, want, (char *)NULL);
+		_exit(5);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	CHECK(file_sum(copy) == before);
+	rm_paths();
+}
+
+/* Masks a writer did not mark (a build before them: GPMDB_TEST_NO_LINES
+ * stamps zones without marking lines) are not trusted: those zones go
+ * whole, the copy is right, and the next marked writes restart them. */
+static void test_lines_invalid(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		gpmdb_backup_stat bs;
+		gpmdb *db, *w;
+
+		set_paths("lin", mode);
+		if (!(db = open_db(path, mode)))
+			continue;
+		fill(db, 17);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		setenv("GPMDB_TEST_NO_LINES", "1", 1);
+		w = open_db(path, mode);
+		unsetenv("GPMDB_TEST_NO_LINES");
+		if (w) {
+			CHECK_RC(su_exec(w, "UPDATE t SET v = v + 5 WHERE id "
+					    "% 100 = 11"),
+				 GPMDB_OK);
+			gpmdb_close(w);
+		}
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(bs.incremental && bs.zones_lines == 0 &&
+			   bs.zones_copied > 2,
+		       "%s: %d %lld zones, %lld by lines", mode_s(mode),
+		       bs.incremental, bs.zones_copied, bs.zones_lines);
+		CHECK(rows_equal(db, copy));
+		CHECK_RC(su_exec(db, "UPDATE t SET v = v + 6 WHERE id % 100 = "
+				     "17"),
+			 GPMDB_OK);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECKF(bs.incremental && bs.zones_lines > 0, "%s: %lld",
+		       mode_s(mode), bs.zones_lines);
+		CHECK(rows_equal(db, copy));
+		gpmdb_close(db);
+		rm_paths();
+	}
+}
+
+/* Deltas past an eighth of the image: the next incremental writes the
+ * zones changed since the image whole and drops them. */
+static void test_lines_chain_bound(void)
+{
+	gpmdb_backup_stat bs;
+	stg_superblock sb;
+	stg_root r;
+	uint64_t most = 0;
+	int dropped = 0, i;
+	gpmdb *db;
+
+	set_paths("lcb", 0);
+	if (!(db = open_db(path, 0)))
+		return;
+	fill(db, 15);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	for (i = 0; i < 150 && !dropped; i++) {
+		char sql[200];
+		bool had;
+
+		snprintf(sql, sizeof(sql),
+			 "UPDATE t SET v = v + 1 WHERE id %% 100 = %d",
+			 i % 100);
+		CHECK_RC(su_exec(db, sql), GPMDB_OK);
+		had = has_magic(copy, STG_SB_MAGIC_DELTA);
+		CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+		CHECK(bs.incremental);
+		if (!read_sb(copy, &sb, &r))
+			break;
+		if (sb.copy_delta_len > most)
+			most = sb.copy_delta_len;
+		if (had && sb.copy_delta_len == 0) {
+			dropped++;
+			CHECK(file_sum(copy) >> 32 == r.pool_size);
+		}
+		/* bounded: an eighth of the image and one backup's delta */
+		CHECKF(sb.copy_delta_len <= r.pool_size / 8 + (1u << 20),
+		       "%llu of %llu", (unsigned long long)sb.copy_delta_len,
+		       (unsigned long long)r.pool_size);
+		if (i % 10 == 0 || sb.copy_delta_len == 0)
+			CHECK(rows_equal(db, copy));
+	}
+	CHECKF(dropped == 1 && most > r.pool_size / 8,
+	       "after %d backups: dropped %d, longest chain %llu", i, dropped,
+	       (unsigned long long)most);
+	CHECK(rows_equal(db, copy));
+	gpmdb_close(db);
+	rm_paths();
+}
+
+/* pmem mode: a writer's scattered updates between a big backup's passes
+ * go into the delta after the first pass's lines (later lines
+ * supersede earlier ones). */
+static void test_lines_precopy(void)
+{
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
+	gpmdb *db, *w;
+
+	set_paths("lpre", 0);
+	db = open_db(path, 0);
+	w = db ? open_db(path, 0) : NULL;
+	if (!w) {
+		gpmdb_close(db);
+		return;
+	}
+	fill(db, 19);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	/* more than a pass under a snapshot takes (whole zones of v and the
+	 * UPDATE's log): the first pass goes without one */
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id % 2 = 0"),
+		 GPMDB_OK);
+	bk = gpmdb_backup_init(copy, db, NULL);
+	CHECK(bk != NULL);
+	if (bk) {
+		CHECK_RC(gpmdb_backup_step(bk, 1), GPMDB_OK);
+		gpmdb_busy_timeout(w, 0);
+		CHECK_RC(su_exec(w, "UPDATE t SET v = v * 2 WHERE id % 100 "
+				    "IN (5, 23)"),
+			 GPMDB_OK);
+		CHECK_RC(gpmdb_backup_step(bk, -1), GPMDB_DONE);
+		gpmdb_backup_status(bk, &bs);
+		CHECKF(bs.passes >= 2 && bs.zones_lines > 0, "%d passes, %lld",
+		       bs.passes, bs.zones_lines);
+		CHECK_RC(gpmdb_backup_finish(bk), GPMDB_OK);
+		CHECK(rows_equal(w, copy));
+	}
+	gpmdb_close(w);
+	gpmdb_close(db);
+	rm_paths();
+}
+
+/* pmem mode: the pool grows between the passes of a backup whose delta
+ * has begun after the image: the backup fails (busy, "take the backup
+ * again"), the copy stays an incomplete one, and the next backup
+ * completes it with the database's rows. */
+static void test_lines_grow_between_passes(void)
+{
+	gpmdb_backup_stat bs;
+	gpmdb_backup *bk;
+	gpmdb *db, *w;
+	int left, rc;
+
+	set_paths("lgrow", 0);
+	db = open_db(path, 0);
+	w = db ? open_db(path, 0) : NULL;
+	if (!w) {
+		gpmdb_close(db);
+		return;
+	}
+	fill(db, 19);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 1 WHERE id % 2 = 0; "
+			     "UPDATE t SET v = v + 1 WHERE id % 100 = 3"),
+		 GPMDB_OK);
+	bk = gpmdb_backup_init(copy, db, NULL);
+	CHECK(bk != NULL);
+	if (!bk) {
+		gpmdb_close(w);
+		gpmdb_close(db);
+		return;
+	}
+	/* the first pass's zones and some of its lines (the delta begun),
+	 * not all */
+	left = gpmdb_backup_remaining(bk);
+	CHECK(left > 2);
+	CHECK_RC(gpmdb_backup_step(bk, left - 2), GPMDB_OK);
+	gpmdb_busy_timeout(w, 0);
+	CHECK_RC(su_exec(w, "INSERT INTO t SELECT id + 1000000, v, s FROM t"),
+		 GPMDB_OK);
+	rc = gpmdb_backup_step(bk, -1);
+	CHECKF(rc == GPMDB_BUSY && strstr(gpmdb_errmsg(db), "grew"), "%d %s",
+	       rc, gpmdb_errmsg(db));
+	gpmdb_backup_status(bk, &bs);
+	CHECKF(bs.zones_lines > 0, "%lld", bs.zones_lines);
+	(void)gpmdb_backup_finish(bk);
+	CHECK(has_magic(copy, STG_SB_MAGIC_INCOMPLETE));
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(bs.incremental, "%s", bs.why_full);
+	CHECK(rows_equal(db, copy));
+	gpmdb_close(w);
+	gpmdb_close(db);
+	rm_paths();
+}
+
 /* The children, run as this program with arguments. */
 static int child_full(void)
 {
@@ -623,6 +1048,30 @@ static int child_full(void)
 		return 4;
 	gpmdb_close(db);
 	return access(copy, F_OK) == 0 ? 5 : 0;
+}
+
+/* A user who cannot write the copy opens it read-only (root: nobody's
+ * uid): its rows with the deltas applied. */
+static int child_readonly(const char *want)
+{
+	gpmdb *db = NULL;
+	int rc;
+
+	if (geteuid() == 0 && setuid(65534) != 0)
+		return 2;
+	if (access(copy, W_OK) == 0)
+		return 3; /* (not what this child is for) */
+	rc = gpmdb_open_v2(copy, &db, GPMDB_OPEN_READONLY, NULL);
+	if (rc != GPMDB_OK) {
+		fprintf(stderr, "child: %s\n", gpmdb_errmsg(db));
+		return 4;
+	}
+	rc = strcmp(su_scalar(db, SUM), want) ? 6 : 0;
+	if (rc)
+		fprintf(stderr, "child: %s, want %s\n", su_scalar(db, SUM),
+			want);
+	gpmdb_close(db);
+	return rc;
 }
 
 static int child_power_loss(void)
@@ -651,10 +1100,14 @@ int main(int argc, char **argv)
 	if (argc == 4) {
 		snprintf(path, sizeof(path), "%s", argv[2]);
 		snprintf(copy, sizeof(copy), "%s", argv[3]);
+		if (!strcmp(argv[1], "--child-ro"))
+			snprintf(copy, sizeof(copy), "%s", argv[2]);
 		if (!strcmp(argv[1], "--child-full"))
 			return child_full();
 		if (!strcmp(argv[1], "--child-pl"))
 			return child_power_loss();
+		if (!strcmp(argv[1], "--child-ro"))
+			return child_readonly(argv[3]);
 		return 9;
 	}
 	TEST_RUN(test_incremental_equals_full);
@@ -666,5 +1119,11 @@ int main(int argc, char **argv)
 	TEST_RUN(test_memory_change_before_finish);
 	TEST_RUN(test_checkpoint_pragmas);
 	TEST_RUN(test_checkpoint_power_loss);
+	TEST_RUN(test_lines_scattered);
+	TEST_RUN(test_lines_readonly);
+	TEST_RUN(test_lines_invalid);
+	TEST_RUN(test_lines_chain_bound);
+	TEST_RUN(test_lines_precopy);
+	TEST_RUN(test_lines_grow_between_passes);
 	TEST_MAIN_END();
 }
