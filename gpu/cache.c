@@ -50,20 +50,33 @@ typedef struct gc_entry {
 	gcache_colref ref;
 	void *dev; /* one allocation: data, NULL bytes, text */
 	uint64_t bytes;
-	uint64_t used; /* LRU clock */
-	uint64_t pin;  /* query tick of the last use */
+	uint64_t used;	 /* LRU clock */
+	uint64_t pin;	 /* query tick of the last use */
+	uint64_t pinseq; /* when this tick's pin was taken (gcache_pin_mark) */
 	gcache_seg *seg;
 } gc_entry;
 
 static gc_entry *gc_ents;
 static int gc_n, gc_cap;
-static uint64_t gc_clock, gc_tick = 1, gc_bytes, gc_limit;
+static uint64_t gc_clock, gc_tick = 1, gc_bytes, gc_limit, gc_pinseq;
 static _Atomic uint64_t gc_owner_next = 1;
 static gcache_stats gc_st;
 
 void gcache_begin(void)
 {
 	gc_tick++;
+}
+
+uint64_t gcache_pin_mark(void)
+{
+	return gc_pinseq;
+}
+
+void gcache_unpin_since(uint64_t mark)
+{
+	for (int i = 0; i < gc_n; i++)
+		if (gc_ents[i].pin == gc_tick && gc_ents[i].pinseq > mark)
+			gc_ents[i].pin = 0;
 }
 
 uint64_t gcache_new_owner(void)
@@ -1384,6 +1397,8 @@ int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 	if ((i = gc_find(&e, &stale)) >= 0) {
 		gc_entry *x = &gc_ents[i];
 		x->used = ++gc_clock;
+		if (x->pin != gc_tick)
+			x->pinseq = ++gc_pinseq;
 		x->pin = gc_tick;
 		gc_st.hits++;
 		*out = x->ref;
@@ -1412,6 +1427,7 @@ int gcache_column(stg_pool *p, uint64_t owner, uint32_t table_id, int col,
 	}
 	e.used = ++gc_clock;
 	e.pin = gc_tick;
+	e.pinseq = ++gc_pinseq;
 	gc_ents[gc_n++] = e;
 	gc_bytes += e.bytes;
 	*out = e.ref;

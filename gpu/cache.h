@@ -96,6 +96,11 @@ int gcache_reclaim(void);
 
 /* A new query: pins what it uses until the next call. */
 void gcache_begin(void);
+/* Where the query's pins stand now, and the unpinning of the columns it
+ * first used after that mark (a nested GPU call's failed try: its loads
+ * may be evicted for the next try; the outer calls' columns stay). */
+uint64_t gcache_pin_mark(void);
+void gcache_unpin_since(uint64_t mark);
 /* Column col (or GCACHE_ROWID) of table table_id; stype is its storage
  * type (stg_type).  The reference stays valid until the next
  * gcache_begin. */

@@ -98,6 +98,7 @@ static bool same_node(const pnode *a, const pnode *b, bool root)
 		return false;
 	/* FILTER, PROJECT, VALUES (not shared) */
 	if (a->post != b->post || !share_expr(a->pred, b->pred) ||
+	    !share_bools(a->unread, b->unread, a->ncols) ||
 	    a->nexprs != b->nexprs ||
 	    !share_exprs(a->exprs, b->exprs, a->nexprs) || a->nrows || b->nrows)
 		return false;

@@ -104,6 +104,11 @@ struct pnode {
 	/* FILTER, JOIN residual */
 	ast_expr *pred;
 	bool post; /* expressions use the aggregate output (post_col) */
+	/* FILTER: per output column, true when the parent never reads it
+	 * (plan_prune; a column only the predicate reads).  The GPU's
+	 * filter output leaves those NULL instead of fetching them (TPC-H
+	 * Q13's o_comment, 2.2 GB at SF30).  NULL: every column is read */
+	bool *unread;
 	/* PROJECT, VALUES (one row list per row) */
 	int nexprs;
 	ast_expr **exprs;

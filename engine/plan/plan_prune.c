@@ -161,6 +161,48 @@ static int prune_semi(bctx *b, pnode *n, const uint8_t *need)
 	return GPMDB_OK;
 }
 
+/*
+ * FILTER n's columns that its parent does not read (need[i] 0) become
+ * n->unread, found by FROM id since pruning the child (ln) changes the
+ * layout.  A column without an id counts as read.
+ */
+static int prune_filter(bctx *b, pnode *n, const uint8_t *need, uint8_t *ln)
+{
+	int nold = n->ncols, rc;
+	int *og = malloc(sizeof(int) * ((size_t)nold + 1));
+	bool *u = NULL, any = false;
+
+	if (!og)
+		return db_err(b->db, GPMDB_NOMEM, "out of memory");
+	memcpy(og, n->g, sizeof(int) * (size_t)nold);
+	if ((rc = prune_node(b, n->l, ln)))
+		goto out;
+	/* a filter passes its input's rows on: same layout */
+	n->ncols = n->l->ncols;
+	n->nvis = n->l->nvis;
+	plan_node_copy_layout(n, 0, n->l);
+	n->unread = NULL;
+	if (!(u = ast_alloc(b->a, (size_t)n->ncols + 1))) {
+		rc = db_err(b->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < n->ncols; k++) {
+		bool seen = false, read = n->g[k] < 0;
+		for (int i = 0; i < nold && !read; i++)
+			if (og[i] == n->g[k]) {
+				seen = true;
+				read = need[i] != 0;
+			}
+		u[k] = seen && !read;
+		any |= u[k];
+	}
+	if (any)
+		n->unread = u;
+out:
+	free(og);
+	return rc;
+}
+
 static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 {
 	uint8_t *ln = NULL, *rn = NULL;
@@ -181,13 +223,7 @@ static int prune_node(bctx *b, pnode *n, const uint8_t *need)
 				ln[i] |= need[i];
 			prune_refs(n->pred, n->l, ln);
 		}
-		if ((rc = prune_node(b, n->l, ln)))
-			return rc;
-		/* a filter passes its input's rows on: same layout */
-		n->ncols = n->l->ncols;
-		n->nvis = n->l->nvis;
-		plan_node_copy_layout(n, 0, n->l);
-		return GPMDB_OK;
+		return prune_filter(b, n, need, ln);
 	case PN_JOIN: {
 		if (n->pair) /* SEMI/ANTI: the output is the left columns */
 			return prune_semi(b, n, need);

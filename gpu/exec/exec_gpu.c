@@ -48,6 +48,23 @@ bool exec_gpu_nested(void)
 	return xg_nest > 0;
 }
 
+/*
+ * Whether a streamed run that ran out of device memory may go again in
+ * smaller windows (xg_stream_again): only where no GPU operator around
+ * it has another way (the outermost call, whose failed try is unpinned
+ * here, or an outer call already in its host-source try).  An inner
+ * call's shortage is left to the outer call, which frees what it holds
+ * and makes its sources on the host (exec_gpu_rows).
+ */
+bool xg_shrink_begin(void)
+{
+	if (xg_depth == 1) {
+		gcache_begin();
+		return true;
+	}
+	return xg_host_sources != 0;
+}
+
 void exec_gpu_lock(void)
 {
 	pthread_mutex_lock(&xg_lock);
@@ -737,6 +754,13 @@ static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
 	memset(&c, 0, sizeof(c));
 	c.ninputs = 1;
 	for (int k = 0; k < n->ncols && !rc; k++) {
+		if (n->unread && n->unread[k]) {
+			/* no parent reads it: NULL, nothing run or fetched
+			 * (xg_fetch) */
+			memset(&o[k], 0, sizeof(o[k]));
+			o[k].col[0].type = VEC_NULL;
+			continue;
+		}
 		bc_program *p = malloc(sizeof(bc_program));
 		etype t = n->ty[k];
 		if (!p)
@@ -837,6 +861,7 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 	}
 	/* a second try makes the source a host relation (below) */
 	for (int again = 0;; again = 1) {
+		uint64_t mark = gcache_pin_mark();
 		rc = again ? XG_UNFUSED : xg_fused(x, n, &s, out);
 		if (rc == XG_UNFUSED) {
 			xg_src_free(&s);
@@ -871,8 +896,12 @@ int exec_gpu_rows(exec_ctx *x, pnode *n, exec_rows want, rel **out, char *why,
 		     retry = big && !stream && !again && !xg_host_sources;
 		if ((stream || retry) && rc != XG_STREAM)
 			db_clear(db);
+		/* unpins what the failed try loaded (nested: only that, the
+		 * outer calls' columns stay pinned) */
 		if ((stream || retry) && xg_depth == 1)
-			gcache_begin(); /* unpins what the failed try loaded */
+			gcache_begin();
+		else if (stream || retry)
+			gcache_unpin_since(mark);
 		if (stream)
 			rc = hin ? xg_stream_host(x, n, hin, out)
 				 : xg_stream(x, n, out);

@@ -137,7 +137,7 @@ extern uint64_t xg_prefetch_bytes, xg_prefetch_ns; /* exec_gpu.c */
 extern uint64_t xg_kept_aggs;
 extern uint64_t xg_text_merges, xg_text_merged_bytes;
 extern uint64_t xg_dev_joins;
-extern uint64_t xg_stream_queries, xg_stream_windows;
+extern uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
 
 /* ---- exec_gpu.c ---- */
 
@@ -161,7 +161,7 @@ int xg_run(xg_src *s, cexpr *c, xg_out *o);
 int xg_keycol(xg_src *s, const xg_out *o, gpu_sortcol *k);
 int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r);
 int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits);
-int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
+int xg_windows(exec_ctx *x, pnode *n, pnode *src, uint32_t div, xg_win **wout,
 	       uint32_t *nwout);
 uint32_t xg_rows(const xg_src *s);
 int xg_prepare_win(exec_ctx *x, pnode *n, xg_src *s, const xg_win *win);
@@ -172,6 +172,7 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out);
  * relations instead (exec_gpu_prep.c; set for a retry that ran out of
  * device memory). */
 extern int xg_host_sources;
+bool xg_shrink_begin(void);
 
 /* ---- exec_gpu_prep.c ---- */
 

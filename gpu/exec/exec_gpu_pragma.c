@@ -189,6 +189,7 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"device_joins", xg_dev_joins},
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
+		    {"stream_shrinks", xg_stream_shrinks},
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    /* operators run in passes over parts of their inputs */
 		    {"part_ops", xo_part_ops},

@@ -609,6 +609,12 @@ int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r)
 	for (k = 0; k < nout && !rc; k++) {
 		gpu_col *c = &outs[k].col[0];
 		vec v;
+		if (c->type == VEC_NULL) { /* every row NULL, values zero */
+			rcol *d = &r->cols[k];
+			memset(d->nulls, 1, n);
+			memset(d->data, 0, n * rel_width(d->ty.t));
+			continue;
+		}
 		memset(&v, 0, sizeof(v));
 		v.type = c->type;
 		v.prec = c->prec;
@@ -700,9 +706,9 @@ static int xg_need_cols(exec_ctx *x, pnode *n, pnode *src, bool *need)
 		}
 	} else {
 		/* a FILTER whose consumer is on the CPU returns every
-		 * column */
+		 * column its parent reads */
 		for (int k = 0; k < n->ncols && k < src->ncols; k++)
-			need[k] = true;
+			need[k] |= !n->unread || !n->unread[k];
 	}
 	return GPMDB_OK;
 }
@@ -799,7 +805,7 @@ static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
 
 /*
  * The windows of a streamed scan: ranges of the table's physical rows
- * whose needed columns take at most budget device bytes (a quarter of
+ * whose needed columns take at most budget device bytes (1/div of
  * what the cache can give the query or of the free device memory when
  * less, at least XG_WIN_MIN_BUDGET).  Whole
  * tablets are put together while they fit; a tablet larger than the
@@ -809,7 +815,7 @@ static int xg_win_measure(exec_ctx *x, uint32_t table_id, const int *cols,
  * gcache_text_limit bytes (a column past it is streamed even when the
  * cache could hold it).  Windows without live rows are left out.
  */
-int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
+int xg_windows(exec_ctx *x, pnode *n, pnode *src, uint32_t div, xg_win **wout,
 	       uint32_t *nwout)
 {
 	stg_pool *p = x->db->pool;
@@ -828,7 +834,7 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, xg_win **wout,
 	uint64_t avail = gpu_mem_avail();
 	if (avail < room)
 		room = avail;
-	budget = room / 4;
+	budget = room / (div ? div : 4);
 	if (budget < XG_WIN_MIN_BUDGET)
 		budget = XG_WIN_MIN_BUDGET;
 	/* a window's TEXT columns (their references counted too) stay under

@@ -443,7 +443,7 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 }
 
 /* Process-wide (as the cache's counters): PRAGMA gpu_stats. */
-uint64_t xg_stream_queries, xg_stream_windows;
+uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
 
 /*
  * n's chain over a table scan whose columns do not fit the cache (or
@@ -517,12 +517,30 @@ static int xg_stream_windows_run(exec_ctx *x, pnode *n, const xg_win *w,
 	return GPMDB_OK;
 }
 
+/*
+ * Whether a streamed run that failed with rc may go again with windows
+ * div times smaller: it ran out of device memory (a window's operators
+ * need several times its columns' bytes, and memory held by the
+ * operators around this one is not known when the windows are cut),
+ * and windows can still shrink.  The error is cleared (the windows'
+ * columns are buffers of their own, freed with each window).
+ */
+#define XG_WIN_DIV_MAX 1024u
+static bool xg_stream_again(exec_ctx *x, int rc, uint32_t div)
+{
+	/* XG_STREAM is a decline to its caller, not a shortage */
+	if (rc != GPMDB_NOMEM || !xg_too_large(x, rc) ||
+	    div >= XG_WIN_DIV_MAX || !xg_shrink_begin())
+		return false;
+	db_clear(x->db);
+	xg_stream_shrinks++;
+	return true;
+}
+
 int xg_stream(exec_ctx *x, pnode *n, rel **out)
 {
 	char why[300];
 	pnode *src = xg_source(x, n, why, sizeof(why));
-	xg_win *w = NULL;
-	uint32_t nw = 0;
 	int rc = GPMDB_OK;
 
 	if (!src || src->kind != PN_SCAN)
@@ -532,21 +550,29 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
 				    "the table's columns do not fit "
 				    "the GPU cache")))
 		return rc;
-	if ((rc = xg_windows(x, n, src, &w, &nw)))
-		return rc;
-	rc = xg_stream_windows_run(x, n, w, nw, out);
-	free(w);
-	return rc;
+	uint32_t nw_was = 0;
+	for (uint32_t div = 4;; div *= 4) {
+		xg_win *w = NULL;
+		uint32_t nw = 0;
+		if (!(rc = xg_windows(x, n, src, div, &w, &nw)))
+			rc = xg_stream_windows_run(x, n, w, nw, out);
+		free(w);
+		/* one window already as small as windows get: no retry */
+		if (nw == nw_was || !xg_stream_again(x, rc, div))
+			return rc;
+		nw_was = nw;
+	}
 }
 
 /*
- * A host source's rows in windows: as many rows as take a quarter of
- * what the cache can give the query (or of the free device memory when
+ * A host source's rows in windows: as many rows as take 1/div of what
+ * the cache can give the query (or of the free device memory when
  * less), at the average bytes of a row of in (every column, text
  * included), at least 1024 rows.  Each window is a view of in's rows
  * (its columns borrowed); the chain's filters run over each.
  */
-int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
+static int xg_stream_host_div(exec_ctx *x, pnode *n, rel *in, uint32_t div,
+			      rel **out, uint64_t *nwin)
 {
 	uint64_t room = gcache_room(), bytes = 0, step, nw;
 	rcol *vc = NULL;
@@ -555,15 +581,14 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
 	uint64_t avail = gpu_mem_avail();
 	int rc;
 
-	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
-		return rc;
 	if (avail < room)
 		room = avail;
 	bytes = exec_gpu_rel_bytes(in, in->ncols);
-	room = room / 4 < XG_WIN_MIN_BUDGET ? XG_WIN_MIN_BUDGET : room / 4;
+	room = room / div < XG_WIN_MIN_BUDGET ? XG_WIN_MIN_BUDGET : room / div;
 	step = bytes ? (uint64_t)((double)room / bytes * in->nrows) : in->nrows;
 	step = step < 1024 ? 1024 : step;
 	nw = in->nrows ? (in->nrows + step - 1) / step : 1;
+	*nwin = nw;
 	if (nw > UINT32_MAX)
 		return db_err(x->db, GPMDB_UNSUPPORTED,
 			      "GPU stream: more than 2^32 windows");
@@ -593,4 +618,20 @@ out:
 	free(views);
 	free(vc);
 	return rc;
+}
+
+int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
+{
+	uint64_t nw_was = 0;
+	int rc;
+
+	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
+		return rc;
+	for (uint32_t div = 4;; div *= 4) {
+		uint64_t nw = 0;
+		rc = xg_stream_host_div(x, n, in, div, out, &nw);
+		if (nw == nw_was || !xg_stream_again(x, rc, div))
+			return rc;
+		nw_was = nw;
+	}
 }
