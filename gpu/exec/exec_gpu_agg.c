@@ -682,6 +682,14 @@ int xg_agg(exec_ctx *x, pnode *n, xg_src *s, rel **out, xg_src *keep)
 	else
 		for (uint32_t k = 0; k < nout; k++)
 			perm[k] = k;
+	if (s->firsts && ng) {
+		if (!(*s->firsts = malloc(sizeof(uint32_t) * (nout + 1)))) {
+			rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+			goto out;
+		}
+		for (uint32_t k = 0; k < nout; k++)
+			(*s->firsts)[k] = g.first[perm[k]];
+	}
 	if (!(r = rel_new(x, n->ncols, n->ty)) || (rc = rel_reserve(r, nout))) {
 		rc = rc ? rc : x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
 		goto out;

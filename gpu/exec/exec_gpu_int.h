@@ -96,6 +96,10 @@ typedef struct xg_src {
 	 * cached) and, for an AGG, the merge of the windows' groups */
 	const xg_win *win;
 	struct xg_sagg *sagg;
+	/* set by the caller of xg_agg over a host window with GROUP BY keys:
+	 * *firsts gets the groups' first rows (window rows), in the order
+	 * of the result (malloc'd) */
+	uint32_t **firsts;
 	/* a projection kept on the device (xg_prepare_proj): its outputs
 	 * are the columns, own the source they were computed over */
 	struct xg_out *outs;
@@ -138,6 +142,7 @@ extern uint64_t xg_kept_aggs;
 extern uint64_t xg_text_merges, xg_text_merged_bytes;
 extern uint64_t xg_dev_joins;
 extern uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
+extern uint64_t xg_agg_parts_runs;
 
 /* ---- exec_gpu.c ---- */
 

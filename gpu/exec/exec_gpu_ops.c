@@ -344,7 +344,6 @@ static int xo_result(exec_ctx *x, pnode *n, int rc, const rel *a, const rel *b,
  */
 uint64_t xo_part_ops, xo_part_passes;
 
-#define XO_MAX_PARTS 4096u
 /* Not a GPMDB code: "too large for one pass" (rows past 32-bit numbers) */
 #define XO_SPLIT (-5)
 
@@ -356,7 +355,7 @@ static bool xo_too_large(exec_ctx *x, int rc)
 }
 
 /* Parts for rows of about bytes device bytes (4x for working memory). */
-static uint32_t xo_parts_for(uint64_t bytes, uint64_t rows, uint64_t per)
+uint32_t xo_parts_for(uint64_t bytes, uint64_t rows, uint64_t per)
 {
 	uint64_t avail = gpu_mem_avail(), p = 2;
 
@@ -381,20 +380,8 @@ uint64_t exec_gpu_rel_bytes(const rel *r, int nc)
 	return b;
 }
 
-/* A split of r's rows by the hash of columns 0..nc-1 (exec_hash_row, the
- * CPU's hash tables': equal for rows the GPU finds equal, NULLs equal,
- * -0.0 = 0.0, TEXT binary) into np parts:
- * part p's rows, ascending, are idx[off[p] .. off[p + 1]); pt[i] is row
- * i's part (XO_NO_PART: a row with a NULL key left out, see
- * xo_split_rows). */
-#define XO_NO_PART UINT32_MAX
-typedef struct xo_split {
-	uint32_t np;
-	uint32_t *pt, *idx;
-	uint64_t *off;
-} xo_split;
-
-static void xo_split_free(xo_split *sp)
+/* Splits (xo_split, exec_gpu_ops.h) */
+void xo_split_free(xo_split *sp)
 {
 	free(sp->pt);
 	free(sp->idx);
@@ -406,8 +393,8 @@ static bool xo_key_null(const rel *k, uint64_t i);
 
 /* skip_null: rows with a NULL among the columns are in no part (join
  * keys: they match nothing, and all would meet in one part). */
-static int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
-			 bool skip_null, xo_split *sp)
+int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
+		  bool skip_null, xo_split *sp)
 {
 	uint64_t n = r ? r->nrows : 0, *at;
 
@@ -438,7 +425,7 @@ static int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
 	return GPMDB_OK;
 }
 
-static uint64_t xo_split_max(const xo_split *sp)
+uint64_t xo_split_max(const xo_split *sp)
 {
 	uint64_t m = 0;
 
@@ -448,10 +435,8 @@ static uint64_t xo_split_max(const xo_split *sp)
 	return m;
 }
 
-/* A new relation of rows idx[0..m) of a (and b after it, na = a's
- * rows), with a's column types. */
-static int xo_rows_rel(exec_ctx *x, const rel *a, const rel *b,
-		       const uint32_t *idx, uint64_t m, rel **out)
+int xo_rows_rel(exec_ctx *x, const rel *a, const rel *b, const uint32_t *idx,
+		uint64_t m, rel **out)
 {
 	etype *ty = malloc(sizeof(etype) * ((size_t)a->ncols + 1));
 	rel *o = NULL;

@@ -33,6 +33,31 @@ uint64_t exec_gpu_rel_bytes(const rel *r, int nc);
 /* Rows [lo, lo + m) of r as v, its columns borrowed (vc: room for
  * r->ncols; never rel_free v). */
 void exec_gpu_rel_view(const rel *r, uint64_t lo, uint64_t m, rcol *vc, rel *v);
+/* Passes (exec_gpu_ops.c "passes"): at most XO_MAX_PARTS parts; the
+ * parts for rows of about bytes device bytes (4x for working memory), at
+ * most per rows each. */
+#define XO_MAX_PARTS 4096u
+uint32_t xo_parts_for(uint64_t bytes, uint64_t rows, uint64_t per);
+/* A split of r's rows by the hash of columns 0..nc-1 (exec_hash_row, the
+ * CPU's hash tables': equal for rows the GPU finds equal, NULLs equal,
+ * -0.0 = 0.0, TEXT binary) into np parts: part p's rows, ascending, are
+ * idx[off[p] .. off[p + 1]); pt[i] is row i's part (XO_NO_PART: with
+ * skip_null, a row with a NULL among the columns, in no part). */
+#define XO_NO_PART UINT32_MAX
+typedef struct xo_split {
+	uint32_t np;
+	uint32_t *pt, *idx;
+	uint64_t *off;
+} xo_split;
+int xo_split_rows(exec_ctx *x, const rel *r, int nc, uint32_t np,
+		  bool skip_null, xo_split *sp);
+void xo_split_free(xo_split *sp);
+/* The rows of sp's largest part. */
+uint64_t xo_split_max(const xo_split *sp);
+/* A new relation of rows idx[0..m) of a (and b after it, na = a's rows),
+ * with a's column types, text copied. */
+int xo_rows_rel(exec_ctx *x, const rel *a, const rel *b, const uint32_t *idx,
+		uint64_t m, rel **out);
 /* exec_gpu.c's lock around GPU work (one stream, one program slot). */
 void exec_gpu_lock(void);
 void exec_gpu_unlock(void);

@@ -190,6 +190,9 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
 		    {"stream_shrinks", xg_stream_shrinks},
+		    /* AGGs with DISTINCT over host rows past the device, run
+		     * in parts by their GROUP BY keys */
+		    {"agg_parts", xg_agg_parts_runs},
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    /* operators run in passes over parts of their inputs */
 		    {"part_ops", xo_part_ops},

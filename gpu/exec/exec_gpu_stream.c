@@ -2,9 +2,12 @@
  * exec_gpu_stream.c - streamed scans: a chain over a table whose columns
  * do not fit the cache, run window by window (xg_stream), FILTER and
  * PROJECT rows appended in row order, AGG groups merged across windows
- * (xg_sagg_*).
+ * (xg_sagg_*); over a host relation, an AGG whose aggregates do not
+ * merge (DISTINCT) in parts by its GROUP BY keys (xg_agg_parts).
  */
 #include "exec_gpu_int.h"
+
+#include "../../engine/exec/exec_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -443,7 +446,8 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 }
 
 /* Process-wide (as the cache's counters): PRAGMA gpu_stats. */
-uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
+uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks,
+    xg_agg_parts_runs;
 
 /*
  * n's chain over a table scan whose columns do not fit the cache (or
@@ -620,13 +624,151 @@ out:
 	return rc;
 }
 
+static int xg_cmp_u32_at(const void *a, const void *b, void *arg)
+{
+	const uint32_t *v = arg;
+	uint32_t x = v[*(const uint32_t *)a], y = v[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/* One try of xg_agg_parts: np parts of in split by kv's columns (*biggest:
+ * the largest part's rows). */
+static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
+			    uint32_t np, uint64_t *biggest, rel **out)
+{
+	xo_split sp;
+	rel *all = NULL;
+	uint32_t *first = NULL, *perm = NULL;
+	int rc;
+
+	if ((rc = xo_split_rows(x, kv, kv->ncols, np, false, &sp)))
+		return rc;
+	*biggest = xo_split_max(&sp);
+	all = rel_new(x, n->ncols, n->ty);
+	first = malloc(sizeof(uint32_t) * (in->nrows + 1));
+	if (!all || !first) {
+		rc = x->db->errcode
+			 ? x->db->errcode
+			 : db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	xo_part_ops++;
+	for (uint32_t p = 0; p < np && !rc; p++) {
+		uint64_t m = sp.off[p + 1] - sp.off[p];
+		const uint32_t *idx = sp.idx + sp.off[p];
+		rel *prel = NULL, *wr = NULL;
+		uint32_t *pf = NULL;
+		xg_src s;
+		xg_win w;
+		if (!m)
+			continue;
+		if ((rc = xo_rows_rel(x, in, NULL, idx, m, &prel)))
+			break;
+		memset(&w, 0, sizeof(w));
+		w.nrows = w.live = m;
+		w.host = prel;
+		rc = xg_prepare_win(x, n, &s, &w);
+		if (!rc) {
+			s.firsts = &pf;
+			rc = xg_agg(x, n, &s, &wr, NULL);
+		}
+		xg_src_free(&s);
+		xo_part_passes++;
+		if (!rc && wr && wr->nrows && !pf)
+			rc = db_err(x->db, GPMDB_INTERNAL,
+				    "GPU aggregate in parts: no first rows");
+		for (uint64_t j = 0; !rc && wr && j < wr->nrows; j++)
+			first[all->nrows + j] = idx[pf[j]];
+		if (!rc && wr)
+			rc = xg_rel_append(all, wr);
+		/* keys and bare columns may point into the part's text */
+		rel_adopt(all, prel);
+		free(pf);
+		rel_free(wr);
+		rel_free(prel);
+	}
+	if (rc)
+		goto out;
+	/* the groups in the order of their first rows: the CPU's */
+	if (!(perm = malloc(sizeof(uint32_t) * (all->nrows + 1)))) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t k = 0; k < all->nrows; k++)
+		perm[k] = (uint32_t)k;
+	qsort_r(perm, all->nrows, sizeof(uint32_t), xg_cmp_u32_at, first);
+	rc = xo_rows_rel(x, all, NULL, perm, all->nrows, out);
+out:
+	xo_split_free(&sp);
+	rel_free(all);
+	free(first);
+	free(perm);
+	return rc;
+}
+
+/*
+ * An AGGREGATE over a host relation too large for the device whose
+ * aggregates do not merge across row windows (DISTINCT, bare columns):
+ * in parts split by a hash of its GROUP BY keys, so that all of a
+ * group's rows are in one part, each part a whole GPU aggregate (its
+ * DISTINCT exact), the parts' groups put in the order of their first
+ * rows (the CPU's).  The parts double while one runs out of device
+ * memory and the largest still shrinks (one group's rows cannot be
+ * split).  Only for keys that are columns of in (hashed on the host)
+ * and an AGG that reads in itself (a group's first row maps back
+ * through its part's rows): otherwise why_rc, the error of why the
+ * windows cannot do.
+ */
+static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
+{
+	int ng = n->ngroup, rc = why_rc;
+	rcol *kc = NULL;
+	char why[300];
+	rel kv;
+
+	if (n->kind != PN_AGG || !ng || in->ncols != n->l->ncols ||
+	    in->nrows > UINT32_MAX || xg_source(x, n, why, sizeof(why)) != n->l)
+		return why_rc;
+	if (!(kc = calloc((size_t)ng + 1, sizeof(rcol))))
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
+	for (int k = 0; k < ng; k++) {
+		int c = exec_plain_col(n, n->group[k], false);
+		if (c < 0 || c >= in->ncols) {
+			free(kc);
+			return why_rc;
+		}
+		kc[k] = in->cols[c];
+	}
+	kv = *in;
+	kv.cols = kc;
+	kv.ncols = ng;
+	db_clear(x->db);
+	xg_agg_parts_runs++;
+	uint64_t was = UINT64_MAX, biggest = 0;
+	uint32_t np = xo_parts_for(exec_gpu_rel_bytes(in, in->ncols), in->nrows,
+				   UINT32_MAX / 4);
+	for (;;) {
+		rc = xg_agg_parts_run(x, n, in, &kv, np, &biggest, out);
+		if (!rc || !xg_too_large(x, rc) || rc == XG_STREAM ||
+		    np >= XO_MAX_PARTS || biggest >= was)
+			break;
+		db_clear(x->db);
+		was = biggest;
+		np *= 2;
+	}
+	free(kc);
+	return rc;
+}
+
 int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
 {
 	uint64_t nw_was = 0;
 	int rc;
 
+	/* aggregates the windows cannot merge: parts by GROUP BY keys */
 	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
-		return rc;
+		return xg_agg_parts(x, n, in, out, rc);
 	for (uint32_t div = 4;; div *= 4) {
 		uint64_t nw = 0;
 		rc = xg_stream_host_div(x, n, in, div, out, &nw);

@@ -705,6 +705,31 @@ static long fallbacks0;
  * passes over parts of their inputs (part_ops), the scans and the chains
  * over host inputs in row windows (stream_queries).
  */
+/* Under t_passes' limit, 4 MiB here: GROUP BYs with DISTINCT and bare
+ * columns over a join's rows too large for the device run in parts by
+ * their keys (xg_agg_parts), in the CPU's group order.  Many groups: a
+ * group whose rows alone do not fit still runs out of memory (GROUP BY
+ * a.bo, a.s with count(DISTINCT) did at 4 MiB). */
+static void t_agg_parts(void)
+{
+	static const char *q[] = {
+	    "SELECT a.k, count(DISTINCT b.k), count(*), sum(DISTINCT b.i % 7) "
+	    "FROM t AS a JOIN t AS b ON a.i = b.i GROUP BY a.k",
+	    "SELECT a.k, b.s, count(DISTINCT b.i % 100) FROM t AS a JOIN t "
+	    "AS b ON a.i = b.i GROUP BY a.k",
+	    "SELECT a.k, a.bo, count(DISTINCT b.s), max(b.i) FROM t AS a "
+	    "JOIN t AS b ON a.i = b.i GROUP BY a.k, a.bo",
+	};
+	long p0 = gstat_of("agg_parts");
+
+	CHECK(!xq_exec(db, "PRAGMA gpu_memory_limit = 4"));
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		both(q[k]);
+	printf("# GROUP BY with DISTINCT in parts: %ld runs, %zu queries\n",
+	       gstat_of("agg_parts") - p0, sizeof(q) / sizeof(q[0]));
+	CHECK(gstat_of("agg_parts") >= p0 + 2);
+}
+
 static void t_passes(void)
 {
 	const char *e = getenv("GPMDB_TEST_PASS_MIB");
@@ -725,6 +750,7 @@ static void t_passes(void)
 	t_distinct_setops();
 	t_text();
 	t_semi();
+	t_agg_parts();
 	printf("# under %ld MiB: %ld operators in %ld passes, %ld streamed\n",
 	       mib, gstat_of("part_ops") - ops0,
 	       gstat_of("part_passes") - passes0,
