@@ -12,8 +12,14 @@
  * open of the copy that applies its deltas (storage/delta.c).  Prints a
  * Markdown table.
  *
- *   bench_backup [--rows N] [--secs S] [--shm DIR] [--disk DIR]
- *		  [--keep] [--reuse]
+ *   bench_backup [--rows N] [--secs S] [--rounds R] [--shm DIR]
+ *		  [--disk DIR] [--keep] [--reuse]
+ *
+ * --rounds R (default 3) repeats the backups (full, then the two
+ * incremental ones) and the writer's two phases (alone, then beside the
+ * backups, alternated) R times and reports medians: one run of each
+ * varied about 15% from run to run on the GPU machine's host, as much as
+ * the aims' margins.
  *
  * --keep leaves the pool in place at the end, --reuse takes such a pool
  * (of the same --rows) instead of loading one: several runs, with
@@ -174,6 +180,25 @@ static double writer(gpmdb *db, long long rows, double secs, double *longest)
 	return (double)n / (t - t0);
 }
 
+#define BENCH_MAX_ROUNDS 15
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (v left as it was). */
+static double median(const double *v, int n)
+{
+	double s[BENCH_MAX_ROUNDS];
+
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
 /* The backup process beside the writer: full backups until killed. */
 static __attribute__((noreturn)) void backup_loop(void)
 {
@@ -192,7 +217,11 @@ int main(int argc, char **argv)
 	long long rows = 32000000;
 	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, w0, w1, dd, l0,
 	       l1;
-	long long b0, b1, b2;
+	long long b0 = 0, b1 = 0, b2 = 0;
+	int rounds = 3;
+	double vfull[BENCH_MAX_ROUNDS], vinc[BENCH_MAX_ROUNDS],
+	    vinc_r[BENCH_MAX_ROUNDS], vw0[BENCH_MAX_ROUNDS],
+	    vw1[BENCH_MAX_ROUNDS];
 	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
 	gpmdb_backup_stat sf, si, sr;
@@ -210,17 +239,19 @@ int main(int argc, char **argv)
 		}
 		if (i + 1 >= argc ||
 		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
-		     strcmp(argv[i], "--shm") && strcmp(argv[i], "--disk") &&
-		     strcmp(argv[i], "--loop"))) {
+		     strcmp(argv[i], "--rounds") && strcmp(argv[i], "--shm") &&
+		     strcmp(argv[i], "--disk") && strcmp(argv[i], "--loop"))) {
 			fprintf(stderr, "usage: bench_backup [--rows N] "
-					"[--secs S] [--shm DIR] [--disk DIR] "
-					"[--keep] [--reuse]\n");
+					"[--secs S] [--rounds R] [--shm DIR] "
+					"[--disk DIR] [--keep] [--reuse]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "--rows"))
 			rows = atoll(argv[i + 1]);
 		else if (!strcmp(argv[i], "--secs"))
 			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--rounds"))
+			rounds = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--shm"))
 			shm = argv[i + 1];
 		else if (!strcmp(argv[i], "--disk"))
@@ -230,6 +261,11 @@ int main(int argc, char **argv)
 			snprintf(dest, sizeof(dest), "%s", argv[i + 2]);
 			backup_loop();
 		}
+	}
+	if (rounds < 1 || rounds > BENCH_MAX_ROUNDS) {
+		fprintf(stderr, "bench_backup: --rounds is 1 to %d\n",
+			BENCH_MAX_ROUNDS);
+		return 2;
 	}
 	snprintf(pool, sizeof(pool), "%s/gpmdb_bench_backup.db", shm);
 	snprintf(dest, sizeof(dest), "%s/gpmdb_bench_backup.copy", disk);
@@ -284,16 +320,29 @@ int main(int argc, char **argv)
 	tcp = now_s() - t;
 	snprintf(cmd, sizeof(cmd), "%s.cp", dest);
 	unlink(cmd);
-	tfull = backup(db, dest, 0, &sf);
-	/* 1% of the rows, one contiguous range */
-	snprintf(cmd, sizeof(cmd),
-		 "UPDATE t SET a = a + 1 WHERE id BETWEEN %lld AND %lld",
-		 rows / 2, rows / 2 + rows / 100 - 1);
-	must(db, cmd);
-	tinc = backup(db, dest, 0, &si);
-	/* 1% of the rows at random (every 100th: one per 800 bytes) */
-	must(db, "UPDATE t SET b = b + 1 WHERE id % 100 = 7");
-	tinc_r = backup(db, dest, 0, &sr);
+	for (int r = 0; r < rounds; r++) {
+		/* a full copy: the new file each round */
+		rm_db(dest);
+		vfull[r] = backup(db, dest, 0, &sf);
+		/* 1% of the rows, one contiguous range (another each
+		 * round) */
+		long long lo = rows / 2 + (long long)r * (rows / 100);
+		snprintf(cmd, sizeof(cmd),
+			 "UPDATE t SET a = a + 1 WHERE id BETWEEN %lld AND "
+			 "%lld",
+			 lo, lo + rows / 100 - 1);
+		must(db, cmd);
+		vinc[r] = backup(db, dest, 0, &si);
+		/* 1% of the rows at random (every 100th: one per 800
+		 * bytes; other rows each round) */
+		snprintf(cmd, sizeof(cmd),
+			 "UPDATE t SET b = b + 1 WHERE id %% 100 = %d", 7 + r);
+		must(db, cmd);
+		vinc_r[r] = backup(db, dest, 0, &sr);
+	}
+	tfull = median(vfull, rounds);
+	tinc = median(vinc, rounds);
+	tinc_r = median(vinc_r, rounds);
 	/* the copy opened: its deltas (storage/delta.c) applied */
 	t = now_s();
 	{
@@ -306,23 +355,36 @@ int main(int argc, char **argv)
 		gpmdb_close(c);
 	}
 	topen = now_s() - t;
-	/* the writer alone, then beside full backups in a loop */
-	b0 = beside_readers(db);
-	w0 = writer(db, rows, secs, &l0);
-	b1 = beside_readers(db);
-	pid = fork();
-	if (pid == 0) {
-		execl(self, self, "--loop", pool, dest, (char *)NULL);
-		_exit(1);
+	/* the writer alone, then beside full backups in a loop, rounds
+	 * times (the writer's rate drifts: alternating cancels it) */
+	l0 = l1 = 0;
+	for (int r = 0; r < rounds; r++) {
+		double l;
+		long long a = beside_readers(db), b, c;
+		vw0[r] = writer(db, rows, secs, &l);
+		l0 = l > l0 ? l : l0;
+		b = beside_readers(db);
+		pid = fork();
+		if (pid == 0) {
+			execl(self, self, "--loop", pool, dest, (char *)NULL);
+			_exit(1);
+		}
+		sleep(1);
+		vw1[r] = writer(db, rows, secs, &l);
+		l1 = l > l1 ? l : l1;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		c = beside_readers(db);
+		b0 += r ? 0 : a;
+		b1 += b - a;
+		b2 += c - b;
 	}
-	sleep(1);
-	w1 = writer(db, rows, secs, &l1);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	b2 = beside_readers(db);
+	w0 = median(vw0, rounds);
+	w1 = median(vw1, rounds);
 
-	printf("Pool: %s, %lld rows, %.0f MB; copies to %s.\n\n", pool, rows,
-	       (double)stp.st_size / 1e6, disk);
+	printf("Pool: %s, %lld rows, %.0f MB; copies to %s; medians of %d "
+	       "rounds (the writer %.0f s per phase).\n\n",
+	       pool, rows, (double)stp.st_size / 1e6, disk, rounds, secs);
 	printf("| measure | seconds | MB/s | zones copied (by lines) | MB "
 	       "written | vs full |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
@@ -353,8 +415,15 @@ int main(int argc, char **argv)
 	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1);
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
-	       "alone, %lld beside the backups.\n",
-	       b0, b1 - b0, b2 - b1);
+	       "alone, %lld beside the backups (all rounds).\n",
+	       b0, b1, b2);
+	printf("\nRounds (seconds; statements/s):\n\n| round | full | "
+	       "incremental, range | incremental, every 100th | writer "
+	       "alone | beside backups |\n| ---: | ---: | ---: | ---: | ---: "
+	       "| ---: |\n");
+	for (int r = 0; r < rounds; r++)
+		printf("| %d | %.3f | %.4f | %.4f | %.1f | %.1f |\n", r + 1,
+		       vfull[r], vinc[r], vinc_r[r], vw0[r], vw1[r]);
 	gpmdb_close(db);
 	if (!keep)
 		rm_db(pool);
