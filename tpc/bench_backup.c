@@ -16,8 +16,9 @@
  *		  [--disk DIR] [--keep] [--reuse]
  *
  * --rounds R (default 3) repeats the backups (full, then the two
- * incremental ones) and the writer's two phases (alone, then beside the
- * backups, alternated) R times and reports medians: one run of each
+ * incremental ones) and the writer's three phases (alone, beside the
+ * backups, beside a reader process that holds read transactions,
+ * alternated) R times and reports medians: one run of each
  * varied about 15% from run to run on the GPU machine's host, as much as
  * the aims' margins.
  *
@@ -199,6 +200,40 @@ static double median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+/* The reader process beside the writer: read transactions of 200 ms
+ * until killed (a snapshot held most of the time, little work: the cost
+ * of writing beside readers, storage/wal.c "Beside readers", without a
+ * copy's traffic). */
+static __attribute__((noreturn)) void reader_loop(void)
+{
+	gpmdb *db = NULL;
+	gpmdb_options o = {.durability = "pmem"};
+
+	if (gpmdb_open_v2(pool, &db, GPMDB_OPEN_READONLY, &o)) {
+		fprintf(stderr, "open %s: %s\n", pool, gpmdb_errmsg(db));
+		exit(1);
+	}
+	for (;;) {
+		must(db, "BEGIN");
+		must(db, "SELECT count(*) FROM t WHERE id < 10");
+		usleep(200000);
+		must(db, "COMMIT");
+	}
+}
+
+/* A process running self with mode ("--loop": backups, "--reader"). */
+static pid_t beside(const char *mode)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(self, self, mode, pool, dest, (char *)NULL);
+		_exit(1);
+	}
+	sleep(1);
+	return pid;
+}
+
 /* The backup process beside the writer: full backups until killed. */
 static __attribute__((noreturn)) void backup_loop(void)
 {
@@ -217,11 +252,12 @@ int main(int argc, char **argv)
 	long long rows = 32000000;
 	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, w0, w1, dd, l0,
 	       l1;
-	long long b0 = 0, b1 = 0, b2 = 0;
+	long long b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+	double w2, l2;
 	int rounds = 3;
 	double vfull[BENCH_MAX_ROUNDS], vinc[BENCH_MAX_ROUNDS],
 	    vinc_r[BENCH_MAX_ROUNDS], vw0[BENCH_MAX_ROUNDS],
-	    vw1[BENCH_MAX_ROUNDS];
+	    vw1[BENCH_MAX_ROUNDS], vw2[BENCH_MAX_ROUNDS];
 	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
 	gpmdb_backup_stat sf, si, sr;
@@ -240,7 +276,8 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc ||
 		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
 		     strcmp(argv[i], "--rounds") && strcmp(argv[i], "--shm") &&
-		     strcmp(argv[i], "--disk") && strcmp(argv[i], "--loop"))) {
+		     strcmp(argv[i], "--disk") && strcmp(argv[i], "--loop") &&
+		     strcmp(argv[i], "--reader"))) {
 			fprintf(stderr, "usage: bench_backup [--rows N] "
 					"[--secs S] [--rounds R] [--shm DIR] "
 					"[--disk DIR] [--keep] [--reuse]\n");
@@ -256,10 +293,15 @@ int main(int argc, char **argv)
 			shm = argv[i + 1];
 		else if (!strcmp(argv[i], "--disk"))
 			disk = argv[i + 1];
-		else if (!strcmp(argv[i], "--loop")) {
+		else if (!strcmp(argv[i], "--loop") ||
+			 !strcmp(argv[i], "--reader")) {
+			if (i + 2 >= argc)
+				return 2;
 			snprintf(pool, sizeof(pool), "%s", argv[i + 1]);
 			snprintf(dest, sizeof(dest), "%s", argv[i + 2]);
-			backup_loop();
+			if (argv[i][2] == 'l')
+				backup_loop();
+			reader_loop();
 		}
 	}
 	if (rounds < 1 || rounds > BENCH_MAX_ROUNDS) {
@@ -357,19 +399,14 @@ int main(int argc, char **argv)
 	topen = now_s() - t;
 	/* the writer alone, then beside full backups in a loop, rounds
 	 * times (the writer's rate drifts: alternating cancels it) */
-	l0 = l1 = 0;
+	l0 = l1 = l2 = 0;
 	for (int r = 0; r < rounds; r++) {
 		double l;
 		long long a = beside_readers(db), b, c;
 		vw0[r] = writer(db, rows, secs, &l);
 		l0 = l > l0 ? l : l0;
 		b = beside_readers(db);
-		pid = fork();
-		if (pid == 0) {
-			execl(self, self, "--loop", pool, dest, (char *)NULL);
-			_exit(1);
-		}
-		sleep(1);
+		pid = beside("--loop");
 		vw1[r] = writer(db, rows, secs, &l);
 		l1 = l > l1 ? l : l1;
 		kill(pid, SIGKILL);
@@ -378,9 +415,16 @@ int main(int argc, char **argv)
 		b0 += r ? 0 : a;
 		b1 += b - a;
 		b2 += c - b;
+		pid = beside("--reader");
+		vw2[r] = writer(db, rows, secs, &l);
+		l2 = l > l2 ? l : l2;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		b3 += beside_readers(db) - c;
 	}
 	w0 = median(vw0, rounds);
 	w1 = median(vw1, rounds);
+	w2 = median(vw2, rounds);
 
 	printf("Pool: %s, %lld rows, %.0f MB; copies to %s; medians of %d "
 	       "rounds (the writer %.0f s per phase).\n\n",
@@ -411,19 +455,23 @@ int main(int argc, char **argv)
 	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "
 	       "| longest statement, ms |\n| --- | ---: | ---: |\n");
 	printf("| alone | %.1f | %.1f |\n| beside full backups in a loop | "
-	       "%.1f (%.0f%%) | %.1f |\n",
-	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1);
+	       "%.1f (%.0f%%) | %.1f |\n| beside a reader (read "
+	       "transactions of 200 ms) | %.1f (%.0f%%) | %.1f |\n",
+	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1, w2, 100 * w2 / w0,
+	       1e3 * l2);
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
-	       "alone, %lld beside the backups (all rounds).\n",
-	       b0, b1, b2);
+	       "alone, %lld beside the backups, %lld beside the reader (all "
+	       "rounds).\n",
+	       b0, b1, b2, b3);
 	printf("\nRounds (seconds; statements/s):\n\n| round | full | "
 	       "incremental, range | incremental, every 100th | writer "
-	       "alone | beside backups |\n| ---: | ---: | ---: | ---: | ---: "
-	       "| ---: |\n");
+	       "alone | beside backups | beside a reader |\n| ---: | ---: | "
+	       "---: | ---: | ---: | ---: | ---: |\n");
 	for (int r = 0; r < rounds; r++)
-		printf("| %d | %.3f | %.4f | %.4f | %.1f | %.1f |\n", r + 1,
-		       vfull[r], vinc[r], vinc_r[r], vw0[r], vw1[r]);
+		printf("| %d | %.3f | %.4f | %.4f | %.1f | %.1f | %.1f |\n",
+		       r + 1, vfull[r], vinc[r], vinc_r[r], vw0[r], vw1[r],
+		       vw2[r]);
 	gpmdb_close(db);
 	if (!keep)
 		rm_db(pool);
