@@ -14,7 +14,8 @@
 #include <strings.h>
 #include <time.h>
 
-static int xg_cmp_first(const void *a, const void *b, void *arg)
+/* qsort_r: row numbers by first[] (arg) */
+int xg_cmp_first(const void *a, const void *b, void *arg)
 {
 	const uint32_t *first = arg;
 	uint32_t x = first[*(const uint32_t *)a],

@@ -178,6 +178,9 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out);
  * device memory). */
 extern int xg_host_sources;
 bool xg_shrink_begin(void);
+/* qsort_r's comparison of row numbers by first[row] (arg): groups in
+ * the order of their first rows (exec_gpu_agg.c) */
+int xg_cmp_first(const void *a, const void *b, void *arg);
 
 /* ---- exec_gpu_prep.c ---- */
 

@@ -834,7 +834,7 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, uint32_t div, xg_win **wout,
 	uint64_t avail = gpu_mem_avail();
 	if (avail < room)
 		room = avail;
-	budget = room / (div ? div : 4);
+	budget = room / div;
 	if (budget < XG_WIN_MIN_BUDGET)
 		budget = XG_WIN_MIN_BUDGET;
 	/* a window's TEXT columns (their references counted too) stay under

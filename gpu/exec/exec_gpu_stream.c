@@ -624,14 +624,6 @@ out:
 	return rc;
 }
 
-static int xg_cmp_u32_at(const void *a, const void *b, void *arg)
-{
-	const uint32_t *v = arg;
-	uint32_t x = v[*(const uint32_t *)a], y = v[*(const uint32_t *)b];
-
-	return x < y ? -1 : x > y;
-}
-
 /* One try of xg_agg_parts: np parts of in split by kv's columns (*biggest:
  * the largest part's rows). */
 static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
@@ -697,7 +689,7 @@ static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
 	}
 	for (uint64_t k = 0; k < all->nrows; k++)
 		perm[k] = (uint32_t)k;
-	qsort_r(perm, all->nrows, sizeof(uint32_t), xg_cmp_u32_at, first);
+	qsort_r(perm, all->nrows, sizeof(uint32_t), xg_cmp_first, first);
 	rc = xo_rows_rel(x, all, NULL, perm, all->nrows, out);
 out:
 	xo_split_free(&sp);
