@@ -343,6 +343,61 @@ int delta_scan(int fd, uint64_t off, uint64_t len, bool lines, bool verify,
 	return err;
 }
 
+/*
+ * Read-ahead of the image's pages that the lines will change, asked
+ * while the checksums are verified: a line written into a page that is
+ * not in the page cache makes the kernel read that page first, one
+ * synchronous 4 KiB read each (an open of a copy with 77 MB of lines
+ * spread over 550 MB of its pages took 7.4 s on the 2-core box).  The
+ * pages of adjacent runs go in one request.
+ */
+typedef struct {
+	int fd;
+	uint64_t lo, hi; /* the pages not asked for yet */
+} dl_ahead;
+
+static void dl_ahead_flush(dl_ahead *a)
+{
+	if (a->hi > a->lo)
+		(void)posix_fadvise(a->fd, (off_t)a->lo, (off_t)(a->hi - a->lo),
+				    POSIX_FADV_WILLNEED);
+	a->lo = a->hi = 0;
+}
+
+static int dl_ahead_ent(void *ctx, const stg_delta_ent *e, const char *buf)
+{
+	dl_ahead *a = ctx;
+	uint64_t zoff = e->zone << STG_ZONE_SHIFT;
+
+	(void)buf;
+	for (unsigned l = 0, l1; delta_next_run(e->mask, &l, &l1); l = l1) {
+		uint64_t lo = (zoff + (uint64_t)l * STG_LINE_SIZE) / DL_PAGE *
+			      DL_PAGE,
+			 hi = DL_ROUND(zoff + (uint64_t)l1 * STG_LINE_SIZE);
+
+		if (a->hi > a->lo && lo <= a->hi && hi >= a->lo) {
+			a->lo = lo < a->lo ? lo : a->lo;
+			a->hi = hi > a->hi ? hi : a->hi;
+			continue;
+		}
+		dl_ahead_flush(a);
+		a->lo = lo;
+		a->hi = hi;
+	}
+	return 0;
+}
+
+/* Verifies every checksum of the deltas at [off, off + len) of fd,
+ * asking for the pages their lines change meanwhile. */
+static int dl_verify(int fd, uint64_t off, uint64_t len)
+{
+	dl_ahead a = {fd, 0, 0};
+	int err = delta_scan(fd, off, len, true, true, dl_ahead_ent, &a, NULL);
+
+	dl_ahead_flush(&a);
+	return err;
+}
+
 /* Writes an entry's lines into the image. */
 static int dl_apply_ent(void *ctx, const stg_delta_ent *e, const char *buf)
 {
@@ -393,8 +448,7 @@ static int dl_apply(stg_pool *p, int fd)
 	    dl_sb_crc(&sb) != sb.crc)
 		return GPMDB_OK; /* applied by another opener meanwhile */
 	/* every checksum first: nothing is written from a damaged delta */
-	err = delta_scan(fd, sb.copy_delta_off, sb.copy_delta_len, true, true,
-			 NULL, NULL, NULL);
+	err = dl_verify(fd, sb.copy_delta_off, sb.copy_delta_len);
 	if (err)
 		return dl_scan_err(p, err, "reading");
 	what = "applying the deltas of";
@@ -495,8 +549,7 @@ int delta_reapply_private(stg_pool *p)
 	}
 
 	/* every checksum first, then the lines */
-	err = delta_scan(p->fd, p->dl_off, p->dl_len, true, true, NULL, NULL,
-			 NULL);
+	err = dl_verify(p->fd, p->dl_off, p->dl_len);
 	if (!err)
 		err = delta_scan(p->fd, p->dl_off, p->dl_len, true, false,
 				 dl_apply_mem, p, NULL);
