@@ -605,16 +605,33 @@ static int bk_step_lines(stg_backup *b, uint64_t want, uint64_t *got)
 			return bk_fail(b, "writing", err);
 		b->dw_on = true;
 	}
-	while (b->di < b->ndz && *got < want) {
+	/* this step's zones, written as one batch */
+	size_t i0 = b->di, ns = 0;
+	uint64_t sum = *got;
+	while (i0 + ns < b->ndz && sum < want)
+		sum += sizeof(stg_delta_ent) +
+		       (uint64_t)delta_popcount(b->dz[i0 + ns++].mask) *
+			   STG_LINE_SIZE;
+	dw_src *src = malloc((ns ? ns : 1) * sizeof(*src));
+	if (src == NULL)
+		return b->rc = pool_err(b->p, GPMDB_NOMEM, "out of memory");
+	for (size_t k = 0; k < ns; k++) {
+		const bk_dz *d = &b->dz[i0 + k];
+
+		src[k].zone = d->z;
+		src[k].mask = d->mask;
+		src[k].zbase =
+		    (const char *)pool_at(b->p, d->z << STG_ZONE_SHIFT);
+	}
+	err = dw_add_many(&b->dw, src, ns, b->threads);
+	free(src);
+	if (err)
+		return bk_fail(b, "writing", err);
+	while (b->di < i0 + ns) {
 		const bk_dz *d = &b->dz[b->di++];
 		uint64_t n = sizeof(stg_delta_ent) +
 			     (uint64_t)delta_popcount(d->mask) * STG_LINE_SIZE;
 
-		err =
-		    dw_add(&b->dw, d->z, d->mask,
-			   (const char *)pool_at(b->p, d->z << STG_ZONE_SHIFT));
-		if (err)
-			return bk_fail(b, "writing", err);
 		b->inchain[d->z >> 3] |= (uint8_t)(1u << (d->z & 7));
 		if (!bk_bit(b->copied, b->copied_cap, d->z)) {
 			b->copied[d->z >> 3] |= (uint8_t)(1u << (d->z & 7));

@@ -357,12 +357,19 @@ typedef struct {
 	const uint8_t *wbuf;
 	uint64_t wn, woff;
 	int werr;
+	int threads; /* the copies and checksums of dw_add_many */
 } delta_writer;
 int dw_begin(delta_writer *w, uint64_t start, uint64_t from_gen,
 	     uint64_t image_size, dw_out_fn out, void *ctx);
-/* An entry: zone's lines that mask sets, from zbase (the zone's bytes). */
-int dw_add(delta_writer *w, uint64_t zone, const uint64_t *mask,
-	   const char *zbase);
+/* Entries of n zones in order: each zone's lines that its mask sets,
+ * from zbase (the zone's bytes), copied and their checksum computed on
+ * up to threads threads. */
+typedef struct {
+	uint64_t zone;
+	const uint64_t *mask;
+	const char *zbase;
+} dw_src;
+int dw_add_many(delta_writer *w, const dw_src *src, size_t n, int threads);
 /* The rest and the header page; *end: the delta's end in the file. */
 int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end);
 void dw_free(delta_writer *w);

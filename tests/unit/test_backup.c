@@ -804,6 +804,39 @@ static void test_lines_scattered(void)
 	}
 }
 
+/* An incremental whose delta has hundreds of entries and more than a
+ * MiB of lines: the entries are copied on several threads and their
+ * checksum computed in parts (delta.c dw_add_many, dw_crc); the copy
+ * reads the database's rows (read-only: the lines in its private
+ * mapping), and once opened read-write it is a full copy's bytes. */
+static void test_lines_many_zones(void)
+{
+	char buf[600];
+	gpmdb_backup_stat bs;
+	gpmdb *db;
+
+	set_paths("lm", 0);
+	if (!(db = open_db(path, 0)))
+		return;
+	fill(db, 21); /* 2097152 rows: 256 zones of v */
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECK_RC(su_exec(db, "UPDATE t SET v = v + 5 WHERE id % 100 = 3"),
+		 GPMDB_OK);
+	CHECK_RC(backup(db, copy, 0, &bs), GPMDB_OK);
+	CHECKF(bs.incremental && bs.zones_lines >= 200 &&
+		   bs.delta_bytes >= (1 << 20),
+	       "incremental %d, %lld zones by lines, %lld bytes (%s)",
+	       bs.incremental, bs.zones_lines, bs.delta_bytes, bs.why_full);
+	CHECK(has_magic(copy, STG_SB_MAGIC_DELTA));
+	CHECK(rows_equal(db, copy));
+	CHECK_RC(backup(db, copy2, 0, &bs), GPMDB_OK);
+	CHECK(same_after_sb(copy, copy2));
+	CHECK(
+	    !strcmp(q(copy, "PRAGMA integrity_check", buf, sizeof(buf)), "ok"));
+	CHECK_RC(gpmdb_close(db), GPMDB_OK);
+	rm_paths();
+}
+
 /* A copy with deltas opened read-only: the right rows, the file never
  * written (the deltas go into the connection's private mapping), and
  * so also where it cannot be written (another user, mode 0444). */
@@ -1120,6 +1153,7 @@ int main(int argc, char **argv)
 	TEST_RUN(test_checkpoint_pragmas);
 	TEST_RUN(test_checkpoint_power_loss);
 	TEST_RUN(test_lines_scattered);
+	TEST_RUN(test_lines_many_zones);
 	TEST_RUN(test_lines_readonly);
 	TEST_RUN(test_lines_invalid);
 	TEST_RUN(test_lines_chain_bound);
