@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -166,32 +167,95 @@ static int dw_wait(delta_writer *w)
 	return w->werr;
 }
 
-/* crc32 of n bytes at q after crc, on up to threads threads (zlib's
- * crc32_combine joins the parts): over a single core it cost as much as
- * a third of copying the lines. */
-#define DW_CRC_PARTS 16
+/*
+ * Work items [0, n), chunk at a time, run by fn on up to threads threads
+ * of the delta's own at the lowest priority, as the backup's writes
+ * (backup.c bk_io_main: a writer beside a backup, whose parallel loops
+ * spin on every core, waits for each thread the copy wakes); the caller
+ * waits for them, or runs them itself when no thread is to be had.
+ */
+#define DW_THREADS_MAX 16
+typedef struct {
+	void (*fn)(void *ctx, size_t i);
+	void *ctx;
+	size_t n, chunk, next;
+} dw_job;
+
+static void dw_job_loop(dw_job *j)
+{
+	for (;;) {
+		size_t i =
+		    __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
+		size_t e = j->n - i < j->chunk ? j->n : i + j->chunk;
+
+		if (i >= j->n)
+			return;
+		for (; i < e; i++)
+			j->fn(j->ctx, i);
+	}
+}
+
+static void *dw_job_main(void *arg)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	dw_job_loop(arg);
+	return NULL;
+}
+
+static void dw_run(int threads, size_t n, size_t chunk,
+		   void (*fn)(void *, size_t), void *ctx)
+{
+	dw_job j = {fn, ctx, n, chunk, 0};
+	pthread_t th[DW_THREADS_MAX];
+	int k = 0;
+
+	while (n > chunk && k < threads && k < DW_THREADS_MAX &&
+	       pthread_create(&th[k], NULL, dw_job_main, &j) == 0)
+		k++;
+	if (k == 0)
+		dw_job_loop(&j);
+	for (int i = 0; i < k; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* crc32 of n bytes at q after crc, in parts on threads, joined by zlib's
+ * crc32_combine: over a single core it cost as much as a third of
+ * copying the lines. */
+typedef struct {
+	const uint8_t *q;
+	size_t n, step;
+	uint32_t part[DW_THREADS_MAX];
+} dw_crcs;
+
+static size_t dw_crc_len(const dw_crcs *c, size_t i)
+{
+	size_t lo = i * c->step;
+
+	return lo >= c->n ? 0 : c->n - lo < c->step ? c->n - lo : c->step;
+}
+
+static void dw_crc_part(void *ctx, size_t i)
+{
+	dw_crcs *c = ctx;
+
+	c->part[i] = (uint32_t)crc32(0L, (const Bytef *)c->q + i * c->step,
+				     (uInt)dw_crc_len(c, i));
+}
+
 static uint32_t dw_crc(uint32_t crc, const uint8_t *q, size_t n, int threads)
 {
-	uint32_t part[DW_CRC_PARTS];
-	size_t step;
-	int t = threads < DW_CRC_PARTS ? threads : DW_CRC_PARTS;
+	dw_crcs c;
+	size_t t = threads < DW_THREADS_MAX ? (size_t)threads : DW_THREADS_MAX;
 
 	if (t <= 1 || n < (1u << 20))
 		return (uint32_t)crc32(crc, (const Bytef *)q, (uInt)n);
-	step = (n + (size_t)t - 1) / (size_t)t;
-#pragma omp parallel for num_threads(t) schedule(static, 1)
-	for (int i = 0; i < t; i++) {
-		size_t lo = (size_t)i * step;
-		size_t m = lo >= n ? 0 : n - lo < step ? n - lo : step;
-
-		part[i] = (uint32_t)crc32(0L, (const Bytef *)q + lo, (uInt)m);
-	}
-	for (int i = 0; i < t; i++) {
-		size_t lo = (size_t)i * step;
-		size_t m = lo >= n ? 0 : n - lo < step ? n - lo : step;
-
-		crc = (uint32_t)crc32_combine(crc, part[i], (z_off_t)m);
-	}
+	c.q = q;
+	c.n = n;
+	c.step = (n + t - 1) / t;
+	dw_run((int)t, t, 1, dw_crc_part, &c);
+	for (size_t i = 0; i < t; i++)
+		crc = (uint32_t)crc32_combine(crc, c.part[i],
+					      (z_off_t)dw_crc_len(&c, i));
 	return crc;
 }
 
@@ -250,6 +314,20 @@ static void dw_copy(uint8_t *d, const dw_src *s)
 	}
 }
 
+/* Entries to copy: entry i goes to buf + at[i]. */
+typedef struct {
+	uint8_t *buf;
+	const uint64_t *at;
+	const dw_src *src;
+} dw_copies;
+
+static void dw_copy_one(void *ctx, size_t i)
+{
+	const dw_copies *c = ctx;
+
+	dw_copy(c->buf + c->at[i], &c->src[i]);
+}
+
 /*
  * The lines' copy from the pool is most of an incremental backup's time
  * (scattered 64-byte runs, the first touch of each page of the backup's
@@ -280,10 +358,9 @@ int dw_add_many(delta_writer *w, const dw_src *src, size_t n, int threads)
 			f += sz;
 		}
 		if (j > i) {
-#pragma omp parallel for num_threads(threads)                                  \
-    schedule(dynamic, 16) if (j - i >= 64 && threads > 1)
-			for (size_t k = i; k < j; k++)
-				dw_copy(w->buf + at[k], &src[k]);
+			dw_copies c = {w->buf, at + i, src + i};
+
+			dw_run(threads, j - i, 16, dw_copy_one, &c);
 			w->len += f - w->fill;
 			w->entries += j - i;
 			w->fill = f;
