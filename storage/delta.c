@@ -186,10 +186,11 @@ static void dw_job_loop(dw_job *j)
 	for (;;) {
 		size_t i =
 		    __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
-		size_t e = j->n - i < j->chunk ? j->n : i + j->chunk;
+		size_t e;
 
 		if (i >= j->n)
 			return;
+		e = j->n - i < j->chunk ? j->n : i + j->chunk;
 		for (; i < e; i++)
 			j->fn(j->ctx, i);
 	}
