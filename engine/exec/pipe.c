@@ -532,28 +532,43 @@ static int stage_join(pthr *t, int i, rel *b)
 	vec v;
 	int rc;
 
+	/* one TEXT key by reference (its strings stay valid for the
+	 * batch): jt_refs_cands compares references */
 	for (int k = 0; k < nk; k++)
 		if ((rc = pipe_eval(t, i, s->ex[k], b, &v)) ||
-		    (rc = pipe_put(t, kb, k, &v, m)))
+		    (rc = s->trefs ? pipe_put_ref(t, kb, k, &v, m)
+				   : pipe_put(t, kb, k, &v, m)))
 			return rc;
 	kb->nrows = m;
 	if (semi || jt == JOIN_LEFT)
 		memset(mt, 0, m);
 	/* the rows that may meet a built row; hvs: their hashes, or with
-	 * a direct table the first row + 1 of their chains */
+	 * a direct table or by reference the first row + 1 of the chain's
+	 * rows they meet (by reference: the first is known equal) */
 	uint64_t *hvs = t->jhv[i];
 	uint32_t *cand = t->jcand[i];
-	uint32_t nc = s->dir ? jt_direct_cands(s, kb, m, cand, hvs)
-			     : join_cands(t, i, kb, m);
+	uint32_t nc = UINT32_MAX;
+	bool refs = false;
+	if (s->trefs && (t->tr_off[i] < 8 || t->tr_ok[i] >= t->tr_off[i])) {
+		nc = jt_refs_cands(s, kb, m, cand, hvs);
+		refs = nc != UINT32_MAX;
+		t->tr_ok[i] += refs;
+		t->tr_off[i] += !refs;
+	}
+	if (!refs)
+		nc = s->dir ? jt_direct_cands(s, kb, m, cand, hvs)
+			    : join_cands(t, i, kb, m);
+	bool byfirst = s->dir || refs;
 	for (uint32_t c = 0; c < nc; c++) {
 		uint32_t r = cand[c];
 		uint64_t hv = hvs[r];
-		if (!s->dir && !hv && exec_key_has_null(kb, r))
+		if (!byfirst && !hv && exec_key_has_null(kb, r))
 			continue;
 		/* the chain of this hash: every equal key is there */
-		for (int64_t row = s->dir ? (int64_t)hv - 1 : jt_first(s, hv);
-		     row >= 0; row = (int64_t)s->next[row] - 1) {
-			if (!s->hexact &&
+		int64_t row0 = byfirst ? (int64_t)hv - 1 : jt_first(s, hv);
+		for (int64_t row = row0; row >= 0;
+		     row = (int64_t)s->next[row] - 1) {
+			if (!s->hexact && !(refs && row == row0) &&
 			    !(s->sleft
 				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
 				  : exec_keys_eq(s->bk, (uint64_t)row, kb, r)))

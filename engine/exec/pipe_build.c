@@ -80,6 +80,8 @@ int stage_build(exec_ctx *x, pstage *s, const rel *srel)
 	uint64_t t0 = pipe_now();
 	if (!(rc = stage_hash(x, s)))
 		rc = jt_direct(x, s);
+	if (!rc)
+		jt_refs_init(s);
 	s->build_ns = pipe_now() - t0;
 	if (!rc && n->jtype == JOIN_LEFT && !s->sleft) {
 		uint64_t nb = s->bk->nrows;

@@ -90,6 +90,10 @@ typedef struct pstage {
 	uint32_t *dir;
 	int64_t dmin;
 	uint64_t dspan;
+	/* one TEXT key (pipe_probe.c jt_refs_cands): a batch's rows whose
+	 * strings are one reference (a dictionary tablet's code) probe once
+	 * per reference */
+	bool trefs;
 	/* a LEFT join whose left input is built (the right one streams):
 	 * per built row, whether a stream row met it; the rows that met
 	 * none are emitted with NULLs after the stream ends (pipe_outer) */
@@ -179,6 +183,9 @@ typedef struct pthr {
 	/* JOIN: rows checked against the bloom bits and those that passed;
 	 * a thread stops checking where most pass */
 	uint64_t bf_in[PIPE_MAX], bf_pass[PIPE_MAX];
+	/* JOIN with trefs: batches probed by reference and given up (too
+	 * many references); a thread stops trying where most are given up */
+	uint32_t tr_ok[PIPE_MAX], tr_off[PIPE_MAX];
 	uint32_t *jcand[PIPE_MAX]; /* JOIN: the rows that probe */
 	/* consecutive FILTERs starting at stage i: the order they run in
 	 * (ford[i..]), and per filter its time, rows in and rows kept */
@@ -308,6 +315,17 @@ uint32_t jt_direct_cands(const pstage *s, const rel *kb, uint32_t m,
  * rows, or those whose bloom bit is set; the slots they probe
  * prefetched. */
 uint32_t join_cands(pthr *t, int i, const rel *kb, uint32_t m);
+/* Stage s's trefs, decided once its keys are built. */
+void jt_refs_init(pstage *s);
+/* As jt_direct_cands, for a one-TEXT-key stage (trefs): each distinct
+ * reference (pointer, length) of the batch's strings hashed and its
+ * chain searched once, first[r] the first row + 1 of the chain's rows
+ * equal to row r's key; UINT32_MAX (nothing done) when the batch holds
+ * more than one reference in 8 rows. */
+uint32_t jt_refs_cands(const pstage *s, const rel *kb, uint32_t m,
+		       uint32_t *cand, uint64_t *first);
+/* Rows probed by reference so far (tests). */
+uint64_t pipe_dict_join_rows(void);
 
 /* ---- pipe.c ---- */
 
