@@ -18,6 +18,9 @@ total_fail=0
 jobs=${GPMDB_TEST_JOBS:-1}
 tmpd=$(mktemp -d)
 trap 'rm -rf "$tmpd"' EXIT
+# the logs' folder made here (the device runs name a new one under $OUT;
+# before, every program's "cannot create" message took its log's place)
+[ -z "${GPMDB_TEST_LOGS:-}" ] || mkdir -p "$GPMDB_TEST_LOGS"
 
 # runs program number $1 ($2), leaving its output, status and seconds
 run_one() {
