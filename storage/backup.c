@@ -59,12 +59,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -659,59 +657,26 @@ static int bk_open_direct(int fd)
 	return open(self, O_WRONLY | O_DIRECT | O_CLOEXEC);
 }
 
-/* One step's pieces, written by threads of the backup's own. */
+/* One step's pieces, written by threads of the backup's own (dw_run). */
 typedef struct {
 	stg_backup *b;
 	const uint64_t *po, *pn;
-	size_t np, next; /* next: the next piece to take */
-	int err;	 /* the first error */
 } bk_io;
 
-static void bk_io_loop(bk_io *io)
+static int bk_io_piece(void *ctx, size_t i)
 {
-	for (;;) {
-		size_t i = __atomic_fetch_add(&io->next, 1, __ATOMIC_RELAXED);
-		int e, none = 0;
+	const bk_io *io = ctx;
 
-		if (i >= io->np || __atomic_load_n(&io->err, __ATOMIC_RELAXED))
-			return;
-		e = bk_piece(io->b, io->po[i], io->pn[i]);
-		if (e)
-			__atomic_compare_exchange_n(&io->err, &none, e, false,
-						    __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
-	}
-}
-
-static void *bk_io_main(void *arg)
-{
-	/* the lowest priority: the copy needs little CPU, and a writer
-	 * beside it whose parallel loops spin on every core waited for
-	 * each thread the copy woke on one (it lost 11-31% of its
-	 * statements on the 16-core device machine with 1-4 such threads,
-	 * none with its loops on 12 cores or with these threads niced) */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-	bk_io_loop(arg);
-	return NULL;
+	return bk_piece(io->b, io->po[i], io->pn[i]);
 }
 
 /* Writes np pieces on b->threads threads; 0 or the first errno. */
 static int bk_write_pieces(stg_backup *b, const uint64_t *po,
 			   const uint64_t *pn, size_t np)
 {
-	bk_io io = {b, po, pn, np, 0, 0};
-	pthread_t th[256];
-	int n = 0;
+	bk_io io = {b, po, pn};
 
-	/* one piece (a small step of the API): no thread to start */
-	while (np > 1 && n < b->threads && (size_t)n < np &&
-	       pthread_create(&th[n], NULL, bk_io_main, &io) == 0)
-		n++;
-	if (n == 0) /* one piece, or no thread to be had: this one writes */
-		bk_io_loop(&io);
-	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
-	return io.err;
+	return dw_run(b->threads, np, 1, bk_io_piece, &io);
 }
 
 static int bk_threads(void)

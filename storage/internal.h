@@ -370,6 +370,10 @@ typedef struct {
 	const char *zbase;
 } dw_src;
 int dw_add_many(delta_writer *w, const dw_src *src, size_t n, int threads);
+/* fn(ctx, i) for i in [0, n), chunk at a time, on up to threads threads
+ * at nice 19 (a backup's writes and copies); the first nonzero result. */
+int dw_run(int threads, size_t n, size_t chunk, int (*fn)(void *, size_t),
+	   void *ctx);
 /* The rest and the header page; *end: the delta's end in the file. */
 int dw_end(delta_writer *w, uint64_t to_gen, uint64_t *end);
 void dw_free(delta_writer *w);

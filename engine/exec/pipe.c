@@ -569,9 +569,7 @@ static int stage_join(pthr *t, int i, rel *b)
 		for (int64_t row = row0; row >= 0;
 		     row = (int64_t)s->next[row] - 1) {
 			if (!s->hexact && !(refs && row == row0) &&
-			    !(s->sleft
-				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
-				  : exec_keys_eq(s->bk, (uint64_t)row, kb, r)))
+			    !jt_key_eq(s, kb, r, row))
 				continue;
 			uint32_t np = t->np[i]++;
 			t->li[i][np] = r;

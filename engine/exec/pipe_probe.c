@@ -206,11 +206,7 @@ uint32_t jt_refs_cands(const pstage *s, const rel *kb, uint32_t m,
 			if (nref >= most || nref >= REF_SLOTS / 4)
 				return UINT32_MAX;
 			row = jt_first(s, exec_hash_row(kb, 1, r));
-			while (
-			    row >= 0 &&
-			    !(s->sleft
-				  ? exec_keys_eq(kb, r, s->bk, (uint64_t)row)
-				  : exec_keys_eq(s->bk, (uint64_t)row, kb, r)))
+			while (row >= 0 && !jt_key_eq(s, kb, r, row))
 				row = (int64_t)s->next[row] - 1;
 			ref[nref] = sv[r];
 			head[nref] = (uint32_t)(row + 1);
