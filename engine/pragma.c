@@ -156,9 +156,9 @@ static const char *pvalue(ast_stmt *s, char *buf, size_t len)
 static bool is_int_pragma(const char *name)
 {
 	static const char *const names[] = {
-	    "pool_size",    "pool_used",     "gpu_memory",
-	    "hbm_cache",    "last_rows",     "last_bytes_persisted",
-	    "busy_timeout", "beside_readers"};
+	    "pool_size",    "pool_used",      "gpu_memory",
+	    "hbm_cache",    "last_rows",      "last_bytes_persisted",
+	    "busy_timeout", "beside_readers", "beside_commits"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(name, names[i]))
 			return true;
@@ -224,6 +224,9 @@ static int read_only_pragma(gpmdb *db, ast_stmt *s, const char *v, rel *r)
 		/* pmem mode: times this connection mapped the pool privately
 		 * to work beside other connections' snapshots */
 		x = sval_of_int((int64_t)ss.beside_readers);
+	} else if (!strcasecmp(s->name, "beside_commits")) {
+		/* of its commits, those made privately beside readers */
+		x = sval_of_int((int64_t)ss.beside_commits);
 	} else {
 		/* gpu_memory: device memory in bytes, 0 without a usable GPU
 		 * (PRAGMA gpu says why) */

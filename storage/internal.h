@@ -90,6 +90,7 @@ typedef struct {
 	bool shadow;
 	stg_durability shadow_dur; /* the mode to go back to (pmem, off) */
 	uint64_t shadows; /* statistics: times this connection went private */
+	uint64_t shadow_commits; /* statistics: commits made private */
 	uint64_t ckpt_bytes, big_bytes, shared_min;	     /* thresholds */
 	uint64_t frames, checkpoints, big_commits, replayed; /* statistics */
 } wal_state;

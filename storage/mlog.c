@@ -704,6 +704,8 @@ int stg_commit(stg_pool *p)
 
 		rc = wal_commit(p);
 		p->wt.persist_ns += pool_now_ns() - t0;
+		if (rc == GPMDB_OK && p->wal.shadow)
+			p->wal.shadow_commits++;
 	} else {
 		/* pmem and off: every operation persisted its data already */
 		rc = mlog_commit_mem(p);

@@ -1451,6 +1451,7 @@ int stg_get_stats(stg_pool *p, stg_stats *out)
 	out->durability = stg_pool_durability(p);
 	out->is_pmem = p->is_pmem;
 	out->beside_readers = p->wal.shadows;
+	out->beside_commits = p->wal.shadow_commits;
 	return GPMDB_OK;
 }
 

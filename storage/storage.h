@@ -679,6 +679,9 @@ typedef struct {
 	/* pmem mode: times this connection mapped the pool privately to
 	 * write (or read) beside other connections' snapshots */
 	uint64_t beside_readers;
+	/* pmem mode: of this connection's commits, those made privately
+	 * beside readers (through the log) */
+	uint64_t beside_commits;
 } stg_stats;
 int stg_get_stats(stg_pool *p, stg_stats *out);
 

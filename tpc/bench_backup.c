@@ -137,28 +137,35 @@ static double dd_rate(const char *dir)
 	return 16.0 * 64 * 1048576 / 1e6 / t;
 }
 
-/* PRAGMA beside_readers: the times the writer's connection went
- * beside readers (pmem mode, through the log). */
-static long long beside_readers(gpmdb *db)
+/* An integer pragma: beside_readers (the times the writer's connection
+ * went beside readers: pmem mode, through the log), beside_commits (its
+ * commits made so). */
+static long long pragma_int(gpmdb *db, const char *sql)
 {
 	gpmdb_stmt *st = NULL;
 	long long v = -1;
 
-	if (gpmdb_prepare(db, "PRAGMA beside_readers", -1, &st, NULL) ==
-		GPMDB_OK &&
+	if (gpmdb_prepare(db, sql, -1, &st, NULL) == GPMDB_OK &&
 	    gpmdb_step(st) == GPMDB_ROW)
 		v = gpmdb_column_int64(st, 0);
 	gpmdb_finalize(st);
 	return v;
 }
 
+static long long beside_readers(gpmdb *db)
+{
+	return pragma_int(db, "PRAGMA beside_readers");
+}
+
 /* The writer: batch UPDATEs of 10,000 rows by key range for secs;
  * statements per second, *longest the longest statement's seconds (a
- * wait for a backup's snapshot shows there). */
-static double writer(gpmdb *db, long long rows, double secs, double *longest)
+ * wait for a backup's snapshot shows there), *priv the share of its
+ * commits made beside readers (through the log). */
+static double writer(gpmdb *db, long long rows, double secs, double *longest,
+		     double *priv)
 {
 	char sql[200];
-	long long k = 0, n = 0;
+	long long k = 0, n = 0, c0 = pragma_int(db, "PRAGMA beside_commits");
 	double t0 = now_s(), t = t0;
 
 	*longest = 0;
@@ -178,6 +185,8 @@ static double writer(gpmdb *db, long long rows, double secs, double *longest)
 		k += 37;
 		n++;
 	}
+	*priv =
+	    (double)(pragma_int(db, "PRAGMA beside_commits") - c0) / (double)n;
 	return (double)n / (t - t0);
 }
 
@@ -253,7 +262,7 @@ int main(int argc, char **argv)
 	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, w0, w1, dd, l0,
 	       l1;
 	long long b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-	double w2, l2;
+	double w2, l2, p0 = 0, p1 = 0, p2 = 0;
 	int rounds = 3;
 	double vfull[BENCH_MAX_ROUNDS], vinc[BENCH_MAX_ROUNDS],
 	    vinc_r[BENCH_MAX_ROUNDS], vw0[BENCH_MAX_ROUNDS],
@@ -401,13 +410,15 @@ int main(int argc, char **argv)
 	 * times (the writer's rate drifts: alternating cancels it) */
 	l0 = l1 = l2 = 0;
 	for (int r = 0; r < rounds; r++) {
-		double l;
+		double l, pv;
 		long long a = beside_readers(db), b, c;
-		vw0[r] = writer(db, rows, secs, &l);
+		vw0[r] = writer(db, rows, secs, &l, &pv);
+		p0 += pv / rounds;
 		l0 = l > l0 ? l : l0;
 		b = beside_readers(db);
 		pid = beside("--loop");
-		vw1[r] = writer(db, rows, secs, &l);
+		vw1[r] = writer(db, rows, secs, &l, &pv);
+		p1 += pv / rounds;
 		l1 = l > l1 ? l : l1;
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -416,7 +427,8 @@ int main(int argc, char **argv)
 		b1 += b - a;
 		b2 += c - b;
 		pid = beside("--reader");
-		vw2[r] = writer(db, rows, secs, &l);
+		vw2[r] = writer(db, rows, secs, &l, &pv);
+		p2 += pv / rounds;
 		l2 = l > l2 ? l : l2;
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -453,12 +465,14 @@ int main(int argc, char **argv)
 	printf("\nFull backup at %.0f%% of cp's throughput.\n\n",
 	       100 * tcp / tfull);
 	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "
-	       "| longest statement, ms |\n| --- | ---: | ---: |\n");
-	printf("| alone | %.1f | %.1f |\n| beside full backups in a loop | "
-	       "%.1f (%.0f%%) | %.1f |\n| beside a reader (read "
-	       "transactions of 200 ms) | %.1f (%.0f%%) | %.1f |\n",
-	       w0, 1e3 * l0, w1, 100 * w1 / w0, 1e3 * l1, w2, 100 * w2 / w0,
-	       1e3 * l2);
+	       "| longest statement, ms | commits beside readers |\n| --- | "
+	       "---: | ---: | ---: |\n");
+	printf(
+	    "| alone | %.1f | %.1f | %.0f%% |\n| beside full backups in a "
+	    "loop | %.1f (%.0f%%) | %.1f | %.0f%% |\n| beside a reader (read "
+	    "transactions of 200 ms) | %.1f (%.0f%%) | %.1f | %.0f%% |\n",
+	    w0, 1e3 * l0, 100 * p0, w1, 100 * w1 / w0, 1e3 * l1, 100 * p1, w2,
+	    100 * w2 / w0, 1e3 * l2, 100 * p2);
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
 	       "alone, %lld beside the backups, %lld beside the reader (all "

@@ -452,6 +452,11 @@ static long long beside(gpmdb *db)
 	return atoll(su_scalar(db, "PRAGMA beside_readers"));
 }
 
+static long long commits_beside(gpmdb *db)
+{
+	return atoll(su_scalar(db, "PRAGMA beside_commits"));
+}
+
 static void nap_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
@@ -502,12 +507,16 @@ static void test_pmem_beside_readers(void)
 	if (r)
 		CHECK(strcmp(su_scalar(r, "SELECT sum(k) FROM t"), "6") == 0);
 	CHECK(strcmp(su_scalar(a, "SELECT sum(k) FROM t"), "6") == 0);
-	/* more commits beside b's snapshot */
+	/* more commits beside b's snapshot (PRAGMA beside_commits counts
+	 * them: 100 autocommits; a went beside b's open already) */
+	long long k0 = commits_beside(a);
+	CHECK(k0 >= 1);
 	for (int i = 0; i < 50; i++)
 		CHECK_RC(su_exec(a, "UPDATE t SET k = k + 1 WHERE k = 1; "
 				    "UPDATE t SET k = k - 1 WHERE k = 3"),
 			 GPMDB_OK);
 	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "1") == 0);
+	CHECK(commits_beside(a) == k0 + 100);
 	CHECK_RC(su_exec(b, "COMMIT"), GPMDB_OK);
 	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "6") == 0);
 	CHECK(strcmp(su_scalar(c, "SELECT count(*) FROM t"), "3") == 0);
@@ -522,6 +531,7 @@ static void test_pmem_beside_readers(void)
 	      strstr(msg, "database is locked"));
 	CHECKF(now_ms() - t0 >= 1900, "waited only %.0f ms", now_ms() - t0);
 	CHECK_RC(su_exec(a, "COMMIT"), GPMDB_OK);
+	CHECK(commits_beside(a) == k0 + 100); /* that one in place */
 	CHECK(strcmp(su_scalar(b, "SELECT sum(k) FROM t"), "10") == 0);
 	CHECK(strcmp(su_scalar(c, "SELECT sum(k) FROM t"), "10") == 0);
 	/* gpu_persist = kernel: in place, waiting for the readers */
