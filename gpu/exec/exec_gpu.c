@@ -744,17 +744,19 @@ out:
 	return GPMDB_OK;
 }
 
-/* Every column of a FILTER over a cache source, each through an identity
- * program, into o[0..n->ncols). */
-static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
+/* Columns 0..ncols-1 of s (types ty), each through an identity program,
+ * into o[0..ncols); a column with skip[k] set is not run: its output is
+ * NULL (xg_fetch fetches nothing for it). */
+int xg_col_runs(exec_ctx *x, int ncols, const etype *ty, const bool *skip,
+		xg_src *s, xg_out *o)
 {
 	cexpr c;
 	int rc = GPMDB_OK;
 
 	memset(&c, 0, sizeof(c));
 	c.ninputs = 1;
-	for (int k = 0; k < n->ncols && !rc; k++) {
-		if (n->unread && n->unread[k]) {
+	for (int k = 0; k < ncols && !rc; k++) {
+		if (skip && skip[k]) {
 			/* no parent reads it: NULL, nothing run or fetched
 			 * (xg_fetch) */
 			memset(&o[k], 0, sizeof(o[k]));
@@ -762,7 +764,7 @@ static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
 			continue;
 		}
 		bc_program *p = malloc(sizeof(bc_program));
-		etype t = n->ty[k];
+		etype t = ty[k];
 		if (!p)
 			return db_err(x->db, GPMDB_NOMEM, "out of memory");
 		bc_init(p);
@@ -778,6 +780,13 @@ static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
 		free(p);
 	}
 	return rc;
+}
+
+/* Every column of a FILTER over a cache source (those no parent reads
+ * NULL), into o[0..n->ncols). */
+static int xg_filter_runs(exec_ctx *x, pnode *n, xg_src *s, xg_out *o)
+{
+	return xg_col_runs(x, n->ncols, n->ty, n->unread, s, o);
 }
 
 /* A FILTER whose consumer is on the CPU: its rows, every column. */

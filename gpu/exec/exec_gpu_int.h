@@ -142,7 +142,7 @@ extern uint64_t xg_kept_aggs;
 extern uint64_t xg_text_merges, xg_text_merged_bytes;
 extern uint64_t xg_dev_joins;
 extern uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
-extern uint64_t xg_agg_parts_runs;
+extern uint64_t xg_agg_parts_runs, xg_stream_agg_parts;
 
 /* ---- exec_gpu.c ---- */
 
@@ -153,6 +153,8 @@ uint64_t xg_scan_rows(gpmdb *db, const pnode *s);
 int xg_decide(exec_ctx *x, pnode *n, char *why, size_t len);
 int xg_project(exec_ctx *x, pnode *n, xg_src *s, rel **out);
 int xg_filter_out(exec_ctx *x, pnode *n, xg_src *s, rel **out);
+int xg_col_runs(exec_ctx *x, int ncols, const etype *ty, const bool *skip,
+		xg_src *s, xg_out *o);
 
 /* ---- exec_gpu_src.c ---- */
 

@@ -190,9 +190,13 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"stream_queries", xg_stream_queries},
 		    {"stream_windows", xg_stream_windows},
 		    {"stream_shrinks", xg_stream_shrinks},
-		    /* AGGs with DISTINCT over host rows past the device, run
-		     * in parts by their GROUP BY keys */
+		    /* AGGs with DISTINCT or bare columns over rows past the
+		     * device, run in parts by their GROUP BY keys or (no
+		     * keys) by their DISTINCT argument */
 		    {"agg_parts", xg_agg_parts_runs},
+		    /* of them, AGGs over a streamed table scan (its rows
+		     * streamed to the host first) */
+		    {"stream_agg_parts", xg_stream_agg_parts},
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    /* operators run in passes over parts of their inputs */
 		    {"part_ops", xo_part_ops},

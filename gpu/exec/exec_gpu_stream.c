@@ -55,10 +55,19 @@ typedef struct xg_sagg {
 	uint64_t nslot;
 	int *op; /* each aggregate's GPU op */
 	bool have_op;
+	/* merging parts split by the values of a scalar AGG's DISTINCT
+	 * argument (xg_dparts_run), not row windows: a part's rows are not
+	 * a range of the CPU's order, so integer sums are checked at the
+	 * end (xg_sagg_finish) against hi and lo (na each): bounds of the
+	 * sums of their positive and of their negative values */
+	bool parts;
+	__int128 *hi, *lo;
 } xg_sagg;
 
 static void xg_sagg_free(xg_sagg *sa)
 {
+	free(sa->hi);
+	free(sa->lo);
 	free(sa->acc);
 	free(sa->hv);
 	free(sa->slot);
@@ -183,7 +192,9 @@ static int xg_sagg_find(exec_ctx *x, xg_sagg *sa, int ng, int na,
  * when the values have one sign.  Groups this bound proves safe are;
  * when the others all have B = 0 the flag decides; otherwise the answer
  * is not known on the GPU: GPMDB_UNSUPPORTED (the CPU runs the query,
- * counted, or gpu_strict's error).
+ * counted, or gpu_strict's error).  Parts split by value (sa->parts)
+ * are no range of rows: only the bounds are summed here, checked at the
+ * end (xg_sagg_parts_check).
  */
 static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 			 const gpu_sortcol *kc, const gpu_agg *ga,
@@ -208,7 +219,8 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 		if (ga[a].op == GPU_AGG_SUM_I && n->aggs[a].fn == AGG_SUM &&
 		    n->aggs[a].res.t != BC_T_REAL)
 			chk[nchk++] = a;
-	for (int i = 0; i < nchk; i++)
+	/* parts: only the bounds below, the total at the end */
+	for (int i = 0; i < nchk && !sa->parts; i++)
 		for (uint32_t j = 0; j < nw; j++) {
 			const gpu_agg_res *res = &g->res[chk[i]];
 			__int128 b = sa->acc[gid[j] * na + chk[i]].sum,
@@ -220,7 +232,7 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 			}
 			anyb |= b != 0;
 		}
-	if (!anyb) {
+	if (!anyb && !sa->parts) {
 		for (int i = 0; i < nchk; i++)
 			if (g->res[chk[i]].overflow) {
 				rc = db_err(x->db, GPMDB_ERROR,
@@ -229,6 +241,8 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 			}
 		goto out;
 	}
+	if (!nchk)
+		goto out;
 	for (int i = 0; i < nchk; i++) {
 		g2a[2 * i].op = GPU_AGG_MIN_I;
 		g2a[2 * i].arg = ga[chk[i]].arg;
@@ -276,6 +290,13 @@ static int xg_sagg_check(exec_ctx *x, pnode *n, xg_src *s,
 				 cmx = c * (mx > 0 ? mx : 0);
 			__int128 hi = cmx < t - cmn ? cmx : t - cmn;
 			__int128 lo = cmn > t - cmx ? cmn : t - cmx;
+			if (sa->parts) {
+				/* hi bounds the part's positive values' sum,
+				 * lo its negative values' */
+				sa->hi[chk[i]] += hi;
+				sa->lo[chk[i]] += lo;
+				continue;
+			}
 			if (b + hi <= XG_I64_MAX && b + lo >= XG_I64_MIN)
 				continue;
 			unsafe = true;
@@ -320,6 +341,7 @@ int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s, const struct xg_out *key,
 	uint64_t *gid = malloc(8 * (size_t)nw + 8);
 	sval *kv = calloc((size_t)ng + 1, sizeof(sval));
 	rel *kr = NULL;
+	bool ztie = false;
 
 	if (!perm || !gid || !kv) {
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
@@ -376,6 +398,14 @@ int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s, const struct xg_out *key,
 			bool first = ac->cnt == 0;
 			if (!c)
 				continue;
+			/* parts are no ranges of rows: which of -0.0 and 0.0
+			 * came first (the CPU's min or max) is not known */
+			if (sa->parts && !first &&
+			    (ga[a].op == GPU_AGG_MIN_R ||
+			     ga[a].op == GPU_AGG_MAX_R) &&
+			    res->f64[gi] == ac->f &&
+			    signbit(res->f64[gi]) != signbit(ac->f))
+				ztie = true;
 			ac->cnt += c;
 			switch (ga[a].op) {
 			case GPU_AGG_COUNT_STAR:
@@ -408,12 +438,57 @@ int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s, const struct xg_out *key,
 			}
 		}
 	}
+	if (ztie)
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: min or max of REAL values with both "
+			    "-0.0 and 0.0 over parts split by a DISTINCT "
+			    "argument (which came first is not known on the "
+			    "GPU)");
 out:
 	free(perm);
 	free(gid);
 	free(kv);
 	rel_free(kr);
 	return rc;
+}
+
+/* A merged integer sum (not REAL) that the CPU checks for overflow. */
+static bool xg_sagg_checked(const xg_sagg *sa, const aggdef *ad, int a)
+{
+	return sa->op && sa->op[a] == GPU_AGG_SUM_I && ad->fn == AGG_SUM &&
+	       ad->res.t != BC_T_REAL;
+}
+
+/*
+ * Integer sums merged over parts (sa->parts): every partial sum of the
+ * CPU's order lies between the sum of the negative and the sum of the
+ * positive values (bounded by sa->lo, sa->hi), and the total is its last
+ * partial sum.  A total outside int64 is the CPU's error (any such sum:
+ * the CPU fails whichever comes first); bounds inside int64 prove there
+ * is none; otherwise the GPU cannot tell and says so.
+ */
+static int xg_sagg_parts_check(exec_ctx *x, pnode *n, xg_sagg *sa)
+{
+	int na = n->naggs;
+
+	for (int a = 0; sa->ngr && a < na; a++) {
+		__int128 t = sa->acc[a].sum;
+		if (xg_sagg_checked(sa, &n->aggs[a], a) &&
+		    (t > XG_I64_MAX || t < XG_I64_MIN))
+			return db_err(x->db, GPMDB_ERROR, "integer overflow");
+	}
+	for (int a = 0; sa->ngr && a < na; a++)
+		if (xg_sagg_checked(sa, &n->aggs[a], a) &&
+		    (sa->hi[a] > XG_I64_MAX || sa->lo[a] < XG_I64_MIN))
+			return db_err(
+			    x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: an integer sum%s near the "
+			    "int64 limit over parts split by a "
+			    "DISTINCT argument (its partial sums in "
+			    "row order cannot be checked on the "
+			    "GPU)",
+			    n->aggs[a].distinct ? " of DISTINCT values" : "");
+	return GPMDB_OK;
 }
 
 /* The results of the merged groups into sa->r (as xg_agg's). */
@@ -424,6 +499,8 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 	xg_acc zero;
 
 	memset(&zero, 0, sizeof(zero));
+	if (sa->parts && (rc = xg_sagg_parts_check(x, n, sa)))
+		return rc;
 	if (!ng && !sa->ngr) { /* the empty scalar aggregate: one row */
 		if ((rc = rel_reserve(r, 1)))
 			return rc;
@@ -447,7 +524,19 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 
 /* Process-wide (as the cache's counters): PRAGMA gpu_stats. */
 uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks,
-    xg_agg_parts_runs;
+    xg_agg_parts_runs, xg_stream_agg_parts;
+
+static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
+			   rel **out);
+
+/* Whether aggregate ad merges across row windows: not DISTINCT (but
+ * min and max of DISTINCT values are those of all values), not a bare
+ * column, not group_concat. */
+static bool xg_agg_merges(const aggdef *ad)
+{
+	return (!ad->distinct || ad->fn == AGG_MIN || ad->fn == AGG_MAX) &&
+	       ad->fn != AGG_ANY && ad->fn != AGG_GROUP_CONCAT;
+}
 
 /*
  * n's chain over a table scan whose columns do not fit the cache (or
@@ -464,8 +553,7 @@ static int xg_stream_aggs_ok(exec_ctx *x, pnode *n, const char *because)
 {
 	for (int a = 0; n->kind == PN_AGG && a < n->naggs; a++) {
 		const aggdef *ad = &n->aggs[a];
-		if (ad->distinct || ad->fn == AGG_ANY ||
-		    ad->fn == AGG_GROUP_CONCAT)
+		if (!xg_agg_merges(ad))
 			return db_err(x->db, GPMDB_UNSUPPORTED,
 				      "GPU stream: %s and %s aggregates "
 				      "are not merged across row windows",
@@ -550,10 +638,12 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
 	if (!src || src->kind != PN_SCAN)
 		return db_err(x->db, GPMDB_INTERNAL,
 			      "GPU stream: the input is not a table scan");
+	/* aggregates the windows cannot merge: the AGG's input to the host,
+	 * then in parts */
 	if ((rc = xg_stream_aggs_ok(x, n,
 				    "the table's columns do not fit "
 				    "the GPU cache")))
-		return rc;
+		return xg_stream_parts(x, n, src, rc, out);
 	uint32_t nw_was = 0;
 	for (uint32_t div = 4;; div *= 4) {
 		xg_win *w = NULL;
@@ -624,6 +714,15 @@ out:
 	return rc;
 }
 
+/* Sets up s over the host rows w->host as the rows n reads itself: no
+ * filter of n's chain runs (they ran before, or there are none). */
+static int xg_prepare_host(exec_ctx *x, pnode *n, xg_src *s, const xg_win *w)
+{
+	memset(s, 0, sizeof(*s));
+	s->x = x;
+	return xg_prepare_at(x, n, NULL, 0, n->l, s, w);
+}
+
 /* One try of xg_agg_parts: np parts of in split by kv's columns (*biggest:
  * the largest part's rows). */
 static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
@@ -660,7 +759,7 @@ static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
 		memset(&w, 0, sizeof(w));
 		w.nrows = w.live = m;
 		w.host = prel;
-		rc = xg_prepare_win(x, n, &s, &w);
+		rc = xg_prepare_host(x, n, &s, &w);
 		if (!rc) {
 			s.firsts = &pf;
 			rc = xg_agg(x, n, &s, &wr, NULL);
@@ -700,16 +799,113 @@ out:
 }
 
 /*
+ * One try of xg_dparts: a scalar AGG (no GROUP BY) over np parts of in
+ * split by the values of the argument its DISTINCT aggregates share
+ * (kv), so that equal values meet in one part: each part a whole GPU
+ * aggregate (its DISTINCT exact), the parts' states merged as windows'
+ * (xg_sagg_window): the counts and sums of distinct values add up, as
+ * do counts, sums and averages of all rows; min and max merge.  Integer
+ * sums are checked at the end (xg_sagg_parts_check).
+ */
+static int xg_dparts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
+			 uint32_t np, uint64_t *biggest, rel **out)
+{
+	int na = n->naggs, rc;
+	xo_split sp;
+	xg_sagg sa;
+
+	memset(&sa, 0, sizeof(sa));
+	if ((rc = xo_split_rows(x, kv, kv->ncols, np, false, &sp)))
+		return rc;
+	*biggest = xo_split_max(&sp);
+	sa.parts = true;
+	sa.hi = calloc((size_t)na + 1, sizeof(__int128));
+	sa.lo = calloc((size_t)na + 1, sizeof(__int128));
+	if (!(sa.r = rel_new(x, n->ncols, n->ty)) || !sa.hi || !sa.lo) {
+		rc = x->db->errcode
+			 ? x->db->errcode
+			 : db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	xo_part_ops++;
+	for (uint32_t p = 0; p < np && !rc; p++) {
+		uint64_t m = sp.off[p + 1] - sp.off[p];
+		rel *prel = NULL, *wr = NULL;
+		xg_src s;
+		xg_win w;
+		if (!m)
+			continue;
+		if ((rc = xo_rows_rel(x, in, NULL, sp.idx + sp.off[p], m,
+				      &prel)))
+			break;
+		memset(&w, 0, sizeof(w));
+		w.nrows = w.live = m;
+		w.host = prel;
+		rc = xg_prepare_host(x, n, &s, &w);
+		if (!rc) {
+			s.sagg = &sa;
+			rc = xg_agg(x, n, &s, &wr, NULL);
+		}
+		xg_src_free(&s);
+		xo_part_passes++;
+		rel_free(wr); /* none: the results come from the merge */
+		rel_free(prel);
+	}
+	if (!rc)
+		rc = xg_sagg_finish(x, n, &sa);
+	if (!rc) {
+		*out = sa.r;
+		sa.r = NULL;
+	}
+out:
+	rel_free(sa.r);
+	xg_sagg_free(&sa);
+	xo_split_free(&sp);
+	return rc;
+}
+
+/*
+ * n over in in parts split by the columns of kv (kv's rows: in's): by
+ * GROUP BY keys (xg_agg_parts_run) or, without keys, by a DISTINCT
+ * argument (xg_dparts_run).  As many parts as rows of about in's bytes
+ * take 4x of budget (and of the free device memory), at least 2; they
+ * double while one runs out of device memory and the largest still
+ * shrinks (one key's rows cannot be split).
+ */
+static int xg_parts_try(exec_ctx *x, pnode *n, rel *in, const rel *kv,
+			uint64_t budget, rel **out)
+{
+	uint64_t was = UINT64_MAX, biggest = 0,
+		 bytes = exec_gpu_rel_bytes(in, in->ncols);
+	uint32_t np = xo_parts_for(bytes, in->nrows, UINT32_MAX / 4);
+	int rc;
+
+	while (np < XO_MAX_PARTS && 4 * bytes / np > budget)
+		np *= 2;
+	xg_agg_parts_runs++;
+	for (;;) {
+		rc = n->ngroup
+			 ? xg_agg_parts_run(x, n, in, kv, np, &biggest, out)
+			 : xg_dparts_run(x, n, in, kv, np, &biggest, out);
+		if (!rc || !xg_too_large(x, rc) || rc == XG_STREAM ||
+		    np >= XO_MAX_PARTS || biggest >= was)
+			break;
+		db_clear(x->db);
+		was = biggest;
+		np *= 2;
+	}
+	return rc;
+}
+
+/*
  * An AGGREGATE over a host relation too large for the device whose
  * aggregates do not merge across row windows (DISTINCT, bare columns):
  * in parts split by a hash of its GROUP BY keys, so that all of a
  * group's rows are in one part, each part a whole GPU aggregate (its
  * DISTINCT exact), the parts' groups put in the order of their first
- * rows (the CPU's).  The parts double while one runs out of device
- * memory and the largest still shrinks (one group's rows cannot be
- * split).  Only for keys that are columns of in (hashed on the host)
- * and an AGG that reads in itself (a group's first row maps back
- * through its part's rows): otherwise why_rc, the error of why the
+ * rows (the CPU's).  Only for keys that are columns of in (hashed on
+ * the host) and an AGG that reads in itself (a group's first row maps
+ * back through its part's rows): otherwise why_rc, the error of why the
  * windows cannot do.
  */
 static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
@@ -736,21 +932,218 @@ static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
 	kv.cols = kc;
 	kv.ncols = ng;
 	db_clear(x->db);
-	xg_agg_parts_runs++;
-	uint64_t was = UINT64_MAX, biggest = 0;
-	uint32_t np = xo_parts_for(exec_gpu_rel_bytes(in, in->ncols), in->nrows,
-				   UINT32_MAX / 4);
-	for (;;) {
-		rc = xg_agg_parts_run(x, n, in, &kv, np, &biggest, out);
-		if (!rc || !xg_too_large(x, rc) || rc == XG_STREAM ||
-		    np >= XO_MAX_PARTS || biggest >= was)
-			break;
-		db_clear(x->db);
-		was = biggest;
-		np *= 2;
-	}
+	rc = xg_parts_try(x, n, in, &kv, UINT64_MAX, out);
 	free(kc);
 	return rc;
+}
+
+/*
+ * The rows n's AGGREGATE reads, streamed from the scan window by window
+ * (w[0..nw)) into *out in row order, the chain's filters run in each
+ * window.  Columns 0..nl-1 are n->l's: those the AGG reads fetched, the
+ * others NULL and one byte wide (nothing reads them; a table's unread
+ * columns would take host memory for nothing).  Then the values of the
+ * expressions ke[0..nx) (n's compiled expressions ki[], types kt[]):
+ * keys that are not plain columns, evaluated here in row order (their
+ * errors the CPU's first).
+ */
+static int xg_stream_in(exec_ctx *x, pnode *n, const xg_win *w, uint32_t nw,
+			int nx, ast_expr *const *ke, const int *ki,
+			const etype *kt, rel **out)
+{
+	int nl = n->l->ncols, nc = nl + nx, ng = n->ngroup, rc = GPMDB_OK;
+	bool *skip = calloc((size_t)nl + 1, sizeof(bool));
+	etype *ty = calloc((size_t)nc + 1, sizeof(etype));
+	xg_out *o = calloc((size_t)nc + 1, sizeof(xg_out));
+	rel *r = NULL;
+
+	*out = NULL;
+	if (!skip || !ty || !o) {
+		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
+		goto out;
+	}
+	if (nc > 256) { /* xg_fetch's columns */
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: an aggregate's input of more than "
+			    "256 columns");
+		goto out;
+	}
+	/* the columns the AGG's keys and arguments read */
+	for (int k = 0; k < nl; k++)
+		skip[k] = true;
+	for (int i = 0; i < ng + n->naggs && !rc; i++) {
+		ast_expr *e = i < ng ? n->group[i] : n->aggs[i - ng].arg;
+		cexpr *c;
+		if (!e || (rc = exec_node_cx(x, n, i, e, false, n->l, &c)))
+			continue;
+		for (int k = 0; k < c->ninputs; k++)
+			if (c->in[k].kind == IN_COL && c->in[k].col >= 0 &&
+			    c->in[k].col < nl)
+				skip[c->in[k].col] = false;
+	}
+	for (int k = 0; k < nc; k++)
+		ty[k] = k >= nl	  ? kt[k - nl]
+			: skip[k] ? et_make(BC_T_BOOL)
+				  : n->l->ty[k];
+	if (rc || !(r = rel_new(x, nc, ty))) {
+		rc = rc ? rc : x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		goto out;
+	}
+	xg_stream_queries++;
+	xg_stream_windows += nw;
+	for (uint32_t i = 0; i < nw && !rc; i++) {
+		rel *wr = NULL;
+		xg_src s;
+		memset(o, 0, sizeof(xg_out) * (size_t)nc);
+		rc = xg_prepare_win(x, n, &s, &w[i]);
+		if (!rc)
+			rc = xg_col_runs(x, nl, n->l->ty, skip, &s, o);
+		for (int j = 0; j < nx && !rc; j++) {
+			cexpr *c;
+			if (!(rc = exec_node_cx(x, n, ki[j], ke[j], false, n->l,
+						&c)))
+				rc = xg_run(&s, c, &o[nl + j]);
+		}
+		if (!rc && !(wr = rel_new(x, nc, ty)))
+			rc = x->db->errcode ? x->db->errcode : GPMDB_NOMEM;
+		if (!rc)
+			rc = xg_fetch(x, o, nc, xg_rows(&s), wr);
+		for (int k = 0; k < nc; k++)
+			xg_out_free(&o[k]);
+		xg_src_free(&s);
+		if (!rc)
+			rc = xg_rel_append(r, wr);
+		rel_free(wr);
+	}
+	if (!rc && r->nrows > UINT32_MAX)
+		rc = db_err(x->db, GPMDB_UNSUPPORTED,
+			    "GPU stream: an aggregate's input of more than "
+			    "2^32 rows in parts");
+	if (!rc) {
+		*out = r;
+		r = NULL;
+	}
+out:
+	rel_free(r);
+	free(skip);
+	free(ty);
+	free(o);
+	return rc;
+}
+
+/* The query's memory limit (PRAGMA memory_limit) reached by rows this
+ * path keeps on the host (the CPU's aggregate streams them): a GPU
+ * failure, so the CPU runs the AGG (counted) or gpu_strict says why. */
+static int xg_stream_mem(exec_ctx *x, int rc)
+{
+	if (!spill_over(x, rc))
+		return rc;
+	spill_clear(x);
+	return db_err(x->db, GPMDB_UNSUPPORTED,
+		      "GPU stream: an aggregate's input held on the host for "
+		      "its DISTINCT or bare-column aggregates passes the "
+		      "memory limit (PRAGMA memory_limit)");
+}
+
+/*
+ * A streamed scan's AGGREGATE whose aggregates do not merge across
+ * windows (why_rc: the error saying so).  Its input is streamed to the
+ * host (xg_stream_in), then aggregated in parts in which what the
+ * aggregates compare meets: split by the GROUP BY keys (groups in the
+ * order of their first rows, bare columns and DISTINCT exact), or,
+ * without keys, by the values of the one argument every DISTINCT
+ * aggregate has (count, sum, avg of DISTINCT values and the mergeable
+ * others).  Otherwise (a bare column or group_concat without GROUP BY,
+ * DISTINCT aggregates of different arguments) an error naming why.
+ */
+static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
+			   rel **out)
+{
+	int ng = n->ngroup, nl = n->l->ncols, nk = ng ? ng : 1, nx = 0,
+	    rc = GPMDB_OK;
+	ast_expr *ke[XG_MAX_KEYS];
+	int ki[XG_MAX_KEYS], kcol[XG_MAX_KEYS];
+	etype kt[XG_MAX_KEYS];
+	rcol kc[XG_MAX_KEYS];
+	rel *in = NULL, kv, inv;
+
+	if (n->kind != PN_AGG || ng > XG_MAX_KEYS)
+		return why_rc;
+	if (!ng) {
+		int d = -1;
+		for (int a = 0; a < n->naggs; a++) {
+			const aggdef *ad = &n->aggs[a];
+			if (ad->fn == AGG_ANY || ad->fn == AGG_GROUP_CONCAT)
+				return why_rc;
+			if (xg_agg_merges(ad))
+				continue;
+			if (d >= 0 && !expr_equal(n->aggs[d].arg, ad->arg))
+				return db_err(
+				    x->db, GPMDB_UNSUPPORTED,
+				    "GPU stream: the table's columns do not "
+				    "fit the GPU cache and DISTINCT aggregates "
+				    "of different arguments without GROUP BY "
+				    "are not merged across row windows");
+			d = d < 0 ? a : d;
+		}
+		if (d < 0 || !n->aggs[d].arg)
+			return why_rc;
+		ke[0] = n->aggs[d].arg;
+		ki[0] = d; /* n's compiled expression ng + d */
+		kt[0] = expr_type(n->aggs[d].arg);
+	} else {
+		for (int k = 0; k < ng; k++) {
+			ke[k] = n->group[k];
+			ki[k] = k;
+			kt[k] = n->ty[k];
+		}
+	}
+	/* plain columns are read from the input; other keys are computed
+	 * in the windows, after the input's columns */
+	for (int k = 0; k < nk; k++) {
+		int c = exec_plain_col(n, ke[k], false);
+		if (c >= 0 && c < nl && n->l->ty[c].t == kt[k].t) {
+			kcol[k] = c;
+			continue;
+		}
+		kcol[k] = nl + nx;
+		ke[nx] = ke[k];
+		ki[nx] = ki[k];
+		kt[nx++] = kt[k];
+	}
+	db_clear(x->db);
+	uint32_t nw_was = 0;
+	for (uint32_t div = 4;; div *= 4) {
+		xg_win *w = NULL;
+		uint32_t nw = 0;
+		if (!(rc = xg_windows(x, n, src, div, &w, &nw)))
+			rc = xg_stream_in(x, n, w, nw, nx, ke, ki, kt, &in);
+		free(w);
+		if (nw == nw_was || !xg_stream_again(x, rc, div))
+			break;
+		nw_was = nw;
+	}
+	if (rc)
+		return xg_stream_mem(x, rc);
+	xg_stream_agg_parts++;
+	/* the parts of the AGG's input: its columns (inv), split by the
+	 * key columns (kv), both views of in */
+	for (int k = 0; k < nk; k++)
+		kc[k] = in->cols[kcol[k]];
+	kv = *in;
+	kv.cols = kc;
+	kv.ncols = nk;
+	inv = *in;
+	inv.ncols = nl;
+	/* a part's device bytes: as a window's, within what the cache can
+	 * give the query */
+	uint64_t budget = gcache_room(), avail = gpu_mem_avail();
+	budget = avail < budget ? avail : budget;
+	budget =
+	    budget < 4 * XG_WIN_MIN_BUDGET ? 4 * XG_WIN_MIN_BUDGET : budget;
+	rc = xg_parts_try(x, n, &inv, &kv, budget, out);
+	rel_free(in);
+	return xg_stream_mem(x, rc);
 }
 
 int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
