@@ -1073,7 +1073,14 @@ static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
 		int d = -1;
 		for (int a = 0; a < n->naggs; a++) {
 			const aggdef *ad = &n->aggs[a];
-			if (ad->fn == AGG_ANY || ad->fn == AGG_GROUP_CONCAT)
+			if (ad->fn == AGG_ANY)
+				return db_err(
+				    x->db, GPMDB_UNSUPPORTED,
+				    "GPU stream: the table's columns do not "
+				    "fit the GPU cache and a bare column "
+				    "without GROUP BY is not merged across "
+				    "row windows");
+			if (ad->fn == AGG_GROUP_CONCAT)
 				return why_rc;
 			if (xg_agg_merges(ad))
 				continue;
