@@ -898,30 +898,70 @@ static int xg_parts_try(exec_ctx *x, pnode *n, rel *in, const rel *kv,
 }
 
 /*
+ * The aggregate whose argument splits a scalar AGG n (no GROUP BY) into
+ * parts (xg_dparts_run): every aggregate that does not merge across
+ * windows is DISTINCT (count, sum, avg, total) of one and the same
+ * argument.  Its index, else -1 with why (a bare column, DISTINCT
+ * aggregates of different arguments, group_concat).
+ */
+static int xg_dparts_agg(const pnode *n, const char **why)
+{
+	int d = -1;
+
+	*why = "group_concat is not a GPU aggregate";
+	for (int a = 0; a < n->naggs; a++) {
+		const aggdef *ad = &n->aggs[a];
+		if (ad->fn == AGG_ANY) {
+			*why = "a bare column without GROUP BY is not merged "
+			       "across row windows";
+			return -1;
+		}
+		if (ad->fn == AGG_GROUP_CONCAT)
+			return -1;
+		if (xg_agg_merges(ad))
+			continue;
+		if (d >= 0 && !expr_equal(n->aggs[d].arg, ad->arg)) {
+			*why = "DISTINCT aggregates of different arguments "
+			       "without GROUP BY are not merged across row "
+			       "windows";
+			return -1;
+		}
+		d = d < 0 ? a : d;
+	}
+	return d >= 0 && n->aggs[d].arg ? d : -1;
+}
+
+/*
  * An AGGREGATE over a host relation too large for the device whose
  * aggregates do not merge across row windows (DISTINCT, bare columns):
  * in parts split by a hash of its GROUP BY keys, so that all of a
  * group's rows are in one part, each part a whole GPU aggregate (its
  * DISTINCT exact), the parts' groups put in the order of their first
- * rows (the CPU's).  Only for keys that are columns of in (hashed on
- * the host) and an AGG that reads in itself (a group's first row maps
- * back through its part's rows): otherwise why_rc, the error of why the
+ * rows (the CPU's).  Without GROUP BY, in parts split by the values of
+ * the argument its DISTINCT aggregates share (xg_dparts_agg).  Only for
+ * keys (or that argument) that are columns of in (hashed on the host)
+ * and an AGG that reads in itself (a group's first row maps back
+ * through its part's rows): otherwise why_rc, the error of why the
  * windows cannot do.
  */
 static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
 {
-	int ng = n->ngroup, rc = why_rc;
+	int ng = n->ngroup, nk = ng ? ng : 1, d = -1, rc = why_rc;
 	rcol *kc = NULL;
+	const char *dwhy;
 	char why[300];
 	rel kv;
 
-	if (n->kind != PN_AGG || !ng || in->ncols != n->l->ncols ||
+	if (n->kind != PN_AGG || in->ncols != n->l->ncols ||
 	    in->nrows > UINT32_MAX || xg_source(x, n, why, sizeof(why)) != n->l)
 		return why_rc;
-	if (!(kc = calloc((size_t)ng + 1, sizeof(rcol))))
+	if (!ng && (d = xg_dparts_agg(n, &dwhy)) < 0)
+		return why_rc;
+	if (!(kc = calloc((size_t)nk + 1, sizeof(rcol))))
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	for (int k = 0; k < ng; k++) {
-		int c = exec_plain_col(n, n->group[k], false);
+	for (int k = 0; k < nk; k++) {
+		int c =
+		    exec_plain_col(n, ng ? n->group[k] : n->aggs[d].arg, false);
 		if (c < 0 || c >= in->ncols) {
 			free(kc);
 			return why_rc;
@@ -930,7 +970,7 @@ static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
 	}
 	kv = *in;
 	kv.cols = kc;
-	kv.ncols = ng;
+	kv.ncols = nk;
 	db_clear(x->db);
 	rc = xg_parts_try(x, n, in, &kv, UINT64_MAX, out);
 	free(kc);
@@ -941,10 +981,10 @@ static int xg_agg_parts(exec_ctx *x, pnode *n, rel *in, rel **out, int why_rc)
  * The rows n's AGGREGATE reads, streamed from the scan window by window
  * (w[0..nw)) into *out in row order, the chain's filters run in each
  * window.  Columns 0..nl-1 are n->l's: those the AGG reads fetched, the
- * others NULL and one byte wide (nothing reads them; a table's unread
- * columns would take host memory for nothing).  Then the values of the
- * expressions ke[0..nx) (n's compiled expressions ki[], types kt[]):
- * keys that are not plain columns, evaluated here in row order (their
+ * others NULL BOOLs, two bytes a row (nothing reads them; a table's
+ * unread columns at their width would take host memory for nothing).  Then the
+ * values of the expressions ke[0..nx) (n's compiled expressions ki[], types
+ * kt[]): keys that are not plain columns, evaluated here in row order (their
  * errors the CPU's first).
  */
 static int xg_stream_in(exec_ctx *x, pnode *n, const xg_win *w, uint32_t nw,
@@ -1070,31 +1110,13 @@ static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
 	if (n->kind != PN_AGG || ng > XG_MAX_KEYS)
 		return why_rc;
 	if (!ng) {
-		int d = -1;
-		for (int a = 0; a < n->naggs; a++) {
-			const aggdef *ad = &n->aggs[a];
-			if (ad->fn == AGG_ANY)
-				return db_err(
-				    x->db, GPMDB_UNSUPPORTED,
-				    "GPU stream: the table's columns do not "
-				    "fit the GPU cache and a bare column "
-				    "without GROUP BY is not merged across "
-				    "row windows");
-			if (ad->fn == AGG_GROUP_CONCAT)
-				return why_rc;
-			if (xg_agg_merges(ad))
-				continue;
-			if (d >= 0 && !expr_equal(n->aggs[d].arg, ad->arg))
-				return db_err(
-				    x->db, GPMDB_UNSUPPORTED,
-				    "GPU stream: the table's columns do not "
-				    "fit the GPU cache and DISTINCT aggregates "
-				    "of different arguments without GROUP BY "
-				    "are not merged across row windows");
-			d = d < 0 ? a : d;
-		}
-		if (d < 0 || !n->aggs[d].arg)
-			return why_rc;
+		const char *why;
+		int d = xg_dparts_agg(n, &why);
+		if (d < 0)
+			return db_err(x->db, GPMDB_UNSUPPORTED,
+				      "GPU stream: the table's columns do not "
+				      "fit the GPU cache and %s",
+				      why);
 		ke[0] = n->aggs[d].arg;
 		ki[0] = d; /* n's compiled expression ng + d */
 		kt[0] = expr_type(n->aggs[d].arg);

@@ -707,7 +707,8 @@ static long fallbacks0;
  */
 /* Under t_passes' limit, 4 MiB here: GROUP BYs with DISTINCT and bare
  * columns over a join's rows too large for the device run in parts by
- * their keys (xg_agg_parts), in the CPU's group order.  Many groups: a
+ * their keys (xg_agg_parts), in the CPU's group order; without GROUP BY
+ * by the argument of their DISTINCT aggregates.  Many groups: a
  * group whose rows alone do not fit still runs out of memory (GROUP BY
  * a.bo, a.s with count(DISTINCT) did at 4 MiB). */
 static void t_agg_parts(void)
@@ -719,6 +720,11 @@ static void t_agg_parts(void)
 	    "AS b ON a.i = b.i GROUP BY a.k",
 	    "SELECT a.k, a.bo, count(DISTINCT b.s), max(b.i) FROM t AS a "
 	    "JOIN t AS b ON a.i = b.i GROUP BY a.k, a.bo",
+	    /* no GROUP BY: parts by the DISTINCT argument */
+	    "SELECT count(DISTINCT b.k), sum(DISTINCT b.k), count(*), "
+	    "max(a.i), sum(a.k) FROM t AS a JOIN t AS b ON a.i = b.i",
+	    "SELECT count(DISTINCT b.d), sum(DISTINCT b.d), count(b.d), "
+	    "count(*) FROM t AS a JOIN t AS b ON a.i = b.i",
 	};
 	long p0 = gstat_of("agg_parts");
 
