@@ -526,8 +526,8 @@ static int xg_sagg_finish(exec_ctx *x, pnode *n, xg_sagg *sa)
 uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks,
     xg_agg_parts_runs, xg_stream_agg_parts;
 
-static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
-			   rel **out);
+static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, rel *hin,
+			   int why_rc, rel **out);
 
 /* Whether aggregate ad merges across row windows: not DISTINCT (but
  * min and max of DISTINCT values are those of all values), not a bare
@@ -643,7 +643,7 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
 	if ((rc = xg_stream_aggs_ok(x, n,
 				    "the table's columns do not fit "
 				    "the GPU cache")))
-		return xg_stream_parts(x, n, src, rc, out);
+		return xg_stream_parts(x, n, src, NULL, rc, out);
 	uint32_t nw_was = 0;
 	for (uint32_t div = 4;; div *= 4) {
 		xg_win *w = NULL;
@@ -665,16 +665,32 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
  * included), at least 1024 rows.  Each window is a view of in's rows
  * (its columns borrowed); the chain's filters run over each.
  */
-static int xg_stream_host_div(exec_ctx *x, pnode *n, rel *in, uint32_t div,
-			      rel **out, uint64_t *nwin)
+/* A host source's windows: w[0..nw), each a view of rows of the
+ * source (its columns borrowed, in views and vc). */
+typedef struct xg_hwin {
+	xg_win *w;
+	rel *views;
+	rcol *vc;
+	uint32_t nw;
+} xg_hwin;
+
+static void xg_hwin_free(xg_hwin *h)
+{
+	free(h->w);
+	free(h->views);
+	free(h->vc);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The windows of in for xg_stream_host_div (*nwin: their number, also
+ * when there are too many). */
+static int xg_host_windows(exec_ctx *x, rel *in, uint32_t div, xg_hwin *h,
+			   uint64_t *nwin)
 {
 	uint64_t room = gcache_room(), bytes = 0, step, nw;
-	rcol *vc = NULL;
-	rel *views = NULL;
-	xg_win *w = NULL;
 	uint64_t avail = gpu_mem_avail();
-	int rc;
 
+	memset(h, 0, sizeof(*h));
 	if (avail < room)
 		room = avail;
 	bytes = exec_gpu_rel_bytes(in, in->ncols);
@@ -686,31 +702,41 @@ static int xg_stream_host_div(exec_ctx *x, pnode *n, rel *in, uint32_t div,
 	if (nw > UINT32_MAX)
 		return db_err(x->db, GPMDB_UNSUPPORTED,
 			      "GPU stream: more than 2^32 windows");
-	w = calloc(nw, sizeof(xg_win));
-	views = calloc(nw, sizeof(rel));
-	vc = calloc(nw * ((uint64_t)in->ncols + 1), sizeof(rcol));
-	if (!w || !views || !vc) {
-		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
-		goto out;
+	h->w = calloc(nw, sizeof(xg_win));
+	h->views = calloc(nw, sizeof(rel));
+	h->vc = calloc(nw * ((uint64_t)in->ncols + 1), sizeof(rcol));
+	if (!h->w || !h->views || !h->vc) {
+		xg_hwin_free(h);
+		return db_err(x->db, GPMDB_NOMEM, "out of memory");
 	}
 	for (uint64_t i = 0; i < nw; i++) {
 		uint64_t lo = i * step,
 			 m = in->nrows - lo < step ? in->nrows - lo : step;
-		exec_gpu_rel_view(in, lo, m, vc + i * ((uint64_t)in->ncols + 1),
-				  &views[i]);
-		w[i].row0 = lo;
-		w[i].nrows = w[i].live = m;
-		w[i].host = &views[i];
+		exec_gpu_rel_view(in, lo, m,
+				  h->vc + i * ((uint64_t)in->ncols + 1),
+				  &h->views[i]);
+		h->w[i].row0 = lo;
+		h->w[i].nrows = h->w[i].live = m;
+		h->w[i].host = &h->views[i];
 	}
-	rc = xg_stream_windows_run(x, n, w, (uint32_t)nw, out);
+	h->nw = (uint32_t)nw;
+	return GPMDB_OK;
+}
+
+static int xg_stream_host_div(exec_ctx *x, pnode *n, rel *in, uint32_t div,
+			      rel **out, uint64_t *nwin)
+{
+	xg_hwin h;
+	int rc;
+
+	if ((rc = xg_host_windows(x, in, div, &h, nwin)))
+		return rc;
+	rc = xg_stream_windows_run(x, n, h.w, h.nw, out);
 	/* the result's text may point into in's (keys read at a group's
 	 * first row) */
 	if (!rc)
 		rel_adopt(*out, in);
-out:
-	free(w);
-	free(views);
-	free(vc);
+	xg_hwin_free(&h);
 	return rc;
 }
 
@@ -1087,8 +1113,11 @@ static int xg_stream_mem(exec_ctx *x, int rc)
 
 /*
  * A streamed scan's AGGREGATE whose aggregates do not merge across
- * windows (why_rc: the error saying so).  Its input is streamed to the
- * host (xg_stream_in), then aggregated in parts in which what the
+ * windows (why_rc: the error saying so), or one over a host source hin
+ * that xg_agg_parts cannot split as it is (a filter between, computed
+ * keys or DISTINCT argument).  Its input is streamed to the host
+ * (xg_stream_in, over windows of the scan or of hin), then aggregated
+ * in parts in which what the
  * aggregates compare meets: split by the GROUP BY keys (groups in the
  * order of their first rows, bare columns and DISTINCT exact), or,
  * without keys, by the values of the one argument every DISTINCT
@@ -1096,8 +1125,8 @@ static int xg_stream_mem(exec_ctx *x, int rc)
  * others).  Otherwise (a bare column or group_concat without GROUP BY,
  * DISTINCT aggregates of different arguments) an error naming why.
  */
-static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
-			   rel **out)
+static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, rel *hin,
+			   int why_rc, rel **out)
 {
 	int ng = n->ngroup, nl = n->l->ncols, nk = ng ? ng : 1, nx = 0,
 	    rc = GPMDB_OK;
@@ -1114,8 +1143,10 @@ static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
 		int d = xg_dparts_agg(n, &why);
 		if (d < 0)
 			return db_err(x->db, GPMDB_UNSUPPORTED,
-				      "GPU stream: the table's columns do not "
-				      "fit the GPU cache and %s",
+				      "GPU stream: %s and %s",
+				      hin ? "the input does not fit the GPU"
+					  : "the table's columns do not fit "
+					    "the GPU cache",
 				      why);
 		ke[0] = n->aggs[d].arg;
 		ki[0] = d; /* n's compiled expression ng + d */
@@ -1141,13 +1172,21 @@ static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, int why_rc,
 		kt[nx++] = kt[k];
 	}
 	db_clear(x->db);
-	uint32_t nw_was = 0;
+	uint64_t nw_was = 0;
 	for (uint32_t div = 4;; div *= 4) {
-		xg_win *w = NULL;
-		uint32_t nw = 0;
-		if (!(rc = xg_windows(x, n, src, div, &w, &nw)))
-			rc = xg_stream_in(x, n, w, nw, nx, ke, ki, kt, &in);
-		free(w);
+		xg_hwin h;
+		uint64_t nw = 0;
+		memset(&h, 0, sizeof(h));
+		if (hin) /* a host source: windows of its rows */
+			rc = xg_host_windows(x, hin, div, &h, &nw);
+		else if (!(rc = xg_windows(x, n, src, div, &h.w, &h.nw)))
+			nw = h.nw;
+		if (!rc)
+			rc = xg_stream_in(x, n, h.w, h.nw, nx, ke, ki, kt, &in);
+		if (hin)
+			xg_hwin_free(&h);
+		else
+			free(h.w);
 		if (nw == nw_was || !xg_stream_again(x, rc, div))
 			break;
 		nw_was = nw;
@@ -1180,9 +1219,16 @@ int xg_stream_host(exec_ctx *x, pnode *n, rel *in, rel **out)
 	uint64_t nw_was = 0;
 	int rc;
 
-	/* aggregates the windows cannot merge: parts by GROUP BY keys */
-	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU")))
-		return xg_agg_parts(x, n, in, out, rc);
+	/* aggregates the windows cannot merge: parts by GROUP BY keys (or
+	 * the DISTINCT argument) of in; under a filter or for computed keys
+	 * the AGG's input made first (as a streamed scan's) */
+	if ((rc = xg_stream_aggs_ok(x, n, "the input does not fit the GPU"))) {
+		int why_rc = rc;
+		if ((rc = xg_agg_parts(x, n, in, out, XG_DECLINE)) !=
+		    XG_DECLINE)
+			return rc;
+		return xg_stream_parts(x, n, NULL, in, why_rc, out);
+	}
 	for (uint32_t div = 4;; div *= 4) {
 		uint64_t nw = 0;
 		rc = xg_stream_host_div(x, n, in, div, out, &nw);

@@ -708,7 +708,8 @@ static long fallbacks0;
 /* Under t_passes' limit, 4 MiB here: GROUP BYs with DISTINCT and bare
  * columns over a join's rows too large for the device run in parts by
  * their keys (xg_agg_parts), in the CPU's group order; without GROUP BY
- * by the argument of their DISTINCT aggregates.  Many groups: a
+ * by the argument of their DISTINCT aggregates; computed keys and
+ * arguments after the AGG's input is made in windows.  Many groups: a
  * group whose rows alone do not fit still runs out of memory (GROUP BY
  * a.bo, a.s with count(DISTINCT) did at 4 MiB). */
 static void t_agg_parts(void)
@@ -724,6 +725,12 @@ static void t_agg_parts(void)
 	    "SELECT count(DISTINCT b.k), sum(DISTINCT b.k), count(*), "
 	    "max(a.i), sum(a.k) FROM t AS a JOIN t AS b ON a.i = b.i",
 	    "SELECT count(DISTINCT b.d), sum(DISTINCT b.d), count(b.d), "
+	    "count(*) FROM t AS a JOIN t AS b ON a.i = b.i",
+	    /* a computed key, a computed DISTINCT argument: the AGG's
+	     * input made in windows first (xg_stream_parts) */
+	    "SELECT a.k % 10, count(DISTINCT b.k), count(*) FROM t AS a "
+	    "JOIN t AS b ON a.i = b.i GROUP BY 1",
+	    "SELECT count(DISTINCT b.k % 100), sum(DISTINCT b.k % 100), "
 	    "count(*) FROM t AS a JOIN t AS b ON a.i = b.i",
 	};
 	long p0 = gstat_of("agg_parts");
