@@ -538,15 +538,6 @@ static bool xg_agg_merges(const aggdef *ad)
 	       ad->fn != AGG_ANY && ad->fn != AGG_GROUP_CONCAT;
 }
 
-/*
- * n's chain over a table scan whose columns do not fit the cache (or
- * whose load ran out of device memory): window by window (xg_windows),
- * each window's columns loaded into temporary device buffers
- * (gcache_column_range), the chain run over them as over a cached
- * table.  FILTER and PROJECT rows are appended in row order (the CPU's
- * order); AGG results are merged by group (xg_sagg_window).  Row errors
- * come window by window, so the first in row order is reported.
- */
 /* n's aggregates can be merged across windows (else an error naming
  * why the windows were needed). */
 static int xg_stream_aggs_ok(exec_ctx *x, pnode *n, const char *because)
@@ -629,6 +620,16 @@ static bool xg_stream_again(exec_ctx *x, int rc, uint32_t div)
 	return true;
 }
 
+/*
+ * n's chain over a table scan whose columns do not fit the cache (or
+ * whose load ran out of device memory): window by window (xg_windows),
+ * each window's columns loaded into temporary device buffers
+ * (gcache_column_range), the chain run over them as over a cached
+ * table.  FILTER and PROJECT rows are appended in row order (the CPU's
+ * order); AGG results are merged by group (xg_sagg_window).  Row errors
+ * come window by window, so the first in row order is reported.  An
+ * AGG whose aggregates do not merge: xg_stream_parts.
+ */
 int xg_stream(exec_ctx *x, pnode *n, rel **out)
 {
 	char why[300];
@@ -658,13 +659,6 @@ int xg_stream(exec_ctx *x, pnode *n, rel **out)
 	}
 }
 
-/*
- * A host source's rows in windows: as many rows as take 1/div of what
- * the cache can give the query (or of the free device memory when
- * less), at the average bytes of a row of in (every column, text
- * included), at least 1024 rows.  Each window is a view of in's rows
- * (its columns borrowed); the chain's filters run over each.
- */
 /* A host source's windows: w[0..nw), each a view of rows of the
  * source (its columns borrowed, in views and vc). */
 typedef struct xg_hwin {
@@ -682,8 +676,14 @@ static void xg_hwin_free(xg_hwin *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* The windows of in for xg_stream_host_div (*nwin: their number, also
- * when there are too many). */
+/*
+ * A host source's rows in windows: as many rows as take 1/div of what
+ * the cache can give the query (or of the free device memory when
+ * less), at the average bytes of a row of in (every column, text
+ * included), at least 1024 rows.  Each window is a view of in's rows
+ * (its columns borrowed); the chain's filters run over each.  *nwin:
+ * their number, also when there are too many.
+ */
 static int xg_host_windows(exec_ctx *x, rel *in, uint32_t div, xg_hwin *h,
 			   uint64_t *nwin)
 {
