@@ -2,8 +2,11 @@
  * exec_gpu_stream.c - streamed scans: a chain over a table whose columns
  * do not fit the cache, run window by window (xg_stream), FILTER and
  * PROJECT rows appended in row order, AGG groups merged across windows
- * (xg_sagg_*); over a host relation, an AGG whose aggregates do not
- * merge (DISTINCT) in parts by its GROUP BY keys (xg_agg_parts).
+ * (xg_sagg_*); an AGG whose aggregates do not merge (DISTINCT, bare
+ * columns) in parts by its GROUP BY keys (xg_agg_parts_run) or, without
+ * keys, by its DISTINCT argument (xg_dparts_run), over a host relation
+ * (xg_agg_parts) or the AGG's input streamed to the host first
+ * (xg_stream_parts).
  */
 #include "exec_gpu_int.h"
 
