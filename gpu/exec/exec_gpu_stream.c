@@ -1144,13 +1144,17 @@ static int xg_stream_parts(exec_ctx *x, pnode *n, pnode *src, rel *hin,
 	if (!ng) {
 		const char *why;
 		int d = xg_dparts_agg(n, &why);
-		if (d < 0)
+		/* the specific reason, not why_rc's (db_err keeps the first
+		 * error of a statement) */
+		if (d < 0) {
+			db_clear(x->db);
 			return db_err(x->db, GPMDB_UNSUPPORTED,
 				      "GPU stream: %s and %s",
 				      hin ? "the input does not fit the GPU"
 					  : "the table's columns do not fit "
 					    "the GPU cache",
 				      why);
+		}
 		ke[0] = n->aggs[d].arg;
 		ki[0] = d; /* n's compiled expression ng + d */
 		kt[0] = expr_type(n->aggs[d].arg);

@@ -724,8 +724,6 @@ static void t_agg_parts(void)
 	    /* no GROUP BY: parts by the DISTINCT argument */
 	    "SELECT count(DISTINCT b.k), sum(DISTINCT b.k), count(*), "
 	    "max(a.i), sum(a.k) FROM t AS a JOIN t AS b ON a.i = b.i",
-	    "SELECT count(DISTINCT b.d), sum(DISTINCT b.d), count(b.d), "
-	    "count(*) FROM t AS a JOIN t AS b ON a.i = b.i",
 	    /* a computed key, a computed DISTINCT argument: the AGG's
 	     * input made in windows first (xg_stream_parts) */
 	    "SELECT a.k % 10, count(DISTINCT b.k), count(*) FROM t AS a "
