@@ -8,9 +8,12 @@
  * incremental backup after updating 1% of the rows as one contiguous
  * range and after updating 1% of the rows at random, and the batch
  * UPDATE throughput of a writer (10,000 rows per statement by key range)
- * alone and beside a process taking full backups in a loop, and the
- * open of the copy that applies its deltas (storage/delta.c).  Prints a
- * Markdown table.
+ * alone and beside a process taking full backups back to back (from the
+ * phase's start until the backup under way after S seconds is done: the
+ * writer runs beside whole backups; the process and its connection stay
+ * open through every phase, so that the alone and beside phases differ
+ * only by the backups), and the open of the copy that applies its
+ * deltas (storage/delta.c).  Prints a Markdown table.
  *
  *   bench_backup [--rows N] [--secs S] [--rounds R] [--shm DIR]
  *		  [--disk DIR] [--keep] [--reuse]
@@ -27,6 +30,7 @@
  * GPMDB_BACKUP_* settings, on one pool.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -157,22 +161,43 @@ static long long beside_readers(gpmdb *db)
 	return pragma_int(db, "PRAGMA beside_readers");
 }
 
-/* The writer: batch UPDATEs of 10,000 rows by key range for secs;
- * statements per second, *longest the longest statement's seconds (a
- * wait for a backup's snapshot shows there), *priv the share of its
+/* The backup process's pipes (--loop): the parent writes a byte to go[1]
+ * to start backups and one more to stop them; the process answers on
+ * done[0] once the backup it was in has finished. */
+static int bk_go = -1, bk_done = -1;
+
+/* Whether fd has a byte to read now. */
+static bool readable(int fd)
+{
+	struct pollfd pf = {fd, POLLIN, 0};
+
+	return poll(&pf, 1, 0) > 0;
+}
+
+/* The writer: batch UPDATEs of 10,000 rows by key range for secs (with
+ * backups: they start with it, are asked to stop after secs, and it
+ * writes on until the last one has finished, so that it runs beside
+ * whole backups); statements per second, *longest the longest statement's
+ * seconds (a wait for a backup's snapshot shows there), *priv the share of its
  * commits made beside readers (through the log), *slow the share of the
  * phase's time spent in statements of more than 10 ms (waits and stalls,
  * against a slowdown of every statement). */
-static double writer(gpmdb *db, long long rows, double secs, double *longest,
-		     double *priv, double *slow)
+static double writer(gpmdb *db, long long rows, double secs, bool backups,
+		     double *longest, double *priv, double *slow)
 {
 	double ts = 0;
+	bool asked = false;
+	char c = 1;
 	char sql[200];
 	long long k = 0, n = 0, c0 = pragma_int(db, "PRAGMA beside_commits");
 	double t0 = now_s(), t = t0;
 
 	*longest = 0;
-	while (t - t0 < secs) {
+	if (backups && write(bk_go, &c, 1) != 1) {
+		perror("backup process");
+		exit(1);
+	}
+	while (backups ? !readable(bk_done) : t - t0 < secs) {
 		long long lo = 1 + (k * 10000) % (rows - 10000);
 		double t1;
 
@@ -189,6 +214,17 @@ static double writer(gpmdb *db, long long rows, double secs, double *longest,
 		t = t1;
 		k += 37;
 		n++;
+		if (backups && !asked && t - t0 >= secs) {
+			asked = true;
+			if (write(bk_go, &c, 1) != 1) {
+				perror("backup process");
+				exit(1);
+			}
+		}
+	}
+	if (backups && read(bk_done, &c, 1) != 1) {
+		perror("backup process");
+		exit(1);
 	}
 	*priv =
 	    (double)(pragma_int(db, "PRAGMA beside_commits") - c0) / (double)n;
@@ -249,17 +285,56 @@ static pid_t beside(const char *mode)
 	return pid;
 }
 
-/* The backup process beside the writer: full backups until killed. */
+/* The backup process beside the writer (its connection open in every
+ * phase): on a byte from the parent (fd 3), full backups back to back
+ * until the next byte, then a byte back (fd 4) once the last is done;
+ * until fd 3 closes. */
 static __attribute__((noreturn)) void backup_loop(void)
 {
 	gpmdb *db = open_db(pool, false);
 	gpmdb_backup_stat st;
-	char to[4200];
+	char to[4200], c;
 
 	snprintf(to, sizeof(to), "%s.loop", dest);
-	for (;;) {
-		backup(db, to, GPMDB_BACKUP_FULL, &st);
+	while (read(3, &c, 1) == 1) {
+		do
+			backup(db, to, GPMDB_BACKUP_FULL, &st);
+		while (!readable(3));
+		if (read(3, &c, 1) != 1 || write(4, &c, 1) != 1)
+			break;
 	}
+	gpmdb_close(db);
+	exit(0);
+}
+
+/* The backup process, its pipes as fds 3 and 4 (bk_go, bk_done here). */
+static pid_t backup_process(void)
+{
+	int go[2], done[2];
+	pid_t pid;
+
+	if (pipe(go) || pipe(done)) {
+		perror("pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(go[0], 3) < 0 || dup2(done[1], 4) < 0)
+			_exit(1);
+		for (int i = 0; i < 2; i++) {
+			if (go[i] > 4)
+				close(go[i]);
+			if (done[i] > 4)
+				close(done[i]);
+		}
+		execl(self, self, "--loop", pool, dest, (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	close(done[1]);
+	bk_go = go[1];
+	bk_done = done[0];
+	return pid;
 }
 
 int main(int argc, char **argv)
@@ -412,30 +487,30 @@ int main(int argc, char **argv)
 		gpmdb_close(c);
 	}
 	topen = now_s() - t;
-	/* the writer alone, then beside full backups in a loop, rounds
-	 * times (the writer's rate drifts: alternating cancels it) */
+	/* the writer alone, then beside full backups, rounds times (the
+	 * writer's rate drifts: alternating cancels it); the backup
+	 * process's connection is open in every phase */
 	l0 = l1 = l2 = 0;
+	pid_t bpid = backup_process();
+	sleep(1);
 	for (int r = 0; r < rounds; r++) {
 		double l, pv, sl;
 		long long a = beside_readers(db), b, c;
-		vw0[r] = writer(db, rows, secs, &l, &pv, &sl);
+		vw0[r] = writer(db, rows, secs, false, &l, &pv, &sl);
 		p0 += pv / rounds;
 		s0 += sl / rounds;
 		l0 = l > l0 ? l : l0;
 		b = beside_readers(db);
-		pid = beside("--loop");
-		vw1[r] = writer(db, rows, secs, &l, &pv, &sl);
+		vw1[r] = writer(db, rows, secs, true, &l, &pv, &sl);
 		p1 += pv / rounds;
 		s1 += sl / rounds;
 		l1 = l > l1 ? l : l1;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
 		c = beside_readers(db);
 		b0 += r ? 0 : a;
 		b1 += b - a;
 		b2 += c - b;
 		pid = beside("--reader");
-		vw2[r] = writer(db, rows, secs, &l, &pv, &sl);
+		vw2[r] = writer(db, rows, secs, false, &l, &pv, &sl);
 		p2 += pv / rounds;
 		s2 += sl / rounds;
 		l2 = l > l2 ? l : l2;
@@ -443,6 +518,8 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		b3 += beside_readers(db) - c;
 	}
+	close(bk_go);
+	waitpid(bpid, NULL, 0);
 	w0 = median(vw0, rounds);
 	w1 = median(vw1, rounds);
 	w2 = median(vw2, rounds);
@@ -477,14 +554,14 @@ int main(int argc, char **argv)
 	    "| writer (UPDATE of 10,000 rows by key range) | statements/s "
 	    "| longest statement, ms | commits beside readers | time in "
 	    "statements over 10 ms |\n| --- | ---: | ---: | ---: | ---: |\n");
-	printf(
-	    "| alone | %.1f | %.1f | %.0f%% | %.1f%% |\n| beside full "
-	    "backups in a loop | %.1f (%.0f%%) | %.1f | %.0f%% | %.1f%% |\n| "
-	    "beside a reader (read transactions of 200 ms) | %.1f (%.0f%%) "
-	    "| %.1f | %.0f%% | %.1f%% |\n",
-	    w0, 1e3 * l0, 100 * p0, 100 * s0, w1, 100 * w1 / w0, 1e3 * l1,
-	    100 * p1, 100 * s1, w2, 100 * w2 / w0, 1e3 * l2, 100 * p2,
-	    100 * s2);
+	printf("| alone | %.1f | %.1f | %.0f%% | %.1f%% |\n| beside full "
+	       "backups (whole ones) | %.1f (%.0f%%) | %.1f | %.0f%% | %.1f%% "
+	       "|\n| "
+	       "beside a reader (read transactions of 200 ms) | %.1f (%.0f%%) "
+	       "| %.1f | %.0f%% | %.1f%% |\n",
+	       w0, 1e3 * l0, 100 * p0, 100 * s0, w1, 100 * w1 / w0, 1e3 * l1,
+	       100 * p1, 100 * s1, w2, 100 * w2 / w0, 1e3 * l2, 100 * p2,
+	       100 * s2);
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
 	       "alone, %lld beside the backups, %lld beside the reader (all "
