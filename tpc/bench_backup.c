@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,25 +175,41 @@ static bool readable(int fd)
 	return poll(&pf, 1, 0) > 0;
 }
 
+#define BENCH_MAX_ROUNDS 15
+
+/* A writer's phase over the rounds: statements per second each round;
+ * the longest statement (a wait for a backup's snapshot shows there);
+ * averages over the rounds of the share of its commits made beside
+ * readers (through the log), of the share of its time in statements of
+ * more than 10 ms (waits and stalls, against a slowdown of every
+ * statement), of the process's CPU time per statement (every thread:
+ * OpenMP's spinning too) and of its minor page faults per statement. */
+typedef struct {
+	double rate[BENCH_MAX_ROUNDS], longest, priv, slow, cpu_ms, faults;
+} wphase;
+
+static double cpu_s(const struct rusage *u)
+{
+	return (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec / 1e6 +
+	       (double)u->ru_stime.tv_sec + (double)u->ru_stime.tv_usec / 1e6;
+}
+
 /* The writer: batch UPDATEs of 10,000 rows by key range for secs (with
  * backups: they start with it, are asked to stop after secs, and it
  * writes on until the last one has finished, so that it runs beside
- * whole backups); statements per second, *longest the longest statement's
- * seconds (a wait for a backup's snapshot shows there), *priv the share of its
- * commits made beside readers (through the log), *slow the share of the
- * phase's time spent in statements of more than 10 ms (waits and stalls,
- * against a slowdown of every statement). */
-static double writer(gpmdb *db, long long rows, double secs, bool backups,
-		     double *longest, double *priv, double *slow)
+ * whole backups); round r of ph. */
+static void writer(gpmdb *db, long long rows, double secs, bool backups,
+		   wphase *ph, int r, int rounds)
 {
-	double ts = 0;
+	double ts = 0, longest = 0;
 	bool asked = false;
 	char c = 1;
 	char sql[200];
 	long long k = 0, n = 0, c0 = pragma_int(db, "PRAGMA beside_commits");
+	struct rusage u0, u1;
 	double t0 = now_s(), t = t0;
 
-	*longest = 0;
+	getrusage(RUSAGE_SELF, &u0);
 	if (backups && write(bk_go, &c, 1) != 1) {
 		perror("backup process");
 		exit(1);
@@ -207,8 +224,8 @@ static double writer(gpmdb *db, long long rows, double secs, bool backups,
 			 lo, lo + 9999);
 		must(db, sql);
 		t1 = now_s();
-		if (t1 - t > *longest)
-			*longest = t1 - t;
+		if (t1 - t > longest)
+			longest = t1 - t;
 		if (t1 - t > 0.010)
 			ts += t1 - t;
 		t = t1;
@@ -226,13 +243,16 @@ static double writer(gpmdb *db, long long rows, double secs, bool backups,
 		perror("backup process");
 		exit(1);
 	}
-	*priv =
-	    (double)(pragma_int(db, "PRAGMA beside_commits") - c0) / (double)n;
-	*slow = ts / (t - t0);
-	return (double)n / (t - t0);
+	getrusage(RUSAGE_SELF, &u1);
+	ph->rate[r] = (double)n / (t - t0);
+	ph->longest = longest > ph->longest ? longest : ph->longest;
+	ph->priv += (double)(pragma_int(db, "PRAGMA beside_commits") - c0) /
+		    (double)n / rounds;
+	ph->slow += ts / (t - t0) / rounds;
+	ph->cpu_ms += 1e3 * (cpu_s(&u1) - cpu_s(&u0)) / (double)n / rounds;
+	ph->faults +=
+	    (double)(u1.ru_minflt - u0.ru_minflt) / (double)n / rounds;
 }
-
-#define BENCH_MAX_ROUNDS 15
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -340,14 +360,12 @@ static pid_t backup_process(void)
 int main(int argc, char **argv)
 {
 	long long rows = 32000000;
-	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, w0, w1, dd, l0,
-	       l1;
+	double secs = 10, t, tcp, tfull, tinc, tinc_r, topen, dd, w[3];
 	long long b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-	double w2, l2, p0 = 0, p1 = 0, p2 = 0, s0 = 0, s1 = 0, s2 = 0;
 	int rounds = 3;
 	double vfull[BENCH_MAX_ROUNDS], vinc[BENCH_MAX_ROUNDS],
-	    vinc_r[BENCH_MAX_ROUNDS], vw0[BENCH_MAX_ROUNDS],
-	    vw1[BENCH_MAX_ROUNDS], vw2[BENCH_MAX_ROUNDS];
+	    vinc_r[BENCH_MAX_ROUNDS];
+	wphase ph[3]; /* alone, beside backups, beside a reader */
 	bool keep = false, reuse = false;
 	const char *shm = "/dev/shm", *disk = "/var/tmp";
 	gpmdb_backup_stat sf, si, sr;
@@ -490,39 +508,28 @@ int main(int argc, char **argv)
 	/* the writer alone, then beside full backups, rounds times (the
 	 * writer's rate drifts: alternating cancels it); the backup
 	 * process's connection is open in every phase */
-	l0 = l1 = l2 = 0;
+	memset(ph, 0, sizeof(ph));
 	pid_t bpid = backup_process();
 	sleep(1);
 	for (int r = 0; r < rounds; r++) {
-		double l, pv, sl;
 		long long a = beside_readers(db), b, c;
-		vw0[r] = writer(db, rows, secs, false, &l, &pv, &sl);
-		p0 += pv / rounds;
-		s0 += sl / rounds;
-		l0 = l > l0 ? l : l0;
+		writer(db, rows, secs, false, &ph[0], r, rounds);
 		b = beside_readers(db);
-		vw1[r] = writer(db, rows, secs, true, &l, &pv, &sl);
-		p1 += pv / rounds;
-		s1 += sl / rounds;
-		l1 = l > l1 ? l : l1;
+		writer(db, rows, secs, true, &ph[1], r, rounds);
 		c = beside_readers(db);
 		b0 += r ? 0 : a;
 		b1 += b - a;
 		b2 += c - b;
 		pid = beside("--reader");
-		vw2[r] = writer(db, rows, secs, false, &l, &pv, &sl);
-		p2 += pv / rounds;
-		s2 += sl / rounds;
-		l2 = l > l2 ? l : l2;
+		writer(db, rows, secs, false, &ph[2], r, rounds);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		b3 += beside_readers(db) - c;
 	}
 	close(bk_go);
 	waitpid(bpid, NULL, 0);
-	w0 = median(vw0, rounds);
-	w1 = median(vw1, rounds);
-	w2 = median(vw2, rounds);
+	for (int k = 0; k < 3; k++)
+		w[k] = median(ph[k].rate, rounds);
 
 	printf("Pool: %s, %lld rows, %.0f MB; copies to %s; medians of %d "
 	       "rounds (the writer %.0f s per phase).\n\n",
@@ -550,18 +557,25 @@ int main(int argc, char **argv)
 	       topen);
 	printf("\nFull backup at %.0f%% of cp's throughput.\n\n",
 	       100 * tcp / tfull);
-	printf(
-	    "| writer (UPDATE of 10,000 rows by key range) | statements/s "
-	    "| longest statement, ms | commits beside readers | time in "
-	    "statements over 10 ms |\n| --- | ---: | ---: | ---: | ---: |\n");
-	printf("| alone | %.1f | %.1f | %.0f%% | %.1f%% |\n| beside full "
-	       "backups (whole ones) | %.1f (%.0f%%) | %.1f | %.0f%% | %.1f%% "
-	       "|\n| "
-	       "beside a reader (read transactions of 200 ms) | %.1f (%.0f%%) "
-	       "| %.1f | %.0f%% | %.1f%% |\n",
-	       w0, 1e3 * l0, 100 * p0, 100 * s0, w1, 100 * w1 / w0, 1e3 * l1,
-	       100 * p1, 100 * s1, w2, 100 * w2 / w0, 1e3 * l2, 100 * p2,
-	       100 * s2);
+	printf("| writer (UPDATE of 10,000 rows by key range) | statements/s "
+	       "| longest statement, ms | commits beside readers | time in "
+	       "statements over 10 ms | CPU ms a statement (all threads) | "
+	       "minor faults a statement |\n| --- | ---: | ---: | ---: | ---: "
+	       "| ---: | ---: |\n");
+	for (int k = 0; k < 3; k++) {
+		static const char *const name[3] = {
+		    "alone", "beside full backups (whole ones)",
+		    "beside a reader (read transactions of 200 ms)"};
+		char share[32] = "";
+		if (k)
+			snprintf(share, sizeof(share), " (%.0f%%)",
+				 100 * w[k] / w[0]);
+		printf("| %s | %.1f%s | %.1f | %.0f%% | %.1f%% | %.2f | %.1f "
+		       "|\n",
+		       name[k], w[k], share, 1e3 * ph[k].longest,
+		       100 * ph[k].priv, 100 * ph[k].slow, ph[k].cpu_ms,
+		       ph[k].faults);
+	}
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
 	       "alone, %lld beside the backups, %lld beside the reader (all "
@@ -573,8 +587,8 @@ int main(int argc, char **argv)
 	       "---: | ---: | ---: | ---: | ---: |\n");
 	for (int r = 0; r < rounds; r++)
 		printf("| %d | %.3f | %.4f | %.4f | %.1f | %.1f | %.1f |\n",
-		       r + 1, vfull[r], vinc[r], vinc_r[r], vw0[r], vw1[r],
-		       vw2[r]);
+		       r + 1, vfull[r], vinc[r], vinc_r[r], ph[0].rate[r],
+		       ph[1].rate[r], ph[2].rate[r]);
 	gpmdb_close(db);
 	if (!keep)
 		rm_db(pool);
