@@ -244,6 +244,11 @@ static void writer(gpmdb *db, long long rows, double secs, bool backups,
 		exit(1);
 	}
 	getrusage(RUSAGE_SELF, &u1);
+	/* the phase's bounds on CLOCK_MONOTONIC, for a profiler's time
+	 * slices (perf record -k CLOCK_MONOTONIC; perf report --time) */
+	if (getenv("BENCH_PHASES"))
+		fprintf(stderr, "phase %s round %d: %.6f %.6f\n",
+			backups ? "backups" : "other", r + 1, t0, t);
 	ph->rate[r] = (double)n / (t - t0);
 	ph->longest = longest > ph->longest ? longest : ph->longest;
 	ph->priv += (double)(pragma_int(db, "PRAGMA beside_commits") - c0) /
