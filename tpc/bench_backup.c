@@ -530,6 +530,9 @@ int main(int argc, char **argv)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		b3 += beside_readers(db) - c;
+		/* the writer goes back in place once readers have been quiet
+		 * for a second (lock.c): the next alone phase without them */
+		usleep(1200000);
 	}
 	close(bk_go);
 	waitpid(bpid, NULL, 0);
