@@ -246,8 +246,6 @@ static inline uint64_t jt_base(const pstage *s, uint64_t hv)
 	return s->pbits ? (hv >> (64 - s->pbits)) * (s->rmask + 1) : 0;
 }
 
-/* The first row of the chain of the built rows whose key hash is hv (the
- * next ones: next[row] - 1), or -1. */
 /* Whether stream key row r of kb equals built row row's key (compared
  * in the join's own order of sides). */
 static inline bool jt_key_eq(const pstage *s, const rel *kb, uint32_t r,
@@ -257,6 +255,8 @@ static inline bool jt_key_eq(const pstage *s, const rel *kb, uint32_t r,
 			: exec_keys_eq(s->bk, (uint64_t)row, kb, r);
 }
 
+/* The first row of the chain of the built rows whose key hash is hv (the
+ * next ones: next[row] - 1), or -1. */
 static inline int64_t jt_first(const pstage *s, uint64_t hv)
 {
 	uint64_t tag = hv >> 32, e, base = jt_base(s, hv), rm = s->rmask;

@@ -752,6 +752,33 @@ static int xg_prepare_host(exec_ctx *x, pnode *n, xg_src *s, const xg_win *w)
 	return xg_prepare_at(x, n, NULL, 0, n->l, s, w);
 }
 
+/* A part of in, its rows idx[0..m) (into *prel), aggregated by n as a
+ * whole GPU aggregate: its groups into *wr with their first rows in
+ * *firsts (xg_agg_parts_run), or merged into sa (xg_dparts_run). */
+static int xg_part_agg(exec_ctx *x, pnode *n, rel *in, const uint32_t *idx,
+		       uint64_t m, uint32_t **firsts, xg_sagg *sa, rel **prel,
+		       rel **wr)
+{
+	xg_src s;
+	xg_win w;
+	int rc;
+
+	if ((rc = xo_rows_rel(x, in, NULL, idx, m, prel)))
+		return rc;
+	memset(&w, 0, sizeof(w));
+	w.nrows = w.live = m;
+	w.host = *prel;
+	rc = xg_prepare_host(x, n, &s, &w);
+	if (!rc) {
+		s.firsts = firsts;
+		s.sagg = sa;
+		rc = xg_agg(x, n, &s, wr, NULL);
+	}
+	xg_src_free(&s);
+	xo_part_passes++;
+	return rc;
+}
+
 /* One try of xg_agg_parts: np parts of in split by kv's columns (*biggest:
  * the largest part's rows). */
 static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
@@ -779,22 +806,11 @@ static int xg_agg_parts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
 		const uint32_t *idx = sp.idx + sp.off[p];
 		rel *prel = NULL, *wr = NULL;
 		uint32_t *pf = NULL;
-		xg_src s;
-		xg_win w;
 		if (!m)
 			continue;
-		if ((rc = xo_rows_rel(x, in, NULL, idx, m, &prel)))
+		rc = xg_part_agg(x, n, in, idx, m, &pf, NULL, &prel, &wr);
+		if (!prel) /* its rows not made */
 			break;
-		memset(&w, 0, sizeof(w));
-		w.nrows = w.live = m;
-		w.host = prel;
-		rc = xg_prepare_host(x, n, &s, &w);
-		if (!rc) {
-			s.firsts = &pf;
-			rc = xg_agg(x, n, &s, &wr, NULL);
-		}
-		xg_src_free(&s);
-		xo_part_passes++;
 		if (!rc && wr && wr->nrows && !pf)
 			rc = db_err(x->db, GPMDB_INTERNAL,
 				    "GPU aggregate in parts: no first rows");
@@ -860,23 +876,10 @@ static int xg_dparts_run(exec_ctx *x, pnode *n, rel *in, const rel *kv,
 	for (uint32_t p = 0; p < np && !rc; p++) {
 		uint64_t m = sp.off[p + 1] - sp.off[p];
 		rel *prel = NULL, *wr = NULL;
-		xg_src s;
-		xg_win w;
 		if (!m)
 			continue;
-		if ((rc = xo_rows_rel(x, in, NULL, sp.idx + sp.off[p], m,
-				      &prel)))
-			break;
-		memset(&w, 0, sizeof(w));
-		w.nrows = w.live = m;
-		w.host = prel;
-		rc = xg_prepare_host(x, n, &s, &w);
-		if (!rc) {
-			s.sagg = &sa;
-			rc = xg_agg(x, n, &s, &wr, NULL);
-		}
-		xg_src_free(&s);
-		xo_part_passes++;
+		rc = xg_part_agg(x, n, in, sp.idx + sp.off[p], m, NULL, &sa,
+				 &prel, &wr);
 		rel_free(wr); /* none: the results come from the merge */
 		rel_free(prel);
 	}
