@@ -500,6 +500,11 @@ int gpu_gather(const gpu_col *src, const uint32_t *idx, uint32_t m,
 int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 	      uint32_t **out, char *err, size_t errlen);
 
+/* dst[k] = src[k] + add, k < n (device arrays, dst may be src): a
+ * window's row numbers made the table's (exec_gpu_stream.c). */
+int gpu_idx_shift(uint32_t *dst, const uint32_t *src, uint32_t n, uint32_t add,
+		  char *err, size_t errlen);
+
 /* A LEFT join's unmatched left rows: the positions [0, nl) that no
  * li[0..np) names (device), in order, into *rows (device: gpu_free it)
  * and *nrows; matched: those that some li names instead (a SEMI join's

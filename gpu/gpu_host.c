@@ -447,6 +447,16 @@ int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 	return gpu_no_cuda(err, errlen);
 }
 
+int gpu_idx_shift(uint32_t *dst, const uint32_t *src, uint32_t n, uint32_t add,
+		  char *err, size_t errlen)
+{
+	(void)dst;
+	(void)src;
+	(void)n;
+	(void)add;
+	return gpu_no_cuda(err, errlen);
+}
+
 int gpu_unmatched(const uint32_t *li, uint64_t np, uint32_t nl, int matched,
 		  uint32_t **rows, uint32_t *nrows, char *err, size_t errlen)
 {

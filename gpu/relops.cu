@@ -1278,6 +1278,27 @@ extern "C" int gpu_remap(const uint32_t *base, const uint32_t *idx, uint32_t m,
 	return GPMDB_OK;
 }
 
+__global__ void ro_shift(const uint32_t *src, uint32_t n, uint32_t add,
+			 uint32_t *dst)
+{
+	uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (k < n)
+		dst[k] = src[k] + add;
+}
+
+extern "C" int gpu_idx_shift(uint32_t *dst, const uint32_t *src, uint32_t n,
+			     uint32_t add, char *err, size_t errlen)
+{
+	if (!n)
+		return GPMDB_OK;
+	ro_shift<<<ro_grid(n), RO_BLOCK, 0, gpu_stream()>>>(src, n, add, dst);
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return gpu_cuda_fail(e, "ro_shift<<<>>>", err, errlen);
+	return GPMDB_OK;
+}
+
 __global__ void ro_mark(const uint32_t *li, uint64_t np, uint8_t *hit)
 {
 	uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;

@@ -142,7 +142,7 @@ extern uint64_t xg_kept_aggs;
 extern uint64_t xg_text_merges, xg_text_merged_bytes;
 extern uint64_t xg_dev_joins;
 extern uint64_t xg_stream_queries, xg_stream_windows, xg_stream_shrinks;
-extern uint64_t xg_agg_parts_runs, xg_stream_agg_parts;
+extern uint64_t xg_agg_parts_runs, xg_stream_agg_parts, xg_stream_sels;
 
 /* ---- exec_gpu.c ---- */
 
@@ -168,6 +168,8 @@ int xg_run(xg_src *s, cexpr *c, xg_out *o);
 int xg_keycol(xg_src *s, const xg_out *o, gpu_sortcol *k);
 int xg_fetch(exec_ctx *x, xg_out *outs, int nout, uint32_t n, rel *r);
 int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits);
+/* xg_fits for the columns n's consumer reads alone, not its filters' */
+int xg_fits_out(exec_ctx *x, pnode *n, pnode *src, bool *fits);
 int xg_windows(exec_ctx *x, pnode *n, pnode *src, uint32_t div, xg_win **wout,
 	       uint32_t *nwout);
 uint32_t xg_rows(const xg_src *s);
@@ -224,5 +226,10 @@ int xg_sagg_window(exec_ctx *x, pnode *n, xg_src *s, const struct xg_out *key,
 		   const gpu_sortcol *kc, const gpu_agg *ga,
 		   const gpu_groups *g);
 int xg_stream(exec_ctx *x, pnode *n, rel **out);
+/* A chain's filters over a scan too large for the cache run window by
+ * window into a selection of the table's rows, s the cached scan with it,
+ * when the consumer's own columns fit; XG_STREAM when they do not. */
+int xg_stream_sel(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
+		  xg_src *s);
 
 #endif /* GPMDB_EXEC_GPU_INT_H */

@@ -197,6 +197,10 @@ int exec_gpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    /* of them, AGGs over a streamed table scan (its rows
 		     * streamed to the host first) */
 		    {"stream_agg_parts", xg_stream_agg_parts},
+		    /* of the streamed queries, filters run window by window
+		     * into a selection of the cached scan (the consumer's
+		     * columns fit, the filters' do not) */
+		    {"stream_selections", xg_stream_sels},
 		    {"stream_loaded_bytes", cs.range_bytes},
 		    /* operators run in passes over parts of their inputs */
 		    {"part_ops", xo_part_ops},

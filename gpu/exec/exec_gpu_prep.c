@@ -686,8 +686,13 @@ int xg_prepare_at(exec_ctx *x, pnode *n, pnode **chain, int nchain, pnode *src,
 		b.at = EXEC_AT_HOST;
 		b.host = win->host;
 		s->in_borrowed = true;
-	} else if ((rc = exec_op_batch(x, n, src, EXEC_ALL, &b)))
+	} else if ((rc = exec_op_batch(x, n, src, EXEC_ALL, &b))) {
+		/* a scan past the cache whose consumer's columns fit: the
+		 * filters in windows into a selection (xg_stream_sel) */
+		if (rc == XG_STREAM && !win)
+			rc = xg_stream_sel(x, n, chain, nchain, src, s);
 		return rc;
+	}
 	if (b.at == EXEC_AT_HOST) {
 		s->in = b.host;
 		if (s->in->nrows > UINT32_MAX)

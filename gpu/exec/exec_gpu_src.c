@@ -670,13 +670,14 @@ static void xg_mark_cx(const cexpr *c, bool *need, int ncols)
 			need[c->in[k].col] = true;
 }
 
-static int xg_need_cols(exec_ctx *x, pnode *n, pnode *src, bool *need)
+static int xg_need_cols(exec_ctx *x, pnode *n, pnode *src, bool *need,
+			bool filters)
 {
 	cexpr *c;
 	int rc;
 
-	for (pnode *f = n->kind == PN_FILTER ? n : n->l; f && f != src;
-	     f = f->l) {
+	for (pnode *f = n->kind == PN_FILTER ? n : n->l;
+	     filters && f && f != src; f = f->l) {
 		if ((rc = exec_node_cx(x, f, 0, f->pred, f->post, f->l, &c)))
 			return rc;
 		xg_mark_cx(c, need, src->ncols);
@@ -728,7 +729,8 @@ static void xg_tcol(const pnode *sc, int c, int *col, int *stype)
  * what the cache can give the query.  A cached column costs a lookup; an
  * uncached one is measured (the measure is memoised for its load).
  */
-int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
+static int xg_fits_cols(exec_ctx *x, pnode *n, pnode *src, bool filters,
+			bool *fits)
 {
 	bool *need = calloc((size_t)src->ncols + 1, sizeof(bool));
 	uint64_t total = 0, b;
@@ -738,7 +740,7 @@ int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
 	*fits = true;
 	if (!need)
 		return db_err(x->db, GPMDB_NOMEM, "out of memory");
-	if ((rc = xg_need_cols(x, n, src, need)))
+	if ((rc = xg_need_cols(x, n, src, need, filters)))
 		goto out;
 	for (int c = 0; c < src->ncols; c++) {
 		if (!need[c])
@@ -756,6 +758,16 @@ int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
 out:
 	free(need);
 	return rc;
+}
+
+int xg_fits(exec_ctx *x, pnode *n, pnode *src, bool *fits)
+{
+	return xg_fits_cols(x, n, src, true, fits);
+}
+
+int xg_fits_out(exec_ctx *x, pnode *n, pnode *src, bool *fits)
+{
+	return xg_fits_cols(x, n, src, false, fits);
 }
 
 /* Appends cur to the windows when it has live rows; clears it. */
@@ -844,7 +856,7 @@ int xg_windows(exec_ctx *x, pnode *n, pnode *src, uint32_t div, xg_win **wout,
 		rc = db_err(x->db, GPMDB_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = xg_need_cols(x, n, src, need)))
+	if ((rc = xg_need_cols(x, n, src, need, true)))
 		goto out;
 	for (int c = 0; c < src->ncols; c++)
 		if (need[c]) {
