@@ -16,7 +16,13 @@
  * deltas (storage/delta.c).  Prints a Markdown table.
  *
  *   bench_backup [--rows N] [--secs S] [--rounds R] [--shm DIR]
- *		  [--disk DIR] [--keep] [--reuse]
+ *		  [--disk DIR] [--backend cpu|gpu|auto] [--keep] [--reuse]
+ *
+ * --backend sets the writer connection's PRAGMA backend after the load
+ * (its UPDATEs, the incremental copies' ones too; gpu with gpu_strict):
+ * gpu measures the GPU write kernels alone and beside backups and
+ * readers (beside readers the GPU computes and the host writes into the
+ * connection's private pages, docs/ARCHITECTURE.md).
  *
  * --rounds R (default 3) repeats the backups (full, then the two
  * incremental ones) and the writer's three phases (alone, beside the
@@ -372,7 +378,7 @@ int main(int argc, char **argv)
 	    vinc_r[BENCH_MAX_ROUNDS];
 	wphase ph[3]; /* alone, beside backups, beside a reader */
 	bool keep = false, reuse = false;
-	const char *shm = "/dev/shm", *disk = "/var/tmp";
+	const char *shm = "/dev/shm", *disk = "/var/tmp", *backend = NULL;
 	gpmdb_backup_stat sf, si, sr;
 	char cmd[13000];
 	struct stat stp;
@@ -390,10 +396,12 @@ int main(int argc, char **argv)
 		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
 		     strcmp(argv[i], "--rounds") && strcmp(argv[i], "--shm") &&
 		     strcmp(argv[i], "--disk") && strcmp(argv[i], "--loop") &&
-		     strcmp(argv[i], "--reader"))) {
+		     strcmp(argv[i], "--reader") &&
+		     strcmp(argv[i], "--backend"))) {
 			fprintf(stderr, "usage: bench_backup [--rows N] "
 					"[--secs S] [--rounds R] [--shm DIR] "
-					"[--disk DIR] [--keep] [--reuse]\n");
+					"[--disk DIR] [--backend cpu|gpu|auto] "
+					"[--keep] [--reuse]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "--rows"))
@@ -406,6 +414,8 @@ int main(int argc, char **argv)
 			shm = argv[i + 1];
 		else if (!strcmp(argv[i], "--disk"))
 			disk = argv[i + 1];
+		else if (!strcmp(argv[i], "--backend"))
+			backend = argv[i + 1];
 		else if (!strcmp(argv[i], "--loop") ||
 			 !strcmp(argv[i], "--reader")) {
 			if (i + 2 >= argc)
@@ -459,6 +469,16 @@ int main(int argc, char **argv)
 			}
 		}
 		free(id);
+	}
+	if (backend) {
+		char pr[64];
+
+		snprintf(pr, sizeof(pr), "PRAGMA backend = %.20s", backend);
+		must(db, pr);
+		/* a statement the GPU cannot write fails rather than run on
+		 * the CPU unnoticed */
+		if (!strcmp(backend, "gpu"))
+			must(db, "PRAGMA gpu_strict = on");
 	}
 	if (stat(pool, &stp)) {
 		perror(pool);
@@ -540,8 +560,9 @@ int main(int argc, char **argv)
 		w[k] = median(ph[k].rate, rounds);
 
 	printf("Pool: %s, %lld rows, %.0f MB; copies to %s; medians of %d "
-	       "rounds (the writer %.0f s per phase).\n\n",
-	       pool, rows, (double)stp.st_size / 1e6, disk, rounds, secs);
+	       "rounds (the writer %.0f s per phase%s%s).\n\n",
+	       pool, rows, (double)stp.st_size / 1e6, disk, rounds, secs,
+	       backend ? ", PRAGMA backend = " : "", backend ? backend : "");
 	printf("| measure | seconds | MB/s | zones copied (by lines) | MB "
 	       "written | vs full |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
