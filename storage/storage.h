@@ -784,6 +784,11 @@ void *stg_pool_base(stg_pool *p, uint64_t *len);
  */
 void stg_crash_point(const char *name);
 
+/* Tests: called by a pmem reader after it has undone a dead writer's
+ * transaction and before it looks again (NULL: nothing), so that a test
+ * can kill another writer in that window (crash_concurrency.c). */
+extern void (*stg_test_after_recover)(void);
+
 #ifdef __cplusplus
 }
 #endif

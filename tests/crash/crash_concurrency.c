@@ -44,6 +44,7 @@
 #include "harness.h"
 #include "sql_util.h"
 
+#include "../../storage/storage.h" /* stg_test_after_recover */
 #include "gpmdb.h"
 
 #define ROWS  200
@@ -691,6 +692,80 @@ static int pd_writer(int go_fd, int wait_fd)
 	return 4;
 }
 
+/* An in-place writer killed inside its open transaction (pd_writer). */
+static void pd_kill_one(void)
+{
+	int st = 0, go[2], hold[2];
+	pid_t w;
+	char c;
+
+	CHECK(pipe(go) == 0 && pipe(hold) == 0);
+	w = fork();
+	if (w == 0)
+		_exit(pd_writer(go[1], hold[0]));
+	CHECK(read(go[0], &c, 1) == 1);
+	kill(w, SIGKILL);
+	CHECK(waitpid(w, &st, 0) == w && WIFSIGNALED(st));
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(hold[i]);
+	}
+	/* the writer's open read, and a read in the last second sends the
+	 * reader's recovery beside readers (private pages): past it, the
+	 * reader undoes the next death in place, on the shared mapping */
+	struct timespec ts = {1, 100000000};
+	nanosleep(&ts, NULL);
+}
+
+static int g_more_deaths;
+static void another_death(void)
+{
+	if (g_more_deaths > 0) {
+		g_more_deaths--;
+		pd_kill_one();
+	}
+}
+
+/*
+ * A reader of the shared mapping finds a dead writer's transaction, undoes
+ * it under the write lock and looks again; meanwhile another writer died in
+ * its transaction (stg_test_after_recover kills one in that window).  The
+ * reader undoes that one too before it reads: until the twenty-eighth
+ * session it read the second writer's stores (crash_concurrency's rare
+ * wrong total was looked for there).  Writers that keep dying past the
+ * reader's tries give "database is locked", never their stores.
+ */
+static void test_reader_dead_writers(void)
+{
+	gpmdb *rd;
+	const char *e;
+
+	if (!cp_setup())
+		return;
+	rd = open_db(0, false);
+	CHECK(rd != NULL);
+	if (!rd)
+		return;
+	CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == TOTAL);
+	pd_kill_one();
+	g_more_deaths = 2;
+	stg_test_after_recover = another_death;
+	long long t = scalar(rd, "SELECT sum(bal) FROM acct");
+	CHECKF(t == TOTAL, "read after three dead writers: %lld", t);
+	CHECKF(g_more_deaths == 0, "%d deaths left: no recovery ran",
+	       g_more_deaths);
+	/* more deaths than the reader's tries */
+	pd_kill_one();
+	g_more_deaths = 100;
+	e = su_scalar(rd, "SELECT sum(bal) FROM acct");
+	CHECKF(strstr(e, "writers keep dying"), "%s", e);
+	stg_test_after_recover = NULL;
+	g_more_deaths = 0;
+	CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == TOTAL);
+	CHECK_RC(gpmdb_close(rd), GPMDB_OK);
+	set_path(0);
+}
+
 static void test_private_reader_dead_writer(void)
 {
 	gpmdb *rd, *db;
@@ -791,6 +866,7 @@ int main(void)
 	if (!g_gpu)
 		TEST_RUN(test_invariant_msync);
 	TEST_RUN(test_invariant_pmem);
+	TEST_RUN(test_reader_dead_writers);
 	TEST_RUN(test_beside_crash_points);
 	TEST_RUN(test_private_reader_dead_writer);
 	TEST_MAIN_END();
