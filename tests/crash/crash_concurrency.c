@@ -692,8 +692,9 @@ static int pd_writer(int go_fd, int wait_fd)
 	return 4;
 }
 
-/* An in-place writer killed inside its open transaction (pd_writer). */
-static void pd_kill_one(void)
+/* An in-place writer killed inside its open transaction (pd_writer);
+ * quiet: then a second without readers (below). */
+static void pd_kill_one(bool quiet)
 {
 	int st = 0, go[2], hold[2];
 	pid_t w;
@@ -714,7 +715,8 @@ static void pd_kill_one(void)
 	 * reader's recovery beside readers (private pages): past it, the
 	 * reader undoes the next death in place, on the shared mapping */
 	struct timespec ts = {1, 100000000};
-	nanosleep(&ts, NULL);
+	if (quiet)
+		nanosleep(&ts, NULL);
 }
 
 static int g_more_deaths;
@@ -722,7 +724,7 @@ static void another_death(void)
 {
 	if (g_more_deaths > 0) {
 		g_more_deaths--;
-		pd_kill_one();
+		pd_kill_one(true);
 	}
 }
 
@@ -747,7 +749,7 @@ static void test_reader_dead_writers(void)
 	if (!rd)
 		return;
 	CHECK(scalar(rd, "SELECT sum(bal) FROM acct") == TOTAL);
-	pd_kill_one();
+	pd_kill_one(true);
 	g_more_deaths = 2;
 	stg_test_after_recover = another_death;
 	long long t = scalar(rd, "SELECT sum(bal) FROM acct");
@@ -755,7 +757,7 @@ static void test_reader_dead_writers(void)
 	CHECKF(g_more_deaths == 0, "%d deaths left: no recovery ran",
 	       g_more_deaths);
 	/* more deaths than the reader's tries */
-	pd_kill_one();
+	pd_kill_one(true);
 	g_more_deaths = 100;
 	e = su_scalar(rd, "SELECT sum(bal) FROM acct");
 	CHECKF(strstr(e, "writers keep dying"), "%s", e);
@@ -770,8 +772,7 @@ static void test_private_reader_dead_writer(void)
 {
 	gpmdb *rd, *db;
 	pid_t w;
-	int st = 0, go[2], hold[2];
-	char c;
+	int st = 0;
 
 	if (!cp_setup())
 		return;
@@ -796,17 +797,7 @@ static void test_private_reader_dead_writer(void)
 				       NULL),
 			 GPMDB_OK);
 		/* an in-place writer settles the frames, writes, dies */
-		CHECK(pipe(go) == 0 && pipe(hold) == 0);
-		w = fork();
-		if (w == 0)
-			_exit(pd_writer(go[1], hold[0]));
-		CHECK(read(go[0], &c, 1) == 1);
-		kill(w, SIGKILL);
-		CHECK(waitpid(w, &st, 0) == w && WIFSIGNALED(st));
-		for (int i = 0; i < 2; i++) {
-			close(go[i]);
-			close(hold[i]);
-		}
+		pd_kill_one(false);
 		CHECK(s && gpmdb_step(s) == GPMDB_ROW);
 		CHECKF(s && gpmdb_column_int64(s, 0) == TOTAL,
 		       "round %d, prepared read: %lld", round,
