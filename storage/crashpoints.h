@@ -35,6 +35,8 @@
 	X("commit.free", "deferred frees applied, log not yet cleared")        \
 	X("recovery.undo", "recovery applied some undo entries")               \
 	X("recovery.hcl", "recovery applied some HCL entries")                 \
+	X("recovery.flush",                                                    \
+	  "msync recovery: undone rows durable in place, log not yet emptied") \
 	X("wal.fresh", "msync: fresh space synced, frame not yet written")     \
 	X("wal.frame", "msync: commit frame written, not yet synced")          \
 	X("wal.commit", "msync: commit frame synced, pages not yet in place")  \

@@ -1406,9 +1406,36 @@ void wal_stats(const stg_pool *p, uint64_t *frames, uint64_t *checkpoints,
 	*big = p->wal.big_commits;
 }
 
+static bool pick_not_log(stg_pool *p, uint64_t pg)
+{
+	return !in_log(p, pg);
+}
+
+static bool pick_log(stg_pool *p, uint64_t pg)
+{
+	return in_log(p, pg);
+}
+
+/* The undone rows first, durable, then the emptied log.  Written
+ * together (ascending, the log region comes first in the file), a kill
+ * between the pwrites left an empty log over the dead writer's stores. */
 int wal_flush_recovery(stg_pool *p)
 {
-	return write_dirty_synced(p);
+	size_t n = 0;
+	int rc = collect_dirty(p, &n);
+
+	if (rc == GPMDB_OK)
+		rc = write_in_place(p, p->wal.pages, n, pick_not_log, true);
+	if (rc == GPMDB_OK)
+		rc = sync_pool(p);
+	if (rc == GPMDB_OK) {
+		stg_crash_point("recovery.flush");
+		rc = write_in_place(p, p->wal.pages, n, pick_log, true);
+	}
+	if (rc == GPMDB_OK)
+		rc = sync_pool(p);
+	clear_dirty(p);
+	return rc;
 }
 
 /* ---- Beside readers (pmem mode) ------------------------------------------
