@@ -10,6 +10,8 @@
 #include "lite_same.h"
 #include "sql_util.h"
 
+#include "../engine/exec/exec.h"
+#include "../engine/exec/exec_int.h"
 #include "gpmdb.h"
 
 #include <omp.h>
@@ -491,6 +493,41 @@ static void t_fast_filter(void)
 	}
 }
 
+/* REAL keys whose mantissas end in zero bits (0.5 * k + 1e10) spread
+ * over the low bits of their row hashes, which the CPU's hash tables
+ * index by (exec.c exec_ht_first, joins, pipes): hashed as their bits,
+ * they fell into one bucket, and count(DISTINCT d), count(d) or SELECT
+ * DISTINCT d over 650k REALs took minutes. */
+static void t_hash_spread(void)
+{
+	enum { N = 4096, BITS = 12 };
+	static uint8_t seen[2][1 << BITS];
+	static double dv[N];
+	static int64_t iv[N];
+	static uint8_t nl[N];
+	rcol c[2] = {{et_make(BC_T_INT), iv, nl}, {et_make(BC_T_REAL), dv, nl}};
+	rel one = {.ncols = 1, .cols = &c[1]}, two = {.ncols = 2, .cols = c};
+	int used[2] = {0, 0};
+
+	for (int k = 0; k < N; k++) {
+		dv[k] = 0.5 * k + 1e10;
+		iv[k] = 7;
+	}
+	for (uint64_t k = 0; k < N; k++) {
+		uint64_t v[2] = {exec_hash_row(&one, 1, k),
+				 exec_hash_row(&two, 2, k)};
+		for (int j = 0; j < 2; j++) {
+			uint64_t b = v[j] & ((1u << BITS) - 1);
+			used[j] += !seen[j][b];
+			seen[j][b] = 1;
+		}
+	}
+	/* N keys into N buckets at random fill about 63% of them */
+	for (int j = 0; j < 2; j++)
+		CHECKF(used[j] > N / 2, "%d key(s): %d of %d buckets", j + 1,
+		       used[j], N);
+}
+
 /* Text keys of every length from 0 to 19 (exec_hash.c hashes 8 bytes a
  * step, then the bytes left): groups, DISTINCT and a join on them. */
 static void t_text_keys(void)
@@ -727,6 +764,7 @@ int main(void)
 	TEST_RUN(t_topn);
 	TEST_RUN(t_views);
 	TEST_RUN(t_sort);
+	TEST_RUN(t_hash_spread);
 	TEST_RUN(t_text_keys);
 	TEST_RUN(t_direct);
 	TEST_RUN(t_group_keys);
