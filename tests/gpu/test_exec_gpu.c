@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -27,11 +28,23 @@ static int nq, nmis;
 static void both_ok(const char *sql, double tol, int ok)
 {
 	char *c, *g;
+	struct timespec t0, t1, t2;
 
 	xq_exec(db, "PRAGMA backend = cpu");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	c = xq(db, sql);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	xq_exec(db, "PRAGMA backend = gpu");
 	g = xq(db, sql);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	/* GPMDB_TEST_TRACE: each query's times, to find a slow one */
+	if (getenv("GPMDB_TEST_TRACE"))
+		printf("# cpu %.0f ms, gpu %.0f ms: %.100s\n",
+		       (t1.tv_sec - t0.tv_sec) * 1e3 +
+			   (t1.tv_nsec - t0.tv_nsec) / 1e6,
+		       (t2.tv_sec - t1.tv_sec) * 1e3 +
+			   (t2.tv_nsec - t1.tv_nsec) / 1e6,
+		       sql);
 	nq++;
 	if (!xq_same(c, g, tol)) {
 		nmis++;
