@@ -966,6 +966,15 @@ static void ckpt_maybe(stg_pool *p)
 	lock_readers_back(p);
 }
 
+/* The picked pages of the n collected (collect_dirty), in place and
+ * durable. */
+static int write_picked_synced(stg_pool *p, size_t n, page_pick pick)
+{
+	int rc = write_in_place(p, p->wal.pages, n, pick, true);
+
+	return rc == GPMDB_OK ? sync_pool(p) : rc;
+}
+
 /* The pages changed since the last write, in place and durable. */
 static int write_dirty_synced(stg_pool *p)
 {
@@ -973,9 +982,7 @@ static int write_dirty_synced(stg_pool *p)
 	int rc = collect_dirty(p, &n);
 
 	if (rc == GPMDB_OK)
-		rc = write_in_place(p, p->wal.pages, n, NULL, true);
-	if (rc == GPMDB_OK)
-		rc = sync_pool(p);
+		rc = write_picked_synced(p, n, NULL);
 	clear_dirty(p);
 	return rc;
 }
@@ -1425,15 +1432,11 @@ int wal_flush_recovery(stg_pool *p)
 	int rc = collect_dirty(p, &n);
 
 	if (rc == GPMDB_OK)
-		rc = write_in_place(p, p->wal.pages, n, pick_not_log, true);
-	if (rc == GPMDB_OK)
-		rc = sync_pool(p);
+		rc = write_picked_synced(p, n, pick_not_log);
 	if (rc == GPMDB_OK) {
 		stg_crash_point("recovery.flush");
-		rc = write_in_place(p, p->wal.pages, n, pick_log, true);
+		rc = write_picked_synced(p, n, pick_log);
 	}
-	if (rc == GPMDB_OK)
-		rc = sync_pool(p);
 	clear_dirty(p);
 	return rc;
 }

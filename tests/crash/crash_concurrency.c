@@ -76,6 +76,11 @@ static volatile int *g_stop;
 /* run_mode's phase (1: readers killed, 2: writers killed, 3: the last
  * writers), so that a wrong total says when it was read */
 static volatile int *g_phase;
+/* Each writer's transaction in flight (1-based; slot g_slot: phase 2's
+ * k, then KILLS for phase 1, KILLS + 1 and + 2 for phase 3), so that a
+ * failure names the killed writers' transactions. */
+static volatile long *g_prog;
+static int g_slot;
 
 static void set_path(int mode)
 {
@@ -242,6 +247,7 @@ static int writer_main(int mode, long n, uint64_t seed, bool in_place)
 	long long bs0 = scalar(db, "PRAGMA beside_readers");
 	for (i = 0; n < 0 || i < n; i++) {
 		uint64_t r = mix(seed + (uint64_t)i);
+		g_prog[g_slot] = i + 1;
 		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
 		int d = (int)((r >> 40) % 50) + 1;
 
@@ -338,6 +344,25 @@ static void check_between(int mode, const char *after)
 	       after);
 }
 
+/* The transaction each killed writer of phase 2 was in: a wrong total
+ * off by d points at the transfers of d among them. */
+static void describe_kills(int mode)
+{
+	for (int k = 0; k < KILLS; k++) {
+		long i = g_prog[k] - 1;
+		uint64_t r = mix(g_seed + 1000003u * (uint64_t)k + (uint64_t)i);
+
+		if (i < 0)
+			continue;
+		printf("# killed writer %d%s: in transaction %ld, %s %d\n", k,
+		       mode == 0 && k % 3 == 2 ? " (in place)" : "", i,
+		       (r >> 60) == 0	? "all rows"
+		       : (r >> 60) == 1 ? "insert"
+					: "transfer of",
+		       (r >> 60) > 1 ? (int)((r >> 40) % 50) + 1 : 0);
+	}
+}
+
 static void run_mode(int mode)
 {
 	pid_t readers[NREAD], w;
@@ -373,6 +398,7 @@ static void run_mode(int mode)
 	CHECK(waitpid(w, &st, 0) == w && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	memset(g_stats, 0, sizeof(*g_stats) * NREAD);
+	memset((void *)g_prog, 0, sizeof(long) * (KILLS + 3));
 	*g_stop = 0;
 	for (int k = 0; k < NREAD; k++) {
 		readers[k] = fork();
@@ -383,6 +409,7 @@ static void run_mode(int mode)
 	/* phase 1: transactions to the end; meanwhile the autocommit
 	 * reader is killed at random moments and started again (a dead
 	 * reader's lock goes with it) */
+	g_slot = KILLS;
 	w = spawn_writer(mode, 400, g_seed, false);
 	for (int k = 0; k < KILLS; k++) {
 		struct timespec ts = {
@@ -412,6 +439,7 @@ static void run_mode(int mode)
 
 		/* pmem: every third writer in place, so that in-place writers
 		 * and writers beside readers follow each other, killed */
+		g_slot = k;
 		w = spawn_writer(mode, -1, g_seed + 1000003u * (uint64_t)k,
 				 mode == 0 && k % 3 == 2);
 		nanosleep(&ts, NULL);
@@ -424,11 +452,13 @@ static void run_mode(int mode)
 	}
 	check_between(mode, "phase 2 (writers killed)");
 	*g_phase = 3;
+	g_slot = KILLS + 1;
 	w = spawn_writer(mode, 50, g_seed + 77, false);
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "%s: writer after kills ended with status %d",
 	       mode ? "msync" : "pmem", st);
+	g_slot = KILLS + 2;
 	w = spawn_writer(mode, 50, g_seed + 78, mode == 0);
 	CHECK(waitpid(w, &st, 0) == w);
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
@@ -462,7 +492,14 @@ static void run_mode(int mode)
 	CHECK(db != NULL);
 	if (db) {
 		reader_stats one = {0};
-		CHECK(total(db, &one) == TOTAL);
+		long long t = total(db, &one);
+		bool bad = t != TOTAL;
+		for (int k = 0; k < NREAD; k++)
+			bad |= g_stats[k].bad != 0;
+		CHECKF(t == TOTAL, "%s: final total %lld",
+		       mode ? "msync" : "pmem", t);
+		if (bad)
+			describe_kills(mode);
 		CHECK(gpmdb_close(db) == GPMDB_OK);
 	}
 	set_path(mode);
@@ -854,6 +891,12 @@ int main(void)
 	g_done = (volatile long *)((char *)m + 8);
 	g_phase = (volatile int *)((char *)m + 16);
 	g_stats = (reader_stats *)((char *)m + 64);
+	g_prog = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g_prog == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
 	if (!g_gpu)
 		TEST_RUN(test_invariant_msync);
 	TEST_RUN(test_invariant_pmem);
