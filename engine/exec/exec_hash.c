@@ -20,6 +20,15 @@ uint64_t exec_hash_mix(uint64_t h, uint64_t v)
 	return hash_mix(h, v);
 }
 
+/* The end of murmur3's finaliser (its first step the caller's own
+ * multiply), so that every bit of the result depends on every bit of h. */
+static inline uint64_t fmix_tail(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 33;
+}
+
 /* Text: 8 bytes a step (the last step the bytes left), each step a
  * bijection of the state, then murmur3's finaliser, so that every bit of
  * the hash depends on every byte (FNV-1a, a multiply per byte, took a
@@ -40,9 +49,7 @@ static inline uint64_t hash_text(vec_str s)
 			w |= (uint64_t)(uint8_t)s.ptr[k + j] << (8 * j);
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 	}
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ h >> 33;
+	return fmix_tail(h);
 }
 
 uint64_t exec_hash_val(const rcol *c, uint64_t i)
@@ -65,9 +72,7 @@ uint64_t exec_hash_val(const rcol *c, uint64_t i)
 		 * only upwards, so the low bits the tables index by were
 		 * equal for them (count(DISTINCT d), count(d) and SELECT
 		 * DISTINCT d over 650k REALs took minutes) */
-		u = (u ^ (u >> 33)) * 0xff51afd7ed558ccdull;
-		u = (u ^ (u >> 33)) * 0xc4ceb9fe1a85ec53ull;
-		return u ^ (u >> 33);
+		return fmix_tail((u ^ (u >> 33)) * 0xff51afd7ed558ccdull);
 	}
 	case BC_T_TEXT:
 		return hash_text(((vec_str *)c->data)[i]);

@@ -225,6 +225,40 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Transaction i of the writer of seed: one of all rows (+1 even, -1
+ * odd), a new row, or a transfer of d between two rows; the total stays. */
+static void writer_txn(uint64_t seed, long i, char *sql, size_t len)
+{
+	uint64_t r = mix(seed + (uint64_t)i);
+	int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
+	int d = (int)((r >> 40) % 50) + 1;
+
+	switch (r >> 60) {
+	case 0:
+		snprintf(sql, len,
+			 "BEGIN; UPDATE acct SET bal = bal + 1 WHERE id %% 2 = "
+			 "0 AND id <= %d; UPDATE acct SET bal = bal - 1 WHERE "
+			 "id %% 2 = 1 AND id <= %d; COMMIT",
+			 ROWS, ROWS);
+		break;
+	case 1:
+		snprintf(sql, len,
+			 "INSERT INTO acct SELECT max(id) + 1, 0 FROM acct");
+		break;
+	default:
+		snprintf(sql, len,
+			 "BEGIN; UPDATE acct SET bal = bal - %d WHERE id = %d; "
+			 "UPDATE acct SET bal = bal + %d WHERE id = %d; COMMIT",
+			 d, a, d, b);
+	}
+}
+
+/* Phase 2's writer k (run_mode). */
+static uint64_t phase2_seed(int k)
+{
+	return g_seed + 1000003u * (uint64_t)k;
+}
+
 /* The writer: n transactions (n < 0: until killed).  in_place (pmem
  * mode): PRAGMA gpu_persist = kernel, so that it writes in place and
  * readers wait for it; else, readers reading, it writes beside them
@@ -246,32 +280,8 @@ static int writer_main(int mode, long n, uint64_t seed, bool in_place)
 	/* (its open may have gone private to apply others' frames) */
 	long long bs0 = scalar(db, "PRAGMA beside_readers");
 	for (i = 0; n < 0 || i < n; i++) {
-		uint64_t r = mix(seed + (uint64_t)i);
 		g_prog[g_slot] = i + 1;
-		int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
-		int d = (int)((r >> 40) % 50) + 1;
-
-		switch (r >> 60) {
-		case 0:
-			snprintf(sql, sizeof(sql),
-				 "BEGIN; UPDATE acct SET bal = bal + 1 WHERE "
-				 "id %% 2 = 0 AND id <= %d; UPDATE acct SET "
-				 "bal = bal - 1 WHERE id %% 2 = 1 AND id <= "
-				 "%d; COMMIT",
-				 ROWS, ROWS);
-			break;
-		case 1:
-			snprintf(sql, sizeof(sql),
-				 "INSERT INTO acct SELECT max(id) + 1, 0 FROM "
-				 "acct");
-			break;
-		default:
-			snprintf(sql, sizeof(sql),
-				 "BEGIN; UPDATE acct SET bal = bal - %d WHERE "
-				 "id = %d; UPDATE acct SET bal = bal + %d "
-				 "WHERE id = %d; COMMIT",
-				 d, a, d, b);
-		}
+		writer_txn(seed, i, sql, sizeof(sql));
 		if (gpmdb_exec(db, sql, NULL, NULL, NULL)) {
 			fprintf(stderr, "writer: %s: %s\n", sql,
 				gpmdb_errmsg(db));
@@ -348,18 +358,16 @@ static void check_between(int mode, const char *after)
  * off by d points at the transfers of d among them. */
 static void describe_kills(int mode)
 {
+	char sql[512];
+
 	for (int k = 0; k < KILLS; k++) {
 		long i = g_prog[k] - 1;
-		uint64_t r = mix(g_seed + 1000003u * (uint64_t)k + (uint64_t)i);
 
 		if (i < 0)
 			continue;
-		printf("# killed writer %d%s: in transaction %ld, %s %d\n", k,
-		       mode == 0 && k % 3 == 2 ? " (in place)" : "", i,
-		       (r >> 60) == 0	? "all rows"
-		       : (r >> 60) == 1 ? "insert"
-					: "transfer of",
-		       (r >> 60) > 1 ? (int)((r >> 40) % 50) + 1 : 0);
+		writer_txn(phase2_seed(k), i, sql, sizeof(sql));
+		printf("# killed writer %d%s in transaction %ld: %s\n", k,
+		       mode == 0 && k % 3 == 2 ? " (in place)" : "", i, sql);
 	}
 }
 
@@ -440,7 +448,7 @@ static void run_mode(int mode)
 		/* pmem: every third writer in place, so that in-place writers
 		 * and writers beside readers follow each other, killed */
 		g_slot = k;
-		w = spawn_writer(mode, -1, g_seed + 1000003u * (uint64_t)k,
+		w = spawn_writer(mode, -1, phase2_seed(k),
 				 mode == 0 && k % 3 == 2);
 		nanosleep(&ts, NULL);
 		kill(w, SIGKILL);
