@@ -268,17 +268,38 @@ static uint64_t gc_reg_len;
  * (gpu_pm_ensure) are DMA'd from as well */
 static const void *gc_map_base;
 static uint64_t gc_map_len;
+/* the pool's GPU mapping while the mapping is shared too
+ * (stg_pool_gpu_alias), or NULL */
+static const void *gc_alias;
 
-/* Whether host bytes [src, src + n) are registered with CUDA: the whole
- * mapping, or the range (the tablets a GPU write registered,
- * gpu_pm_ensure). */
-static bool gc_registered(const void *src, size_t n)
+/* Where host bytes [src, src + n) can be DMA'd from, or NULL: src when
+ * registered with CUDA (the whole mapping, or the range: the tablets a
+ * GPU write registered, gpu_pm_ensure), or the same bytes in the pool's
+ * GPU mapping (storage's second shared mapping, where GPU writes register
+ * their tablets) while the mapping is shared too. */
+static const void *gc_dma_src(const void *src, size_t n)
 {
 	const char *c = src;
-	return (gc_reg_base && c >= gc_reg_base &&
-		c + n <= gc_reg_base + gc_reg_len) ||
-	       (gc_map_base &&
-		gpu_pm_range_registered(gc_map_base, gc_map_len, src, n));
+
+	if ((gc_reg_base && c >= gc_reg_base &&
+	     c + n <= gc_reg_base + gc_reg_len) ||
+	    (gc_map_base &&
+	     gpu_pm_range_registered(gc_map_base, gc_map_len, src, n)))
+		return src;
+	if (gc_alias && c >= (const char *)gc_map_base &&
+	    c + n <= (const char *)gc_map_base + gc_map_len) {
+		const char *a =
+		    (const char *)gc_alias + (c - (const char *)gc_map_base);
+
+		if (gpu_pm_range_registered(gc_alias, gc_map_len, a, n))
+			return a;
+	}
+	return NULL;
+}
+
+static bool gc_registered(const void *src, size_t n)
+{
+	return gc_dma_src(src, n) != NULL;
 }
 
 /* Host bytes to the device: DMA from the registered mapping, else through
@@ -286,10 +307,12 @@ static bool gc_registered(const void *src, size_t n)
 static int gc_put(void *dst, const void *src, size_t n, char *err,
 		  size_t errlen)
 {
+	const void *d = gc_dma_src(src, n);
+
 	/* registered: DMA from the pool itself */
-	if (gc_registered(src, n)) {
+	if (d) {
 		gc_st.up_direct += n;
-		return gpu_upload(dst, src, n, err, errlen);
+		return gpu_upload(dst, d, n, err, errlen);
 	}
 	gc_st.up_staged += n;
 	return gpu_upload_staged(dst, src, n, err, errlen);
@@ -1236,6 +1259,7 @@ static void gc_note_base(stg_pool *p)
 	gc_reg_len = gc_reg_base ? maplen : 0;
 	gc_map_base = mb;
 	gc_map_len = mb ? maplen : 0;
+	gc_alias = mb ? stg_pool_gpu_alias(p) : NULL;
 }
 
 uint64_t gcache_text_limit(void)

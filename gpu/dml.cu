@@ -1280,8 +1280,8 @@ __global__ void dml_k_recbits(char *pool, const uint64_t *tab, uint32_t stride,
 /*
  * What recovery touches, as page-rounded ranges of the mapping, sorted,
  * merged and clear of the segment's pages [s0, s1) (registered first, for
- * the check pass): in each tablet holding rows below row_count, the value
- * array and NULL bitmap of every column with entries (cmask: bit c, c <
+ * the check pass): in each tablet holding rows of [row_lo, row_count), the
+ * value array and NULL bitmap of every column with entries (cmask: bit c, c <
  * 63; bit 63 any higher column) and the deleted bitmap when there are
  * DELETE entries.  Registering only these instead of the whole pool is
  * what keeps GPU recovery short in a big pool: cudaHostRegister pins and
@@ -1296,8 +1296,9 @@ static int rec_range_cmp(const void *x, const void *y)
 }
 
 static uint32_t rec_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
-			   const gpu_tab_layout *lay, uint64_t row_count,
-			   unsigned long long cmask, bool del, uint64_t *r)
+			   const gpu_tab_layout *lay, uint64_t row_lo,
+			   uint64_t row_count, unsigned long long cmask,
+			   bool del, uint64_t *r)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), n = 0, m = 0;
 
@@ -1305,6 +1306,9 @@ static uint32_t rec_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
 	     i++) {
 		const uint64_t *tt = lay->tab + (uint64_t)i * lay->stride;
 		uint64_t cap = dml_capacity(i);
+
+		if (dml_first_row(i) + cap <= row_lo)
+			continue; /* no row of [row_lo, row_count) here */
 
 		for (uint32_t c = 0; c < lay->ncols; c++) {
 			if (!((cmask >> (c < 63 ? c : 63)) & 1))
@@ -1361,12 +1365,12 @@ static uint32_t rec_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
 }
 
 extern "C" uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
-				     const gpu_tab_layout *lay,
+				     const gpu_tab_layout *lay, uint64_t row_lo,
 				     uint64_t row_end, unsigned long long cmask,
 				     int del, uint64_t *r)
 {
-	uint32_t n =
-	    rec_ranges(map_len, s0, s1, lay, row_end, cmask, del != 0, r);
+	uint32_t n = rec_ranges(map_len, s0, s1, lay, row_lo, row_end, cmask,
+				del != 0, r);
 
 	/* the segment itself is written too (rec_ranges leaves it out) */
 	if (s1 > s0) {
@@ -1524,8 +1528,9 @@ extern "C" int gpu_hcl_recover(void *pool, uint64_t map_len, uint64_t seg_off,
 		/* now the arrays the entries name (rr[0..1] stays the
 		 * segment's: the rest goes after it) */
 		double tr = dml_ms();
-		uint32_t nr = rec_ranges(map_len, rr[0], rr[1], lay, row_count,
-					 hcm[0], hcm[1] != 0, rr + 2);
+		uint32_t nr =
+		    rec_ranges(map_len, rr[0], rr[1], lay, 0, row_count, hcm[0],
+			       hcm[1] != 0, rr + 2);
 
 		rc = rec_register((char *)pool, rr + 2, nr, &nreg,
 				  &rt->reg_bytes, err, errlen);

@@ -205,10 +205,12 @@ void gpu_pm_range_times(uint64_t *populate_ns, uint64_t *register_ns)
 }
 
 uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
-			  const gpu_tab_layout *lay, uint64_t row_end,
-			  unsigned long long cmask, int del, uint64_t *r)
+			  const gpu_tab_layout *lay, uint64_t row_lo,
+			  uint64_t row_end, unsigned long long cmask, int del,
+			  uint64_t *r)
 {
 	(void)map_len;
+	(void)row_lo;
 	(void)s0;
 	(void)s1;
 	(void)lay;

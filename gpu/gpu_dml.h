@@ -120,13 +120,15 @@ typedef struct {
 	uint32_t ncols;
 } gpu_tab_layout;
 
-/* The ranges a write of rows [0, row_end) of the table lay touches
- * (columns in cmask, their NULL bitmaps, the deleted bitmaps when del)
- * and the segment [s0, s1), page-rounded, merged, in r (2 * (ntab *
- * (2 * ncols + 1) + 2) slots); returns how many. */
+/* The ranges a write of rows [row_lo, row_end) of the table lay touches
+ * (the whole tablets holding them: columns in cmask, their NULL bitmaps,
+ * the deleted bitmaps when del) and the segment [s0, s1), page-rounded,
+ * merged, in r (2 * (ntab * (2 * ncols + 1) + 2) slots); returns how
+ * many. */
 uint32_t gpu_write_ranges(uint64_t map_len, uint64_t s0, uint64_t s1,
-			  const gpu_tab_layout *lay, uint64_t row_end,
-			  unsigned long long cmask, int del, uint64_t *r);
+			  const gpu_tab_layout *lay, uint64_t row_lo,
+			  uint64_t row_end, unsigned long long cmask, int del,
+			  uint64_t *r);
 
 /*
  * UPDATE: row rowids[i] (thread i of geom: 256-thread blocks) gets

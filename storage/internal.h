@@ -178,6 +178,11 @@ struct stg_pool {
 	 * maps the new range in place (pool_remap_to), so the base never
 	 * moves.  0: libpmem's mapping (real PM), mapped again whole */
 	size_t pm_resv;
+	/* pm_resv pools: a second shared mapping of the file for GPU kernels
+	 * to store into (stg_pool_gpu_base), in a reservation of pm_resv
+	 * bytes, gpu_alias_len of them mapped; never remapped while open */
+	char *gpu_alias;
+	size_t gpu_alias_len;
 	/* pmem mode: writers wait for readers instead of writing beside
 	 * them through the log (gpu_persist = kernel asks for it) */
 	bool in_place_only;
@@ -493,6 +498,7 @@ void *pool_map_shared_at(stg_pool *p, void *at, size_t len, off_t off);
 /* The GPU's registrations of this mapping go (the unmap hook), before
  * pages under them are replaced. */
 void pool_gpu_forget(stg_pool *p);
+void pool_gpu_forget_at(void *base, uint64_t len);
 
 /* ---- mlog.c ------------------------------------------------------------- */
 

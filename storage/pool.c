@@ -538,12 +538,17 @@ void *pool_map_shared_at(stg_pool *p, void *at, size_t len, off_t off)
 	return m;
 }
 
-void pool_gpu_forget(stg_pool *p)
+void pool_gpu_forget_at(void *base, uint64_t len)
 {
 	stg_unmap_hook hook = __atomic_load_n(&unmap_hook, __ATOMIC_ACQUIRE);
 
-	if (hook && p->base)
-		hook(p->base, p->map_len);
+	if (hook && base)
+		hook(base, len);
+}
+
+void pool_gpu_forget(stg_pool *p)
+{
+	pool_gpu_forget_at(p->base, p->map_len);
 }
 
 /* pmem mode in a reservation (pm_resv): the file's length now mapped at
@@ -1077,6 +1082,11 @@ static void pool_free(stg_pool *p)
 	p->enc_tids = NULL;
 	zt_keep_free(p);
 	idx_presorted_clear(p);
+	if (p->gpu_alias) {
+		pool_gpu_forget_at(p->gpu_alias, p->gpu_alias_len);
+		munmap(p->gpu_alias, p->pm_resv);
+		p->gpu_alias = NULL;
+	}
 	if (p->wal.on) {
 		wal_unmap(p);
 	} else if (p->base) {
@@ -1460,6 +1470,72 @@ void *stg_pool_base(stg_pool *p, uint64_t *len)
 	if (len)
 		*len = p->map_len;
 	return p->base;
+}
+
+/*
+ * Why a second mapping: a connection that goes beside readers (a backup's
+ * or a reader's snapshot) maps the pool privately over its base, which
+ * takes the GPU's registrations of those pages with it (the driver pins
+ * pages, not addresses); registering the written tablets again after each
+ * such flip cost the GPU writer beside backups 7% of its time and the
+ * unregistering 100 ms a flip
+ * (tpc/results/backup-20gb-gpu-alias-2026-11-29-H200.md). Kernels store through
+ * this mapping instead: the same file pages, shared always, so its
+ * registrations live as long as the connection.  The GPU writers take the
+ * CPU-assisted path while the base is private (stg_pool_writes_private), so
+ * nothing stores through it then.
+ */
+static int pool_alias_fit(stg_pool *p)
+{
+	void *r;
+
+	if (p->gpu_alias == NULL) {
+		r = mmap(NULL, p->pm_resv, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED)
+			return -1;
+		p->gpu_alias = r;
+		p->gpu_alias_len = 0;
+	}
+	if (p->gpu_alias_len > p->map_len) {
+		/* the file shrank: registrations past it go first */
+		pool_gpu_forget_at(p->gpu_alias, p->gpu_alias_len);
+		r = mmap(p->gpu_alias + p->map_len,
+			 p->gpu_alias_len - p->map_len, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			     MAP_FIXED,
+			 -1, 0);
+		if (r == MAP_FAILED)
+			return -1;
+		p->gpu_alias_len = p->map_len;
+	} else if (p->gpu_alias_len < p->map_len) {
+		r = pool_map_shared_at(p, p->gpu_alias + p->gpu_alias_len,
+				       p->map_len - p->gpu_alias_len,
+				       (off_t)p->gpu_alias_len);
+		if (r == MAP_FAILED)
+			return -1;
+		p->gpu_alias_len = p->map_len;
+	}
+	return 0;
+}
+
+void *stg_pool_gpu_base(stg_pool *p, uint64_t *len)
+{
+	if (p->pm_resv && !p->memory && !p->readonly && !p->broken &&
+	    !getenv("GPMDB_GPU_NO_ALIAS") && pool_alias_fit(p) == 0) {
+		if (len)
+			*len = p->gpu_alias_len;
+		return p->gpu_alias;
+	}
+	return stg_pool_base(p, len);
+}
+
+const void *stg_pool_gpu_alias(const stg_pool *p)
+{
+	return p->gpu_alias && !p->wal.on && !p->private_map &&
+		       p->gpu_alias_len == p->map_len
+		   ? p->gpu_alias
+		   : NULL;
 }
 
 /* ---- Crash points ---------------------------------------------------------

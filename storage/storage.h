@@ -774,6 +774,16 @@ void stg_get_write_times(const stg_pool *p, stg_write_times *out);
 
 /* Base address and length of the mapping, for GPU registration. */
 void *stg_pool_base(stg_pool *p, uint64_t *len);
+/* The mapping GPU kernels store into and its length: in pmem mode on
+ * shmem a second shared mapping of the file that stays while the
+ * connection does (its registrations survive the base going private
+ * beside readers), else the base.  GPMDB_GPU_NO_ALIAS=1: the base
+ * (measurements). */
+void *stg_pool_gpu_base(stg_pool *p, uint64_t *len);
+/* That second mapping while the base is shared too (the same bytes at
+ * the same offsets: registered ranges of it serve uploads of the base's
+ * bytes), else NULL. */
+const void *stg_pool_gpu_alias(const stg_pool *p);
 
 /* ---- Crash injection (tests) ----------------------------------------- */
 

@@ -1450,11 +1450,13 @@ int wal_flush_recovery(stg_pool *p)
  * as msync mode does: private pages, a frame in <pool>-wal at commit (on
  * tmpfs its fdatasync costs little), the file written in place only while
  * no reader is on.  A reader of the shared mapping that finds frames not
- * in the file does the same and applies them.  The GPU's registrations
- * of the shared pages go first (the driver pins pages, not addresses),
- * and the GPU writers, seeing stg_pool_writes_private, take the
- * CPU-assisted path.  Only a pool in a reservation (pm_resv: shmem) does
- * this: the private mapping grows in place there.
+ * in the file does the same and applies them.  Registrations of the
+ * base's shared pages go first (the driver pins pages, not addresses);
+ * GPU kernels store through a second mapping that stays shared
+ * (stg_pool_gpu_base), so theirs stay, and the GPU writers, seeing
+ * stg_pool_writes_private, take the CPU-assisted path meanwhile.  Only a
+ * pool in a reservation (pm_resv: shmem) does this: the private mapping
+ * grows in place there.
  */
 int wal_shadow_begin(stg_pool *p)
 {

@@ -192,7 +192,32 @@ static bool readable(int fd)
  * OpenMP's spinning too) and of its minor page faults per statement. */
 typedef struct {
 	double rate[BENCH_MAX_ROUNDS], longest, priv, slow, cpu_ms, faults;
+	/* over the rounds: statements that went beside readers (a flip),
+	 * their seconds, the seconds and number of the 100 statements after
+	 * each, and the GPU registration's milliseconds (PRAGMA
+	 * gpu_write_stats populate_ms + register_ms) */
+	double flips, flip_s, after_s, after_n, reg_ms;
 } wphase;
+
+/* A row of PRAGMA gpu_write_stats, or 0. */
+static double gpu_stat(gpmdb *db, const char *name)
+{
+	gpmdb_stmt *st = NULL;
+	double v = 0;
+
+	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &st, NULL))
+		return 0;
+	while (gpmdb_step(st) == GPMDB_ROW)
+		if (!strcmp((const char *)gpmdb_column_text(st, 0), name))
+			v = gpmdb_column_double(st, 1);
+	gpmdb_finalize(st);
+	return v;
+}
+
+static double reg_ms(gpmdb *db)
+{
+	return gpu_stat(db, "populate_ms") + gpu_stat(db, "register_ms");
+}
 
 static double cpu_s(const struct rusage *u)
 {
@@ -212,8 +237,9 @@ static void writer(gpmdb *db, long long rows, double secs, bool backups,
 	char c = 1;
 	char sql[200];
 	long long k = 0, n = 0, c0 = pragma_int(db, "PRAGMA beside_commits");
+	long long bs = beside_readers(db), after = 0;
 	struct rusage u0, u1;
-	double t0 = now_s(), t = t0;
+	double r0 = reg_ms(db), t0 = now_s(), t = t0;
 
 	getrusage(RUSAGE_SELF, &u0);
 	if (backups && write(bk_go, &c, 1) != 1) {
@@ -230,6 +256,21 @@ static void writer(gpmdb *db, long long rows, double secs, bool backups,
 			 lo, lo + 9999);
 		must(db, sql);
 		t1 = now_s();
+		{
+			/* (the pragma's time goes to the next statement) */
+			long long b = beside_readers(db);
+
+			if (b != bs) {
+				ph->flips += (double)(b - bs);
+				ph->flip_s += t1 - t;
+				after = 100;
+				bs = b;
+			} else if (after > 0) {
+				after--;
+				ph->after_s += t1 - t;
+				ph->after_n++;
+			}
+		}
 		if (t1 - t > longest)
 			longest = t1 - t;
 		if (t1 - t > 0.010)
@@ -250,6 +291,7 @@ static void writer(gpmdb *db, long long rows, double secs, bool backups,
 		exit(1);
 	}
 	getrusage(RUSAGE_SELF, &u1);
+	ph->reg_ms += reg_ms(db) - r0;
 	/* the phase's bounds on CLOCK_MONOTONIC, for a profiler's time
 	 * slices (perf record -k CLOCK_MONOTONIC; perf report --time) */
 	if (getenv("BENCH_PHASES"))
@@ -604,6 +646,19 @@ int main(int argc, char **argv)
 		       name[k], w[k], share, 1e3 * ph[k].longest,
 		       100 * ph[k].priv, 100 * ph[k].slow, ph[k].cpu_ms,
 		       ph[k].faults);
+	}
+	printf("\n| writer phase (all rounds) | statements that went beside "
+	       "readers | their ms each | ms a statement in the 100 after "
+	       "one | GPU registration ms |\n| --- | ---: | ---: | ---: | "
+	       "---: |\n");
+	for (int k = 0; k < 3; k++) {
+		static const char *const name[3] = {"alone", "beside backups",
+						    "beside a reader"};
+		printf("| %s | %.0f | %.2f | %.3f | %.1f |\n", name[k],
+		       ph[k].flips,
+		       ph[k].flips ? 1e3 * ph[k].flip_s / ph[k].flips : 0,
+		       ph[k].after_n ? 1e3 * ph[k].after_s / ph[k].after_n : 0,
+		       ph[k].reg_ms);
 	}
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "

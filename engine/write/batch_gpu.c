@@ -127,8 +127,8 @@ static int bg_fallback(gpmdb *db, const char *op, const char *why)
 	return GPMDB_OK;
 }
 
-/* Whether kernels can store into the pool's current mapping: registers
- * its first page (CUDA refuses a mapping of an ext4 file).  The write
+/* Whether kernels can store into the pool's GPU mapping: registers its
+ * first page (CUDA refuses a mapping of an ext4 file).  The write
  * paths then register what their kernels touch (bg_register_write), not
  * the whole pool: pinning a pool of a few GB took about a second, paid
  * again after each growth. */
@@ -137,6 +137,13 @@ static int bg_register(gpmdb *db, char *why, size_t wlen)
 	uint64_t len = 0, r[2] = {0, 4096};
 	void *base = stg_pool_base(db->pool, &len);
 	int rc;
+
+	/* kernels store through the pool's GPU mapping (storage's second
+	 * shared mapping on shmem: its registrations outlive the base's
+	 * flips to private), unless the base is pinned whole
+	 * (GPMDB_GPU_PIN_POOL, exec_gpu_src.c xg_register) */
+	if (!gpu_pm_is_registered(base, len))
+		base = stg_pool_gpu_base(db->pool, &len);
 
 	if (db->gpu_reg_base && db->gpu_reg_base != base)
 		gpu_pm_ranges_drop(db->gpu_reg_base); /* remapped */
@@ -155,14 +162,18 @@ int bgpu_register(gpmdb *db, char *why, size_t wlen)
 	return bg_register(db, why, wlen);
 }
 
-/* Registers what a write's kernels touch: the tablets of rows [0,
+/* Registers what a write's kernels touch: the tablets of rows [row_lo,
  * row_end) (the columns in cmask, their NULL bitmaps, the deleted
  * bitmaps) and the log segment [seg_off, seg_off + seg_size); what was
- * registered stays for the next writes. */
+ * registered stays for the next writes.  Only the tablets of the rows
+ * written: a connection that went beside readers (a backup's snapshot)
+ * lost its registrations, and registering whole columns of a big table
+ * again took the next 10,000-row UPDATE half a second
+ * (tpc/results/backup-20gb-gpu-writer-2026-11-29-H200.md). */
 static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 			     uint64_t seg_off, uint64_t seg_size,
-			     uint64_t row_end, unsigned long long cmask,
-			     char *err, size_t errlen)
+			     uint64_t row_lo, uint64_t row_end,
+			     unsigned long long cmask, char *err, size_t errlen)
 {
 	uint64_t *r, nr, added = 0;
 	int rc = bg_register(db, err, errlen);
@@ -175,7 +186,7 @@ static int bg_register_write(gpmdb *db, const gpu_tab_layout *gl,
 		return GPMDB_NOMEM;
 	}
 	nr = gpu_write_ranges(db->gpu_reg_len, seg_off, seg_off + seg_size, gl,
-			      row_end, cmask, 1, r);
+			      row_lo, row_end, cmask, 1, r);
 	rc = gpu_pm_ensure(db->gpu_reg_base, db->gpu_reg_len, r, (uint32_t)nr,
 			   &added, err, errlen);
 	free(r);
@@ -364,7 +375,7 @@ static int bg_reserve(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 typedef struct {
 	gpmdb *db;
 	const gpu_tab_layout *gl;
-	uint64_t chunks, end, reg_end;
+	uint64_t chunks, end, reg_end, start; /* rows [start, end) */
 } bg_chunk_ctx;
 
 static int bg_chunk(void *ctx, uint64_t r0, uint64_t r1, char *err,
@@ -387,7 +398,8 @@ static int bg_chunk(void *ctx, uint64_t r0, uint64_t r1, char *err,
 	to = r1 + BG_REG_AHEAD / (rowb ? rowb : 1);
 	if (to > c->end || to < r1)
 		to = c->end;
-	rc = bg_register_write(c->db, c->gl, 0, 0, to, ~0ull, err, errlen);
+	rc = bg_register_write(c->db, c->gl, 0, 0, c->start, to, ~0ull, err,
+			       errlen);
 	if (rc == GPMDB_OK)
 		c->reg_end = to;
 	wp_to(c->db, ph);
@@ -467,6 +479,7 @@ int bgpu_append(gpmdb *db, uint32_t tid, const stg_col_batch *cols,
 	}
 	if ((rc = bg_reserve(db, tid, cols, from, nrows, &start, &lay, &gl)))
 		goto out;
+	cc.start = start;
 	cc.end = start + nrows;
 	wp_to(db, WP_DATA);
 	keep = bgk_alloc(db, tid, sch, start, nrows, nls, &kc);
@@ -511,6 +524,20 @@ out:
 	return rc;
 }
 
+/* The rows [span[0], span[1]) that rowids[0..n) fall in (n > 0): the
+ * tablets a write of them registers (bg_register_write). */
+static void bg_row_span(const uint64_t *rowids, uint64_t n, uint64_t span[2])
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		lo = rowids[i] < lo ? rowids[i] : lo;
+		hi = rowids[i] > hi ? rowids[i] : hi;
+	}
+	span[0] = lo;
+	span[1] = hi + 1;
+}
+
 /* Checks of stg_update that the GPU path does itself, with its words. */
 static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
 			 const uint64_t *rowids, uint64_t n)
@@ -530,8 +557,8 @@ static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
  * what the kernels write; the connection's error set on failure. */
 static int bg_upd_segment(gpmdb *db, uint32_t tid, int ncols,
 			  const uint32_t *cols, uint64_t nthreads, uint32_t epp,
-			  stg_gpu_layout *lay, gpu_tab_layout *gl,
-			  stg_hcl_seg *seg)
+			  const uint64_t rows[2], stg_gpu_layout *lay,
+			  gpu_tab_layout *gl, stg_hcl_seg *seg)
 {
 	unsigned long long cm = 0;
 	char err[600];
@@ -558,8 +585,10 @@ static int bg_upd_segment(gpmdb *db, uint32_t tid, int ncols,
 		cm |= 1ull << (cols[k] < 63 ? cols[k] : 63);
 	t1 = wp_now_ms();
 	gpu_pm_range_times(&p0, &r0);
-	rc = bg_register_write(db, gl, seg->seg_off, seg->seg_size,
-			       lay->row_count, cm, err, sizeof(err));
+	rc = bg_register_write(db, gl, seg->seg_off, seg->seg_size, rows[0],
+			       rows[1] < lay->row_count ? rows[1]
+							: lay->row_count,
+			       cm, err, sizeof(err));
 	gpu_pm_range_times(&p1, &r1);
 	pthread_mutex_lock(&bg_lock);
 	bg_stat.upd_segment_ms = t1 - t0;
@@ -597,7 +626,7 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	const uint32_t *nl[64];
 	bool text = false;
 	char err[600];
-	uint64_t epp, up;
+	uint64_t epp, up, span[2];
 	uint32_t nparts;
 	int want, rc, ph = -1;
 
@@ -673,8 +702,9 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	wp_to(db, WP_RESERVE); /* the log segment, the registration */
+	bg_row_span(rowids, n, span);
 	if ((rc = bg_upd_segment(db, tid, ncols, cols, db->gpu_log ? nparts : n,
-				 (uint32_t)epp, &lay, &gl, &seg)))
+				 (uint32_t)epp, span, &lay, &gl, &seg)))
 		goto out;
 	wp_to(db, WP_DATA);
 	if (db->gpu_log)
@@ -785,7 +815,7 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	stg_hcl_seg seg;
 	gpu_tab_layout gl;
 	gpu_dml_timing t = {0};
-	uint64_t added = 0;
+	uint64_t added = 0, span[2];
 	char err[600];
 	int want, rc, ph = -1;
 
@@ -823,7 +853,9 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		goto out;
 	}
 	bg_glay(&lay, &gl);
-	if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size, lay.row_count,
+	bg_row_span(rowids, n, span);
+	if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size, span[0],
+			      span[1] < lay.row_count ? span[1] : lay.row_count,
 			      0, err, sizeof(err))) {
 		rc = db_err(db, GPMDB_GPU, "%s", err);
 		goto out;
@@ -1236,7 +1268,7 @@ int bgpu_update_dev(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		    void *const *dv, const uint32_t *const *dnl,
 		    const uint32_t *widths)
 {
-	uint64_t before[64];
+	uint64_t before[64], span[2] = {rng[0], rng[1] + 1};
 	stg_gpu_layout lay = {0};
 	stg_hcl_seg seg;
 	gpu_tab_layout gl;
@@ -1253,8 +1285,8 @@ int bgpu_update_dev(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 	}
 	wp_bytes(db, WP_LOCATE, 8 * n);
 	wp_to(db, WP_RESERVE);
-	if ((rc = bg_upd_segment(db, tid, ncols, cols, n, (uint32_t)ncols, &lay,
-				 &gl, &seg)))
+	if ((rc = bg_upd_segment(db, tid, ncols, cols, n, (uint32_t)ncols, span,
+				 &lay, &gl, &seg)))
 		goto out;
 	wp_to(db, WP_DATA);
 	{
@@ -1798,6 +1830,9 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 			rel_free(r);
 			return rc;
 		}
+		uint64_t pop_ns, reg_ns;
+
+		gpu_pm_range_times(&pop_ns, &reg_ns);
 		pthread_mutex_lock(&bg_lock);
 		const struct {
 			const char *n;
@@ -1811,6 +1846,9 @@ int bgpu_pragma(gpmdb_stmt *st, ast_stmt *s, const char *v, rel **out)
 		    {"registrations", (double)bg_stat.registrations},
 		    /* pool bytes pinned for GPU writes, range by range */
 		    {"registered_bytes", (double)bg_stat.registered_bytes},
+		    /* the process's time populating and registering them */
+		    {"populate_ms", pop_ns / 1e6},
+		    {"register_ms", reg_ns / 1e6},
 		    {"unregister_errors", (double)bg_stat.unregister_errors},
 		    {"conv_batches", (double)bg_stat.conv_batches},
 		    {"line_batches", (double)bg_stat.line_batches},
