@@ -1434,6 +1434,7 @@ int pipe_exec(pipe *p, rel **out)
 		nt = (int)p->nm;
 	for (int i = 0; i < p->ns; i++)
 		nouter += p->st[i].bmatch != NULL;
+	nt = spill_threads_fit(p, nt, 1 + nouter);
 	/* the threads' states; a LEFT join with its left rows built has nt
 	 * more, after them, for the rows no stream row met: the sinks'
 	 * states merge in order, so those rows follow all the stream's, as

@@ -420,6 +420,12 @@ int spill_sink_part(pthr *t, const rel *b);
 int spill_run(pthr *t);
 /* Before the threads start: the file's streams for p->nthr states. */
 int spill_threads(pipe *p);
+/* How many of nt threads, each with states partitioning states, the
+ * spill's buffers (at least 4 KiB a partition) leave room for in half of
+ * what the memory limit leaves: at least 1.  A tight limit on many
+ * threads would otherwise fail for the buffers alone (4 threads under
+ * 4 MiB: 2 MiB of them). */
+int spill_threads_fit(const pipe *p, int nt, int states);
 /* After the threads: what they hold to the file. */
 int spill_end(pipe *p, pthr *th);
 /* AGG p->agg passed the memory limit: its groups by partitions. */

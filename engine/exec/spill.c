@@ -656,6 +656,21 @@ int spill_end(pipe *p, pthr *th)
 	return rc ? rc : spill_flush_all(p->spill);
 }
 
+int spill_threads_fit(const pipe *p, int nt, int states)
+{
+	const spill *s = p->spill;
+	const exec_ctx *x = p->x;
+	size_t per, avail;
+
+	if (!s || p->srt || !x->mem_limit)
+		return nt;
+	per = (size_t)states * (s->inorder ? 1 : SPILL_NPART) * s->bufsz;
+	avail = x->mem_limit > x->mem ? x->mem_limit - x->mem : 0;
+	while (nt > 1 && (size_t)nt * per > avail / 2)
+		nt--;
+	return nt;
+}
+
 int spill_threads(pipe *p)
 {
 	return p->srt ? GPMDB_OK : spill_parts(p->spill, p->nthr);
