@@ -173,6 +173,35 @@ static void note(reader_stats *st, long long v)
 	}
 }
 
+/* Every row as id:bal (bal 1000 left out) on stderr, tagged: a reader's
+ * first wrong total is dumped with the state it read (inside its read
+ * transaction) and the next state, so that the rows it saw wrong show. */
+static void dump_rows(gpmdb *db, int kind, const char *tag)
+{
+	gpmdb_stmt *s = NULL;
+	char line[8192];
+	size_t n = 0;
+
+	n += (size_t)snprintf(line, sizeof(line),
+			      "# reader %d %s (phase %d, beside_readers "
+			      "%lld):",
+			      kind, tag, *g_phase,
+			      scalar(db, "PRAGMA beside_readers"));
+	if (gpmdb_prepare(db,
+			  "SELECT id, bal FROM acct WHERE bal <> 1000 OR id > "
+			  "200 ORDER BY id",
+			  -1, &s, NULL) == GPMDB_OK)
+		while (gpmdb_step(s) == GPMDB_ROW && n + 32 < sizeof(line))
+			n += (size_t)snprintf(
+			    line + n, sizeof(line) - n, " %lld:%lld",
+			    (long long)gpmdb_column_int64(s, 0),
+			    (long long)gpmdb_column_int64(s, 1));
+	else
+		snprintf(line + n, sizeof(line) - n, " %s", gpmdb_errmsg(db));
+	gpmdb_finalize(s);
+	fprintf(stderr, "%s\n", line);
+}
+
 /* Reader kind 0: read-only open; 1: read-write, autocommit; 2:
  * read-write, two reads in BEGIN ... COMMIT. */
 static int reader_main(int mode, int kind, reader_stats *st)
@@ -205,8 +234,15 @@ static int reader_main(int mode, int kind, reader_stats *st)
 				st->last_bad = b;
 				st->bad_phase = *g_phase;
 			}
+			/* the first wrong total: what it read, in the same
+			 * read transaction */
+			bool dump = st->bad != bad0 && bad0 == 0;
+			if (dump)
+				dump_rows(db, kind, "wrong");
 			if (gpmdb_exec(db, "COMMIT", NULL, NULL, NULL))
 				st->errors++;
+			if (dump)
+				dump_rows(db, kind, "next");
 		}
 		if (st->bad != bad0) {
 			st->bad_beside = scalar(db, "PRAGMA beside_readers");
@@ -227,13 +263,21 @@ static uint64_t mix(uint64_t x)
 
 /* Transaction i of the writer of seed: one of all rows (+1 even, -1
  * odd), a new row, or a transfer of d between two rows; the total stays. */
-static void writer_txn(uint64_t seed, long i, char *sql, size_t len)
+static int txn_decode(uint64_t seed, long i, int *a, int *b, int *d)
 {
 	uint64_t r = mix(seed + (uint64_t)i);
-	int a = (int)(r % ROWS) + 1, b = (int)((r >> 20) % ROWS) + 1;
-	int d = (int)((r >> 40) % 50) + 1;
 
-	switch (r >> 60) {
+	*a = (int)(r % ROWS) + 1;
+	*b = (int)((r >> 20) % ROWS) + 1;
+	*d = (int)((r >> 40) % 50) + 1;
+	return (int)(r >> 60);
+}
+
+static void writer_txn(uint64_t seed, long i, char *sql, size_t len)
+{
+	int a, b, d;
+
+	switch (txn_decode(seed, i, &a, &b, &d)) {
 	case 0:
 		snprintf(sql, len,
 			 "BEGIN; UPDATE acct SET bal = bal + 1 WHERE id %% 2 = "
@@ -371,6 +415,55 @@ static void describe_kills(int mode)
 	}
 }
 
+/* Transactions [0, n) of the writer of seed applied to bal. */
+static void replay(long long *bal, uint64_t seed, long n)
+{
+	for (long i = 0; i < n; i++) {
+		int a, b, d;
+
+		switch (txn_decode(seed, i, &a, &b, &d)) {
+		case 0:
+			for (int r = 1; r <= ROWS; r++)
+				bal[r] += r % 2 == 0 ? 1 : -1;
+			break;
+		case 1:
+			break; /* a new row of 0 */
+		default:
+			bal[a] -= d;
+			bal[b] += d;
+		}
+	}
+}
+
+/* The rows as the writers' committed transactions left them (each killed
+ * writer's transaction in flight taken as not committed) against the
+ * table: those that differ, so that a wrong total names its rows. */
+static void replay_diff(gpmdb *db)
+{
+	static long long bal[ROWS + 1];
+	gpmdb_stmt *s = NULL;
+
+	for (int r = 1; r <= ROWS; r++)
+		bal[r] = 1000;
+	replay(bal, g_seed, 400);
+	for (int k = 0; k < KILLS; k++)
+		if (g_prog[k] > 0)
+			replay(bal, phase2_seed(k), g_prog[k] - 1);
+	replay(bal, g_seed + 77, 50);
+	replay(bal, g_seed + 78, 50);
+	if (gpmdb_prepare(db, "SELECT id, bal FROM acct WHERE id <= 200", -1,
+			  &s, NULL) != GPMDB_OK)
+		return;
+	while (gpmdb_step(s) == GPMDB_ROW) {
+		long long id = gpmdb_column_int64(s, 0),
+			  v = gpmdb_column_int64(s, 1);
+		if (id >= 1 && id <= ROWS && v != bal[id])
+			printf("# row %lld: %lld, replayed %lld (%+lld)\n", id,
+			       v, bal[id], v - bal[id]);
+	}
+	gpmdb_finalize(s);
+}
+
 static void run_mode(int mode)
 {
 	pid_t readers[NREAD], w;
@@ -506,8 +599,12 @@ static void run_mode(int mode)
 			bad |= g_stats[k].bad != 0;
 		CHECKF(t == TOTAL, "%s: final total %lld",
 		       mode ? "msync" : "pmem", t);
-		if (bad)
+		if (bad) {
 			describe_kills(mode);
+			replay_diff(db);
+		} else if (getenv("CONC_REPLAY")) {
+			replay_diff(db); /* (the killed writers' last ones) */
+		}
 		CHECK(gpmdb_close(db) == GPMDB_OK);
 	}
 	set_path(mode);
