@@ -17,6 +17,7 @@
  *
  *   bench_backup [--rows N] [--secs S] [--rounds R] [--shm DIR]
  *		  [--disk DIR] [--backend cpu|gpu|auto] [--keep] [--reuse]
+ *		  [--phases]
  *
  * --backend sets the writer connection's PRAGMA backend after the load
  * (its UPDATEs, the incremental copies' ones too; gpu with gpu_strict):
@@ -30,6 +31,11 @@
  * alternated) R times and reports medians: one run of each
  * varied about 15% from run to run on the GPU machine's host, as much as
  * the aims' margins.
+ *
+ * --phases adds, per writer phase, the milliseconds a statement spent in
+ * each write phase (PRAGMA gpu_write_stats phase_*, read after every
+ * statement: the pragma's own time goes to the next statement, in every
+ * phase alike), to find what a backup beside the writer slows.
  *
  * --keep leaves the pool in place at the end, --reuse takes such a pool
  * (of the same --rows) instead of loading one: several runs, with
@@ -183,6 +189,15 @@ static bool readable(int fd)
 
 #define BENCH_MAX_ROUNDS 15
 
+/* PRAGMA gpu_write_stats's write phases (engine/write/write_phases.c) */
+#define WPH_N 12
+static const char *const wph_name[WPH_N] = {"bind_convert", "key_check",
+					    "row_location", "reservation",
+					    "upload",	    "log",
+					    "data",	    "persist",
+					    "commit",	    "index_maintenance",
+					    "other",	    "total"};
+
 /* A writer's phase over the rounds: statements per second each round;
  * the longest statement (a wait for a backup's snapshot shows there);
  * averages over the rounds of the share of its commits made beside
@@ -197,7 +212,12 @@ typedef struct {
 	 * each, and the GPU registration's milliseconds (PRAGMA
 	 * gpu_write_stats populate_ms + register_ms) */
 	double flips, flip_s, after_s, after_n, reg_ms;
+	/* --phases: each write phase's milliseconds, summed over the
+	 * statements of the rounds, and those statements */
+	double pms[WPH_N], pn;
 } wphase;
+
+static bool phases; /* --phases */
 
 /* A row of PRAGMA gpu_write_stats, or 0. */
 static double gpu_stat(gpmdb *db, const char *name)
@@ -212,6 +232,25 @@ static double gpu_stat(gpmdb *db, const char *name)
 			v = gpmdb_column_double(st, 1);
 	gpmdb_finalize(st);
 	return v;
+}
+
+/* The last statement's write phases into ph (--phases). */
+static void add_phases(gpmdb *db, wphase *ph)
+{
+	gpmdb_stmt *st = NULL;
+
+	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &st, NULL))
+		return;
+	while (gpmdb_step(st) == GPMDB_ROW) {
+		const char *n = (const char *)gpmdb_column_text(st, 0);
+		if (strncmp(n, "phase_", 6))
+			continue;
+		for (int k = 0; k < WPH_N; k++)
+			if (!strcmp(n + 6, wph_name[k]))
+				ph->pms[k] += gpmdb_column_double(st, 1);
+	}
+	gpmdb_finalize(st);
+	ph->pn++;
 }
 
 static double reg_ms(gpmdb *db)
@@ -271,6 +310,8 @@ static void writer(gpmdb *db, long long rows, double secs, bool backups,
 				ph->after_n++;
 			}
 		}
+		if (phases)
+			add_phases(db, ph);
 		if (t1 - t > longest)
 			longest = t1 - t;
 		if (t1 - t > 0.010)
@@ -434,6 +475,11 @@ int main(int argc, char **argv)
 			i--;
 			continue;
 		}
+		if (!strcmp(argv[i], "--phases")) {
+			phases = true;
+			i--;
+			continue;
+		}
 		if (i + 1 >= argc ||
 		    (strcmp(argv[i], "--rows") && strcmp(argv[i], "--secs") &&
 		     strcmp(argv[i], "--rounds") && strcmp(argv[i], "--shm") &&
@@ -443,7 +489,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: bench_backup [--rows N] "
 					"[--secs S] [--rounds R] [--shm DIR] "
 					"[--disk DIR] [--backend cpu|gpu|auto] "
-					"[--keep] [--reuse]\n");
+					"[--keep] [--reuse] [--phases]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "--rows"))
@@ -659,6 +705,18 @@ int main(int argc, char **argv)
 		       ph[k].flips ? 1e3 * ph[k].flip_s / ph[k].flips : 0,
 		       ph[k].after_n ? 1e3 * ph[k].after_s / ph[k].after_n : 0,
 		       ph[k].reg_ms);
+	}
+	if (phases) {
+		printf("\n| write phase, ms a statement | alone | beside "
+		       "backups | beside a reader |\n| --- | ---: | ---: | "
+		       "---: |\n");
+		for (int q = 0; q < WPH_N; q++) {
+			printf("| %s |", wph_name[q]);
+			for (int k = 0; k < 3; k++)
+				printf(" %.3f |",
+				       ph[k].pn ? ph[k].pms[q] / ph[k].pn : 0);
+			printf("\n");
+		}
 	}
 	printf("\nThe writer's connection went beside readers (PRAGMA "
 	       "beside_readers) %lld times before it ran alone, %lld while "
