@@ -88,6 +88,8 @@ $(BUILD)/bench_conc: LDLIBS += -ldl
 # (storage/backup.c, docs/benchmarks.md "Backups").
 PROGS += $(BUILD)/bench_backup
 $(BUILD)/bench_backup_SRC := tpc/bench_backup.c
+$(BUILD)/bench_backup_LIBS := $(BUILD)/obj/tpc/peers/duckdb_dl.o $(BUILD)/obj/tpc/bench_util.o
+$(BUILD)/bench_backup: LDLIBS += -ldl
 # bench_zone_marks: a writer's batch writes once a backup made the zone
 # table and line masks (storage/zones.c; public API only).
 PROGS += $(BUILD)/bench_zone_marks

@@ -1498,7 +1498,8 @@ static int pool_alias_fit(stg_pool *p)
 		p->gpu_alias_len = 0;
 	}
 	if (p->gpu_alias_len > p->map_len) {
-		/* the file shrank: registrations past it go first */
+		/* the file shrank: the registrations go first (some lie
+		 * past its end now) */
 		pool_gpu_forget_at(p->gpu_alias, p->gpu_alias_len);
 		r = mmap(p->gpu_alias + p->map_len,
 			 p->gpu_alias_len - p->map_len, PROT_NONE,
@@ -1521,8 +1522,16 @@ static int pool_alias_fit(stg_pool *p)
 
 void *stg_pool_gpu_base(stg_pool *p, uint64_t *len)
 {
-	if (p->pm_resv && !p->memory && !p->readonly && !p->broken &&
-	    !getenv("GPMDB_GPU_NO_ALIAS") && pool_alias_fit(p) == 0) {
+	/* read once: every GPU write asks */
+	static int no_alias = -1;
+	int na = __atomic_load_n(&no_alias, __ATOMIC_RELAXED);
+
+	if (na < 0) {
+		na = getenv("GPMDB_GPU_NO_ALIAS") != NULL;
+		__atomic_store_n(&no_alias, na, __ATOMIC_RELAXED);
+	}
+	if (p->pm_resv && !p->memory && !p->readonly && !p->broken && !na &&
+	    pool_alias_fit(p) == 0) {
 		if (len)
 			*len = p->gpu_alias_len;
 		return p->gpu_alias;

@@ -54,7 +54,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gpmdb.h"
+
+const char bench_prog[] = "bench_backup";
 
 static char pool[4096], dest[4096], self[4096];
 
@@ -219,21 +222,6 @@ typedef struct {
 
 static bool phases; /* --phases */
 
-/* A row of PRAGMA gpu_write_stats, or 0. */
-static double gpu_stat(gpmdb *db, const char *name)
-{
-	gpmdb_stmt *st = NULL;
-	double v = 0;
-
-	if (gpmdb_prepare(db, "PRAGMA gpu_write_stats", -1, &st, NULL))
-		return 0;
-	while (gpmdb_step(st) == GPMDB_ROW)
-		if (!strcmp((const char *)gpmdb_column_text(st, 0), name))
-			v = gpmdb_column_double(st, 1);
-	gpmdb_finalize(st);
-	return v;
-}
-
 /* The last statement's write phases into ph (--phases). */
 static void add_phases(gpmdb *db, wphase *ph)
 {
@@ -255,7 +243,8 @@ static void add_phases(gpmdb *db, wphase *ph)
 
 static double reg_ms(gpmdb *db)
 {
-	return gpu_stat(db, "populate_ms") + gpu_stat(db, "register_ms");
+	return bench_gpmdb_stat(db, "gpu_write_stats", "populate_ms") +
+	       bench_gpmdb_stat(db, "gpu_write_stats", "register_ms");
 }
 
 static double cpu_s(const struct rusage *u)

@@ -524,9 +524,11 @@ out:
 	return rc;
 }
 
-/* The rows [span[0], span[1]) that rowids[0..n) fall in (n > 0): the
- * tablets a write of them registers (bg_register_write). */
-static void bg_row_span(const uint64_t *rowids, uint64_t n, uint64_t span[2])
+/* Checks of stg_update that the GPU path does itself, with its words;
+ * in the same pass the rows [span[0], span[1]) that rowids[0..n) fall in
+ * (n > 0): the tablets a write of them registers (bg_register_write). */
+static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
+			 const uint64_t *rowids, uint64_t n, uint64_t span[2])
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 
@@ -536,14 +538,8 @@ static void bg_row_span(const uint64_t *rowids, uint64_t n, uint64_t span[2])
 	}
 	span[0] = lo;
 	span[1] = hi + 1;
-}
-
-/* Checks of stg_update that the GPU path does itself, with its words. */
-static int bg_check_rows(gpmdb *db, const stg_schema *sch, uint64_t rows,
-			 const uint64_t *rowids, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (rowids[i] >= rows)
+	for (uint64_t i = 0; hi >= rows && i < n; i++)
+		if (rowids[i] >= rows) /* the first one, as stg_update says */
 			return db_err(db, GPMDB_RANGE,
 				      "table %s: row %llu does not exist "
 				      "(%llu rows)",
@@ -681,7 +677,7 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 				}
 	}
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
-				n)))
+				n, span)))
 		goto out;
 	/* the indexes: new keys checked, the rows' entries out (storage) */
 	wp_to(db, WP_INDEX);
@@ -702,7 +698,6 @@ static int bg_update(gpmdb *db, uint32_t tid, int ncols, const uint32_t *cols,
 		goto out;
 	}
 	wp_to(db, WP_RESERVE); /* the log segment, the registration */
-	bg_row_span(rowids, n, span);
 	if ((rc = bg_upd_segment(db, tid, ncols, cols, db->gpu_log ? nparts : n,
 				 (uint32_t)epp, span, &lay, &gl, &seg)))
 		goto out;
@@ -839,7 +834,7 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 	}
 	wp_to(db, WP_KEYCHECK);
 	if ((rc = bg_check_rows(db, sch, stg_row_count(db->pool, tid), rowids,
-				n)))
+				n, span)))
 		goto out;
 	wp_to(db, WP_INDEX);
 	if (stg_index_delete_rows(db->pool, tid, rowids, n)) {
@@ -853,7 +848,6 @@ int bgpu_delete(gpmdb *db, uint32_t tid, const uint64_t *rowids, uint64_t n)
 		goto out;
 	}
 	bg_glay(&lay, &gl);
-	bg_row_span(rowids, n, span);
 	if (bg_register_write(db, &gl, seg.seg_off, seg.seg_size, span[0],
 			      span[1] < lay.row_count ? span[1] : lay.row_count,
 			      0, err, sizeof(err))) {
